@@ -1,0 +1,60 @@
+// The link between a Tether host and the relay: Tether's own composition around the agent-contracts
+// frames, the way the protocol asks an app with a wire of its own to compose it.
+//
+// Over the link the relay is ONE client of the host, attached to every chat for good: the host sends
+// the events of all its chats, each `chat.event` carrying the host's own per-chat `seq`. Everything
+// the host sends that must not be lost (events) carries an outbox position `n`; the relay acknowledges
+// `n` once it has stored what the event changed, and the host forgets it only then. On reconnect the
+// host sends every unacknowledged frame again, in order; the relay drops what it already holds by the
+// chat's `seq`, so an event is applied once however often it crosses.
+//
+// Relay → host: agent-contracts Request frames (with `by`, the user the relay acts for, for the host's
+// own records) and `{ link: 'ack', n }`. Host → relay: Reply frames, Event frames with `n`, and
+// `{ link: 'hello' }` right after connecting. Heartbeats are the plain text frames `ping`/`pong`, which
+// the relay answers without waking its object.
+import { z } from 'zod';
+import { EventSchema, RequestSchema } from './envelope.ts';
+
+export const LINK_HEARTBEAT = {
+  ping: 'ping',
+  pong: 'pong',
+  /** How often the host pings. */
+  intervalMs: 2_000,
+  /** Silence after which the relay takes the host for gone; with the check period this keeps presence within 5 s. */
+  silenceMs: 3_000,
+} as const;
+
+/** The largest frame either side of the link accepts (the agent-contracts limits assume a 16 MiB transport frame). */
+export const LINK_MAX_FRAME_BYTES = 16 * 1024 * 1024 + 64 * 1024;
+
+export const LinkRequestSchema = RequestSchema.extend({
+  /** The relay user this request acts for; the host records it, it grants nothing. */
+  by: z.string().min(1).optional(),
+});
+export type LinkRequest = z.output<typeof LinkRequestSchema>;
+
+export const LinkEventFrameSchema = EventSchema.extend({
+  /** Outbox position; present on every frame the host keeps until the relay acknowledges it. */
+  n: z.int().positive().optional(),
+});
+export type LinkEventFrame = z.output<typeof LinkEventFrameSchema>;
+
+export const LinkAckSchema = z.object({
+  link: z.literal('ack'),
+  n: z.array(z.int().positive()).min(1),
+});
+export type LinkAck = z.output<typeof LinkAckSchema>;
+
+export const LinkHelloSchema = z.object({
+  link: z.literal('hello'),
+  /** Host software version, for the relay's records and `tether host status`. */
+  version: z.string(),
+  /** Unacknowledged frames the host is about to send again. */
+  pending: z.int().nonnegative(),
+});
+export type LinkHello = z.output<typeof LinkHelloSchema>;
+
+/** Relay → host control frames (anything with a `link` key); everything else is a Request. */
+export const RelayControlFrameSchema = z.discriminatedUnion('link', [LinkAckSchema]);
+/** Host → relay control frames. */
+export const HostControlFrameSchema = z.discriminatedUnion('link', [LinkHelloSchema]);

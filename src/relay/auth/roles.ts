@@ -1,0 +1,56 @@
+// The least role each request needs, in one table: a person may send a request when their role on the
+// host (or on that chat) is at least this. Checked on every frame, not once at connect.
+import type { AgentRequestType } from '../../contracts/index.ts';
+
+export const ROLES = ['viewer', 'operator', 'owner'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const MINIMAL_ROLE: Record<AgentRequestType, Role> = {
+  'chat.list': 'viewer',
+  'chat.attach': 'viewer',
+  'chat.detach': 'viewer',
+  'chat.history': 'viewer',
+  'chat.subagent': 'viewer',
+  'chat.turnDiff': 'viewer',
+  'chat.forkInfo': 'viewer',
+  'skills.list': 'viewer',
+  'provider.list': 'viewer',
+  'usage.summary': 'viewer',
+  'usage.subscribe': 'viewer',
+  'usage.unsubscribe': 'viewer',
+  'usage.limits': 'viewer',
+  'ui.query': 'viewer',
+  'chat.create': 'operator',
+  'chat.send': 'operator',
+  'chat.uiChoice': 'operator',
+  'chat.unqueue': 'operator',
+  'chat.sendNow': 'operator',
+  'chat.cancel': 'operator',
+  'chat.approve': 'operator',
+  'chat.answer': 'operator',
+  'chat.dismiss': 'operator',
+  'chat.configure': 'operator',
+  'chat.setPreferences': 'operator',
+  'chat.compact': 'operator',
+  'chat.fork': 'operator',
+  'chat.summarize': 'operator',
+  'chat.stopSubagent': 'operator',
+  'chat.stopTask': 'operator',
+  'chat.addBookmark': 'operator',
+  'chat.renameBookmark': 'operator',
+  'chat.removeBookmark': 'operator',
+  'chat.removeVisual': 'operator',
+  'usage.refreshLimits': 'operator',
+  'chat.continueOn': 'owner',
+  'chat.clear': 'owner',
+  'chat.kill': 'owner',
+  'accounts.list': 'owner',
+  'accounts.refresh': 'owner',
+  'accounts.save': 'owner',
+  'accounts.create': 'owner',
+  'accounts.watchLogin': 'owner',
+};
+
+export function roleAllows(role: Role, needed: Role): boolean {
+  return ROLES.indexOf(role) >= ROLES.indexOf(needed);
+}

@@ -1,0 +1,68 @@
+// The state of every approval and question. The first answer wins: settling is one conditional
+// UPDATE from `pending`, which D1 runs atomically, so of two simultaneous answers exactly one changes
+// a row and only that one is forwarded to the host.
+import { and, eq } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/d1';
+import type { ChatApprovalItem, ChatQuestionItem } from '../../contracts/index.ts';
+import type { ChatKey } from './bookmarks.ts';
+import { requests } from './schema.ts';
+
+export type RequestItem = ChatApprovalItem | ChatQuestionItem;
+
+export function isPending(item: RequestItem): boolean {
+  return item.kind === 'approval' ? item.decision === 'pending' : item.state === 'pending';
+}
+
+export class RequestLedger {
+  private readonly db;
+  private readonly key: ChatKey;
+  constructor(d1: D1Database, key: ChatKey) {
+    this.db = drizzle(d1);
+    this.key = key;
+  }
+
+  private where(requestId: string) {
+    return and(eq(requests.hostId, this.key.hostId), eq(requests.chatId, this.key.chatId), eq(requests.requestId, requestId));
+  }
+
+  /** Records what the host's thread says: a new request as pending, or a request the host settled. */
+  async observe(item: RequestItem): Promise<void> {
+    const now = Date.now();
+    await this.db.insert(requests).values({
+      ...this.key, requestId: item.requestId, itemId: item.id, kind: item.kind, state: 'pending', createdAt: item.createdAt,
+    }).onConflictDoNothing();
+    if (!isPending(item)) {
+      const outcome = item.kind === 'approval' ? item.decision : item.state;
+      await this.db.update(requests)
+        .set({ state: 'settled', settledBy: 'host', settledWith: JSON.stringify({ outcome }), settledAt: now })
+        .where(and(this.where(item.requestId), eq(requests.state, 'pending')));
+    }
+  }
+
+  /** Settles a pending request for a person; false when it was already settled (or never existed). */
+  async settle(requestId: string, userId: string, type: string, payload: unknown): Promise<boolean> {
+    const changed = await this.db.update(requests)
+      .set({ state: 'settled', settledBy: userId, settledWith: JSON.stringify({ type, payload }), settledAt: Date.now() })
+      .where(and(this.where(requestId), eq(requests.state, 'pending')))
+      .returning({ requestId: requests.requestId });
+    return changed.length === 1;
+  }
+
+  /** Puts a request back to pending when the host never received the answer (it was offline or silent). */
+  async reopen(requestId: string, userId: string): Promise<void> {
+    await this.db.update(requests)
+      .set({ state: 'pending', settledBy: null, settledWith: null, settledAt: null })
+      .where(and(this.where(requestId), eq(requests.settledBy, userId)));
+  }
+
+  async byItem(itemId: string): Promise<string | null> {
+    const [row] = await this.db.select({ requestId: requests.requestId }).from(requests)
+      .where(and(eq(requests.hostId, this.key.hostId), eq(requests.chatId, this.key.chatId), eq(requests.itemId, itemId))).limit(1);
+    return row?.requestId ?? null;
+  }
+
+  async get(requestId: string) {
+    const [row] = await this.db.select().from(requests).where(this.where(requestId)).limit(1);
+    return row ?? null;
+  }
+}

@@ -1,0 +1,50 @@
+// The WebSocket doors: a host's link, a client's lobby and a client's chat socket. Each checks the
+// token here, in the Worker, and hands the verified identity to its object; objects never read tokens.
+import { Hono } from 'hono';
+import { ProtocolError } from '../../contracts/index.ts';
+import { tokenOf, verifyToken, type Identity } from '../auth/tokens.ts';
+import type { Env } from '../env.ts';
+import { roomName } from '../objects/host-link.ts';
+import { withIdentity } from '../objects/client-sockets.ts';
+
+type App = { Bindings: Env; Variables: { identity: Identity } };
+
+export const sockets = new Hono<App>();
+
+sockets.use('*', async (c, next) => {
+  if (c.req.header('Upgrade')?.toLowerCase() !== 'websocket') {
+    return c.json({ code: 'bad-request', message: 'Expected a WebSocket upgrade' }, 426);
+  }
+  const token = tokenOf(c.req.raw);
+  if (!token) return c.json({ code: 'unauthorized', message: 'A token is required' }, 401);
+  try {
+    c.set('identity', await verifyToken(c.env.TETHER_TOKEN_SECRET, token));
+  } catch (error) {
+    const message = error instanceof ProtocolError ? error.message : 'invalid token';
+    return c.json({ code: 'unauthorized', message }, 401);
+  }
+  await next();
+});
+
+sockets.get('/:hostId/link', async (c) => {
+  const identity = c.get('identity');
+  const hostId = c.req.param('hostId');
+  if (identity.kind !== 'host' || identity.hostId !== hostId) {
+    return c.json({ code: 'forbidden', message: 'Only the host itself may open its link' }, 403);
+  }
+  const link = c.env.HOST_LINK.get(c.env.HOST_LINK.idFromName(hostId));
+  return link.fetch(withIdentity(c.req.raw, identity));
+});
+
+sockets.get('/:hostId/lobby', async (c) => {
+  const hostId = c.req.param('hostId');
+  const lobby = c.env.LOBBY.get(c.env.LOBBY.idFromName(hostId));
+  return lobby.fetch(withIdentity(c.req.raw, c.get('identity'), { 'X-Tether-Host': hostId }));
+});
+
+sockets.get('/:hostId/chats/:chatId', async (c) => {
+  const hostId = c.req.param('hostId');
+  const chatId = c.req.param('chatId');
+  const room = c.env.CHAT_ROOM.get(c.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
+  return room.fetch(withIdentity(c.req.raw, c.get('identity'), { 'X-Tether-Host': hostId, 'X-Tether-Chat': chatId }));
+});

@@ -1,0 +1,22 @@
+// The Tether relay: a hono app in front of three Durable Objects (HostLink, ChatRoom, Lobby) and D1.
+import { Hono } from 'hono';
+import type { Env } from './env.ts';
+import { health } from './http/health.ts';
+import { sockets } from './http/sockets.ts';
+import { visualPages } from './http/visuals.ts';
+
+const app = new Hono<{ Bindings: Env }>();
+
+app.route('/api/health', health);
+app.route('/v1/visuals', visualPages);
+app.route('/v1/hosts', sockets);
+app.notFound((c) => c.json({ code: 'not-found', message: 'No such route' }, 404));
+app.onError((error, c) => {
+  console.error(JSON.stringify({ msg: 'unhandled', path: c.req.path, error: String(error) }));
+  return c.json({ code: 'internal', message: 'Request failed' }, 500);
+});
+
+export default app;
+export { ChatRoom } from './objects/chat-room.ts';
+export { HostLink } from './objects/host-link.ts';
+export { Lobby } from './objects/lobby.ts';

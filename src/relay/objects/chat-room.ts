@@ -1,0 +1,537 @@
+// ChatRoom: one per chat, named by host id and chat id.
+//
+// Toward the host it is one client, attached for good: HostLink hands it the chat's events in order,
+// each with the host's `seq`. It drops what it already applied, fills a gap by attaching again with
+// `since`, materializes the thread and logs every event under its own `seq`.
+// Toward people it is the host: it answers `chat.attach` itself (a snapshot, or the missed events when
+// `since` is still in the log), pages history, and sends every event to every attached client as one
+// frame serialized once. It owns bookmarks, visual records and approval state (in D1), answers those
+// requests whether the host is online or not, keeps `chat.send`s made while the host is offline and
+// delivers them in order, once, when it returns. Every other request goes to the host.
+//
+// What survives a restart: everything in RoomStore (thread, log, kept sends, visual pages) and the
+// reply journal. What does not: which sockets attached (they re-attach; the socket list itself
+// survives hibernation through its attachment).
+import {
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, Thread,
+  type ChatAttachResult, type ChatBookmark, type ChatEvent, type ChatInfo, type ChatQueuedMessage,
+  type ChatVisual, type LinkEventFrame, type Reply,
+} from '../../contracts/index.ts';
+import { HostAccess } from '../auth/access.ts';
+import type { Identity } from '../auth/tokens.ts';
+import { BookmarkBook } from '../db/bookmarks.ts';
+import { RequestLedger, isPending, type RequestItem } from '../db/requests.ts';
+import { VisualShelf } from '../db/visuals.ts';
+import type { Env } from '../env.ts';
+import {
+  ClientSockets, eventFrame, identityOf, linkId, relabel, replyError, replyOk, send, type ClientRequest,
+} from './client-sockets.ts';
+import { askHost, type LinkRequestInput } from './host-link.ts';
+import { ReplyJournal } from './reply-journal.ts';
+import { LOG_KEEP, RoomStore } from './room-store.ts';
+
+const FLUSH_EVERY_MS = 1_000;
+/** Requests that change something: answered once per request id, however often a client retries. */
+const MUTATING = new Set([
+  'chat.create', 'chat.send', 'chat.uiChoice', 'chat.unqueue', 'chat.sendNow', 'chat.cancel', 'chat.approve', 'chat.answer',
+  'chat.dismiss', 'chat.configure', 'chat.compact', 'chat.clear', 'chat.kill', 'chat.fork', 'chat.continueOn', 'chat.summarize',
+  'chat.stopSubagent', 'chat.stopTask', 'chat.addBookmark', 'chat.renameBookmark', 'chat.removeBookmark', 'chat.removeVisual',
+  'accounts.save', 'accounts.create',
+]);
+const SETTLING = new Set(['chat.approve', 'chat.answer', 'chat.dismiss']);
+/** Errors after which the host surely did not act on an answer, so the request may be answered again. */
+const NOT_DELIVERED = new Set(['host-offline', 'host-timeout']);
+
+
+export class ChatRoom extends ClientSockets {
+  private readonly store: RoomStore;
+  private readonly journal: ReplyJournal;
+  private readonly access: HostAccess;
+  private thread: Thread | null | undefined;
+  private readonly dirty = new Set<string>();
+  private lastFlush = 0;
+  /** Sockets that attached, rebuilt from their attachments after hibernation. */
+  private attached: Set<WebSocket> | null = null;
+  private bookmarkCache: ChatBookmark[] | null = null;
+  private visualCache: ChatVisual[] | null = null;
+  private delivering: Promise<void> | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new RoomStore(ctx.storage.sql);
+    this.journal = new ReplyJournal(ctx.storage.sql);
+    this.access = new HostAccess(env.DB);
+  }
+
+  // ---- identity of the room ----
+
+  private key(): { hostId: string; chatId: string } {
+    const hostId = this.store.get('hostId');
+    const chatId = this.store.get('chatId');
+    if (!hostId || chatId === null) throw new ProtocolError('internal', 'room has no identity');
+    return { hostId, chatId };
+  }
+
+  private name(hostId: string, chatId: string): void {
+    if (this.store.get('hostId') === null) {
+      this.store.set('hostId', hostId);
+      this.store.set('chatId', chatId);
+    }
+  }
+
+  private ask(input: LinkRequestInput): Promise<Reply> {
+    return askHost(this.env, this.key().hostId, input);
+  }
+
+  private hostLink() {
+    return this.env.HOST_LINK.get(this.env.HOST_LINK.idFromName(this.key().hostId));
+  }
+
+  private loaded(): Thread | null {
+    if (this.thread === undefined) this.thread = this.store.loadThread();
+    return this.thread;
+  }
+
+  private get seq(): number { return this.store.num('seq', 0); }
+  private get hostSeq(): number { return this.store.num('hostSeq', -1); }
+
+  // ---- clients connect ----
+
+  override async fetch(request: Request): Promise<Response> {
+    const identity = identityOf(request);
+    const hostId = request.headers.get('X-Tether-Host');
+    const chatId = request.headers.get('X-Tether-Chat');
+    if (!hostId || chatId === null) return new Response('missing chat', { status: 400 });
+    this.name(hostId, chatId);
+    return this.acceptClient(identity);
+  }
+
+  protected override onConnect(ws: WebSocket): void {
+    // Presence first, so a client knows at once whether what it sends will wait.
+    void this.hostLink().isOnline().then((online) => {
+      send(ws, eventFrame('host.presence', { hostId: this.key().hostId, online, at: Date.now() }));
+    }).catch(() => undefined);
+  }
+
+  protected override onDisconnect(ws: WebSocket): void {
+    this.attachedSockets().delete(ws);
+  }
+
+  private attachedSockets(): Set<WebSocket> {
+    if (this.attached === null) {
+      this.attached = new Set(this.clients().filter((ws) => (ws.deserializeAttachment() as { attached?: boolean }).attached));
+    }
+    return this.attached;
+  }
+
+  private markAttached(ws: WebSocket, attached: boolean): void {
+    ws.serializeAttachment({ ...(ws.deserializeAttachment() as object), attached });
+    if (attached) this.attachedSockets().add(ws);
+    else this.attachedSockets().delete(ws);
+  }
+
+  private fanOut(text: string): void {
+    for (const ws of this.attachedSockets()) send(ws, text);
+  }
+
+  // ---- requests from clients ----
+
+  protected override async onRequest(ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string> {
+    return this.serve(identity, request, ws);
+  }
+
+  /** Serves one client request; also the entry for requests that arrive on the Lobby. */
+  async serve(identity: Identity, request: ClientRequest, ws?: WebSocket): Promise<string> {
+    const { hostId, chatId } = this.key();
+    await this.access.check(identity, hostId, request.type);
+    const payload = request.payload as { chatId?: string };
+    if (payload.chatId !== undefined && payload.chatId !== chatId) {
+      return replyError(request.id, { code: 'bad-request', message: `This socket serves chat ${chatId}` });
+    }
+    const userId = identity.kind === 'user' ? identity.userId : `host:${identity.hostId}`;
+    if (!MUTATING.has(request.type)) return this.answer(userId, request, ws);
+    return this.journal.once(userId, request.id, () => this.answer(userId, request, ws).catch((error: unknown) => {
+      if (error instanceof ProtocolError) return replyError(request.id, error.toWire());
+      throw error;
+    }));
+  }
+
+  private async answer(userId: string, request: ClientRequest, ws?: WebSocket): Promise<string> {
+    const { id, type } = request;
+    const p = request.payload as Record<string, unknown>;
+    switch (type) {
+      case 'chat.attach': {
+        const text = await this.attach(id, p as { historyLimit?: number; since?: number });
+        if (ws) this.markAttached(ws, true);
+        return text;
+      }
+      case 'chat.detach':
+        if (ws) this.markAttached(ws, false);
+        return replyOk(id, {});
+      case 'chat.history':
+        return replyOk(id, this.history(p.cursor as string, p.limit as number | undefined));
+      case 'chat.addBookmark':
+        await this.book().add(this.loaded()?.get(p.itemId as string), p.itemId as string, p.name as string | undefined);
+        return replyOk(id, { bookmarks: await this.bookmarksChanged() });
+      case 'chat.renameBookmark':
+        await this.book().rename(p.itemId as string, p.name as string);
+        return replyOk(id, { bookmarks: await this.bookmarksChanged() });
+      case 'chat.removeBookmark':
+        await this.book().remove(p.itemId as string);
+        return replyOk(id, { bookmarks: await this.bookmarksChanged() });
+      case 'chat.removeVisual':
+        await this.shelf().remove(p.visualId as string);
+        this.store.dropBlob(`visual:${p.visualId as string}`);
+        return replyOk(id, { visuals: await this.visualsChanged() });
+      case 'chat.send':
+        return this.sendMessage(userId, id, p);
+      case 'chat.clear':
+      case 'chat.kill': {
+        const reply = await this.ask({ type, payload: p, id: linkId(userId, id), by: userId });
+        if (reply.ok) await this.forget(type === 'chat.kill');
+        return relabel(reply, id);
+      }
+      default:
+        if (SETTLING.has(type)) return this.settle(userId, request);
+        return this.forward(userId, request);
+    }
+  }
+
+  private async forward(userId: string, request: ClientRequest): Promise<string> {
+    const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
+    return relabel(reply, request.id);
+  }
+
+  // ---- attach, replay, history ----
+
+  /** Makes sure the room holds the chat; attaches it on the host the first time. */
+  private async ready(): Promise<Thread> {
+    const thread = this.loaded();
+    if (thread && this.hostSeq >= 0) return thread;
+    await this.sync(undefined);
+    const synced = this.loaded();
+    if (!synced) throw new ProtocolError('chat-not-found', 'No such chat on this host');
+    return synced;
+  }
+
+  private async attach(id: string, p: { historyLimit?: number; since?: number }): Promise<string> {
+    let thread: Thread;
+    try {
+      thread = await this.ready();
+    } catch (error) {
+      if (error instanceof ProtocolError && error.code === 'host-offline') {
+        throw new ProtocolError('host-offline', 'This chat has not reached the relay yet and its host is offline');
+      }
+      throw error;
+    }
+    const seq = this.seq;
+    const [bookmarks, visuals] = await Promise.all([this.bookmarks(), this.visuals()]);
+    const info = this.decorate(thread.info);
+    const floor = this.store.num('logFloor', 0);
+    if (p.since !== undefined && p.since >= floor && p.since <= seq) {
+      // Replay: the logged events as they were sent, joined without parsing them again.
+      const events = this.store.logAfter(p.since);
+      const head = JSON.stringify({ id, ok: true, result: { info, items: [], seq, bookmarks, visuals } });
+      return `${head.slice(0, -2)},"events":[${events.join(',')}]}}`;
+    }
+    const result: ChatAttachResult = { info, items: thread.items, seq, bookmarks, visuals };
+    if (p.historyLimit !== undefined && thread.items.length > p.historyLimit) {
+      const start = thread.items.length - p.historyLimit;
+      result.items = thread.items.slice(start);
+      result.history = { start, cursor: this.cursor(start) };
+      result.pending = thread.items.filter((item) => (item.kind === 'approval' || item.kind === 'question') && isPending(item));
+    }
+    return replyOk(id, result);
+  }
+
+  private cursor(start: number): string {
+    return `h1.${this.store.num('epoch', 0)}.${start}`;
+  }
+
+  private history(cursor: string, limit = 50) {
+    const thread = this.loaded();
+    const match = /^h1\.(\d+)\.(\d+)$/.exec(cursor);
+    if (!thread || !match || Number(match[1]) !== this.store.num('epoch', 0) || Number(match[2]) > thread.items.length) {
+      throw new ProtocolError('history-expired', 'That history cursor is no longer valid; attach again');
+    }
+    const end = Number(match[2]);
+    const start = Math.max(0, end - limit);
+    return { items: thread.items.slice(start, end), history: { start, cursor: start > 0 ? this.cursor(start) : null } };
+  }
+
+  // ---- events from the host (RPC from HostLink) ----
+
+  async ingest(hostId: string, chatId: string, frames: LinkEventFrame[]): Promise<void> {
+    this.name(hostId, chatId);
+    for (const frame of frames) {
+      switch (frame.event) {
+        case 'chat.event': await this.onChatEvent(frame.payload); break;
+        case 'chat.visuals': await this.onVisuals(frame.payload); break;
+        case 'visual.page': this.onVisualPage(frame.payload); break;
+        case 'chat.subagentChanged': this.fanOut(eventFrame(frame.event, frame.payload)); break;
+      }
+    }
+    this.flushSoon();
+  }
+
+  private async onChatEvent(raw: unknown): Promise<void> {
+    const parsed = AGENT_EVENT_SCHEMAS['chat.event'].safeParse(raw);
+    if (!parsed.success) {
+      console.warn(JSON.stringify({ msg: 'bad chat.event from host', chat: this.store.get('chatId'), error: parsed.error.issues[0]?.message }));
+      return;
+    }
+    const { event, seq } = parsed.data;
+    if (seq === undefined) {
+      // A preview the host does not log (UI streaming): passed on, never stored.
+      this.fanOut(eventFrame('chat.event', { chatId: this.key().chatId, event }));
+      return;
+    }
+    if (this.hostSeq < 0 || this.loaded() === null) {
+      try {
+        await this.sync(undefined);
+      } catch (error) {
+        // An event for a chat the host no longer has: nothing to keep.
+        if (error instanceof ProtocolError && error.code === 'chat-not-found') return;
+        throw error;
+      }
+      if (seq <= this.hostSeq) return;
+    }
+    if (seq <= this.hostSeq) return; // already applied: a resend after a reconnect
+    if (seq > this.hostSeq + 1) {
+      await this.sync(this.hostSeq);
+      if (seq <= this.hostSeq) return;
+    }
+    await this.commit(event);
+    this.store.set('hostSeq', seq);
+  }
+
+  /** Attaches on the host to catch up: missed events after `since`, or a whole new snapshot. */
+  private async sync(since: number | undefined): Promise<void> {
+    const { chatId } = this.key();
+    const reply = await this.ask({ type: 'chat.attach', payload: since === undefined ? { chatId } : { chatId, since } });
+    if (!reply.ok) throw new ProtocolError(reply.error.code as never, reply.error.message);
+    const result = AGENT_REQUEST_SCHEMAS['chat.attach'].result.safeParse(reply.result);
+    if (!result.success) throw new ProtocolError('internal', 'The host answered chat.attach with an unreadable result');
+    const { info, items, events, seq } = result.data;
+    if (events && since !== undefined && this.loaded()) {
+      for (const event of events) await this.commit(event);
+    } else {
+      await this.commit({ type: 'reset', info, items });
+    }
+    this.store.set('hostSeq', seq ?? 0);
+  }
+
+  /** Applies one event to the thread, logs it under the next room seq and sends it to attached clients. */
+  private async commit(event: ChatEvent): Promise<void> {
+    const seq = this.seq + 1;
+    this.store.set('seq', seq);
+    if (event.type === 'reset') {
+      // A whole thread is no log entry: clients from before it get a snapshot, old cursors expire.
+      this.thread = new Thread(event.info, event.items);
+      this.store.replaceThread(this.thread, seq);
+      this.store.dropLogThrough(seq);
+      this.store.set('logFloor', seq);
+      this.store.set('epoch', this.store.num('epoch', 0) + 1);
+      this.dirty.clear();
+      for (const item of event.items) if (item.kind === 'approval' || item.kind === 'question') await this.ledger().observe(item);
+      this.fanOut(this.chatEventFrame({ ...event, info: this.decorate(event.info) }, seq));
+      return;
+    }
+    let thread = this.loaded();
+    if (!thread) {
+      if (event.type !== 'info') return; // nothing to apply an item to before the chat's info arrives
+      thread = this.thread = new Thread(event.info, []);
+    }
+    const item = thread.apply(event);
+    if (event.type === 'info') {
+      this.store.writeInfo(event.info);
+      event = { type: 'info', info: this.decorate(event.info) };
+    } else if (event.type === 'item' && item) {
+      this.store.writeItem(thread, item, seq);
+      this.dirty.delete(item.id);
+      if (item.kind === 'approval' || item.kind === 'question') await this.ledger().observe(item as RequestItem);
+    } else if (event.type === 'delta' && item) {
+      this.dirty.add(item.id);
+    }
+    const json = JSON.stringify(event);
+    this.store.appendLog(seq, json);
+    this.fanOut(chatEventText(this.key().chatId, json, seq));
+  }
+
+  private chatEventFrame(event: ChatEvent, seq: number): string {
+    return chatEventText(this.key().chatId, JSON.stringify(event), seq);
+  }
+
+  /** Writes streamed items at most once a second; the log covers what a crash in between loses. */
+  private flushSoon(): void {
+    if (this.dirty.size === 0) return;
+    const now = Date.now();
+    if (now - this.lastFlush >= FLUSH_EVERY_MS) this.flush();
+    else void this.ctx.storage.getAlarm().then((at) => at === null ? this.ctx.storage.setAlarm(this.lastFlush + FLUSH_EVERY_MS) : undefined);
+  }
+
+  private flush(): void {
+    const thread = this.loaded();
+    this.lastFlush = Date.now();
+    if (!thread) return;
+    const seq = this.seq;
+    for (const id of this.dirty) {
+      const item = thread.get(id);
+      if (item) this.store.writeItem(thread, item, seq);
+    }
+    this.dirty.clear();
+    if (seq - LOG_KEEP > this.store.num('logFloor', 0)) {
+      this.store.dropLogThrough(seq - LOG_KEEP);
+      this.store.set('logFloor', seq - LOG_KEEP);
+    }
+  }
+
+  override async alarm(): Promise<void> {
+    this.flush();
+    this.journal.prune();
+  }
+
+  // ---- visuals from the host ----
+
+  private async onVisuals(raw: unknown): Promise<void> {
+    const parsed = AGENT_EVENT_SCHEMAS['chat.visuals'].safeParse(raw);
+    if (!parsed.success) return;
+    await this.shelf().replace(parsed.data.visuals);
+    this.visualCache = parsed.data.visuals;
+    this.fanOut(eventFrame('chat.visuals', { chatId: this.key().chatId, visuals: parsed.data.visuals }));
+  }
+
+  private onVisualPage(raw: unknown): void {
+    const page = raw as { visualId?: unknown; html?: unknown };
+    if (typeof page.visualId !== 'string' || typeof page.html !== 'string') return;
+    this.store.putBlob(`visual:${page.visualId}`, page.html);
+  }
+
+  /** The page of a visual, for its own sandboxed route; null when unknown. */
+  async visualPage(hostId: string, chatId: string, visualId: string, identity: Identity): Promise<string | null> {
+    this.name(hostId, chatId);
+    await this.access.check(identity, hostId, 'chat.attach');
+    return this.store.getBlob(`visual:${visualId}`);
+  }
+
+  // ---- approvals and questions: the first answer wins ----
+
+  private async settle(userId: string, request: ClientRequest): Promise<string> {
+    const p = request.payload as { requestId?: string; itemId?: string };
+    const requestId = request.type === 'chat.dismiss' ? await this.ledger().byItem(p.itemId!) : p.requestId!;
+    if (!requestId || !(await this.ledger().settle(requestId, userId, request.type, request.payload))) {
+      return replyError(request.id, { code: 'request-not-found', message: 'That request was already settled' });
+    }
+    const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
+    if (!reply.ok && NOT_DELIVERED.has(reply.error.code)) await this.ledger().reopen(requestId, userId);
+    return relabel(reply, request.id);
+  }
+
+  // ---- sends, kept while the host is away ----
+
+  private async sendMessage(userId: string, id: string, payload: Record<string, unknown>): Promise<string> {
+    const online = await this.hostLink().isOnline();
+    if (online && this.store.kept().length === 0) {
+      const reply = await this.ask({ type: 'chat.send', payload, id: linkId(userId, id), by: userId });
+      if (reply.ok || !NOT_DELIVERED.has(reply.error.code)) return relabel(reply, id);
+      // The host went away mid-request: keep it; the host's journal answers a resend it already took.
+    }
+    this.store.keep(id, userId, payload);
+    await this.queueChanged();
+    if (await this.hostLink().waitForHost(this.key().chatId)) void this.hostReturnedNow();
+    return replyOk(id, { queued: true });
+  }
+
+  /** HostLink calls this when the host is back: the kept sends go out in order, each once. */
+  async hostReturned(hostId: string, chatId: string): Promise<void> {
+    this.name(hostId, chatId);
+    await this.hostReturnedNow();
+  }
+
+  private hostReturnedNow(): Promise<void> {
+    this.delivering ??= this.deliverKept().finally(() => { this.delivering = null; });
+    return this.delivering;
+  }
+
+  private async deliverKept(): Promise<void> {
+    for (const kept of this.store.kept()) {
+      const reply = await this.ask({ type: 'chat.send', payload: kept.payload, id: linkId(kept.userId, kept.requestId), by: kept.userId });
+      if (!reply.ok && NOT_DELIVERED.has(reply.error.code)) {
+        await this.hostLink().waitForHost(this.key().chatId);
+        return;
+      }
+      if (!reply.ok) console.warn(JSON.stringify({ msg: 'kept send refused by host', chat: this.key().chatId, code: reply.error.code }));
+      this.store.unkeep(kept.pos);
+      await this.queueChanged();
+    }
+  }
+
+  /** Shows the kept sends in the chat's queue, the way every client already draws a queue. */
+  private decorate(info: ChatInfo): ChatInfo {
+    const kept = this.store.kept();
+    if (kept.length === 0) return info;
+    const waiting: ChatQueuedMessage[] = kept.map((k) => {
+      const p = k.payload as { text?: string; mentions?: string[]; skills?: string[]; chats?: string[] };
+      return {
+        id: `relay:${k.requestId}`, text: p.text ?? '', createdAt: k.at,
+        ...(p.mentions ? { mentions: p.mentions } : {}), ...(p.skills ? { skills: p.skills } : {}), ...(p.chats ? { chats: p.chats } : {}),
+      };
+    });
+    return { ...info, queue: [...(info.queue ?? []), ...waiting] };
+  }
+
+  private async queueChanged(): Promise<void> {
+    const thread = this.loaded();
+    if (thread) await this.commit({ type: 'info', info: thread.info });
+  }
+
+  /** After a clear the relay's own records of the chat go too; after a kill, the whole room. */
+  private async forget(everything: boolean): Promise<void> {
+    await this.book().clear();
+    await this.shelf().replace([]);
+    this.bookmarkCache = [];
+    this.visualCache = [];
+    this.fanOut(eventFrame('chat.bookmarks', { chatId: this.key().chatId, bookmarks: [] }));
+    this.fanOut(eventFrame('chat.visuals', { chatId: this.key().chatId, visuals: [] }));
+    if (!everything) return;
+    const { hostId, chatId } = this.key();
+    await this.env.DB.prepare('DELETE FROM chats WHERE host_id = ? AND chat_id = ?').bind(hostId, chatId).run();
+    this.thread = null;
+    this.store.forgetThread();
+  }
+
+  // ---- bookmarks and visuals kept by the relay ----
+
+  private book() { return new BookmarkBook(this.env.DB, this.key()); }
+  private shelf() { return new VisualShelf(this.env.DB, this.key()); }
+  private ledger() { return new RequestLedger(this.env.DB, this.key()); }
+
+  private async bookmarks(): Promise<ChatBookmark[]> {
+    this.bookmarkCache ??= await this.book().list();
+    return this.bookmarkCache;
+  }
+
+  private async visuals(): Promise<ChatVisual[]> {
+    this.visualCache ??= await this.shelf().list();
+    return this.visualCache;
+  }
+
+  private async bookmarksChanged(): Promise<ChatBookmark[]> {
+    this.bookmarkCache = await this.book().list();
+    this.fanOut(eventFrame('chat.bookmarks', { chatId: this.key().chatId, bookmarks: this.bookmarkCache }));
+    return this.bookmarkCache;
+  }
+
+  private async visualsChanged(): Promise<ChatVisual[]> {
+    this.visualCache = await this.shelf().list();
+    this.fanOut(eventFrame('chat.visuals', { chatId: this.key().chatId, visuals: this.visualCache }));
+    return this.visualCache;
+  }
+}
+
+/** One `chat.event` frame around an event already serialized: built by joining, not by a second stringify. */
+function chatEventText(chatId: string, eventJson: string, seq: number): string {
+  return `{"type":"event","event":"chat.event","payload":{"chatId":${JSON.stringify(chatId)},"event":${eventJson},"seq":${seq}}}`;
+}
+
+

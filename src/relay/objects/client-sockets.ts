@@ -1,0 +1,163 @@
+// The socket plumbing the client-facing objects (ChatRoom, Lobby) share: accepting a hibernatable
+// socket with the caller's identity in its attachment, reading a frame once, answering bad input
+// with the protocol's codes, and broadcasting one serialized frame to many sockets.
+import { DurableObject } from 'cloudflare:workers';
+import {
+  AGENT_REQUEST_SCHEMAS, LINK_MAX_FRAME_BYTES, ProtocolError, isAgentRequestType, parseRequest, toWireError,
+  type AgentRequestType, type Reply, type Request as WireRequest, type WireError,
+} from '../../contracts/index.ts';
+import type { Identity } from '../auth/tokens.ts';
+import type { Env } from '../env.ts';
+
+export interface SocketAttachment {
+  identity: Identity;
+  connectedAt: number;
+}
+
+/** The header the Worker uses to hand a verified identity to an object; never taken from a client. */
+export const IDENTITY_HEADER = 'X-Tether-Identity';
+
+export function withIdentity(request: Request, identity: Identity, extra: Record<string, string> = {}): Request {
+  const headers = new Headers(request.headers);
+  headers.set(IDENTITY_HEADER, JSON.stringify(identity));
+  for (const [k, v] of Object.entries(extra)) headers.set(k, v);
+  return new Request(request.url, { method: request.method, headers });
+}
+
+export function identityOf(request: Request): Identity {
+  const raw = request.headers.get(IDENTITY_HEADER);
+  if (!raw) throw new ProtocolError('unauthorized', 'no identity');
+  return JSON.parse(raw) as Identity;
+}
+
+export function replyOk(id: string, result: unknown): string {
+  return JSON.stringify({ id, ok: true, result });
+}
+
+export function replyError(id: string | null, error: WireError): string {
+  return JSON.stringify({ id, ok: false, error });
+}
+
+/** The host's reply under the client's own request id. */
+export function relabel(reply: Reply, id: string): string {
+  return reply.ok ? replyOk(id, reply.result) : replyError(id, reply.error);
+}
+
+/** The id the relay uses toward the host: stable for a person's retry, distinct between people. */
+export function linkId(userId: string, requestId: string): string {
+  return `${userId}/${requestId}`;
+}
+
+export function eventFrame(event: string, payload: unknown): string {
+  return JSON.stringify({ type: 'event', event, payload });
+}
+
+/** A request that passed the envelope, the table and its payload schema. */
+export interface ClientRequest<T extends AgentRequestType = AgentRequestType> {
+  id: string;
+  type: T;
+  payload: unknown;
+}
+
+/**
+ * Reads one client frame. Answers the frame's error reply (as text) when it is not a request we can
+ * serve, or the parsed request. Never throws.
+ */
+export function readClientFrame(message: string | ArrayBuffer): ClientRequest | { reject: string } {
+  const size = typeof message === 'string' ? message.length : message.byteLength;
+  if (size > LINK_MAX_FRAME_BYTES) {
+    return { reject: replyError(null, { code: 'frame-too-large', message: `Frames are limited to ${LINK_MAX_FRAME_BYTES} bytes` }) };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(typeof message === 'string' ? message : new TextDecoder().decode(message));
+  } catch {
+    return { reject: replyError(null, { code: 'bad-request', message: 'Frame is not JSON' }) };
+  }
+  const parsed = parseRequest(raw);
+  if (!parsed.ok) {
+    const id = typeof raw === 'object' && raw !== null && 'id' in raw && typeof raw.id === 'string' && raw.id.length > 0 ? raw.id : null;
+    return { reject: replyError(id, { code: 'bad-request', message: parsed.message }) };
+  }
+  const { id, type, payload } = parsed.value;
+  if (!isAgentRequestType(type)) {
+    return { reject: replyError(id, { code: 'unknown-request', message: `Unknown request type: ${type}` }) };
+  }
+  const checked = AGENT_REQUEST_SCHEMAS[type].payload.safeParse(payload ?? {});
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    const field = issue?.path.length ? issue.path.join('.') : 'payload';
+    return { reject: replyError(id, { code: 'bad-request', message: `Invalid payload for ${type}: ${field}: ${issue?.message ?? 'invalid'}` }) };
+  }
+  return { id, type, payload: checked.data };
+}
+
+export abstract class ClientSockets extends DurableObject<Env> {
+  /** Accepts a client socket for this object, remembering who it is across hibernation. */
+  protected acceptClient(identity: Identity, tags: string[] = []): Response {
+    const pair = new WebSocketPair();
+    const [client, server] = [pair[0], pair[1]];
+    this.ctx.acceptWebSocket(server, ['client', ...tags]);
+    server.serializeAttachment({ identity, connectedAt: Date.now() } satisfies SocketAttachment);
+    this.onConnect(server, identity);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  protected attachmentOf(ws: WebSocket): SocketAttachment {
+    return ws.deserializeAttachment() as SocketAttachment;
+  }
+
+  protected clients(tag = 'client'): WebSocket[] {
+    return this.ctx.getWebSockets(tag);
+  }
+
+  /** Sends one already-serialized frame to every socket that passes the filter. */
+  protected broadcast(text: string, tag = 'client', filter?: (ws: WebSocket) => boolean): void {
+    for (const ws of this.ctx.getWebSockets(tag)) {
+      if (filter && !filter(ws)) continue;
+      send(ws, text);
+    }
+  }
+
+  /** Called once a socket is accepted (not again after hibernation). */
+  protected onConnect(_ws: WebSocket, _identity: Identity): void {}
+
+  /** Serves one request that passed every check but authorization; answers the reply text. */
+  protected abstract onRequest(ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string>;
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const frame = readClientFrame(message);
+    if ('reject' in frame) return send(ws, frame.reject);
+    const { identity } = this.attachmentOf(ws);
+    let reply: string;
+    try {
+      reply = await this.onRequest(ws, frame, identity);
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) console.error(JSON.stringify({ msg: 'request failed', type: frame.type, error: String(error) }));
+      reply = replyError(frame.id, toWireError(error));
+    }
+    send(ws, reply);
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    this.onDisconnect(ws);
+    try { ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing'); } catch { /* already closed */ }
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.onDisconnect(ws);
+  }
+
+  protected onDisconnect(_ws: WebSocket): void {}
+}
+
+/** Sends without throwing on a socket that closed meanwhile. */
+export function send(ws: WebSocket, text: string): void {
+  try {
+    ws.send(text);
+  } catch {
+    // The socket closed between the check and the send; its close handler tidies up.
+  }
+}
+
+export type { WireRequest };

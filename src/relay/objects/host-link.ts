@@ -1,0 +1,319 @@
+// HostLink: one per host. It owns the host's single outbound socket and nothing else.
+//
+// - Requests from the host's ChatRooms and Lobby go out over the socket; the host's Reply comes back
+//   here and settles the waiting call, or `host-timeout` does. With no socket the answer is
+//   `host-offline` at once.
+// - Events from the host are routed to the chat they name (or to the Lobby for host-wide events) in
+//   the order they came, batched per target, and acknowledged to the host only once that target has
+//   stored them. The host keeps every unacknowledged event in its outbox and sends it again after a
+//   reconnect; the ChatRoom drops what it already has by `seq`.
+// - Presence: the host pings every two seconds and the socket answers `pong` without waking this
+//   object; an alarm every two seconds closes a socket that went silent, so clients see a host go
+//   offline within five seconds of its socket closing or falling silent.
+//
+// It never interprets a chat: it keeps no thread, and what survives a restart is only its host id,
+// the set of chats waiting for the host to return, and the socket itself (hibernation keeps it).
+import { DurableObject } from 'cloudflare:workers';
+import { drizzle } from 'drizzle-orm/d1';
+import { sql as dsql } from 'drizzle-orm';
+import {
+  LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema,
+  type LinkEventFrame, type Reply, type WireError,
+} from '../../contracts/index.ts';
+import { hosts, users } from '../db/schema.ts';
+import type { Env } from '../env.ts';
+import { identityOf } from './client-sockets.ts';
+
+const CHECK_EVERY_MS = 2_000;
+const BATCH = 256;
+/** Events that belong to one chat and go to its ChatRoom; everything else is host-wide. */
+const CHAT_EVENTS = new Set(['chat.event', 'chat.visuals', 'chat.subagentChanged', 'visual.page']);
+
+interface HostSocketAttachment {
+  hostId: string;
+  connectedAt: number;
+}
+
+export interface LinkRequestInput {
+  type: string;
+  payload: unknown;
+  /** A stable id makes a retry land on the host's own journal instead of running twice. */
+  id?: string;
+  by?: string;
+}
+
+interface Waiter {
+  resolve(reply: Reply): void;
+  timer: ReturnType<typeof setTimeout>;
+  promise: Promise<Reply>;
+}
+
+interface Route {
+  frames: LinkEventFrame[];
+  running: boolean;
+}
+
+export class HostLink extends DurableObject<Env> {
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly routes = new Map<string, Route>();
+  private acks: number[] = [];
+  private ackScheduled = false;
+  private lastHeard = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(LINK_HEARTBEAT.ping, LINK_HEARTBEAT.pong));
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS waiting (chat_id TEXT PRIMARY KEY)`);
+  }
+
+  // ---- the host connects ----------------------------------------------------------------------
+
+  override async fetch(request: Request): Promise<Response> {
+    const identity = identityOf(request);
+    if (identity.kind !== 'host') return new Response('host token required', { status: 403 });
+    const refused = await this.register(identity.hostId, identity.ownerId);
+    if (refused) return new Response(refused, { status: 403 });
+    for (const old of this.ctx.getWebSockets('host')) {
+      try { old.close(4000, 'replaced by a newer connection'); } catch { /* gone */ }
+    }
+    const pair = new WebSocketPair();
+    this.ctx.acceptWebSocket(pair[1], ['host']);
+    pair[1].serializeAttachment({ hostId: identity.hostId, connectedAt: Date.now() } satisfies HostSocketAttachment);
+    this.lastHeard = Date.now();
+    this.setMeta('hostId', identity.hostId);
+    await this.ctx.storage.setAlarm(Date.now() + CHECK_EVERY_MS);
+    await this.announce(true);
+    return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  /** Records the host under its owner; a host id already owned by someone else is refused. */
+  private async register(hostId: string, ownerId: string): Promise<string | null> {
+    const db = drizzle(this.env.DB);
+    const now = Date.now();
+    await db.insert(users).values({ id: ownerId, name: ownerId, createdAt: now }).onConflictDoNothing();
+    await db.insert(hosts).values({ id: hostId, ownerId, name: hostId, createdAt: now, lastSeenAt: now })
+      .onConflictDoUpdate({ target: hosts.id, set: { lastSeenAt: now }, setWhere: dsql`${hosts.ownerId} = ${ownerId}` });
+    const [row] = await db.select({ ownerId: hosts.ownerId }).from(hosts).where(dsql`${hosts.id} = ${hostId}`).limit(1);
+    return row?.ownerId === ownerId ? null : 'this host id belongs to another user';
+  }
+
+  // ---- frames from the host -------------------------------------------------------------------
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    this.lastHeard = Date.now();
+    const size = typeof message === 'string' ? message.length : message.byteLength;
+    if (size > LINK_MAX_FRAME_BYTES) return this.complain('frame-too-large', size);
+    let frame: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(typeof message === 'string' ? message : new TextDecoder().decode(message));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return this.complain('not an object', size);
+      frame = parsed as Record<string, unknown>;
+    } catch {
+      return this.complain('not JSON', size);
+    }
+    if ('link' in frame) return this.onControl(frame);
+    if ('ok' in frame) return this.onReply(frame as unknown as Reply);
+    if (frame.type === 'event' && typeof frame.event === 'string') return this.onEvent(ws, frame as unknown as LinkEventFrame);
+    this.complain('unknown frame', size);
+  }
+
+  private async onControl(frame: Record<string, unknown>): Promise<void> {
+    const hello = LinkHelloSchema.safeParse(frame);
+    if (!hello.success) return this.complain('bad control frame', 0);
+    const hostId = this.getMeta('hostId');
+    if (hostId) await this.env.DB.prepare('UPDATE hosts SET version = ?, last_seen_at = ? WHERE id = ?').bind(hello.data.version, Date.now(), hostId).run();
+    await this.wakeWaiting();
+  }
+
+  private onReply(reply: Reply): void {
+    if (typeof reply.id !== 'string') return; // the host could not read one of our frames; nothing to settle
+    const waiter = this.waiters.get(reply.id);
+    if (!waiter) return;
+    this.waiters.delete(reply.id);
+    clearTimeout(waiter.timer);
+    waiter.resolve(reply);
+  }
+
+  private onEvent(ws: WebSocket, frame: LinkEventFrame): void {
+    const payload = frame.payload as { chatId?: unknown } | null;
+    const chatId = payload && typeof payload.chatId === 'string' ? payload.chatId : null;
+    if (CHAT_EVENTS.has(frame.event)) {
+      if (!chatId) return this.ackLater(ws, frame.n); // unroutable: nothing would ever store it
+      this.route(ws, `chat:${chatId}`, frame);
+    } else {
+      this.route(ws, 'lobby', frame);
+    }
+  }
+
+  /** Queues a frame for its target; each target gets its frames in order, in batches. */
+  private route(ws: WebSocket, target: string, frame: LinkEventFrame): void {
+    let route = this.routes.get(target);
+    if (!route) this.routes.set(target, route = { frames: [], running: false });
+    route.frames.push(frame);
+    if (!route.running) void this.drain(ws, target, route);
+  }
+
+  private async drain(ws: WebSocket, target: string, route: Route): Promise<void> {
+    route.running = true;
+    const hostId = (ws.deserializeAttachment() as HostSocketAttachment).hostId;
+    try {
+      while (route.frames.length > 0) {
+        const batch = route.frames.splice(0, BATCH);
+        try {
+          if (target === 'lobby') await this.lobby(hostId).ingest(hostId, batch);
+          else await this.room(hostId, target.slice(5)).ingest(hostId, target.slice(5), batch);
+        } catch (error) {
+          // Not acknowledged: the host keeps these and sends them again on its next connection.
+          console.error(JSON.stringify({ msg: 'ingest failed', hostId, target, error: String(error) }));
+          continue;
+        }
+        for (const frame of batch) this.ackLater(ws, frame.n);
+      }
+    } finally {
+      route.running = false;
+      if (route.frames.length === 0) this.routes.delete(target);
+    }
+  }
+
+  private ackLater(ws: WebSocket, n: number | undefined): void {
+    if (n === undefined) return;
+    this.acks.push(n);
+    if (this.ackScheduled) return;
+    this.ackScheduled = true;
+    queueMicrotask(() => {
+      this.ackScheduled = false;
+      const n = this.acks;
+      this.acks = [];
+      try { ws.send(JSON.stringify({ link: 'ack', n })); } catch { /* closed: the host resends, the rooms dedupe */ }
+    });
+  }
+
+  private complain(why: string, size: number): void {
+    console.warn(JSON.stringify({ msg: 'host frame dropped', why, size, hostId: this.getMeta('hostId') }));
+  }
+
+  // ---- requests to the host (RPC from ChatRoom and Lobby) --------------------------------------
+
+  async request(input: LinkRequestInput, timeoutMs?: number): Promise<Reply> {
+    const [ws] = this.ctx.getWebSockets('host');
+    const id = input.id ?? crypto.randomUUID();
+    if (!ws) return failure(id, { code: 'host-offline', message: 'The host is offline' });
+    const existing = this.waiters.get(id);
+    if (existing) return existing.promise;
+    const limit = timeoutMs ?? Number(this.env.HOST_TIMEOUT_MS ?? 30_000);
+    let resolve!: (reply: Reply) => void;
+    const promise = new Promise<Reply>((r) => { resolve = r; });
+    const timer = setTimeout(() => {
+      this.waiters.delete(id);
+      resolve(failure(id, { code: 'host-timeout', message: `The host did not answer within ${limit} ms` }));
+    }, limit);
+    this.waiters.set(id, { resolve, timer, promise });
+    try {
+      ws.send(JSON.stringify({ id, type: input.type, payload: input.payload, ...(input.by ? { by: input.by } : {}) }));
+    } catch {
+      this.waiters.delete(id);
+      clearTimeout(timer);
+      return failure(id, { code: 'host-offline', message: 'The host is offline' });
+    }
+    return promise;
+  }
+
+  async isOnline(): Promise<boolean> {
+    return this.ctx.getWebSockets('host').length > 0;
+  }
+
+  /** A chat with sends kept for the host asks to be told when the host is back. */
+  async waitForHost(chatId: string): Promise<boolean> {
+    this.ctx.storage.sql.exec('INSERT OR IGNORE INTO waiting (chat_id) VALUES (?)', chatId);
+    return this.isOnline();
+  }
+
+  // ---- presence -------------------------------------------------------------------------------
+
+  override async alarm(): Promise<void> {
+    const [ws] = this.ctx.getWebSockets('host');
+    if (!ws) return;
+    const { connectedAt } = ws.deserializeAttachment() as HostSocketAttachment;
+    const pinged = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? 0;
+    const heard = Math.max(pinged, connectedAt, this.lastHeard);
+    if (Date.now() - heard > LINK_HEARTBEAT.silenceMs) {
+      try { ws.close(4001, 'heartbeat missed'); } catch { /* gone */ }
+      await this.lost();
+      return;
+    }
+    await this.ctx.storage.setAlarm(Date.now() + CHECK_EVERY_MS);
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    try { ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing'); } catch { /* gone */ }
+    await this.lost();
+  }
+
+  override async webSocketError(): Promise<void> {
+    await this.lost();
+  }
+
+  private async lost(): Promise<void> {
+    if (this.ctx.getWebSockets('host').some((ws) => ws.readyState === WebSocket.OPEN)) return; // a newer socket took over
+    for (const [id, waiter] of this.waiters) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(failure(id, { code: 'host-offline', message: 'The host went offline before it answered' }));
+    }
+    this.waiters.clear();
+    await this.announce(false);
+  }
+
+  private async announce(online: boolean): Promise<void> {
+    const hostId = this.getMeta('hostId');
+    if (!hostId) return;
+    const at = Date.now();
+    await this.env.DB.prepare('UPDATE hosts SET last_seen_at = ? WHERE id = ?').bind(at, hostId).run();
+    await this.lobby(hostId).presence(hostId, online, at);
+  }
+
+  private async wakeWaiting(): Promise<void> {
+    const hostId = this.getMeta('hostId');
+    if (!hostId) return;
+    const chats = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM waiting').toArray();
+    this.ctx.storage.sql.exec('DELETE FROM waiting');
+    // Each room delivers its own kept sends in order; rooms do not wait on one another.
+    await Promise.all(chats.map(({ chat_id }) => this.room(hostId, chat_id).hostReturned(hostId, chat_id).catch((error: unknown) => {
+      console.error(JSON.stringify({ msg: 'deliver kept sends failed', hostId, chatId: chat_id, error: String(error) }));
+    })));
+  }
+
+  // ---- plumbing -------------------------------------------------------------------------------
+
+  private room(hostId: string, chatId: string) {
+    return this.env.CHAT_ROOM.get(this.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
+  }
+
+  private lobby(hostId: string) {
+    return this.env.LOBBY.get(this.env.LOBBY.idFromName(hostId));
+  }
+
+  private getMeta(key: string): string | null {
+    const [row] = this.ctx.storage.sql.exec<{ value: string }>('SELECT value FROM meta WHERE key = ?', key).toArray();
+    return row?.value ?? null;
+  }
+
+  private setMeta(key: string, value: string): void {
+    this.ctx.storage.sql.exec('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)', key, value);
+  }
+}
+
+export function roomName(hostId: string, chatId: string): string {
+  return `${hostId}\n${chatId}`;
+}
+
+function failure(id: string, error: WireError): Reply {
+  return { id, ok: false, error };
+}
+
+/** Sends a request to a host through its HostLink and answers the host's Reply (or the relay's). */
+export async function askHost(env: Env, hostId: string, input: LinkRequestInput): Promise<Reply> {
+  const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(hostId));
+  // The RPC type machinery cannot express `unknown` results; the value is the Reply we built.
+  return (await link.request(input)) as unknown as Reply;
+}

@@ -1,0 +1,133 @@
+// Lobby: one per host, the host-level socket every client keeps open.
+//
+// It serves the host-wide requests (`chat.list`, `chat.create`, `provider.list`, `accounts.*`,
+// `usage.*`, `skills.list`) by passing them to the host, answers `chat.list` from the relay's chat
+// index while the host is offline, and sends every client the host's `chat.status`, `accounts.*` and
+// `usage.*` events and the host's presence. A chat request that arrives here is served by that chat's
+// ChatRoom, except attaching, which needs the chat's own socket.
+//
+// It keeps nothing of its own but the reply journal; the chat index is in D1.
+import { ProtocolError, type ChatInfo, type LinkEventFrame, type Reply } from '../../contracts/index.ts';
+import { HostAccess } from '../auth/access.ts';
+import type { Identity } from '../auth/tokens.ts';
+import type { Env } from '../env.ts';
+import { ClientSockets, eventFrame, identityOf, linkId, relabel, replyError, replyOk, send, type ClientRequest } from './client-sockets.ts';
+import { askHost, roomName, type LinkRequestInput } from './host-link.ts';
+import { ReplyJournal } from './reply-journal.ts';
+
+const HOST_LEVEL = new Set([
+  'chat.list', 'chat.create', 'chat.setPreferences', 'provider.list', 'skills.list',
+  'accounts.list', 'accounts.refresh', 'accounts.save', 'accounts.create', 'accounts.watchLogin',
+  'usage.summary', 'usage.subscribe', 'usage.unsubscribe', 'usage.limits', 'usage.refreshLimits',
+]);
+const ROOM_ONLY = new Set(['chat.attach', 'chat.detach', 'chat.history']);
+const MUTATING = new Set(['chat.create', 'accounts.save', 'accounts.create']);
+
+
+export class Lobby extends ClientSockets {
+  private readonly journal: ReplyJournal;
+  private readonly access: HostAccess;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.journal = new ReplyJournal(ctx.storage.sql);
+    this.access = new HostAccess(env.DB);
+    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+  }
+
+  private hostId(): string {
+    const [row] = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'hostId'").toArray();
+    if (!row) throw new ProtocolError('internal', 'lobby has no host');
+    return row.value;
+  }
+
+  private name(hostId: string): void {
+    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('hostId', ?)", hostId);
+  }
+
+  private ask(input: LinkRequestInput): Promise<Reply> {
+    return askHost(this.env, this.hostId(), input);
+  }
+
+  private hostLink() {
+    return this.env.HOST_LINK.get(this.env.HOST_LINK.idFromName(this.hostId()));
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    const identity = identityOf(request);
+    const hostId = request.headers.get('X-Tether-Host');
+    if (!hostId) return new Response('missing host', { status: 400 });
+    this.name(hostId);
+    return this.acceptClient(identity);
+  }
+
+  protected override onConnect(ws: WebSocket): void {
+    void this.hostLink().isOnline().then((online) => {
+      send(ws, eventFrame('host.presence', { hostId: this.hostId(), online, at: Date.now() }));
+    }).catch(() => undefined);
+  }
+
+  protected override async onRequest(_ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string> {
+    const hostId = this.hostId();
+    await this.access.check(identity, hostId, request.type);
+    const userId = identity.kind === 'user' ? identity.userId : `host:${identity.hostId}`;
+    if (!HOST_LEVEL.has(request.type)) return this.viaRoom(hostId, identity, request);
+    if (!MUTATING.has(request.type)) return this.answer(hostId, userId, request);
+    return this.journal.once(userId, request.id, () => this.answer(hostId, userId, request));
+  }
+
+  private async answer(hostId: string, userId: string, request: ClientRequest): Promise<string> {
+    const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
+    if (request.type === 'chat.list' && !reply.ok && reply.error.code === 'host-offline') {
+      return replyOk(request.id, { chats: await this.indexedChats(hostId) });
+    }
+    if (request.type === 'chat.create' && reply.ok) await this.index(hostId, [reply.result as ChatInfo]);
+    return relabel(reply, request.id);
+  }
+
+  private async viaRoom(hostId: string, identity: Identity, request: ClientRequest): Promise<string> {
+    if (ROOM_ONLY.has(request.type)) {
+      return replyError(request.id, { code: 'bad-request', message: `${request.type} is served on the chat's own socket` });
+    }
+    const chatId = (request.payload as { chatId?: string }).chatId;
+    if (typeof chatId !== 'string') return replyError(request.id, { code: 'bad-request', message: 'Invalid payload: chatId' });
+    const room = this.env.CHAT_ROOM.get(this.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
+    return room.serve(identity, request);
+  }
+
+  // ---- from HostLink ----
+
+  async ingest(hostId: string, frames: LinkEventFrame[]): Promise<void> {
+    this.name(hostId);
+    const statuses: ChatInfo[] = [];
+    for (const frame of frames) {
+      if (frame.event === 'chat.status') statuses.push((frame.payload as { info: ChatInfo }).info);
+      this.broadcast(eventFrame(frame.event, frame.payload));
+    }
+    if (statuses.length > 0) await this.index(hostId, statuses);
+  }
+
+  async presence(hostId: string, online: boolean, at: number): Promise<void> {
+    this.name(hostId);
+    this.broadcast(eventFrame('host.presence', { hostId, online, at }));
+  }
+
+  // ---- the chat index ----
+
+  private async index(hostId: string, infos: ChatInfo[]): Promise<void> {
+    const now = Date.now();
+    const latest = new Map(infos.filter((info) => info && typeof info.chatId === 'string').map((info) => [info.chatId, info]));
+    if (latest.size === 0) return;
+    await this.env.DB.batch([...latest.values()].map((info) => this.env.DB.prepare(
+      `INSERT INTO chats (host_id, chat_id, title, status, provider, info, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (host_id, chat_id) DO UPDATE SET title = excluded.title, status = excluded.status,
+         provider = excluded.provider, info = excluded.info, updated_at = excluded.updated_at`,
+    ).bind(hostId, info.chatId, info.suggestedTitle ?? null, info.status, info.provider, JSON.stringify(info), now)));
+  }
+
+  private async indexedChats(hostId: string): Promise<ChatInfo[]> {
+    const { results } = await this.env.DB.prepare('SELECT info FROM chats WHERE host_id = ? ORDER BY updated_at DESC').bind(hostId).all<{ info: string }>();
+    return results.map((row) => JSON.parse(row.info) as ChatInfo);
+  }
+}
+

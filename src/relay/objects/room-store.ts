@@ -1,0 +1,158 @@
+// What a ChatRoom keeps in its own SQLite storage, and nothing about who is connected.
+//
+// - `meta`: host and chat id, the host's last applied `seq`, the room's own `seq`, the log floor (a
+//   `since` below it gets a snapshot), the history epoch (cursors from an older epoch are expired),
+//   and the current ChatInfo.
+// - `items`: the materialized thread in order, each row with the room `seq` it was last written at.
+//   Item events are written as they come; deltas only mark the item dirty and are written in a
+//   flush, so a streamed reply costs one row write per flush, not per delta. After a restart the
+//   deltas logged after an item's row are applied again.
+// - `log`: the events clients may replay, as the JSON that was sent (never serialized twice).
+// - `kept`: `chat.send`s kept while the host was offline, in order, until it takes them.
+// - `blobs`: large values (visual pages, kept payloads) in parts under SQLite's value limit.
+import {
+  ChatEventSchema, Thread, type ChatEvent, type ChatInfo, type ChatItem,
+} from '../../contracts/index.ts';
+
+// UTF-16 units per part: at most 3 bytes each in UTF-8, well under the 2 MB a SQLite value may hold.
+const PART = 500_000;
+export const LOG_KEEP = 5_000;
+
+export interface KeptSend {
+  pos: number;
+  requestId: string;
+  userId: string;
+  at: number;
+  payload: unknown;
+}
+
+export class RoomStore {
+  private readonly sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS items (pos INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, json TEXT NOT NULL, seq INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, json TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS kept (pos INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, user_id TEXT NOT NULL, at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS blobs (key TEXT NOT NULL, part INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, part));
+    `);
+  }
+
+  // ---- meta ----
+  get(key: string): string | null {
+    const [row] = this.sql.exec<{ value: string }>('SELECT value FROM meta WHERE key = ?', key).toArray();
+    return row?.value ?? null;
+  }
+  set(key: string, value: string | number): void {
+    this.sql.exec('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)', key, String(value));
+  }
+  num(key: string, fallback: number): number {
+    const value = this.get(key);
+    return value === null ? fallback : Number(value);
+  }
+
+  // ---- the thread ----
+  /** The thread as stored, with the deltas logged after each item's row applied again. */
+  loadThread(): Thread | null {
+    const info = this.get('info');
+    if (info === null) return null;
+    const rows = this.sql.exec<{ id: string; json: string; seq: number }>('SELECT id, json, seq FROM items ORDER BY pos').toArray();
+    const writtenAt = new Map<string, number>();
+    const thread = new Thread(JSON.parse(info) as ChatInfo, rows.map((row) => {
+      writtenAt.set(row.id, row.seq);
+      return JSON.parse(row.json) as ChatItem;
+    }));
+    const oldest = Math.min(...writtenAt.values(), Number.POSITIVE_INFINITY);
+    if (oldest === Number.POSITIVE_INFINITY) return thread;
+    for (const row of this.sql.exec<{ seq: number; json: string }>('SELECT seq, json FROM log WHERE seq > ? ORDER BY seq', oldest)) {
+      const event = ChatEventSchema.safeParse(JSON.parse(row.json));
+      if (!event.success || event.data.type !== 'delta') continue;
+      const at = writtenAt.get(event.data.itemId);
+      if (at !== undefined && row.seq > at) thread.apply(event.data);
+    }
+    return thread;
+  }
+
+  writeInfo(info: ChatInfo): void {
+    this.set('info', JSON.stringify(info));
+  }
+
+  writeItem(thread: Thread, item: ChatItem, seq: number): void {
+    const pos = thread.positionOf(item.id);
+    this.sql.exec(
+      'INSERT INTO items (pos, id, json, seq) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET json = excluded.json, seq = excluded.seq',
+      pos, item.id, JSON.stringify(item), seq,
+    );
+  }
+
+  replaceThread(thread: Thread, seq: number): void {
+    this.sql.exec('DELETE FROM items');
+    thread.items.forEach((item, pos) => {
+      this.sql.exec('INSERT INTO items (pos, id, json, seq) VALUES (?, ?, ?, ?)', pos, item.id, JSON.stringify(item), seq);
+    });
+    this.writeInfo(thread.info);
+  }
+
+  /** Forgets the thread and its log; the room's own seq goes on, so no client mistakes old for new. */
+  forgetThread(): void {
+    this.sql.exec("DELETE FROM items; DELETE FROM log; DELETE FROM blobs WHERE key LIKE 'visual:%'; DELETE FROM meta WHERE key IN ('info', 'hostSeq')");
+    this.set('logFloor', this.num('seq', 0));
+    this.set('epoch', this.num('epoch', 0) + 1);
+  }
+
+  // ---- the log ----
+  appendLog(seq: number, json: string): void {
+    this.sql.exec('INSERT INTO log (seq, json) VALUES (?, ?)', seq, json);
+  }
+
+  /** Logged event JSON after `since`, in order. */
+  logAfter(since: number): string[] {
+    return this.sql.exec<{ json: string }>('SELECT json FROM log WHERE seq > ? ORDER BY seq', since).toArray().map((row) => row.json);
+  }
+
+  /** Forgets the log up to `floor`: a `since` below it gets a snapshot from now on. */
+  dropLogThrough(floor: number): void {
+    this.sql.exec('DELETE FROM log WHERE seq <= ?', floor);
+  }
+
+  // ---- sends kept for an offline host ----
+  keep(requestId: string, userId: string, payload: unknown): void {
+    this.sql.exec('INSERT INTO kept (request_id, user_id, at) VALUES (?, ?, ?)', requestId, userId, Date.now());
+    const [row] = this.sql.exec<{ pos: number }>('SELECT last_insert_rowid() AS pos').toArray();
+    this.putBlob(`kept:${row!.pos}`, JSON.stringify(payload));
+  }
+
+  kept(): KeptSend[] {
+    return this.sql.exec<{ pos: number; request_id: string; user_id: string; at: number }>('SELECT pos, request_id, user_id, at FROM kept ORDER BY pos')
+      .toArray()
+      .map((row) => ({ pos: row.pos, requestId: row.request_id, userId: row.user_id, at: row.at, payload: JSON.parse(this.getBlob(`kept:${row.pos}`) ?? 'null') }));
+  }
+
+  isKept(requestId: string, userId: string): boolean {
+    return this.sql.exec('SELECT 1 FROM kept WHERE request_id = ? AND user_id = ?', requestId, userId).toArray().length > 0;
+  }
+
+  unkeep(pos: number): void {
+    this.sql.exec('DELETE FROM kept WHERE pos = ?', pos);
+    this.dropBlob(`kept:${pos}`);
+  }
+
+  // ---- blobs ----
+  putBlob(key: string, value: string): void {
+    this.dropBlob(key);
+    for (let part = 0, at = 0; at < value.length || part === 0; part++, at += PART) {
+      this.sql.exec('INSERT INTO blobs (key, part, data) VALUES (?, ?, ?)', key, part, value.slice(at, at + PART));
+    }
+  }
+  getBlob(key: string): string | null {
+    const parts = this.sql.exec<{ data: string }>('SELECT data FROM blobs WHERE key = ? ORDER BY part', key).toArray();
+    return parts.length === 0 ? null : parts.map((p) => p.data).join('');
+  }
+  dropBlob(key: string): void {
+    this.sql.exec('DELETE FROM blobs WHERE key = ?', key);
+  }
+}
+
+export type { ChatEvent };

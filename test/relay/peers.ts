@@ -1,0 +1,209 @@
+// Test peers for the relay, running inside workerd beside it: a host that speaks the link protocol
+// (a small in-memory agent-contracts host with a per-chat seq, a log and an outbox) and clients.
+import { SELF, env } from 'cloudflare:test';
+import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../src/contracts/index.ts';
+import { mintToken } from '../../src/relay/auth/tokens.ts';
+
+export const OWNER = 'owner-1';
+
+export function userToken(userId = OWNER): Promise<string> {
+  return mintToken(env.TETHER_TOKEN_SECRET, { kind: 'user', userId });
+}
+
+export function hostToken(hostId: string, ownerId = OWNER): Promise<string> {
+  return mintToken(env.TETHER_TOKEN_SECRET, { kind: 'host', hostId, ownerId });
+}
+
+export async function openSocket(path: string, token: string | null): Promise<WebSocket> {
+  const res = await SELF.fetch(`http://relay.test${path}`, {
+    headers: { Upgrade: 'websocket', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+  });
+  if (!res.webSocket) throw new Error(`upgrade refused: ${res.status} ${await res.text()}`);
+  res.webSocket.accept();
+  return res.webSocket;
+}
+
+export function infoFor(chatId: string, patch: Partial<ChatInfo> = {}): ChatInfo {
+  return {
+    chatId, provider: 'claude', cwd: '/work', agentSessionId: null, model: null,
+    selection: { model: 'sonnet', options: {} }, runtimeMode: 'full-access', status: 'idle', running: false,
+    activeTurnId: null, slashCommands: [], usage: { contextTokens: 0, contextWindow: null, costUsd: 0, turns: 0 },
+    createdAt: 1_700_000_000_000, ...patch,
+  };
+}
+
+export function userItem(id: string, text: string): ChatItem {
+  return { kind: 'user', id, createdAt: Date.now(), turnId: null, text };
+}
+
+export function assistantItem(id: string, text: string, streaming = true): ChatItem {
+  return { kind: 'assistant', id, createdAt: Date.now(), turnId: 't1', text, streaming };
+}
+
+type Frame = Record<string, any>;
+type Handler = (payload: any, frame: Frame) => unknown | Promise<unknown>;
+
+interface HostChat {
+  thread: Thread;
+  seq: number;
+  log: { seq: number; event: ChatEvent }[];
+}
+
+/** A host on the link: answers requests from its in-memory chats, keeps an outbox until acked. */
+export class FakeHost {
+  readonly hostId: string;
+  ws: WebSocket | null = null;
+  readonly chats = new Map<string, HostChat>();
+  readonly received: Frame[] = [];
+  readonly handlers: Record<string, Handler> = {};
+  /** Unacknowledged outbox frames by n. */
+  readonly outbox = new Map<number, string>();
+  private n = 0;
+  private pinger: ReturnType<typeof setInterval> | null = null;
+  silent = false;
+
+  constructor(hostId: string) {
+    this.hostId = hostId;
+    this.handlers['chat.create'] = (p) => this.create(p.chatId).thread.info;
+    this.handlers['chat.list'] = () => ({ chats: [...this.chats.values()].map((c) => c.thread.info) });
+    this.handlers['chat.attach'] = (p) => this.attachAnswer(p.chatId, p.since);
+    this.handlers['chat.send'] = (p, f) => {
+      this.emit(p.chatId, { type: 'item', item: userItem(`u-${f.id}`, p.text) });
+      return { queued: false, turnId: `turn-${f.id}` };
+    };
+  }
+
+  async connect(): Promise<this> {
+    this.ws = await openSocket(`/v1/hosts/${this.hostId}/link`, await hostToken(this.hostId));
+    this.ws.addEventListener('message', (e) => { void this.onMessage(String(e.data)); });
+    this.ws.send(JSON.stringify({ link: 'hello', version: 'test', pending: this.outbox.size }));
+    for (const [, text] of [...this.outbox].sort((a, b) => a[0] - b[0])) this.ws.send(text);
+    this.pinger = setInterval(() => { if (!this.silent) this.ws?.send('ping'); }, 1_000);
+    return this;
+  }
+
+  disconnect(): void {
+    if (this.pinger) clearInterval(this.pinger);
+    this.ws?.close(1000, 'bye');
+    this.ws = null;
+  }
+
+  create(chatId: string, items: ChatItem[] = []): HostChat {
+    let chat = this.chats.get(chatId);
+    if (!chat) this.chats.set(chatId, chat = { thread: new Thread(infoFor(chatId), items), seq: 0, log: [] });
+    return chat;
+  }
+
+  /** Produces an event: applied, logged with the next seq, and sent (or kept) through the outbox. */
+  emit(chatId: string, event: ChatEvent): number {
+    const chat = this.create(chatId);
+    chat.thread.apply(event);
+    chat.seq += 1;
+    chat.log.push({ seq: chat.seq, event });
+    this.sendEvent('chat.event', { chatId, event, seq: chat.seq });
+    return chat.seq;
+  }
+
+  sendEvent(event: string, payload: unknown): void {
+    const n = ++this.n;
+    const text = JSON.stringify({ type: 'event', event, payload, n });
+    this.outbox.set(n, text);
+    if (this.ws) this.ws.send(text);
+  }
+
+  /** Sends an already-acknowledged frame again, as a host does after losing the ack. */
+  resend(n: number, text: string): void {
+    this.ws?.send(text);
+  }
+
+  private attachAnswer(chatId: string, since?: number) {
+    const chat = this.chats.get(chatId);
+    if (!chat) throw Object.assign(new Error('No such chat'), { code: 'chat-not-found' });
+    const { info, items } = chat.thread;
+    if (since !== undefined && chat.log.length > 0 && since >= chat.log[0]!.seq - 1) {
+      return { info, items: [], seq: chat.seq, events: chat.log.filter((e) => e.seq > since).map((e) => e.event) };
+    }
+    return { info, items, seq: chat.seq };
+  }
+
+  private async onMessage(text: string): Promise<void> {
+    if (text === 'pong') return;
+    const frame = JSON.parse(text) as Frame;
+    if (frame.link === 'ack') {
+      for (const n of frame.n as number[]) this.outbox.delete(n);
+      return;
+    }
+    this.received.push(frame);
+    const handler = this.handlers[frame.type];
+    if (handler === undefined) return; // unanswered: lets a test see host-timeout
+    try {
+      const result = await handler(frame.payload, frame);
+      this.ws?.send(JSON.stringify({ id: frame.id, ok: true, result: result ?? {} }));
+    } catch (error: any) {
+      this.ws?.send(JSON.stringify({ id: frame.id, ok: false, error: { code: error.code ?? 'internal', message: error.message } }));
+    }
+  }
+
+  requestsOf(type: string): Frame[] {
+    return this.received.filter((f) => f.type === type);
+  }
+}
+
+/** A client socket: numbered requests, every frame kept, waits by predicate. */
+export class Client {
+  readonly ws: WebSocket;
+  readonly frames: Frame[] = [];
+  private next = 0;
+  private waiters: { test: (f: Frame) => boolean; resolve: (f: Frame) => void }[] = [];
+
+  private constructor(ws: WebSocket) {
+    this.ws = ws;
+    ws.addEventListener('message', (e) => {
+      const frame = JSON.parse(String(e.data)) as Frame;
+      this.frames.push(frame);
+      this.waiters = this.waiters.filter((w) => (w.test(frame) ? (w.resolve(frame), false) : true));
+    });
+  }
+
+  static async chat(hostId: string, chatId: string, userId = OWNER): Promise<Client> {
+    return new Client(await openSocket(`/v1/hosts/${hostId}/chats/${encodeURIComponent(chatId)}`, await userToken(userId)));
+  }
+
+  static async lobby(hostId: string, userId = OWNER): Promise<Client> {
+    return new Client(await openSocket(`/v1/hosts/${hostId}/lobby`, await userToken(userId)));
+  }
+
+  waitFor(test: (f: Frame) => boolean, what = 'frame'): Promise<Frame> {
+    const seen = this.frames.find(test);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), 10_000);
+      this.waiters.push({ test, resolve: (f) => { clearTimeout(timer); resolve(f); } });
+    });
+  }
+
+  sendRaw(text: string): void {
+    this.ws.send(text);
+  }
+
+  request(type: string, payload: unknown, id = `r-${++this.next}-${crypto.randomUUID()}`): Promise<Frame> {
+    this.ws.send(JSON.stringify({ id, type, payload }));
+    return this.waitFor((f) => f.id === id && 'ok' in f, `reply to ${type}`);
+  }
+
+  chatEvents(): Frame[] {
+    return this.frames.filter((f) => f.type === 'event' && f.event === 'chat.event');
+  }
+
+  close(): void {
+    this.ws.close(1000, 'done');
+  }
+}
+
+export async function until(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
