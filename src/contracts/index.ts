@@ -16,3 +16,4 @@ export * from './worktree.ts';
 export * from './errors.ts';
 export * from './link.ts';
 export * from './thread.ts';
+export * from './relay.ts';

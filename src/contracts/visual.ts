@@ -41,10 +41,11 @@ export const ChatVisualsSchema = z.array(ChatVisualSchema);
 export type ChatVisuals = z.output<typeof ChatVisualsSchema>;
 
 /**
- * Frame height for a visual shown `width` px wide: the taller of the nearest
- * measurements on either side (a page only grows as it narrows, so the taller
- * one never clips), capped at the visual's own max, then kept within the
- * host's limits. `undefined` when the page was never measured.
+ * Frame height for a visual shown `width` px wide. Between two measured widths
+ * the page's real height is unknown, so it takes the taller neighbour: a frame
+ * a little too tall wastes space, one too short clips content. Capped at the
+ * visual's own max, then kept within the host's limits. `undefined` when the
+ * page was never measured.
  */
 export function visualFrameHeight(
   visual: Pick<ChatVisual, 'heights' | 'maxHeight'>,

@@ -14,16 +14,15 @@ visualPages.get('/:hostId/:chatId/:visualId', async (c) => {
   if (!token) return c.json({ code: 'unauthorized', message: 'A token is required' }, 401);
   const { hostId, chatId, visualId } = c.req.param();
   const room = c.env.CHAT_ROOM.get(c.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
-  let html: string | null;
+  let identity;
   try {
-    const identity = await verifyToken(c.env.TETHER_TOKEN_SECRET, token);
-    html = await room.visualPage(hostId, chatId, visualId, identity);
+    identity = await verifyToken(c.env.TETHER_TOKEN_SECRET, token);
   } catch (error) {
-    if (error instanceof ProtocolError || (error instanceof Error && /forbidden|unauthorized|access/.test(error.message))) {
-      return c.json({ code: 'forbidden', message: 'You may not see this visual' }, 403);
-    }
-    throw error;
+    return c.json({ code: 'unauthorized', message: error instanceof ProtocolError ? error.message : 'invalid token' }, 401);
   }
+  const page = await room.visualPage(hostId, chatId, visualId, identity);
+  if (page === 'forbidden') return c.json({ code: 'forbidden', message: 'You may not see this visual' }, 403);
+  const { html } = page;
   if (html === null) return c.json({ code: 'item-not-found', message: 'No such visual' }, 404);
   const ancestors = c.env.APP_ORIGINS?.trim() || "'self'";
   return new Response(html, {

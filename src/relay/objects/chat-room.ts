@@ -407,11 +407,15 @@ export class ChatRoom extends ClientSockets {
     this.store.putBlob(`visual:${page.visualId}`, page.html);
   }
 
-  /** The page of a visual, for its own sandboxed route; null when unknown. */
-  async visualPage(hostId: string, chatId: string, visualId: string, identity: Identity): Promise<string | null> {
+  /** The page of a visual, for its own sandboxed route: `forbidden` for someone who may not read the chat. */
+  async visualPage(hostId: string, chatId: string, visualId: string, identity: Identity): Promise<{ html: string | null } | 'forbidden'> {
     this.name(hostId, chatId);
-    await this.access.check(identity, hostId, 'chat.attach');
-    return this.store.getBlob(`visual:${visualId}`);
+    try {
+      await this.access.check(identity, hostId, 'chat.attach');
+    } catch {
+      return 'forbidden';
+    }
+    return { html: this.store.getBlob(`visual:${visualId}`) };
   }
 
   // ---- approvals and questions: the first answer wins ----

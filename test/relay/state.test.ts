@@ -1,0 +1,261 @@
+import { env, evictAllDurableObjects, runDurableObjectAlarm, SELF } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { Client, FakeHost, assistantItem, until, userItem, userToken } from './peers.ts';
+
+let hosts = 0;
+const newHost = () => new FakeHost(`host-state-${++hosts}`).connect();
+
+function approvalItem(id: string, requestId: string) {
+  return {
+    kind: 'approval' as const, id, createdAt: Date.now(), turnId: 't1', requestId, toolUseId: 'tu1', toolName: 'Bash',
+    input: { command: 'rm -rf build' }, description: null, canAllowAlways: false, decision: 'pending' as const,
+  };
+}
+
+describe('bookmarks, answered by the relay', () => {
+  it('follows the documented rules and broadcasts the whole list', async () => {
+    const host = await newHost();
+    host.create('b1', [
+      userItem('u1', '  hello \n  world  '),
+      assistantItem('a1', 'x'.repeat(400), false),
+      { kind: 'assistant', id: 'a2', createdAt: 1, turnId: 't1', text: 'sub', streaming: false, parentToolUseId: 'task-1' },
+      { kind: 'note', id: 'n1', createdAt: 1, turnId: null, level: 'info', text: 'note' },
+    ]);
+    const me = await Client.chat(host.hostId, 'b1');
+    const other = await Client.chat(host.hostId, 'b1');
+    await me.request('chat.attach', { chatId: 'b1' });
+    await other.request('chat.attach', { chatId: 'b1' });
+
+    const added = await me.request('chat.addBookmark', { chatId: 'b1', itemId: 'u1' });
+    expect(added.result.bookmarks).toEqual([{ itemId: 'u1', excerpt: 'hello world', createdAt: expect.any(Number) }]);
+    const long = await me.request('chat.addBookmark', { chatId: 'b1', itemId: 'a1', name: `  ${'n'.repeat(116)}  ` });
+    const a1 = long.result.bookmarks.find((b: any) => b.itemId === 'a1');
+    expect(a1.excerpt).toHaveLength(160);
+    expect(a1.name).toBe('n'.repeat(116));
+    expect((await me.request('chat.addBookmark', { chatId: 'b1', itemId: 'a1', name: 'n'.repeat(121) })).error.code).toBe('bad-request');
+    expect((await me.request('chat.addBookmark', { chatId: 'b1', itemId: 'a2' })).error.code).toBe('item-not-found');
+    expect((await me.request('chat.addBookmark', { chatId: 'b1', itemId: 'n1' })).error.code).toBe('item-not-found');
+    expect((await me.request('chat.addBookmark', { chatId: 'b1', itemId: 'nope' })).error.code).toBe('item-not-found');
+
+    // Adding again keeps the bookmark and only names it.
+    const renamedByAdd = await me.request('chat.addBookmark', { chatId: 'b1', itemId: 'u1', name: 'Greeting' });
+    expect(renamedByAdd.result.bookmarks.find((b: any) => b.itemId === 'u1')).toMatchObject({ name: 'Greeting', excerpt: 'hello world' });
+    const unnamed = await me.request('chat.renameBookmark', { chatId: 'b1', itemId: 'u1', name: '   ' });
+    expect(unnamed.result.bookmarks.find((b: any) => b.itemId === 'u1').name).toBeUndefined();
+    expect((await me.request('chat.renameBookmark', { chatId: 'b1', itemId: 'zz', name: 'x' })).error.code).toBe('bookmark-not-found');
+
+    expect((await me.request('chat.removeBookmark', { chatId: 'b1', itemId: 'a1' })).result.bookmarks).toHaveLength(1);
+    expect((await me.request('chat.removeBookmark', { chatId: 'b1', itemId: 'a1' })).ok).toBe(true);
+
+    const pushed = other.frames.filter((f) => f.event === 'chat.bookmarks');
+    expect(pushed.length).toBeGreaterThanOrEqual(5);
+    expect(pushed.at(-1)!.payload.bookmarks.map((b: any) => b.itemId)).toEqual(['u1']);
+
+    const reattached = await Client.chat(host.hostId, 'b1');
+    expect((await reattached.request('chat.attach', { chatId: 'b1' })).result.bookmarks.map((b: any) => b.itemId)).toEqual(['u1']);
+  });
+
+  it('refuses the 201st bookmark with too-many-bookmarks, even while the host is offline', async () => {
+    const host = await newHost();
+    host.create('b2', Array.from({ length: 201 }, (_, i) => userItem(`u${i}`, `m${i}`)));
+    const me = await Client.chat(host.hostId, 'b2');
+    await me.request('chat.attach', { chatId: 'b2' });
+    host.disconnect();
+    for (let i = 0; i < 200; i++) {
+      const reply = await me.request('chat.addBookmark', { chatId: 'b2', itemId: `u${i}` });
+      expect(reply.ok).toBe(true);
+    }
+    expect((await me.request('chat.addBookmark', { chatId: 'b2', itemId: 'u200' })).error.code).toBe('too-many-bookmarks');
+  });
+});
+
+describe('approvals and questions: the first answer wins', () => {
+  it('lets exactly one of two simultaneous approvals reach the host', async () => {
+    const host = await newHost();
+    host.create('a1', []);
+    host.handlers['chat.approve'] = (p) => {
+      host.emit('a1', { type: 'item', item: { ...approvalItem('ap1', 'req-1'), decision: p.decision } });
+      return {};
+    };
+    const alice = await Client.chat(host.hostId, 'a1');
+    const phone = await Client.chat(host.hostId, 'a1');
+    await alice.request('chat.attach', { chatId: 'a1' });
+    await phone.request('chat.attach', { chatId: 'a1' });
+    host.emit('a1', { type: 'item', item: approvalItem('ap1', 'req-1') });
+    await until(() => phone.chatEvents().length === 1, 'approval item on the phone');
+
+    const [one, two] = await Promise.all([
+      alice.request('chat.approve', { chatId: 'a1', requestId: 'req-1', decision: 'allow' }),
+      phone.request('chat.approve', { chatId: 'a1', requestId: 'req-1', decision: 'deny', message: 'no' }),
+    ]);
+    const oks = [one, two].filter((r) => r.ok);
+    const refused = [one, two].filter((r) => !r.ok);
+    expect(oks).toHaveLength(1);
+    expect(refused.map((r) => r.error.code)).toEqual(['request-not-found']);
+    expect(host.requestsOf('chat.approve')).toHaveLength(1);
+    // Both see the card settle.
+    await until(() => alice.chatEvents().some((f) => f.payload.event.item?.decision && f.payload.event.item.decision !== 'pending'), 'settled card');
+    const row = await env.DB.prepare('SELECT state, settled_by FROM requests WHERE host_id = ? AND request_id = ?').bind(host.hostId, 'req-1').first();
+    expect(row).toEqual({ state: 'settled', settled_by: 'owner-1' });
+  });
+
+  it('refuses an answer after the CLI settled the request in its own prompt', async () => {
+    const host = await newHost();
+    host.create('a2', []);
+    host.handlers['chat.approve'] = () => ({});
+    const me = await Client.chat(host.hostId, 'a2');
+    await me.request('chat.attach', { chatId: 'a2' });
+    host.emit('a2', { type: 'item', item: approvalItem('ap2', 'req-2') });
+    host.emit('a2', { type: 'item', item: { ...approvalItem('ap2', 'req-2'), decision: 'allow' } });
+    await until(() => me.chatEvents().length === 2, 'settled in the terminal');
+    const late = await me.request('chat.approve', { chatId: 'a2', requestId: 'req-2', decision: 'deny' });
+    expect(late.error.code).toBe('request-not-found');
+    expect(host.requestsOf('chat.approve')).toHaveLength(0);
+  });
+
+  it('keeps an approval answerable when the host was offline, so nothing is stuck', async () => {
+    const host = await newHost();
+    host.create('a3', []);
+    host.handlers['chat.approve'] = () => ({});
+    const me = await Client.chat(host.hostId, 'a3');
+    await me.request('chat.attach', { chatId: 'a3' });
+    host.emit('a3', { type: 'item', item: approvalItem('ap3', 'req-3') });
+    await until(() => me.chatEvents().length === 1, 'approval');
+    host.disconnect();
+    await until(async () => !(await env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId)).isOnline()), 'host offline');
+    const offline = await me.request('chat.approve', { chatId: 'a3', requestId: 'req-3', decision: 'allow' });
+    expect(offline.error.code).toBe('host-offline');
+    await host.connect();
+    const again = await me.request('chat.approve', { chatId: 'a3', requestId: 'req-3', decision: 'allow' });
+    expect(again.ok).toBe(true);
+  });
+});
+
+describe('sends while the host is offline', () => {
+  it('keeps them durably, shows them queued, and delivers them once, in order, when the host returns', async () => {
+    const host = await newHost();
+    host.create('q1', []);
+    const me = await Client.chat(host.hostId, 'q1');
+    const watcher = await Client.chat(host.hostId, 'q1');
+    await me.request('chat.attach', { chatId: 'q1' });
+    await watcher.request('chat.attach', { chatId: 'q1' });
+    host.disconnect();
+    await until(async () => !(await env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId)).isOnline()), 'host offline');
+
+    const first = await me.request('chat.send', { chatId: 'q1', text: 'one' }, 'send-1');
+    const retry = await me.request('chat.send', { chatId: 'q1', text: 'one' }, 'send-1');
+    const second = await me.request('chat.send', { chatId: 'q1', text: 'two' }, 'send-2');
+    expect(first.result).toEqual({ queued: true });
+    expect(retry.result).toEqual({ queued: true });
+    expect(second.result).toEqual({ queued: true });
+    await until(() => watcher.chatEvents().some((f) => f.payload.event.type === 'info' && f.payload.event.info.queue?.length === 2), 'queue visible');
+
+    // The room survives a restart with the kept sends.
+    await evictAllDurableObjects();
+    await host.connect();
+    await until(() => host.requestsOf('chat.send').length === 2, 'both delivered');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(host.requestsOf('chat.send').map((f) => f.payload.text)).toEqual(['one', 'two']);
+    const fresh = await Client.chat(host.hostId, 'q1');
+    await until(async () => ((await fresh.request('chat.attach', { chatId: 'q1' })).result.info.queue ?? []).length === 0, 'queue emptied');
+    // A retry of a delivered send still answers once, without a second delivery.
+    expect((await me.request('chat.send', { chatId: 'q1', text: 'one' }, 'send-1')).result).toEqual({ queued: true });
+    expect(host.requestsOf('chat.send')).toHaveLength(2);
+  });
+
+  it('answers other changes with host-offline, and reads keep working', async () => {
+    const host = await newHost();
+    host.create('q2', [userItem('u1', 'hi')]);
+    const me = await Client.chat(host.hostId, 'q2');
+    await me.request('chat.attach', { chatId: 'q2' });
+    host.disconnect();
+    await until(async () => !(await env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId)).isOnline()), 'host offline');
+    expect((await me.request('chat.cancel', { chatId: 'q2' })).error.code).toBe('host-offline');
+    expect((await me.request('chat.configure', { chatId: 'q2', runtimeMode: 'auto' })).error.code).toBe('host-offline');
+    const phone = await Client.chat(host.hostId, 'q2');
+    const read = await phone.request('chat.attach', { chatId: 'q2' });
+    expect(read.result.items.map((i: any) => i.id)).toEqual(['u1']);
+    const lobby = await Client.lobby(host.hostId);
+    const list = await lobby.request('chat.list', {});
+    expect(list.ok).toBe(true);
+  });
+});
+
+describe('durability and presence', () => {
+  it('keeps the thread, log and bookmarks across a Durable Object restart', async () => {
+    const host = await newHost();
+    host.create('d1', [userItem('u1', 'hi')]);
+    const me = await Client.chat(host.hostId, 'd1');
+    const attached = await me.request('chat.attach', { chatId: 'd1' });
+    host.emit('d1', { type: 'item', item: assistantItem('a1', '') });
+    host.emit('d1', { type: 'delta', itemId: 'a1', text: 'streamed ' });
+    host.emit('d1', { type: 'delta', itemId: 'a1', text: 'text' });
+    await until(() => host.outbox.size === 0, 'acknowledged');
+    await me.request('chat.addBookmark', { chatId: 'd1', itemId: 'u1' });
+    await evictAllDurableObjects();
+    await host.connect();
+    const after = await Client.chat(host.hostId, 'd1');
+    const snap = await after.request('chat.attach', { chatId: 'd1' });
+    expect(snap.result.items.map((i: any) => [i.id, i.text])).toEqual([['u1', 'hi'], ['a1', 'streamed text']]);
+    expect(snap.result.bookmarks.map((b: any) => b.itemId)).toEqual(['u1']);
+    const replay = await after.request('chat.attach', { chatId: 'd1', since: attached.result.seq });
+    expect(replay.result.events.map((e: any) => e.type)).toEqual(['item', 'delta', 'delta']);
+  });
+
+  it('tells lobby clients when the host goes offline, on close and on silence', async () => {
+    const host = await newHost();
+    const lobby = await Client.lobby(host.hostId);
+    await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online === true, 'online');
+    host.disconnect();
+    await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online === false, 'offline after close');
+
+    await host.connect();
+    await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online === true && f.payload.at > 0, 'online again');
+    const before = lobby.frames.length;
+    host.silent = true;
+    await new Promise((r) => setTimeout(r, 3_500));
+    const stub = env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId));
+    await runDurableObjectAlarm(stub);
+    await lobby.waitFor((f) => lobby.frames.indexOf(f) >= before && f.event === 'host.presence' && f.payload.online === false, 'offline after silence');
+    expect(await stub.isOnline()).toBe(false);
+  });
+
+  it('answers host-timeout when the host does not reply', async () => {
+    const host = await newHost();
+    host.create('t1', []);
+    const me = await Client.chat(host.hostId, 't1');
+    await me.request('chat.attach', { chatId: 't1' });
+    const reply = await me.request('chat.compact', { chatId: 't1' });
+    expect(reply.error.code).toBe('host-timeout');
+  });
+});
+
+describe('visuals', () => {
+  it('keeps records in D1, serves the page sandboxed on its own route, and removes it', async () => {
+    const host = await newHost();
+    host.create('v1', []);
+    const me = await Client.chat(host.hostId, 'v1');
+    await me.request('chat.attach', { chatId: 'v1' });
+    const visual = { id: 'vis-1', title: 'Chart', at: Date.now(), maxHeight: 600, size: 40, heights: [[320, 200], [640, 150]] };
+    host.sendEvent('visual.page', { chatId: 'v1', visualId: 'vis-1', html: '<h1>chart</h1>' });
+    host.sendEvent('chat.visuals', { chatId: 'v1', visuals: [visual] });
+    await me.waitFor((f) => f.event === 'chat.visuals', 'visuals pushed');
+    const again = await Client.chat(host.hostId, 'v1');
+    expect((await again.request('chat.attach', { chatId: 'v1' })).result.visuals).toEqual([visual]);
+
+    const page = await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/v1/vis-1?access_token=${await userToken()}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toBe('<h1>chart</h1>');
+    expect(page.headers.get('Content-Security-Policy')).toMatch(/^sandbox allow-scripts allow-forms; frame-ancestors /);
+    expect(page.headers.get('Content-Security-Policy')).not.toContain('allow-same-origin');
+    const stranger = await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/v1/vis-1?access_token=${await userToken('mallory')}`);
+    expect(stranger.status).toBe(403);
+
+    const removed = await me.request('chat.removeVisual', { chatId: 'v1', visualId: 'vis-1' });
+    expect(removed.result.visuals).toEqual([]);
+    expect((await me.request('chat.removeVisual', { chatId: 'v1', visualId: 'vis-1' })).result.visuals).toEqual([]);
+    const gone = await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/v1/vis-1?access_token=${await userToken()}`);
+    expect(gone.status).toBe(404);
+  });
+});
+
