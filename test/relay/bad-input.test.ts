@@ -1,0 +1,109 @@
+import { SELF } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { LINK_MAX_FRAME_BYTES } from '../../src/contracts/index.ts';
+import { Client, FakeHost, hostToken, openSocket, userItem, userToken } from './peers.ts';
+
+let hosts = 0;
+const newHost = () => new FakeHost(`host-bad-${++hosts}`).connect();
+
+describe('bad input gets a clear error and changes nothing', () => {
+  it('answers each malformed frame with its code, and the room keeps working', async () => {
+    const host = await newHost();
+    host.create('x1', [userItem('u1', 'hi')]);
+    const c = await Client.chat(host.hostId, 'x1');
+    const reply = (frame: string) => {
+      const before = c.frames.length;
+      c.sendRaw(frame);
+      return c.waitFor((f) => c.frames.indexOf(f) >= before && 'ok' in f, 'reply');
+    };
+
+    expect(await reply('not json')).toMatchObject({ id: null, ok: false, error: { code: 'bad-request' } });
+    expect(await reply('[1,2,3]')).toMatchObject({ id: null, ok: false, error: { code: 'bad-request' } });
+    expect(await reply(JSON.stringify({ type: 'chat.attach', payload: { chatId: 'x1' } }))).toMatchObject({ id: null, error: { code: 'bad-request' } });
+    expect(await reply(JSON.stringify({ id: 'k1', payload: {} }))).toMatchObject({ id: 'k1', error: { code: 'bad-request' } });
+    expect(await reply(JSON.stringify({ id: 'k2', type: 'chat.teleport', payload: {} }))).toMatchObject({
+      id: 'k2', error: { code: 'unknown-request', message: 'Unknown request type: chat.teleport' },
+    });
+    const badPayload = await reply(JSON.stringify({ id: 'k3', type: 'chat.history', payload: { chatId: 'x1', cursor: '' } }));
+    expect(badPayload).toMatchObject({ id: 'k3', error: { code: 'bad-request' } });
+    expect(badPayload.error.message).toContain('cursor');
+    const blank = await reply(JSON.stringify({ id: 'k4', type: 'chat.send', payload: { chatId: 'x1', text: '   ' } }));
+    expect(blank.error.code).toBe('bad-request');
+    const otherChat = await reply(JSON.stringify({ id: 'k5', type: 'chat.addBookmark', payload: { chatId: 'elsewhere', itemId: 'u1' } }));
+    expect(otherChat.error.code).toBe('bad-request');
+
+    const huge = JSON.stringify({ id: 'k6', type: 'chat.send', payload: { chatId: 'x1', text: 'x'.repeat(LINK_MAX_FRAME_BYTES) } });
+    expect(await reply(huge)).toMatchObject({ ok: false, error: { code: 'frame-too-large' } });
+
+    expect(host.requestsOf('chat.send')).toHaveLength(0);
+    const ok = await c.request('chat.attach', { chatId: 'x1' });
+    expect(ok.result.items.map((i: any) => i.id)).toEqual(['u1']);
+  });
+
+  it('drops malformed host frames without breaking the chat', async () => {
+    const host = await newHost();
+    host.create('x2', []);
+    const c = await Client.chat(host.hostId, 'x2');
+    await c.request('chat.attach', { chatId: 'x2' });
+    host.ws!.send('garbage');
+    host.ws!.send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: 'x2', event: { type: 'bogus' }, seq: 99 }, n: 999 }));
+    host.ws!.send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { nochat: true }, n: 998 }));
+    host.emit('x2', { type: 'item', item: userItem('u1', 'still fine') });
+    await c.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.id === 'u1', 'good event after bad ones');
+    expect(c.chatEvents()).toHaveLength(1);
+  });
+
+  it('refuses sockets without a valid token and frames from people without access', async () => {
+    const host = await newHost();
+    host.create('x3', []);
+    const none = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby`, { headers: { Upgrade: 'websocket' } });
+    expect(none.status).toBe(401);
+    expect(await none.json()).toMatchObject({ code: 'unauthorized' });
+    const forged = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby`, { headers: { Upgrade: 'websocket', Authorization: 'Bearer abc.def.ghi' } });
+    expect(forged.status).toBe(401);
+    const userAsHost = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/link`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${await userToken()}` } });
+    expect(userAsHost.status).toBe(403);
+    const plain = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby`);
+    expect(plain.status).toBe(426);
+
+    const mallory = await Client.chat(host.hostId, 'x3', 'mallory');
+    expect((await mallory.request('chat.attach', { chatId: 'x3' })).error.code).toBe('forbidden');
+    expect((await mallory.request('chat.send', { chatId: 'x3', text: 'rm -rf /' })).error.code).toBe('forbidden');
+    expect(host.requestsOf('chat.send')).toHaveLength(0);
+    const lobby = await Client.lobby(host.hostId, 'mallory');
+    expect((await lobby.request('chat.list', {})).error.code).toBe('forbidden');
+  });
+
+  it('refuses a host id that another user already owns', async () => {
+    const host = await newHost();
+    const ws = openSocket(`/v1/hosts/${host.hostId}/link`, await hostToken(host.hostId, 'someone-else'));
+    await expect(ws).rejects.toThrow(/403/);
+  });
+});
+
+describe('the lobby', () => {
+  it('passes host-level requests to the host, indexes chats and serves chat.list offline from the index', async () => {
+    const host = await newHost();
+    const lobby = await Client.lobby(host.hostId);
+    const created = await lobby.request('chat.create', { chatId: 'l1' });
+    expect(created.result.chatId).toBe('l1');
+    host.sendEvent('chat.status', { chatId: 'l1', info: { ...created.result, status: 'running' } });
+    await lobby.waitFor((f) => f.event === 'chat.status' && f.payload.info.status === 'running', 'status pushed');
+    expect((await lobby.request('chat.list', {})).result.chats.map((c: any) => c.chatId)).toEqual(['l1']);
+    host.disconnect();
+    await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online === false, 'offline');
+    const offline = await lobby.request('chat.list', {});
+    expect(offline.result.chats.map((c: any) => [c.chatId, c.status])).toEqual([['l1', 'running']]);
+    expect((await lobby.request('chat.create', { chatId: 'l2' })).error.code).toBe('host-offline');
+    expect((await lobby.request('chat.attach', { chatId: 'l1' })).error.code).toBe('bad-request');
+  });
+
+  it('answers a retried chat.create once', async () => {
+    const host = await newHost();
+    const lobby = await Client.lobby(host.hostId);
+    const a = await lobby.request('chat.create', { chatId: 'l3' }, 'create-1');
+    const b = await lobby.request('chat.create', { chatId: 'l3' }, 'create-1');
+    expect(b).toEqual(a);
+    expect(host.requestsOf('chat.create')).toHaveLength(1);
+  });
+});
