@@ -1,0 +1,93 @@
+// Runs the relay locally on workerd through `wrangler dev`: migrations applied to the local D1 first,
+// state kept in the folder given (`.wrangler/state` for `npm start`). Used by `npm start`, the
+// end-to-end tests and the benchmark, so all three run the same real Worker.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+export interface LocalRelay {
+  url: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export interface LocalRelayOptions {
+  port?: number;
+  persistTo: string;
+  /** Extra variables for the Worker (`--var NAME:value`); secrets for `npm start` come from .dev.vars instead. */
+  vars?: Record<string, string>;
+  quiet?: boolean;
+}
+
+const root = path.resolve(import.meta.dirname, '..');
+// Run wrangler's script with this very Node (>= 22), whatever `node` the PATH would find first.
+const wranglerJs = path.join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+const wrangler = process.execPath;
+const quietEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' };
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function applyMigrations(persistTo: string): void {
+  const run = spawnSync(wrangler, [wranglerJs, 'd1', 'migrations', 'apply', 'tether', '--local', '--persist-to', persistTo], {
+    cwd: root, env: { ...quietEnv, CI: 'true' }, encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(`migrations failed:\n${run.stdout}\n${run.stderr}`);
+}
+
+export async function startLocalRelay(options: LocalRelayOptions): Promise<LocalRelay> {
+  applyMigrations(options.persistTo);
+  const port = options.port ?? await freePort();
+  const args = [
+    wranglerJs, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()),
+    '--persist-to', options.persistTo, '--show-interactive-dev-session=false', '--log-level', options.quiet ? 'warn' : 'info',
+  ];
+  for (const [name, value] of Object.entries(options.vars ?? {})) args.push('--var', `${name}:${value}`);
+  const child = spawn(wrangler, args, { cwd: root, env: quietEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+    if (!options.quiet) process.stdout.write(chunk);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${output}`);
+    try {
+      const res = await fetch(`${url}/api/health`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      stopGroup(child);
+      throw new Error(`wrangler dev did not become healthy:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    url,
+    process: child,
+    stop: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      stopGroup(child);
+      setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } }, 5_000).unref();
+    }),
+  };
+}
+
+function stopGroup(child: ChildProcess): void {
+  try { process.kill(-child.pid!, 'SIGTERM'); } catch { /* gone */ }
+}

@@ -1,0 +1,2 @@
+export { RelaySocket, relayPaths } from './socket.ts';
+export type { RelaySocketOptions } from './socket.ts';

@@ -1,0 +1,108 @@
+// One agent-contracts connection over one relay socket (a host's lobby, or one chat), in the
+// `FramePort` shape, plus request/reply correlation. Works wherever a standard WebSocket exists
+// (browsers, Node 22+). Reconnect, replay and offline sends are layered on top of this, not in it.
+import {
+  ProtocolError, parseServerFrame,
+  type AgentRequestType, type FramePort, type Request, type RequestPayload, type RequestResult, type ServerFrame, type WireErrorCode,
+} from '../contracts/index.ts';
+
+export interface RelaySocketOptions {
+  /** How long a request may wait for its reply before it fails with `host-timeout`. */
+  timeoutMs?: number;
+  /** Makes request ids; they must be unique per person, since the relay answers a repeated id once. */
+  newId?: () => string;
+}
+
+interface Pending {
+  resolve(result: unknown): void;
+  reject(error: Error): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export class RelaySocket implements FramePort {
+  readonly opened: Promise<void>;
+  private readonly ws: WebSocket;
+  private readonly listeners = new Set<(frame: unknown) => void>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly options: Required<RelaySocketOptions>;
+  private closedWith: { code: number; reason: string } | null = null;
+
+  constructor(url: string, token: string, options: RelaySocketOptions = {}) {
+    this.options = { timeoutMs: options.timeoutMs ?? 30_000, newId: options.newId ?? (() => crypto.randomUUID()) };
+    const target = new URL(url);
+    target.protocol = target.protocol === 'https:' ? 'wss:' : target.protocol === 'http:' ? 'ws:' : target.protocol;
+    target.searchParams.set('access_token', token);
+    this.ws = new WebSocket(target);
+    this.opened = new Promise((resolve, reject) => {
+      this.ws.addEventListener('open', () => resolve(), { once: true });
+      this.ws.addEventListener('error', () => reject(new Error(`cannot connect to ${url}`)), { once: true });
+    });
+    this.opened.catch(() => undefined);
+    this.ws.addEventListener('message', (event) => this.onMessage(event.data));
+    this.ws.addEventListener('close', (event) => {
+      this.closedWith = { code: event.code, reason: event.reason };
+      for (const [, p] of this.pending) {
+        clearTimeout(p.timer);
+        p.reject(new ProtocolError('host-offline', 'The connection to the relay closed'));
+      }
+      this.pending.clear();
+    });
+  }
+
+  get closed(): { code: number; reason: string } | null {
+    return this.closedWith;
+  }
+
+  send(frame: Request | ServerFrame): void {
+    this.ws.send(JSON.stringify(frame));
+  }
+
+  onFrame(listener: (frame: unknown) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Sends a request and answers its result; a failure reply throws a ProtocolError with its code. */
+  async request<T extends AgentRequestType>(type: T, payload: RequestPayload<T>, id = this.options.newId()): Promise<RequestResult<T>> {
+    await this.opened;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new ProtocolError('host-timeout', `${type} got no answer within ${this.options.timeoutMs} ms`));
+      }, this.options.timeoutMs);
+      this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, timer });
+      this.send({ id, type, payload });
+    });
+  }
+
+  close(): void {
+    this.ws.close(1000, 'client closed');
+  }
+
+  private onMessage(data: unknown): void {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data as ArrayBuffer));
+    } catch {
+      return;
+    }
+    const parsed = parseServerFrame(raw);
+    if (parsed.ok && 'ok' in parsed.value && parsed.value.id !== null) {
+      const waiter = this.pending.get(parsed.value.id);
+      if (waiter) {
+        this.pending.delete(parsed.value.id);
+        clearTimeout(waiter.timer);
+        if (parsed.value.ok) waiter.resolve(parsed.value.result);
+        else waiter.reject(new ProtocolError(parsed.value.error.code as WireErrorCode, parsed.value.error.message));
+      }
+    }
+    for (const listener of this.listeners) listener(raw);
+  }
+}
+
+/** The socket URLs of a relay. */
+export const relayPaths = {
+  lobby: (relayUrl: string, hostId: string) => new URL(`/v1/hosts/${encodeURIComponent(hostId)}/lobby`, relayUrl).toString(),
+  chat: (relayUrl: string, hostId: string, chatId: string) =>
+    new URL(`/v1/hosts/${encodeURIComponent(hostId)}/chats/${encodeURIComponent(chatId)}`, relayUrl).toString(),
+};
