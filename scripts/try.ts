@@ -1,0 +1,80 @@
+// `npm run try -- "message"`: a small terminal client for the relay `npm start` runs. It opens a chat,
+// sends the message, prints the reply as it streams and asks you about approvals and questions.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { RelaySocket, relayPaths } from '../src/client/index.ts';
+import { Thread, type ChatItem } from '../src/contracts/index.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+let local: { relayUrl: string; hostId: string; ownerToken: string };
+try {
+  local = JSON.parse(readFileSync(path.join(root, '.tether', 'local.json'), 'utf8'));
+} catch {
+  console.error('Run `npm start` first (in another terminal).');
+  process.exit(1);
+}
+const text = process.argv.slice(2).join(' ') || 'hello';
+const chatId = process.env.TETHER_CHAT ?? `try-${Date.now().toString(36)}`;
+const prompt = createInterface({ input: process.stdin, output: process.stdout });
+let stdinOpen = true;
+prompt.once('close', () => { stdinOpen = false; });
+/** Asks on the terminal; with no terminal left (piped input ended) the answer is empty. */
+const ask = {
+  question: (q: string) => (stdinOpen ? prompt.question(q) : Promise.resolve('')),
+  close: () => prompt.close(),
+};
+
+const lobby = new RelaySocket(relayPaths.lobby(local.relayUrl, local.hostId), local.ownerToken);
+await lobby.request('chat.create', { chatId });
+const chat = new RelaySocket(relayPaths.chat(local.relayUrl, local.hostId, chatId), local.ownerToken);
+const attached = await chat.request('chat.attach', { chatId, historyLimit: 1 });
+const thread = new Thread(attached.info, []);
+const printed = new Map<string, number>();
+let turnId: string | undefined;
+const asked = new Set<string>();
+let lastStreamed: string | null = null;
+
+chat.onFrame((raw) => {
+  const frame = raw as { event?: string; payload?: { event?: Parameters<Thread['apply']>[0] } };
+  if (frame.event !== 'chat.event' || !frame.payload?.event) return;
+  const item = thread.apply(frame.payload.event);
+  if (item) void show(item);
+});
+
+async function show(item: ChatItem): Promise<void> {
+  if (turnId && item.turnId !== turnId && item.kind !== 'turn') return;
+  if (item.kind === 'assistant' || item.kind === 'thinking') {
+    const done = printed.get(item.id);
+    if (lastStreamed !== item.id && lastStreamed !== null && item.kind === 'assistant') process.stdout.write('\n');
+    lastStreamed = item.id;
+    process.stdout.write((item.kind === 'thinking' && done === undefined ? '\n(thinking) ' : '') + item.text.slice(done ?? 0));
+    printed.set(item.id, item.text.length);
+  } else if (item.kind === 'tool' && item.state !== 'running' && !printed.has(item.id)) {
+    printed.set(item.id, 1);
+    console.log(`\n[tool ${item.name}] ${item.state}${item.output ? `: ${item.output.slice(0, 200)}` : ''}`);
+  } else if (item.kind === 'approval' && item.decision === 'pending' && !asked.has(item.requestId)) {
+    asked.add(item.requestId);
+    const answer = (await ask.question(`\n${item.toolName} wants to run ${JSON.stringify(item.input)}. Allow? [y/N] `)).trim().toLowerCase();
+    await chat.request('chat.approve', { chatId, requestId: item.requestId, decision: answer.startsWith('y') ? 'allow' : 'deny' })
+      .catch((error: Error) => console.log(`(${error.message})`));
+  } else if (item.kind === 'question' && item.state === 'pending' && !asked.has(item.requestId)) {
+    asked.add(item.requestId);
+    const answers: Record<string, string> = {};
+    for (const q of item.questions) {
+      const choices = q.choices.map((c, i) => `${i + 1}) ${c.label}`).join('  ');
+      const picked = (await ask.question(`\n${q.question} ${choices} > `)).trim();
+      answers[q.id] = q.choices[Number(picked) - 1]?.label ?? picked;
+    }
+    await chat.request('chat.answer', { chatId, requestId: item.requestId, answers }).catch((error: Error) => console.log(`(${error.message})`));
+  } else if (item.kind === 'turn' && item.id === turnId && item.state !== 'running') {
+    console.log(`\n— turn ${item.state}, $${item.costUsd.toFixed(4)}`);
+    ask.close();
+    chat.close();
+    lobby.close();
+  }
+}
+
+const sent = await chat.request('chat.send', { chatId, text });
+turnId = sent.turnId;
+if (sent.queued) console.log('(queued: the host is busy or offline; it goes out when it can)');
