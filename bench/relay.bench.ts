@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
 import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../src/contracts/index.ts';
+import { linkMessages } from '../src/host/link/relay-link.ts';
 import { mintToken } from '../src/relay/auth/tokens.ts';
 import { freePort, startLocalRelay } from '../scripts/local-relay.ts';
 
@@ -63,9 +64,12 @@ class BenchHost {
     const text = JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId, event, seq: chat.seq }, n: ++this.n });
     this.bytesSent += Buffer.byteLength(text);
     this.unacked += 1;
-    this.ws.send(text);
+    // Like the real host's link: what one tick produced goes out as one message.
+    this.batch.push(text);
+    if (this.batch.length === 1) setImmediate(() => { for (const m of linkMessages(this.batch.splice(0))) this.ws.send(m); });
     return chat.seq;
   }
+  private batch: string[] = [];
 
   private onMessage(text: string): void {
     if (text === 'pong') return;
@@ -112,8 +116,8 @@ class BenchClient {
 
 interface FanOutFigures { clients: number; eventsPerSecond: number; p50: number; p99: number }
 
-async function relayFanOut(url: string, host: BenchHost, clientCount: number, events: number): Promise<FanOutFigures> {
-  const chatId = `fan-${clientCount}`;
+async function relayFanOut(url: string, host: BenchHost, clientCount: number, events: number, everyMs = 0): Promise<FanOutFigures> {
+  const chatId = `fan-${clientCount}-${everyMs}`;
   host.chat(chatId);
   host.emit(chatId, { type: 'item', item: { kind: 'assistant', id: 'a', createdAt: Date.now(), turnId: 't', text: '', streaming: true } });
   await host.drained();
@@ -122,17 +126,22 @@ async function relayFanOut(url: string, host: BenchHost, clientCount: number, ev
   await Promise.all(clients.map((c) => open(c.ws)));
   const attached = await Promise.all(clients.map((c) => c.request('chat.attach', { chatId })));
   const base = attached[0].result.seq as number;
-  return measure(events, (i) => host.emit(chatId, { type: 'delta', itemId: 'a', text: `word${i} ` }), clients.map((c) => c.arrivals), base, () => clients.forEach((c) => c.ws.close()));
+  return measure(events, (i) => host.emit(chatId, { type: 'delta', itemId: 'a', text: `word${i} ` }), clients.map((c) => c.arrivals), base, () => clients.forEach((c) => c.ws.close()), everyMs);
 }
 
-/** Sends `events` events paced in bursts, then waits for every client; latency is per event per client. */
-async function measure(events: number, emit: (i: number) => number, arrivals: Map<number, number>[], base: number, done: () => void): Promise<FanOutFigures> {
+/**
+ * Sends `events` events, then waits for every client; latency is per event per client. Unpaced, the
+ * host sends as fast as it can (throughput; latency then includes queueing); paced, one event every
+ * `everyMs` (a streamed reply as the host coalesces it: one delta per 30 ms).
+ */
+async function measure(events: number, emit: (i: number) => number, arrivals: Map<number, number>[], base: number, done: () => void, everyMs = 0): Promise<FanOutFigures> {
   const sentAt = new Map<number, number>();
   const start = now();
   for (let i = 0; i < events; i++) {
     const seq = emit(i);
     sentAt.set(seq, now());
-    if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+    if (everyMs > 0) await new Promise((r) => setTimeout(r, everyMs));
+    else if (i % 50 === 49) await new Promise((r) => setImmediate(r));
   }
   const last = base + events;
   while (!arrivals.every((a) => a.has(last))) await new Promise((r) => setTimeout(r, 2));
@@ -143,7 +152,7 @@ async function measure(events: number, emit: (i: number) => number, arrivals: Ma
   return { clients: arrivals.length, eventsPerSecond: Math.round(events / (elapsed / 1000)), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-async function baselineFanOut(clientCount: number, events: number): Promise<FanOutFigures> {
+async function baselineFanOut(clientCount: number, events: number, everyMs = 0): Promise<FanOutFigures> {
   const port = await freePort();
   const server = new WebSocketServer({ host: '127.0.0.1', port });
   const listeners = new Set<WebSocket>();
@@ -168,7 +177,7 @@ async function baselineFanOut(clientCount: number, events: number): Promise<FanO
   const figures = await measure(events, (i) => {
     host.send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: 'b', event: { type: 'delta', itemId: 'a', text: `word${i} ` } } }));
     return ++hostSeq;
-  }, clients.map((c) => c.arrivals), 0, () => { clients.forEach((c) => c.ws.close()); host.close(); });
+  }, clients.map((c) => c.arrivals), 0, () => { clients.forEach((c) => c.ws.close()); host.close(); }, everyMs);
   server.close();
   return figures;
 }
@@ -238,8 +247,11 @@ async function replayMissed(url: string, host: BenchHost): Promise<number> {
   return ms;
 }
 
+// BENCH_RELAY_URL points the benchmark at a relay already running with this file's secret (for profiling).
 const state = mkdtempSync(path.join(tmpdir(), 'tether-bench-'));
-const relay = await startLocalRelay({ persistTo: state, vars: { TETHER_TOKEN_SECRET: SECRET }, quiet: true });
+const relay = process.env.BENCH_RELAY_URL
+  ? { url: process.env.BENCH_RELAY_URL, stop: async () => undefined }
+  : await startLocalRelay({ persistTo: state, vars: { TETHER_TOKEN_SECRET: SECRET }, quiet: true });
 try {
   const host = new BenchHost();
   await host.connect(relay.url);
@@ -251,6 +263,13 @@ try {
     const r = await relayFanOut(relay.url, host, clients, events);
     const b = await baselineFanOut(clients, events);
     console.log(`  ${String(clients).padStart(7)} | ${String(r.eventsPerSecond).padStart(10)} | ${f(r.p50).padStart(9)} | ${f(r.p99).padStart(9)} | ${String(b.eventsPerSecond).padStart(16)} | ${f(b.p50).padStart(12)} | ${f(b.p99).padStart(12)}`);
+  }
+  console.log('\nThe same, paced as a streamed reply (one coalesced delta every 30 ms, 100 deltas): latency only');
+  console.log('  clients | relay p50 | relay p99 | baseline p50 | baseline p99');
+  for (const clients of [1, 10, 100]) {
+    const r = await relayFanOut(relay.url, host, clients, 100, 30);
+    const b = await baselineFanOut(clients, 100, 30);
+    console.log(`  ${String(clients).padStart(7)} | ${f(r.p50).padStart(9)} | ${f(r.p99).padStart(9)} | ${f(b.p50).padStart(12)} | ${f(b.p99).padStart(12)}`);
   }
   const bytes = await bytesPerChar(relay.url, host);
   console.log(`\nBytes on the wire per streamed character (24-character deltas): host → relay ${bytes.hostToRelay.toFixed(2)}, relay → client ${bytes.relayToClient.toFixed(2)}`);

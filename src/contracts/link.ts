@@ -8,6 +8,9 @@
 // host sends every unacknowledged frame again, in order; the relay drops what it already holds by the
 // chat's `seq`, so an event is applied once however often it crosses.
 //
+// A host → relay message may carry several frames as a JSON array, in order: each message costs the
+// relay a delivery into its object, so a host sends what one tick produced together.
+//
 // Relay → host: agent-contracts Request frames (with `by`, the user the relay acts for, for the host's
 // own records) and `{ link: 'ack', n }`. Host → relay: Reply frames, Event frames with `n`, and
 // `{ link: 'hello' }` right after connecting. Heartbeats are the plain text frames `ping`/`pong`, which
@@ -26,6 +29,9 @@ export const LINK_HEARTBEAT = {
 
 /** The largest frame either side of the link accepts (the agent-contracts limits assume a 16 MiB transport frame). */
 export const LINK_MAX_FRAME_BYTES = 16 * 1024 * 1024 + 64 * 1024;
+
+/** How much a host joins into one array message before it starts the next. */
+export const LINK_BATCH_BYTES = 1024 * 1024;
 
 export const LinkRequestSchema = RequestSchema.extend({
   /** The relay user this request acts for; the host records it, it grants nothing. */

@@ -127,4 +127,22 @@ describe('attach and replay', () => {
     const since = host.requestsOf('chat.attach').at(-1)!.payload.since;
     expect(since).toBe(4);
   });
+
+  it('takes several frames joined into one array message, in order', async () => {
+    const host = await newHost();
+    host.create('c6', []);
+    const client = await Client.chat(host.hostId, 'c6');
+    await client.request('chat.attach', { chatId: 'c6' });
+    const ws = host.ws!;
+    const held: string[] = [];
+    host.ws = { send: (text: string) => held.push(text) } as unknown as WebSocket;
+    host.emit('c6', { type: 'item', item: userItem('u1', 'one') });
+    host.emit('c6', { type: 'item', item: userItem('u2', 'two') });
+    host.emit('c6', { type: 'item', item: userItem('u3', 'three') });
+    host.ws = ws;
+    ws.send(`[${held.join(',')}]`);
+    await until(() => client.chatEvents().length === 3, 'three events');
+    expect(client.chatEvents().map((f) => f.payload.event.item.id)).toEqual(['u1', 'u2', 'u3']);
+    await until(() => host.outbox.size === 0, 'all three acknowledged');
+  });
 });

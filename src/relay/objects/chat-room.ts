@@ -66,17 +66,13 @@ export class ChatRoom extends ClientSockets {
   // ---- identity of the room ----
 
   private key(): { hostId: string; chatId: string } {
-    const hostId = this.store.get('hostId');
-    const chatId = this.store.get('chatId');
+    const { hostId, chatId } = this.store.state;
     if (!hostId || chatId === null) throw new ProtocolError('internal', 'room has no identity');
     return { hostId, chatId };
   }
 
   private name(hostId: string, chatId: string): void {
-    if (this.store.get('hostId') === null) {
-      this.store.set('hostId', hostId);
-      this.store.set('chatId', chatId);
-    }
+    this.store.name(hostId, chatId);
   }
 
   private ask(input: LinkRequestInput): Promise<Reply> {
@@ -92,8 +88,8 @@ export class ChatRoom extends ClientSockets {
     return this.thread;
   }
 
-  private get seq(): number { return this.store.num('seq', 0); }
-  private get hostSeq(): number { return this.store.num('hostSeq', -1); }
+  private get seq(): number { return this.store.state.seq; }
+  private get hostSeq(): number { return this.store.state.hostSeq; }
 
   // ---- clients connect ----
 
@@ -227,7 +223,7 @@ export class ChatRoom extends ClientSockets {
     const seq = this.seq;
     const [bookmarks, visuals] = await Promise.all([this.bookmarks(), this.visuals()]);
     const info = this.decorate(thread.info);
-    const floor = this.store.num('logFloor', 0);
+    const floor = this.store.state.logFloor;
     if (p.since !== undefined && p.since >= floor && p.since <= seq) {
       // Replay: the logged events as they were sent, joined without parsing them again.
       const events = this.store.logAfter(p.since);
@@ -245,13 +241,13 @@ export class ChatRoom extends ClientSockets {
   }
 
   private cursor(start: number): string {
-    return `h1.${this.store.num('epoch', 0)}.${start}`;
+    return `h1.${this.store.state.epoch}.${start}`;
   }
 
   private history(cursor: string, limit = 50) {
     const thread = this.loaded();
     const match = /^h1\.(\d+)\.(\d+)$/.exec(cursor);
-    if (!thread || !match || Number(match[1]) !== this.store.num('epoch', 0) || Number(match[2]) > thread.items.length) {
+    if (!thread || !match || Number(match[1]) !== this.store.state.epoch || Number(match[2]) > thread.items.length) {
       throw new ProtocolError('history-expired', 'That history cursor is no longer valid; attach again');
     }
     const end = Number(match[2]);
@@ -277,7 +273,7 @@ export class ChatRoom extends ClientSockets {
   private async onChatEvent(raw: unknown): Promise<void> {
     const parsed = AGENT_EVENT_SCHEMAS['chat.event'].safeParse(raw);
     if (!parsed.success) {
-      console.warn(JSON.stringify({ msg: 'bad chat.event from host', chat: this.store.get('chatId'), error: parsed.error.issues[0]?.message }));
+      console.warn(JSON.stringify({ msg: 'bad chat.event from host', chat: this.store.state.chatId, error: parsed.error.issues[0]?.message }));
       return;
     }
     const { event, seq } = parsed.data;
@@ -301,8 +297,7 @@ export class ChatRoom extends ClientSockets {
       await this.sync(this.hostSeq);
       if (seq <= this.hostSeq) return;
     }
-    await this.commit(event);
-    this.store.set('hostSeq', seq);
+    await this.commit(event, seq);
   }
 
   /** Attaches on the host to catch up: missed events after `since`, or a whole new snapshot. */
@@ -314,24 +309,26 @@ export class ChatRoom extends ClientSockets {
     if (!result.success) throw new ProtocolError('internal', 'The host answered chat.attach with an unreadable result');
     const { info, items, events, seq } = result.data;
     if (events && since !== undefined && this.loaded()) {
-      for (const event of events) await this.commit(event);
+      let at = since;
+      for (const event of events) await this.commit(event, ++at);
+      if (seq !== undefined && seq !== at) this.store.advance(this.seq, seq);
     } else {
-      await this.commit({ type: 'reset', info, items });
+      await this.commit({ type: 'reset', info, items }, seq ?? 0);
     }
-    this.store.set('hostSeq', seq ?? 0);
   }
 
-  /** Applies one event to the thread, logs it under the next room seq and sends it to attached clients. */
-  private async commit(event: ChatEvent): Promise<void> {
+  /**
+   * Applies one event to the thread, logs it under the next room seq and sends it to attached clients.
+   * `hostSeq` is the host's position after it, for events that came from the host.
+   */
+  private async commit(event: ChatEvent, hostSeq?: number): Promise<void> {
     const seq = this.seq + 1;
-    this.store.set('seq', seq);
+    this.store.advance(seq, hostSeq);
     if (event.type === 'reset') {
       // A whole thread is no log entry: clients from before it get a snapshot, old cursors expire.
       this.thread = new Thread(event.info, event.items);
       this.store.replaceThread(this.thread, seq);
-      this.store.dropLogThrough(seq);
-      this.store.set('logFloor', seq);
-      this.store.set('epoch', this.store.num('epoch', 0) + 1);
+      this.store.restart(seq, this.hostSeq);
       this.dirty.clear();
       for (const item of event.items) if (item.kind === 'approval' || item.kind === 'question') await this.ledger().observe(item);
       this.fanOut(this.chatEventFrame({ ...event, info: this.decorate(event.info) }, seq));
@@ -380,10 +377,7 @@ export class ChatRoom extends ClientSockets {
       if (item) this.store.writeItem(thread, item, seq);
     }
     this.dirty.clear();
-    if (seq - LOG_KEEP > this.store.num('logFloor', 0)) {
-      this.store.dropLogThrough(seq - LOG_KEEP);
-      this.store.set('logFloor', seq - LOG_KEEP);
-    }
+    if (seq - LOG_KEEP > this.store.state.logFloor) this.store.trimLog(seq - LOG_KEEP);
   }
 
   override async alarm(): Promise<void> {

@@ -104,17 +104,22 @@ export class HostLink extends DurableObject<Env> {
     this.lastHeard = Date.now();
     const size = typeof message === 'string' ? message.length : message.byteLength;
     if (size > LINK_MAX_FRAME_BYTES) return this.complain('frame-too-large', size);
-    let frame: Record<string, unknown>;
+    let parsed: unknown;
     try {
-      const parsed: unknown = JSON.parse(typeof message === 'string' ? message : new TextDecoder().decode(message));
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return this.complain('not an object', size);
-      frame = parsed as Record<string, unknown>;
+      parsed = JSON.parse(typeof message === 'string' ? message : new TextDecoder().decode(message));
     } catch {
       return this.complain('not JSON', size);
     }
-    if ('link' in frame) return this.onControl(frame);
-    if ('ok' in frame) return this.onReply(frame as unknown as Reply);
-    if (frame.type === 'event' && typeof frame.event === 'string') return this.onEvent(ws, frame as unknown as LinkEventFrame);
+    // A host joins what one tick produced into an array; its frames are taken in order.
+    for (const frame of Array.isArray(parsed) ? parsed : [parsed]) await this.onFrame(ws, frame, size);
+  }
+
+  private async onFrame(ws: WebSocket, frame: unknown, size: number): Promise<void> {
+    if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return this.complain('not an object', size);
+    const f = frame as Record<string, unknown>;
+    if ('link' in f) return this.onControl(f);
+    if ('ok' in f) return this.onReply(f as unknown as Reply);
+    if (f.type === 'event' && typeof f.event === 'string') return this.onEvent(ws, f as unknown as LinkEventFrame);
     this.complain('unknown frame', size);
   }
 

@@ -1,8 +1,9 @@
 // What a ChatRoom keeps in its own SQLite storage, and nothing about who is connected.
 //
-// - `meta`: host and chat id, the host's last applied `seq`, the room's own `seq`, the log floor (a
-//   `since` below it gets a snapshot), the history epoch (cursors from an older epoch are expired),
-//   and the current ChatInfo.
+// - `room`: one row, read once and then kept in memory (it is read on every event): host and chat id,
+//   the room's own `seq`, the host's last applied `seq`, the log floor (a `since` below it gets a
+//   snapshot) and the history epoch (cursors from an older epoch are expired).
+// - `meta`: the current ChatInfo.
 // - `items`: the materialized thread in order, each row with the room `seq` it was last written at.
 //   Item events are written as they come; deltas only mark the item dirty and are written in a
 //   flush, so a streamed reply costs one row write per flush, not per delta. After a restart the
@@ -26,18 +27,66 @@ export interface KeptSend {
   payload: unknown;
 }
 
+export interface RoomState {
+  hostId: string | null;
+  chatId: string | null;
+  /** The room's own position: the seq of the last event it logged or sent. */
+  seq: number;
+  /** The host's seq of the last event applied; -1 before the first attach on the host. */
+  hostSeq: number;
+  logFloor: number;
+  epoch: number;
+}
+
 export class RoomStore {
   private readonly sql: SqlStorage;
+  readonly state: RoomState;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
     sql.exec(`
+      CREATE TABLE IF NOT EXISTS room (id INTEGER PRIMARY KEY CHECK (id = 1), host_id TEXT, chat_id TEXT,
+        seq INTEGER NOT NULL, host_seq INTEGER NOT NULL, log_floor INTEGER NOT NULL, epoch INTEGER NOT NULL);
+      INSERT OR IGNORE INTO room (id, seq, host_seq, log_floor, epoch) VALUES (1, 0, -1, 0, 0);
       CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS items (pos INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, json TEXT NOT NULL, seq INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, json TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS kept (pos INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, user_id TEXT NOT NULL, at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS blobs (key TEXT NOT NULL, part INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, part));
     `);
+    const [row] = sql.exec<{ host_id: string | null; chat_id: string | null; seq: number; host_seq: number; log_floor: number; epoch: number }>(
+      'SELECT host_id, chat_id, seq, host_seq, log_floor, epoch FROM room WHERE id = 1').toArray();
+    this.state = { hostId: row!.host_id, chatId: row!.chat_id, seq: row!.seq, hostSeq: row!.host_seq, logFloor: row!.log_floor, epoch: row!.epoch };
+  }
+
+  // ---- the room row ----
+  name(hostId: string, chatId: string): void {
+    if (this.state.hostId !== null) return;
+    this.sql.exec('UPDATE room SET host_id = ?, chat_id = ? WHERE id = 1', hostId, chatId);
+    Object.assign(this.state, { hostId, chatId });
+  }
+
+  /** Moves the room (and, for host events, the host position) forward in one write. */
+  advance(seq: number, hostSeq = this.state.hostSeq): void {
+    this.sql.exec('UPDATE room SET seq = ?, host_seq = ? WHERE id = 1', seq, hostSeq);
+    this.state.seq = seq;
+    this.state.hostSeq = hostSeq;
+  }
+
+  /** A new start for replay and paging: `since` below `floor` gets a snapshot, older cursors expire. */
+  restart(floor: number, hostSeq: number): void {
+    this.dropLogThrough(floor);
+    this.sql.exec('UPDATE room SET log_floor = ?, epoch = epoch + 1, host_seq = ? WHERE id = 1', floor, hostSeq);
+    this.state.logFloor = floor;
+    this.state.epoch += 1;
+    this.state.hostSeq = hostSeq;
+  }
+
+  /** Forgets log entries older than `floor` (kept bounded); a `since` below it gets a snapshot. */
+  trimLog(floor: number): void {
+    this.dropLogThrough(floor);
+    this.sql.exec('UPDATE room SET log_floor = ? WHERE id = 1', floor);
+    this.state.logFloor = floor;
   }
 
   // ---- meta ----
@@ -97,9 +146,8 @@ export class RoomStore {
 
   /** Forgets the thread and its log; the room's own seq goes on, so no client mistakes old for new. */
   forgetThread(): void {
-    this.sql.exec("DELETE FROM items; DELETE FROM log; DELETE FROM blobs WHERE key LIKE 'visual:%'; DELETE FROM meta WHERE key IN ('info', 'hostSeq')");
-    this.set('logFloor', this.num('seq', 0));
-    this.set('epoch', this.num('epoch', 0) + 1);
+    this.sql.exec("DELETE FROM items; DELETE FROM blobs WHERE key LIKE 'visual:%'; DELETE FROM meta WHERE key = 'info'");
+    this.restart(this.state.seq, -1);
   }
 
   // ---- the log ----
@@ -112,8 +160,7 @@ export class RoomStore {
     return this.sql.exec<{ json: string }>('SELECT json FROM log WHERE seq > ? ORDER BY seq', since).toArray().map((row) => row.json);
   }
 
-  /** Forgets the log up to `floor`: a `since` below it gets a snapshot from now on. */
-  dropLogThrough(floor: number): void {
+  private dropLogThrough(floor: number): void {
     this.sql.exec('DELETE FROM log WHERE seq <= ?', floor);
   }
 

@@ -1,0 +1,129 @@
+// The host's provider accounts: a real, minimal snapshot. Every configured provider has its default
+// account (id = the kind); more can be created and saved. Records live in `providers.json`
+// `{version: 1, accounts}` without secrets: this host has no keychain, so a sensitive variable is
+// never stored or sent (`value: ''`, `valueRedacted: true`), and saving a new secret value is refused
+// with `secrets-unavailable`.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { ProviderAccountMapSchema } from '../../contracts/index.ts';
+import type {
+  AgentKind,
+  ProviderAccount,
+  ProviderAccountMap,
+  ProviderAccounts,
+  ProviderAccountStatus,
+} from '../../contracts/index.ts';
+import { ProtocolError } from '../../contracts/errors.ts';
+
+const AccountsFileSchema = z.object({ version: z.literal(1), accounts: ProviderAccountMapSchema });
+
+export class AccountBook {
+  private readonly file: string;
+  private readonly kinds: readonly AgentKind[];
+  private accounts: ProviderAccountMap = {};
+  private checkedAt = Date.now();
+  private chain: Promise<unknown> = Promise.resolve();
+
+  /** `kinds`: the providers this host has, in config order. */
+  constructor(dataDir: string, kinds: readonly AgentKind[]) {
+    mkdirSync(dataDir, { recursive: true });
+    this.file = path.join(dataDir, 'providers.json');
+    this.kinds = kinds;
+    try {
+      const parsed = AccountsFileSchema.safeParse(JSON.parse(readFileSync(this.file, 'utf8')));
+      if (parsed.success) this.accounts = parsed.data.accounts;
+    } catch {
+      // none saved yet
+    }
+  }
+
+  /** Whether `id` names an enabled account of `kind` (the kind itself is its default account). */
+  has(kind: AgentKind, id: string): boolean {
+    if (id === kind) return this.kinds.includes(kind);
+    const account = this.accounts[id];
+    return account !== undefined && account.kind === kind && account.enabled !== false;
+  }
+
+  snapshot(): ProviderAccounts {
+    const accounts: ProviderAccountMap = {};
+    for (const kind of this.kinds) accounts[kind] = { ...(this.accounts[kind] ?? {}), kind };
+    for (const [id, account] of Object.entries(this.accounts)) accounts[id] ??= account;
+    const statuses: ProviderAccountStatus[] = [];
+    for (const [id, account] of Object.entries(accounts)) {
+      accounts[id] = redact(account);
+      const known = (this.kinds as readonly string[]).includes(account.kind);
+      statuses.push({
+        id,
+        kind: account.kind,
+        state: account.enabled === false ? 'disabled' : known ? 'ready' : 'unavailable',
+        email: null,
+        plan: null,
+        organization: null,
+        home: account.home ?? '',
+        message: known ? null : `This host has no ${account.kind} provider`,
+        checkedAt: this.checkedAt,
+      });
+    }
+    return { accounts, statuses, secretsAvailable: false };
+  }
+
+  refresh(): ProviderAccounts {
+    this.checkedAt = Date.now();
+    return this.snapshot();
+  }
+
+  /** Replaces the whole map (an id left out is removed). */
+  async save(next: ProviderAccountMap): Promise<ProviderAccounts> {
+    const kept: ProviderAccountMap = {};
+    for (const [id, account] of Object.entries(next)) {
+      const env = account.env?.map((variable) => {
+        if (!variable.sensitive) return { name: variable.name, value: variable.value, sensitive: false };
+        if (variable.value !== '' && !variable.valueRedacted) {
+          throw new ProtocolError('secrets-unavailable', 'This host has no keychain to keep a secret in');
+        }
+        return { name: variable.name, value: '', sensitive: true };
+      });
+      kept[id] = { ...account, ...(env ? { env } : {}) };
+    }
+    this.accounts = kept;
+    await this.write();
+    return this.snapshot();
+  }
+
+  async create(kind: AgentKind, label: string, color?: string): Promise<{ id: string; snapshot: ProviderAccounts }> {
+    const base = slug(label);
+    let id = base;
+    for (let i = 2; this.accounts[id] !== undefined || (this.kinds as readonly string[]).includes(id); i += 1) {
+      id = `${base.slice(0, 60)}-${i}`;
+    }
+    this.accounts = { ...this.accounts, [id]: { kind, label, ...(color ? { color } : {}) } };
+    await this.write();
+    return { id, snapshot: this.snapshot() };
+  }
+
+  private write(): Promise<void> {
+    const text = JSON.stringify({ version: 1, accounts: this.accounts });
+    const next = this.chain.then(async () => {
+      await writeFile(`${this.file}.tmp`, text);
+      await rename(`${this.file}.tmp`, this.file);
+    });
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function redact(account: ProviderAccount): ProviderAccount {
+  if (!account.env) return account;
+  return {
+    ...account,
+    env: account.env.map((v) => (v.sensitive ? { name: v.name, value: '', sensitive: true, valueRedacted: true } : v)),
+  };
+}
+
+/** An account id from a label: a slug matching ProviderAccountId. */
+function slug(label: string): string {
+  const cleaned = label.toLowerCase().normalize('NFKD').replace(/[^a-z0-9_-]+/g, '-').replace(/^[^a-z]+/, '').replace(/-+$/, '');
+  return (cleaned || 'account').slice(0, 64);
+}

@@ -1,0 +1,428 @@
+// HostCore: the host's chat runtime. It serves the agent-contracts requests for every chat on this
+// machine, through one handler table (handlers.ts), to any number of clients, and pushes events:
+// `chat.status` to every client, `chat.event` (with the chat's `seq`) to the clients attached to
+// that chat, and everything to a client connected with `allChats` (the relay link, which is attached
+// to every chat for good and also gets `visual.page`).
+//
+// What it owns: the chats (ChatSession each), their files (ChatStore), the request journal that
+// answers a retried mutating request with its first reply, the host policy, provider accounts and
+// visuals. What it never does: authenticate anyone (whoever connects a client decided that) or talk
+// to the network.
+//
+// What survives a restart: every chat (record + log), the journal, accounts and visuals. Open with
+// `HostCore.open`, connect the clients that must see recovery events, then `resume()`.
+import { ProtocolError, toWireError } from '../../contracts/errors.ts';
+import {
+  AGENT_REQUEST_SCHEMAS,
+  ChatAttachmentUploadsSchema,
+  isAgentRequestType,
+  narrowerMode,
+  parseRequest,
+  VISUAL_LIMITS,
+} from '../../contracts/index.ts';
+import type {
+  AgentKind,
+  AgentRequestType,
+  ChatEvent,
+  ChatInfo,
+  ChatItem,
+  ChatPreferencesPayload,
+  ChatVisual,
+  RuntimeMode,
+} from '../../contracts/index.ts';
+import { z } from 'zod';
+import { HostPolicy } from '../policy.ts';
+import type { Provider } from '../providers/provider.ts';
+import { AccountBook } from './accounts.ts';
+import { createHandlers } from './handlers.ts';
+import type { HandlerTable } from './handlers.ts';
+import { RequestJournal } from './journal.ts';
+import type { JournalReply } from './journal.ts';
+import { ChatSession, newId } from './session.ts';
+import type { ChatHost } from './session.ts';
+import { ChatStore } from './store.ts';
+import type { LogEntry } from './store.ts';
+
+export interface HostLog {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+  debug?(message: string): void;
+}
+
+export interface HostCoreOptions {
+  /** The host's data folder (chats, attachments, journal, accounts). */
+  dataDir: string;
+  /** The providers this host serves, in order: the first is the default for `chat.create`. */
+  providers: readonly Provider[];
+  policy?: HostPolicy;
+  /** Delta coalescing window per item (ms); 0 sends every delta as it comes. Default 30. */
+  coalesceMs?: number;
+  /** Debounce for record checkpoints (ms); the log is written as events happen. Default 1 000. */
+  writeDelayMs?: number;
+  /** Events kept per chat log. Default 5 000. */
+  logLimit?: number;
+  /** Request ids remembered for idempotency. Default 2 000. */
+  journalLimit?: number;
+  log?: HostLog;
+}
+
+/** An event frame as clients receive it. */
+export interface HostEventFrame {
+  type: 'event';
+  event: string;
+  payload: unknown;
+}
+
+export type ReplyFrame =
+  | { id: string; ok: true; result: unknown }
+  | { id: string | null; ok: false; error: { code: string; message: string } };
+
+export interface ConnectOptions {
+  /** Gets `chat.event` for every chat without attaching (the relay link). */
+  allChats?: boolean;
+}
+
+export interface ClientState {
+  readonly id: string;
+  readonly send: (frame: HostEventFrame) => void;
+  readonly allChats: boolean;
+  readonly attached: Set<string>;
+  preferences: ChatPreferencesPayload;
+  followsUsage: boolean;
+}
+
+export interface VisualInput {
+  title: string;
+  html: string;
+  maxHeight?: number;
+  heights?: ReadonlyArray<readonly [number, number]>;
+  turnId?: string;
+}
+
+/** Requests that change something: a retried id gets the first reply and never runs twice. */
+const MUTATING: ReadonlySet<AgentRequestType> = new Set<AgentRequestType>([
+  'chat.create', 'chat.send', 'chat.uiChoice', 'chat.unqueue', 'chat.sendNow', 'chat.cancel', 'chat.kill',
+  'chat.approve', 'chat.answer', 'chat.dismiss', 'chat.configure', 'chat.compact', 'chat.clear',
+  'chat.fork', 'chat.continueOn', 'chat.summarize', 'chat.stopSubagent', 'chat.stopTask',
+  'chat.addBookmark', 'chat.renameBookmark', 'chat.removeBookmark', 'chat.removeVisual',
+  'accounts.save', 'accounts.create',
+]);
+
+const silentLog: HostLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export class HostCore {
+  readonly store: ChatStore;
+  readonly policy: HostPolicy;
+  readonly providers: ReadonlyMap<AgentKind, Provider>;
+  readonly accounts: AccountBook;
+  readonly log: HostLog;
+  readonly sessions = new Map<string, ChatSession>();
+  /** Chats on disk this version cannot read: reason, kept for `chat-unreadable`. */
+  readonly unreadable = new Map<string, string>();
+  readonly clients = new Map<string, ClientState>();
+  private readonly options: HostCoreOptions;
+  private readonly journal: RequestJournal;
+  private readonly handlers: HandlerTable;
+  private readonly visuals = new Map<string, ChatVisual[]>();
+  private closing: Promise<void> | null = null;
+
+  private constructor(options: HostCoreOptions) {
+    if (options.providers.length === 0) throw new Error('A host needs at least one provider');
+    this.options = options;
+    this.log = options.log ?? silentLog;
+    this.policy = options.policy ?? new HostPolicy();
+    this.providers = new Map(options.providers.map((p) => [p.kind, p]));
+    this.store = new ChatStore(options.dataDir, options.logLimit ?? 5_000);
+    this.journal = new RequestJournal(options.dataDir, options.journalLimit ?? 2_000);
+    this.accounts = new AccountBook(options.dataDir, [...this.providers.keys()]);
+    this.handlers = createHandlers(this);
+  }
+
+  /** Loads every chat from disk. Nothing runs until `resume()`. */
+  static async open(options: HostCoreOptions): Promise<HostCore> {
+    const core = new HostCore(options);
+    for (const loaded of core.store.loadAll()) {
+      if (!loaded.ok) {
+        core.unreadable.set(loaded.chatId, loaded.reason);
+        core.log.warn(`chat ${loaded.chatId}: record not readable by this version, left as it is (${loaded.reason.split('\n')[0]})`);
+        continue;
+      }
+      const { record, log } = loaded;
+      core.sessions.set(record.info.chatId, core.makeSession(record.info, record.items, record.seq, record.epoch, log));
+    }
+    return core;
+  }
+
+  /** The default provider: the first configured one. */
+  get defaultProvider(): Provider {
+    return this.options.providers[0];
+  }
+
+  /** Takes up what a previous process left: interrupted turns are aborted with a note, queues go on. */
+  resume(reason = 'the host restarted while it ran'): void {
+    for (const session of this.sessions.values()) {
+      try {
+        if (session.recover(reason)) this.log.warn(`chat ${session.chatId}: an interrupted turn was aborted`);
+      } catch (error) {
+        this.log.error(`chat ${session.chatId}: recovery failed: ${describe(error)}`);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Clients
+
+  /** Connects one client; answers the function that disconnects it. */
+  connect(clientId: string, send: (frame: HostEventFrame) => void, options: ConnectOptions = {}): () => void {
+    const client: ClientState = {
+      id: clientId,
+      send,
+      allChats: options.allChats === true,
+      attached: new Set(),
+      preferences: {},
+      followsUsage: false,
+    };
+    this.clients.set(clientId, client);
+    return () => {
+      if (this.clients.get(clientId) === client) this.clients.delete(clientId);
+    };
+  }
+
+  /** Serves one request frame from `clientId`; answers the reply frame. Never throws. */
+  async serve(frame: unknown, clientId: string): Promise<ReplyFrame> {
+    const parsed = parseRequest(frame);
+    if (!parsed.ok) return { id: readableId(frame), ok: false, error: { code: 'bad-request', message: parsed.message } };
+    const { id, type, payload } = parsed.value;
+    if (!isAgentRequestType(type)) return { id, ok: false, error: { code: 'unknown-request', message: `Unknown request type: ${type}` } };
+    let reply: JournalReply;
+    try {
+      reply = MUTATING.has(type)
+        ? await this.journal.once(RequestJournal.key(type, id), () => this.run(type, payload, clientId), (r) => r.ok || r.error?.code !== 'internal')
+        : await this.run(type, payload, clientId);
+    } catch (error) {
+      this.log.error(`request ${type} failed: ${describe(error)}`);
+      reply = { ok: false, error: { code: 'internal', message: 'Request failed' } };
+    }
+    return reply.ok ? { id, ok: true, result: reply.result } : { id, ok: false, error: reply.error ?? { code: 'internal', message: 'Request failed' } };
+  }
+
+  private async run(type: AgentRequestType, payload: unknown, clientId: string): Promise<JournalReply> {
+    try {
+      if (type === 'chat.send' && typeof payload === 'object' && payload !== null && 'attachments' in payload && payload.attachments !== undefined) {
+        const uploads = ChatAttachmentUploadsSchema.safeParse(payload.attachments);
+        if (!uploads.success) throw new ProtocolError('invalid-attachments', uploads.error.issues[0]?.message ?? 'Invalid attachments');
+      }
+      const parsed = AGENT_REQUEST_SCHEMAS[type].payload.safeParse(payload ?? {});
+      if (!parsed.success) {
+        return { ok: false, error: { code: 'bad-request', message: `Invalid payload for ${type}: ${z.prettifyError(parsed.error)}` } };
+      }
+      const client = this.clients.get(clientId) ?? null;
+      const handler = this.handlers[type] as (payload: unknown, client: ClientState | null) => unknown;
+      const result = await handler(parsed.data, client);
+      return { ok: true, result };
+    } catch (error) {
+      const wire = toWireError(error);
+      if (wire.code === 'internal') this.log.error(`request ${type} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      return { ok: false, error: wire };
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Chats
+
+  /** The session of `chatId`; `chat-unreadable` or `chat-not-found` otherwise. */
+  session(chatId: string): ChatSession {
+    const session = this.sessions.get(chatId);
+    if (session) return session;
+    if (this.unreadable.has(chatId)) throw new ProtocolError('chat-unreadable', `Chat ${chatId} is stored in a form this host cannot read`);
+    throw new ProtocolError('chat-not-found', `No chat ${chatId}`);
+  }
+
+  /** Registers a new chat (already admitted by the policy), writes it at once and tells every client. */
+  async addChat(info: ChatInfo): Promise<ChatSession> {
+    const session = this.makeSession(info, [], 0, 0, []);
+    this.sessions.set(info.chatId, session);
+    session.announce();
+    await session.write();
+    return session;
+  }
+
+  async removeChat(chatId: string): Promise<void> {
+    const session = this.sessions.get(chatId);
+    if (session) {
+      session.dispose();
+      this.sessions.delete(chatId);
+    }
+    this.unreadable.delete(chatId);
+    this.visuals.delete(chatId);
+    for (const client of this.clients.values()) client.attached.delete(chatId);
+    await this.store.remove(chatId);
+  }
+
+  /** Narrows a chat's mode to what the policy allows now (the policy may have changed since it was made). */
+  effectiveMode(mode: RuntimeMode): RuntimeMode {
+    return narrowerMode(mode, this.policy.modeCeiling);
+  }
+
+  private makeSession(info: ChatInfo, items: ChatItem[], seq: number, epoch: number, log: LogEntry[]): ChatSession {
+    const host: ChatHost = {
+      deliver: (chatId, event, eventSeq) => this.deliver(chatId, event, eventSeq),
+      status: (next) => this.broadcast('chat.status', { chatId: next.chatId, info: next }),
+      publishVisual: (chatId, input) => this.publishVisual(chatId, input),
+      effectiveMode: (mode) => this.effectiveMode(mode),
+      warn: (message) => this.log.warn(message),
+    };
+    return new ChatSession(info, items, seq, epoch, log, {
+      store: this.store,
+      host,
+      provider: this.providers.get(info.provider),
+      coalesceMs: this.options.coalesceMs ?? 30,
+      logLimit: this.options.logLimit ?? 5_000,
+      writeDelayMs: this.options.writeDelayMs ?? 1_000,
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Events
+
+  private deliver(chatId: string, event: ChatEvent, seq: number): void {
+    const frame: HostEventFrame = { type: 'event', event: 'chat.event', payload: { chatId, event, seq } };
+    for (const client of this.clients.values()) {
+      if (client.allChats || client.attached.has(chatId)) this.sendTo(client, frame);
+    }
+  }
+
+  /** Sends an event to every client. */
+  broadcast(event: string, payload: unknown): void {
+    const frame: HostEventFrame = { type: 'event', event, payload };
+    for (const client of this.clients.values()) this.sendTo(client, frame);
+  }
+
+  private sendTo(client: ClientState, frame: HostEventFrame): void {
+    try {
+      client.send(frame);
+    } catch (error) {
+      this.log.warn(`client ${client.id}: ${frame.event} not delivered: ${describe(error)}`);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Visuals
+
+  visualsOf(chatId: string): ChatVisual[] {
+    let list = this.visuals.get(chatId);
+    if (!list) {
+      list = this.store.readVisuals(chatId);
+      this.visuals.set(chatId, list);
+    }
+    return list;
+  }
+
+  /**
+   * Publishes a self-contained HTML page into a chat (the §12 rules: `visual-invalid` /
+   * `visual-too-large`), stores it, and tells clients: the page itself to the relay (`visual.page`,
+   * first) and then the whole list (`chat.visuals`).
+   */
+  async publishVisual(chatId: string, input: VisualInput): Promise<ChatVisual> {
+    this.session(chatId);
+    const title = typeof input.title === 'string' ? input.title.trim() : '';
+    if (title === '') throw new ProtocolError('visual-invalid', 'A visual needs a title');
+    if (title.length > VISUAL_LIMITS.title) throw new ProtocolError('visual-invalid', `A visual title has at most ${VISUAL_LIMITS.title} characters`);
+    if (typeof input.html !== 'string' || input.html.trim() === '') throw new ProtocolError('visual-invalid', 'A visual needs an HTML page');
+    const maxHeight = input.maxHeight ?? VISUAL_LIMITS.maxHeight;
+    if (!Number.isFinite(maxHeight) || maxHeight < VISUAL_LIMITS.minHeight || maxHeight > VISUAL_LIMITS.maxHeight) {
+      throw new ProtocolError('visual-invalid', `maxHeight must be between ${VISUAL_LIMITS.minHeight} and ${VISUAL_LIMITS.maxHeight}`);
+    }
+    let heights: Array<[number, number]> | undefined;
+    if (input.heights !== undefined) {
+      if (input.heights.length > VISUAL_LIMITS.heights) throw new ProtocolError('visual-invalid', `At most ${VISUAL_LIMITS.heights} measured heights`);
+      const byWidth = new Map<number, number>();
+      for (const pair of input.heights) {
+        const [width, height] = pair;
+        if (!Number.isFinite(width) || width <= 0 || !Number.isFinite(height) || height < 0) {
+          throw new ProtocolError('visual-invalid', 'Each height is [width > 0, height >= 0]');
+        }
+        byWidth.set(Math.max(1, Math.round(width)), Math.ceil(height));
+      }
+      heights = [...byWidth].sort((a, b) => a[0] - b[0]);
+    }
+    const size = Buffer.byteLength(input.html);
+    if (size > VISUAL_LIMITS.bytes) throw new ProtocolError('visual-too-large', `A visual page has at most ${VISUAL_LIMITS.bytes} bytes`);
+    const id = newId('visual');
+    await this.store.writeAttachment(chatId, `${id}.html`, input.html);
+    const visual: ChatVisual = {
+      id,
+      title,
+      at: Date.now(),
+      maxHeight: Math.round(maxHeight),
+      size,
+      ...(heights ? { heights } : {}),
+      ...(input.turnId ? { turnId: input.turnId } : {}),
+    };
+    if (!this.sessions.has(chatId)) throw new ProtocolError('chat-not-found', `No chat ${chatId}`);
+    const list = [...this.visualsOf(chatId), visual];
+    this.visuals.set(chatId, list);
+    await this.store.writeVisuals(chatId, list);
+    const pageFrame: HostEventFrame = { type: 'event', event: 'visual.page', payload: { chatId, visualId: id, html: input.html } };
+    for (const client of this.clients.values()) if (client.allChats) this.sendTo(client, pageFrame);
+    this.sendVisuals(chatId);
+    return visual;
+  }
+
+  /** Forgets a chat's visuals (clear) and tells clients. */
+  async dropVisuals(chatId: string): Promise<void> {
+    this.visuals.set(chatId, []);
+    await this.store.removeFiles(chatId);
+    this.sendVisuals(chatId);
+  }
+
+  private sendVisuals(chatId: string): void {
+    const frame: HostEventFrame = { type: 'event', event: 'chat.visuals', payload: { chatId, visuals: this.visualsOf(chatId) } };
+    for (const client of this.clients.values()) {
+      if (client.allChats || client.attached.has(chatId)) this.sendTo(client, frame);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Shutdown
+
+  /** Writes every chat, ends every backend; idempotent (the same promise). Clients are disconnected. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      // Text still being coalesced goes out first, so clients (the relay's outbox) and the logs agree.
+      for (const session of this.sessions.values()) session.flushDeltas();
+      this.clients.clear();
+      let failure: unknown = null;
+      for (const session of this.sessions.values()) {
+        try {
+          await session.close();
+        } catch (error) {
+          failure ??= error;
+          this.log.error(`chat ${session.chatId}: could not be written on shutdown: ${describe(error)}`);
+        }
+      }
+      await this.journal.flush();
+      await this.store.settled();
+      if (failure) throw failure;
+    })();
+    return this.closing;
+  }
+}
+
+/** The id of a frame that failed the envelope, when it has a usable one. */
+function readableId(frame: unknown): string | null {
+  try {
+    if (typeof frame === 'object' && frame !== null && 'id' in frame) {
+      const id = (frame as { id: unknown }).id;
+      if (typeof id === 'string' && id.length > 0) return id;
+    }
+  } catch {
+    // a hostile getter
+  }
+  return null;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,327 @@
+// The request table: one handler per agent-contracts request, keyed and typed by
+// AGENT_REQUEST_SCHEMAS. The runtime validates the payload before a handler runs, so a handler gets
+// the parsed payload and answers the result (or throws a ProtocolError with the protocol's code).
+// Adding a request is one entry here.
+import { ProtocolError } from '../../contracts/errors.ts';
+import { narrowerMode } from '../../contracts/index.ts';
+import type {
+  AgentRequestType,
+  ChatAttachment,
+  ChatAttachmentUploads,
+  ChatAttachResult,
+  ChatInfo,
+  RequestPayload,
+  RequestResult,
+  UsageSummaryResult,
+} from '../../contracts/index.ts';
+import type { ClientState, HostCore } from './core.ts';
+import type { ChatSession } from './session.ts';
+import { newId } from './session.ts';
+
+type Handler<T extends AgentRequestType> = (
+  payload: RequestPayload<T>,
+  client: ClientState | null,
+) => RequestResult<T> | Promise<RequestResult<T>>;
+
+export type HandlerTable = { [T in AgentRequestType]: Handler<T> };
+
+const unsupported = (what: string) => (): never => {
+  throw new ProtocolError('chat-unsupported', `This host does not ${what}`);
+};
+
+export function createHandlers(core: HostCore): HandlerTable {
+  return {
+    // Open and read -----------------------------------------------------------------------------
+    'chat.create': async (payload, client) => {
+      const existing = core.sessions.get(payload.chatId);
+      if (existing) return existing.info;
+      if (core.unreadable.has(payload.chatId)) core.session(payload.chatId); // throws chat-unreadable
+      const prefs = client?.preferences ?? {};
+      const kind = payload.provider ?? core.defaultProvider.kind;
+      const provider = core.providers.get(kind);
+      if (!provider) throw new ProtocolError('account-unavailable', `This host has no ${kind} provider`);
+      const cwd = core.policy.admitFolder(payload.cwd);
+      // An explicit ask above the ceiling is refused; a remembered preference is only narrowed.
+      const runtimeMode = payload.runtimeMode !== undefined
+        ? core.policy.admitMode(payload.runtimeMode)
+        : core.policy.admitMode(undefined, prefs.runtimeMode ?? 'full-access');
+      const account = payload.account ?? prefs.accounts?.[kind];
+      if (account !== undefined && account !== kind && !core.accounts.has(kind, account)) {
+        throw new ProtocolError('account-unavailable', `No ${kind} account ${account} on this host`);
+      }
+      const info: ChatInfo = {
+        chatId: payload.chatId,
+        provider: kind,
+        ...(account !== undefined && account !== kind ? { account } : {}),
+        cwd,
+        agentSessionId: payload.resume ?? null,
+        model: null,
+        selection: provider.normalizeSelection(payload.selection ?? prefs.selections?.[kind]),
+        runtimeMode,
+        status: 'idle',
+        running: false,
+        activeTurnId: null,
+        slashCommands: [],
+        usage: { contextTokens: 0, contextWindow: null, costUsd: 0, turns: 0 },
+        createdAt: Date.now(),
+      };
+      const session = await core.addChat(info);
+      return session.info;
+    },
+    'chat.list': () => ({ chats: [...core.sessions.values()].map((s) => s.info) }),
+    'chat.attach': (payload, client) => {
+      const session = core.session(payload.chatId);
+      session.flushDeltas();
+      // From here on this client gets the chat's events: text is in this answer or in the stream, never both.
+      if (client && !client.allChats) client.attached.add(payload.chatId);
+      const visuals = core.visualsOf(payload.chatId);
+      if (payload.since !== undefined) {
+        const events = session.eventsSince(payload.since);
+        if (events) return { info: session.info, items: [], events, seq: session.seq, visuals };
+      }
+      return { ...snapshot(session, payload.historyLimit), visuals };
+    },
+    'chat.detach': (payload, client) => {
+      core.session(payload.chatId);
+      client?.attached.delete(payload.chatId);
+      return {};
+    },
+    'chat.history': (payload) => {
+      const session = core.session(payload.chatId);
+      session.flushDeltas();
+      const start = readCursor(payload.cursor, session);
+      const from = Math.max(0, start - (payload.limit ?? 50));
+      return { items: session.thread.items.slice(from, start), history: page(session, from) };
+    },
+
+    // Send and control --------------------------------------------------------------------------
+    'chat.send': async (payload) => {
+      const session = core.session(payload.chatId);
+      // The policy is the host's, now: a chat made under a wider one does not run outside it.
+      core.policy.admitFolder(session.info.cwd);
+      const attachments = await storeUploads(core, payload.chatId, payload.attachments ?? []);
+      const message = {
+        text: payload.text,
+        mentions: payload.mentions,
+        skills: payload.skills,
+        chats: payload.chats,
+        attachments,
+      };
+      if (session.activeTurnId) {
+        if (payload.delivery === 'steer' && session.steer(message)) return { queued: false, turnId: session.activeTurnId };
+        const queued = session.enqueue(message);
+        return { queued: true, turnId: queued.turnId };
+      }
+      if ((session.info.queue?.length ?? 0) > 0) {
+        // A held queue goes first: this message takes its place behind it.
+        const queued = session.enqueue(message);
+        session.updateInfo({ queuePaused: false });
+        session.deliverNext();
+        return { queued: true, turnId: queued.turnId };
+      }
+      return { queued: false, turnId: session.begin(message) };
+    },
+    'chat.uiChoice': unsupported('serve interface choices'),
+    'ui.query': (payload) => {
+      core.session(payload.chatId);
+      throw new ProtocolError('refused-query', 'This host has no interface sources');
+    },
+    'chat.unqueue': (payload) => ({ message: core.session(payload.chatId).unqueue(payload.messageId) }),
+    'chat.sendNow': (payload) => {
+      core.session(payload.chatId).sendNow(payload.messageId);
+      return {};
+    },
+    'chat.cancel': (payload) => {
+      core.session(payload.chatId).cancel(true);
+      return {};
+    },
+    'chat.kill': async (payload) => {
+      if (!core.sessions.has(payload.chatId) && !core.unreadable.has(payload.chatId)) core.session(payload.chatId);
+      await core.removeChat(payload.chatId);
+      return {};
+    },
+
+    // Answer ------------------------------------------------------------------------------------
+    'chat.approve': (payload) => {
+      core.session(payload.chatId).approve(payload.requestId, payload.decision, payload.message);
+      return {};
+    },
+    'chat.answer': (payload) => {
+      core.session(payload.chatId).answer(payload.requestId, payload.answers);
+      return {};
+    },
+    'chat.dismiss': (payload) => {
+      core.session(payload.chatId).dismiss(payload.itemId);
+      return {};
+    },
+
+    // Configure ---------------------------------------------------------------------------------
+    'chat.configure': (payload) => {
+      const session = core.session(payload.chatId);
+      const info = session.info;
+      core.policy.admitFolder(info.cwd);
+      const patch: Partial<ChatInfo> = {};
+      if (payload.runtimeMode !== undefined) patch.runtimeMode = core.policy.admitMode(payload.runtimeMode);
+      if (payload.account !== undefined) {
+        if (payload.account !== info.provider && !core.accounts.has(info.provider, payload.account)) {
+          throw new ProtocolError('account-unavailable', `No ${info.provider} account ${payload.account} on this host`);
+        }
+        patch.account = payload.account === info.provider ? undefined : payload.account;
+      }
+      if (payload.selection !== undefined) {
+        const provider = core.providers.get(info.provider);
+        patch.selection = provider ? provider.normalizeSelection(payload.selection) : payload.selection;
+      }
+      if (payload.resumeAtReset !== undefined) patch.resumeAtReset = payload.resumeAtReset;
+      session.updateInfo(patch);
+      return session.info;
+    },
+    'chat.setPreferences': (payload, client) => {
+      if (client) {
+        const prefs = client.preferences;
+        // The newest pick wins; a preference without a time is older than any.
+        if (prefs.changedAt !== undefined && (payload.changedAt ?? -1) < prefs.changedAt) return {};
+        client.preferences = {
+          ...prefs,
+          ...payload,
+          ...(payload.runtimeMode ? { runtimeMode: narrowerMode(payload.runtimeMode, core.policy.modeCeiling) } : {}),
+          selections: { ...prefs.selections, ...payload.selections },
+          accounts: { ...prefs.accounts, ...payload.accounts },
+        };
+      }
+      return {};
+    },
+    'chat.compact': (payload) => {
+      core.session(payload.chatId).compact();
+      return {};
+    },
+    'chat.clear': async (payload) => {
+      const session = core.session(payload.chatId);
+      session.clear(payload.force === true);
+      await core.dropVisuals(payload.chatId);
+      return {};
+    },
+
+    // Turns and forks ---------------------------------------------------------------------------
+    'chat.turnDiff': (payload) => {
+      const turn = core.session(payload.chatId).thread.get(payload.turnId);
+      if (turn?.kind !== 'turn') throw new ProtocolError('request-not-found', `No turn ${payload.turnId} in this chat`);
+      return { diff: turn.checkpointDiff ?? null };
+    },
+    'chat.fork': unsupported('fork chats'),
+    'chat.forkInfo': unsupported('fork chats'),
+    'chat.continueOn': unsupported('continue chats on another account'),
+    'chat.summarize': unsupported('summarize chats'),
+
+    // Delegated work ----------------------------------------------------------------------------
+    'chat.subagent': (payload) => {
+      core.session(payload.chatId);
+      throw new ProtocolError('subagent-not-found', `No subagent ${payload.toolUseId} in this chat`);
+    },
+    'chat.stopSubagent': (payload) => {
+      core.session(payload.chatId);
+      throw new ProtocolError('subagent-not-found', `No subagent ${payload.toolUseId} in this chat`);
+    },
+    'chat.stopTask': (payload) => {
+      core.session(payload.chatId);
+      throw new ProtocolError('task-not-found', `No background task ${payload.taskId} in this chat`);
+    },
+    'skills.list': (payload) => {
+      core.session(payload.chatId);
+      return { skills: [] };
+    },
+
+    // Bookmarks and visual removal belong to the relay, which answers them itself.
+    'chat.addBookmark': unsupported('keep bookmarks (the relay does)'),
+    'chat.renameBookmark': unsupported('keep bookmarks (the relay does)'),
+    'chat.removeBookmark': unsupported('keep bookmarks (the relay does)'),
+    'chat.removeVisual': unsupported('remove visuals (the relay does)'),
+
+    // Providers and accounts --------------------------------------------------------------------
+    'provider.list': () => ({ providers: [...core.providers.values()].map((p) => p.info()) }),
+    'accounts.list': () => core.accounts.snapshot(),
+    'accounts.refresh': () => core.accounts.refresh(),
+    'accounts.save': async (payload) => {
+      const snapshot = await core.accounts.save(payload.accounts);
+      core.broadcast('accounts.changed', snapshot);
+      return snapshot;
+    },
+    'accounts.create': async (payload) => {
+      const { id, snapshot } = await core.accounts.create(payload.kind, payload.label, payload.color);
+      core.broadcast('accounts.changed', snapshot);
+      return { ...snapshot, id };
+    },
+    'accounts.watchLogin': () => ({}),
+
+    // Usage -------------------------------------------------------------------------------------
+    'usage.summary': (payload): UsageSummaryResult => ({
+      from: payload.from,
+      to: payload.to,
+      resolution: payload.resolution,
+      timeZone: payload.timeZone,
+      buckets: [],
+      models: [],
+      projects: [],
+      sessions: 0,
+      scan: { at: Date.now(), files: 0, changedFiles: 0, durationMs: 0, running: false, failed: false },
+      pricing: { source: 'none', fetchedAt: null, models: 0 },
+      rate: null,
+      roots: [],
+    }),
+    'usage.subscribe': (_payload, client) => {
+      if (client) client.followsUsage = true;
+      return {};
+    },
+    'usage.unsubscribe': (_payload, client) => {
+      if (client) client.followsUsage = false;
+      return {};
+    },
+    'usage.limits': () => ({ providers: [] }),
+    'usage.refreshLimits': () => ({ providers: [] }),
+  };
+}
+
+/** A whole thread, or with `historyLimit` its newest page plus `history` and every waiting request. */
+function snapshot(session: ChatSession, historyLimit: number | undefined): ChatAttachResult {
+  const items = session.thread.items;
+  // A copy: an in-process client must never hold the host's own array.
+  if (historyLimit === undefined) return { info: session.info, items: items.slice(), seq: session.seq };
+  const from = Math.max(0, items.length - historyLimit);
+  const out: ChatAttachResult = { info: session.info, items: items.slice(from), history: page(session, from), seq: session.seq };
+  const pending = session.pendingRequests();
+  if (pending.length > 0) out.pending = pending;
+  return out;
+}
+
+function page(session: ChatSession, start: number): { start: number; cursor: string | null } {
+  return { start, cursor: start > 0 ? Buffer.from(JSON.stringify([session.epoch, start])).toString('base64url') : null };
+}
+
+/** The item index a cursor points before; `history-expired` for anything this chat did not hand out. */
+function readCursor(cursor: string, session: ChatSession): number {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2) {
+      const [epoch, start] = value as unknown[];
+      if (epoch === session.epoch && Number.isInteger(start) && (start as number) > 0 && (start as number) <= session.thread.items.length) {
+        return start as number;
+      }
+    }
+  } catch {
+    // not one of ours
+  }
+  throw new ProtocolError('history-expired', 'That history page is no longer available; attach again');
+}
+
+/** Uploads become files before anything else sees them: threads and queues carry paths, never bytes. */
+async function storeUploads(core: HostCore, chatId: string, uploads: ChatAttachmentUploads): Promise<ChatAttachment[]> {
+  const out: ChatAttachment[] = [];
+  for (const upload of uploads) {
+    const id = newId('att');
+    const bytes = Buffer.from(upload.data, 'base64');
+    const safeName = upload.name.replace(/[/\\\0]/g, '_').replace(/^\.+/, '_').slice(0, 120);
+    const file = await core.store.writeAttachment(chatId, `${id}-${safeName}`, bytes);
+    out.push({ id, name: upload.name, mime: upload.mime, size: bytes.length, path: file });
+  }
+  return out;
+}

@@ -1,0 +1,669 @@
+// ChatSession: one chat on this host. It owns the chat's thread (info + items, folded by the shared
+// Thread), its event log and `seq`, the running turn and the queue, and the provider driver that
+// does the work. Everything that changes the thread goes through `emit`, which applies the event,
+// gives it the next `seq`, logs it and hands it to the runtime for delivery: the thread on disk, the
+// log and what clients see are the same sequence.
+//
+// Deltas are coalesced per item for `coalesceMs` before they become events, so clients get fewer,
+// larger ones; any other event, an attach or a write flushes them first, so text is in a snapshot or
+// in the stream, never both.
+//
+// What survives a restart: the record (a checkpoint) plus the log after it; a turn that was running
+// is aborted on the next start with a `notResumedNote` warning, and its open requests are cancelled.
+import { randomBytes } from 'node:crypto';
+import { ProtocolError } from '../../contracts/errors.ts';
+import { Thread } from '../../contracts/thread.ts';
+import { notResumedNote } from '../../contracts/index.ts';
+import type {
+  ChatAttachment,
+  ChatEvent,
+  ChatInfo,
+  ChatItem,
+  ChatQueuedMessage,
+  ChatTurnItem,
+  RuntimeMode,
+} from '../../contracts/index.ts';
+import type { Provider, ProviderOutput, ProviderSession } from '../providers/provider.ts';
+import { isPendingRequest, requestSummaries } from './requests.ts';
+import type { ChatStore, LogEntry } from './store.ts';
+import { RECORD_VERSION } from './store.ts';
+
+/** What a session needs from the runtime around it. */
+export interface ChatHost {
+  /** Delivers one thread event (with its seq) to the clients that get this chat's events. */
+  deliver(chatId: string, event: ChatEvent, seq: number): void;
+  /** Tells every client the chat's new info (`chat.status`). */
+  status(info: ChatInfo): void;
+  publishVisual(chatId: string, input: { title: string; html: string; maxHeight?: number; heights?: Array<[number, number]>; turnId?: string }): Promise<unknown>;
+  /** The mode a turn may really run in (the chat's ask, narrowed by the host policy now). */
+  effectiveMode(mode: RuntimeMode): RuntimeMode;
+  warn(message: string): void;
+}
+
+export interface ChatSessionOptions {
+  store: ChatStore;
+  host: ChatHost;
+  provider: Provider | undefined;
+  coalesceMs: number;
+  logLimit: number;
+  writeDelayMs: number;
+}
+
+/** A message on its way into a turn: sent now, or taken from the queue. */
+export interface OutgoingMessage {
+  text: string;
+  turnId?: string;
+  mentions?: string[];
+  skills?: string[];
+  chats?: string[];
+  attachments?: ChatAttachment[];
+}
+
+interface ActiveTurn {
+  id: string;
+  costUsd: number;
+  /** The assistant item text is streaming into, if any. */
+  reply: string | null;
+  thought: string | null;
+  tools: Map<string, string>;
+}
+
+export class ChatSession {
+  readonly chatId: string;
+  readonly thread: Thread;
+  seq: number;
+  epoch: number;
+  private log: LogEntry[];
+  private readonly options: ChatSessionOptions;
+  provider: Provider | undefined;
+  private driver: ProviderSession | null = null;
+  private turn: ActiveTurn | null = null;
+  private failed = false;
+  private readonly pendingDeltas = new Map<string, string[]>();
+  private deltaTimer: NodeJS.Timeout | null = null;
+  private writeTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(info: ChatInfo, items: ChatItem[], seq: number, epoch: number, log: LogEntry[], options: ChatSessionOptions) {
+    this.chatId = info.chatId;
+    this.options = options;
+    this.provider = options.provider;
+    this.thread = new Thread(info, items);
+    this.seq = seq;
+    this.epoch = epoch;
+    this.log = log;
+    // The record is a checkpoint: whatever the log holds after it happened too.
+    for (const entry of log) {
+      if (entry.seq <= seq) continue;
+      this.thread.apply(entry.event);
+      this.seq = entry.seq;
+      if (entry.event.type === 'reset') this.epoch += 1;
+    }
+  }
+
+  get info(): ChatInfo {
+    return this.thread.info;
+  }
+
+  get activeTurnId(): string | null {
+    return this.turn?.id ?? null;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Events
+
+  /** Applies, numbers, logs and delivers one event. Pending deltas go first, so order holds. */
+  emit(event: ChatEvent): void {
+    if (this.closed) return;
+    this.flushDeltas();
+    this.record(event);
+  }
+
+  private record(event: ChatEvent): void {
+    this.thread.apply(event);
+    this.seq += 1;
+    const entry: LogEntry = { seq: this.seq, at: Date.now(), event };
+    this.log.push(entry);
+    // Cut back in batches: the log holds between `logLimit` and twice that many events.
+    if (this.log.length >= this.options.logLimit * 2) this.log = this.log.slice(-this.options.logLimit);
+    try {
+      this.options.store.appendLog(this.chatId, entry, () => this.log);
+    } catch (error) {
+      this.options.host.warn(`chat ${this.chatId}: log write failed: ${describe(error)}`);
+    }
+    this.scheduleWrite();
+    this.options.host.deliver(this.chatId, event, this.seq);
+  }
+
+  /** Text appended to a reply, thought or running tool; coalesced per item for `coalesceMs`. */
+  delta(itemId: string, text: string): void {
+    if (text === '' || this.closed) return;
+    if (this.options.coalesceMs <= 0) {
+      this.record({ type: 'delta', itemId, text });
+      return;
+    }
+    const parts = this.pendingDeltas.get(itemId);
+    if (parts) parts.push(text);
+    else this.pendingDeltas.set(itemId, [text]);
+    this.deltaTimer ??= setTimeout(() => {
+      this.deltaTimer = null;
+      this.flushDeltas();
+    }, this.options.coalesceMs);
+  }
+
+  flushDeltas(): void {
+    if (this.deltaTimer) {
+      clearTimeout(this.deltaTimer);
+      this.deltaTimer = null;
+    }
+    if (this.pendingDeltas.size === 0) return;
+    const pending = [...this.pendingDeltas];
+    this.pendingDeltas.clear();
+    for (const [itemId, parts] of pending) this.record({ type: 'delta', itemId, text: parts.join('') });
+  }
+
+  upsert(item: ChatItem): void {
+    this.emit({ type: 'item', item });
+  }
+
+  /** Changes info (status and requests are derived), emits it and tells every client; nothing when unchanged. */
+  updateInfo(patch: Partial<ChatInfo> = {}): void {
+    const next = this.derive({ ...this.thread.info, ...patch });
+    if (JSON.stringify(next) === JSON.stringify(this.thread.info)) return;
+    this.emit({ type: 'info', info: next });
+    this.options.host.status(next);
+  }
+
+  /** Emits the info as it stands (a new chat's first event) and tells every client. */
+  announce(): void {
+    const info = this.derive(this.thread.info);
+    this.emit({ type: 'info', info });
+    this.options.host.status(info);
+  }
+
+  private derive(info: ChatInfo): ChatInfo {
+    const requests = requestSummaries(this.thread.items);
+    const out: ChatInfo = { ...info };
+    if (requests.length > 0) out.requests = requests;
+    else delete out.requests;
+    if (!out.queue || out.queue.length === 0) {
+      delete out.queue;
+      delete out.queuePaused;
+    }
+    if (out.queuePaused === false) delete out.queuePaused;
+    for (const key of Object.keys(out) as Array<keyof ChatInfo>) if (out[key] === undefined) delete out[key];
+    out.activeTurnId = this.turn?.id ?? null;
+    out.running = this.driver?.running ?? false;
+    out.status = requests.length > 0 ? 'needs-you' : this.turn ? 'running' : this.failed ? 'error' : 'idle';
+    return out;
+  }
+
+  /** Events after `since`, when the log still holds every one of them; else null (the client needs a snapshot). */
+  eventsSince(since: number): ChatEvent[] | null {
+    this.flushDeltas();
+    if (since > this.seq) return null;
+    if (since === this.seq) return [];
+    if (this.log.length === 0 || this.log[0].seq > since + 1) return null;
+    return this.log.filter((entry) => entry.seq > since).map((entry) => entry.event);
+  }
+
+  pendingRequests(): ChatItem[] {
+    return this.thread.items.filter(isPendingRequest);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Turns
+
+  /** Starts a turn for `message` now. The caller made sure none runs. */
+  begin(message: OutgoingMessage): string {
+    const provider = this.provider;
+    if (!provider) throw new ProtocolError('account-unavailable', `This host has no ${this.info.provider} provider configured`);
+    const turnId = message.turnId ?? newId('turn');
+    const now = Date.now();
+    this.failed = false;
+    this.turn = { id: turnId, costUsd: 0, reply: null, thought: null, tools: new Map() };
+    this.upsert({
+      id: newId('msg'),
+      kind: 'user',
+      createdAt: now,
+      turnId,
+      text: message.text,
+      ...(message.mentions?.length ? { mentions: message.mentions } : {}),
+      ...(message.skills?.length ? { skills: message.skills } : {}),
+      ...(message.chats?.length ? { chats: message.chats } : {}),
+      ...(message.attachments?.length ? { attachments: message.attachments } : {}),
+    });
+    this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0 });
+    const info = this.info;
+    this.driver ??= provider.open({
+      chatId: this.chatId,
+      cwd: info.cwd,
+      runtimeMode: this.options.host.effectiveMode(info.runtimeMode),
+      selection: info.selection,
+      account: info.account,
+      agentSessionId: info.agentSessionId,
+    });
+    this.updateInfo({ limit: undefined });
+    try {
+      this.driver.startTurn(
+        { turnId, text: message.text, attachments: message.attachments ?? [], mentions: message.mentions },
+        (output) => this.onOutput(turnId, output),
+      );
+    } catch (error) {
+      this.finish('error', `The agent could not start: ${describe(error)}`);
+    }
+    return turnId;
+  }
+
+  /** Hands `message` to the running turn if the backend can take it; answers whether it did. */
+  steer(message: OutgoingMessage): boolean {
+    const turn = this.turn;
+    if (!turn || !this.driver?.steer || !this.provider?.canSteer) return false;
+    const accepted = this.driver.steer({ turnId: turn.id, text: message.text, attachments: message.attachments ?? [], mentions: message.mentions });
+    if (!accepted) return false;
+    this.closeStreams();
+    this.upsert({
+      id: newId('msg'),
+      kind: 'user',
+      createdAt: Date.now(),
+      turnId: turn.id,
+      text: message.text,
+      ...(message.attachments?.length ? { attachments: message.attachments } : {}),
+    });
+    return true;
+  }
+
+  /** Queues `message` behind the running turn; answers the queued message (its turn is reserved). */
+  enqueue(message: OutgoingMessage): ChatQueuedMessage {
+    const queued: ChatQueuedMessage = {
+      id: newId('queued'),
+      turnId: newId('turn'),
+      text: message.text,
+      createdAt: Date.now(),
+      ...(message.mentions?.length ? { mentions: message.mentions } : {}),
+      ...(message.skills?.length ? { skills: message.skills } : {}),
+      ...(message.chats?.length ? { chats: message.chats } : {}),
+      ...(message.attachments?.length ? { attachments: message.attachments } : {}),
+    };
+    this.updateInfo({ queue: [...(this.info.queue ?? []), queued] });
+    return queued;
+  }
+
+  unqueue(messageId: string): ChatQueuedMessage {
+    const queue = this.info.queue ?? [];
+    const message = queue.find((m) => m.id === messageId);
+    if (!message) throw new ProtocolError('request-not-found', 'That message is no longer queued');
+    this.updateInfo({ queue: queue.filter((m) => m !== message) });
+    return message;
+  }
+
+  /** Puts a queued message first and stops the running turn, so it goes next. */
+  sendNow(messageId: string): void {
+    const queue = this.info.queue ?? [];
+    const message = queue.find((m) => m.id === messageId);
+    if (!message) throw new ProtocolError('request-not-found', 'That message is no longer queued');
+    this.updateInfo({ queue: [message, ...queue.filter((m) => m !== message)], queuePaused: false });
+    if (this.turn) this.cancel(false);
+    else this.deliverNext();
+  }
+
+  /** Stops the running turn and settles its open requests as cancelled; `pauseQueue` holds what is queued. */
+  cancel(pauseQueue: boolean): void {
+    if (!this.turn) return;
+    this.driver?.interrupt();
+    this.finish('aborted', undefined, pauseQueue && (this.info.queue?.length ?? 0) > 0);
+  }
+
+  /** Starts the next queued message if nothing runs and the queue is not held. */
+  deliverNext(): void {
+    if (this.turn || this.closed || this.info.queuePaused) return;
+    const [next, ...rest] = this.info.queue ?? [];
+    if (!next) return;
+    this.updateInfo({ queue: rest });
+    this.begin(next);
+  }
+
+  approve(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string): void {
+    const item = this.thread.items.find((i) => i.kind === 'approval' && i.requestId === requestId && i.decision === 'pending');
+    if (!item || item.kind !== 'approval') throw new ProtocolError('request-not-found', 'Nothing waits for that approval any more');
+    this.upsert({ ...item, decision });
+    this.updateInfo();
+    this.driver?.answerApproval(requestId, decision, message);
+  }
+
+  answer(requestId: string, answers: Record<string, string>): void {
+    const item = this.thread.items.find((i) => i.kind === 'question' && i.requestId === requestId && i.state === 'pending');
+    if (!item || item.kind !== 'question') throw new ProtocolError('request-not-found', 'Nothing waits for that answer any more');
+    this.upsert({ ...item, answers, state: 'answered' });
+    this.updateInfo();
+    this.driver?.answerQuestion(requestId, answers);
+  }
+
+  dismiss(itemId: string): void {
+    const item = this.thread.get(itemId);
+    if (!item || item.kind !== 'question' || item.state !== 'pending' || !item.async) {
+      throw new ProtocolError('request-not-found', 'No question that can be dismissed waits there');
+    }
+    this.upsert({ ...item, state: 'dismissed' });
+    this.updateInfo();
+    this.driver?.answerQuestion(item.requestId, null);
+  }
+
+  /** Folds the context: only between turns. */
+  compact(): void {
+    if (this.turn) throw new ProtocolError('chat-busy', 'A turn is running; compact once it settled');
+    const usage = this.info.usage;
+    this.upsert({ id: newId('compaction'), kind: 'compaction', createdAt: Date.now(), turnId: null, preTokens: usage.contextTokens > 0 ? usage.contextTokens : null });
+    this.updateInfo({ usage: { ...usage, contextTokens: 0 } });
+  }
+
+  /** Empties the thread and starts the backend session again; `force` stops a running turn first. */
+  clear(force: boolean): void {
+    if (this.turn && !force) throw new ProtocolError('chat-busy', 'A turn is running; stop it or clear with force');
+    // The queue goes with the thread; emptied first so stopping the turn delivers nothing.
+    this.updateInfo({ queue: undefined, queuePaused: undefined });
+    if (this.turn) this.cancel(false);
+    this.endDriver();
+    this.failed = false;
+    this.epoch += 1;
+    const info = this.info;
+    const fresh: ChatInfo = this.derive({
+      ...info,
+      agentSessionId: null,
+      model: null,
+      queue: undefined,
+      queuePaused: undefined,
+      limit: undefined,
+      effectiveRuntimeMode: undefined,
+      usage: { contextTokens: 0, contextWindow: info.usage.contextWindow, costUsd: 0, turns: 0 },
+    });
+    this.emit({ type: 'reset', info: this.derive(fresh), items: [] });
+    this.options.host.status(this.info);
+    // The new epoch must be on disk before a client can hold a cursor of it.
+    void this.write().catch((error: unknown) => this.options.host.warn(`chat ${this.chatId}: write failed: ${describe(error)}`));
+  }
+
+  /** After a restart: a turn left running is aborted with a warning note, and the queue goes on. */
+  recover(reason: string): boolean {
+    const running = this.thread.items.filter((i): i is ChatTurnItem => i.kind === 'turn' && i.state === 'running');
+    const stale = this.info.activeTurnId !== null || this.info.running || running.length > 0 || this.pendingRequests().length > 0;
+    if (!stale) return false;
+    const now = Date.now();
+    for (const turn of running) {
+      this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: 'warning', text: notResumedNote(reason) });
+    }
+    this.settleOpen();
+    for (const turn of running) this.upsert({ ...turn, state: 'aborted', endedAt: now });
+    this.updateInfo({ activeTurnId: null, running: false });
+    this.deliverNext();
+    return running.length > 0;
+  }
+
+  private onOutput(turnId: string, output: ProviderOutput): void {
+    const turn = this.turn;
+    if (!turn || turn.id !== turnId || this.closed) return; // a turn already settled: late output is dropped
+    try {
+      this.apply(turn, output);
+    } catch (error) {
+      this.options.host.warn(`chat ${this.chatId}: provider output ${output.type} failed: ${describe(error)}`);
+    }
+  }
+
+  private apply(turn: ActiveTurn, output: ProviderOutput): void {
+    const now = Date.now();
+    switch (output.type) {
+      case 'session':
+        this.updateInfo({ agentSessionId: output.agentSessionId, ...(output.model !== undefined ? { model: output.model } : {}) });
+        return;
+      case 'text': {
+        if (turn.thought) this.closeThought(turn);
+        if (!turn.reply) {
+          turn.reply = newId('reply');
+          this.upsert({ id: turn.reply, kind: 'assistant', createdAt: now, turnId: turn.id, text: '', streaming: true, ...(output.phase ? { phase: output.phase } : {}) });
+        }
+        this.delta(turn.reply, output.text);
+        return;
+      }
+      case 'text-end':
+        this.closeReply(turn);
+        return;
+      case 'thinking':
+        if (!turn.thought) {
+          turn.thought = newId('thought');
+          this.upsert({ id: turn.thought, kind: 'thinking', createdAt: now, turnId: turn.id, text: '', streaming: true, endedAt: null });
+        }
+        this.delta(turn.thought, output.text);
+        return;
+      case 'thinking-end':
+        this.closeThought(turn);
+        return;
+      case 'tool-start': {
+        this.closeStreams();
+        const id = newId('tool');
+        turn.tools.set(output.toolUseId, id);
+        this.upsert({
+          id,
+          kind: 'tool',
+          createdAt: now,
+          turnId: turn.id,
+          toolUseId: output.toolUseId,
+          name: output.name,
+          input: output.input,
+          output: null,
+          state: 'running',
+          parentToolUseId: null,
+          progress: { startedAt: now, description: output.description ?? null, output: null },
+        });
+        return;
+      }
+      case 'tool-output': {
+        const id = turn.tools.get(output.toolUseId);
+        if (id) this.delta(id, output.text);
+        return;
+      }
+      case 'tool-end': {
+        const id = turn.tools.get(output.toolUseId);
+        if (!id) return;
+        this.flushDeltas();
+        const item = this.thread.get(id);
+        if (item?.kind !== 'tool') return;
+        this.upsert({
+          ...item,
+          state: output.error ? 'error' : 'done',
+          output: output.output,
+          ...(output.changes?.length ? { changes: output.changes } : {}),
+        });
+        return;
+      }
+      case 'approval':
+        this.closeStreams();
+        this.upsert({
+          id: newId('approval'),
+          kind: 'approval',
+          createdAt: now,
+          turnId: turn.id,
+          requestId: output.requestId,
+          toolUseId: output.toolUseId,
+          toolName: output.toolName,
+          input: output.input,
+          description: output.description,
+          canAllowAlways: output.canAllowAlways,
+          decision: 'pending',
+          ...(output.allowAlways ? { allowAlways: output.allowAlways } : {}),
+        });
+        this.updateInfo();
+        return;
+      case 'question':
+        this.closeStreams();
+        this.upsert({
+          id: newId('question'),
+          kind: 'question',
+          createdAt: now,
+          turnId: turn.id,
+          requestId: output.requestId,
+          questions: output.questions,
+          answers: null,
+          state: 'pending',
+          ...(output.async ? { async: true } : {}),
+        });
+        this.updateInfo();
+        return;
+      case 'visual':
+        this.closeStreams();
+        this.options.host.publishVisual(this.chatId, {
+          title: output.title,
+          html: output.html,
+          maxHeight: output.maxHeight,
+          heights: output.heights,
+          turnId: turn.id,
+        }).catch((error: unknown) => {
+          this.upsert({ id: newId('note'), kind: 'note', createdAt: Date.now(), turnId: turn.id, level: 'warning', text: `A visual could not be published: ${describe(error)}` });
+        });
+        return;
+      case 'usage': {
+        if (output.costUsd !== undefined) turn.costUsd = Math.max(0, output.costUsd);
+        const usage = { ...this.info.usage };
+        if (output.contextTokens !== undefined) usage.contextTokens = output.contextTokens;
+        if (output.contextWindow !== undefined) usage.contextWindow = output.contextWindow;
+        this.updateInfo({ usage });
+        return;
+      }
+      case 'note':
+        this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: output.level, text: output.text });
+        return;
+      case 'turn-end':
+        this.finish(output.state, output.message);
+        return;
+    }
+  }
+
+  /** Settles the running turn: streams closed, open requests cancelled, cost counted, the queue moved on. */
+  private finish(state: 'done' | 'error' | 'aborted', message?: string, pauseQueue = false): void {
+    const turn = this.turn;
+    if (!turn) return;
+    const now = Date.now();
+    this.closeStreams();
+    for (const id of turn.tools.values()) {
+      const item = this.thread.get(id);
+      if (item?.kind === 'tool' && item.state === 'running') this.upsert({ ...item, state: 'error' });
+    }
+    this.settleOpen();
+    if (state === 'error' && message) {
+      this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: 'error', text: message });
+    }
+    const item = this.thread.get(turn.id);
+    if (item?.kind === 'turn') this.upsert({ ...item, state, endedAt: now, costUsd: turn.costUsd });
+    this.turn = null;
+    this.failed = state === 'error';
+    const usage = this.info.usage;
+    this.updateInfo({
+      usage: { ...usage, costUsd: usage.costUsd + turn.costUsd, turns: usage.turns + 1 },
+      ...(pauseQueue ? { queuePaused: true } : {}),
+    });
+    this.deliverNext();
+  }
+
+  /** Every request still pending is settled as cancelled: nothing stays open under a finished turn. */
+  private settleOpen(): void {
+    for (const item of this.pendingRequests()) {
+      if (item.kind === 'approval') this.upsert({ ...item, decision: 'cancelled' });
+      else if (item.kind === 'question') this.upsert({ ...item, state: 'cancelled' });
+    }
+    // Streaming items of an interrupted process are finished as they stand.
+    for (const item of this.thread.items) {
+      if ((item.kind === 'assistant' || item.kind === 'thinking') && item.streaming) this.closeItem(item.id);
+    }
+  }
+
+  private closeStreams(): void {
+    if (!this.turn) return;
+    this.closeReply(this.turn);
+    this.closeThought(this.turn);
+  }
+
+  private closeReply(turn: ActiveTurn): void {
+    if (!turn.reply) return;
+    this.closeItem(turn.reply);
+    turn.reply = null;
+  }
+
+  private closeThought(turn: ActiveTurn): void {
+    if (!turn.thought) return;
+    this.closeItem(turn.thought);
+    turn.thought = null;
+  }
+
+  private closeItem(id: string): void {
+    this.flushDeltas();
+    const item = this.thread.get(id);
+    if (item?.kind === 'assistant' && item.streaming) this.upsert({ ...item, streaming: false });
+    else if (item?.kind === 'thinking' && item.streaming) this.upsert({ ...item, streaming: false, endedAt: Date.now() });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Disk and lifetime
+
+  private scheduleWrite(): void {
+    if (this.writeTimer || this.closed) return;
+    this.writeTimer = setTimeout(() => {
+      this.writeTimer = null;
+      void this.write().catch((error: unknown) => this.options.host.warn(`chat ${this.chatId}: write failed: ${describe(error)}`));
+    }, this.options.writeDelayMs);
+  }
+
+  /** Writes the record (the checkpoint) now; the log is already on disk. */
+  async write(): Promise<void> {
+    if (this.writeTimer) {
+      clearTimeout(this.writeTimer);
+      this.writeTimer = null;
+    }
+    await this.options.store.writeRecord({ version: RECORD_VERSION, info: this.info, items: this.thread.items, seq: this.seq, epoch: this.epoch });
+  }
+
+  /** For shutdown: deltas flushed, the record written, the backend ended. A running turn stays `running` on disk, so the next start reads it as interrupted. */
+  async close(): Promise<void> {
+    this.flushDeltas();
+    this.closed = true;
+    const driver = this.driver;
+    this.driver = null;
+    let failure: unknown = null;
+    try {
+      await this.write();
+    } catch (error) {
+      failure = error;
+    }
+    if (driver) {
+      driver.interrupt();
+      await driver.kill().catch(() => undefined);
+    }
+    if (failure) throw failure;
+  }
+
+  /** For kill: everything stops, nothing more is written. */
+  dispose(): void {
+    this.closed = true;
+    if (this.deltaTimer) clearTimeout(this.deltaTimer);
+    if (this.writeTimer) clearTimeout(this.writeTimer);
+    this.deltaTimer = null;
+    this.writeTimer = null;
+    this.pendingDeltas.clear();
+    this.turn = null;
+    this.endDriver();
+  }
+
+  private endDriver(): void {
+    const driver = this.driver;
+    this.driver = null;
+    if (!driver) return;
+    driver.interrupt();
+    void driver.kill().catch(() => undefined);
+  }
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}-${randomBytes(9).toString('base64url')}`;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,226 @@
+// Where a chat lives on disk, under the host's data folder:
+//
+//   chats/<encodeURIComponent(id)>.json          the record {version, info, items, seq, epoch}: a
+//                                                checkpoint, written atomically (tmp + rename), debounced
+//   chats/<id>.log                               JSON lines {seq, at, event}, written as each event
+//                                                happens; every event after the checkpoint is replayed
+//                                                from here on load; kept to the last `logLimit` to
+//                                                2×`logLimit` events (older `since` → snapshot)
+//   chats/<id>.visuals.json                      {version: 1, visuals}
+//   attachments/<id>/                            uploaded files and visual pages
+//
+// A record this version cannot read is reported as unreadable and never written over.
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { ChatEventSchema, ChatInfoSchema, ChatItemSchema, ChatVisualSchema } from '../../contracts/index.ts';
+import type { ChatVisual } from '../../contracts/index.ts';
+
+export const RECORD_VERSION = 1;
+
+const ChatRecordSchema = z.object({
+  version: z.literal(RECORD_VERSION),
+  info: ChatInfoSchema,
+  items: z.array(ChatItemSchema),
+  seq: z.int().nonnegative(),
+  /** Bumped by every clear; history cursors of an older epoch are expired. */
+  epoch: z.int().nonnegative().default(0),
+});
+export type ChatRecord = z.output<typeof ChatRecordSchema>;
+
+const LogLineSchema = z.object({ seq: z.int().positive(), at: z.number(), event: ChatEventSchema });
+export type LogEntry = z.output<typeof LogLineSchema>;
+
+const VisualsFileSchema = z.object({ version: z.literal(1), visuals: z.array(ChatVisualSchema) });
+
+export type LoadedChat =
+  | { ok: true; record: ChatRecord; log: LogEntry[] }
+  | { ok: false; chatId: string; reason: string };
+
+export class ChatStore {
+  readonly dataDir: string;
+  readonly chatsDir: string;
+  readonly attachmentsDir: string;
+  private readonly logLimit: number;
+  /** Lines in each log file, to know when to cut it back. */
+  private readonly logLines = new Map<string, number>();
+  /** One write chain per chat file, so writes land in the order they were asked for. */
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  constructor(dataDir: string, logLimit: number) {
+    this.dataDir = dataDir;
+    this.chatsDir = path.join(dataDir, 'chats');
+    this.attachmentsDir = path.join(dataDir, 'attachments');
+    this.logLimit = logLimit;
+    mkdirSync(this.chatsDir, { recursive: true });
+    mkdirSync(this.attachmentsDir, { recursive: true });
+  }
+
+  recordPath(chatId: string): string {
+    return path.join(this.chatsDir, `${encodeURIComponent(chatId)}.json`);
+  }
+
+  logPath(chatId: string): string {
+    return path.join(this.chatsDir, `${encodeURIComponent(chatId)}.log`);
+  }
+
+  visualsPath(chatId: string): string {
+    return path.join(this.chatsDir, `${encodeURIComponent(chatId)}.visuals.json`);
+  }
+
+  attachmentDir(chatId: string): string {
+    return path.join(this.attachmentsDir, encodeURIComponent(chatId));
+  }
+
+  /** Every chat on disk, readable or not. */
+  loadAll(): LoadedChat[] {
+    const out: LoadedChat[] = [];
+    for (const name of readdirSync(this.chatsDir)) {
+      if (!name.endsWith('.json') || name.endsWith('.visuals.json') || name.endsWith('.tmp')) continue;
+      let chatId: string;
+      try {
+        chatId = decodeURIComponent(name.slice(0, -'.json'.length));
+      } catch {
+        continue; // not a name this host wrote
+      }
+      out.push(this.load(chatId));
+    }
+    return out;
+  }
+
+  load(chatId: string): LoadedChat {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(this.recordPath(chatId), 'utf8'));
+    } catch (error) {
+      return { ok: false, chatId, reason: `cannot read the record: ${describe(error)}` };
+    }
+    const parsed = ChatRecordSchema.safeParse(raw);
+    if (!parsed.success || parsed.data.info.chatId !== chatId) {
+      return { ok: false, chatId, reason: parsed.success ? 'the record names another chat' : z.prettifyError(parsed.error) };
+    }
+    const log = this.readLog(chatId);
+    return { ok: true, record: parsed.data, log };
+  }
+
+  private readLog(chatId: string): LogEntry[] {
+    let text: string;
+    try {
+      text = readFileSync(this.logPath(chatId), 'utf8');
+    } catch {
+      this.logLines.set(chatId, 0);
+      return [];
+    }
+    const entries: LogEntry[] = [];
+    const lines = text.split('\n');
+    for (const line of lines) {
+      if (line === '') continue;
+      try {
+        const entry = LogLineSchema.safeParse(JSON.parse(line));
+        // Keep strictly increasing positions only; a torn or foreign line ends what we trust.
+        if (entry.success && (entries.length === 0 || entry.data.seq > entries[entries.length - 1].seq)) entries.push(entry.data);
+      } catch {
+        break;
+      }
+    }
+    this.logLines.set(chatId, entries.length);
+    return entries.slice(-this.logLimit);
+  }
+
+  /** Writes the record atomically. */
+  writeRecord(record: ChatRecord): Promise<void> {
+    const file = this.recordPath(record.info.chatId);
+    const text = JSON.stringify(record);
+    return this.serial(file, async () => {
+      const tmp = `${file}.tmp`;
+      await writeFile(tmp, text);
+      await rename(tmp, file);
+    });
+  }
+
+  /**
+   * Appends one event to the chat's log, synchronously: the line is written before the event reaches
+   * any client or the outbox, so after a crash the host never numbers an event with a `seq` the relay
+   * has already seen. The file is cut back to the newest `logLimit` once it holds twice that.
+   */
+  appendLog(chatId: string, entry: LogEntry, all: () => LogEntry[]): void {
+    const file = this.logPath(chatId);
+    const lines = (this.logLines.get(chatId) ?? 0) + 1;
+    if (lines >= this.logLimit * 2) {
+      const kept = all().slice(-this.logLimit);
+      if (kept.at(-1)?.seq !== entry.seq) kept.push(entry);
+      const tmp = `${file}.tmp`;
+      writeFileSync(tmp, kept.map((e) => JSON.stringify(e) + '\n').join(''));
+      renameSync(tmp, file);
+      this.logLines.set(chatId, kept.length);
+      return;
+    }
+    appendFileSync(file, JSON.stringify(entry) + '\n');
+    this.logLines.set(chatId, lines);
+  }
+
+  readVisuals(chatId: string): ChatVisual[] {
+    try {
+      const parsed = VisualsFileSchema.safeParse(JSON.parse(readFileSync(this.visualsPath(chatId), 'utf8')));
+      return parsed.success ? parsed.data.visuals : [];
+    } catch {
+      return [];
+    }
+  }
+
+  writeVisuals(chatId: string, visuals: ChatVisual[]): Promise<void> {
+    const file = this.visualsPath(chatId);
+    const text = JSON.stringify({ version: 1, visuals });
+    return this.serial(file, async () => {
+      const tmp = `${file}.tmp`;
+      await writeFile(tmp, text);
+      await rename(tmp, file);
+    });
+  }
+
+  /** Stores bytes under the chat's attachment folder; answers the absolute path. */
+  async writeAttachment(chatId: string, fileName: string, data: Buffer | string): Promise<string> {
+    const dir = this.attachmentDir(chatId);
+    await mkdir(dir, { recursive: true });
+    const file = path.join(dir, fileName);
+    await writeFile(file, data);
+    return file;
+  }
+
+  /** Removes attachments and visuals (clear). */
+  async removeFiles(chatId: string): Promise<void> {
+    await this.serial(this.visualsPath(chatId), () => rm(this.visualsPath(chatId), { force: true }));
+    await rm(this.attachmentDir(chatId), { recursive: true, force: true });
+  }
+
+  /** Removes everything of a chat (kill). */
+  async remove(chatId: string): Promise<void> {
+    this.logLines.delete(chatId);
+    await Promise.all([
+      this.serial(this.recordPath(chatId), () => rm(this.recordPath(chatId), { force: true })),
+      rm(this.logPath(chatId), { force: true }),
+      this.removeFiles(chatId),
+    ]);
+  }
+
+  /** Resolves once every write asked for so far has landed. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.chains.values()]);
+  }
+
+  private serial(file: string, op: () => Promise<unknown>): Promise<void> {
+    const previous = this.chains.get(file) ?? Promise.resolve();
+    const next = previous.then(op, op);
+    const tail = next.then(() => undefined, () => undefined);
+    this.chains.set(file, tail);
+    void tail.then(() => {
+      if (this.chains.get(file) === tail) this.chains.delete(file);
+    });
+    return next.then(() => undefined);
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,117 @@
+// `tether`: the host's command line.
+//
+//   tether host start --relay <url> --host-id <id> --token <token> [--data <dir>] [--config <file>] [--verbose]
+//   tether host status [--data <dir>]
+//
+// The relay URL, host id, token and data folder also come from TETHER_RELAY_URL, TETHER_HOST_ID,
+// TETHER_HOST_TOKEN and TETHER_DATA_DIR. SIGINT/SIGTERM shut the host down cleanly: every thread
+// written, the link closed, unacknowledged events kept in the outbox for the next start.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { Command } from 'commander';
+import { consoleLog, HOST_VERSION, startHost, statusFilePath } from './index.ts';
+import type { HostStatus } from './index.ts';
+
+export function defaultDataDir(): string {
+  return process.env.TETHER_DATA_DIR ?? path.join(homedir(), '.tether');
+}
+
+export function buildCli(): Command {
+  const program = new Command('tether').description('Reach the coding agents on this machine through a Tether relay').version(HOST_VERSION);
+  const host = program.command('host').description('Run or inspect the host agent on this machine');
+
+  host.command('start')
+    .description('Connect this machine to a relay and serve its chats')
+    .option('--relay <url>', 'relay base URL (env TETHER_RELAY_URL)', process.env.TETHER_RELAY_URL)
+    .option('--host-id <id>', 'this host\'s id on the relay (env TETHER_HOST_ID)', process.env.TETHER_HOST_ID)
+    .option('--token <token>', 'bearer token for the link (env TETHER_HOST_TOKEN)', process.env.TETHER_HOST_TOKEN)
+    .option('--data <dir>', 'data folder (env TETHER_DATA_DIR)', defaultDataDir())
+    .option('--config <file>', 'host config file (default <data>/config.json)')
+    .option('--verbose', 'log every frame on the link', false)
+    .action(async (opts: { relay?: string; hostId?: string; token?: string; data: string; config?: string; verbose: boolean }) => {
+      const missing = [
+        !opts.relay && '--relay',
+        !opts.hostId && '--host-id',
+        !opts.token && '--token',
+      ].filter(Boolean);
+      if (missing.length > 0) program.error(`tether host start needs ${missing.join(', ')}`);
+      const log = consoleLog(opts.verbose);
+      const running = await startHost({
+        dataDir: opts.data,
+        relayUrl: opts.relay,
+        hostId: opts.hostId,
+        token: opts.token,
+        configFile: opts.config,
+        log,
+      });
+      let stopping = false;
+      const stop = (signal: string): void => {
+        if (stopping) return;
+        stopping = true;
+        log.info(`${signal}: shutting down`);
+        running.close().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            log.error(`shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGINT', () => stop('SIGINT'));
+      process.on('SIGTERM', () => stop('SIGTERM'));
+    });
+
+  host.command('status')
+    .description('Show whether the host runs, its link and its backlog')
+    .option('--data <dir>', 'data folder (env TETHER_DATA_DIR)', defaultDataDir())
+    .option('--json', 'print the status as JSON', false)
+    .action((opts: { data: string; json: boolean }) => {
+      const file = statusFilePath(opts.data);
+      if (!existsSync(file)) {
+        process.stdout.write(`No host has run with data in ${path.resolve(opts.data)}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const status = JSON.parse(readFileSync(file, 'utf8')) as HostStatus;
+      const alive = status.link !== 'stopped' && processAlive(status.pid);
+      const chats = countChats(opts.data);
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ ...status, running: alive, chats }, null, 2)}\n`);
+        return;
+      }
+      const lines = [
+        `host      ${status.hostId ?? '(local)'} ${alive ? `running (pid ${status.pid})` : 'not running'}`,
+        `relay     ${status.relayUrl ?? '-'}`,
+        `link      ${alive ? status.link : 'down'} since ${new Date(status.since).toISOString()}`,
+        `backlog   ${status.pendingEvents} event(s) not yet acknowledged`,
+        `chats     ${chats}`,
+        `version   ${status.version}`,
+      ];
+      process.stdout.write(`${lines.join('\n')}\n`);
+      if (!alive) process.exitCode = 3;
+    });
+
+  return program;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function countChats(dataDir: string): number {
+  try {
+    return readdirSync(path.join(dataDir, 'chats')).filter((name) => name.endsWith('.json') && !name.endsWith('.visuals.json')).length;
+  } catch {
+    return 0;
+  }
+}
+
+export async function main(argv: string[] = process.argv): Promise<void> {
+  await buildCli().parseAsync(argv);
+}

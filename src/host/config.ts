@@ -1,0 +1,70 @@
+// The host's own configuration file (JSON), read once at start. It decides which backend answers
+// for each agent kind and the host policy; nothing the relay says can change either.
+//
+//   {
+//     "providers": {                                   // in order: the first is the default provider
+//       "claude": { "backend": "script", "script": "/path/to/script.json" }
+//     },
+//     "policy": { "roots": ["~/code"], "modeCeiling": "auto" },
+//     "coalesceMs": 30
+//   }
+//
+// Without a file (or without `providers`) the host serves `claude` from the default script.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { AgentKindSchema, RuntimeModeSchema } from '../contracts/index.ts';
+import { HostPolicy } from './policy.ts';
+import type { Provider } from './providers/provider.ts';
+import { DEFAULT_SCRIPT_PATH, loadScript, ScriptProvider } from './providers/script.ts';
+
+const ScriptBackendSchema = z.object({
+  backend: z.literal('script'),
+  /** A script file; relative paths resolve against the config file's folder. Default: the shipped script. */
+  script: z.string().min(1).optional(),
+});
+
+export const HostConfigSchema = z.object({
+  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema])).optional(),
+  policy: z.object({
+    roots: z.array(z.string().min(1)).min(1).optional(),
+    modeCeiling: RuntimeModeSchema.optional(),
+  }).optional(),
+  coalesceMs: z.int().min(0).max(10_000).optional(),
+});
+export type HostConfig = z.output<typeof HostConfigSchema>;
+
+/** Reads and validates a config file; `base` is where its relative paths start. */
+export function readHostConfig(file: string): { config: HostConfig; base: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new Error(`Cannot read config ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const parsed = HostConfigSchema.safeParse(raw);
+  if (!parsed.success) throw new Error(`Config ${file} is not valid:\n${z.prettifyError(parsed.error)}`);
+  return { config: parsed.data, base: path.dirname(path.resolve(file)) };
+}
+
+/** The providers a config names, in its order (default: `claude` from the shipped script). */
+export function providersFrom(config: HostConfig, base: string, version: string): Provider[] {
+  const entries = Object.entries(config.providers ?? { claude: { backend: 'script' } });
+  const out: Provider[] = [];
+  for (const [kind, backend] of entries) {
+    if (!backend) continue;
+    switch (backend.backend) {
+      case 'script': {
+        const file = backend.script ? path.resolve(base, backend.script) : DEFAULT_SCRIPT_PATH;
+        out.push(new ScriptProvider({ kind: AgentKindSchema.parse(kind), script: loadScript(file), version }));
+        break;
+      }
+    }
+  }
+  if (out.length === 0) throw new Error('The config names no provider');
+  return out;
+}
+
+export function policyFrom(config: HostConfig, home?: string): HostPolicy {
+  return new HostPolicy({ roots: config.policy?.roots, modeCeiling: config.policy?.modeCeiling, home });
+}

@@ -1,0 +1,212 @@
+// The Tether host, assembled: the chat runtime (HostCore), the outbox and the link to the relay.
+// `startHost` is what `tether host start`, `npm start` and the tests use.
+//
+// Order matters on start: the runtime loads every chat, the link joins as the client attached to
+// every chat (its events go through the outbox, so nothing it misses while offline is lost), and
+// only then are interrupted turns taken up, so the relay hears about those too.
+import { existsSync, readFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { HostCore } from './chats/core.ts';
+import type { HostCoreOptions, HostLog } from './chats/core.ts';
+import { policyFrom, providersFrom, readHostConfig } from './config.ts';
+import type { HostConfig } from './config.ts';
+import { Outbox } from './link/outbox.ts';
+import { RelayLink } from './link/relay-link.ts';
+import type { LinkState, RelayLinkOptions } from './link/relay-link.ts';
+import type { HostPolicy } from './policy.ts';
+import type { Provider } from './providers/provider.ts';
+
+export { HostCore } from './chats/core.ts';
+export type { HostLog, HostEventFrame, ReplyFrame, VisualInput } from './chats/core.ts';
+export { HostPolicy } from './policy.ts';
+export { Outbox } from './link/outbox.ts';
+export { RelayLink } from './link/relay-link.ts';
+export { ScriptProvider, loadScript, DEFAULT_SCRIPT_PATH } from './providers/script.ts';
+export type { Provider, ProviderSession, ProviderOutput } from './providers/provider.ts';
+export type { HostConfig } from './config.ts';
+
+export const HOST_VERSION: string = readVersion();
+
+/** The client id the relay link has on the runtime. */
+export const RELAY_CLIENT_ID = 'relay';
+
+export interface StartHostOptions {
+  /** The host's data folder. */
+  dataDir: string;
+  /** The relay's base URL; without it the host runs without a link (local clients only). */
+  relayUrl?: string;
+  hostId?: string;
+  /** The bearer token for the link, or where to get one on every connect. */
+  token?: string | (() => string | Promise<string>);
+  /** A config file (JSON, see config.ts); default `<dataDir>/config.json` when it exists. */
+  configFile?: string;
+  /** A config given directly (wins over the file). */
+  config?: HostConfig;
+  /** Providers given directly (win over the config). */
+  providers?: Provider[];
+  policy?: HostPolicy;
+  coalesceMs?: number;
+  writeDelayMs?: number;
+  log?: HostLog;
+  /** Link tuning (backoff, heartbeat), mostly for tests. */
+  link?: Partial<Pick<RelayLinkOptions, 'backoffBaseMs' | 'backoffMaxMs' | 'stableAfterMs' | 'heartbeatMs' | 'missedPongs'>>;
+}
+
+export interface RunningHost {
+  core: HostCore;
+  link: RelayLink | null;
+  outbox: Outbox | null;
+  /** Closes the link and writes every chat; idempotent. */
+  close(): Promise<void>;
+}
+
+export async function startHost(options: StartHostOptions): Promise<RunningHost> {
+  const dataDir = path.resolve(options.dataDir);
+  const log = options.log ?? consoleLog(false);
+  let config: HostConfig = options.config ?? {};
+  let base = process.cwd();
+  const configFile = options.configFile ?? (existsSync(path.join(dataDir, 'config.json')) ? path.join(dataDir, 'config.json') : undefined);
+  if (!options.config && configFile) ({ config, base } = readHostConfig(configFile));
+  const coreOptions: HostCoreOptions = {
+    dataDir,
+    providers: options.providers ?? providersFrom(config, base, HOST_VERSION),
+    policy: options.policy ?? policyFrom(config),
+    coalesceMs: options.coalesceMs ?? config.coalesceMs,
+    writeDelayMs: options.writeDelayMs,
+    log,
+  };
+  const core = await HostCore.open(coreOptions);
+
+  let link: RelayLink | null = null;
+  let outbox: Outbox | null = null;
+  const status = new StatusFile(dataDir, options);
+  if (options.relayUrl) {
+    if (!options.hostId) throw new Error('A relay link needs a host id');
+    const token = options.token;
+    if (token === undefined) throw new Error('A relay link needs a token');
+    outbox = Outbox.open(path.join(dataDir, 'outbox'));
+    const box = outbox;
+    link = new RelayLink({
+      relayUrl: options.relayUrl,
+      hostId: options.hostId,
+      token: typeof token === 'function' ? token : () => token,
+      outbox: box,
+      onRequest: (frame) => core.serve(frame, RELAY_CLIENT_ID),
+      version: HOST_VERSION,
+      log,
+      ...options.link,
+      onState: (state) => status.update(state, box.pendingCount, core.sessions.size),
+    });
+    const live = link;
+    core.connect(RELAY_CLIENT_ID, (frame) => {
+      live.sendEvent(frame);
+    }, { allChats: true });
+  }
+  core.resume();
+  link?.start();
+  status.update(link ? link.state : 'closed', outbox?.pendingCount ?? 0, core.sessions.size);
+  const refresh = setInterval(() => {
+    void status.update(link ? link.state : 'closed', outbox?.pendingCount ?? 0, core.sessions.size);
+  }, 5_000);
+  refresh.unref();
+  log.info(`host ${options.hostId ?? '(local)'} ready: ${core.sessions.size} chat(s), providers ${[...core.providers.keys()].join(', ')}, data in ${dataDir}`);
+
+  let closing: Promise<void> | null = null;
+  return {
+    core,
+    link,
+    outbox,
+    close: () => {
+      closing ??= (async () => {
+        clearInterval(refresh);
+        await link?.close();
+        await core.close();
+        outbox?.close();
+        await status.stopped(outbox?.pendingCount ?? 0, core.sessions.size);
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Readable log lines on stderr; `verbose` adds frame traces. */
+export function consoleLog(verbose: boolean): HostLog {
+  const line = (level: string, message: string): void => {
+    process.stderr.write(`${new Date().toISOString()} ${level.padEnd(5)} ${message}\n`);
+  };
+  return {
+    info: (message) => line('info', message),
+    warn: (message) => line('warn', message),
+    error: (message) => line('error', message),
+    ...(verbose ? { debug: (message: string) => line('debug', message) } : {}),
+  };
+}
+
+/** What `tether host status` reads: `<dataDir>/host.status.json`, rewritten on every link change. */
+export interface HostStatus {
+  pid: number;
+  version: string;
+  hostId: string | null;
+  relayUrl: string | null;
+  link: LinkState | 'stopped';
+  since: number;
+  pendingEvents: number;
+  chats: number;
+  updatedAt: number;
+}
+
+export function statusFilePath(dataDir: string): string {
+  return path.join(path.resolve(dataDir), 'host.status.json');
+}
+
+class StatusFile {
+  private readonly file: string;
+  private readonly options: StartHostOptions;
+  private state: LinkState | 'stopped' = 'closed';
+  private since = Date.now();
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(dataDir: string, options: StartHostOptions) {
+    this.file = statusFilePath(dataDir);
+    this.options = options;
+  }
+
+  update(state: LinkState | 'stopped', pendingEvents: number, chats: number): Promise<void> {
+    if (state !== this.state) {
+      this.state = state;
+      this.since = Date.now();
+    }
+    const status: HostStatus = {
+      pid: process.pid,
+      version: HOST_VERSION,
+      hostId: this.options.hostId ?? null,
+      relayUrl: this.options.relayUrl ?? null,
+      link: state,
+      since: this.since,
+      pendingEvents,
+      chats,
+      updatedAt: Date.now(),
+    };
+    const text = JSON.stringify(status, null, 2);
+    const next = this.chain.then(async () => {
+      await writeFile(`${this.file}.tmp`, text);
+      await rename(`${this.file}.tmp`, this.file);
+    });
+    this.chain = next.catch(() => undefined);
+    return next.catch(() => undefined);
+  }
+
+  stopped(pendingEvents: number, chats: number): Promise<void> {
+    return this.update('stopped', pendingEvents, chats);
+  }
+}
+
+function readVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}

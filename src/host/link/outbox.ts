@@ -1,0 +1,247 @@
+// The host's outbox: every event frame the host sends to the relay, kept on disk until the relay
+// acknowledges it, so events produced while the link is down, or before a host restart, reach the
+// relay once and in order.
+//
+// Each frame gets the next position `n` (persistent, strictly increasing) and is appended to
+// `outbox.jsonl` as one line, exactly the text sent on the wire (it carries its `n`), before anyone
+// sends it; a first line `{"base":N}` keeps the last position across a rewrite. Acks
+// (`{link:'ack', n:[…]}`, possibly out of order) are appended to `outbox.acks`, one number a line.
+// Memory holds only the positions still pending and where their lines sit in the file; the frames
+// themselves are read back from disk when the link resends. When the file is mostly acknowledged it
+// is rewritten with just the pending lines (tmp + rename), and the acks file starts again.
+//
+// Writes are synchronous on purpose: a frame is in the file before it can reach the socket, and a
+// chat's own log line is written before its event reaches the outbox, so after a crash the host
+// never hands out an `n` or a `seq` the relay has already seen.
+//
+// What survives a restart: every unacknowledged frame, in order, and the last `n` handed out.
+import {
+  closeSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import path from 'node:path';
+import { LINK_MAX_FRAME_BYTES } from '../../contracts/link.ts';
+import { ProtocolError } from '../../contracts/errors.ts';
+
+export interface OutboxEntry {
+  n: number;
+  /** The frame as sent on the wire (already carrying `n`). */
+  text: string;
+}
+
+/** Where a pending frame's line sits in the file. */
+interface Slot {
+  pos: number;
+  len: number;
+}
+
+export interface OutboxOptions {
+  /** Rewrite the file once this many acknowledged lines sit in it (and they outnumber the pending). Default 4096. */
+  compactAfter?: number;
+}
+
+export class Outbox {
+  private readonly file: string;
+  private readonly ackFile: string;
+  private readonly compactAfter: number;
+  /** Pending positions → their line in the file; insertion order = `n` order. */
+  private readonly pending = new Map<number, Slot>();
+  private lastN = 0;
+  private size = 0;
+  private ackedInFile = 0;
+  private fd: number | null = null;
+  private ackFd: number | null = null;
+
+  private constructor(dir: string, options: OutboxOptions) {
+    this.file = path.join(dir, 'outbox.jsonl');
+    this.ackFile = path.join(dir, 'outbox.acks');
+    this.compactAfter = options.compactAfter ?? 4096;
+  }
+
+  /** Opens (or creates) the outbox in `dir`; a torn last line from a crash is dropped. */
+  static open(dir: string, options: OutboxOptions = {}): Outbox {
+    mkdirSync(dir, { recursive: true });
+    const box = new Outbox(dir, options);
+    box.load();
+    return box;
+  }
+
+  /** Frames not yet acknowledged. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** The last position handed out. */
+  get lastPosition(): number {
+    return this.lastN;
+  }
+
+  /** True when a pending frame has a position after `n`. */
+  hasPendingAfter(n: number): boolean {
+    for (const key of this.pending.keys()) if (key > n) return true;
+    return false;
+  }
+
+  /**
+   * Gives `frame` the next position and writes it to disk; answers the entry to send. A frame larger
+   * than LINK_MAX_FRAME_BYTES is refused (`frame-too-large`) and takes no position.
+   */
+  push(frame: Record<string, unknown>): OutboxEntry {
+    const n = this.lastN + 1;
+    const text = JSON.stringify({ ...frame, n });
+    const line = Buffer.from(`${text}\n`);
+    if (line.length - 1 > LINK_MAX_FRAME_BYTES) {
+      throw new ProtocolError('frame-too-large', `An event of ${line.length - 1} bytes is larger than the link allows`);
+    }
+    writeAll(this.dataFd(), line);
+    this.lastN = n;
+    this.pending.set(n, { pos: this.size, len: line.length });
+    this.size += line.length;
+    return { n, text };
+  }
+
+  /** Forgets acknowledged positions (any order; unknown ones are ignored). */
+  ack(ns: readonly number[]): void {
+    const done = ns.filter((n) => this.pending.delete(n));
+    if (done.length === 0) return;
+    if (this.pending.size === 0) {
+      // Nothing left: start both files again rather than keep a record of what is gone.
+      this.rewrite([]);
+      return;
+    }
+    writeAll(this.acksFd(), Buffer.from(`${done.join('\n')}\n`));
+    this.ackedInFile += done.length;
+    if (this.ackedInFile >= this.compactAfter && this.ackedInFile >= this.pending.size) {
+      this.rewrite(this.readAfter(0, Number.POSITIVE_INFINITY));
+    }
+  }
+
+  /** Up to `maxBytes` (at least one frame) of the pending frames after position `after`, in order. */
+  readAfter(after: number, maxBytes = 4 * 1024 * 1024): OutboxEntry[] {
+    const out: OutboxEntry[] = [];
+    let bytes = 0;
+    for (const [n, slot] of this.pending) {
+      if (n <= after) continue;
+      if (out.length > 0 && bytes + slot.len > maxBytes) break;
+      const buffer = Buffer.alloc(slot.len);
+      readSync(this.dataFd(), buffer, 0, slot.len, slot.pos);
+      out.push({ n, text: buffer.toString('utf8', 0, slot.len - 1) });
+      bytes += slot.len;
+    }
+    return out;
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    if (this.ackFd !== null) closeSync(this.ackFd);
+    this.fd = null;
+    this.ackFd = null;
+  }
+
+  /** Replaces the file with a base line and `entries` (the pending frames), atomically. */
+  private rewrite(entries: OutboxEntry[]): void {
+    // The first line keeps the last position handed out, so `n` never goes back after a restart.
+    const parts: Buffer[] = [Buffer.from(`${JSON.stringify({ base: this.lastN })}\n`)];
+    let pos = parts[0].length;
+    const slots = new Map<number, Slot>();
+    for (const { n, text } of entries) {
+      const line = Buffer.from(`${text}\n`);
+      slots.set(n, { pos, len: line.length });
+      parts.push(line);
+      pos += line.length;
+    }
+    const tmp = `${this.file}.tmp`;
+    writeFileSync(tmp, Buffer.concat(parts));
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+    renameSync(tmp, this.file);
+    // A crash before the acks are emptied leaves acks of lines that are gone: harmless.
+    if (this.ackFd !== null) ftruncateSync(this.ackFd, 0);
+    else writeFileSync(this.ackFile, '');
+    this.size = pos;
+    this.ackedInFile = 0;
+    this.pending.clear();
+    for (const [n, slot] of slots) this.pending.set(n, slot);
+  }
+
+  private load(): void {
+    const acked = new Set<number>();
+    for (const line of readLines(this.ackFile)) {
+      const n = Number(line.text);
+      if (Number.isInteger(n) && n > 0) acked.add(n);
+    }
+    let pos = 0;
+    let lastLine = 0;
+    for (const line of readLines(this.file)) {
+      let parsed: { n?: unknown; base?: unknown };
+      try {
+        parsed = JSON.parse(line.text) as { n?: unknown; base?: unknown };
+      } catch {
+        break; // a torn write at the end; nothing after it was ever acknowledged
+      }
+      if (typeof parsed.base === 'number' && pos === 0) {
+        this.lastN = Math.max(this.lastN, parsed.base);
+        pos = line.pos + line.len;
+        continue;
+      }
+      const n = parsed.n;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n <= lastLine) break;
+      lastLine = n;
+      this.lastN = Math.max(this.lastN, n);
+      if (acked.has(n)) this.ackedInFile += 1;
+      else this.pending.set(n, { pos: line.pos, len: line.len });
+      pos = line.pos + line.len;
+    }
+    this.size = pos;
+    // Drop a torn tail so the next append starts on a line of its own.
+    try {
+      if (statSync(this.file).size !== pos) {
+        const fd = this.dataFd();
+        ftruncateSync(fd, pos);
+      }
+    } catch {
+      // no file yet
+    }
+  }
+
+  private dataFd(): number {
+    this.fd ??= openSync(this.file, 'a+');
+    return this.fd;
+  }
+
+  private acksFd(): number {
+    this.ackFd ??= openSync(this.ackFile, 'a');
+    return this.ackFd;
+  }
+}
+
+function writeAll(fd: number, buffer: Buffer): void {
+  let offset = 0;
+  while (offset < buffer.length) offset += writeSync(fd, buffer, offset, buffer.length - offset);
+}
+
+function readLines(file: string): Array<{ text: string; pos: number; len: number }> {
+  let data: Buffer;
+  try {
+    data = readFileSync(file);
+  } catch {
+    return [];
+  }
+  const out: Array<{ text: string; pos: number; len: number }> = [];
+  let start = 0;
+  for (;;) {
+    const end = data.indexOf(0x0a, start);
+    if (end < 0) break; // an unterminated tail is a torn write
+    out.push({ text: data.subarray(start, end).toString('utf8'), pos: start, len: end + 1 - start });
+    start = end + 1;
+  }
+  return out;
+}

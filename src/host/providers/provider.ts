@@ -1,0 +1,107 @@
+// What the chat runtime needs from an agent backend, and nothing more.
+//
+// A provider is two parts, as the style guide asks: a pure mapper from the backend's own output
+// (a scripted file here; Claude Code's stream-json or Codex's app-server JSON-RPC later) to the small
+// provider-neutral vocabulary below, and a thin driver (`ProviderSession`) that owns the process and
+// the turn. The runtime turns `ProviderOutput`s into chat items and events, so every backend gets the
+// same thread semantics (streaming, requests, turn settling) for free.
+//
+// AgentKind on the wire is closed (claude|codex|gemini|copilot|apple): a backend always answers *as*
+// one of those kinds; which backend serves a kind is the host's configuration.
+import type {
+  AgentKind,
+  ChatAllowAlways,
+  ChatAttachment,
+  ChatFileChange,
+  ChatQuestion,
+  ModelSelection,
+  ProviderInfo,
+  RuntimeMode,
+} from '../../contracts/index.ts';
+
+/** One thing the backend did, in the order it did it. A turn ends with exactly one `turn-end`. */
+export type ProviderOutput =
+  /** The backend announced its own session (what a resume needs) and the model it really uses. */
+  | { type: 'session'; agentSessionId: string; model?: string | null }
+  /** Reply text; opens an assistant item on the first piece, appends after. */
+  | { type: 'text'; text: string; phase?: string }
+  /** The current reply is complete; the next `text` opens a new item. */
+  | { type: 'text-end' }
+  | { type: 'thinking'; text: string }
+  | { type: 'thinking-end' }
+  | { type: 'tool-start'; toolUseId: string; name: string; input: unknown; description?: string }
+  /** Streamed output of a running tool. */
+  | { type: 'tool-output'; toolUseId: string; text: string }
+  | { type: 'tool-end'; toolUseId: string; output: string | null; error?: boolean; changes?: ChatFileChange[] }
+  /** The backend waits for a person; answered through `ProviderSession.answerApproval`. */
+  | {
+    type: 'approval';
+    requestId: string;
+    toolUseId: string | null;
+    toolName: string;
+    input: unknown;
+    description: string | null;
+    canAllowAlways: boolean;
+    allowAlways?: ChatAllowAlways;
+  }
+  /** The backend asks; answered through `ProviderSession.answerQuestion`. */
+  | { type: 'question'; requestId: string; questions: ChatQuestion[]; async?: boolean }
+  /** The backend published a self-contained HTML page into the chat. */
+  | { type: 'visual'; title: string; html: string; maxHeight?: number; heights?: Array<[number, number]> }
+  /** Usage so far: `costUsd` is this turn's cost, the context numbers replace the chat's. */
+  | { type: 'usage'; costUsd?: number; contextTokens?: number; contextWindow?: number | null }
+  | { type: 'note'; level: 'info' | 'warning' | 'error'; text: string }
+  | { type: 'turn-end'; state: 'done' | 'error'; message?: string };
+
+export type ProviderEmit = (output: ProviderOutput) => void;
+
+/** Everything a driver may know about the chat it serves. */
+export interface ProviderChatContext {
+  chatId: string;
+  cwd: string;
+  /** Already narrowed to the host's ceiling. */
+  runtimeMode: RuntimeMode;
+  selection: ModelSelection;
+  account?: string;
+  /** Set when the chat continues a backend session (resume). */
+  agentSessionId: string | null;
+}
+
+export interface TurnInput {
+  turnId: string;
+  text: string;
+  attachments: ChatAttachment[];
+  mentions?: string[];
+}
+
+/** The driver for one chat: owns the backend process (if any) and the running turn. */
+export interface ProviderSession {
+  /** The backend process is alive (not "a turn is in flight"). */
+  readonly running: boolean;
+  /**
+   * Starts a turn. Outputs go to `emit`, never synchronously from this call, and end with `turn-end`.
+   * The runtime never starts a turn while another runs.
+   */
+  startTurn(input: TurnInput, emit: ProviderEmit): void;
+  /** Hands a message to the running turn; false when it cannot (the runtime then queues it). */
+  steer?(input: TurnInput): boolean;
+  /** Stops the running turn; the runtime has already settled it, so no `turn-end` is needed. */
+  interrupt(): void;
+  answerApproval(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string): void;
+  /** `null` = the question was cancelled or dismissed without an answer. */
+  answerQuestion(requestId: string, answers: Record<string, string> | null): void;
+  /** Ends the backend (closing stdin, then signals); resolves once it exited. */
+  kill(): Promise<void>;
+}
+
+/** A backend serving one AgentKind on this host. */
+export interface Provider {
+  readonly kind: AgentKind;
+  /** What `provider.list` says about it; must parse as ProviderInfo. */
+  info(): ProviderInfo;
+  /** Whether `delivery: 'steer'` can reach a running turn. */
+  readonly canSteer: boolean;
+  /** Turns any model selection into one this backend serves (alias → slug, unknown → default, options dropped). */
+  normalizeSelection(selection: ModelSelection | undefined): ModelSelection;
+  open(context: ProviderChatContext): ProviderSession;
+}
