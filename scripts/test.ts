@@ -1,0 +1,41 @@
+// `npm test`: the type check, then each vitest project in turn (the end-to-end project last, alone,
+// since it runs its own wrangler dev), then one closing line with the totals of all of them.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
+const projects = ['contracts', 'host', 'relay', 'e2e'];
+const only = process.argv.slice(2);
+const reports = mkdtempSync(path.join(tmpdir(), 'tether-test-'));
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let broken = false;
+
+const typecheck = spawnSync(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
+if (typecheck.status !== 0) {
+  console.error('The type check failed.');
+  process.exit(1);
+}
+
+for (const project of only.length > 0 ? only : projects) {
+  const report = path.join(reports, `${project}.json`);
+  const run = spawnSync(bin('vitest'), ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], {
+    cwd: root, stdio: 'inherit',
+  });
+  try {
+    const totals = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
+    passed += totals.numPassedTests;
+    failed += totals.numFailedTests;
+    skipped += totals.numPendingTests + totals.numTodoTests;
+  } catch {
+    broken = true; // no report: the project could not run at all
+  }
+  if (run.status !== 0) broken = true;
+}
+rmSync(reports, { recursive: true, force: true });
+console.log(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
+process.exit(broken || failed > 0 ? 1 : 0);
