@@ -2,6 +2,7 @@
 // applied to. The relay, the host and the client SDK all fold events through this one function set,
 // so a thread means the same thing on every side.
 import type { ChatEvent, ChatInfo, ChatItem } from './chat.ts';
+import { CHAT_REQUEST_LIMITS } from './limits.ts';
 
 export class Thread {
   info: ChatInfo;
@@ -75,4 +76,10 @@ export function appendDelta(item: ChatItem, text: string): ChatItem {
     default:
       return item;
   }
+}
+
+/** `ChatInfo.requests` holds at most `CHAT_REQUEST_LIMITS.perChat`, oldest first; a host that sends more is cut here. */
+export function withRequestLimit(info: ChatInfo): ChatInfo {
+  const requests = info.requests;
+  return requests && requests.length > CHAT_REQUEST_LIMITS.perChat ? { ...info, requests: requests.slice(0, CHAT_REQUEST_LIMITS.perChat) } : info;
 }

@@ -106,4 +106,20 @@ describe('the lobby', () => {
     expect(b).toEqual(a);
     expect(host.requestsOf('chat.create')).toHaveLength(1);
   });
+
+  it('cuts ChatInfo.requests to CHAT_REQUEST_LIMITS.perChat in chat.status and in the chat info', async () => {
+    const host = await newHost();
+    const requests = Array.from({ length: 11 }, (_, i) => ({ requestId: `r${i}`, itemId: `i${i}`, kind: 'approval', createdAt: i }));
+    const chat = host.create('l4', []);
+    chat.thread.info = { ...chat.thread.info, requests } as typeof chat.thread.info;
+    const lobby = await Client.lobby(host.hostId);
+    host.sendEvent('chat.status', { chatId: 'l4', info: { nonsense: true } });
+    host.sendEvent('chat.status', { chatId: 'l4', info: chat.thread.info });
+    const status = await lobby.waitFor((f) => f.event === 'chat.status', 'status');
+    expect(status.payload.info.requests.map((r: any) => r.requestId)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
+    expect(lobby.frames.filter((f) => f.event === 'chat.status')).toHaveLength(1);
+    const c = await Client.chat(host.hostId, 'l4');
+    expect((await c.request('chat.attach', { chatId: 'l4' })).result.info.requests).toHaveLength(8);
+  });
 });
+

@@ -13,7 +13,7 @@
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
 // survives hibernation through its attachment).
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, Thread,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, Thread, withRequestLimit,
   type ChatAttachResult, type ChatBookmark, type ChatEvent, type ChatInfo, type ChatQueuedMessage,
   type ChatVisual, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
@@ -434,7 +434,7 @@ export class ChatRoom extends ClientSockets {
       if (reply.ok || !NOT_DELIVERED.has(reply.error.code)) return relabel(reply, id);
       // The host went away mid-request: keep it; the host's journal answers a resend it already took.
     }
-    this.store.keep(id, userId, payload);
+    this.store.keep(id, userId, payload as { text?: string });
     await this.queueChanged();
     if (await this.hostLink().waitForHost(this.key().chatId)) void this.hostReturnedNow();
     return replyOk(id, { queued: true });
@@ -452,8 +452,9 @@ export class ChatRoom extends ClientSockets {
   }
 
   private async deliverKept(): Promise<void> {
-    for (const kept of this.store.kept()) {
-      const reply = await this.ask({ type: 'chat.send', payload: kept.payload, id: linkId(kept.userId, kept.requestId), by: kept.userId });
+    for (const kept of [...this.store.kept()]) {
+      const payload = this.store.keptPayload(kept.pos);
+      const reply = await this.ask({ type: 'chat.send', payload, id: linkId(kept.userId, kept.requestId), by: kept.userId });
       if (!reply.ok && NOT_DELIVERED.has(reply.error.code)) {
         await this.hostLink().waitForHost(this.key().chatId);
         return;
@@ -465,16 +466,14 @@ export class ChatRoom extends ClientSockets {
   }
 
   /** Shows the kept sends in the chat's queue, the way every client already draws a queue. */
-  private decorate(info: ChatInfo): ChatInfo {
+  private decorate(host: ChatInfo): ChatInfo {
+    const info = withRequestLimit(host);
     const kept = this.store.kept();
     if (kept.length === 0) return info;
-    const waiting: ChatQueuedMessage[] = kept.map((k) => {
-      const p = k.payload as { text?: string; mentions?: string[]; skills?: string[]; chats?: string[] };
-      return {
-        id: `relay:${k.requestId}`, text: p.text ?? '', createdAt: k.at,
-        ...(p.mentions ? { mentions: p.mentions } : {}), ...(p.skills ? { skills: p.skills } : {}), ...(p.chats ? { chats: p.chats } : {}),
-      };
-    });
+    const waiting: ChatQueuedMessage[] = kept.map((k) => ({
+      id: `relay:${k.requestId}`, text: k.text, createdAt: k.at,
+      ...(k.mentions ? { mentions: k.mentions } : {}), ...(k.skills ? { skills: k.skills } : {}), ...(k.chats ? { chats: k.chats } : {}),
+    }));
     return { ...info, queue: [...(info.queue ?? []), ...waiting] };
   }
 

@@ -7,7 +7,7 @@
 // ChatRoom, except attaching, which needs the chat's own socket.
 //
 // It keeps nothing of its own but the reply journal; the chat index is in D1.
-import { ProtocolError, type ChatInfo, type LinkEventFrame, type Reply } from '../../contracts/index.ts';
+import { AGENT_EVENT_SCHEMAS, ProtocolError, withRequestLimit, type ChatInfo, type LinkEventFrame, type Reply } from '../../contracts/index.ts';
 import { HostAccess } from '../auth/access.ts';
 import type { Identity } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
@@ -101,8 +101,15 @@ export class Lobby extends ClientSockets {
     this.name(hostId);
     const statuses: ChatInfo[] = [];
     for (const frame of frames) {
-      if (frame.event === 'chat.status') statuses.push((frame.payload as { info: ChatInfo }).info);
-      this.broadcast(eventFrame(frame.event, frame.payload));
+      if (frame.event === 'chat.status') {
+        const status = AGENT_EVENT_SCHEMAS['chat.status'].safeParse(frame.payload);
+        if (!status.success) continue; // a host that sends an unreadable status changes no list
+        const info = withRequestLimit(status.data.info);
+        statuses.push(info);
+        this.broadcast(eventFrame('chat.status', { chatId: status.data.chatId, info }));
+      } else {
+        this.broadcast(eventFrame(frame.event, frame.payload));
+      }
     }
     if (statuses.length > 0) await this.index(hostId, statuses);
   }

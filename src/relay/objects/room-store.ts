@@ -19,12 +19,16 @@ import {
 const PART = 500_000;
 export const LOG_KEEP = 5_000;
 
-export interface KeptSend {
+/** What a queue shows of a kept send; the payload itself (up to 10 MiB of attachments) stays in blobs. */
+export interface KeptPreview {
   pos: number;
   requestId: string;
   userId: string;
   at: number;
-  payload: unknown;
+  text: string;
+  mentions?: string[];
+  skills?: string[];
+  chats?: string[];
 }
 
 export interface RoomState {
@@ -51,7 +55,8 @@ export class RoomStore {
       CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS items (pos INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, json TEXT NOT NULL, seq INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, json TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS kept (pos INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, user_id TEXT NOT NULL, at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS kept (pos INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, user_id TEXT NOT NULL,
+        at INTEGER NOT NULL, preview TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS blobs (key TEXT NOT NULL, part INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, part));
     `);
     const [row] = sql.exec<{ host_id: string | null; chat_id: string | null; seq: number; host_seq: number; log_floor: number; epoch: number }>(
@@ -165,25 +170,33 @@ export class RoomStore {
   }
 
   // ---- sends kept for an offline host ----
-  keep(requestId: string, userId: string, payload: unknown): void {
-    this.sql.exec('INSERT INTO kept (request_id, user_id, at) VALUES (?, ?, ?)', requestId, userId, Date.now());
+  keep(requestId: string, userId: string, payload: { text?: string; mentions?: string[]; skills?: string[]; chats?: string[] }): void {
+    const { text = '', mentions, skills, chats } = payload;
+    const preview = JSON.stringify({ text, mentions, skills, chats });
+    this.sql.exec('INSERT INTO kept (request_id, user_id, at, preview) VALUES (?, ?, ?, ?)', requestId, userId, Date.now(), preview);
     const [row] = this.sql.exec<{ pos: number }>('SELECT last_insert_rowid() AS pos').toArray();
     this.putBlob(`kept:${row!.pos}`, JSON.stringify(payload));
+    this.previews = null;
   }
 
-  kept(): KeptSend[] {
-    return this.sql.exec<{ pos: number; request_id: string; user_id: string; at: number }>('SELECT pos, request_id, user_id, at FROM kept ORDER BY pos')
-      .toArray()
-      .map((row) => ({ pos: row.pos, requestId: row.request_id, userId: row.user_id, at: row.at, payload: JSON.parse(this.getBlob(`kept:${row.pos}`) ?? 'null') }));
+  private previews: KeptPreview[] | null = null;
+
+  /** The kept sends in order, without their payloads; read on every info event, so kept in memory. */
+  kept(): KeptPreview[] {
+    this.previews ??= this.sql.exec<{ pos: number; request_id: string; user_id: string; at: number; preview: string }>(
+      'SELECT pos, request_id, user_id, at, preview FROM kept ORDER BY pos').toArray()
+      .map((row) => ({ pos: row.pos, requestId: row.request_id, userId: row.user_id, at: row.at, ...JSON.parse(row.preview) as { text: string } }));
+    return this.previews;
   }
 
-  isKept(requestId: string, userId: string): boolean {
-    return this.sql.exec('SELECT 1 FROM kept WHERE request_id = ? AND user_id = ?', requestId, userId).toArray().length > 0;
+  keptPayload(pos: number): unknown {
+    return JSON.parse(this.getBlob(`kept:${pos}`) ?? 'null');
   }
 
   unkeep(pos: number): void {
     this.sql.exec('DELETE FROM kept WHERE pos = ?', pos);
     this.dropBlob(`kept:${pos}`);
+    this.previews = null;
   }
 
   // ---- blobs ----
