@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { Thread } from '../../src/contracts/index.ts';
 import { Client, FakeHost, assistantItem, until, userItem } from './peers.ts';
 
 let hosts = 0;
@@ -145,4 +146,26 @@ describe('attach and replay', () => {
     expect(client.chatEvents().map((f) => f.payload.event.item.id)).toEqual(['u1', 'u2', 'u3']);
     await until(() => host.outbox.size === 0, 'all three acknowledged');
   });
+
+  it('gives clients that attach to a cold room while events arrive the host thread exactly, nothing twice', async () => {
+    const host = await newHost();
+    host.create('c7', [userItem('u0', 'zero')]);
+    const clients = await Promise.all(Array.from({ length: 4 }, () => Client.chat(host.hostId, 'c7')));
+    const attaches = clients.map((c) => c.request('chat.attach', { chatId: 'c7' }));
+    host.emit('c7', { type: 'item', item: assistantItem('a1', '') });
+    for (let i = 0; i < 20; i++) host.emit('c7', { type: 'delta', itemId: 'a1', text: `${i},` });
+    const answers = await Promise.all(attaches);
+    await until(() => host.outbox.size === 0, 'all acknowledged');
+    await new Promise((r) => setTimeout(r, 100));
+    const expected = host.chats.get('c7')!.thread.items;
+    clients.forEach((c, i) => {
+      const snapshot = answers[i]!.result;
+      const thread = new Thread(snapshot.info, snapshot.items);
+      for (const f of c.chatEvents()) {
+        if (f.payload.seq > snapshot.seq) thread.apply(f.payload.event);
+      }
+      expect(thread.items).toEqual(expected);
+    });
+  });
 });
+

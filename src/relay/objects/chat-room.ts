@@ -55,6 +55,7 @@ export class ChatRoom extends ClientSockets {
   private bookmarkCache: ChatBookmark[] | null = null;
   private visualCache: ChatVisual[] | null = null;
   private delivering: Promise<void> | null = null;
+  private syncing: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -167,7 +168,7 @@ export class ChatRoom extends ClientSockets {
       case 'chat.history':
         return replyOk(id, this.history(p.cursor as string, p.limit as number | undefined));
       case 'chat.addBookmark':
-        await this.book().add(this.loaded()?.get(p.itemId as string), p.itemId as string, p.name as string | undefined);
+        await this.book().add((this.loaded() ?? await this.ready()).get(p.itemId as string), p.itemId as string, p.name as string | undefined);
         return replyOk(id, { bookmarks: await this.bookmarksChanged() });
       case 'chat.renameBookmark':
         await this.book().rename(p.itemId as string, p.name as string);
@@ -220,8 +221,11 @@ export class ChatRoom extends ClientSockets {
       }
       throw error;
     }
-    const seq = this.seq;
     const [bookmarks, visuals] = await Promise.all([this.bookmarks(), this.visuals()]);
+    // From here on nothing awaits: the snapshot, its seq and the socket joining the fan-out are one
+    // step, so an event is either in what this answers or sent after it, never both, never neither.
+    thread = this.loaded() ?? thread;
+    const seq = this.seq;
     const info = this.decorate(thread.info);
     const floor = this.store.state.logFloor;
     if (p.since !== undefined && p.since >= floor && p.since <= seq) {
@@ -282,26 +286,32 @@ export class ChatRoom extends ClientSockets {
       this.fanOut(eventFrame('chat.event', { chatId: this.key().chatId, event }));
       return;
     }
-    if (this.hostSeq < 0 || this.loaded() === null) {
+    // Catch up first when this room never attached or a seq is missing (at most twice: a host that
+    // keeps answering with a gap gets its event applied anyway rather than a stuck chat).
+    for (let tries = 0; this.hostSeq < 0 || this.loaded() === null || seq > this.hostSeq + 1; tries++) {
+      if (tries === 2) {
+        console.warn(JSON.stringify({ msg: 'host seq gap persists', chat: this.store.state.chatId, hostSeq: this.hostSeq, seq }));
+        break;
+      }
       try {
-        await this.sync(undefined);
+        await this.sync(this.hostSeq < 0 || this.loaded() === null ? undefined : this.hostSeq);
       } catch (error) {
         // An event for a chat the host no longer has: nothing to keep.
         if (error instanceof ProtocolError && error.code === 'chat-not-found') return;
         throw error;
       }
-      if (seq <= this.hostSeq) return;
     }
-    if (seq <= this.hostSeq) return; // already applied: a resend after a reconnect
-    if (seq > this.hostSeq + 1) {
-      await this.sync(this.hostSeq);
-      if (seq <= this.hostSeq) return;
-    }
+    if (seq <= this.hostSeq) return; // already applied: a resend after a reconnect, or in the snapshot
     await this.commit(event, seq);
   }
 
-  /** Attaches on the host to catch up: missed events after `since`, or a whole new snapshot. */
-  private async sync(since: number | undefined): Promise<void> {
+  /** Attaches on the host to catch up: missed events after `since`, or a whole new snapshot. One at a time. */
+  private sync(since: number | undefined): Promise<void> {
+    this.syncing ??= this.syncOnce(since).finally(() => { this.syncing = null; });
+    return this.syncing;
+  }
+
+  private async syncOnce(since: number | undefined): Promise<void> {
     const { chatId } = this.key();
     const reply = await this.ask({ type: 'chat.attach', payload: since === undefined ? { chatId } : { chatId, since } });
     if (!reply.ok) throw new ProtocolError(reply.error.code as never, reply.error.message);
@@ -309,8 +319,11 @@ export class ChatRoom extends ClientSockets {
     if (!result.success) throw new ProtocolError('internal', 'The host answered chat.attach with an unreadable result');
     const { info, items, events, seq } = result.data;
     if (events && since !== undefined && this.loaded()) {
+      // The logged events after `since` come first; what follows them (UI previews) has no seq.
+      const logged = seq === undefined ? events.length : Math.min(events.length, Math.max(0, seq - since));
       let at = since;
-      for (const event of events) await this.commit(event, ++at);
+      for (const event of events.slice(0, logged)) await this.commit(event, ++at);
+      for (const event of events.slice(logged)) this.fanOut(eventFrame('chat.event', { chatId, event }));
       if (seq !== undefined && seq !== at) this.store.advance(this.seq, seq);
     } else {
       await this.commit({ type: 'reset', info, items }, seq ?? 0);
