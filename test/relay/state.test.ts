@@ -220,6 +220,17 @@ describe('durability and presence', () => {
     expect(await stub.isOnline()).toBe(false);
   });
 
+  it('tells people on a chat socket when the host comes and goes', async () => {
+    const host = await newHost();
+    host.create('p1', []);
+    const me = await Client.chat(host.hostId, 'p1');
+    await me.waitFor((f) => f.event === 'host.presence' && f.payload.online === true, 'online at connect');
+    host.disconnect();
+    const offline = await me.waitFor((f) => f.event === 'host.presence' && f.payload.online === false, 'offline pushed to the chat socket');
+    await host.connect();
+    await me.waitFor((f) => me.frames.indexOf(f) > me.frames.indexOf(offline) && f.event === 'host.presence' && f.payload.online === true, 'online again');
+  });
+
   it('answers host-timeout when the host does not reply', async () => {
     const host = await newHost();
     host.create('t1', []);

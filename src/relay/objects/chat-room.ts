@@ -104,14 +104,24 @@ export class ChatRoom extends ClientSockets {
   }
 
   protected override onConnect(ws: WebSocket): void {
-    // Presence first, so a client knows at once whether what it sends will wait.
-    void this.hostLink().isOnline().then((online) => {
-      send(ws, eventFrame('host.presence', { hostId: this.key().hostId, online, at: Date.now() }));
-    }).catch(() => undefined);
+    // Presence first, so a client knows at once whether what it sends will wait; the first socket
+    // asks HostLink for later changes too.
+    const first = this.clients().length === 1;
+    const online = first ? this.hostLink().watch(this.key().chatId, true) : this.hostLink().isOnline();
+    void online.then((up) => send(ws, eventFrame('host.presence', { hostId: this.key().hostId, online: up, at: Date.now() })))
+      .catch(() => undefined);
   }
 
   protected override onDisconnect(ws: WebSocket): void {
     this.attachedSockets().delete(ws);
+    const open = this.clients().filter((other) => other !== ws && other.readyState === WebSocket.OPEN);
+    if (open.length === 0) void this.hostLink().watch(this.key().chatId, false).catch(() => undefined);
+  }
+
+  /** HostLink tells every chat with people connected that the host came or went. */
+  async presence(hostId: string, chatId: string, online: boolean, at: number): Promise<void> {
+    this.name(hostId, chatId);
+    this.broadcast(eventFrame('host.presence', { hostId, online, at }));
   }
 
   private attachedSockets(): Set<WebSocket> {

@@ -64,7 +64,8 @@ export class HostLink extends DurableObject<Env> {
     super(ctx, env);
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(LINK_HEARTBEAT.ping, LINK_HEARTBEAT.pong));
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS waiting (chat_id TEXT PRIMARY KEY)`);
+      CREATE TABLE IF NOT EXISTS waiting (chat_id TEXT PRIMARY KEY);
+      CREATE TABLE IF NOT EXISTS watching (chat_id TEXT PRIMARY KEY)`);
   }
 
   // ---- the host connects ----------------------------------------------------------------------
@@ -234,6 +235,13 @@ export class HostLink extends DurableObject<Env> {
     return this.isOnline();
   }
 
+  /** A chat with people connected asks to hear the host's presence (and says when the last one left). */
+  async watch(chatId: string, watching: boolean): Promise<boolean> {
+    if (watching) this.ctx.storage.sql.exec('INSERT OR IGNORE INTO watching (chat_id) VALUES (?)', chatId);
+    else this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chatId);
+    return this.isOnline();
+  }
+
   // ---- presence -------------------------------------------------------------------------------
 
   override async alarm(): Promise<void> {
@@ -274,7 +282,11 @@ export class HostLink extends DurableObject<Env> {
     if (!hostId) return;
     const at = Date.now();
     await this.env.DB.prepare('UPDATE hosts SET last_seen_at = ? WHERE id = ?').bind(at, hostId).run();
-    await this.lobby(hostId).presence(hostId, online, at);
+    const rooms = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM watching').toArray();
+    await Promise.all([
+      this.lobby(hostId).presence(hostId, online, at),
+      ...rooms.map(({ chat_id }) => this.room(hostId, chat_id).presence(hostId, chat_id, online, at)),
+    ].map((p) => p.catch((error: unknown) => console.error(JSON.stringify({ msg: 'presence not delivered', hostId, error: String(error) })))));
   }
 
   private async wakeWaiting(): Promise<void> {
