@@ -134,14 +134,11 @@ describe('attach and replay', () => {
     host.create('c6', []);
     const client = await Client.chat(host.hostId, 'c6');
     await client.request('chat.attach', { chatId: 'c6' });
-    const ws = host.ws!;
-    const held: string[] = [];
-    host.ws = { send: (text: string) => held.push(text) } as unknown as WebSocket;
-    host.emit('c6', { type: 'item', item: userItem('u1', 'one') });
-    host.emit('c6', { type: 'item', item: userItem('u2', 'two') });
-    host.emit('c6', { type: 'item', item: userItem('u3', 'three') });
-    host.ws = ws;
-    ws.send(`[${held.join(',')}]`);
+    host.emitMany('c6', [
+      { type: 'item', item: userItem('u1', 'one') },
+      { type: 'item', item: userItem('u2', 'two') },
+      { type: 'item', item: userItem('u3', 'three') },
+    ]);
     await until(() => client.chatEvents().length === 3, 'three events');
     expect(client.chatEvents().map((f) => f.payload.event.item.id)).toEqual(['u1', 'u2', 'u3']);
     await until(() => host.outbox.size === 0, 'all three acknowledged');
@@ -166,6 +163,22 @@ describe('attach and replay', () => {
       }
       expect(thread.items).toEqual(expected);
     });
+  });
+
+  it('keeps the last 5,000 events for replay; an older since gets a snapshot', async () => {
+    const host = await newHost();
+    host.create('c8', []);
+    const client = await Client.chat(host.hostId, 'c8');
+    const first = await client.request('chat.attach', { chatId: 'c8' });
+    host.emit('c8', { type: 'item', item: assistantItem('a1', '') });
+    host.emitMany('c8', Array.from({ length: 5_400 }, (_, i) => ({ type: 'delta' as const, itemId: 'a1', text: `${i} ` })));
+    await until(() => host.outbox.size === 0, 'all acknowledged', 60_000);
+    const tooOld = await client.request('chat.attach', { chatId: 'c8', since: first.result.seq });
+    expect(tooOld.result.events).toBeUndefined();
+    expect(tooOld.result.items).toHaveLength(1);
+    expect(tooOld.result.items[0].text.split(' ')).toHaveLength(5_401);
+    const recent = await client.request('chat.attach', { chatId: 'c8', since: tooOld.result.seq - 4_000 });
+    expect(recent.result.events).toHaveLength(4_000);
   });
 });
 

@@ -104,6 +104,19 @@ export class FakeHost {
     return chat.seq;
   }
 
+  /** Produces many events and sends them as array messages, the way a host joins one tick's frames. */
+  emitMany(chatId: string, events: ChatEvent[], perMessage = 500): void {
+    const ws = this.ws;
+    const held: string[] = [];
+    this.ws = { send: (text: string) => held.push(text) } as unknown as WebSocket;
+    try {
+      for (const event of events) this.emit(chatId, event);
+    } finally {
+      this.ws = ws;
+    }
+    for (let i = 0; i < held.length; i += perMessage) ws?.send(`[${held.slice(i, i + perMessage).join(',')}]`);
+  }
+
   sendEvent(event: string, payload: unknown): void {
     const n = ++this.n;
     const text = JSON.stringify({ type: 'event', event, payload, n });

@@ -375,6 +375,8 @@ export class ChatRoom extends ClientSockets {
     }
     const json = JSON.stringify(event);
     this.store.appendLog(seq, json);
+    // The log keeps the last LOG_KEEP events; trimmed now and then rather than on every event.
+    if (seq % 256 === 0 && seq - LOG_KEEP > this.store.state.logFloor) this.store.trimLog(seq - LOG_KEEP);
     this.fanOut(chatEventText(this.key().chatId, json, seq));
   }
 
@@ -400,12 +402,10 @@ export class ChatRoom extends ClientSockets {
       if (item) this.store.writeItem(thread, item, seq);
     }
     this.dirty.clear();
-    if (seq - LOG_KEEP > this.store.state.logFloor) this.store.trimLog(seq - LOG_KEEP);
   }
 
   override async alarm(): Promise<void> {
     this.flush();
-    this.journal.prune();
   }
 
   // ---- visuals from the host ----

@@ -5,10 +5,13 @@
 
 const RETRYABLE = new Set(['host-offline', 'host-timeout', 'rate-limited', 'internal']);
 const KEEP_MS = 60 * 60 * 1000;
+/** Old replies are dropped every so many writes, so the journal keeps itself small. */
+const PRUNE_EVERY = 128;
 
 export class ReplyJournal {
   private readonly sql: SqlStorage;
   private readonly inflight = new Map<string, Promise<string>>();
+  private written = 0;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
@@ -26,6 +29,7 @@ export class ReplyJournal {
     const pending = run().then((reply) => {
       if (!isRetryable(reply)) {
         this.sql.exec('INSERT OR REPLACE INTO replies (principal, id, reply, at) VALUES (?, ?, ?, ?)', principal, id, reply, Date.now());
+        if (++this.written % PRUNE_EVERY === 0) this.prune();
       }
       return reply;
     }).finally(() => this.inflight.delete(key));
