@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
+import { recordChatId } from './chats/store.ts';
 import { consoleLog, HOST_VERSION, startHost, statusFilePath } from './index.ts';
 import type { HostStatus } from './index.ts';
 
@@ -106,7 +107,7 @@ function processAlive(pid: number): boolean {
 
 function countChats(dataDir: string): number {
   try {
-    return readdirSync(path.join(dataDir, 'chats')).filter((name) => name.endsWith('.json') && !name.endsWith('.visuals.json')).length;
+    return readdirSync(path.join(dataDir, 'chats')).filter((name) => recordChatId(name) !== null).length;
   } catch {
     return 0;
   }

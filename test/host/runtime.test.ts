@@ -609,3 +609,40 @@ describe('visuals', () => {
     expect(visual).toMatchObject({ title: 'Sized', maxHeight: 300, heights: [[320, 200], [640, 90]] });
   });
 });
+
+describe('chat ids on disk', () => {
+  it('a chat named `..` or `.` stays inside its own files: clearing and killing it leave the rest of the data alone', async () => {
+    const { existsSync } = await import('node:fs');
+    await client.ok('chat.create', { chatId: 'keep' });
+    const file = Buffer.from('kept').toString('base64');
+    await client.ok('chat.send', { chatId: 'keep', text: 'hi', attachments: [{ name: 'a.txt', mime: 'text/plain', data: file }] });
+    await idle(core, 'keep');
+    for (const chatId of ['..', '.']) {
+      await client.ok('chat.create', { chatId });
+      await client.ok('chat.send', { chatId, text: 'hi', attachments: [{ name: 'b.txt', mime: 'text/plain', data: file }] });
+      await idle(core, chatId);
+      await client.ok('chat.clear', { chatId });
+      await client.ok('chat.kill', { chatId });
+    }
+    const kept = core.session('keep').thread.items.find((i) => i.kind === 'user');
+    expect(kept?.kind === 'user' && existsSync(kept.attachments![0].path)).toBe(true);
+    expect(existsSync(core.store.recordPath('keep'))).toBe(true);
+    await core.close();
+    core = await openCore(data.dir);
+    expect([...core.sessions.keys()]).toEqual(['keep']);
+  });
+
+  it('keeps a chat whose id looks like one of its own file suffixes across a restart', async () => {
+    await client.ok('chat.create', { chatId: 'plan' });
+    await client.ok('chat.create', { chatId: 'plan.visuals' });
+    await client.ok('chat.create', { chatId: 'plan.log' });
+    await core.close();
+    core = await openCore(data.dir);
+    expect([...core.sessions.keys()].sort()).toEqual(['plan', 'plan.log', 'plan.visuals']);
+  });
+
+  it('refuses a chat id too long to be a file name, and creates nothing', async () => {
+    expect(await client.fails('chat.create', { chatId: 'x'.repeat(300) })).toBe('bad-request');
+    expect((await client.ok('chat.list', {})).chats).toEqual([]);
+  });
+});

@@ -17,6 +17,7 @@ import type {
 import type { ClientState, HostCore } from './core.ts';
 import type { ChatSession } from './session.ts';
 import { newId } from './session.ts';
+import { storableChatId } from './store.ts';
 
 type Handler<T extends AgentRequestType> = (
   payload: RequestPayload<T>,
@@ -36,6 +37,7 @@ export function createHandlers(core: HostCore): HandlerTable {
       const existing = core.sessions.get(payload.chatId);
       if (existing) return existing.info;
       if (core.unreadable.has(payload.chatId)) core.session(payload.chatId); // throws chat-unreadable
+      if (!storableChatId(payload.chatId)) throw new ProtocolError('bad-request', 'This chat id is too long for this host to store');
       const prefs = client?.preferences ?? {};
       const kind = payload.provider ?? core.defaultProvider.kind;
       const provider = core.providers.get(kind);

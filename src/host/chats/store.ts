@@ -1,6 +1,7 @@
-// Where a chat lives on disk, under the host's data folder:
+// Where a chat lives on disk, under the host's data folder (`<id>` is the chat id as a file name, see
+// `chatFileName`):
 //
-//   chats/<encodeURIComponent(id)>.json          the record {version, info, items, seq, epoch}: a
+//   chats/<id>.json                              the record {version, info, items, seq, epoch}: a
 //                                                checkpoint, written atomically (tmp + rename), debounced
 //   chats/<id>.log                               JSON lines {seq, at, event}, written as each event
 //                                                happens; every event after the checkpoint is replayed
@@ -58,33 +59,27 @@ export class ChatStore {
   }
 
   recordPath(chatId: string): string {
-    return path.join(this.chatsDir, `${encodeURIComponent(chatId)}.json`);
+    return path.join(this.chatsDir, `${chatFileName(chatId)}.json`);
   }
 
   logPath(chatId: string): string {
-    return path.join(this.chatsDir, `${encodeURIComponent(chatId)}.log`);
+    return path.join(this.chatsDir, `${chatFileName(chatId)}.log`);
   }
 
   visualsPath(chatId: string): string {
-    return path.join(this.chatsDir, `${encodeURIComponent(chatId)}.visuals.json`);
+    return path.join(this.chatsDir, `${chatFileName(chatId)}.visuals.json`);
   }
 
   attachmentDir(chatId: string): string {
-    return path.join(this.attachmentsDir, encodeURIComponent(chatId));
+    return path.join(this.attachmentsDir, chatFileName(chatId));
   }
 
   /** Every chat on disk, readable or not. */
   loadAll(): LoadedChat[] {
     const out: LoadedChat[] = [];
     for (const name of readdirSync(this.chatsDir)) {
-      if (!name.endsWith('.json') || name.endsWith('.visuals.json') || name.endsWith('.tmp')) continue;
-      let chatId: string;
-      try {
-        chatId = decodeURIComponent(name.slice(0, -'.json'.length));
-      } catch {
-        continue; // not a name this host wrote
-      }
-      out.push(this.load(chatId));
+      const chatId = recordChatId(name);
+      if (chatId !== null) out.push(this.load(chatId));
     }
     return out;
   }
@@ -218,6 +213,35 @@ export class ChatStore {
       if (this.chains.get(file) === tail) this.chains.delete(file);
     });
     return next.then(() => undefined);
+  }
+}
+
+/** The longest chat id (as a file name) this store can keep: the longest name it makes, `<id>.visuals.json.tmp`, must fit 255 bytes. */
+const MAX_FILE_NAME = 255 - '.visuals.json.tmp'.length;
+
+/**
+ * A chat id as a file name: `encodeURIComponent`, and dots too, so that no id is a path step (`.`,
+ * `..` would name the attachments folder or the data folder itself, which clear and kill remove) and
+ * no id ends in a suffix this store uses (`x.visuals` would read as chat x's visuals).
+ */
+export function chatFileName(chatId: string): string {
+  return encodeURIComponent(chatId).replaceAll('.', '%2E');
+}
+
+/** Whether this store can keep a chat with this id (file names have a length limit). */
+export function storableChatId(chatId: string): boolean {
+  return Buffer.byteLength(chatFileName(chatId)) <= MAX_FILE_NAME;
+}
+
+/** The chat whose record a file in `chats/` is, or null for any other file (logs, visuals, temporaries, foreign names). */
+export function recordChatId(fileName: string): string | null {
+  if (!fileName.endsWith('.json')) return null;
+  const base = fileName.slice(0, -'.json'.length);
+  if (base.includes('.')) return null;
+  try {
+    return decodeURIComponent(base);
+  } catch {
+    return null;
   }
 }
 
