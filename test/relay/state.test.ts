@@ -163,6 +163,21 @@ describe('sends while the host is offline', () => {
     expect(host.requestsOf('chat.send')).toHaveLength(2);
   });
 
+  it('answers a send retried with the same id once, whether the retry races the first or comes later', async () => {
+    const host = await newHost();
+    host.create('q3', []);
+    const me = await Client.chat(host.hostId, 'q3');
+    await me.request('chat.attach', { chatId: 'q3' });
+    const [a, b] = await Promise.all([
+      me.request('chat.send', { chatId: 'q3', text: 'once' }, 'same-id'),
+      me.request('chat.send', { chatId: 'q3', text: 'once' }, 'same-id'),
+    ]);
+    const later = await me.request('chat.send', { chatId: 'q3', text: 'once' }, 'same-id');
+    expect(a.result).toEqual(b.result);
+    expect(later.result).toEqual(a.result);
+    expect(host.requestsOf('chat.send')).toHaveLength(1);
+  });
+
   it('answers other changes with host-offline, and reads keep working', async () => {
     const host = await newHost();
     host.create('q2', [userItem('u1', 'hi')]);
