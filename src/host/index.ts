@@ -5,11 +5,11 @@
 // every chat (its events go through the outbox, so nothing it misses while offline is lost), and
 // only then are interrupted turns taken up, so the relay hears about those too.
 import { existsSync, readFileSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HostCore } from './chats/core.ts';
 import type { HostCoreOptions, HostLog } from './chats/core.ts';
 import { policyFrom, providersFrom, readHostConfig } from './config.ts';
+import { replaceFile } from './disk.ts';
 import type { HostConfig } from './config.ts';
 import { Outbox } from './link/outbox.ts';
 import { RelayLink } from './link/relay-link.ts';
@@ -189,10 +189,7 @@ class StatusFile {
       updatedAt: Date.now(),
     };
     const text = JSON.stringify(status, null, 2);
-    const next = this.chain.then(async () => {
-      await writeFile(`${this.file}.tmp`, text);
-      await rename(`${this.file}.tmp`, this.file);
-    });
+    const next = this.chain.then(() => replaceFile(this.file, text));
     this.chain = next.catch(() => undefined);
     return next.catch(() => undefined);
   }

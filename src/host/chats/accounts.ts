@@ -4,7 +4,6 @@
 // never stored or sent (`value: ''`, `valueRedacted: true`), and saving a new secret value is refused
 // with `secrets-unavailable`.
 import { mkdirSync, readFileSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ProviderAccountMapSchema } from '../../contracts/index.ts';
@@ -16,6 +15,7 @@ import type {
   ProviderAccountStatus,
 } from '../../contracts/index.ts';
 import { ProtocolError } from '../../contracts/errors.ts';
+import { replaceFile } from '../disk.ts';
 
 const AccountsFileSchema = z.object({ version: z.literal(1), accounts: ProviderAccountMapSchema });
 
@@ -105,10 +105,7 @@ export class AccountBook {
 
   private write(): Promise<void> {
     const text = JSON.stringify({ version: 1, accounts: this.accounts });
-    const next = this.chain.then(async () => {
-      await writeFile(`${this.file}.tmp`, text);
-      await rename(`${this.file}.tmp`, this.file);
-    });
+    const next = this.chain.then(() => replaceFile(this.file, text));
     this.chain = next.catch(() => undefined);
     return next;
   }

@@ -133,7 +133,7 @@ export class HostCore {
     this.log = options.log ?? silentLog;
     this.policy = options.policy ?? new HostPolicy();
     this.providers = new Map(options.providers.map((p) => [p.kind, p]));
-    this.store = new ChatStore(options.dataDir, options.logLimit ?? 5_000);
+    this.store = new ChatStore(options.dataDir);
     this.journal = new RequestJournal(options.dataDir, options.journalLimit ?? 2_000);
     this.accounts = new AccountBook(options.dataDir, [...this.providers.keys()]);
     this.handlers = createHandlers(this);
@@ -198,7 +198,7 @@ export class HostCore {
     let reply: JournalReply;
     try {
       reply = MUTATING.has(type)
-        ? await this.journal.once(RequestJournal.key(type, id), () => this.run(type, payload, clientId), (r) => r.ok || r.error?.code !== 'internal')
+        ? await this.journal.once(RequestJournal.key(type, id), () => this.run(type, payload, clientId))
         : await this.run(type, payload, clientId);
     } catch (error) {
       this.log.error(`request ${type} failed: ${describe(error)}`);
@@ -402,7 +402,6 @@ export class HostCore {
           this.log.error(`chat ${session.chatId}: could not be written on shutdown: ${describe(error)}`);
         }
       }
-      await this.journal.flush();
       await this.store.settled();
       if (failure) throw failure;
     })();

@@ -8,8 +8,15 @@
 // larger ones; any other event, an attach or a write flushes them first, so text is in a snapshot or
 // in the stream, never both.
 //
-// What survives a restart: the record (a checkpoint) plus the log after it; a turn that was running
-// is aborted on the next start with a `notResumedNote` warning, and its open requests are cancelled.
+// The log on disk is what makes an event durable; the record is a checkpoint that bounds how much of
+// the log a load replays. A checkpoint is written once the chat has been quiet for `writeDelayMs`, or
+// every `logLimit` events during a long stream (serializing a large thread every second while it
+// streams would cost more than the stream), and on shutdown. The log is cut back to the newest
+// `logLimit` events only after a checkpoint has landed, and never past it: whatever the record on disk
+// lacks is still in the log.
+//
+// What survives a restart: the record plus the log after it; a turn that was running is aborted on
+// the next start with a `notResumedNote` warning, and its open requests are cancelled.
 import { randomBytes } from 'node:crypto';
 import { ProtocolError } from '../../contracts/errors.ts';
 import { Thread } from '../../contracts/thread.ts';
@@ -82,6 +89,10 @@ export class ChatSession {
   private readonly pendingDeltas = new Map<string, string[]>();
   private deltaTimer: NodeJS.Timeout | null = null;
   private writeTimer: NodeJS.Timeout | null = null;
+  private lastEventAt = 0;
+  /** The seq of the newest record asked for, and of the newest one known to be on disk. */
+  private checkpointSeq: number;
+  private durableSeq: number;
   private closed = false;
 
   constructor(info: ChatInfo, items: ChatItem[], seq: number, epoch: number, log: LogEntry[], options: ChatSessionOptions) {
@@ -91,10 +102,18 @@ export class ChatSession {
     this.thread = new Thread(info, items);
     this.seq = seq;
     this.epoch = epoch;
+    this.checkpointSeq = seq;
+    this.durableSeq = seq;
+    // The record is a checkpoint: whatever the log holds after it happened too. The log is never cut
+    // past the record, so it goes on from the record's seq; one that does not (a lost log) is dropped
+    // rather than applied with a hole in it.
+    const first = log.findIndex((entry) => entry.seq > seq);
+    if (first >= 0 && log[first].seq !== seq + 1) {
+      options.host.warn(`chat ${this.chatId}: the log does not go on from the record (seq ${seq}); events after it are lost`);
+      log = [];
+    }
     this.log = log;
-    // The record is a checkpoint: whatever the log holds after it happened too.
-    for (const entry of log) {
-      if (entry.seq <= seq) continue;
+    for (const entry of first >= 0 ? log.slice(first) : []) {
       this.thread.apply(entry.event);
       this.seq = entry.seq;
       if (entry.event.type === 'reset') this.epoch += 1;
@@ -124,10 +143,8 @@ export class ChatSession {
     this.seq += 1;
     const entry: LogEntry = { seq: this.seq, at: Date.now(), event };
     this.log.push(entry);
-    // Cut back in batches: the log holds between `logLimit` and twice that many events.
-    if (this.log.length >= this.options.logLimit * 2) this.log = this.log.slice(-this.options.logLimit);
     try {
-      this.options.store.appendLog(this.chatId, entry, () => this.log);
+      this.options.store.appendLog(this.chatId, entry);
     } catch (error) {
       this.options.host.warn(`chat ${this.chatId}: log write failed: ${describe(error)}`);
     }
@@ -203,7 +220,7 @@ export class ChatSession {
     this.flushDeltas();
     if (since > this.seq) return null;
     if (since === this.seq) return [];
-    if (this.log.length === 0 || this.log[0].seq > since + 1) return null;
+    if (this.log.length === 0 || this.log[0].seq > since + 1 || this.log.at(-1)!.seq !== this.seq) return null;
     return this.log.filter((entry) => entry.seq > since).map((entry) => entry.event);
   }
 
@@ -377,10 +394,9 @@ export class ChatSession {
       effectiveRuntimeMode: undefined,
       usage: { contextTokens: 0, contextWindow: info.usage.contextWindow, costUsd: 0, turns: 0 },
     });
-    this.emit({ type: 'reset', info: this.derive(fresh), items: [] });
+    // The reset is in the log before any client sees it, so the new epoch survives a restart with it.
+    this.emit({ type: 'reset', info: fresh, items: [] });
     this.options.host.status(this.info);
-    // The new epoch must be on disk before a client can hold a cursor of it.
-    void this.write().catch((error: unknown) => this.options.host.warn(`chat ${this.chatId}: write failed: ${describe(error)}`));
   }
 
   /** After a restart: a turn left running is aborted with a warning note, and the queue goes on. */
@@ -603,21 +619,56 @@ export class ChatSession {
   // ---------------------------------------------------------------------------------------------
   // Disk and lifetime
 
+  /** After each event: a checkpoint once the chat is quiet, or at once when the log has grown by `logLimit` since the last. */
   private scheduleWrite(): void {
-    if (this.writeTimer || this.closed) return;
-    this.writeTimer = setTimeout(() => {
-      this.writeTimer = null;
-      void this.write().catch((error: unknown) => this.options.host.warn(`chat ${this.chatId}: write failed: ${describe(error)}`));
-    }, this.options.writeDelayMs);
+    if (this.closed) return;
+    this.lastEventAt = Date.now();
+    if (this.seq - this.checkpointSeq >= this.options.logLimit) {
+      this.checkpoint();
+      return;
+    }
+    this.writeTimer ??= setTimeout(() => this.checkpointWhenQuiet(), this.options.writeDelayMs);
   }
 
-  /** Writes the record (the checkpoint) now; the log is already on disk. */
+  private checkpointWhenQuiet(): void {
+    this.writeTimer = null;
+    const quietFor = Date.now() - this.lastEventAt;
+    if (quietFor < this.options.writeDelayMs) {
+      this.writeTimer = setTimeout(() => this.checkpointWhenQuiet(), this.options.writeDelayMs - quietFor);
+      return;
+    }
+    this.checkpoint();
+  }
+
+  private checkpoint(): void {
+    void this.write().catch((error: unknown) => this.options.host.warn(`chat ${this.chatId}: write failed: ${describe(error)}`));
+  }
+
+  /** Writes the record (the checkpoint) now; the log is already on disk. Once it has landed the log may be cut back. */
   async write(): Promise<void> {
     if (this.writeTimer) {
       clearTimeout(this.writeTimer);
       this.writeTimer = null;
     }
-    await this.options.store.writeRecord({ version: RECORD_VERSION, info: this.info, items: this.thread.items, seq: this.seq, epoch: this.epoch });
+    const seq = this.seq;
+    this.checkpointSeq = seq;
+    await this.options.store.writeRecord({ version: RECORD_VERSION, info: this.info, items: this.thread.items, seq, epoch: this.epoch });
+    this.durableSeq = Math.max(this.durableSeq, seq);
+    this.cutLog();
+  }
+
+  /** Keeps the newest `logLimit` events (for `since`) and every event the record on disk lacks; cuts only once the log holds twice that. */
+  private cutLog(): void {
+    if (this.closed || this.log.length < this.options.logLimit * 2) return;
+    const keepAfter = Math.min(this.durableSeq, this.seq - this.options.logLimit);
+    const kept = this.log.filter((entry) => entry.seq > keepAfter);
+    if (kept.length === this.log.length) return;
+    try {
+      this.options.store.replaceLog(this.chatId, kept);
+      this.log = kept;
+    } catch (error) {
+      this.options.host.warn(`chat ${this.chatId}: log cut-back failed: ${describe(error)}`);
+    }
   }
 
   /** For shutdown: deltas flushed, the record written, the backend ended. A running turn stays `running` on disk, so the next start reads it as interrupted. */

@@ -3,20 +3,21 @@
 //
 //   chats/<id>.json                              the record {version, info, items, seq, epoch}: a
 //                                                checkpoint, written atomically (tmp + rename), debounced
-//   chats/<id>.log                               JSON lines {seq, at, event}, written as each event
+//   chats/<id>.log                               JSON lines {seq, at, event}, appended as each event
 //                                                happens; every event after the checkpoint is replayed
-//                                                from here on load; kept to the last `logLimit` to
-//                                                2×`logLimit` events (older `since` → snapshot)
+//                                                from here on load. The session cuts it back, never
+//                                                past its newest record on disk (see ChatSession).
 //   chats/<id>.visuals.json                      {version: 1, visuals}
 //   attachments/<id>/                            uploaded files and visual pages
 //
 // A record this version cannot read is reported as unreadable and never written over.
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ChatEventSchema, ChatInfoSchema, ChatItemSchema, ChatVisualSchema } from '../../contracts/index.ts';
 import type { ChatVisual } from '../../contracts/index.ts';
+import { loadLines, replaceFile, replaceFileSync } from '../disk.ts';
 
 export const RECORD_VERSION = 1;
 
@@ -43,17 +44,13 @@ export class ChatStore {
   readonly dataDir: string;
   readonly chatsDir: string;
   readonly attachmentsDir: string;
-  private readonly logLimit: number;
-  /** Lines in each log file, to know when to cut it back. */
-  private readonly logLines = new Map<string, number>();
   /** One write chain per chat file, so writes land in the order they were asked for. */
   private readonly chains = new Map<string, Promise<unknown>>();
 
-  constructor(dataDir: string, logLimit: number) {
+  constructor(dataDir: string) {
     this.dataDir = dataDir;
     this.chatsDir = path.join(dataDir, 'chats');
     this.attachmentsDir = path.join(dataDir, 'attachments');
-    this.logLimit = logLimit;
     mkdirSync(this.chatsDir, { recursive: true });
     mkdirSync(this.attachmentsDir, { recursive: true });
   }
@@ -99,60 +96,39 @@ export class ChatStore {
     return { ok: true, record: parsed.data, log };
   }
 
+  /** The log's events in order, up to the first line that is torn, unreadable or out of sequence (the file is cut there). */
   private readLog(chatId: string): LogEntry[] {
-    let text: string;
-    try {
-      text = readFileSync(this.logPath(chatId), 'utf8');
-    } catch {
-      this.logLines.set(chatId, 0);
-      return [];
-    }
     const entries: LogEntry[] = [];
-    const lines = text.split('\n');
-    for (const line of lines) {
-      if (line === '') continue;
-      try {
-        const entry = LogLineSchema.safeParse(JSON.parse(line));
-        // Keep strictly increasing positions only; a torn or foreign line ends what we trust.
-        if (entry.success && (entries.length === 0 || entry.data.seq > entries[entries.length - 1].seq)) entries.push(entry.data);
-      } catch {
-        break;
-      }
-    }
-    this.logLines.set(chatId, entries.length);
-    return entries.slice(-this.logLimit);
+    loadLines(this.logPath(chatId), (value) => {
+      const entry = LogLineSchema.safeParse(value);
+      if (!entry.success) return false;
+      const last = entries.at(-1);
+      if (last && entry.data.seq !== last.seq + 1) return false;
+      entries.push(entry.data);
+      return true;
+    });
+    return entries;
   }
 
   /** Writes the record atomically. */
   writeRecord(record: ChatRecord): Promise<void> {
     const file = this.recordPath(record.info.chatId);
     const text = JSON.stringify(record);
-    return this.serial(file, async () => {
-      const tmp = `${file}.tmp`;
-      await writeFile(tmp, text);
-      await rename(tmp, file);
-    });
+    return this.serial(file, () => replaceFile(file, text));
   }
 
   /**
    * Appends one event to the chat's log, synchronously: the line is written before the event reaches
    * any client or the outbox, so after a crash the host never numbers an event with a `seq` the relay
-   * has already seen. The file is cut back to the newest `logLimit` once it holds twice that.
+   * has already seen.
    */
-  appendLog(chatId: string, entry: LogEntry, all: () => LogEntry[]): void {
-    const file = this.logPath(chatId);
-    const lines = (this.logLines.get(chatId) ?? 0) + 1;
-    if (lines >= this.logLimit * 2) {
-      const kept = all().slice(-this.logLimit);
-      if (kept.at(-1)?.seq !== entry.seq) kept.push(entry);
-      const tmp = `${file}.tmp`;
-      writeFileSync(tmp, kept.map((e) => JSON.stringify(e) + '\n').join(''));
-      renameSync(tmp, file);
-      this.logLines.set(chatId, kept.length);
-      return;
-    }
-    appendFileSync(file, JSON.stringify(entry) + '\n');
-    this.logLines.set(chatId, lines);
+  appendLog(chatId: string, entry: LogEntry): void {
+    appendFileSync(this.logPath(chatId), `${JSON.stringify(entry)}\n`);
+  }
+
+  /** Replaces the log with `entries` (a cut-back), atomically and synchronously, between two appends. */
+  replaceLog(chatId: string, entries: readonly LogEntry[]): void {
+    replaceFileSync(this.logPath(chatId), entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
   }
 
   readVisuals(chatId: string): ChatVisual[] {
@@ -167,11 +143,7 @@ export class ChatStore {
   writeVisuals(chatId: string, visuals: ChatVisual[]): Promise<void> {
     const file = this.visualsPath(chatId);
     const text = JSON.stringify({ version: 1, visuals });
-    return this.serial(file, async () => {
-      const tmp = `${file}.tmp`;
-      await writeFile(tmp, text);
-      await rename(tmp, file);
-    });
+    return this.serial(file, () => replaceFile(file, text));
   }
 
   /** Stores bytes under the chat's attachment folder; answers the absolute path. */
@@ -191,7 +163,6 @@ export class ChatStore {
 
   /** Removes everything of a chat (kill). */
   async remove(chatId: string): Promise<void> {
-    this.logLines.delete(chatId);
     await Promise.all([
       this.serial(this.recordPath(chatId), () => rm(this.recordPath(chatId), { force: true })),
       rm(this.logPath(chatId), { force: true }),

@@ -15,21 +15,11 @@
 // never hands out an `n` or a `seq` the relay has already seen.
 //
 // What survives a restart: every unacknowledged frame, in order, and the last `n` handed out.
-import {
-  closeSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, readSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { LINK_MAX_FRAME_BYTES } from '../../contracts/link.ts';
 import { ProtocolError } from '../../contracts/errors.ts';
+import { loadLines } from '../disk.ts';
 
 export interface OutboxEntry {
   n: number;
@@ -174,42 +164,25 @@ export class Outbox {
 
   private load(): void {
     const acked = new Set<number>();
-    for (const line of readLines(this.ackFile)) {
-      const n = Number(line.text);
-      if (Number.isInteger(n) && n > 0) acked.add(n);
-    }
-    let pos = 0;
+    loadLines(this.ackFile, (n) => {
+      if (Number.isInteger(n) && (n as number) > 0) acked.add(n as number);
+      return true;
+    });
     let lastLine = 0;
-    for (const line of readLines(this.file)) {
-      let parsed: { n?: unknown; base?: unknown };
-      try {
-        parsed = JSON.parse(line.text) as { n?: unknown; base?: unknown };
-      } catch {
-        break; // a torn write at the end; nothing after it was ever acknowledged
-      }
-      if (typeof parsed.base === 'number' && pos === 0) {
+    this.size = loadLines(this.file, (value, line) => {
+      const parsed = value as { n?: unknown; base?: unknown } | null;
+      if (line.pos === 0 && typeof parsed?.base === 'number') {
         this.lastN = Math.max(this.lastN, parsed.base);
-        pos = line.pos + line.len;
-        continue;
+        return true;
       }
-      const n = parsed.n;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n <= lastLine) break;
+      const n = parsed?.n;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n <= lastLine) return false;
       lastLine = n;
       this.lastN = Math.max(this.lastN, n);
       if (acked.has(n)) this.ackedInFile += 1;
       else this.pending.set(n, { pos: line.pos, len: line.len });
-      pos = line.pos + line.len;
-    }
-    this.size = pos;
-    // Drop a torn tail so the next append starts on a line of its own.
-    try {
-      if (statSync(this.file).size !== pos) {
-        const fd = this.dataFd();
-        ftruncateSync(fd, pos);
-      }
-    } catch {
-      // no file yet
-    }
+      return true;
+    });
   }
 
   private dataFd(): number {
@@ -226,22 +199,4 @@ export class Outbox {
 function writeAll(fd: number, buffer: Buffer): void {
   let offset = 0;
   while (offset < buffer.length) offset += writeSync(fd, buffer, offset, buffer.length - offset);
-}
-
-function readLines(file: string): Array<{ text: string; pos: number; len: number }> {
-  let data: Buffer;
-  try {
-    data = readFileSync(file);
-  } catch {
-    return [];
-  }
-  const out: Array<{ text: string; pos: number; len: number }> = [];
-  let start = 0;
-  for (;;) {
-    const end = data.indexOf(0x0a, start);
-    if (end < 0) break; // an unterminated tail is a torn write
-    out.push({ text: data.subarray(start, end).toString('utf8'), pos: start, len: end + 1 - start });
-    start = end + 1;
-  }
-  return out;
 }

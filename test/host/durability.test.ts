@@ -1,0 +1,134 @@
+// What a kill -9 leaves behind, and what the next start makes of it. A crash is simulated by copying
+// the data folder while the host runs: the copy is exactly what a killed process would have left.
+import { appendFileSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { HostCore } from '../../src/host/chats/core.ts';
+import { Outbox } from '../../src/host/link/outbox.ts';
+import { HostPolicy } from '../../src/host/policy.ts';
+import { idle, openCore, TestClient, tempDir } from './harness.ts';
+
+let data: ReturnType<typeof tempDir>;
+const cores: HostCore[] = [];
+beforeEach(() => {
+  data = tempDir('tether-crash-');
+});
+afterEach(async () => {
+  await Promise.all(cores.splice(0).map((core) => core.close()));
+  data.cleanup();
+});
+
+/** A copy of `dir` as a kill -9 would leave it, in a new folder under the test's temp dir. */
+let crashes = 0;
+function crashCopy(dir: string): string {
+  const copy = path.join(data.dir, `crash-${++crashes}`);
+  cpSync(dir, copy, { recursive: true });
+  return copy;
+}
+
+async function open(dir: string, options: Parameters<typeof openCore>[1] = {}): Promise<HostCore> {
+  // No quiet checkpoint during a test: the record lags the log as it would mid-stream. Every copy
+  // lets chats work where the original did.
+  const core = await openCore(dir, { writeDelayMs: 60_000, policy: new HostPolicy({ home: data.dir }), ...options });
+  cores.push(core);
+  return core;
+}
+
+const userTexts = (core: HostCore, chatId: string) =>
+  core.session(chatId).thread.items.flatMap((i) => (i.kind === 'user' ? [i.text] : []));
+
+describe('a chat after kill -9', () => {
+  it('cuts a torn last log line, so events appended after the restart are still there after the next crash', async () => {
+    const live = path.join(data.dir, 'live');
+    const first = await open(live);
+    const client = new TestClient(first);
+    await client.ok('chat.create', { chatId: 'c1' });
+    await client.ok('chat.send', { chatId: 'c1', text: 'one' });
+    await idle(first, 'c1');
+    const crashed = crashCopy(live);
+    appendFileSync(path.join(crashed, 'chats', 'c1.log'), '{"seq":99,"at":1,"ev');
+
+    const second = await open(crashed);
+    expect(second.session('c1').seq).toBe(first.session('c1').seq);
+    await new TestClient(second).ok('chat.send', { chatId: 'c1', text: 'two' });
+    await idle(second, 'c1');
+
+    const third = await open(crashCopy(crashed));
+    expect(third.session('c1').seq).toBe(second.session('c1').seq);
+    expect(third.session('c1').thread.items).toEqual(second.session('c1').thread.items);
+    expect(userTexts(third, 'c1')).toEqual(['one', 'two']);
+  });
+
+  it('never cuts the log past the record on disk: a crash at any point reloads the whole thread', async () => {
+    const live = path.join(data.dir, 'live');
+    const core = await open(live, { logLimit: 5 });
+    const client = new TestClient(core);
+    await client.ok('chat.create', { chatId: 'c1' });
+    for (const text of ['a', 'b', 'c', 'd']) {
+      await client.ok('chat.send', { chatId: 'c1', text });
+      await idle(core, 'c1');
+      const reloaded = await open(crashCopy(live), { logLimit: 5 });
+      expect(reloaded.session('c1').seq).toBe(core.session('c1').seq);
+      expect(reloaded.session('c1').thread.items).toEqual(core.session('c1').thread.items);
+    }
+    // The log stays bounded all the same.
+    const lines = readFileSync(path.join(live, 'chats', 'c1.log'), 'utf8').trim().split('\n');
+    expect(lines.length).toBeLessThan(core.session('c1').seq);
+  });
+});
+
+describe('the request journal after kill -9', () => {
+  it('does not run a retried send again when the host died after the send and before its reply was journaled', async () => {
+    const live = path.join(data.dir, 'live');
+    const core = await open(live);
+    const client = new TestClient(core);
+    await client.ok('chat.create', { chatId: 'c1' });
+    await client.request('chat.send', { chatId: 'c1', text: 'once' }, 'send-1');
+    await idle(core, 'c1');
+    // As if the process died between the chat's log lines and the journal's reply line.
+    const crashed = crashCopy(live);
+    const journal = path.join(crashed, 'requests.jsonl');
+    const lines = readFileSync(journal, 'utf8').trim().split('\n');
+    writeFileSync(journal, `${lines.filter((line) => !(line.includes('send-1') && line.includes('"reply"'))).join('\n')}\n`);
+
+    const again = await open(crashed);
+    again.resume();
+    const retried = await new TestClient(again).request('chat.send', { chatId: 'c1', text: 'once' }, 'send-1');
+    expect(retried).toMatchObject({ id: 'send-1', ok: false, error: { code: 'internal' } });
+    expect(userTexts(again, 'c1')).toEqual(['once']);
+  });
+
+  it('keeps answering retries after a torn journal line', async () => {
+    const live = path.join(data.dir, 'live');
+    const core = await open(live);
+    await new TestClient(core).ok('chat.create', { chatId: 'c1' });
+    const crashed = crashCopy(live);
+    appendFileSync(path.join(crashed, 'requests.jsonl'), '{"key":"chat.send x","rep');
+    const second = await open(crashed);
+    const client = new TestClient(second);
+    const first = await client.request('chat.send', { chatId: 'c1', text: 'hi' }, 'send-2');
+    await idle(second, 'c1');
+    const third = await open(crashCopy(crashed));
+    third.resume();
+    expect(await new TestClient(third).request('chat.send', { chatId: 'c1', text: 'hi' }, 'send-2')).toEqual(first);
+    expect(userTexts(third, 'c1')).toEqual(['hi']);
+  });
+});
+
+describe('the outbox after kill -9', () => {
+  it('cuts a torn ack line, so a later ack never reads as a different position', () => {
+    const dir = path.join(data.dir, 'outbox');
+    const box = Outbox.open(dir);
+    for (let i = 1; i <= 15; i += 1) box.push({ type: 'event', event: 'chat.status', payload: { i } });
+    box.ack([1]);
+    box.close();
+    appendFileSync(path.join(dir, 'outbox.acks'), '1'); // the first byte of "12\n"
+    const again = Outbox.open(dir);
+    expect(again.pendingCount).toBe(14);
+    again.ack([5]);
+    again.close();
+    const third = Outbox.open(dir);
+    expect(third.readAfter(0).map((entry) => entry.n)).toEqual([2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+    third.close();
+  });
+});
