@@ -101,6 +101,9 @@ export function createHandlers(core: HostCore): HandlerTable {
       const session = core.session(payload.chatId);
       // The policy is the host's, now: a chat made under a wider one does not run outside it.
       core.policy.admitFolder(session.info.cwd);
+      if (!core.providers.has(session.info.provider)) {
+        throw new ProtocolError('account-unavailable', `This host has no ${session.info.provider} provider any more`);
+      }
       const attachments = await storeUploads(core, payload.chatId, payload.attachments ?? []);
       const message = {
         text: payload.text,

@@ -30,7 +30,7 @@ import type {
   ChatTurnItem,
   RuntimeMode,
 } from '../../contracts/index.ts';
-import type { Provider, ProviderOutput, ProviderSession } from '../providers/provider.ts';
+import type { Provider, ProviderOutput, ProviderSession, TurnInput } from '../providers/provider.ts';
 import { isPendingRequest, requestSummaries } from './requests.ts';
 import type { ChatStore, LogEntry } from './store.ts';
 import { RECORD_VERSION } from './store.ts';
@@ -84,6 +84,8 @@ export class ChatSession {
   private readonly options: ChatSessionOptions;
   provider: Provider | undefined;
   private driver: ProviderSession | null = null;
+  /** What the open driver was opened with (see openDriver). */
+  private driverSettings = '';
   private turn: ActiveTurn | null = null;
   private failed = false;
   private readonly pendingDeltas = new Map<string, string[]>();
@@ -231,77 +233,64 @@ export class ChatSession {
   // ---------------------------------------------------------------------------------------------
   // Turns
 
-  /** Starts a turn for `message` now. The caller made sure none runs. */
+  /**
+   * Starts a turn for `message` now; the caller made sure none runs. A backend that cannot start (none
+   * configured for this chat's kind any more, or it throws) fails the turn with a note: it never stays
+   * open, and a message taken from the queue is never dropped unseen.
+   */
   begin(message: OutgoingMessage): string {
-    const provider = this.provider;
-    if (!provider) throw new ProtocolError('account-unavailable', `This host has no ${this.info.provider} provider configured`);
     const turnId = message.turnId ?? newId('turn');
     const now = Date.now();
     this.failed = false;
     this.turn = { id: turnId, costUsd: 0, reply: null, thought: null, tools: new Map() };
-    this.upsert({
-      id: newId('msg'),
-      kind: 'user',
-      createdAt: now,
-      turnId,
-      text: message.text,
-      ...(message.mentions?.length ? { mentions: message.mentions } : {}),
-      ...(message.skills?.length ? { skills: message.skills } : {}),
-      ...(message.chats?.length ? { chats: message.chats } : {}),
-      ...(message.attachments?.length ? { attachments: message.attachments } : {}),
-    });
+    this.upsert({ id: newId('msg'), kind: 'user', createdAt: now, turnId, ...messageParts(message) });
     this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0 });
-    const info = this.info;
-    this.driver ??= provider.open({
-      chatId: this.chatId,
-      cwd: info.cwd,
-      runtimeMode: this.options.host.effectiveMode(info.runtimeMode),
-      selection: info.selection,
-      account: info.account,
-      agentSessionId: info.agentSessionId,
-    });
     this.updateInfo({ limit: undefined });
     try {
-      this.driver.startTurn(
-        { turnId, text: message.text, attachments: message.attachments ?? [], mentions: message.mentions },
-        (output) => this.onOutput(turnId, output),
-      );
+      this.openDriver().startTurn(turnInput(message, turnId), (output) => this.onOutput(turnId, output));
     } catch (error) {
       this.finish('error', `The agent could not start: ${describe(error)}`);
     }
     return turnId;
   }
 
+  /**
+   * The backend for the next turn: the one already open, unless the chat's folder, mode, model or
+   * account changed since it was opened (a narrower mode must reach the backend, not wait for a
+   * restart); then it is ended and the next one resumes the conversation by its session id.
+   */
+  private openDriver(): ProviderSession {
+    const provider = this.provider;
+    if (!provider) throw new Error(`this host has no ${this.info.provider} provider`);
+    const info = this.info;
+    const runtimeMode = this.options.host.effectiveMode(info.runtimeMode);
+    const settings = JSON.stringify([info.cwd, runtimeMode, info.selection, info.account ?? null]);
+    if (this.driver && settings !== this.driverSettings) this.endDriver();
+    this.driver ??= provider.open({
+      chatId: this.chatId,
+      cwd: info.cwd,
+      runtimeMode,
+      selection: info.selection,
+      account: info.account,
+      agentSessionId: info.agentSessionId,
+    });
+    this.driverSettings = settings;
+    return this.driver;
+  }
+
   /** Hands `message` to the running turn if the backend can take it; answers whether it did. */
   steer(message: OutgoingMessage): boolean {
     const turn = this.turn;
     if (!turn || !this.driver?.steer || !this.provider?.canSteer) return false;
-    const accepted = this.driver.steer({ turnId: turn.id, text: message.text, attachments: message.attachments ?? [], mentions: message.mentions });
-    if (!accepted) return false;
+    if (!this.driver.steer(turnInput(message, turn.id))) return false;
     this.closeStreams();
-    this.upsert({
-      id: newId('msg'),
-      kind: 'user',
-      createdAt: Date.now(),
-      turnId: turn.id,
-      text: message.text,
-      ...(message.attachments?.length ? { attachments: message.attachments } : {}),
-    });
+    this.upsert({ id: newId('msg'), kind: 'user', createdAt: Date.now(), turnId: turn.id, ...messageParts(message) });
     return true;
   }
 
   /** Queues `message` behind the running turn; answers the queued message (its turn is reserved). */
   enqueue(message: OutgoingMessage): ChatQueuedMessage {
-    const queued: ChatQueuedMessage = {
-      id: newId('queued'),
-      turnId: newId('turn'),
-      text: message.text,
-      createdAt: Date.now(),
-      ...(message.mentions?.length ? { mentions: message.mentions } : {}),
-      ...(message.skills?.length ? { skills: message.skills } : {}),
-      ...(message.chats?.length ? { chats: message.chats } : {}),
-      ...(message.attachments?.length ? { attachments: message.attachments } : {}),
-    };
+    const queued: ChatQueuedMessage = { id: newId('queued'), turnId: newId('turn'), createdAt: Date.now(), ...messageParts(message) };
     this.updateInfo({ queue: [...(this.info.queue ?? []), queued] });
     return queued;
   }
@@ -399,7 +388,7 @@ export class ChatSession {
     this.options.host.status(this.info);
   }
 
-  /** After a restart: a turn left running is aborted with a warning note, and the queue goes on. */
+  /** After a restart: a turn left running is aborted with a warning note, whatever it left open is settled, and the queue goes on. */
   recover(reason: string): boolean {
     const running = this.thread.items.filter((i): i is ChatTurnItem => i.kind === 'turn' && i.state === 'running');
     const stale = this.info.activeTurnId !== null || this.info.running || running.length > 0 || this.pendingRequests().length > 0;
@@ -410,7 +399,7 @@ export class ChatSession {
     }
     this.settleOpen();
     for (const turn of running) this.upsert({ ...turn, state: 'aborted', endedAt: now });
-    this.updateInfo({ activeTurnId: null, running: false });
+    this.updateInfo();
     this.deliverNext();
     return running.length > 0;
   }
@@ -559,10 +548,6 @@ export class ChatSession {
     if (!turn) return;
     const now = Date.now();
     this.closeStreams();
-    for (const id of turn.tools.values()) {
-      const item = this.thread.get(id);
-      if (item?.kind === 'tool' && item.state === 'running') this.upsert({ ...item, state: 'error' });
-    }
     this.settleOpen();
     if (state === 'error' && message) {
       this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: 'error', text: message });
@@ -579,15 +564,19 @@ export class ChatSession {
     this.deliverNext();
   }
 
-  /** Every request still pending is settled as cancelled: nothing stays open under a finished turn. */
+  /**
+   * Whatever a turn that ended left open is settled: requests cancelled, streams finished as they
+   * stand, tools still running failed. Only one turn runs at a time, so anything open is its.
+   */
   private settleOpen(): void {
-    for (const item of this.pendingRequests()) {
-      if (item.kind === 'approval') this.upsert({ ...item, decision: 'cancelled' });
-      else if (item.kind === 'question') this.upsert({ ...item, state: 'cancelled' });
-    }
-    // Streaming items of an interrupted process are finished as they stand.
-    for (const item of this.thread.items) {
-      if ((item.kind === 'assistant' || item.kind === 'thinking') && item.streaming) this.closeItem(item.id);
+    for (const item of this.thread.items.slice()) {
+      if (isPendingRequest(item)) {
+        this.upsert(item.kind === 'approval' ? { ...item, decision: 'cancelled' } : { ...item, state: 'cancelled' });
+      } else if ((item.kind === 'assistant' || item.kind === 'thinking') && item.streaming) {
+        this.closeItem(item.id);
+      } else if (item.kind === 'tool' && item.state === 'running') {
+        this.upsert({ ...item, state: 'error' });
+      }
     }
   }
 
@@ -709,6 +698,21 @@ export class ChatSession {
     driver.interrupt();
     void driver.kill().catch(() => undefined);
   }
+}
+
+/** The parts of a message a user item and a queued message both carry; empty lists are left out. */
+function messageParts(message: OutgoingMessage): Pick<ChatQueuedMessage, 'text' | 'mentions' | 'skills' | 'chats' | 'attachments'> {
+  return {
+    text: message.text,
+    ...(message.mentions?.length ? { mentions: message.mentions } : {}),
+    ...(message.skills?.length ? { skills: message.skills } : {}),
+    ...(message.chats?.length ? { chats: message.chats } : {}),
+    ...(message.attachments?.length ? { attachments: message.attachments } : {}),
+  };
+}
+
+function turnInput(message: OutgoingMessage, turnId: string): TurnInput {
+  return { turnId, text: message.text, attachments: message.attachments ?? [], mentions: message.mentions };
 }
 
 export function newId(prefix: string): string {
