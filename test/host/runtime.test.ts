@@ -544,10 +544,29 @@ describe('the rest of the table', () => {
     expect(await client.fails('chat.addBookmark', { ...t, itemId: 'i' })).toBe('chat-unsupported');
     expect(await client.fails('chat.removeVisual', { ...t, visualId: 'v' })).toBe('chat-unsupported');
     expect(await client.ok('skills.list', t)).toEqual({ skills: [] });
-    expect(await client.fails('chat.turnDiff', { ...t, turnId: 'nope' })).toBe('request-not-found');
+    expect(await client.fails('chat.turnDiff', { ...t, turnId: 'nope' })).toBe('turn-not-found');
     const sent = await client.ok('chat.send', { ...t, text: 'hi' });
     await idle(core, 'c1');
     expect(await client.ok('chat.turnDiff', { ...t, turnId: sent.turnId })).toEqual({ diff: null });
+  });
+
+  it('answers chat-not-found before chat-unsupported for a chat it does not have', async () => {
+    const t = { chatId: 'nope' };
+    expect(await client.fails('chat.fork', { ...t, turnId: 't' })).toBe('chat-not-found');
+    expect(await client.fails('chat.summarize', t)).toBe('chat-not-found');
+    expect(await client.fails('chat.uiChoice', { ...t, itemId: 'i', blockId: 'b', revision: 'r', choiceId: 'c' })).toBe('chat-not-found');
+    expect(await client.fails('chat.addBookmark', { ...t, itemId: 'i' })).toBe('chat-not-found');
+    expect(await client.fails('chat.removeVisual', { ...t, visualId: 'v' })).toBe('chat-not-found');
+  });
+
+  it('creates a chat on the default account when the remembered pick is gone, but refuses an explicit unknown one', async () => {
+    await client.ok('chat.setPreferences', { accounts: { claude: 'gone' }, changedAt: 1 });
+    const info = await client.ok('chat.create', { chatId: 'c1' });
+    expect(info.account).toBeUndefined();
+    expect(await client.fails('chat.create', { chatId: 'c2', account: 'gone' })).toBe('account-unavailable');
+    const created = await client.ok('accounts.create', { kind: 'claude', label: 'Work' });
+    await client.ok('chat.setPreferences', { accounts: { claude: created.id }, changedAt: 2 });
+    expect((await client.ok('chat.create', { chatId: 'c3' })).account).toBe(created.id);
   });
 
   it('compacts and clears between turns, refuses both during one, and kill removes everything', async () => {

@@ -89,7 +89,6 @@ export interface ClientState {
   readonly allChats: boolean;
   readonly attached: Set<string>;
   preferences: ChatPreferencesPayload;
-  followsUsage: boolean;
 }
 
 export interface VisualInput {
@@ -181,7 +180,6 @@ export class HostCore {
       allChats: options.allChats === true,
       attached: new Set(),
       preferences: {},
-      followsUsage: false,
     };
     this.clients.set(clientId, client);
     return () => {

@@ -26,11 +26,13 @@ type Handler<T extends AgentRequestType> = (
 
 export type HandlerTable = { [T in AgentRequestType]: Handler<T> };
 
-const unsupported = (what: string) => (): never => {
-  throw new ProtocolError('chat-unsupported', `This host does not ${what}`);
-};
-
 export function createHandlers(core: HostCore): HandlerTable {
+  /** A chat request this host does not serve: `chat-not-found` first, like every chat request, then `chat-unsupported`. */
+  const unsupported = (what: string) => (payload: { chatId: string }): never => {
+    core.session(payload.chatId);
+    throw new ProtocolError('chat-unsupported', `This host does not ${what}`);
+  };
+
   return {
     // Open and read -----------------------------------------------------------------------------
     'chat.create': async (payload, client) => {
@@ -47,10 +49,12 @@ export function createHandlers(core: HostCore): HandlerTable {
       const runtimeMode = payload.runtimeMode !== undefined
         ? core.policy.admitMode(payload.runtimeMode)
         : core.policy.admitMode(undefined, prefs.runtimeMode ?? 'full-access');
-      const account = payload.account ?? prefs.accounts?.[kind];
-      if (account !== undefined && account !== kind && !core.accounts.has(kind, account)) {
-        throw new ProtocolError('account-unavailable', `No ${kind} account ${account} on this host`);
+      if (payload.account !== undefined && !core.accounts.has(kind, payload.account)) {
+        throw new ProtocolError('account-unavailable', `No ${kind} account ${payload.account} on this host`);
       }
+      // A remembered pick that is gone since (removed, disabled) falls back to the default account.
+      const picked = prefs.accounts?.[kind];
+      const account = payload.account ?? (picked !== undefined && core.accounts.has(kind, picked) ? picked : undefined);
       const info: ChatInfo = {
         chatId: payload.chatId,
         provider: kind,
@@ -210,7 +214,7 @@ export function createHandlers(core: HostCore): HandlerTable {
     // Turns and forks ---------------------------------------------------------------------------
     'chat.turnDiff': (payload) => {
       const turn = core.session(payload.chatId).thread.get(payload.turnId);
-      if (turn?.kind !== 'turn') throw new ProtocolError('request-not-found', `No turn ${payload.turnId} in this chat`);
+      if (turn?.kind !== 'turn') throw new ProtocolError('turn-not-found', `No turn ${payload.turnId} in this chat`);
       return { diff: turn.checkpointDiff ?? null };
     },
     'chat.fork': unsupported('fork chats'),
@@ -273,14 +277,9 @@ export function createHandlers(core: HostCore): HandlerTable {
       rate: null,
       roots: [],
     }),
-    'usage.subscribe': (_payload, client) => {
-      if (client) client.followsUsage = true;
-      return {};
-    },
-    'usage.unsubscribe': (_payload, client) => {
-      if (client) client.followsUsage = false;
-      return {};
-    },
+    // This host keeps no usage history, so there is never a `usage.changed` to follow.
+    'usage.subscribe': () => ({}),
+    'usage.unsubscribe': () => ({}),
     'usage.limits': () => ({ providers: [] }),
     'usage.refreshLimits': () => ({ providers: [] }),
   };
