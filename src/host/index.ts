@@ -18,7 +18,8 @@ import type { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
 
 export { HostCore } from './chats/core.ts';
-export type { HostLog, HostEventFrame, ReplyFrame, VisualInput } from './chats/core.ts';
+export type { HostLog, HostEventFrame, ReplyFrame } from './chats/core.ts';
+export type { VisualInput } from './chats/visuals.ts';
 export { HostPolicy } from './policy.ts';
 export { Outbox } from './link/outbox.ts';
 export { RelayLink } from './link/relay-link.ts';

@@ -626,6 +626,31 @@ describe('visuals', () => {
     expect(await code(core.publishVisual('nope', { title: 't', html: '<p>x</p>' }))).toBe('chat-not-found');
     const visual = await core.publishVisual('c1', { title: ' Sized ', html: '<p>x</p>', maxHeight: 300.4, heights: [[640.2, 100.2], [320, 200], [640, 90]] });
     expect(visual).toMatchObject({ title: 'Sized', maxHeight: 300, heights: [[320, 200], [640, 90]] });
+    expect(await code(core.publishVisual('c1', { title: 't', html: '<p>x</p>', layout: 'huge' }))).toBe('visual-invalid');
+    expect(await core.publishVisual('c1', { title: 't', html: '<p>x</p>', layout: 'wide' })).toMatchObject({ layout: 'wide' });
+    // Whatever shape a backend hands over, a broken rule is a coded refusal, never an internal failure.
+    expect(await code(core.publishVisual('c1', { title: 't', html: '<p>x</p>', heights: 'tall' as never }))).toBe('visual-invalid');
+    expect(await code(core.publishVisual('c1', { title: 't', html: '<p>x</p>', heights: [7] as never }))).toBe('visual-invalid');
+  });
+
+  it('refuses a page that fits 16 MiB but not the link once escaped, before listing it', async () => {
+    const relay = new TestClient(core, 'relay', true);
+    await client.ok('chat.create', { chatId: 'c1' });
+    const quotes = '"'.repeat(9 * 1024 * 1024);
+    await expect(core.publishVisual('c1', { title: 'q', html: quotes })).rejects.toMatchObject({ code: 'visual-too-large' });
+    expect((await client.ok('chat.attach', { chatId: 'c1' })).visuals).toEqual([]);
+    expect(relay.events('visual.page')).toHaveLength(0);
+  });
+
+  it('a visual published while the chat is cleared goes with the clear', async () => {
+    await client.ok('chat.create', { chatId: 'c1' });
+    const publishing = core.publishVisual('c1', { title: 'late', html: '<p>late</p>' });
+    await client.ok('chat.clear', { chatId: 'c1' });
+    await expect(publishing).rejects.toMatchObject({ code: 'chat-not-found' });
+    expect((await client.ok('chat.attach', { chatId: 'c1' })).visuals).toEqual([]);
+    await core.close();
+    core = await openCore(data.dir);
+    expect((await new TestClient(core).ok('chat.attach', { chatId: 'c1' })).visuals).toEqual([]);
   });
 });
 

@@ -18,7 +18,6 @@ import {
   isAgentRequestType,
   narrowerMode,
   parseRequest,
-  VISUAL_LIMITS,
 } from '../../contracts/index.ts';
 import type {
   AgentKind,
@@ -42,6 +41,8 @@ import { ChatSession, newId } from './session.ts';
 import type { ChatHost } from './session.ts';
 import { ChatStore } from './store.ts';
 import type { LogEntry } from './store.ts';
+import { admitVisual } from './visuals.ts';
+import type { VisualInput } from './visuals.ts';
 
 export interface HostLog {
   info(message: string): void;
@@ -89,14 +90,6 @@ export interface ClientState {
   readonly allChats: boolean;
   readonly attached: Set<string>;
   preferences: ChatPreferencesPayload;
-}
-
-export interface VisualInput {
-  title: string;
-  html: string;
-  maxHeight?: number;
-  heights?: ReadonlyArray<readonly [number, number]>;
-  turnId?: string;
 }
 
 /** Requests that change something: a retried id gets the first reply and never runs twice. */
@@ -318,51 +311,24 @@ export class HostCore {
   }
 
   /**
-   * Publishes a self-contained HTML page into a chat (the §12 rules: `visual-invalid` /
-   * `visual-too-large`), stores it, and tells clients: the page itself to the relay (`visual.page`,
-   * first) and then the whole list (`chat.visuals`).
+   * Publishes a self-contained HTML page into a chat (the §12 rules, see visuals.ts), stores it, and
+   * tells clients: the page itself to the relay (`visual.page`, first) and then the whole list
+   * (`chat.visuals`).
    */
   async publishVisual(chatId: string, input: VisualInput): Promise<ChatVisual> {
-    this.session(chatId);
-    const title = typeof input.title === 'string' ? input.title.trim() : '';
-    if (title === '') throw new ProtocolError('visual-invalid', 'A visual needs a title');
-    if (title.length > VISUAL_LIMITS.title) throw new ProtocolError('visual-invalid', `A visual title has at most ${VISUAL_LIMITS.title} characters`);
-    if (typeof input.html !== 'string' || input.html.trim() === '') throw new ProtocolError('visual-invalid', 'A visual needs an HTML page');
-    const maxHeight = input.maxHeight ?? VISUAL_LIMITS.maxHeight;
-    if (!Number.isFinite(maxHeight) || maxHeight < VISUAL_LIMITS.minHeight || maxHeight > VISUAL_LIMITS.maxHeight) {
-      throw new ProtocolError('visual-invalid', `maxHeight must be between ${VISUAL_LIMITS.minHeight} and ${VISUAL_LIMITS.maxHeight}`);
+    const session = this.session(chatId);
+    const epoch = session.epoch;
+    const visual = admitVisual(input, newId('visual'), Date.now());
+    const page = await this.store.writeAttachment(chatId, `${visual.id}.html`, input.html);
+    // A clear or a kill while the page was being written took the chat's visuals with it: this one goes too.
+    if (this.sessions.get(chatId) !== session || session.epoch !== epoch) {
+      await this.store.removeAttachment(page);
+      throw new ProtocolError('chat-not-found', `Chat ${chatId} was cleared or removed while the visual was stored`);
     }
-    let heights: Array<[number, number]> | undefined;
-    if (input.heights !== undefined) {
-      if (input.heights.length > VISUAL_LIMITS.heights) throw new ProtocolError('visual-invalid', `At most ${VISUAL_LIMITS.heights} measured heights`);
-      const byWidth = new Map<number, number>();
-      for (const pair of input.heights) {
-        const [width, height] = pair;
-        if (!Number.isFinite(width) || width <= 0 || !Number.isFinite(height) || height < 0) {
-          throw new ProtocolError('visual-invalid', 'Each height is [width > 0, height >= 0]');
-        }
-        byWidth.set(Math.max(1, Math.round(width)), Math.ceil(height));
-      }
-      heights = [...byWidth].sort((a, b) => a[0] - b[0]);
-    }
-    const size = Buffer.byteLength(input.html);
-    if (size > VISUAL_LIMITS.bytes) throw new ProtocolError('visual-too-large', `A visual page has at most ${VISUAL_LIMITS.bytes} bytes`);
-    const id = newId('visual');
-    await this.store.writeAttachment(chatId, `${id}.html`, input.html);
-    const visual: ChatVisual = {
-      id,
-      title,
-      at: Date.now(),
-      maxHeight: Math.round(maxHeight),
-      size,
-      ...(heights ? { heights } : {}),
-      ...(input.turnId ? { turnId: input.turnId } : {}),
-    };
-    if (!this.sessions.has(chatId)) throw new ProtocolError('chat-not-found', `No chat ${chatId}`);
     const list = [...this.visualsOf(chatId), visual];
     this.visuals.set(chatId, list);
     await this.store.writeVisuals(chatId, list);
-    const pageFrame: HostEventFrame = { type: 'event', event: 'visual.page', payload: { chatId, visualId: id, html: input.html } };
+    const pageFrame: HostEventFrame = { type: 'event', event: 'visual.page', payload: { chatId, visualId: visual.id, html: input.html } };
     for (const client of this.clients.values()) if (client.allChats) this.sendTo(client, pageFrame);
     this.sendVisuals(chatId);
     return visual;

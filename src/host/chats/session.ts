@@ -34,6 +34,7 @@ import type { Provider, ProviderOutput, ProviderSession, TurnInput } from '../pr
 import { isPendingRequest, requestSummaries } from './requests.ts';
 import type { ChatStore, LogEntry } from './store.ts';
 import { RECORD_VERSION } from './store.ts';
+import type { VisualInput } from './visuals.ts';
 
 /** What a session needs from the runtime around it. */
 export interface ChatHost {
@@ -41,7 +42,7 @@ export interface ChatHost {
   deliver(chatId: string, event: ChatEvent, seq: number): void;
   /** Tells every client the chat's new info (`chat.status`). */
   status(info: ChatInfo): void;
-  publishVisual(chatId: string, input: { title: string; html: string; maxHeight?: number; heights?: Array<[number, number]>; turnId?: string }): Promise<unknown>;
+  publishVisual(chatId: string, input: VisualInput): Promise<unknown>;
   /** The mode a turn may really run in (the chat's ask, narrowed by the host policy now). */
   effectiveMode(mode: RuntimeMode): RuntimeMode;
   warn(message: string): void;
@@ -513,18 +514,17 @@ export class ChatSession {
         });
         this.updateInfo();
         return;
-      case 'visual':
+      case 'visual': {
         this.closeStreams();
-        this.options.host.publishVisual(this.chatId, {
-          title: output.title,
-          html: output.html,
-          maxHeight: output.maxHeight,
-          heights: output.heights,
-          turnId: turn.id,
-        }).catch((error: unknown) => {
+        const epoch = this.epoch;
+        const { type: _type, ...visual } = output;
+        this.options.host.publishVisual(this.chatId, { ...visual, turnId: turn.id }).catch((error: unknown) => {
+          // A clear meanwhile took the turn with it: nothing to say in the new thread.
+          if (this.epoch !== epoch) return;
           this.upsert({ id: newId('note'), kind: 'note', createdAt: Date.now(), turnId: turn.id, level: 'warning', text: `A visual could not be published: ${describe(error)}` });
         });
         return;
+      }
       case 'usage': {
         if (output.costUsd !== undefined) turn.costUsd = Math.max(0, output.costUsd);
         const usage = { ...this.info.usage };

@@ -155,6 +155,10 @@ export class ChatStore {
     return file;
   }
 
+  async removeAttachment(file: string): Promise<void> {
+    await rm(file, { force: true });
+  }
+
   /** Removes attachments and visuals (clear). */
   async removeFiles(chatId: string): Promise<void> {
     await this.serial(this.visualsPath(chatId), () => rm(this.visualsPath(chatId), { force: true }));

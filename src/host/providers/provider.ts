@@ -47,7 +47,7 @@ export type ProviderOutput =
   /** The backend asks; answered through `ProviderSession.answerQuestion`. */
   | { type: 'question'; requestId: string; questions: ChatQuestion[]; async?: boolean }
   /** The backend published a self-contained HTML page into the chat. */
-  | { type: 'visual'; title: string; html: string; maxHeight?: number; heights?: Array<[number, number]> }
+  | { type: 'visual'; title: string; html: string; maxHeight?: number; heights?: Array<[number, number]>; layout?: 'inline' | 'wide' }
   /** Usage so far: `costUsd` is this turn's cost, the context numbers replace the chat's. */
   | { type: 'usage'; costUsd?: number; contextTokens?: number; contextWindow?: number | null }
   | { type: 'note'; level: 'info' | 'warning' | 'error'; text: string }

@@ -28,7 +28,8 @@
 //   { "type": "question", "questions": [{ "id": "color", "header": "Color",  asks and waits for the answers;
 //     "question": "Which?", "multiSelect": false,                           later text may echo them with
 //     "choices": [{ "label": "Red", "description": "…" }] }], "async": false } {{answer:color}}
-//   { "type": "visual", "title": "…", "html": "<p>…</p>", "maxHeight": 400 } publishes a visual
+//   { "type": "visual", "title": "…", "html": "<p>…</p>", "maxHeight": 400,  publishes a visual
+//     "layout": "wide" }
 //   { "type": "cost", "usd": 0.0123, "contextTokens": 1200, "contextWindow": 200000 }  the turn's cost/usage
 //   { "type": "fail", "message": "…" }                                        ends the turn as an error
 //   { "type": "stream", "count": 500, "size": 40, "delayMs": 0 }             load: many deltas, fast
@@ -89,6 +90,7 @@ const ScriptStepSchema = z.discriminatedUnion('type', [
     html: z.string(),
     maxHeight: z.number().optional(),
     heights: z.array(z.tuple([z.number(), z.number()])).optional(),
+    layout: z.enum(['inline', 'wide']).optional(),
   }),
   z.object({
     type: z.literal('cost'),
@@ -343,7 +345,7 @@ class ScriptSession implements ProviderSession {
             break;
           }
           case 'visual':
-            out({ type: 'visual', title: fill(step.title), html: step.html, maxHeight: step.maxHeight, heights: step.heights });
+            out({ type: 'visual', title: fill(step.title), html: step.html, maxHeight: step.maxHeight, heights: step.heights, layout: step.layout });
             break;
           case 'cost':
             out({ type: 'usage', costUsd: step.usd, contextTokens: step.contextTokens, contextWindow: step.contextWindow });
