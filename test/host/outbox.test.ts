@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LINK_MAX_FRAME_BYTES } from '../../src/contracts/link.ts';
@@ -103,5 +103,33 @@ describe('the outbox', () => {
     expect(box.pendingCount).toBe(0);
     expect(box.push(frame(1)).n).toBe(1);
     box.close();
+  });
+});
+
+describe('the outbox under a steady stream', () => {
+  it('stays bounded on disk when every frame is acknowledged as it goes', () => {
+    const box = Outbox.open(data.dir, { compactAfter: 8 });
+    for (let i = 1; i <= 100; i += 1) box.ack([box.push(frame(i)).n]);
+    const lines = readFileSync(path.join(data.dir, 'outbox.jsonl'), 'utf8').trim().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(9);
+    box.close();
+    const again = Outbox.open(data.dir);
+    expect(again.pendingCount).toBe(0);
+    expect(again.push(frame(101)).n).toBe(101);
+    again.close();
+  });
+
+  it('forgets nothing when an acknowledgement cannot be written', () => {
+    const box = Outbox.open(data.dir);
+    box.push(frame(1));
+    box.push(frame(2));
+    box.close();
+    // The acks file replaced by a folder: every write to it fails.
+    rmSync(path.join(data.dir, 'outbox.acks'), { force: true });
+    mkdirSync(path.join(data.dir, 'outbox.acks'));
+    const again = Outbox.open(data.dir);
+    expect(() => again.ack([1])).toThrow();
+    expect(again.pendingCount).toBe(2);
+    again.close();
   });
 });

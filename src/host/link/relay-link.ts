@@ -237,8 +237,17 @@ export class RelayLink {
     }
     if (typeof frame === 'object' && frame !== null && 'link' in frame) {
       const ack = LinkAckSchema.safeParse(frame);
-      if (ack.success) this.options.outbox.ack(ack.data.n);
-      else this.log.warn(`link: unknown control frame ${text.slice(0, 200)}`);
+      if (!ack.success) {
+        this.log.warn(`link: unknown control frame ${text.slice(0, 200)}`);
+        return;
+      }
+      try {
+        this.options.outbox.ack(ack.data.n);
+      } catch (error) {
+        // Thrown here it would leave the socket's handler and end the process. An ack not recorded
+        // only means those events are sent again, and the relay drops what it already holds.
+        this.log.warn(`link: could not record an acknowledgement (${describe(error)})`);
+      }
       return;
     }
     void this.options.onRequest(frame).then(
