@@ -10,10 +10,10 @@
 //   }
 //
 // Without a file (or without `providers`) the host serves `claude` from the default script.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { AgentKindSchema, RuntimeModeSchema } from '../contracts/index.ts';
+import { readJsonFile } from './disk.ts';
 import { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
 import { DEFAULT_SCRIPT_PATH, loadScript, ScriptProvider } from './providers/script.ts';
@@ -36,15 +36,7 @@ export type HostConfig = z.output<typeof HostConfigSchema>;
 
 /** Reads and validates a config file; `base` is where its relative paths start. */
 export function readHostConfig(file: string): { config: HostConfig; base: string } {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new Error(`Cannot read config ${file}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const parsed = HostConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`Config ${file} is not valid:\n${z.prettifyError(parsed.error)}`);
-  return { config: parsed.data, base: path.dirname(path.resolve(file)) };
+  return { config: readJsonFile(file, HostConfigSchema, 'config'), base: path.dirname(path.resolve(file)) };
 }
 
 /** The providers a config names, in its order (default: `claude` from the shipped script). */

@@ -1,6 +1,7 @@
-// How the host keeps files so that a kill -9 at any moment leaves them readable.
+// How the host reads and keeps its files, so that a kill -9 at any moment leaves them readable.
 //
-// Two kinds of file:
+// The files a person writes (the config, scripts) are read once and checked against their schema,
+// with an error that names the file and what is wrong. The host's own files are of two kinds:
 // - Whole files (records, visuals lists, accounts, the status file) are replaced atomically: written
 //   to `<file>.tmp`, then renamed over the old one, so a reader sees the old or the new, never half.
 // - Line files (chat logs, the request journal, the outbox) grow by appending one JSON line at a
@@ -9,6 +10,20 @@
 //   file reads the lines it trusts, in order, and cuts the file right after the last one.
 import { closeSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
+import { z } from 'zod';
+
+/** Reads a JSON file a person wrote and checks it against `schema`; `what` names it in the error ("config", "script"). */
+export function readJsonFile<T extends z.ZodType>(file: string, schema: T, what: string): z.output<T> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new Error(`Cannot read ${what} ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new Error(`${what[0].toUpperCase()}${what.slice(1)} ${file} is not valid:\n${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
 
 /** One complete line of a line file: its text (without the newline) and where it sits. */
 export interface Line {

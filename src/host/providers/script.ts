@@ -36,11 +36,11 @@
 //   { "type": "wait", "ms": 50 }                                              keeps the turn running a while
 //
 // Text may say {{text}} (the user's message), {{answer:<questionId>}} and {{answers}} (all answers).
-import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { AgentKind, ModelSelection, ProviderInfo } from '../../contracts/index.ts';
+import { readJsonFile } from '../disk.ts';
 import type { Provider, ProviderChatContext, ProviderEmit, ProviderSession, TurnInput } from './provider.ts';
 
 const delayMs = z.int().min(0).max(60_000).default(0);
@@ -126,15 +126,7 @@ const PRODUCT_NAMES: Record<AgentKind, string> = {
 
 /** Reads and validates a script file; the error names the file and the first problem. */
 export function loadScript(file: string = DEFAULT_SCRIPT_PATH): ScriptFile {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new Error(`Cannot read script ${file}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const parsed = ScriptFileSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`Script ${file} is not valid:\n${z.prettifyError(parsed.error)}`);
-  return parsed.data;
+  return readJsonFile(file, ScriptFileSchema, 'script');
 }
 
 /** Which reply answers `text`: the first whose pattern matches, else the first without a pattern. */
