@@ -129,3 +129,13 @@ describe('what a turn leaves open', () => {
     expect(steered).toMatchObject({ text: 'look here', mentions: ['src/a.ts'], skills: ['review'], chats: ['c0'] });
   });
 });
+
+describe('a send racing a kill', () => {
+  it('starts no backend for a chat killed while its attachments were being stored', async () => {
+    const data64 = Buffer.from('x'.repeat(64 * 1024)).toString('base64');
+    const sending = client.request('chat.send', { chatId: 'c1', text: 'hi', attachments: [{ name: 'a.txt', mime: 'text/plain', data: data64 }] });
+    await client.ok('chat.kill', { chatId: 'c1' });
+    expect(await sending).toMatchObject({ ok: false, error: { code: 'chat-not-found' } });
+    expect(provider.opened).toHaveLength(0);
+  });
+});

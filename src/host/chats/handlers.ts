@@ -109,6 +109,11 @@ export function createHandlers(core: HostCore): HandlerTable {
         throw new ProtocolError('account-unavailable', `This host has no ${session.info.provider} provider any more`);
       }
       const attachments = await storeUploads(core, payload.chatId, payload.attachments ?? []);
+      if (core.sessions.get(payload.chatId) !== session) {
+        // Killed while the files were written: a turn now would start a backend nothing ever ends.
+        await Promise.all(attachments.map((attachment) => core.store.removeAttachment(attachment.path)));
+        throw new ProtocolError('chat-not-found', `Chat ${payload.chatId} was removed`);
+      }
       const message = {
         text: payload.text,
         mentions: payload.mentions,
