@@ -24,7 +24,6 @@ import type {
   AgentRequestType,
   ChatEvent,
   ChatInfo,
-  ChatItem,
   ChatPreferencesPayload,
   ChatVisual,
   RuntimeMode,
@@ -40,7 +39,7 @@ import type { JournalReply } from './journal.ts';
 import { ChatSession, newId } from './session.ts';
 import type { ChatHost } from './session.ts';
 import { ChatStore } from './store.ts';
-import type { LogEntry } from './store.ts';
+import type { ChatRecord, LogEntry } from './store.ts';
 import { admitVisual } from './visuals.ts';
 import type { VisualInput } from './visuals.ts';
 
@@ -141,7 +140,7 @@ export class HostCore {
         continue;
       }
       const { record, log } = loaded;
-      core.sessions.set(record.info.chatId, core.makeSession(record.info, record.items, record.seq, record.epoch, log));
+      core.sessions.set(record.info.chatId, core.makeSession(record, log));
     }
     return core;
   }
@@ -232,7 +231,7 @@ export class HostCore {
 
   /** Registers a new chat (already admitted by the policy), writes it at once and tells every client. */
   async addChat(info: ChatInfo): Promise<ChatSession> {
-    const session = this.makeSession(info, [], 0, 0, []);
+    const session = this.makeSession({ info, items: [], seq: 0, epoch: 0 }, []);
     this.sessions.set(info.chatId, session);
     session.announce();
     await session.write();
@@ -256,7 +255,7 @@ export class HostCore {
     return narrowerMode(mode, this.policy.modeCeiling);
   }
 
-  private makeSession(info: ChatInfo, items: ChatItem[], seq: number, epoch: number, log: LogEntry[]): ChatSession {
+  private makeSession(record: Pick<ChatRecord, 'info' | 'items' | 'seq' | 'epoch'>, log: LogEntry[]): ChatSession {
     const host: ChatHost = {
       deliver: (chatId, event, eventSeq) => this.deliver(chatId, event, eventSeq),
       status: (next) => this.broadcast('chat.status', { chatId: next.chatId, info: next }),
@@ -264,10 +263,10 @@ export class HostCore {
       effectiveMode: (mode) => this.effectiveMode(mode),
       warn: (message) => this.log.warn(message),
     };
-    return new ChatSession(info, items, seq, epoch, log, {
+    return new ChatSession(record, log, {
       store: this.store,
       host,
-      provider: this.providers.get(info.provider),
+      provider: this.providers.get(record.info.provider),
       coalesceMs: this.options.coalesceMs ?? 30,
       logLimit: this.options.logLimit ?? 5_000,
       writeDelayMs: this.options.writeDelayMs ?? 1_000,

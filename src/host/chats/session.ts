@@ -1,25 +1,17 @@
-// ChatSession: one chat on this host. It owns the chat's thread (info + items, folded by the shared
-// Thread), its event log and `seq`, the running turn and the queue, and the provider driver that
-// does the work. Everything that changes the thread goes through `emit`, which applies the event,
-// gives it the next `seq`, logs it and hands it to the runtime for delivery: the thread on disk, the
-// log and what clients see are the same sequence.
+// ChatSession: one chat on this host. It owns the running turn and the queue, and the provider driver
+// that does the work. Everything that changes the thread goes through `emit`, which hands the event to
+// the chat's ChatLog (applied, numbered, written) and then to the runtime for delivery: the thread on
+// disk, the log and what clients see are the same sequence.
 //
 // Deltas are coalesced per item for `coalesceMs` before they become events, so clients get fewer,
 // larger ones; any other event, an attach or a write flushes them first, so text is in a snapshot or
 // in the stream, never both.
 //
-// The log on disk is what makes an event durable; the record is a checkpoint that bounds how much of
-// the log a load replays. A checkpoint is written once the chat has been quiet for `writeDelayMs`, or
-// every `logLimit` events during a long stream (serializing a large thread every second while it
-// streams would cost more than the stream), and on shutdown. The log is cut back to the newest
-// `logLimit` events only after a checkpoint has landed, and never past it: whatever the record on disk
-// lacks is still in the log.
-//
-// What survives a restart: the record plus the log after it; a turn that was running is aborted on
-// the next start with a `notResumedNote` warning, and its open requests are cancelled.
+// What survives a restart: the thread (see ChatLog); a turn that was running is aborted on the next
+// start with a `notResumedNote` warning, and whatever it left open is settled.
 import { randomBytes } from 'node:crypto';
 import { ProtocolError } from '../../contracts/errors.ts';
-import { Thread } from '../../contracts/thread.ts';
+import type { Thread } from '../../contracts/thread.ts';
 import { notResumedNote } from '../../contracts/index.ts';
 import type {
   ChatAttachment,
@@ -31,9 +23,9 @@ import type {
   RuntimeMode,
 } from '../../contracts/index.ts';
 import type { Provider, ProviderOutput, ProviderSession, TurnInput } from '../providers/provider.ts';
+import { ChatLog } from './chat-log.ts';
 import { isPendingRequest, requestSummaries } from './requests.ts';
-import type { ChatStore, LogEntry } from './store.ts';
-import { RECORD_VERSION } from './store.ts';
+import type { ChatRecord, ChatStore, LogEntry } from './store.ts';
 import type { VisualInput } from './visuals.ts';
 
 /** What a session needs from the runtime around it. */
@@ -78,10 +70,7 @@ interface ActiveTurn {
 
 export class ChatSession {
   readonly chatId: string;
-  readonly thread: Thread;
-  seq: number;
-  epoch: number;
-  private log: LogEntry[];
+  private readonly log: ChatLog;
   private readonly options: ChatSessionOptions;
   provider: Provider | undefined;
   private driver: ProviderSession | null = null;
@@ -91,36 +80,33 @@ export class ChatSession {
   private failed = false;
   private readonly pendingDeltas = new Map<string, string[]>();
   private deltaTimer: NodeJS.Timeout | null = null;
-  private writeTimer: NodeJS.Timeout | null = null;
-  private lastEventAt = 0;
-  /** The seq of the newest record asked for, and of the newest one known to be on disk. */
-  private checkpointSeq: number;
-  private durableSeq: number;
   private closed = false;
 
-  constructor(info: ChatInfo, items: ChatItem[], seq: number, epoch: number, log: LogEntry[], options: ChatSessionOptions) {
-    this.chatId = info.chatId;
+  /** Takes up a chat from its record and the log lines read after it (a new chat: an empty record). */
+  constructor(record: Pick<ChatRecord, 'info' | 'items' | 'seq' | 'epoch'>, log: LogEntry[], options: ChatSessionOptions) {
+    this.chatId = record.info.chatId;
     this.options = options;
     this.provider = options.provider;
-    this.thread = new Thread(info, items);
-    this.seq = seq;
-    this.epoch = epoch;
-    this.checkpointSeq = seq;
-    this.durableSeq = seq;
-    // The record is a checkpoint: whatever the log holds after it happened too. The log is never cut
-    // past the record, so it goes on from the record's seq; one that does not (a lost log) is dropped
-    // rather than applied with a hole in it.
-    const first = log.findIndex((entry) => entry.seq > seq);
-    if (first >= 0 && log[first].seq !== seq + 1) {
-      options.host.warn(`chat ${this.chatId}: the log does not go on from the record (seq ${seq}); events after it are lost`);
-      log = [];
-    }
-    this.log = log;
-    for (const entry of first >= 0 ? log.slice(first) : []) {
-      this.thread.apply(entry.event);
-      this.seq = entry.seq;
-      if (entry.event.type === 'reset') this.epoch += 1;
-    }
+    this.log = new ChatLog(record, log, {
+      store: options.store,
+      logLimit: options.logLimit,
+      writeDelayMs: options.writeDelayMs,
+      warn: (message) => options.host.warn(message),
+    });
+  }
+
+  get thread(): Thread {
+    return this.log.thread;
+  }
+
+  /** The seq of the chat's last event. */
+  get seq(): number {
+    return this.log.seq;
+  }
+
+  /** Bumped by every clear: history cursors of an older epoch are expired. */
+  get epoch(): number {
+    return this.log.epoch;
   }
 
   get info(): ChatInfo {
@@ -142,17 +128,8 @@ export class ChatSession {
   }
 
   private record(event: ChatEvent): void {
-    this.thread.apply(event);
-    this.seq += 1;
-    const entry: LogEntry = { seq: this.seq, at: Date.now(), event };
-    this.log.push(entry);
-    try {
-      this.options.store.appendLog(this.chatId, entry);
-    } catch (error) {
-      this.options.host.warn(`chat ${this.chatId}: log write failed: ${describe(error)}`);
-    }
-    this.scheduleWrite();
-    this.options.host.deliver(this.chatId, event, this.seq);
+    const seq = this.log.append(event);
+    this.options.host.deliver(this.chatId, event, seq);
   }
 
   /** Text appended to a reply, thought or running tool; coalesced per item for `coalesceMs`. */
@@ -221,10 +198,7 @@ export class ChatSession {
   /** Events after `since`, when the log still holds every one of them; else null (the client needs a snapshot). */
   eventsSince(since: number): ChatEvent[] | null {
     this.flushDeltas();
-    if (since > this.seq) return null;
-    if (since === this.seq) return [];
-    if (this.log.length === 0 || this.log[0].seq > since + 1 || this.log.at(-1)!.seq !== this.seq) return null;
-    return this.log.filter((entry) => entry.seq > since).map((entry) => entry.event);
+    return this.log.since(since);
   }
 
   pendingRequests(): ChatItem[] {
@@ -372,7 +346,6 @@ export class ChatSession {
     if (this.turn) this.cancel(false);
     this.endDriver();
     this.failed = false;
-    this.epoch += 1;
     const info = this.info;
     const fresh: ChatInfo = this.derive({
       ...info,
@@ -384,7 +357,7 @@ export class ChatSession {
       effectiveRuntimeMode: undefined,
       usage: { contextTokens: 0, contextWindow: info.usage.contextWindow, costUsd: 0, turns: 0 },
     });
-    // The reset is in the log before any client sees it, so the new epoch survives a restart with it.
+    // The reset starts a new epoch in the log (see ChatLog): cursors from before it expire.
     this.emit({ type: 'reset', info: fresh, items: [] });
     this.options.host.status(this.info);
   }
@@ -608,62 +581,16 @@ export class ChatSession {
   // ---------------------------------------------------------------------------------------------
   // Disk and lifetime
 
-  /** After each event: a checkpoint once the chat is quiet, or at once when the log has grown by `logLimit` since the last. */
-  private scheduleWrite(): void {
-    if (this.closed) return;
-    this.lastEventAt = Date.now();
-    if (this.seq - this.checkpointSeq >= this.options.logLimit) {
-      this.checkpoint();
-      return;
-    }
-    this.writeTimer ??= setTimeout(() => this.checkpointWhenQuiet(), this.options.writeDelayMs);
-  }
-
-  private checkpointWhenQuiet(): void {
-    this.writeTimer = null;
-    const quietFor = Date.now() - this.lastEventAt;
-    if (quietFor < this.options.writeDelayMs) {
-      this.writeTimer = setTimeout(() => this.checkpointWhenQuiet(), this.options.writeDelayMs - quietFor);
-      return;
-    }
-    this.checkpoint();
-  }
-
-  private checkpoint(): void {
-    void this.write().catch((error: unknown) => this.options.host.warn(`chat ${this.chatId}: write failed: ${describe(error)}`));
-  }
-
-  /** Writes the record (the checkpoint) now; the log is already on disk. Once it has landed the log may be cut back. */
-  async write(): Promise<void> {
-    if (this.writeTimer) {
-      clearTimeout(this.writeTimer);
-      this.writeTimer = null;
-    }
-    const seq = this.seq;
-    this.checkpointSeq = seq;
-    await this.options.store.writeRecord({ version: RECORD_VERSION, info: this.info, items: this.thread.items, seq, epoch: this.epoch });
-    this.durableSeq = Math.max(this.durableSeq, seq);
-    this.cutLog();
-  }
-
-  /** Keeps the newest `logLimit` events (for `since`) and every event the record on disk lacks; cuts only once the log holds twice that. */
-  private cutLog(): void {
-    if (this.closed || this.log.length < this.options.logLimit * 2) return;
-    const keepAfter = Math.min(this.durableSeq, this.seq - this.options.logLimit);
-    const kept = this.log.filter((entry) => entry.seq > keepAfter);
-    if (kept.length === this.log.length) return;
-    try {
-      this.options.store.replaceLog(this.chatId, kept);
-      this.log = kept;
-    } catch (error) {
-      this.options.host.warn(`chat ${this.chatId}: log cut-back failed: ${describe(error)}`);
-    }
+  /** Writes the record (the checkpoint) now; the log is already on disk. */
+  write(): Promise<void> {
+    return this.log.write();
   }
 
   /** For shutdown: deltas flushed, the record written, the backend ended. A running turn stays `running` on disk, so the next start reads it as interrupted. */
   async close(): Promise<void> {
     this.flushDeltas();
     this.closed = true;
+    this.log.stop();
     const driver = this.driver;
     this.driver = null;
     let failure: unknown = null;
@@ -682,10 +609,9 @@ export class ChatSession {
   /** For kill: everything stops, nothing more is written. */
   dispose(): void {
     this.closed = true;
+    this.log.stop();
     if (this.deltaTimer) clearTimeout(this.deltaTimer);
-    if (this.writeTimer) clearTimeout(this.writeTimer);
     this.deltaTimer = null;
-    this.writeTimer = null;
     this.pendingDeltas.clear();
     this.turn = null;
     this.endDriver();

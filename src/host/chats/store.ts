@@ -2,11 +2,11 @@
 // `chatFileName`):
 //
 //   chats/<id>.json                              the record {version, info, items, seq, epoch}: a
-//                                                checkpoint, written atomically (tmp + rename), debounced
+//                                                checkpoint, written atomically (tmp + rename)
 //   chats/<id>.log                               JSON lines {seq, at, event}, appended as each event
 //                                                happens; every event after the checkpoint is replayed
-//                                                from here on load. The session cuts it back, never
-//                                                past its newest record on disk (see ChatSession).
+//                                                from here on load. When to checkpoint and how far the
+//                                                log may be cut back is ChatLog's to decide.
 //   chats/<id>.visuals.json                      {version: 1, visuals}
 //   attachments/<id>/                            uploaded files and visual pages
 //
