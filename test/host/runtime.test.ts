@@ -615,6 +615,23 @@ describe('visuals', () => {
     expect((await client.ok('chat.attach', { chatId: 'c1' })).visuals).toEqual(list);
   });
 
+  it('hands the relay a visual\'s page before any list on disk names it, so a crash never leaves a listed visual without its page', async () => {
+    const pagesSent = new Set<string>();
+    core.connect('relay', (frame) => {
+      if (frame.event === 'visual.page') pagesSent.add((frame.payload as { visualId: string }).visualId);
+    }, { allChats: true });
+    const listed: string[][] = [];
+    const writeVisuals = core.store.writeVisuals.bind(core.store);
+    core.store.writeVisuals = (chatId, visuals) => {
+      listed.push(visuals.filter((v) => !pagesSent.has(v.id)).map((v) => v.id));
+      return writeVisuals(chatId, visuals);
+    };
+    await client.ok('chat.create', { chatId: 'c1' });
+    await core.publishVisual('c1', { title: 'one', html: '<p>1</p>' });
+    await core.publishVisual('c1', { title: 'two', html: '<p>2</p>' });
+    expect(listed).toEqual([[], []]);
+  });
+
   it('applies the publish rules', async () => {
     await client.ok('chat.create', { chatId: 'c1' });
     const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string }) => e.code);

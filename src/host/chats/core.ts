@@ -324,11 +324,13 @@ export class HostCore {
       await this.store.removeAttachment(page);
       throw new ProtocolError('chat-not-found', `Chat ${chatId} was cleared or removed while the visual was stored`);
     }
+    // The page goes to the relay (into its outbox, which keeps it) before any list names it: a crash in
+    // between leaves the relay a page nobody lists, never a listed visual without its page.
+    const pageFrame: HostEventFrame = { type: 'event', event: 'visual.page', payload: { chatId, visualId: visual.id, html: input.html } };
+    for (const client of this.clients.values()) if (client.allChats) this.sendTo(client, pageFrame);
     const list = [...this.visualsOf(chatId), visual];
     this.visuals.set(chatId, list);
     await this.store.writeVisuals(chatId, list);
-    const pageFrame: HostEventFrame = { type: 'event', event: 'visual.page', payload: { chatId, visualId: visual.id, html: input.html } };
-    for (const client of this.clients.values()) if (client.allChats) this.sendTo(client, pageFrame);
     this.sendVisuals(chatId);
     return visual;
   }
