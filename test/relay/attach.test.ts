@@ -180,5 +180,15 @@ describe('attach and replay', () => {
     const recent = await client.request('chat.attach', { chatId: 'c8', since: tooOld.result.seq - 4_000 });
     expect(recent.result.events).toHaveLength(4_000);
   });
+
+  it('takes a thread too large for one link frame a page at a time', async () => {
+    const host = await newHost();
+    host.wholeTooLarge = true;
+    host.create('c9', Array.from({ length: 250 }, (_, i) => userItem(`u${i}`, `m${i}`)));
+    const client = await Client.chat(host.hostId, 'c9');
+    const reply = await client.request('chat.attach', { chatId: 'c9' });
+    expect(reply.result.items.map((i: any) => i.id)).toEqual(Array.from({ length: 250 }, (_, i) => `u${i}`));
+    expect(host.requestsOf('chat.history')).toHaveLength(2);
+  });
 });
 

@@ -66,7 +66,13 @@ export class FakeHost {
     this.hostId = hostId;
     this.handlers['chat.create'] = (p) => this.create(p.chatId).thread.info;
     this.handlers['chat.list'] = () => ({ chats: [...this.chats.values()].map((c) => c.thread.info) });
-    this.handlers['chat.attach'] = (p) => this.attachAnswer(p.chatId, p.since);
+    this.handlers['chat.attach'] = (p) => this.attachAnswer(p.chatId, p.since, p.historyLimit);
+    this.handlers['chat.history'] = (p) => {
+      const items = this.chats.get(p.chatId)!.thread.items;
+      const end = Number(String(p.cursor).slice(2));
+      const start = Math.max(0, end - (p.limit ?? 50));
+      return { items: items.slice(start, end), history: { start, cursor: start > 0 ? `c:${start}` : null } };
+    };
     this.handlers['chat.send'] = (p, f) => {
       this.emit(p.chatId, { type: 'item', item: userItem(`u-${f.id}`, p.text) });
       return { queued: false, turnId: `turn-${f.id}` };
@@ -129,13 +135,21 @@ export class FakeHost {
     this.ws?.send(text);
   }
 
-  private attachAnswer(chatId: string, since?: number) {
+  /** When set, a whole-thread attach answers `frame-too-large`, as a host does for a thread past the link's frame size. */
+  wholeTooLarge = false;
+
+  private attachAnswer(chatId: string, since?: number, historyLimit?: number) {
     const chat = this.chats.get(chatId);
     if (!chat) throw Object.assign(new Error('No such chat'), { code: 'chat-not-found' });
     const { info, items } = chat.thread;
     if (since !== undefined && chat.log.length > 0 && since >= chat.log[0]!.seq - 1) {
       return { info, items: [], seq: chat.seq, events: chat.log.filter((e) => e.seq > since).map((e) => e.event) };
     }
+    if (historyLimit !== undefined && items.length > historyLimit) {
+      const start = items.length - historyLimit;
+      return { info, items: items.slice(start), seq: chat.seq, history: { start, cursor: `c:${start}` } };
+    }
+    if (this.wholeTooLarge) throw Object.assign(new Error('The reply is larger than the link allows'), { code: 'frame-too-large' });
     return { info, items, seq: chat.seq };
   }
 

@@ -13,7 +13,7 @@
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
 // survives hibernation through its attachment).
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, Thread, withRequestLimit,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, ProtocolError, Thread, withRequestLimit,
   type ChatAttachResult, type ChatBookmark, type ChatEvent, type ChatInfo, type ChatQueuedMessage,
   type ChatVisual, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
@@ -323,7 +323,9 @@ export class ChatRoom extends ClientSockets {
 
   private async syncOnce(since: number | undefined): Promise<void> {
     const { chatId } = this.key();
-    const reply = await this.ask({ type: 'chat.attach', payload: since === undefined ? { chatId } : { chatId, since } });
+    let reply = await this.ask({ type: 'chat.attach', payload: since === undefined ? { chatId } : { chatId, since } });
+    // A thread too large for one link frame comes a page at a time instead.
+    if (!reply.ok && reply.error.code === 'frame-too-large') reply = await this.attachPaged(chatId);
     if (!reply.ok) throw new ProtocolError(reply.error.code as never, reply.error.message);
     const result = AGENT_REQUEST_SCHEMAS['chat.attach'].result.safeParse(reply.result);
     if (!result.success) throw new ProtocolError('internal', 'The host answered chat.attach with an unreadable result');
@@ -338,6 +340,30 @@ export class ChatRoom extends ClientSockets {
     } else {
       await this.commit({ type: 'reset', info, items }, seq ?? 0);
     }
+  }
+
+  /**
+   * The newest page by `chat.attach`, then older pages by `chat.history`, joined into one snapshot at
+   * the attach's seq. Pages read later may already hold changes after that seq; the events that made
+   * them arrive next and upsert the same items again.
+   */
+  private async attachPaged(chatId: string): Promise<Reply> {
+    const page = CHAT_PAGE_LIMITS.pageMax;
+    const first = await this.ask({ type: 'chat.attach', payload: { chatId, historyLimit: page } });
+    if (!first.ok) return first;
+    const head = AGENT_REQUEST_SCHEMAS['chat.attach'].result.safeParse(first.result);
+    if (!head.success) return first;
+    const items = head.data.items;
+    let cursor = head.data.history?.cursor ?? null;
+    while (cursor !== null) {
+      const older = await this.ask({ type: 'chat.history', payload: { chatId, cursor, limit: page } });
+      if (!older.ok) return older;
+      const parsed = AGENT_REQUEST_SCHEMAS['chat.history'].result.safeParse(older.result);
+      if (!parsed.success) return { id: older.id, ok: false, error: { code: 'internal', message: 'unreadable history page' } };
+      items.unshift(...parsed.data.items);
+      cursor = parsed.data.history.cursor;
+    }
+    return { id: first.id, ok: true, result: { info: head.data.info, items, seq: head.data.seq } };
   }
 
   /**
