@@ -190,5 +190,24 @@ describe('attach and replay', () => {
     expect(reply.result.items.map((i: any) => i.id)).toEqual(Array.from({ length: 250 }, (_, i) => `u${i}`));
     expect(host.requestsOf('chat.history')).toHaveLength(2);
   });
+
+  it('starts over when the host makes a new chat under the same id (its seq starts again at 1)', async () => {
+    const host = await newHost();
+    host.create('c10', [userItem('old', 'before the wipe')]);
+    const client = await Client.chat(host.hostId, 'c10');
+    await client.request('chat.attach', { chatId: 'c10' });
+    host.emit('c10', { type: 'item', item: userItem('old2', 'still before') });
+    host.emit('c10', { type: 'item', item: userItem('old3', 'still before') });
+    await until(() => host.outbox.size === 0, 'acknowledged');
+    host.chats.delete('c10');
+    const fresh = host.create('c10', []);
+    fresh.thread.info = { ...fresh.thread.info, createdAt: fresh.thread.info.createdAt + 1 };
+    host.emit('c10', { type: 'info', info: fresh.thread.info });
+    host.emit('c10', { type: 'item', item: userItem('new', 'after') });
+    await until(() => host.outbox.size === 0, 'acknowledged again');
+    const again = await Client.chat(host.hostId, 'c10');
+    const snapshot = await again.request('chat.attach', { chatId: 'c10' });
+    expect(snapshot.result.items.map((i: any) => i.id)).toEqual(['new']);
+  });
 });
 

@@ -296,6 +296,14 @@ export class ChatRoom extends ClientSockets {
       this.fanOut(eventFrame('chat.event', { chatId: this.key().chatId, event }));
       return;
     }
+    const known = this.loaded();
+    if (event.type === 'info' && known && seq <= this.hostSeq && event.info.createdAt !== known.info.createdAt) {
+      // The host made a new chat under this id (killed and created again, or its data was wiped): its
+      // seq starts over, so what this room holds says nothing about it any more.
+      await this.forget(false);
+      this.thread = null;
+      this.store.forgetThread();
+    }
     // Catch up first when this room never attached or a seq is missing (at most twice: a host that
     // keeps answering with a gap gets its event applied anyway rather than a stuck chat).
     for (let tries = 0; this.hostSeq < 0 || this.loaded() === null || seq > this.hostSeq + 1; tries++) {
