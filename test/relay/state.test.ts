@@ -99,6 +99,23 @@ describe('approvals and questions: the first answer wins', () => {
     expect(row).toEqual({ state: 'settled', settled_by: 'owner-1' });
   });
 
+  it('forwards the winning answer again when it is retried after the relay lost its reply', async () => {
+    const host = await newHost();
+    host.create('a4', []);
+    host.handlers['chat.approve'] = () => ({});
+    const me = await Client.chat(host.hostId, 'a4');
+    await me.request('chat.attach', { chatId: 'a4' });
+    host.emit('a4', { type: 'item', item: approvalItem('ap4', 'req-4') });
+    await until(() => me.chatEvents().length === 1, 'approval');
+    // As if the room settled the row and then died before it forwarded the answer or kept its reply.
+    const payload = { chatId: 'a4', requestId: 'req-4', decision: 'allow' };
+    await env.DB.prepare("UPDATE requests SET state = 'settled', settled_by = 'owner-1', settled_with = ?, settled_at = 1 WHERE host_id = ? AND request_id = 'req-4'")
+      .bind(JSON.stringify({ type: 'chat.approve', payload, answerId: 'answer-1' }), host.hostId).run();
+    expect((await me.request('chat.approve', payload, 'answer-1')).ok).toBe(true);
+    expect(host.requestsOf('chat.approve')).toHaveLength(1);
+    expect((await me.request('chat.approve', payload, 'answer-2')).error.code).toBe('request-not-found');
+  });
+
   it('refuses an answer after the CLI settled the request in its own prompt', async () => {
     const host = await newHost();
     host.create('a2', []);

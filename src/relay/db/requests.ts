@@ -39,13 +39,20 @@ export class RequestLedger {
     }
   }
 
-  /** Settles a pending request for a person; false when it was already settled (or never existed). */
-  async settle(requestId: string, userId: string, type: string, payload: unknown): Promise<boolean> {
+  /**
+   * Settles a pending request for a person; false when it was already settled (or never existed).
+   * The answer's own request id is kept with it: the same answer sent again (a retry after the relay
+   * lost its reply) is still the winner and may be forwarded again, which the host answers once.
+   */
+  async settle(requestId: string, userId: string, type: string, payload: unknown, answerId: string): Promise<boolean> {
+    const settledWith = JSON.stringify({ type, payload, answerId });
     const changed = await this.db.update(requests)
-      .set({ state: 'settled', settledBy: userId, settledWith: JSON.stringify({ type, payload }), settledAt: Date.now() })
+      .set({ state: 'settled', settledBy: userId, settledWith, settledAt: Date.now() })
       .where(and(this.where(requestId), eq(requests.state, 'pending')))
       .returning({ requestId: requests.requestId });
-    return changed.length === 1;
+    if (changed.length === 1) return true;
+    const row = await this.get(requestId);
+    return row?.settledBy === userId && row.settledWith === settledWith;
   }
 
   /** Puts a request back to pending when the host never received the answer (it was offline or silent). */

@@ -474,7 +474,7 @@ export class ChatRoom extends ClientSockets {
   private async settle(userId: string, request: ClientRequest): Promise<string> {
     const p = request.payload as { requestId?: string; itemId?: string };
     const requestId = request.type === 'chat.dismiss' ? await this.ledger().byItem(p.itemId!) : p.requestId!;
-    if (!requestId || !(await this.ledger().settle(requestId, userId, request.type, request.payload))) {
+    if (!requestId || !(await this.ledger().settle(requestId, userId, request.type, request.payload, request.id))) {
       return replyError(request.id, { code: 'request-not-found', message: 'That request was already settled' });
     }
     const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
