@@ -116,6 +116,24 @@ describe('approvals and questions: the first answer wins', () => {
     expect((await me.request('chat.approve', payload, 'answer-2')).error.code).toBe('request-not-found');
   });
 
+  it('reopens an answer that never reached the host when the room starts again, so anyone may answer', async () => {
+    const host = await newHost();
+    host.create('a5', []);
+    host.handlers['chat.approve'] = () => ({});
+    const me = await Client.chat(host.hostId, 'a5');
+    await me.request('chat.attach', { chatId: 'a5' });
+    host.emit('a5', { type: 'item', item: approvalItem('ap5', 'req-5') });
+    await until(() => me.chatEvents().length === 1, 'approval');
+    await env.DB.prepare("UPDATE requests SET state = 'settled', settled_by = 'owner-1', settled_with = '{}', settled_at = 1 WHERE host_id = ? AND request_id = 'req-5'")
+      .bind(host.hostId).run();
+    await evictAllDurableObjects();
+    await host.connect();
+    const phone = await Client.chat(host.hostId, 'a5');
+    await phone.request('chat.attach', { chatId: 'a5' });
+    expect((await phone.request('chat.approve', { chatId: 'a5', requestId: 'req-5', decision: 'deny' })).ok).toBe(true);
+    expect(host.requestsOf('chat.approve').map((f) => f.payload.decision)).toEqual(['deny']);
+  });
+
   it('refuses an answer after the CLI settled the request in its own prompt', async () => {
     const host = await newHost();
     host.create('a2', []);

@@ -1,7 +1,7 @@
 // The state of every approval and question. The first answer wins: settling is one conditional
 // UPDATE from `pending`, which D1 runs atomically, so of two simultaneous answers exactly one changes
 // a row and only that one is forwarded to the host.
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray, ne } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
 import type { ChatApprovalItem, ChatQuestionItem } from '../../contracts/index.ts';
 import type { ChatKey } from './bookmarks.ts';
@@ -60,6 +60,20 @@ export class RequestLedger {
     await this.db.update(requests)
       .set({ state: 'pending', settledBy: null, settledWith: null, settledAt: null })
       .where(and(this.where(requestId), eq(requests.settledBy, userId)));
+  }
+
+  /**
+   * Puts back to pending every request the host still waits on but a person's answer settled here:
+   * after a restart no answer of this room is in flight, so such an answer never reached the host.
+   */
+  async reopenUndelivered(waiting: string[]): Promise<void> {
+    if (waiting.length === 0) return;
+    await this.db.update(requests)
+      .set({ state: 'pending', settledBy: null, settledWith: null, settledAt: null })
+      .where(and(
+        eq(requests.hostId, this.key.hostId), eq(requests.chatId, this.key.chatId), inArray(requests.requestId, waiting),
+        eq(requests.state, 'settled'), ne(requests.settledBy, 'host'),
+      ));
   }
 
   async byItem(itemId: string): Promise<string | null> {

@@ -56,6 +56,7 @@ export class ChatRoom extends ClientSockets {
   private visualCache: ChatVisual[] | null = null;
   private delivering: Promise<void> | null = null;
   private syncing: Promise<void> | null = null;
+  private reconciling: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -156,6 +157,7 @@ export class ChatRoom extends ClientSockets {
       return replyError(request.id, { code: 'bad-request', message: `This socket serves chat ${chatId}` });
     }
     const userId = identity.kind === 'user' ? identity.userId : `host:${identity.hostId}`;
+    if (SETTLING.has(request.type)) await this.reconcileRequests();
     if (!MUTATING.has(request.type)) return this.answer(userId, request, ws);
     return this.journal.once(userId, request.id, () => this.answer(userId, request, ws).catch((error: unknown) => {
       if (error instanceof ProtocolError) return replyError(request.id, error.toWire());
@@ -470,6 +472,17 @@ export class ChatRoom extends ClientSockets {
   }
 
   // ---- approvals and questions: the first answer wins ----
+
+  /** Once per life of this object, before it settles anything: see RequestLedger.reopenUndelivered. */
+  private async reconcileRequests(): Promise<void> {
+    this.reconciling ??= (async () => {
+      const thread = this.loaded();
+      if (!thread) return;
+      const waiting = thread.items.filter((item): item is RequestItem => (item.kind === 'approval' || item.kind === 'question') && isPending(item));
+      await this.ledger().reopenUndelivered(waiting.map((item) => item.requestId));
+    })();
+    return this.reconciling;
+  }
 
   private async settle(userId: string, request: ClientRequest): Promise<string> {
     const p = request.payload as { requestId?: string; itemId?: string };
