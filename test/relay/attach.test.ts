@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Thread } from '../../src/contracts/index.ts';
-import { Client, FakeHost, assistantItem, until, userItem } from './peers.ts';
+import { Client, FakeHost, approvalItem, assistantItem, until, userItem } from './peers.ts';
 
 let hosts = 0;
 const newHost = () => new FakeHost(`host-attach-${++hosts}`).connect();
@@ -209,5 +209,28 @@ describe('attach and replay', () => {
     const snapshot = await again.request('chat.attach', { chatId: 'c10' });
     expect(snapshot.result.items.map((i: any) => i.id)).toEqual(['new']);
   });
-});
 
+  it('answers a replay with every event up to its seq while approvals arrive, so a replaying client misses none', async () => {
+    const host = await newHost();
+    host.create('c11', []);
+    const readers = await Promise.all(Array.from({ length: 6 }, () => Client.chat(host.hostId, 'c11')));
+    const since = (await readers[0]!.request('chat.attach', { chatId: 'c11' })).result.seq as number;
+    let streaming = true;
+    const replays: { seq: number; events: unknown[] }[] = [];
+    const reading = Promise.all(readers.map(async (reader) => {
+      while (streaming) replays.push((await reader.request('chat.attach', { chatId: 'c11', since })).result);
+    }));
+    for (let i = 0; i < 40; i++) host.emit('c11', { type: 'item', item: approvalItem(`ap${i}`, `req-${i}`) });
+    await until(() => host.outbox.size === 0, 'all acknowledged');
+    streaming = false;
+    await reading;
+    for (const replay of replays) expect(replay.events).toHaveLength(replay.seq - since);
+    // A reader folds its last replay and what came after it: every approval is there once.
+    for (const reader of readers) {
+      const last = reader.frames.filter((f) => f.ok && f.result.events).at(-1)!;
+      const seen = [...last.result.events.map((e: any) => e.item.id), ...reader.chatEvents()
+        .filter((f) => f.payload.seq > last.result.seq).map((f) => f.payload.event.item.id)];
+      expect(seen).toEqual(Array.from({ length: 40 }, (_, i) => `ap${i}`));
+    }
+  });
+});

@@ -40,6 +40,13 @@ export function assistantItem(id: string, text: string, streaming = true): ChatI
   return { kind: 'assistant', id, createdAt: Date.now(), turnId: 't1', text, streaming };
 }
 
+export function approvalItem(id: string, requestId: string) {
+  return {
+    kind: 'approval' as const, id, createdAt: Date.now(), turnId: 't1', requestId, toolUseId: 'tu1', toolName: 'Bash',
+    input: { command: 'rm -rf build' }, description: null, canAllowAlways: false, decision: 'pending' as const,
+  };
+}
+
 type Frame = Record<string, any>;
 type Handler = (payload: any, frame: Frame) => unknown | Promise<unknown>;
 

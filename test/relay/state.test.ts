@@ -1,16 +1,9 @@
 import { env, evictAllDurableObjects, runDurableObjectAlarm, SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { Client, FakeHost, assistantItem, until, userItem, userToken } from './peers.ts';
+import { Client, FakeHost, approvalItem, assistantItem, until, userItem, userToken } from './peers.ts';
 
 let hosts = 0;
 const newHost = () => new FakeHost(`host-state-${++hosts}`).connect();
-
-function approvalItem(id: string, requestId: string) {
-  return {
-    kind: 'approval' as const, id, createdAt: Date.now(), turnId: 't1', requestId, toolUseId: 'tu1', toolName: 'Bash',
-    input: { command: 'rm -rf build' }, description: null, canAllowAlways: false, decision: 'pending' as const,
-  };
-}
 
 describe('bookmarks, answered by the relay', () => {
   it('follows the documented rules and broadcasts the whole list', async () => {

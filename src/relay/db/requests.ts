@@ -3,11 +3,15 @@
 // a row and only that one is forwarded to the host.
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
-import type { ChatApprovalItem, ChatQuestionItem } from '../../contracts/index.ts';
+import type { ChatApprovalItem, ChatItem, ChatQuestionItem } from '../../contracts/index.ts';
 import type { ChatKey } from './bookmarks.ts';
 import { requests } from './schema.ts';
 
 export type RequestItem = ChatApprovalItem | ChatQuestionItem;
+
+export function isRequestItem(item: ChatItem): item is RequestItem {
+  return item.kind === 'approval' || item.kind === 'question';
+}
 
 export function isPending(item: RequestItem): boolean {
   return item.kind === 'approval' ? item.decision === 'pending' : item.state === 'pending';
@@ -25,17 +29,23 @@ export class RequestLedger {
     return and(eq(requests.hostId, this.key.hostId), eq(requests.chatId, this.key.chatId), eq(requests.requestId, requestId));
   }
 
-  /** Records what the host's thread says: a new request as pending, or a request the host settled. */
-  async observe(item: RequestItem): Promise<void> {
+  /** Records what the host's thread says: new requests as pending, and requests the host settled. */
+  async observe(items: RequestItem[]): Promise<void> {
     const now = Date.now();
-    await this.db.insert(requests).values({
-      ...this.key, requestId: item.requestId, itemId: item.id, kind: item.kind, state: 'pending', createdAt: item.createdAt,
-    }).onConflictDoNothing();
-    if (!isPending(item)) {
+    const statements = items.flatMap((item) => {
+      const insert = this.db.insert(requests).values({
+        ...this.key, requestId: item.requestId, itemId: item.id, kind: item.kind, state: 'pending', createdAt: item.createdAt,
+      }).onConflictDoNothing();
+      if (isPending(item)) return [insert];
       const outcome = item.kind === 'approval' ? item.decision : item.state;
-      await this.db.update(requests)
+      return [insert, this.db.update(requests)
         .set({ state: 'settled', settledBy: 'host', settledWith: JSON.stringify({ outcome }), settledAt: now })
-        .where(and(this.where(item.requestId), eq(requests.state, 'pending')));
+        .where(and(this.where(item.requestId), eq(requests.state, 'pending')))];
+    });
+    // One round trip however many requests a whole thread carries, in slices D1 takes comfortably.
+    for (let at = 0; at < statements.length; at += 100) {
+      const slice = statements.slice(at, at + 100);
+      await this.db.batch(slice as [typeof slice[number], ...typeof slice]);
     }
   }
 

@@ -20,7 +20,7 @@ import {
 import { HostAccess } from '../auth/access.ts';
 import type { Identity } from '../auth/tokens.ts';
 import { BookmarkBook } from '../db/bookmarks.ts';
-import { RequestLedger, isPending, type RequestItem } from '../db/requests.ts';
+import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 import { VisualShelf } from '../db/visuals.ts';
 import type { Env } from '../env.ts';
 import {
@@ -251,7 +251,7 @@ export class ChatRoom extends ClientSockets {
       const start = thread.items.length - p.historyLimit;
       result.items = thread.items.slice(start);
       result.history = { start, cursor: this.cursor(start) };
-      result.pending = thread.items.filter((item) => (item.kind === 'approval' || item.kind === 'question') && isPending(item));
+      result.pending = thread.items.filter((item) => isRequestItem(item) && isPending(item));
     }
     return replyOk(id, result);
   }
@@ -379,25 +379,43 @@ export class ChatRoom extends ClientSockets {
   /**
    * Applies one event to the thread, logs it under the next room seq and sends it to attached clients.
    * `hostSeq` is the host's position after it, for events that came from the host.
+   *
+   * The ledger is written first: it is D1, a call out during which this object serves other requests,
+   * and nothing of the room may have changed yet while one runs (an attach then would answer a seq
+   * whose event is neither in its answer nor sent after it). Everything else is one synchronous step.
    */
   private async commit(event: ChatEvent, hostSeq?: number): Promise<void> {
-    const seq = this.seq + 1;
-    this.store.advance(seq, hostSeq);
+    const raised = event.type === 'reset' ? event.items.filter(isRequestItem) : event.type === 'item' && isRequestItem(event.item) ? [event.item] : [];
+    if (raised.length > 0) await this.ledger().observe(raised);
+    let frame: string | null;
+    try {
+      frame = this.ctx.storage.transactionSync(() => this.record(event, this.seq + 1, hostSeq));
+    } catch (error) {
+      // The storage step was rolled back: what memory holds is read again from what was kept.
+      this.thread = undefined;
+      this.store.reload();
+      throw error;
+    }
+    if (frame !== null) this.fanOut(frame);
+  }
+
+  /** Stores one event under `seq`; answers the frame for attached clients, or null when it applied to nothing. */
+  private record(event: ChatEvent, seq: number, hostSeq?: number): string | null {
     if (event.type === 'reset') {
       // A whole thread is no log entry: clients from before it get a snapshot, old cursors expire.
+      this.store.advance(seq, hostSeq);
       this.thread = new Thread(event.info, event.items);
       this.store.replaceThread(this.thread, seq);
       this.store.restart(seq, this.hostSeq);
       this.dirty.clear();
-      for (const item of event.items) if (item.kind === 'approval' || item.kind === 'question') await this.ledger().observe(item);
-      this.fanOut(this.chatEventFrame({ ...event, info: this.decorate(event.info) }, seq));
-      return;
+      return this.chatEventFrame({ ...event, info: this.decorate(event.info) }, seq);
     }
     let thread = this.loaded();
     if (!thread) {
-      if (event.type !== 'info') return; // nothing to apply an item to before the chat's info arrives
+      if (event.type !== 'info') return null; // nothing to apply an item to before the chat's info arrives
       thread = this.thread = new Thread(event.info, []);
     }
+    this.store.advance(seq, hostSeq);
     const item = thread.apply(event);
     if (event.type === 'info') {
       this.store.writeInfo(event.info);
@@ -405,7 +423,6 @@ export class ChatRoom extends ClientSockets {
     } else if (event.type === 'item' && item) {
       this.store.writeItem(thread, item, seq);
       this.dirty.delete(item.id);
-      if (item.kind === 'approval' || item.kind === 'question') await this.ledger().observe(item as RequestItem);
     } else if (event.type === 'delta' && item) {
       this.dirty.add(item.id);
     }
@@ -413,7 +430,7 @@ export class ChatRoom extends ClientSockets {
     this.store.appendLog(seq, json);
     // The log keeps the last LOG_KEEP events; trimmed now and then rather than on every event.
     if (seq % 256 === 0 && seq - LOG_KEEP > this.store.state.logFloor) this.store.trimLog(seq - LOG_KEEP);
-    this.fanOut(chatEventText(this.key().chatId, json, seq));
+    return chatEventText(this.key().chatId, json, seq);
   }
 
   private chatEventFrame(event: ChatEvent, seq: number): string {
@@ -478,7 +495,7 @@ export class ChatRoom extends ClientSockets {
     this.reconciling ??= (async () => {
       const thread = this.loaded();
       if (!thread) return;
-      const waiting = thread.items.filter((item): item is RequestItem => (item.kind === 'approval' || item.kind === 'question') && isPending(item));
+      const waiting = thread.items.filter((item): item is RequestItem => isRequestItem(item) && isPending(item));
       await this.ledger().reopenUndelivered(waiting.map((item) => item.requestId));
     })();
     return this.reconciling;

@@ -59,9 +59,19 @@ export class RoomStore {
         at INTEGER NOT NULL, preview TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS blobs (key TEXT NOT NULL, part INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, part));
     `);
-    const [row] = sql.exec<{ host_id: string | null; chat_id: string | null; seq: number; host_seq: number; log_floor: number; epoch: number }>(
+    this.state = this.readState();
+  }
+
+  private readState(): RoomState {
+    const [row] = this.sql.exec<{ host_id: string | null; chat_id: string | null; seq: number; host_seq: number; log_floor: number; epoch: number }>(
       'SELECT host_id, chat_id, seq, host_seq, log_floor, epoch FROM room WHERE id = 1').toArray();
-    this.state = { hostId: row!.host_id, chatId: row!.chat_id, seq: row!.seq, hostSeq: row!.host_seq, logFloor: row!.log_floor, epoch: row!.epoch };
+    return { hostId: row!.host_id, chatId: row!.chat_id, seq: row!.seq, hostSeq: row!.host_seq, logFloor: row!.log_floor, epoch: row!.epoch };
+  }
+
+  /** Reads everything kept in memory again, after a storage step was rolled back. */
+  reload(): void {
+    Object.assign(this.state, this.readState());
+    this.previews = null;
   }
 
   // ---- the room row ----
