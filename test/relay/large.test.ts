@@ -1,7 +1,7 @@
-import { SELF } from 'cloudflare:test';
+import { SELF, env, evictAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { VISUAL_LIMITS } from '../../src/contracts/index.ts';
-import { Client, FakeHost, userToken } from './peers.ts';
+import { Client, FakeHost, assistantItem, until, userItem, userToken } from './peers.ts';
 
 describe('large frames', () => {
   it('takes a visual page at the largest size VISUAL_LIMITS allows and serves it whole', async () => {
@@ -48,5 +48,38 @@ describe('large frames', () => {
     while (host.requestsOf('chat.send').length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(host.requestsOf('chat.send')[0]!.payload.attachments[0].data).toBe(data);
   });
-});
 
+  it('carries items and events larger than a storage row live, in a replay and after a restart', async () => {
+    const host = await new FakeHost('host-large-4').connect();
+    host.create('row', []);
+    const me = await Client.chat(host.hostId, 'row');
+    const since = (await me.request('chat.attach', { chatId: 'row' })).result.seq as number;
+    const pasted = 'p'.repeat(3_000_000);
+    const output = 'o'.repeat(3_000_000);
+    host.emit('row', { type: 'item', item: userItem('big', pasted) });
+    host.emit('row', { type: 'item', item: assistantItem('reply', '') });
+    host.emit('row', { type: 'delta', itemId: 'reply', text: output });
+    host.emit('row', { type: 'info', info: { ...host.chats.get('row')!.thread.info, queue: [{ id: 'q1', text: pasted, createdAt: 1 }] } });
+    await until(() => me.chatEvents().length === 4, 'all four events live');
+    expect(me.chatEvents()[0]!.payload.event.item.text).toHaveLength(pasted.length);
+    await until(() => host.outbox.size === 0, 'acknowledged');
+
+    const replay = await (await Client.chat(host.hostId, 'row')).request('chat.attach', { chatId: 'row', since });
+    expect(replay.result.events.map((e: any) => e.item?.text.length ?? e.text?.length ?? e.info.queue[0].text.length))
+      .toEqual([pasted.length, 0, output.length, pasted.length]);
+
+    await evictAllDurableObjects();
+    await host.connect();
+    const snapshot = await (await Client.chat(host.hostId, 'row')).request('chat.attach', { chatId: 'row' });
+    expect(snapshot.result.items.map((i: any) => i.text.length)).toEqual([pasted.length, output.length]);
+    expect(snapshot.result.info.queue[0].text).toHaveLength(pasted.length);
+
+    // A send that large kept while the host is offline shows in the queue and goes out whole.
+    host.disconnect();
+    await until(async () => !(await env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId)).isOnline()), 'host offline');
+    expect((await me.request('chat.send', { chatId: 'row', text: pasted })).result).toEqual({ queued: true });
+    await host.connect();
+    await until(() => host.requestsOf('chat.send').length === 1, 'kept send delivered');
+    expect(host.requestsOf('chat.send')[0]!.payload.text).toHaveLength(pasted.length);
+  });
+});

@@ -7,6 +7,8 @@ const RETRYABLE = new Set(['host-offline', 'host-timeout', 'rate-limited', 'inte
 const KEEP_MS = 60 * 60 * 1000;
 /** Old replies are dropped every so many writes, so the journal keeps itself small. */
 const PRUNE_EVERY = 128;
+/** A reply too large for one row is not kept; a retry then reaches the host, whose own journal answers it once. */
+const KEEP_MAX = 500_000;
 
 export class ReplyJournal {
   private readonly sql: SqlStorage;
@@ -27,7 +29,7 @@ export class ReplyJournal {
     const [stored] = this.sql.exec<{ reply: string }>('SELECT reply FROM replies WHERE principal = ? AND id = ?', principal, id).toArray();
     if (stored) return stored.reply;
     const pending = run().then((reply) => {
-      if (!isRetryable(reply)) {
+      if (reply.length <= KEEP_MAX && !isRetryable(reply)) {
         this.sql.exec('INSERT OR REPLACE INTO replies (principal, id, reply, at) VALUES (?, ?, ?, ?)', principal, id, reply, Date.now());
         if (++this.written % PRUNE_EVERY === 0) this.prune();
       }

@@ -10,14 +10,17 @@
 //   deltas logged after an item's row are applied again.
 // - `log`: the events clients may replay, as the JSON that was sent (never serialized twice).
 // - `kept`: `chat.send`s kept while the host was offline, in order, until it takes them.
-// - `blobs`: large values (visual pages, kept payloads) in parts under SQLite's value limit.
-import {
-  ChatEventSchema, Thread, type ChatEvent, type ChatInfo, type ChatItem,
-} from '../../contracts/index.ts';
+// - `blobs`: large values in parts under SQLite's value limit: visual pages, kept payloads, and any
+//   item, logged event or info too large for its own row (the row then holds '').
+import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../contracts/index.ts';
 
 // UTF-16 units per part: at most 3 bytes each in UTF-8, well under the 2 MB a SQLite value may hold.
 const PART = 500_000;
 export const LOG_KEEP = 5_000;
+const INFO_KEY = 'info';
+const itemKey = (id: string) => `item:${id}`;
+/** Zero-padded, so that the keys of a range of seqs sort as a range. */
+const logKey = (seq: number) => `log:${String(seq).padStart(16, '0')}`;
 
 /** What a queue shows of a kept send; the payload itself (up to 10 MiB of attachments) stays in blobs. */
 export interface KeptPreview {
@@ -104,86 +107,83 @@ export class RoomStore {
     this.state.logFloor = floor;
   }
 
-  // ---- meta ----
-  get(key: string): string | null {
-    const [row] = this.sql.exec<{ value: string }>('SELECT value FROM meta WHERE key = ?', key).toArray();
-    return row?.value ?? null;
-  }
-  set(key: string, value: string | number): void {
-    this.sql.exec('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)', key, String(value));
-  }
-  num(key: string, fallback: number): number {
-    const value = this.get(key);
-    return value === null ? fallback : Number(value);
-  }
-
   // ---- the thread ----
   /** The thread as stored, with the deltas logged after each item's row applied again. */
   loadThread(): Thread | null {
-    const info = this.get('info');
-    if (info === null) return null;
+    const [meta] = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'info'").toArray();
+    if (!meta) return null;
     const rows = this.sql.exec<{ id: string; json: string; seq: number }>('SELECT id, json, seq FROM items ORDER BY pos').toArray();
     const writtenAt = new Map<string, number>();
-    const thread = new Thread(JSON.parse(info) as ChatInfo, rows.map((row) => {
+    let oldest = Number.POSITIVE_INFINITY;
+    const items = rows.map((row) => {
       writtenAt.set(row.id, row.seq);
-      return JSON.parse(row.json) as ChatItem;
-    }));
-    const oldest = Math.min(...writtenAt.values(), Number.POSITIVE_INFINITY);
+      if (row.seq < oldest) oldest = row.seq;
+      return JSON.parse(this.unspill(row.json, itemKey(row.id))) as ChatItem;
+    });
+    const thread = new Thread(JSON.parse(this.unspill(meta.value, INFO_KEY)) as ChatInfo, items);
     if (oldest === Number.POSITIVE_INFINITY) return thread;
+    // The log holds only events this room validated and wrote itself: parsed, not checked again.
     for (const row of this.sql.exec<{ seq: number; json: string }>('SELECT seq, json FROM log WHERE seq > ? ORDER BY seq', oldest)) {
-      const event = ChatEventSchema.safeParse(JSON.parse(row.json));
-      if (!event.success || event.data.type !== 'delta') continue;
-      const at = writtenAt.get(event.data.itemId);
-      if (at !== undefined && row.seq > at) thread.apply(event.data);
+      const event = JSON.parse(this.unspill(row.json, logKey(row.seq))) as ChatEvent;
+      if (event.type !== 'delta') continue;
+      const at = writtenAt.get(event.itemId);
+      if (at !== undefined && row.seq > at) thread.apply(event);
     }
     return thread;
   }
 
   writeInfo(info: ChatInfo): void {
-    this.set('info', JSON.stringify(info));
+    this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('info', ?)", this.spill(JSON.stringify(info), INFO_KEY));
   }
 
   writeItem(thread: Thread, item: ChatItem, seq: number): void {
-    const pos = thread.positionOf(item.id);
     this.sql.exec(
       'INSERT INTO items (pos, id, json, seq) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET json = excluded.json, seq = excluded.seq',
-      pos, item.id, JSON.stringify(item), seq,
+      thread.positionOf(item.id), item.id, this.spill(JSON.stringify(item), itemKey(item.id)), seq,
     );
   }
 
   replaceThread(thread: Thread, seq: number): void {
-    this.sql.exec('DELETE FROM items');
+    this.dropThreadRows();
     thread.items.forEach((item, pos) => {
-      this.sql.exec('INSERT INTO items (pos, id, json, seq) VALUES (?, ?, ?, ?)', pos, item.id, JSON.stringify(item), seq);
+      this.sql.exec('INSERT INTO items (pos, id, json, seq) VALUES (?, ?, ?, ?)', pos, item.id, this.spill(JSON.stringify(item), itemKey(item.id)), seq);
     });
     this.writeInfo(thread.info);
   }
 
   /** Forgets the thread and its log; the room's own seq goes on, so no client mistakes old for new. */
   forgetThread(): void {
-    this.sql.exec("DELETE FROM items; DELETE FROM blobs WHERE key LIKE 'visual:%'; DELETE FROM meta WHERE key = 'info'");
+    this.dropThreadRows();
+    this.sql.exec("DELETE FROM blobs WHERE key >= 'visual:' AND key < 'visual;'; DELETE FROM meta WHERE key = 'info'");
     this.restart(this.state.seq, -1);
+  }
+
+  private dropThreadRows(): void {
+    this.sql.exec("DELETE FROM items; DELETE FROM blobs WHERE key >= 'item:' AND key < 'item;'");
   }
 
   // ---- the log ----
   appendLog(seq: number, json: string): void {
-    this.sql.exec('INSERT INTO log (seq, json) VALUES (?, ?)', seq, json);
+    this.sql.exec('INSERT INTO log (seq, json) VALUES (?, ?)', seq, this.spill(json, logKey(seq)));
   }
 
   /** Logged event JSON after `since`, in order. */
   logAfter(since: number): string[] {
-    return this.sql.exec<{ json: string }>('SELECT json FROM log WHERE seq > ? ORDER BY seq', since).toArray().map((row) => row.json);
+    return this.sql.exec<{ seq: number; json: string }>('SELECT seq, json FROM log WHERE seq > ? ORDER BY seq', since).toArray()
+      .map((row) => this.unspill(row.json, logKey(row.seq)));
   }
 
   private dropLogThrough(floor: number): void {
     this.sql.exec('DELETE FROM log WHERE seq <= ?', floor);
+    this.sql.exec("DELETE FROM blobs WHERE key >= 'log:' AND key <= ?", logKey(floor));
   }
 
   // ---- sends kept for an offline host ----
   keep(requestId: string, userId: string, payload: { text?: string; mentions?: string[]; skills?: string[]; chats?: string[] }): void {
     const { text = '', mentions, skills, chats } = payload;
     const preview = JSON.stringify({ text, mentions, skills, chats });
-    this.sql.exec('INSERT INTO kept (request_id, user_id, at, preview) VALUES (?, ?, ?, ?)', requestId, userId, Date.now(), preview);
+    // A preview too large for a row is read back from the payload, which holds the same fields.
+    this.sql.exec('INSERT INTO kept (request_id, user_id, at, preview) VALUES (?, ?, ?, ?)', requestId, userId, Date.now(), preview.length > PART ? '' : preview);
     const [row] = this.sql.exec<{ pos: number }>('SELECT last_insert_rowid() AS pos').toArray();
     this.putBlob(`kept:${row!.pos}`, JSON.stringify(payload));
     this.previews = null;
@@ -195,7 +195,10 @@ export class RoomStore {
   kept(): KeptPreview[] {
     this.previews ??= this.sql.exec<{ pos: number; request_id: string; user_id: string; at: number; preview: string }>(
       'SELECT pos, request_id, user_id, at, preview FROM kept ORDER BY pos').toArray()
-      .map((row) => ({ pos: row.pos, requestId: row.request_id, userId: row.user_id, at: row.at, ...JSON.parse(row.preview) as { text: string } }));
+      .map((row) => {
+        const { text = '', mentions, skills, chats } = (row.preview ? JSON.parse(row.preview) : this.keptPayload(row.pos)) as Omit<KeptPreview, 'pos' | 'requestId' | 'userId' | 'at'>;
+        return { pos: row.pos, requestId: row.request_id, userId: row.user_id, at: row.at, text, mentions, skills, chats };
+      });
     return this.previews;
   }
 
@@ -207,6 +210,21 @@ export class RoomStore {
     this.sql.exec('DELETE FROM kept WHERE pos = ?', pos);
     this.dropBlob(`kept:${pos}`);
     this.previews = null;
+  }
+
+  // ---- values too large for one row ----
+  /**
+   * What to store in a row for `text`: the text itself, or '' (never valid JSON) with the text kept in
+   * parts under `key`. A host may send an item or event of up to a link frame (16 MiB); a row holds 2 MB.
+   */
+  private spill(text: string, key: string): string {
+    if (text.length <= PART) return text;
+    this.putBlob(key, text);
+    return '';
+  }
+
+  private unspill(stored: string, key: string): string {
+    return stored === '' ? this.getBlob(key) ?? 'null' : stored;
   }
 
   // ---- blobs ----
@@ -225,4 +243,3 @@ export class RoomStore {
   }
 }
 
-export type { ChatEvent };
