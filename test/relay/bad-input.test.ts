@@ -98,6 +98,17 @@ describe('the lobby', () => {
     expect((await lobby.request('chat.attach', { chatId: 'l1' })).error.code).toBe('bad-request');
   });
 
+  it('serves a chat request on the lobby for a chat whose room never opened, with the error codes of the room', async () => {
+    const host = await newHost();
+    const lobby = await Client.lobby(host.hostId);
+    await lobby.request('chat.create', { chatId: 'l5' });
+    host.create('l5', [userItem('u1', 'hi')]);
+    const sent = await lobby.request('chat.send', { chatId: 'l5', text: 'from the lobby' });
+    expect(sent.result).toEqual({ queued: false, turnId: expect.any(String) });
+    expect(host.requestsOf('chat.send').map((f) => f.payload.text)).toEqual(['from the lobby']);
+    expect((await lobby.request('chat.addBookmark', { chatId: 'l5', itemId: 'nope' })).error.code).toBe('item-not-found');
+  });
+
   it('answers a retried chat.create once', async () => {
     const host = await newHost();
     const lobby = await Client.lobby(host.hostId);

@@ -13,7 +13,7 @@
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
 // survives hibernation through its attachment).
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, ProtocolError, Thread, withRequestLimit,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, ProtocolError, Thread, toWireError, withRequestLimit,
   type ChatAttachResult, type ChatBookmark, type ChatEvent, type ChatInfo, type ChatQueuedMessage,
   type ChatVisual, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
@@ -148,8 +148,23 @@ export class ChatRoom extends ClientSockets {
     return this.serve(identity, request, ws);
   }
 
-  /** Serves one client request; also the entry for requests that arrive on the Lobby. */
-  async serve(identity: Identity, request: ClientRequest, ws?: WebSocket): Promise<string> {
+  /** A chat request that arrived on the host's Lobby; the room may never have been named before. */
+  async serveForLobby(hostId: string, chatId: string, identity: Identity, request: ClientRequest): Promise<string> {
+    this.name(hostId, chatId);
+    return this.serve(identity, request);
+  }
+
+  /** Serves one client request. Never throws: a failure is the reply (an error crossing RPC loses its code). */
+  private async serve(identity: Identity, request: ClientRequest, ws?: WebSocket): Promise<string> {
+    try {
+      return await this.serveChecked(identity, request, ws);
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) console.error(JSON.stringify({ msg: 'request failed', type: request.type, error: String(error) }));
+      return replyError(request.id, toWireError(error));
+    }
+  }
+
+  private async serveChecked(identity: Identity, request: ClientRequest, ws?: WebSocket): Promise<string> {
     const { hostId, chatId } = this.key();
     await this.access.check(identity, hostId, request.type);
     const payload = request.payload as { chatId?: string };

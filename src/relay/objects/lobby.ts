@@ -92,7 +92,7 @@ export class Lobby extends ClientSockets {
     const chatId = (request.payload as { chatId?: string }).chatId;
     if (typeof chatId !== 'string') return replyError(request.id, { code: 'bad-request', message: 'Invalid payload: chatId' });
     const room = this.env.CHAT_ROOM.get(this.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
-    return room.serve(identity, request);
+    return room.serveForLobby(hostId, chatId, identity, request);
   }
 
   // ---- from HostLink ----
