@@ -1,7 +1,7 @@
-import { SELF } from 'cloudflare:test';
+import { SELF, env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { LINK_MAX_FRAME_BYTES } from '../../src/contracts/index.ts';
-import { Client, FakeHost, hostToken, openSocket, userItem, userToken } from './peers.ts';
+import { Client, FakeHost, hostToken, openSocket, until, userItem, userToken } from './peers.ts';
 
 let hosts = 0;
 const newHost = () => new FakeHost(`host-bad-${++hosts}`).connect();
@@ -66,12 +66,33 @@ describe('bad input gets a clear error and changes nothing', () => {
     const plain = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby`);
     expect(plain.status).toBe(426);
 
-    const mallory = await Client.chat(host.hostId, 'x3', 'mallory');
-    expect((await mallory.request('chat.attach', { chatId: 'x3' })).error.code).toBe('forbidden');
-    expect((await mallory.request('chat.send', { chatId: 'x3', text: 'rm -rf /' })).error.code).toBe('forbidden');
-    expect(host.requestsOf('chat.send')).toHaveLength(0);
-    const lobby = await Client.lobby(host.hostId, 'mallory');
+    // Someone with no role on the host gets no socket, so no presence or status ever reaches them.
+    for (const path of [`/v1/hosts/${host.hostId}/lobby`, `/v1/hosts/${host.hostId}/chats/x3`]) {
+      const mallory = await SELF.fetch(`http://relay.test${path}`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${await userToken('mallory')}` } });
+      expect(mallory.status).toBe(403);
+      expect(await mallory.json()).toMatchObject({ code: 'forbidden' });
+    }
+  });
+
+  it('stops pushes and refuses requests on open sockets once the person loses the host', async () => {
+    const host = await newHost();
+    host.create('x4', []);
+    const lobby = await Client.lobby(host.hostId);
+    const chat = await Client.chat(host.hostId, 'x4');
+    await chat.request('chat.attach', { chatId: 'x4' });
+    host.sendEvent('chat.status', { chatId: 'x4', info: host.chats.get('x4')!.thread.info });
+    await lobby.waitFor((f) => f.event === 'chat.status', 'status while allowed');
+    await env.DB.prepare("INSERT OR IGNORE INTO users (id, name, created_at) VALUES ('heir', 'heir', 0)").run();
+    await env.DB.prepare("UPDATE hosts SET owner_id = 'heir' WHERE id = ?").bind(host.hostId).run();
+    await new Promise((r) => setTimeout(r, 2_100)); // past the role cache
+    host.sendEvent('chat.status', { chatId: 'x4', info: { ...host.chats.get('x4')!.thread.info, status: 'running' } });
+    host.sendEvent('accounts.changed', { accounts: {}, statuses: {} });
+    await until(() => host.outbox.size === 0, 'acknowledged');
+    expect(lobby.frames.filter((f) => f.event === 'chat.status')).toHaveLength(1);
+    expect(lobby.frames.filter((f) => f.event === 'accounts.changed')).toHaveLength(0);
     expect((await lobby.request('chat.list', {})).error.code).toBe('forbidden');
+    expect((await chat.request('chat.send', { chatId: 'x4', text: 'rm -rf /' })).error.code).toBe('forbidden');
+    expect(host.requestsOf('chat.send')).toHaveLength(0);
   });
 
   it('refuses a host id that another user already owns', async () => {

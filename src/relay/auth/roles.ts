@@ -54,3 +54,17 @@ export const MINIMAL_ROLE: Record<AgentRequestType, Role> = {
 export function roleAllows(role: Role, needed: Role): boolean {
   return ROLES.indexOf(role) >= ROLES.indexOf(needed);
 }
+
+/** Who may ask for something may hear of its changes: each host-wide event under the request that reads it. */
+const READ_BY: Record<string, AgentRequestType> = {
+  'chat.status': 'chat.list',
+  'accounts.changed': 'accounts.list',
+  'usage.changed': 'usage.summary',
+  'usage.limitsChanged': 'usage.limits',
+};
+
+/** The least role that hears a pushed host-wide event; one this table does not know only an owner hears. */
+export function roleToHear(event: string): Role {
+  const request = READ_BY[event];
+  return request ? MINIMAL_ROLE[request] : 'owner';
+}

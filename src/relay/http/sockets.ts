@@ -2,6 +2,7 @@
 // token here, in the Worker, and hands the verified identity to its object; objects never read tokens.
 import { Hono } from 'hono';
 import { ProtocolError } from '../../contracts/index.ts';
+import { HostAccess } from '../auth/access.ts';
 import { tokenOf, verifyToken, type Identity } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
 import { roomName } from '../objects/host-link.ts';
@@ -34,6 +35,15 @@ sockets.get('/:hostId/link', async (c) => {
   }
   const link = c.env.HOST_LINK.get(c.env.HOST_LINK.idFromName(hostId));
   return link.fetch(withIdentity(c.req.raw, identity));
+});
+
+// A person with no role on the host gets no socket at all: a socket receives pushes (presence, every
+// chat's status) before it sends a request that could be refused.
+sockets.on('GET', ['/:hostId/lobby', '/:hostId/chats/:chatId'], async (c, next) => {
+  if (!(await new HostAccess(c.env.DB).roleOf(c.get('identity'), c.req.param('hostId')!))) {
+    return c.json({ code: 'forbidden', message: 'You have no access to this host' }, 403);
+  }
+  await next();
 });
 
 sockets.get('/:hostId/lobby', async (c) => {

@@ -9,6 +9,7 @@
 // It keeps nothing of its own but the reply journal; the chat index is in D1.
 import { AGENT_EVENT_SCHEMAS, ProtocolError, withRequestLimit, type ChatInfo, type LinkEventFrame, type Reply } from '../../contracts/index.ts';
 import { HostAccess } from '../auth/access.ts';
+import { roleAllows, roleToHear } from '../auth/roles.ts';
 import type { Identity } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
 import { ClientSockets, eventFrame, identityOf, linkId, relabel, replyError, replyOk, send, type ClientRequest } from './client-sockets.ts';
@@ -100,18 +101,33 @@ export class Lobby extends ClientSockets {
   async ingest(hostId: string, frames: LinkEventFrame[]): Promise<void> {
     this.name(hostId);
     const statuses: ChatInfo[] = [];
+    const pushes: { event: string; text: string }[] = [];
     for (const frame of frames) {
       if (frame.event === 'chat.status') {
         const status = AGENT_EVENT_SCHEMAS['chat.status'].safeParse(frame.payload);
         if (!status.success) continue; // a host that sends an unreadable status changes no list
         const info = withRequestLimit(status.data.info);
         statuses.push(info);
-        this.broadcast(eventFrame('chat.status', { chatId: status.data.chatId, info }));
+        pushes.push({ event: frame.event, text: eventFrame('chat.status', { chatId: status.data.chatId, info }) });
       } else {
-        this.broadcast(eventFrame(frame.event, frame.payload));
+        pushes.push({ event: frame.event, text: eventFrame(frame.event, frame.payload) });
       }
     }
+    if (pushes.length > 0) await this.push(hostId, pushes);
     if (statuses.length > 0) await this.index(hostId, statuses);
+  }
+
+  /** Sends each event to the sockets whose person may read it now (an account snapshot only to owners). */
+  private async push(hostId: string, pushes: { event: string; text: string }[]): Promise<void> {
+    const sockets = this.clients();
+    const roles = await Promise.all(sockets.map((ws) => this.access.roleOf(this.attachmentOf(ws).identity, hostId)));
+    for (const { event, text } of pushes) {
+      const needed = roleToHear(event);
+      sockets.forEach((ws, i) => {
+        const role = roles[i];
+        if (role && roleAllows(role, needed)) send(ws, text);
+      });
+    }
   }
 
   async presence(hostId: string, online: boolean, at: number): Promise<void> {
