@@ -1,7 +1,7 @@
-import { SELF, env, evictAllDurableObjects } from 'cloudflare:test';
+import { env, evictAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { VISUAL_LIMITS } from '../../src/contracts/index.ts';
-import { Client, FakeHost, assistantItem, until, userItem, userToken } from './peers.ts';
+import { Client, FakeHost, assistantItem, until, userItem, visualPage } from './peers.ts';
 
 describe('large frames', () => {
   it('takes a visual page at the largest size VISUAL_LIMITS allows and serves it whole', async () => {
@@ -13,7 +13,7 @@ describe('large frames', () => {
     host.sendEvent('visual.page', { chatId: 'big', visualId: 'huge', html });
     host.sendEvent('chat.visuals', { chatId: 'big', visuals: [{ id: 'huge', title: 'Huge', at: 1, maxHeight: 2000, size: VISUAL_LIMITS.bytes }] });
     await me.waitFor((f) => f.event === 'chat.visuals', 'visuals');
-    const page = await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/big/huge?access_token=${await userToken()}`);
+    const page = await visualPage(host.hostId, 'big', 'huge');
     expect(page.status).toBe(200);
     expect(await page.text()).toBe(html);
   });

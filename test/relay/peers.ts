@@ -23,6 +23,20 @@ export async function openSocket(path: string, token: string | null): Promise<We
   return res.webSocket;
 }
 
+/** Asks for a visual's ticket with a person's token, as the app does; answers the ticket's reply. */
+export async function visualTicket(hostId: string, chatId: string, visualId: string, userId = OWNER): Promise<Response> {
+  return SELF.fetch(`http://relay.test/v1/visuals/${hostId}/${chatId}/${visualId}/ticket`, {
+    method: 'POST', headers: { Authorization: `Bearer ${await userToken(userId)}` },
+  });
+}
+
+/** Opens a visual's page the way the app frames it: a ticket first, then the page's URL. */
+export async function visualPage(hostId: string, chatId: string, visualId: string, userId = OWNER): Promise<Response> {
+  const ticket = await visualTicket(hostId, chatId, visualId, userId);
+  if (!ticket.ok) return ticket;
+  return SELF.fetch(((await ticket.json()) as { url: string }).url);
+}
+
 export function infoFor(chatId: string, patch: Partial<ChatInfo> = {}): ChatInfo {
   return {
     chatId, provider: 'claude', cwd: '/work', agentSessionId: null, model: null,

@@ -1,6 +1,6 @@
 import { env, evictAllDurableObjects, runDurableObjectAlarm, SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { Client, FakeHost, approvalItem, assistantItem, until, userItem, userToken } from './peers.ts';
+import { Client, FakeHost, approvalItem, assistantItem, until, userItem, userToken, visualPage, visualTicket } from './peers.ts';
 
 let hosts = 0;
 const newHost = () => new FakeHost(`host-state-${++hosts}`).connect();
@@ -285,7 +285,7 @@ describe('durability and presence', () => {
 });
 
 describe('visuals', () => {
-  it('keeps records in D1, serves the page sandboxed on its own route, and removes it', async () => {
+  it('keeps records in D1, serves the page sandboxed on its own route behind a one-page ticket, and removes it', async () => {
     const host = await newHost();
     host.create('v1', []);
     const me = await Client.chat(host.hostId, 'v1');
@@ -297,18 +297,26 @@ describe('visuals', () => {
     const again = await Client.chat(host.hostId, 'v1');
     expect((await again.request('chat.attach', { chatId: 'v1' })).result.visuals).toEqual([visual]);
 
-    const page = await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/v1/vis-1?access_token=${await userToken()}`);
+    const page = await visualPage(host.hostId, 'v1', 'vis-1');
     expect(page.status).toBe(200);
     expect(await page.text()).toBe('<h1>chart</h1>');
     expect(page.headers.get('Content-Security-Policy')).toMatch(/^sandbox allow-scripts allow-forms; frame-ancestors /);
     expect(page.headers.get('Content-Security-Policy')).not.toContain('allow-same-origin');
-    const stranger = await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/v1/vis-1?access_token=${await userToken('mallory')}`);
-    expect(stranger.status).toBe(403);
+    expect((await visualPage(host.hostId, 'v1', 'vis-1', 'mallory')).status).toBe(403);
+
+    // The page's scripts can read its URL: it carries a ticket for that page only, never the person's token.
+    const { url } = await (await visualTicket(host.hostId, 'v1', 'vis-1')).json() as { url: string };
+    const ticket = new URL(url).searchParams.get('ticket')!;
+    expect(url).not.toContain(await userToken());
+    expect((await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/v1/vis-2?ticket=${ticket}`)).status).toBe(401);
+    expect((await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/v1/vis-1?access_token=${await userToken()}`)).status).toBe(401);
+    const socket = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby?access_token=${ticket}`, { headers: { Upgrade: 'websocket' } });
+    expect(socket.status).toBe(401);
 
     const removed = await me.request('chat.removeVisual', { chatId: 'v1', visualId: 'vis-1' });
     expect(removed.result.visuals).toEqual([]);
     expect((await me.request('chat.removeVisual', { chatId: 'v1', visualId: 'vis-1' })).result.visuals).toEqual([]);
-    const gone = await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/v1/vis-1?access_token=${await userToken()}`);
+    const gone = await visualPage(host.hostId, 'v1', 'vis-1');
     expect(gone.status).toBe(404);
   });
 });

@@ -47,6 +47,38 @@ export async function verifyToken(secret: string, token: string): Promise<Identi
   }
 }
 
+/**
+ * A visual page runs an agent's scripts, which can read the page's own URL: the URL may carry only a
+ * ticket that opens that one page, for a minute, and nothing else (no socket takes it).
+ */
+export const VISUAL_TICKET_SECONDS = 60;
+
+const VisualClaimsSchema = z.object({ typ: z.literal('visual'), sub: z.string().min(1), page: z.string().min(1) });
+
+const pageOf = (hostId: string, chatId: string, visualId: string) => JSON.stringify([hostId, chatId, visualId]);
+
+export async function mintVisualTicket(secret: string, userId: string, hostId: string, chatId: string, visualId: string): Promise<string> {
+  return new SignJWT({ typ: 'visual', page: pageOf(hostId, chatId, visualId) })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer(ISSUER)
+    .setSubject(userId)
+    .setIssuedAt()
+    .setExpirationTime(`${VISUAL_TICKET_SECONDS}s`)
+    .sign(keyOf(secret));
+}
+
+/** The user a visual ticket was made for, when it names exactly this page and has not expired. */
+export async function verifyVisualTicket(secret: string, ticket: string, hostId: string, chatId: string, visualId: string): Promise<Identity> {
+  try {
+    const { payload } = await jwtVerify(ticket, keyOf(secret), { issuer: ISSUER, algorithms: ['HS256'] });
+    const claims = VisualClaimsSchema.parse(payload);
+    if (claims.page !== pageOf(hostId, chatId, visualId)) throw new Error('another page');
+    return { kind: 'user', userId: claims.sub };
+  } catch (error) {
+    throw new ProtocolError('unauthorized', error instanceof joseErrors.JWTExpired ? 'ticket expired' : 'invalid ticket');
+  }
+}
+
 /** The token of a request: `Authorization: Bearer …`, or `?access_token=` where a browser socket cannot set headers. */
 export function tokenOf(request: Request): string | null {
   const header = request.headers.get('Authorization');

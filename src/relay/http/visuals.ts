@@ -1,25 +1,52 @@
 // A visual's page, on a route of its own. The page is an agent's HTML: it is served with a CSP
 // sandbox (an opaque origin: no cookies, no storage, no same-origin access to the app) and may be
-// framed only by the app.
+// framed only by the app. Its scripts can still read the page's URL, so the URL never carries the
+// person's token: the app first asks for a ticket (with its token in a header) that opens this one
+// page for a minute.
 import { Hono } from 'hono';
 import { ProtocolError } from '../../contracts/index.ts';
-import { tokenOf, verifyToken } from '../auth/tokens.ts';
+import { HostAccess } from '../auth/access.ts';
+import { VISUAL_TICKET_SECONDS, mintVisualTicket, verifyToken, verifyVisualTicket } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
 import { roomName } from '../objects/host-link.ts';
 
 export const visualPages = new Hono<{ Bindings: Env }>();
 
-visualPages.get('/:hostId/:chatId/:visualId', async (c) => {
-  const token = tokenOf(c.req.raw);
-  if (!token) return c.json({ code: 'unauthorized', message: 'A token is required' }, 401);
+const unauthorized = (error: unknown) => ({ code: 'unauthorized', message: error instanceof ProtocolError ? error.message : 'invalid token' });
+
+visualPages.post('/:hostId/:chatId/:visualId/ticket', async (c) => {
+  const header = c.req.header('Authorization');
+  if (!header?.startsWith('Bearer ')) return c.json({ code: 'unauthorized', message: 'A token is required in the Authorization header' }, 401);
   const { hostId, chatId, visualId } = c.req.param();
-  const room = c.env.CHAT_ROOM.get(c.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
   let identity;
   try {
-    identity = await verifyToken(c.env.TETHER_TOKEN_SECRET, token);
+    identity = await verifyToken(c.env.TETHER_TOKEN_SECRET, header.slice(7).trim());
   } catch (error) {
-    return c.json({ code: 'unauthorized', message: error instanceof ProtocolError ? error.message : 'invalid token' }, 401);
+    return c.json(unauthorized(error), 401);
   }
+  try {
+    if (identity.kind !== 'user') throw new ProtocolError('forbidden', 'Visual tickets are for people');
+    await new HostAccess(c.env.DB).check(identity, hostId, 'chat.attach');
+  } catch (error) {
+    return c.json({ code: 'forbidden', message: error instanceof ProtocolError ? error.message : 'forbidden' }, 403);
+  }
+  const ticket = await mintVisualTicket(c.env.TETHER_TOKEN_SECRET, identity.userId, hostId, chatId, visualId);
+  const url = new URL(`/v1/visuals/${encodeURIComponent(hostId)}/${encodeURIComponent(chatId)}/${encodeURIComponent(visualId)}`, c.req.url);
+  url.searchParams.set('ticket', ticket);
+  return c.json({ url: url.toString(), expiresAt: Date.now() + VISUAL_TICKET_SECONDS * 1000 });
+});
+
+visualPages.get('/:hostId/:chatId/:visualId', async (c) => {
+  const ticket = c.req.query('ticket');
+  if (!ticket) return c.json({ code: 'unauthorized', message: 'A visual ticket is required' }, 401);
+  const { hostId, chatId, visualId } = c.req.param();
+  let identity;
+  try {
+    identity = await verifyVisualTicket(c.env.TETHER_TOKEN_SECRET, ticket, hostId, chatId, visualId);
+  } catch (error) {
+    return c.json(unauthorized(error), 401);
+  }
+  const room = c.env.CHAT_ROOM.get(c.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
   const page = await room.visualPage(hostId, chatId, visualId, identity);
   if (page === 'forbidden') return c.json({ code: 'forbidden', message: 'You may not see this visual' }, 403);
   const { html } = page;
