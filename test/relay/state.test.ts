@@ -127,6 +127,47 @@ describe('approvals and questions: the first answer wins', () => {
     expect(host.requestsOf('chat.approve').map((f) => f.payload.decision)).toEqual(['deny']);
   });
 
+  it('leaves a request open for the next answer when the host refuses one, so a malformed answer never locks it', async () => {
+    const host = await newHost();
+    host.create('a6', []);
+    let refused = false;
+    host.handlers['chat.answer'] = () => {
+      if (!refused) {
+        refused = true;
+        throw Object.assign(new Error('Unknown question id'), { code: 'bad-request' });
+      }
+      return {};
+    };
+    const me = await Client.chat(host.hostId, 'a6');
+    await me.request('chat.attach', { chatId: 'a6' });
+    const question = {
+      kind: 'question' as const, id: 'q6', createdAt: Date.now(), turnId: 't1', requestId: 'req-6', answers: null, state: 'pending' as const,
+      questions: [{ id: 'color', header: 'Color', question: 'Which color?', multiSelect: false, choices: [{ label: 'Red', description: '' }] }],
+    };
+    host.emit('a6', { type: 'item', item: question });
+    await until(() => me.chatEvents().length === 1, 'question');
+    expect((await me.request('chat.answer', { chatId: 'a6', requestId: 'req-6', answers: { colour: 'Red' } })).error.code).toBe('bad-request');
+    expect((await me.request('chat.answer', { chatId: 'a6', requestId: 'req-6', answers: { color: 'Red' } })).ok).toBe(true);
+    expect(host.requestsOf('chat.answer').map((f) => Object.keys(f.payload.answers))).toEqual([['colour'], ['color']]);
+  });
+
+  it('keeps a request settled when the host settled it before its reply was lost', async () => {
+    const host = await newHost();
+    host.create('a7', []);
+    host.handlers['chat.approve'] = (p) => {
+      host.emit('a7', { type: 'item', item: { ...approvalItem('ap7', 'req-7'), decision: p.decision } });
+      return new Promise(() => undefined); // acted on, never answered
+    };
+    const me = await Client.chat(host.hostId, 'a7');
+    await me.request('chat.attach', { chatId: 'a7' });
+    host.emit('a7', { type: 'item', item: approvalItem('ap7', 'req-7') });
+    await until(() => me.chatEvents().length === 1, 'approval');
+    expect((await me.request('chat.approve', { chatId: 'a7', requestId: 'req-7', decision: 'allow' })).error.code).toBe('host-timeout');
+    expect(me.chatEvents().at(-1)!.payload.event.item.decision).toBe('allow');
+    expect((await me.request('chat.approve', { chatId: 'a7', requestId: 'req-7', decision: 'deny' })).error.code).toBe('request-not-found');
+    expect(host.requestsOf('chat.approve')).toHaveLength(1);
+  });
+
   it('refuses an answer after the CLI settled the request in its own prompt', async () => {
     const host = await newHost();
     host.create('a2', []);

@@ -512,7 +512,10 @@ export class ChatRoom extends ClientSockets {
       if (!thread) return;
       const waiting = thread.items.filter((item): item is RequestItem => isRequestItem(item) && isPending(item));
       await this.ledger().reopenUndelivered(waiting.map((item) => item.requestId));
-    })();
+    })().catch((error: unknown) => {
+      this.reconciling = null; // tried again by the next answer, rather than failing every answer from now on
+      throw error;
+    });
     return this.reconciling;
   }
 
@@ -523,8 +526,15 @@ export class ChatRoom extends ClientSockets {
       return replyError(request.id, { code: 'request-not-found', message: 'That request was already settled' });
     }
     const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
-    if (!reply.ok && NOT_DELIVERED.has(reply.error.code)) await this.ledger().reopen(requestId, userId);
+    // Whatever the host refused (it was away, it timed out, it found the answer malformed), the request
+    // stays open for the next answer, unless the host's thread shows it settled meanwhile.
+    if (!reply.ok && this.stillWaiting(requestId)) await this.ledger().reopen(requestId, userId);
     return relabel(reply, request.id);
+  }
+
+  private stillWaiting(requestId: string): boolean {
+    const item = this.loaded()?.items.find((one) => isRequestItem(one) && one.requestId === requestId);
+    return item !== undefined && isPending(item as RequestItem);
   }
 
   // ---- sends, kept while the host is away ----
