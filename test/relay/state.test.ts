@@ -232,6 +232,31 @@ describe('sends while the host is offline', () => {
     expect(host.requestsOf('chat.send')).toHaveLength(2);
   });
 
+  it('delivers a send kept while the kept ones are going out, after them', async () => {
+    const host = await newHost();
+    host.create('q4', []);
+    const me = await Client.chat(host.hostId, 'q4');
+    await me.request('chat.attach', { chatId: 'q4' });
+    host.disconnect();
+    await until(async () => !(await env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId)).isOnline()), 'host offline');
+    expect((await me.request('chat.send', { chatId: 'q4', text: 'one' })).result).toEqual({ queued: true });
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const answer = host.handlers['chat.send']!;
+    host.handlers['chat.send'] = async (p, f) => {
+      if (p.text === 'one') await held; // the host is slow with the first kept send
+      return answer(p, f);
+    };
+    await host.connect();
+    await until(() => host.requestsOf('chat.send').length === 1, 'first kept send out');
+    expect((await me.request('chat.send', { chatId: 'q4', text: 'two' })).result).toEqual({ queued: true });
+    release();
+    await until(() => host.requestsOf('chat.send').length === 2, 'second kept send out');
+    expect(host.requestsOf('chat.send').map((f) => f.payload.text)).toEqual(['one', 'two']);
+    const queued = () => me.chatEvents().filter((f) => f.payload.event.type === 'info').at(-1)!.payload.event.info.queue ?? [];
+    await until(() => queued().length === 0, 'queue emptied');
+  });
+
   it('answers a send retried with the same id once, whether the retry races the first or comes later', async () => {
     const host = await newHost();
     host.create('q3', []);

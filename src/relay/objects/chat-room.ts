@@ -564,13 +564,18 @@ export class ChatRoom extends ClientSockets {
   }
 
   private async deliverKept(): Promise<void> {
-    for (const kept of [...this.store.kept()]) {
+    let failures = 0;
+    // The first kept send is read again each time: one kept while this runs goes out in this pass too.
+    for (let kept = this.store.kept()[0]; kept; kept = this.store.kept()[0]) {
       const payload = this.store.keptPayload(kept.pos);
       const reply = await this.ask({ type: 'chat.send', payload, id: linkId(kept.userId, kept.requestId), by: kept.userId });
       if (!reply.ok && NOT_DELIVERED.has(reply.error.code)) {
-        await this.hostLink().waitForHost(this.key().chatId);
+        // HostLink calls again when the host returns; if it is already back, this pass tries again
+        // (the same link id: the host's journal takes it once), a few times before leaving it for then.
+        if (await this.hostLink().waitForHost(this.key().chatId) && ++failures < 3) continue;
         return;
       }
+      failures = 0;
       if (!reply.ok) console.warn(JSON.stringify({ msg: 'kept send refused by host', chat: this.key().chatId, code: reply.error.code }));
       this.store.unkeep(kept.pos);
       await this.queueChanged();

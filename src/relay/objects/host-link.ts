@@ -296,6 +296,8 @@ export class HostLink extends DurableObject<Env> {
     this.ctx.storage.sql.exec('DELETE FROM waiting');
     // Each room delivers its own kept sends in order; rooms do not wait on one another.
     await Promise.all(chats.map(({ chat_id }) => this.room(hostId, chat_id).hostReturned(hostId, chat_id).catch((error: unknown) => {
+      // Still waiting: the room is told again on the next hello rather than never.
+      this.ctx.storage.sql.exec('INSERT OR IGNORE INTO waiting (chat_id) VALUES (?)', chat_id);
       console.error(JSON.stringify({ msg: 'deliver kept sends failed', hostId, chatId: chat_id, error: String(error) }));
     })));
   }
