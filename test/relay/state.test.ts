@@ -385,5 +385,35 @@ describe('visuals', () => {
     const gone = await visualPage(host.hostId, 'v1', 'vis-1');
     expect(gone.status).toBe(404);
   });
-});
 
+  it('keeps a removed visual removed when the host next sends its whole list', async () => {
+    const host = await newHost();
+    host.create('v2', []);
+    const me = await Client.chat(host.hostId, 'v2');
+    await me.request('chat.attach', { chatId: 'v2' });
+    const visual = (id: string) => ({ id, title: id, at: 1, maxHeight: 600, size: 10 });
+    for (const id of ['vis-a', 'vis-b']) host.sendEvent('visual.page', { chatId: 'v2', visualId: id, html: `<p>${id}</p>` });
+    host.sendEvent('chat.visuals', { chatId: 'v2', visuals: [visual('vis-a'), visual('vis-b')] });
+    await me.waitFor((f) => f.event === 'chat.visuals', 'two visuals');
+    expect((await me.request('chat.removeVisual', { chatId: 'v2', visualId: 'vis-a' })).result.visuals.map((v: any) => v.id)).toEqual(['vis-b']);
+    // The host keeps no removals: its next list still names vis-a.
+    host.sendEvent('visual.page', { chatId: 'v2', visualId: 'vis-c', html: '<p>c</p>' });
+    host.sendEvent('chat.visuals', { chatId: 'v2', visuals: [visual('vis-a'), visual('vis-b'), visual('vis-c')] });
+    const pushed = await me.waitFor((f) => f.event === 'chat.visuals' && f.payload.visuals.some((v: any) => v.id === 'vis-c'), 'third visual');
+    expect(pushed.payload.visuals.map((v: any) => v.id)).toEqual(['vis-b', 'vis-c']);
+    expect((await (await Client.chat(host.hostId, 'v2')).request('chat.attach', { chatId: 'v2' })).result.visuals.map((v: any) => v.id)).toEqual(['vis-b', 'vis-c']);
+    expect((await visualPage(host.hostId, 'v2', 'vis-a')).status).toBe(404);
+  });
+
+  it('keeps a list of more visuals than one D1 statement can name', async () => {
+    const host = await newHost();
+    host.create('v3', []);
+    const me = await Client.chat(host.hostId, 'v3');
+    await me.request('chat.attach', { chatId: 'v3' });
+    const many = Array.from({ length: 120 }, (_, i) => ({ id: `vis-${i}`, title: `v${i}`, at: i, maxHeight: 600, size: 10 }));
+    host.sendEvent('chat.visuals', { chatId: 'v3', visuals: many.slice(0, 119) });
+    host.sendEvent('chat.visuals', { chatId: 'v3', visuals: many });
+    await until(() => host.outbox.size === 0, 'acknowledged');
+    expect((await (await Client.chat(host.hostId, 'v3')).request('chat.attach', { chatId: 'v3' })).result.visuals).toHaveLength(120);
+  });
+});

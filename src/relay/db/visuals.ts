@@ -1,6 +1,6 @@
 // Visual records as the host published them. The host sends the whole list after every change; the
 // relay keeps it so a phone sees a chat's visuals while the machine sleeps.
-import { and, asc, eq, notInArray } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
 import type { ChatVisual } from '../../contracts/index.ts';
 import type { ChatKey } from './bookmarks.ts';
@@ -33,25 +33,16 @@ export class VisualShelf {
     }));
   }
 
-  /** Makes the stored list the host's list: new and changed records written, missing ones removed. */
+  /**
+   * Makes the stored list the host's list, in one transaction: every row written again rather than a
+   * statement naming every id, which D1 limits to 100 bound values.
+   */
   async replace(list: ChatVisual[]): Promise<void> {
-    const ids = list.map((v) => v.id);
-    const statements = [
-      ids.length > 0
-        ? this.db.delete(visuals).where(and(this.where(), notInArray(visuals.visualId, ids)))
-        : this.db.delete(visuals).where(this.where()),
-      ...list.map((v) => {
-        const row = {
-          ...this.key, visualId: v.id, title: v.title, at: Math.round(v.at), maxHeight: Math.round(v.maxHeight), size: v.size,
-          heights: v.heights ? JSON.stringify(v.heights) : null, turnId: v.turnId ?? null, layout: v.layout ?? null,
-        };
-        return this.db.insert(visuals).values(row).onConflictDoUpdate({
-          target: [visuals.hostId, visuals.chatId, visuals.visualId],
-          set: { title: row.title, at: row.at, maxHeight: row.maxHeight, size: row.size, heights: row.heights, turnId: row.turnId, layout: row.layout },
-        });
-      }),
-    ];
-    await this.db.batch(statements as [typeof statements[number], ...typeof statements]);
+    const rows = list.map((v) => this.db.insert(visuals).values({
+      ...this.key, visualId: v.id, title: v.title, at: Math.round(v.at), maxHeight: Math.round(v.maxHeight), size: v.size,
+      heights: v.heights ? JSON.stringify(v.heights) : null, turnId: v.turnId ?? null, layout: v.layout ?? null,
+    }).onConflictDoNothing());
+    await this.db.batch([this.db.delete(visuals).where(this.where()), ...rows]);
   }
 
   async remove(visualId: string): Promise<void> {

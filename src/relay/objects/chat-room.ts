@@ -204,8 +204,8 @@ export class ChatRoom extends ClientSockets {
         await this.book().remove(p.itemId as string);
         return replyOk(id, { bookmarks: await this.bookmarksChanged() });
       case 'chat.removeVisual':
+        this.store.removeVisual(p.visualId as string);
         await this.shelf().remove(p.visualId as string);
-        this.store.dropBlob(`visual:${p.visualId as string}`);
         return replyOk(id, { visuals: await this.visualsChanged() });
       case 'chat.send':
         return this.sendMessage(userId, id, p);
@@ -481,15 +481,17 @@ export class ChatRoom extends ClientSockets {
   private async onVisuals(raw: unknown): Promise<void> {
     const parsed = AGENT_EVENT_SCHEMAS['chat.visuals'].safeParse(raw);
     if (!parsed.success) return;
-    await this.shelf().replace(parsed.data.visuals);
-    this.visualCache = parsed.data.visuals;
-    this.fanOut(eventFrame('chat.visuals', { chatId: this.key().chatId, visuals: parsed.data.visuals }));
+    const removed = this.store.removedVisuals();
+    const visuals = parsed.data.visuals.filter((visual) => !removed.has(visual.id));
+    await this.shelf().replace(visuals);
+    this.visualCache = visuals;
+    this.fanOut(eventFrame('chat.visuals', { chatId: this.key().chatId, visuals }));
   }
 
   private onVisualPage(raw: unknown): void {
     const page = raw as { visualId?: unknown; html?: unknown };
     if (typeof page.visualId !== 'string' || typeof page.html !== 'string') return;
-    this.store.putBlob(`visual:${page.visualId}`, page.html);
+    this.store.putVisualPage(page.visualId, page.html);
   }
 
   /** The page of a visual, for its own sandboxed route: `forbidden` for someone who may not read the chat. */
@@ -500,7 +502,7 @@ export class ChatRoom extends ClientSockets {
     } catch {
       return 'forbidden';
     }
-    return { html: this.store.getBlob(`visual:${visualId}`) };
+    return { html: this.store.visualPage(visualId) };
   }
 
   // ---- approvals and questions: the first answer wins ----
@@ -603,6 +605,7 @@ export class ChatRoom extends ClientSockets {
   private async forget(everything: boolean): Promise<void> {
     await this.book().clear();
     await this.shelf().replace([]);
+    this.store.forgetVisuals();
     this.bookmarkCache = [];
     this.visualCache = [];
     this.fanOut(eventFrame('chat.bookmarks', { chatId: this.key().chatId, bookmarks: [] }));

@@ -10,6 +10,7 @@
 //   deltas logged after an item's row are applied again.
 // - `log`: the events clients may replay, as the JSON that was sent (never serialized twice).
 // - `kept`: `chat.send`s kept while the host was offline, in order, until it takes them.
+// - `removed_visuals`: visuals a person removed, kept out of the host's later lists.
 // - `blobs`: large values in parts under SQLite's value limit: visual pages, kept payloads, and any
 //   item, logged event or info too large for its own row (the row then holds '').
 import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../contracts/index.ts';
@@ -19,6 +20,7 @@ const PART = 500_000;
 export const LOG_KEEP = 5_000;
 const INFO_KEY = 'info';
 const itemKey = (id: string) => `item:${id}`;
+const visualKey = (id: string) => `visual:${id}`;
 /** Zero-padded, so that the keys of a range of seqs sort as a range. */
 const logKey = (seq: number) => `log:${String(seq).padStart(16, '0')}`;
 
@@ -61,6 +63,7 @@ export class RoomStore {
       CREATE TABLE IF NOT EXISTS kept (pos INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, user_id TEXT NOT NULL,
         at INTEGER NOT NULL, preview TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS blobs (key TEXT NOT NULL, part INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, part));
+      CREATE TABLE IF NOT EXISTS removed_visuals (visual_id TEXT PRIMARY KEY);
     `);
     this.state = this.readState();
   }
@@ -154,7 +157,8 @@ export class RoomStore {
   /** Forgets the thread and its log; the room's own seq goes on, so no client mistakes old for new. */
   forgetThread(): void {
     this.dropThreadRows();
-    this.sql.exec("DELETE FROM blobs WHERE key >= 'visual:' AND key < 'visual;'; DELETE FROM meta WHERE key = 'info'");
+    this.sql.exec("DELETE FROM meta WHERE key = 'info'");
+    this.forgetVisuals();
     this.restart(this.state.seq, -1);
   }
 
@@ -210,6 +214,34 @@ export class RoomStore {
     this.sql.exec('DELETE FROM kept WHERE pos = ?', pos);
     this.dropBlob(`kept:${pos}`);
     this.previews = null;
+  }
+
+  // ---- visual pages ----
+  putVisualPage(visualId: string, html: string): void {
+    if (this.removedVisuals().has(visualId)) return; // sent again after a reconnect, but removed here since
+    this.putBlob(visualKey(visualId), html);
+  }
+
+  visualPage(visualId: string): string | null {
+    return this.getBlob(visualKey(visualId));
+  }
+
+  /**
+   * A person removed a visual: its page goes, and its id is remembered, since the host keeps no
+   * removals and names it again in every whole list it sends later.
+   */
+  removeVisual(visualId: string): void {
+    this.sql.exec('INSERT OR IGNORE INTO removed_visuals (visual_id) VALUES (?)', visualId);
+    this.dropBlob(visualKey(visualId));
+  }
+
+  removedVisuals(): Set<string> {
+    return new Set(this.sql.exec<{ visual_id: string }>('SELECT visual_id FROM removed_visuals').toArray().map((row) => row.visual_id));
+  }
+
+  /** A clear or a kill empties the host's list too: pages and removals go. */
+  forgetVisuals(): void {
+    this.sql.exec("DELETE FROM blobs WHERE key >= 'visual:' AND key < 'visual;'; DELETE FROM removed_visuals");
   }
 
   // ---- values too large for one row ----
