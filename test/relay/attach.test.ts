@@ -191,6 +191,16 @@ describe('attach and replay', () => {
     expect(host.requestsOf('chat.history')).toHaveLength(2);
   });
 
+  it('refuses a paged thread from a host whose history pages never move back, instead of paging for ever', async () => {
+    const host = await newHost();
+    host.wholeTooLarge = true;
+    host.create('c12', Array.from({ length: 250 }, (_, i) => userItem(`u${i}`, `m${i}`)));
+    host.handlers['chat.history'] = () => ({ items: [userItem('again', 'again')], history: { start: 150, cursor: 'c:150' } });
+    const client = await Client.chat(host.hostId, 'c12');
+    expect((await client.request('chat.attach', { chatId: 'c12' })).error.code).toBe('internal');
+    expect(host.requestsOf('chat.history')).toHaveLength(1);
+  });
+
   it('starts over when the host makes a new chat under the same id (its seq starts again at 1)', async () => {
     const host = await newHost();
     host.create('c10', [userItem('old', 'before the wipe')]);

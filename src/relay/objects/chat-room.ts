@@ -380,13 +380,18 @@ export class ChatRoom extends ClientSockets {
     if (!head.success) return first;
     const items = head.data.items;
     let cursor = head.data.history?.cursor ?? null;
+    let start = head.data.history?.start ?? 0;
     while (cursor !== null) {
       const older = await this.ask({ type: 'chat.history', payload: { chatId, cursor, limit: page } });
       if (!older.ok) return older;
       const parsed = AGENT_REQUEST_SCHEMAS['chat.history'].result.safeParse(older.result);
-      if (!parsed.success) return { id: older.id, ok: false, error: { code: 'internal', message: 'unreadable history page' } };
+      // Every older page starts earlier: a host answering the same page again would keep this room paging for ever.
+      if (!parsed.success || parsed.data.history.start >= start) {
+        return { id: older.id, ok: false, error: { code: 'internal', message: 'The host answered an unreadable history page' } };
+      }
       items.unshift(...parsed.data.items);
       cursor = parsed.data.history.cursor;
+      start = parsed.data.history.start;
     }
     return { id: first.id, ok: true, result: { info: head.data.info, items, seq: head.data.seq } };
   }
