@@ -1,7 +1,7 @@
 // Test peers for the relay, running inside workerd beside it: a host that speaks the link protocol
 // (a small in-memory agent-contracts host with a per-chat seq, a log and an outbox) and clients.
 import { SELF, env } from 'cloudflare:test';
-import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../src/contracts/index.ts';
+import { LinkAckSchema, Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../src/contracts/index.ts';
 import { mintToken } from '../../src/relay/auth/tokens.ts';
 
 export const OWNER = 'owner-1';
@@ -178,7 +178,9 @@ export class FakeHost {
     if (text === 'pong') return;
     const frame = JSON.parse(text) as Frame;
     if (frame.link === 'ack') {
-      for (const n of frame.n as number[]) this.outbox.delete(n);
+      // As the real host does: an ack it cannot read is ignored whole.
+      const ack = LinkAckSchema.safeParse(frame);
+      if (ack.success) for (const n of ack.data.n) this.outbox.delete(n);
       return;
     }
     this.received.push(frame);

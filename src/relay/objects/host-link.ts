@@ -78,6 +78,8 @@ export class HostLink extends DurableObject<Env> {
     for (const old of this.ctx.getWebSockets('host')) {
       try { old.close(4000, 'replaced by a newer connection'); } catch { /* gone */ }
     }
+    // A host answers on the socket a request came by: what the old one carried will not be answered.
+    this.failWaiting('The host reconnected before it answered');
     const pair = new WebSocketPair();
     this.ctx.acceptWebSocket(pair[1], ['host']);
     pair[1].serializeAttachment({ hostId: identity.hostId, connectedAt: Date.now() } satisfies HostSocketAttachment);
@@ -142,27 +144,29 @@ export class HostLink extends DurableObject<Env> {
   }
 
   private onEvent(ws: WebSocket, frame: LinkEventFrame): void {
+    // An outbox position that is not one would spoil the whole ack it joins; such a frame is not acked.
+    if (frame.n !== undefined && !(Number.isSafeInteger(frame.n) && frame.n > 0)) frame = { ...frame, n: undefined };
     const payload = frame.payload as { chatId?: unknown } | null;
     const chatId = payload && typeof payload.chatId === 'string' ? payload.chatId : null;
+    const hostId = (ws.deserializeAttachment() as HostSocketAttachment).hostId;
     if (CHAT_EVENTS.has(frame.event)) {
-      if (!chatId) return this.ackLater(ws, frame.n); // unroutable: nothing would ever store it
-      this.route(ws, `chat:${chatId}`, frame);
+      if (!chatId) return this.ackLater(frame.n); // unroutable: nothing would ever store it
+      this.route(hostId, `chat:${chatId}`, frame);
     } else {
-      this.route(ws, 'lobby', frame);
+      this.route(hostId, 'lobby', frame);
     }
   }
 
   /** Queues a frame for its target; each target gets its frames in order, in batches. */
-  private route(ws: WebSocket, target: string, frame: LinkEventFrame): void {
+  private route(hostId: string, target: string, frame: LinkEventFrame): void {
     let route = this.routes.get(target);
     if (!route) this.routes.set(target, route = { frames: [], running: false });
     route.frames.push(frame);
-    if (!route.running) void this.drain(ws, target, route);
+    if (!route.running) void this.drain(hostId, target, route);
   }
 
-  private async drain(ws: WebSocket, target: string, route: Route): Promise<void> {
+  private async drain(hostId: string, target: string, route: Route): Promise<void> {
     route.running = true;
-    const hostId = (ws.deserializeAttachment() as HostSocketAttachment).hostId;
     try {
       while (route.frames.length > 0) {
         const batch = route.frames.splice(0, BATCH);
@@ -174,7 +178,7 @@ export class HostLink extends DurableObject<Env> {
           console.error(JSON.stringify({ msg: 'ingest failed', hostId, target, error: String(error) }));
           continue;
         }
-        for (const frame of batch) this.ackLater(ws, frame.n);
+        for (const frame of batch) this.ackLater(frame.n);
       }
     } finally {
       route.running = false;
@@ -182,7 +186,12 @@ export class HostLink extends DurableObject<Env> {
     }
   }
 
-  private ackLater(ws: WebSocket, n: number | undefined): void {
+  /**
+   * Acknowledges on the host's socket of the moment, not the one the frame came by: outbox positions
+   * outlive a connection, and a host that reconnected while its frames were being stored must still
+   * hear of them, or it keeps them for ever.
+   */
+  private ackLater(n: number | undefined): void {
     if (n === undefined) return;
     this.acks.push(n);
     if (this.ackScheduled) return;
@@ -191,7 +200,8 @@ export class HostLink extends DurableObject<Env> {
       this.ackScheduled = false;
       const n = this.acks;
       this.acks = [];
-      try { ws.send(JSON.stringify({ link: 'ack', n })); } catch { /* closed: the host resends, the rooms dedupe */ }
+      const [ws] = this.ctx.getWebSockets('host');
+      try { ws?.send(JSON.stringify({ link: 'ack', n })); } catch { /* closed: the host resends, the rooms dedupe */ }
     });
   }
 
@@ -269,12 +279,16 @@ export class HostLink extends DurableObject<Env> {
 
   private async lost(): Promise<void> {
     if (this.ctx.getWebSockets('host').some((ws) => ws.readyState === WebSocket.OPEN)) return; // a newer socket took over
+    this.failWaiting('The host went offline before it answered');
+    await this.announce(false);
+  }
+
+  private failWaiting(message: string): void {
     for (const [id, waiter] of this.waiters) {
       clearTimeout(waiter.timer);
-      waiter.resolve(failure(id, { code: 'host-offline', message: 'The host went offline before it answered' }));
+      waiter.resolve(failure(id, { code: 'host-offline', message }));
     }
     this.waiters.clear();
-    await this.announce(false);
   }
 
   private async announce(online: boolean): Promise<void> {

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { Client, FakeHost, until, userItem } from './peers.ts';
+
+let hosts = 0;
+const newHost = () => new FakeHost(`host-link-${++hosts}`).connect();
+
+describe('the host link', () => {
+  it('acknowledges what a room stored even when the host reconnected while it was storing', async () => {
+    const host = await newHost();
+    host.create('k1', []);
+    const me = await Client.chat(host.hostId, 'k1');
+    await me.request('chat.attach', { chatId: 'k1' });
+    // The host's seq jumps, so the room catches up by attaching again; the host is slow to answer.
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const attach = host.handlers['chat.attach']!;
+    host.handlers['chat.attach'] = async (p, f) => {
+      await held;
+      return attach(p, f);
+    };
+    const chat = host.chats.get('k1')!;
+    chat.thread.apply({ type: 'item', item: userItem('u1', 'one') });
+    chat.log.push({ seq: ++chat.seq, event: { type: 'item', item: userItem('u1', 'one') } });
+    host.emit('k1', { type: 'item', item: userItem('u2', 'two') });
+    await until(() => host.requestsOf('chat.attach').length === 2, 'the room catching up');
+    await host.connect(); // a new socket while the room is still storing what came by the old one
+    release();
+    await until(() => me.chatEvents().length === 2, 'both events at the client');
+    await until(() => host.outbox.size === 0, 'everything acknowledged on the new socket');
+    expect(me.chatEvents().map((f) => f.payload.event.item.id)).toEqual(['u1', 'u2']);
+  });
+
+  it('answers host-offline at once for a request the old socket carried when the host reconnects', async () => {
+    const host = await newHost();
+    host.create('k2', []);
+    const me = await Client.chat(host.hostId, 'k2');
+    await me.request('chat.attach', { chatId: 'k2' });
+    const compact = me.request('chat.compact', { chatId: 'k2' }); // the host never answers it
+    await until(() => host.requestsOf('chat.compact').length === 1, 'request at the host');
+    await host.connect();
+    expect((await compact).error.code).toBe('host-offline');
+  });
+
+  it('acknowledges the frames it can and drops an outbox position that is not one', async () => {
+    const host = await newHost();
+    host.create('k3', []);
+    const me = await Client.chat(host.hostId, 'k3');
+    await me.request('chat.attach', { chatId: 'k3' });
+    const ws = host.ws;
+    host.ws = null; // kept in the outbox, sent below beside a frame whose n is not a position
+    host.emit('k3', { type: 'item', item: userItem('u1', 'one') });
+    host.emit('k3', { type: 'item', item: userItem('u2', 'two') });
+    host.ws = ws;
+    const [first, second] = [...host.outbox.values()];
+    const bad = JSON.stringify({ type: 'event', event: 'chat.subagentChanged', payload: { chatId: 'k3', toolUseId: 't' }, n: 'seven' });
+    host.ws!.send(`[${first},${bad},${second}]`); // the last two reach the room, and are acknowledged, together
+    await until(() => host.outbox.size === 0, 'the good frame acknowledged');
+  });
+});
