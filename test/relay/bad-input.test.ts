@@ -53,6 +53,35 @@ describe('bad input gets a clear error and changes nothing', () => {
     expect(c.chatEvents()).toHaveLength(1);
   });
 
+  it('passes on only the protocol\'s events from a host, as its schemas read them', async () => {
+    const host = await newHost();
+    host.create('x5', []);
+    const lobby = await Client.lobby(host.hostId);
+    const chat = await Client.chat(host.hostId, 'x5');
+    await chat.request('chat.attach', { chatId: 'x5' });
+    host.sendEvent('chat.bookmarks', { chatId: 'x5', bookmarks: [{ itemId: 'forged', excerpt: 'x', createdAt: 1 }] });
+    host.sendEvent('host.takeover', { please: true });
+    host.sendEvent('usage.changed', { scannedAt: 'yesterday' });
+    host.sendEvent('chat.subagentChanged', { chatId: 'x5' });
+    host.sendEvent('usage.changed', { scannedAt: 7, extra: 'stripped' });
+    host.sendEvent('chat.subagentChanged', { chatId: 'x5', toolUseId: 'tu-1' });
+    await until(() => host.outbox.size === 0, 'acknowledged');
+    await chat.waitFor((f) => f.event === 'chat.subagentChanged', 'the good subagent event');
+    await lobby.waitFor((f) => f.event === 'usage.changed', 'the good usage event');
+    expect(lobby.frames.filter((f) => f.type === 'event' && f.event !== 'host.presence')).toEqual([
+      { type: 'event', event: 'usage.changed', payload: { scannedAt: 7 } },
+    ]);
+    expect(chat.frames.filter((f) => f.type === 'event' && f.event !== 'host.presence').map((f) => f.payload)).toEqual([{ chatId: 'x5', toolUseId: 'tu-1' }]);
+  });
+
+  it('answers chat.create with the host\'s reply even when that reply is not a ChatInfo', async () => {
+    const host = await newHost();
+    host.handlers['chat.create'] = (p) => ({ chatId: p.chatId });
+    const lobby = await Client.lobby(host.hostId);
+    const created = await lobby.request('chat.create', { chatId: 'x6' });
+    expect(created.result).toEqual({ chatId: 'x6' });
+  });
+
   it('refuses sockets without a valid token and frames from people without access', async () => {
     const host = await newHost();
     host.create('x3', []);

@@ -295,10 +295,15 @@ export class ChatRoom extends ClientSockets {
         case 'chat.event': await this.onChatEvent(frame.payload); break;
         case 'chat.visuals': await this.onVisuals(frame.payload); break;
         case 'visual.page': this.onVisualPage(frame.payload); break;
-        case 'chat.subagentChanged': this.fanOut(eventFrame(frame.event, frame.payload)); break;
+        case 'chat.subagentChanged': this.onSubagentChanged(frame.payload); break;
       }
     }
     this.flushSoon();
+  }
+
+  private onSubagentChanged(raw: unknown): void {
+    const parsed = AGENT_EVENT_SCHEMAS['chat.subagentChanged'].safeParse(raw);
+    if (parsed.success) this.fanOut(eventFrame('chat.subagentChanged', parsed.data));
   }
 
   private async onChatEvent(raw: unknown): Promise<void> {

@@ -7,7 +7,10 @@
 // ChatRoom, except attaching, which needs the chat's own socket.
 //
 // It keeps nothing of its own but the reply journal; the chat index is in D1.
-import { AGENT_EVENT_SCHEMAS, ProtocolError, withRequestLimit, type ChatInfo, type LinkEventFrame, type Reply } from '../../contracts/index.ts';
+import {
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, withRequestLimit,
+  type ChatInfo, type EventPayload, type LinkEventFrame, type Reply,
+} from '../../contracts/index.ts';
 import { HostAccess } from '../auth/access.ts';
 import { roleAllows, roleToHear } from '../auth/roles.ts';
 import type { Identity } from '../auth/tokens.ts';
@@ -23,6 +26,7 @@ const HOST_LEVEL = new Set([
 ]);
 const ROOM_ONLY = new Set(['chat.attach', 'chat.detach', 'chat.history']);
 const MUTATING = new Set(['chat.create', 'accounts.save', 'accounts.create']);
+const HOST_WIDE_EVENTS = ['chat.status', 'accounts.changed', 'usage.changed', 'usage.limitsChanged'] as const;
 
 
 export class Lobby extends ClientSockets {
@@ -82,7 +86,10 @@ export class Lobby extends ClientSockets {
     if (request.type === 'chat.list' && !reply.ok && reply.error.code === 'host-offline') {
       return replyOk(request.id, { chats: await this.indexedChats(hostId) });
     }
-    if (request.type === 'chat.create' && reply.ok) await this.index(hostId, [reply.result as ChatInfo]);
+    if (request.type === 'chat.create' && reply.ok) {
+      const info = AGENT_REQUEST_SCHEMAS['chat.create'].result.safeParse(reply.result);
+      if (info.success) await this.index(hostId, [info.data]);
+    }
     return relabel(reply, request.id);
   }
 
@@ -103,15 +110,21 @@ export class Lobby extends ClientSockets {
     const statuses: ChatInfo[] = [];
     const pushes: { event: string; text: string }[] = [];
     for (const frame of frames) {
-      if (frame.event === 'chat.status') {
-        const status = AGENT_EVENT_SCHEMAS['chat.status'].safeParse(frame.payload);
-        if (!status.success) continue; // a host that sends an unreadable status changes no list
-        const info = withRequestLimit(status.data.info);
-        statuses.push(info);
-        pushes.push({ event: frame.event, text: eventFrame('chat.status', { chatId: status.data.chatId, info }) });
-      } else {
-        pushes.push({ event: frame.event, text: eventFrame(frame.event, frame.payload) });
+      // Only the protocol's host-wide events, as its schemas read them: a host's other frames (a
+      // relay-owned `chat.bookmarks`, a name no client knows, a payload that does not parse) stop here.
+      const event = HOST_WIDE_EVENTS.find((name) => name === frame.event);
+      const parsed = event && AGENT_EVENT_SCHEMAS[event].safeParse(frame.payload);
+      if (!event || !parsed?.success) {
+        console.warn(JSON.stringify({ msg: 'host event dropped', hostId, event: frame.event }));
+        continue;
       }
+      let payload = parsed.data;
+      if (event === 'chat.status') {
+        const status = payload as EventPayload<'chat.status'>;
+        payload = { chatId: status.chatId, info: withRequestLimit(status.info) };
+        statuses.push(payload.info);
+      }
+      pushes.push({ event, text: eventFrame(event, payload) });
     }
     if (pushes.length > 0) await this.push(hostId, pushes);
     if (statuses.length > 0) await this.index(hostId, statuses);
@@ -137,15 +150,22 @@ export class Lobby extends ClientSockets {
 
   // ---- the chat index ----
 
+  /**
+   * Records the latest info of each chat for lists while the host is away. Best effort: the next
+   * status corrects a miss, and a failure here must not hold back the acknowledgement of the pushes.
+   */
   private async index(hostId: string, infos: ChatInfo[]): Promise<void> {
     const now = Date.now();
-    const latest = new Map(infos.filter((info) => info && typeof info.chatId === 'string').map((info) => [info.chatId, info]));
-    if (latest.size === 0) return;
-    await this.env.DB.batch([...latest.values()].map((info) => this.env.DB.prepare(
-      `INSERT INTO chats (host_id, chat_id, title, status, provider, info, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (host_id, chat_id) DO UPDATE SET title = excluded.title, status = excluded.status,
-         provider = excluded.provider, info = excluded.info, updated_at = excluded.updated_at`,
-    ).bind(hostId, info.chatId, info.suggestedTitle ?? null, info.status, info.provider, JSON.stringify(info), now)));
+    const latest = new Map(infos.map((info) => [info.chatId, info]));
+    try {
+      await this.env.DB.batch([...latest.values()].map((info) => this.env.DB.prepare(
+        `INSERT INTO chats (host_id, chat_id, title, status, provider, info, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (host_id, chat_id) DO UPDATE SET title = excluded.title, status = excluded.status,
+           provider = excluded.provider, info = excluded.info, updated_at = excluded.updated_at`,
+      ).bind(hostId, info.chatId, info.suggestedTitle ?? null, info.status, info.provider, JSON.stringify(info), now)));
+    } catch (error) {
+      console.error(JSON.stringify({ msg: 'chat index not written', hostId, error: String(error) }));
+    }
   }
 
   private async indexedChats(hostId: string): Promise<ChatInfo[]> {
