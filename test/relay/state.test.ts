@@ -311,6 +311,20 @@ describe('durability and presence', () => {
     expect(replay.result.events.map((e: any) => e.type)).toEqual(['item', 'delta', 'delta']);
   });
 
+  it('keeps a long streamed reply whole across a restart, however many deltas came since its last write', async () => {
+    const host = await newHost();
+    host.create('d2', []);
+    const me = await Client.chat(host.hostId, 'd2');
+    await me.request('chat.attach', { chatId: 'd2' });
+    host.emit('d2', { type: 'item', item: assistantItem('a1', '') });
+    host.emitMany('d2', Array.from({ length: 5_400 }, (_, i) => ({ type: 'delta' as const, itemId: 'a1', text: `${i} ` })));
+    await until(() => host.outbox.size === 0, 'all acknowledged', 60_000);
+    await evictAllDurableObjects();
+    await host.connect();
+    const snap = await (await Client.chat(host.hostId, 'd2')).request('chat.attach', { chatId: 'd2' });
+    expect(snap.result.items[0].text).toBe(Array.from({ length: 5_400 }, (_, i) => `${i} `).join(''));
+  });
+
   it('tells lobby clients when the host goes offline, on close and on silence', async () => {
     const host = await newHost();
     const lobby = await Client.lobby(host.hostId);

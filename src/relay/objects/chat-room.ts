@@ -453,8 +453,12 @@ export class ChatRoom extends ClientSockets {
     }
     const json = JSON.stringify(event);
     this.store.appendLog(seq, json);
-    // The log keeps the last LOG_KEEP events; trimmed now and then rather than on every event.
-    if (seq % 256 === 0 && seq - LOG_KEEP > this.store.state.logFloor) this.store.trimLog(seq - LOG_KEEP);
+    // The log keeps the last LOG_KEEP events; trimmed now and then rather than on every event. Streamed
+    // items are written first: the deltas trimmed away may be all that holds their newest text.
+    if (seq % 256 === 0 && seq - LOG_KEEP > this.store.state.logFloor) {
+      this.flush();
+      this.store.trimLog(seq - LOG_KEEP);
+    }
     return chatEventText(this.key().chatId, json, seq);
   }
 
