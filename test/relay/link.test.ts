@@ -1,3 +1,4 @@
+import { env, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { Client, FakeHost, until, userItem } from './peers.ts';
 
@@ -55,5 +56,16 @@ describe('the host link', () => {
     const bad = JSON.stringify({ type: 'event', event: 'chat.subagentChanged', payload: { chatId: 'k3', toolUseId: 't' }, n: 'seven' });
     host.ws!.send(`[${first},${bad},${second}]`); // the last two reach the room, and are acknowledged, together
     await until(() => host.outbox.size === 0, 'the good frame acknowledged');
+  });
+
+  it('stops telling a chat of presence once nobody is connected to it', async () => {
+    const host = await newHost();
+    const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId));
+    await link.watch('ghost', true); // as a room whose sockets ended in a restart, without a close
+    const watching = () => runInDurableObject(link, (_, state) => state.storage.sql.exec('SELECT chat_id FROM watching').toArray().map((r) => r.chat_id));
+    expect(await watching()).toEqual(['ghost']);
+    host.disconnect();
+    await until(async () => !(await link.isOnline()), 'host offline');
+    await until(async () => (await watching()).length === 0, 'the empty room no longer watched');
   });
 });

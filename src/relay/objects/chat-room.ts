@@ -119,10 +119,14 @@ export class ChatRoom extends ClientSockets {
     if (open.length === 0) void this.hostLink().watch(this.key().chatId, false).catch(() => undefined);
   }
 
-  /** HostLink tells every chat with people connected that the host came or went. */
-  async presence(hostId: string, chatId: string, online: boolean, at: number): Promise<void> {
+  /**
+   * HostLink tells every chat with people connected that the host came or went. Answers whether
+   * anyone is still here: sockets that ended without a close (a restart) never said they left.
+   */
+  async presence(hostId: string, chatId: string, online: boolean, at: number): Promise<boolean> {
     this.name(hostId, chatId);
     this.broadcast(eventFrame('host.presence', { hostId, online, at }));
+    return this.clients().length > 0;
   }
 
   private attachedSockets(): Set<WebSocket> {

@@ -59,6 +59,8 @@ export class HostLink extends DurableObject<Env> {
   private acks: number[] = [];
   private ackScheduled = false;
   private lastHeard = 0;
+  /** Chats that asked to watch presence since the last announcement began; see announce. */
+  private readonly rewatched = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -247,7 +249,10 @@ export class HostLink extends DurableObject<Env> {
 
   /** A chat with people connected asks to hear the host's presence (and says when the last one left). */
   async watch(chatId: string, watching: boolean): Promise<boolean> {
-    if (watching) this.ctx.storage.sql.exec('INSERT OR IGNORE INTO watching (chat_id) VALUES (?)', chatId);
+    if (watching) {
+      this.ctx.storage.sql.exec('INSERT OR IGNORE INTO watching (chat_id) VALUES (?)', chatId);
+      this.rewatched.add(chatId);
+    }
     else this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chatId);
     return this.isOnline();
   }
@@ -297,9 +302,14 @@ export class HostLink extends DurableObject<Env> {
     const at = Date.now();
     await this.env.DB.prepare('UPDATE hosts SET last_seen_at = ? WHERE id = ?').bind(at, hostId).run();
     const rooms = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM watching').toArray();
+    this.rewatched.clear();
     await Promise.all([
       this.lobby(hostId).presence(hostId, online, at),
-      ...rooms.map(({ chat_id }) => this.room(hostId, chat_id).presence(hostId, chat_id, online, at)),
+      ...rooms.map(async ({ chat_id }) => {
+        const anyone = await this.room(hostId, chat_id).presence(hostId, chat_id, online, at);
+        // Unless someone connected there while it answered: their room asked to watch again meanwhile.
+        if (!anyone && !this.rewatched.has(chat_id)) this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chat_id);
+      }),
     ].map((p) => p.catch((error: unknown) => console.error(JSON.stringify({ msg: 'presence not delivered', hostId, error: String(error) })))));
   }
 
