@@ -79,6 +79,11 @@ export async function verifyVisualTicket(secret: string, ticket: string, hostId:
   }
 }
 
+/** Whom a journal or the host records a request under: a user, or a host acting as a client of its own relay. */
+export function principalOf(identity: Identity): string {
+  return identity.kind === 'user' ? identity.userId : `host:${identity.hostId}`;
+}
+
 /** The token of a request: `Authorization: Bearer …`, or `?access_token=` where a browser socket cannot set headers. */
 export function tokenOf(request: Request): string | null {
   const header = request.headers.get('Authorization');

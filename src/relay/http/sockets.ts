@@ -5,7 +5,7 @@ import { ProtocolError } from '../../contracts/index.ts';
 import { HostAccess } from '../auth/access.ts';
 import { tokenOf, verifyToken, type Identity } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
-import { roomName } from '../objects/host-link.ts';
+import { hostLinkOf, lobbyOf, roomOf } from '../objects/stubs.ts';
 import { withIdentity } from '../objects/client-sockets.ts';
 
 type App = { Bindings: Env; Variables: { identity: Identity } };
@@ -33,8 +33,7 @@ sockets.get('/:hostId/link', async (c) => {
   if (identity.kind !== 'host' || identity.hostId !== hostId) {
     return c.json({ code: 'forbidden', message: 'Only the host itself may open its link' }, 403);
   }
-  const link = c.env.HOST_LINK.get(c.env.HOST_LINK.idFromName(hostId));
-  return link.fetch(withIdentity(c.req.raw, identity));
+  return hostLinkOf(c.env, hostId).fetch(withIdentity(c.req.raw, identity));
 });
 
 // A person with no role on the host gets no socket at all: a socket receives pushes (presence, every
@@ -48,13 +47,11 @@ sockets.on('GET', ['/:hostId/lobby', '/:hostId/chats/:chatId'], async (c, next) 
 
 sockets.get('/:hostId/lobby', async (c) => {
   const hostId = c.req.param('hostId');
-  const lobby = c.env.LOBBY.get(c.env.LOBBY.idFromName(hostId));
-  return lobby.fetch(withIdentity(c.req.raw, c.get('identity'), { 'X-Tether-Host': hostId }));
+  return lobbyOf(c.env, hostId).fetch(withIdentity(c.req.raw, c.get('identity'), { 'X-Tether-Host': hostId }));
 });
 
 sockets.get('/:hostId/chats/:chatId', async (c) => {
   const hostId = c.req.param('hostId');
   const chatId = c.req.param('chatId');
-  const room = c.env.CHAT_ROOM.get(c.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
-  return room.fetch(withIdentity(c.req.raw, c.get('identity'), { 'X-Tether-Host': hostId, 'X-Tether-Chat': chatId }));
+  return roomOf(c.env, hostId, chatId).fetch(withIdentity(c.req.raw, c.get('identity'), { 'X-Tether-Host': hostId, 'X-Tether-Chat': chatId }));
 });

@@ -8,7 +8,7 @@ import { ProtocolError } from '../../contracts/index.ts';
 import { HostAccess } from '../auth/access.ts';
 import { VISUAL_TICKET_SECONDS, mintVisualTicket, verifyToken, verifyVisualTicket } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
-import { roomName } from '../objects/host-link.ts';
+import { roomOf } from '../objects/stubs.ts';
 
 export const visualPages = new Hono<{ Bindings: Env }>();
 
@@ -46,8 +46,7 @@ visualPages.get('/:hostId/:chatId/:visualId', async (c) => {
   } catch (error) {
     return c.json(unauthorized(error), 401);
   }
-  const room = c.env.CHAT_ROOM.get(c.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
-  const page = await room.visualPage(hostId, chatId, visualId, identity);
+  const page = await roomOf(c.env, hostId, chatId).visualPage(hostId, chatId, visualId, identity);
   if (page === 'forbidden') return c.json({ code: 'forbidden', message: 'You may not see this visual' }, 403);
   const { html } = page;
   if (html === null) return c.json({ code: 'item-not-found', message: 'No such visual' }, 404);

@@ -17,36 +17,27 @@ import {
   type ChatAttachResult, type ChatBookmark, type ChatEvent, type ChatInfo, type ChatQueuedMessage,
   type ChatVisual, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
-import { HostAccess } from '../auth/access.ts';
-import type { Identity } from '../auth/tokens.ts';
+import { principalOf, type Identity } from '../auth/tokens.ts';
 import { BookmarkBook } from '../db/bookmarks.ts';
 import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 import { VisualShelf } from '../db/visuals.ts';
 import type { Env } from '../env.ts';
 import {
-  ClientSockets, eventFrame, identityOf, linkId, relabel, replyError, replyOk, send, type ClientRequest,
+  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
-import { ReplyJournal } from './reply-journal.ts';
+import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
+import { hostLinkOf } from './stubs.ts';
 import { LOG_KEEP, RoomStore } from './room-store.ts';
 
 const FLUSH_EVERY_MS = 1_000;
-/** Requests that change something: answered once per request id, however often a client retries. */
-const MUTATING = new Set([
-  'chat.create', 'chat.send', 'chat.uiChoice', 'chat.unqueue', 'chat.sendNow', 'chat.cancel', 'chat.approve', 'chat.answer',
-  'chat.dismiss', 'chat.configure', 'chat.compact', 'chat.clear', 'chat.kill', 'chat.fork', 'chat.continueOn', 'chat.summarize',
-  'chat.stopSubagent', 'chat.stopTask', 'chat.addBookmark', 'chat.renameBookmark', 'chat.removeBookmark', 'chat.removeVisual',
-  'accounts.save', 'accounts.create',
-]);
 const SETTLING = new Set(['chat.approve', 'chat.answer', 'chat.dismiss']);
-/** Errors after which the host surely did not act on an answer, so the request may be answered again. */
+/** Replies after which a send is kept and sent again later, under the same link id so the host takes it once. */
 const NOT_DELIVERED = new Set(['host-offline', 'host-timeout']);
-
 
 export class ChatRoom extends ClientSockets {
   private readonly store: RoomStore;
   private readonly journal: ReplyJournal;
-  private readonly access: HostAccess;
   private thread: Thread | null | undefined;
   private readonly dirty = new Set<string>();
   private lastFlush = 0;
@@ -62,7 +53,6 @@ export class ChatRoom extends ClientSockets {
     super(ctx, env);
     this.store = new RoomStore(ctx.storage.sql);
     this.journal = new ReplyJournal(ctx.storage.sql);
-    this.access = new HostAccess(env.DB);
   }
 
   // ---- identity of the room ----
@@ -82,7 +72,7 @@ export class ChatRoom extends ClientSockets {
   }
 
   private hostLink() {
-    return this.env.HOST_LINK.get(this.env.HOST_LINK.idFromName(this.key().hostId));
+    return hostLinkOf(this.env, this.key().hostId);
   }
 
   private loaded(): Thread | null {
@@ -109,7 +99,7 @@ export class ChatRoom extends ClientSockets {
     // asks HostLink for later changes too.
     const first = this.clients().length === 1;
     const online = first ? this.hostLink().watch(this.key().chatId, true) : this.hostLink().isOnline();
-    void online.then((up) => send(ws, eventFrame('host.presence', { hostId: this.key().hostId, online: up, at: Date.now() })))
+    void online.then((up) => send(ws, presenceFrame(this.key().hostId, up)))
       .catch(() => undefined);
   }
 
@@ -125,7 +115,7 @@ export class ChatRoom extends ClientSockets {
    */
   async presence(hostId: string, chatId: string, online: boolean, at: number): Promise<boolean> {
     this.name(hostId, chatId);
-    this.broadcast(eventFrame('host.presence', { hostId, online, at }));
+    this.broadcast(presenceFrame(hostId, online, at));
     return this.clients().length > 0;
   }
 
@@ -175,9 +165,9 @@ export class ChatRoom extends ClientSockets {
     if (payload.chatId !== undefined && payload.chatId !== chatId) {
       return replyError(request.id, { code: 'bad-request', message: `This socket serves chat ${chatId}` });
     }
-    const userId = identity.kind === 'user' ? identity.userId : `host:${identity.hostId}`;
+    const userId = principalOf(identity);
     if (SETTLING.has(request.type)) await this.reconcileRequests();
-    if (!MUTATING.has(request.type)) return this.answer(userId, request, ws);
+    if (!ANSWERED_ONCE.has(request.type)) return this.answer(userId, request, ws);
     return this.journal.once(userId, request.id, () => this.answer(userId, request, ws).catch((error: unknown) => {
       if (error instanceof ProtocolError) return replyError(request.id, error.toWire());
       throw error;

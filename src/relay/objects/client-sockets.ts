@@ -4,8 +4,9 @@
 import { DurableObject } from 'cloudflare:workers';
 import {
   AGENT_REQUEST_SCHEMAS, LINK_MAX_FRAME_BYTES, ProtocolError, isAgentRequestType, parseRequest, toWireError,
-  type AgentRequestType, type Reply, type Request as WireRequest, type WireError,
+  type AgentRequestType, type Reply, type WireError,
 } from '../../contracts/index.ts';
+import { HostAccess } from '../auth/access.ts';
 import type { Identity } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
 
@@ -15,7 +16,7 @@ export interface SocketAttachment {
 }
 
 /** The header the Worker uses to hand a verified identity to an object; never taken from a client. */
-export const IDENTITY_HEADER = 'X-Tether-Identity';
+const IDENTITY_HEADER = 'X-Tether-Identity';
 
 export function withIdentity(request: Request, identity: Identity, extra: Record<string, string> = {}): Request {
   const headers = new Headers(request.headers);
@@ -50,6 +51,11 @@ export function linkId(userId: string, requestId: string): string {
 
 export function eventFrame(event: string, payload: unknown): string {
   return JSON.stringify({ type: 'event', event, payload });
+}
+
+/** The relay's own `host.presence` event (src/contracts/relay.ts). */
+export function presenceFrame(hostId: string, online: boolean, at = Date.now()): string {
+  return eventFrame('host.presence', { hostId, online, at });
 }
 
 /** A request that passed the envelope, the table and its payload schema. */
@@ -93,6 +99,9 @@ export function readClientFrame(message: string | ArrayBuffer): ClientRequest | 
 }
 
 export abstract class ClientSockets extends DurableObject<Env> {
+  /** Who may do what on the host; asked on every request. */
+  protected readonly access = new HostAccess(this.env.DB);
+
   /** Accepts a client socket for this object, remembering who it is across hibernation. */
   protected acceptClient(identity: Identity, tags: string[] = []): Response {
     const pair = new WebSocketPair();
@@ -159,5 +168,3 @@ export function send(ws: WebSocket, text: string): void {
     // The socket closed between the check and the send; its close handler tidies up.
   }
 }
-
-export type { WireRequest };

@@ -23,6 +23,7 @@ import {
 import { hosts, users } from '../db/schema.ts';
 import type { Env } from '../env.ts';
 import { identityOf } from './client-sockets.ts';
+import { hostLinkOf, lobbyOf, roomOf } from './stubs.ts';
 
 const CHECK_EVERY_MS = 2_000;
 const BATCH = 256;
@@ -173,8 +174,8 @@ export class HostLink extends DurableObject<Env> {
       while (route.frames.length > 0) {
         const batch = route.frames.splice(0, BATCH);
         try {
-          if (target === 'lobby') await this.lobby(hostId).ingest(hostId, batch);
-          else await this.room(hostId, target.slice(5)).ingest(hostId, target.slice(5), batch);
+          if (target === 'lobby') await lobbyOf(this.env, hostId).ingest(hostId, batch);
+          else await roomOf(this.env, hostId, target.slice(5)).ingest(hostId, target.slice(5), batch);
         } catch (error) {
           // Not acknowledged: the host keeps these and sends them again on its next connection.
           console.error(JSON.stringify({ msg: 'ingest failed', hostId, target, error: String(error) }));
@@ -304,9 +305,9 @@ export class HostLink extends DurableObject<Env> {
     const rooms = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM watching').toArray();
     this.rewatched.clear();
     await Promise.all([
-      this.lobby(hostId).presence(hostId, online, at),
+      lobbyOf(this.env, hostId).presence(hostId, online, at),
       ...rooms.map(async ({ chat_id }) => {
-        const anyone = await this.room(hostId, chat_id).presence(hostId, chat_id, online, at);
+        const anyone = await roomOf(this.env, hostId, chat_id).presence(hostId, chat_id, online, at);
         // Unless someone connected there while it answered: their room asked to watch again meanwhile.
         if (!anyone && !this.rewatched.has(chat_id)) this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chat_id);
       }),
@@ -319,7 +320,7 @@ export class HostLink extends DurableObject<Env> {
     const chats = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM waiting').toArray();
     this.ctx.storage.sql.exec('DELETE FROM waiting');
     // Each room delivers its own kept sends in order; rooms do not wait on one another.
-    await Promise.all(chats.map(({ chat_id }) => this.room(hostId, chat_id).hostReturned(hostId, chat_id).catch((error: unknown) => {
+    await Promise.all(chats.map(({ chat_id }) => roomOf(this.env, hostId, chat_id).hostReturned(hostId, chat_id).catch((error: unknown) => {
       // Still waiting: the room is told again on the next hello rather than never.
       this.ctx.storage.sql.exec('INSERT OR IGNORE INTO waiting (chat_id) VALUES (?)', chat_id);
       console.error(JSON.stringify({ msg: 'deliver kept sends failed', hostId, chatId: chat_id, error: String(error) }));
@@ -327,14 +328,6 @@ export class HostLink extends DurableObject<Env> {
   }
 
   // ---- plumbing -------------------------------------------------------------------------------
-
-  private room(hostId: string, chatId: string) {
-    return this.env.CHAT_ROOM.get(this.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
-  }
-
-  private lobby(hostId: string) {
-    return this.env.LOBBY.get(this.env.LOBBY.idFromName(hostId));
-  }
 
   private getMeta(key: string): string | null {
     const [row] = this.ctx.storage.sql.exec<{ value: string }>('SELECT value FROM meta WHERE key = ?', key).toArray();
@@ -346,17 +339,13 @@ export class HostLink extends DurableObject<Env> {
   }
 }
 
-export function roomName(hostId: string, chatId: string): string {
-  return `${hostId}\n${chatId}`;
-}
-
 function failure(id: string, error: WireError): Reply {
   return { id, ok: false, error };
 }
 
 /** Sends a request to a host through its HostLink and answers the host's Reply (or the relay's). */
 export async function askHost(env: Env, hostId: string, input: LinkRequestInput): Promise<Reply> {
-  const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(hostId));
+  const link = hostLinkOf(env, hostId);
   // The RPC type machinery cannot express `unknown` results; the value is the Reply we built.
   return (await link.request(input)) as unknown as Reply;
 }

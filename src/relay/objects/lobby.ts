@@ -11,13 +11,15 @@ import {
   AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, withRequestLimit,
   type ChatInfo, type EventPayload, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
-import { HostAccess } from '../auth/access.ts';
 import { roleAllows, roleToHear } from '../auth/roles.ts';
-import type { Identity } from '../auth/tokens.ts';
+import { principalOf, type Identity } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
-import { ClientSockets, eventFrame, identityOf, linkId, relabel, replyError, replyOk, send, type ClientRequest } from './client-sockets.ts';
-import { askHost, roomName, type LinkRequestInput } from './host-link.ts';
-import { ReplyJournal } from './reply-journal.ts';
+import {
+  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest,
+} from './client-sockets.ts';
+import { askHost, type LinkRequestInput } from './host-link.ts';
+import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
+import { hostLinkOf, roomOf } from './stubs.ts';
 
 const HOST_LEVEL = new Set([
   'chat.list', 'chat.create', 'chat.setPreferences', 'provider.list', 'skills.list',
@@ -25,18 +27,14 @@ const HOST_LEVEL = new Set([
   'usage.summary', 'usage.subscribe', 'usage.unsubscribe', 'usage.limits', 'usage.refreshLimits',
 ]);
 const ROOM_ONLY = new Set(['chat.attach', 'chat.detach', 'chat.history']);
-const MUTATING = new Set(['chat.create', 'accounts.save', 'accounts.create']);
 const HOST_WIDE_EVENTS = ['chat.status', 'accounts.changed', 'usage.changed', 'usage.limitsChanged'] as const;
-
 
 export class Lobby extends ClientSockets {
   private readonly journal: ReplyJournal;
-  private readonly access: HostAccess;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.journal = new ReplyJournal(ctx.storage.sql);
-    this.access = new HostAccess(env.DB);
     ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
   }
 
@@ -55,7 +53,7 @@ export class Lobby extends ClientSockets {
   }
 
   private hostLink() {
-    return this.env.HOST_LINK.get(this.env.HOST_LINK.idFromName(this.hostId()));
+    return hostLinkOf(this.env, this.hostId());
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -68,16 +66,16 @@ export class Lobby extends ClientSockets {
 
   protected override onConnect(ws: WebSocket): void {
     void this.hostLink().isOnline().then((online) => {
-      send(ws, eventFrame('host.presence', { hostId: this.hostId(), online, at: Date.now() }));
+      send(ws, presenceFrame(this.hostId(), online));
     }).catch(() => undefined);
   }
 
   protected override async onRequest(_ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string> {
     const hostId = this.hostId();
     await this.access.check(identity, hostId, request.type);
-    const userId = identity.kind === 'user' ? identity.userId : `host:${identity.hostId}`;
+    const userId = principalOf(identity);
     if (!HOST_LEVEL.has(request.type)) return this.viaRoom(hostId, identity, request);
-    if (!MUTATING.has(request.type)) return this.answer(hostId, userId, request);
+    if (!ANSWERED_ONCE.has(request.type)) return this.answer(hostId, userId, request);
     return this.journal.once(userId, request.id, () => this.answer(hostId, userId, request));
   }
 
@@ -99,8 +97,7 @@ export class Lobby extends ClientSockets {
     }
     const chatId = (request.payload as { chatId?: string }).chatId;
     if (typeof chatId !== 'string') return replyError(request.id, { code: 'bad-request', message: 'Invalid payload: chatId' });
-    const room = this.env.CHAT_ROOM.get(this.env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
-    return room.serveForLobby(hostId, chatId, identity, request);
+    return roomOf(this.env, hostId, chatId).serveForLobby(hostId, chatId, identity, request);
   }
 
   // ---- from HostLink ----
@@ -145,7 +142,7 @@ export class Lobby extends ClientSockets {
 
   async presence(hostId: string, online: boolean, at: number): Promise<void> {
     this.name(hostId);
-    this.broadcast(eventFrame('host.presence', { hostId, online, at }));
+    this.broadcast(presenceFrame(hostId, online, at));
   }
 
   // ---- the chat index ----

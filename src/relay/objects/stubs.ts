@@ -1,0 +1,19 @@
+// How the relay finds its Durable Objects: one HostLink and one Lobby per host, one ChatRoom per chat.
+import type { Env } from '../env.ts';
+
+/** A chat's room name: host and chat id, joined by a character neither may hold in a path segment. */
+export function roomName(hostId: string, chatId: string): string {
+  return `${hostId}\n${chatId}`;
+}
+
+export function roomOf(env: Env, hostId: string, chatId: string) {
+  return env.CHAT_ROOM.get(env.CHAT_ROOM.idFromName(roomName(hostId, chatId)));
+}
+
+export function hostLinkOf(env: Env, hostId: string) {
+  return env.HOST_LINK.get(env.HOST_LINK.idFromName(hostId));
+}
+
+export function lobbyOf(env: Env, hostId: string) {
+  return env.LOBBY.get(env.LOBBY.idFromName(hostId));
+}
