@@ -436,16 +436,22 @@ export class ChatRoom extends ClientSockets {
     }
     this.store.advance(seq, hostSeq);
     const item = thread.apply(event);
+    // What is stored is serialized once and the event's JSON built around it: items and infos can be large.
+    let json: string;
     if (event.type === 'info') {
-      this.store.writeInfo(event.info);
-      event = { type: 'info', info: this.decorate(event.info) };
+      const infoJson = JSON.stringify(event.info);
+      this.store.writeInfo(event.info, infoJson);
+      const shown = this.decorate(event.info);
+      json = `{"type":"info","info":${shown === event.info ? infoJson : JSON.stringify(shown)}}`;
     } else if (event.type === 'item' && item) {
-      this.store.writeItem(thread, item, seq);
+      const itemJson = JSON.stringify(item);
+      this.store.writeItem(thread, item, seq, itemJson);
       this.dirty.delete(item.id);
-    } else if (event.type === 'delta' && item) {
-      this.dirty.add(item.id);
+      json = `{"type":"item","item":${itemJson}${event.historyIndex === undefined ? '' : `,"historyIndex":${event.historyIndex}`}}`;
+    } else {
+      if (event.type === 'delta' && item) this.dirty.add(item.id);
+      json = JSON.stringify(event);
     }
-    const json = JSON.stringify(event);
     this.store.appendLog(seq, json);
     // The log keeps the last LOG_KEEP events; trimmed now and then rather than on every event. Streamed
     // items are written first: the deltas trimmed away may be all that holds their newest text.

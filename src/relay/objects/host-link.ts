@@ -214,13 +214,13 @@ export class HostLink extends DurableObject<Env> {
 
   // ---- requests to the host (RPC from ChatRoom and Lobby) --------------------------------------
 
-  async request(input: LinkRequestInput, timeoutMs?: number): Promise<Reply> {
+  async request(input: LinkRequestInput): Promise<Reply> {
     const [ws] = this.ctx.getWebSockets('host');
     const id = input.id ?? crypto.randomUUID();
     if (!ws) return failure(id, { code: 'host-offline', message: 'The host is offline' });
     const existing = this.waiters.get(id);
     if (existing) return existing.promise;
-    const limit = timeoutMs ?? Number(this.env.HOST_TIMEOUT_MS ?? 30_000);
+    const limit = Number(this.env.HOST_TIMEOUT_MS ?? 30_000);
     let resolve!: (reply: Reply) => void;
     const promise = new Promise<Reply>((r) => { resolve = r; });
     const timer = setTimeout(() => {

@@ -135,14 +135,16 @@ export class RoomStore {
     return thread;
   }
 
-  writeInfo(info: ChatInfo): void {
-    this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('info', ?)", this.spill(JSON.stringify(info), INFO_KEY));
+  /** `json` is the info serialized, when the caller already has it. */
+  writeInfo(info: ChatInfo, json = JSON.stringify(info)): void {
+    this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('info', ?)", this.spill(json, INFO_KEY));
   }
 
-  writeItem(thread: Thread, item: ChatItem, seq: number): void {
+  /** `json` is the item serialized, when the caller already has it. */
+  writeItem(thread: Thread, item: ChatItem, seq: number, json = JSON.stringify(item)): void {
     this.sql.exec(
       'INSERT INTO items (pos, id, json, seq) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET json = excluded.json, seq = excluded.seq',
-      thread.positionOf(item.id), item.id, this.spill(JSON.stringify(item), itemKey(item.id)), seq,
+      thread.positionOf(item.id), item.id, this.spill(json, itemKey(item.id)), seq,
     );
   }
 
