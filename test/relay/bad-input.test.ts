@@ -103,6 +103,23 @@ describe('bad input gets a clear error and changes nothing', () => {
     }
   });
 
+  it('lets a socket open before its host was first seen, and tells it nothing of a host someone else then owns', async () => {
+    const hostId = `host-bad-unborn-${++hosts}`;
+    const early = await Client.lobby(hostId, 'mallory');
+    const earlyChat = await Client.chat(hostId, 'x7', 'mallory');
+    const mine = await Client.lobby(hostId);
+    const host = await new FakeHost(hostId).connect();
+    host.create('x7', []);
+    await mine.waitFor((f) => f.event === 'host.presence' && f.payload.online, 'the owner hears the host arrive');
+    host.sendEvent('chat.status', { chatId: 'x7', info: host.chats.get('x7')!.thread.info });
+    await mine.waitFor((f) => f.event === 'chat.status', 'the owner hears the status');
+    await until(() => host.outbox.size === 0, 'acknowledged');
+    for (const stranger of [early, earlyChat]) {
+      expect(stranger.frames.filter((f) => f.event !== 'host.presence' || f.payload.online)).toEqual([]);
+    }
+    expect((await early.request('chat.list', {})).error.code).toBe('forbidden');
+  });
+
   it('stops pushes and refuses requests on open sockets once the person loses the host', async () => {
     const host = await newHost();
     host.create('x4', []);

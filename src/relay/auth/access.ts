@@ -11,7 +11,7 @@ import { MINIMAL_ROLE, roleAllows, type Role } from './roles.ts';
 const CACHE_MS = 2_000;
 
 export class HostAccess {
-  private readonly cache = new Map<string, { role: Role | null; at: number }>();
+  private readonly owners = new Map<string, { owner: string | null; at: number }>();
   private readonly db: D1Database;
   constructor(db: D1Database) {
     this.db = db;
@@ -19,14 +19,29 @@ export class HostAccess {
 
   async roleOf(identity: Identity, hostId: string): Promise<Role | null> {
     if (identity.kind === 'host') return identity.hostId === hostId ? 'owner' : null;
-    const key = `${identity.userId}\n${hostId}`;
-    const hit = this.cache.get(key);
+    return (await this.ownerOf(hostId)) === identity.userId ? 'owner' : null;
+  }
+
+  /**
+   * Whether a socket may open: for someone with a role on the host, or for a host the relay has not
+   * met yet (an app opened before its machine first connected), which has nothing to show. What such a
+   * socket may hear later is checked again, push by push.
+   */
+  async mayConnect(identity: Identity, hostId: string): Promise<boolean> {
+    if (identity.kind === 'host') return identity.hostId === hostId;
+    const owner = await this.ownerOf(hostId);
+    return owner === null || owner === identity.userId;
+  }
+
+  /** The host's owner, or null for a host the relay has not met. */
+  private async ownerOf(hostId: string): Promise<string | null> {
+    const hit = this.owners.get(hostId);
     const now = Date.now();
-    if (hit && now - hit.at < CACHE_MS) return hit.role;
+    if (hit && now - hit.at < CACHE_MS) return hit.owner;
     const [row] = await drizzle(this.db).select({ ownerId: hosts.ownerId }).from(hosts).where(eq(hosts.id, hostId)).limit(1);
-    const role: Role | null = row && row.ownerId === identity.userId ? 'owner' : null;
-    this.cache.set(key, { role, at: now });
-    return role;
+    const owner = row?.ownerId ?? null;
+    this.owners.set(hostId, { owner, at: now });
+    return owner;
   }
 
   /** Throws `forbidden` unless the identity's role on the host covers the request. */

@@ -57,6 +57,7 @@ export function roleAllows(role: Role, needed: Role): boolean {
 
 /** Who may ask for something may hear of its changes: each host-wide event under the request that reads it. */
 const READ_BY: Record<string, AgentRequestType> = {
+  'host.presence': 'chat.list',
   'chat.status': 'chat.list',
   'accounts.changed': 'accounts.list',
   'usage.changed': 'usage.summary',

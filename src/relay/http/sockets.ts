@@ -39,7 +39,7 @@ sockets.get('/:hostId/link', async (c) => {
 // A person with no role on the host gets no socket at all: a socket receives pushes (presence, every
 // chat's status) before it sends a request that could be refused.
 sockets.on('GET', ['/:hostId/lobby', '/:hostId/chats/:chatId'], async (c, next) => {
-  if (!(await new HostAccess(c.env.DB).roleOf(c.get('identity'), c.req.param('hostId')!))) {
+  if (!(await new HostAccess(c.env.DB).mayConnect(c.get('identity'), c.req.param('hostId')!))) {
     return c.json({ code: 'forbidden', message: 'You have no access to this host' }, 403);
   }
   await next();

@@ -115,8 +115,12 @@ export class ChatRoom extends ClientSockets {
    */
   async presence(hostId: string, chatId: string, online: boolean, at: number): Promise<boolean> {
     this.name(hostId, chatId);
-    this.broadcast(presenceFrame(hostId, online, at));
-    return this.clients().length > 0;
+    const sockets = this.clients();
+    const text = presenceFrame(hostId, online, at);
+    // Only to whom may read the chat: a socket may have opened before its host was known to the relay.
+    const roles = await Promise.all(sockets.map((ws) => this.access.roleOf(this.attachmentOf(ws).identity, hostId)));
+    sockets.forEach((ws, i) => { if (roles[i]) send(ws, text); });
+    return sockets.length > 0;
   }
 
   private attachedSockets(): Set<WebSocket> {

@@ -142,7 +142,7 @@ export class Lobby extends ClientSockets {
 
   async presence(hostId: string, online: boolean, at: number): Promise<void> {
     this.name(hostId);
-    this.broadcast(presenceFrame(hostId, online, at));
+    await this.push(hostId, [{ event: 'host.presence', text: presenceFrame(hostId, online, at) }]);
   }
 
   // ---- the chat index ----
