@@ -65,6 +65,8 @@ export class RelaySocket implements FramePort {
   /** Sends a request and answers its result; a failure reply throws a ProtocolError with its code. */
   async request<T extends AgentRequestType>(type: T, payload: RequestPayload<T>, id = this.options.newId()): Promise<RequestResult<T>> {
     await this.opened;
+    // A closed socket drops what it is given without a word: the request would only wait out its timeout.
+    if (this.closedWith) throw new ProtocolError('host-offline', 'The connection to the relay is closed');
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);

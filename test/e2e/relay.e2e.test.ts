@@ -82,6 +82,13 @@ describe('end to end through wrangler dev', () => {
     await laptop.waitFor((f) => f.event === 'chat.bookmarks' && f.payload.bookmarks.length === 1, 'bookmarks pushed');
   });
 
+  it('fails a request on a socket that closed at once, with host-offline', async () => {
+    const closed = await Peer.chat(host.hostId, 'e2e-chat', OWNER);
+    closed.close();
+    await until(() => closed.socket.closed !== null, 'socket closed');
+    await expect(closed.socket.request('chat.attach', { chatId: 'e2e-chat' })).rejects.toMatchObject({ code: 'host-offline' });
+  });
+
   it('keeps a send while the host process is down and delivers it once when it restarts', async () => {
     await until(lastTurnDone(laptop, 3), 'earlier turns done');
     await host.stop('SIGKILL');
