@@ -6,7 +6,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
-const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
+// Each tool runs on this very Node (>= 22), whatever `node` the PATH would find first.
+const tool = (script: string, args: string[]) => spawnSync(process.execPath, [path.join(root, 'node_modules', script), ...args], {
+  cwd: root, stdio: 'inherit', env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` },
+});
 const projects = ['contracts', 'host', 'relay', 'e2e'];
 const only = process.argv.slice(2);
 const reports = mkdtempSync(path.join(tmpdir(), 'tether-test-'));
@@ -15,7 +18,7 @@ let failed = 0;
 let skipped = 0;
 let broken = false;
 
-const typecheck = spawnSync(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
+const typecheck = tool('typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']);
 if (typecheck.status !== 0) {
   console.error('The type check failed.');
   process.exit(1);
@@ -23,9 +26,7 @@ if (typecheck.status !== 0) {
 
 for (const project of only.length > 0 ? only : projects) {
   const report = path.join(reports, `${project}.json`);
-  const run = spawnSync(bin('vitest'), ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], {
-    cwd: root, stdio: 'inherit',
-  });
+  const run = tool('vitest/vitest.mjs', ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]);
   try {
     const totals = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
     passed += totals.numPassedTests;

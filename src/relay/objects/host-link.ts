@@ -346,6 +346,13 @@ function failure(id: string, error: WireError): Reply {
 /** Sends a request to a host through its HostLink and answers the host's Reply (or the relay's). */
 export async function askHost(env: Env, hostId: string, input: LinkRequestInput): Promise<Reply> {
   const link = hostLinkOf(env, hostId);
-  // The RPC type machinery cannot express `unknown` results; the value is the Reply we built.
-  return (await link.request(input)) as unknown as Reply;
+  try {
+    // The RPC type machinery cannot express `unknown` results; the value is the Reply we built.
+    return (await link.request(input)) as unknown as Reply;
+  } catch (error) {
+    // HostLink itself went away mid-request (restarted, evicted): whether the host acted is unknown,
+    // as when its socket drops, and the request ids make a retry safe.
+    console.warn(JSON.stringify({ msg: 'host link call failed', hostId, type: input.type, error: String(error) }));
+    return { id: input.id ?? 'unknown', ok: false, error: { code: 'host-offline', message: 'The relay lost its link to the host; try again' } };
+  }
 }
