@@ -1,6 +1,7 @@
 // What the relay adds to the client wire. The agent-contracts tables are spoken unchanged; these are
 // extra events a client may ignore, since a plain agent-contracts host has no notion of a relay.
 import { z } from 'zod';
+import { ErrorSchema } from './envelope.ts';
 
 /** A host's link to the relay went up or down. Sent on the lobby and on every chat socket of that host. */
 export const HostPresenceEventSchema = z.object({
@@ -11,7 +12,25 @@ export const HostPresenceEventSchema = z.object({
 });
 export type HostPresenceEvent = z.output<typeof HostPresenceEventSchema>;
 
+/**
+ * A send the relay kept while the host was offline (answered `{queued: true}`, shown in `info.queue`
+ * as `relay:<request id>`) was refused by the host when it was finally delivered. Sent to attached clients.
+ */
+export const ChatSendRefusedEventSchema = z.object({
+  chatId: z.string().min(1),
+  /** The queue entry's id, `relay:<request id>`. */
+  messageId: z.string().min(1),
+  /** The request id the send was made with. */
+  requestId: z.string().min(1),
+  error: ErrorSchema,
+});
+export type ChatSendRefusedEvent = z.output<typeof ChatSendRefusedEventSchema>;
+
+/** The queue id of a send the relay keeps for an offline host. */
+export const KEPT_SEND_PREFIX = 'relay:';
+
 export const TETHER_EVENT_SCHEMAS = {
   'host.presence': HostPresenceEventSchema,
+  'chat.sendRefused': ChatSendRefusedEventSchema,
 } as const;
 export type TetherEventName = keyof typeof TETHER_EVENT_SCHEMAS;

@@ -272,6 +272,36 @@ describe('sends while the host is offline', () => {
     expect(host.requestsOf('chat.send')).toHaveLength(1);
   });
 
+  it('lets people take a kept send back, and tells them when the host refuses one it was finally given', async () => {
+    const host = await newHost();
+    host.create('q4', []);
+    host.handlers['chat.send'] = (p) => {
+      if (p.text === 'bad') throw Object.assign(new Error('That attachment is not allowed'), { code: 'invalid-attachments' });
+      return { queued: false };
+    };
+    const me = await Client.chat(host.hostId, 'q4');
+    await me.request('chat.attach', { chatId: 'q4' });
+    host.disconnect();
+    await me.waitFor((f) => f.event === 'host.presence' && f.payload.online === false, 'offline');
+    await me.request('chat.send', { chatId: 'q4', text: 'first draft' }, 'k-1');
+    await me.request('chat.send', { chatId: 'q4', text: 'bad' }, 'k-2');
+    await me.request('chat.send', { chatId: 'q4', text: 'good' }, 'k-3');
+
+    const taken = await me.request('chat.unqueue', { chatId: 'q4', messageId: 'relay:k-1' });
+    expect(taken.result.message).toMatchObject({ id: 'relay:k-1', text: 'first draft' });
+    expect((await me.request('chat.unqueue', { chatId: 'q4', messageId: 'relay:k-1' })).error.code).toBe('request-not-found');
+    expect((await me.request('chat.sendNow', { chatId: 'q4', messageId: 'relay:k-3' })).error.code).toBe('host-offline');
+    const queue = await me.waitFor((f) => f.event === 'chat.event' && f.payload.event.type === 'info'
+      && (f.payload.event.info.queue ?? []).map((m: any) => m.id).join() === 'relay:k-2,relay:k-3', 'queue after unqueue');
+    expect(queue).toBeTruthy();
+
+    await host.connect();
+    const refused = await me.waitFor((f) => f.event === 'chat.sendRefused', 'refusal pushed');
+    expect(refused.payload).toMatchObject({ chatId: 'q4', messageId: 'relay:k-2', requestId: 'k-2', error: { code: 'invalid-attachments' } });
+    await until(() => host.requestsOf('chat.send').length === 2, 'both remaining sends tried');
+    expect(host.requestsOf('chat.send').map((f) => f.payload.text)).toEqual(['bad', 'good']);
+  });
+
   it('answers other changes with host-offline, and reads keep working', async () => {
     const host = await newHost();
     host.create('q2', [userItem('u1', 'hi')]);

@@ -13,7 +13,7 @@
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
 // survives hibernation through its attachment).
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, ProtocolError, Thread, toWireError, withRequestLimit,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, ProtocolError, Thread, toWireError, withRequestLimit,
   type ChatAttachResult, type ChatBookmark, type ChatEvent, type ChatInfo, type ChatQueuedMessage,
   type ChatVisual, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
@@ -28,7 +28,7 @@ import {
 import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
 import { hostLinkOf } from './stubs.ts';
-import { LOG_KEEP, RoomStore } from './room-store.ts';
+import { LOG_KEEP, RoomStore, type KeptPreview } from './room-store.ts';
 
 const FLUSH_EVERY_MS = 1_000;
 const SETTLING = new Set(['chat.approve', 'chat.answer', 'chat.dismiss']);
@@ -207,6 +207,12 @@ export class ChatRoom extends ClientSockets {
         return replyOk(id, { visuals: await this.visualsChanged() });
       case 'chat.send':
         return this.sendMessage(userId, id, p);
+      case 'chat.unqueue':
+      case 'chat.sendNow': {
+        const messageId = p.messageId as string;
+        if (!messageId.startsWith(KEPT_SEND_PREFIX)) return this.forward(userId, request);
+        return this.keptQueueRequest(type, id, messageId.slice(KEPT_SEND_PREFIX.length));
+      }
       case 'chat.clear':
       case 'chat.kill': {
         const reply = await this.ask({ type, payload: p, id: linkId(userId, id), by: userId });
@@ -596,10 +602,28 @@ export class ChatRoom extends ClientSockets {
         return;
       }
       failures = 0;
-      if (!reply.ok) console.warn(JSON.stringify({ msg: 'kept send refused by host', chat: this.key().chatId, code: reply.error.code }));
+      if (!reply.ok) {
+        // The sender was told `{queued: true}` long ago: everyone attached hears why it did not go.
+        console.warn(JSON.stringify({ msg: 'kept send refused by host', chat: this.key().chatId, code: reply.error.code }));
+        this.fanOut(eventFrame('chat.sendRefused', {
+          chatId: this.key().chatId, messageId: `${KEPT_SEND_PREFIX}${kept.requestId}`, requestId: kept.requestId, error: reply.error,
+        }));
+      }
       this.store.unkeep(kept.pos);
       await this.queueChanged();
     }
+  }
+
+  /** `chat.unqueue` takes a kept send back for editing; `chat.sendNow` cannot hurry a host that is away. */
+  private async keptQueueRequest(type: string, id: string, requestId: string): Promise<string> {
+    const kept = this.store.kept().find((k) => k.requestId === requestId);
+    if (!kept) return replyError(id, { code: 'request-not-found', message: 'That message already went to the host' });
+    if (type === 'chat.sendNow') {
+      return replyError(id, { code: 'host-offline', message: 'The host is offline; kept messages go first, in order, when it returns' });
+    }
+    this.store.unkeep(kept.pos);
+    await this.queueChanged();
+    return replyOk(id, { message: keptQueued(kept) });
   }
 
   /** Shows the kept sends in the chat's queue, the way every client already draws a queue. */
@@ -607,11 +631,7 @@ export class ChatRoom extends ClientSockets {
     const info = withRequestLimit(host);
     const kept = this.store.kept();
     if (kept.length === 0) return info;
-    const waiting: ChatQueuedMessage[] = kept.map((k) => ({
-      id: `relay:${k.requestId}`, text: k.text, createdAt: k.at,
-      ...(k.mentions ? { mentions: k.mentions } : {}), ...(k.skills ? { skills: k.skills } : {}), ...(k.chats ? { chats: k.chats } : {}),
-    }));
-    return { ...info, queue: [...(info.queue ?? []), ...waiting] };
+    return { ...info, queue: [...(info.queue ?? []), ...kept.map(keptQueued)] };
   }
 
   private async queueChanged(): Promise<void> {
@@ -669,4 +689,10 @@ function chatEventText(chatId: string, eventJson: string, seq: number): string {
   return `{"type":"event","event":"chat.event","payload":{"chatId":${JSON.stringify(chatId)},"event":${eventJson},"seq":${seq}}}`;
 }
 
-
+/** A kept send as a queue entry (its attachments stay with the relay until it is delivered). */
+function keptQueued(k: KeptPreview): ChatQueuedMessage {
+  return {
+    id: `${KEPT_SEND_PREFIX}${k.requestId}`, text: k.text, createdAt: k.at,
+    ...(k.mentions ? { mentions: k.mentions } : {}), ...(k.skills ? { skills: k.skills } : {}), ...(k.chats ? { chats: k.chats } : {}),
+  };
+}
