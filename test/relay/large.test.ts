@@ -82,4 +82,19 @@ describe('large frames', () => {
     await until(() => host.requestsOf('chat.send').length === 1, 'kept send delivered');
     expect(host.requestsOf('chat.send')[0]!.payload.text).toHaveLength(pasted.length);
   });
+
+  it('stores several multi-MiB events that came joined in one message, in order', async () => {
+    const host = await new FakeHost('host-large-4').connect();
+    host.create('many', []);
+    const me = await Client.chat(host.hostId, 'many');
+    await me.request('chat.attach', { chatId: 'many' });
+    const big = (i: number) => ({ kind: 'user' as const, id: `u${i}`, createdAt: i, turnId: null, text: `${i}`.repeat(3 * 1024 * 1024) });
+    host.emitMany('many', [1, 2, 3, 4].map((i) => ({ type: 'item' as const, item: big(i) })), 10);
+    const deadline = Date.now() + 20_000;
+    while (me.chatEvents().length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(me.chatEvents().map((f) => f.payload.event.item.id)).toEqual(['u1', 'u2', 'u3', 'u4']);
+    const again = await Client.chat(host.hostId, 'many');
+    expect((await again.request('chat.attach', { chatId: 'many' })).result.items.map((i: any) => i.text.length)).toEqual([1, 2, 3, 4].map(() => 3 * 1024 * 1024));
+  });
 });
+

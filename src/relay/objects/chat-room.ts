@@ -292,17 +292,29 @@ export class ChatRoom extends ClientSockets {
 
   // ---- events from the host (RPC from HostLink) ----
 
-  async ingest(hostId: string, chatId: string, frames: LinkEventFrame[]): Promise<void> {
+  /**
+   * Stores the host's frames in order; answers how many of them (from the first) it stored, and why it
+   * stopped if it did. HostLink acknowledges only those: the rest come again after the host reconnects.
+   */
+  async ingest(hostId: string, chatId: string, frames: LinkEventFrame[]): Promise<{ stored: number; error?: string }> {
     this.name(hostId, chatId);
-    for (const frame of frames) {
-      switch (frame.event) {
-        case 'chat.event': await this.onChatEvent(frame.payload); break;
-        case 'chat.visuals': await this.onVisuals(frame.payload); break;
-        case 'visual.page': this.onVisualPage(frame.payload); break;
-        case 'chat.subagentChanged': this.onSubagentChanged(frame.payload); break;
+    let stored = 0;
+    try {
+      for (const frame of frames) {
+        switch (frame.event) {
+          case 'chat.event': await this.onChatEvent(frame.payload); break;
+          case 'chat.visuals': await this.onVisuals(frame.payload); break;
+          case 'visual.page': this.onVisualPage(frame.payload); break;
+          case 'chat.subagentChanged': this.onSubagentChanged(frame.payload); break;
+        }
+        stored += 1;
       }
+      return { stored };
+    } catch (error) {
+      return { stored, error: String(error) };
+    } finally {
+      this.flushSoon();
     }
-    this.flushSoon();
   }
 
   private onSubagentChanged(raw: unknown): void {

@@ -27,6 +27,8 @@ import { hostLinkOf, lobbyOf, roomOf } from './stubs.ts';
 
 const CHECK_EVERY_MS = 2_000;
 const BATCH = 256;
+/** What one ingest call may carry at most (one frame alone may be larger): RPC calls are not meant for tens of MiB. */
+const BATCH_BYTES = 8 * 1024 * 1024;
 /** Events that belong to one chat and go to its ChatRoom; everything else is host-wide. */
 const CHAT_EVENTS = new Set(['chat.event', 'chat.visuals', 'chat.subagentChanged', 'visual.page']);
 
@@ -51,6 +53,8 @@ interface Waiter {
 
 interface Route {
   frames: LinkEventFrame[];
+  /** The size of each queued frame on the wire (estimated for frames that came joined in an array). */
+  sizes: number[];
   running: boolean;
 }
 
@@ -117,7 +121,8 @@ export class HostLink extends DurableObject<Env> {
       return this.complain('not JSON', size);
     }
     // A host joins what one tick produced into an array; its frames are taken in order.
-    for (const frame of Array.isArray(parsed) ? parsed : [parsed]) await this.onFrame(ws, frame, size);
+    const frames = Array.isArray(parsed) ? parsed : [parsed];
+    for (const frame of frames) await this.onFrame(ws, frame, size / Math.max(1, frames.length));
   }
 
   private async onFrame(ws: WebSocket, frame: unknown, size: number): Promise<void> {
@@ -125,7 +130,7 @@ export class HostLink extends DurableObject<Env> {
     const f = frame as Record<string, unknown>;
     if ('link' in f) return this.onControl(f);
     if ('ok' in f) return this.onReply(f as unknown as Reply);
-    if (f.type === 'event' && typeof f.event === 'string') return this.onEvent(ws, f as unknown as LinkEventFrame);
+    if (f.type === 'event' && typeof f.event === 'string') return this.onEvent(ws, f as unknown as LinkEventFrame, size);
     this.complain('unknown frame', size);
   }
 
@@ -146,7 +151,7 @@ export class HostLink extends DurableObject<Env> {
     waiter.resolve(reply);
   }
 
-  private onEvent(ws: WebSocket, frame: LinkEventFrame): void {
+  private onEvent(ws: WebSocket, frame: LinkEventFrame, size: number): void {
     // An outbox position that is not one would spoil the whole ack it joins; such a frame is not acked.
     if (frame.n !== undefined && !(Number.isSafeInteger(frame.n) && frame.n > 0)) frame = { ...frame, n: undefined };
     const payload = frame.payload as { chatId?: unknown } | null;
@@ -154,17 +159,18 @@ export class HostLink extends DurableObject<Env> {
     const hostId = (ws.deserializeAttachment() as HostSocketAttachment).hostId;
     if (CHAT_EVENTS.has(frame.event)) {
       if (!chatId) return this.ackLater(frame.n); // unroutable: nothing would ever store it
-      this.route(hostId, `chat:${chatId}`, frame);
+      this.route(hostId, `chat:${chatId}`, frame, size);
     } else {
-      this.route(hostId, 'lobby', frame);
+      this.route(hostId, 'lobby', frame, size);
     }
   }
 
   /** Queues a frame for its target; each target gets its frames in order, in batches. */
-  private route(hostId: string, target: string, frame: LinkEventFrame): void {
+  private route(hostId: string, target: string, frame: LinkEventFrame, size: number): void {
     let route = this.routes.get(target);
-    if (!route) this.routes.set(target, route = { frames: [], running: false });
+    if (!route) this.routes.set(target, route = { frames: [], sizes: [], running: false });
     route.frames.push(frame);
+    route.sizes.push(size);
     if (!route.running) void this.drain(hostId, target, route);
   }
 
@@ -172,16 +178,28 @@ export class HostLink extends DurableObject<Env> {
     route.running = true;
     try {
       while (route.frames.length > 0) {
-        const batch = route.frames.splice(0, BATCH);
-        try {
-          if (target === 'lobby') await lobbyOf(this.env, hostId).ingest(hostId, batch);
-          else await roomOf(this.env, hostId, target.slice(5)).ingest(hostId, target.slice(5), batch);
-        } catch (error) {
-          // Not acknowledged: the host keeps these and sends them again on its next connection.
-          console.error(JSON.stringify({ msg: 'ingest failed', hostId, target, error: String(error) }));
-          continue;
+        let count = 0;
+        for (let bytes = 0; count < Math.min(BATCH, route.frames.length); count++) {
+          bytes += route.sizes[count]!;
+          if (count > 0 && bytes > BATCH_BYTES) break;
         }
-        for (const frame of batch) this.ackLater(frame.n);
+        const batch = route.frames.splice(0, count);
+        route.sizes.splice(0, count);
+        let stored = 0;
+        let error: string | undefined;
+        try {
+          if (target === 'lobby') {
+            await lobbyOf(this.env, hostId).ingest(hostId, batch);
+            stored = batch.length;
+          } else {
+            ({ stored, error } = await roomOf(this.env, hostId, target.slice(5)).ingest(hostId, target.slice(5), batch));
+          }
+        } catch (thrown) {
+          error = String(thrown);
+        }
+        // What was not stored is not acknowledged: the host keeps it and sends it again on its next connection.
+        if (error !== undefined) console.error(JSON.stringify({ msg: 'ingest failed', hostId, target, stored, of: batch.length, error }));
+        for (const frame of batch.slice(0, stored)) this.ackLater(frame.n);
       }
     } finally {
       route.running = false;
