@@ -7,14 +7,14 @@
 // `since` is still in the log), pages history, and sends every event to every attached client as one
 // frame serialized once. It owns bookmarks, visual records and approval state (in D1), answers those
 // requests whether the host is online or not, keeps `chat.send`s made while the host is offline and
-// delivers them in order, once, when it returns. Every other request goes to the host.
+// delivers them in order, once, when it returns (kept-sends.ts). Every other request goes to the host.
 //
 // What survives a restart: everything in RoomStore (thread, log, kept sends, visual pages) and the
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
 // survives hibernation through its attachment).
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, ProtocolError, Thread, toWireError, withRequestLimit,
-  type ChatAttachResult, type ChatBookmark, type ChatEvent, type ChatInfo, type ChatQueuedMessage,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, ProtocolError, Thread, toWireError,
+  type ChatAttachResult, type ChatBookmark, type ChatEvent, type ChatInfo,
   type ChatVisual, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
@@ -28,12 +28,11 @@ import {
 import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
 import { hostLinkOf } from './stubs.ts';
-import { LOG_KEEP, RoomStore, type KeptPreview } from './room-store.ts';
+import { KeptSends } from './kept-sends.ts';
+import { LOG_KEEP, RoomStore } from './room-store.ts';
 
 const FLUSH_EVERY_MS = 1_000;
 const SETTLING = new Set(['chat.approve', 'chat.answer', 'chat.dismiss']);
-/** Replies after which a send is kept and sent again later, under the same link id so the host takes it once. */
-const NOT_DELIVERED = new Set(['host-offline', 'host-timeout']);
 
 export class ChatRoom extends ClientSockets {
   private readonly store: RoomStore;
@@ -45,7 +44,7 @@ export class ChatRoom extends ClientSockets {
   private attached: Set<WebSocket> | null = null;
   private bookmarkCache: ChatBookmark[] | null = null;
   private visualCache: ChatVisual[] | null = null;
-  private delivering: Promise<void> | null = null;
+  private readonly kept: KeptSends;
   private syncing: Promise<void> | null = null;
   private reconciling: Promise<void> | null = null;
 
@@ -53,6 +52,14 @@ export class ChatRoom extends ClientSockets {
     super(ctx, env);
     this.store = new RoomStore(ctx.storage.sql);
     this.journal = new ReplyJournal(ctx.storage.sql);
+    this.kept = new KeptSends(this.store, {
+      chatId: () => this.key().chatId,
+      ask: (input) => this.ask(input),
+      isOnline: () => this.hostLink().isOnline(),
+      waitForHost: () => this.hostLink().waitForHost(this.key().chatId),
+      queueChanged: () => this.queueChanged(),
+      fanOut: (text) => this.fanOut(text),
+    });
   }
 
   // ---- identity of the room ----
@@ -206,12 +213,12 @@ export class ChatRoom extends ClientSockets {
         await this.shelf().remove(p.visualId as string);
         return replyOk(id, { visuals: await this.visualsChanged() });
       case 'chat.send':
-        return this.sendMessage(userId, id, p);
+        return this.kept.send(userId, id, p);
       case 'chat.unqueue':
       case 'chat.sendNow': {
         const messageId = p.messageId as string;
         if (!messageId.startsWith(KEPT_SEND_PREFIX)) return this.forward(userId, request);
-        return this.keptQueueRequest(type, id, messageId.slice(KEPT_SEND_PREFIX.length));
+        return this.kept.queueRequest(type, id, messageId.slice(KEPT_SEND_PREFIX.length));
       }
       case 'chat.clear':
       case 'chat.kill': {
@@ -575,75 +582,16 @@ export class ChatRoom extends ClientSockets {
     return item !== undefined && isPending(item as RequestItem);
   }
 
-  // ---- sends, kept while the host is away ----
-
-  private async sendMessage(userId: string, id: string, payload: Record<string, unknown>): Promise<string> {
-    const online = await this.hostLink().isOnline();
-    if (online && this.store.kept().length === 0) {
-      const reply = await this.ask({ type: 'chat.send', payload, id: linkId(userId, id), by: userId });
-      if (reply.ok || !NOT_DELIVERED.has(reply.error.code)) return relabel(reply, id);
-      // The host went away mid-request: keep it; the host's journal answers a resend it already took.
-    }
-    this.store.keep(id, userId, payload as { text?: string });
-    await this.queueChanged();
-    if (await this.hostLink().waitForHost(this.key().chatId)) void this.hostReturnedNow();
-    return replyOk(id, { queued: true });
-  }
+  // ---- sends, kept while the host is away (kept-sends.ts) ----
 
   /** HostLink calls this when the host is back: the kept sends go out in order, each once. */
   async hostReturned(hostId: string, chatId: string): Promise<void> {
     this.name(hostId, chatId);
-    await this.hostReturnedNow();
+    await this.kept.deliver();
   }
 
-  private hostReturnedNow(): Promise<void> {
-    this.delivering ??= this.deliverKept().finally(() => { this.delivering = null; });
-    return this.delivering;
-  }
-
-  private async deliverKept(): Promise<void> {
-    let failures = 0;
-    // The first kept send is read again each time: one kept while this runs goes out in this pass too.
-    for (let kept = this.store.kept()[0]; kept; kept = this.store.kept()[0]) {
-      const payload = this.store.keptPayload(kept.pos);
-      const reply = await this.ask({ type: 'chat.send', payload, id: linkId(kept.userId, kept.requestId), by: kept.userId });
-      if (!reply.ok && NOT_DELIVERED.has(reply.error.code)) {
-        // HostLink calls again when the host returns; if it is already back, this pass tries again
-        // (the same link id: the host's journal takes it once), a few times before leaving it for then.
-        if (await this.hostLink().waitForHost(this.key().chatId) && ++failures < 3) continue;
-        return;
-      }
-      failures = 0;
-      if (!reply.ok) {
-        // The sender was told `{queued: true}` long ago: everyone attached hears why it did not go.
-        console.warn(JSON.stringify({ msg: 'kept send refused by host', chat: this.key().chatId, code: reply.error.code }));
-        this.fanOut(eventFrame('chat.sendRefused', {
-          chatId: this.key().chatId, messageId: `${KEPT_SEND_PREFIX}${kept.requestId}`, requestId: kept.requestId, error: reply.error,
-        }));
-      }
-      this.store.unkeep(kept.pos);
-      await this.queueChanged();
-    }
-  }
-
-  /** `chat.unqueue` takes a kept send back for editing; `chat.sendNow` cannot hurry a host that is away. */
-  private async keptQueueRequest(type: string, id: string, requestId: string): Promise<string> {
-    const kept = this.store.kept().find((k) => k.requestId === requestId);
-    if (!kept) return replyError(id, { code: 'request-not-found', message: 'That message already went to the host' });
-    if (type === 'chat.sendNow') {
-      return replyError(id, { code: 'host-offline', message: 'The host is offline; kept messages go first, in order, when it returns' });
-    }
-    this.store.unkeep(kept.pos);
-    await this.queueChanged();
-    return replyOk(id, { message: keptQueued(kept) });
-  }
-
-  /** Shows the kept sends in the chat's queue, the way every client already draws a queue. */
-  private decorate(host: ChatInfo): ChatInfo {
-    const info = withRequestLimit(host);
-    const kept = this.store.kept();
-    if (kept.length === 0) return info;
-    return { ...info, queue: [...(info.queue ?? []), ...kept.map(keptQueued)] };
+  private decorate(info: ChatInfo): ChatInfo {
+    return this.kept.decorate(info);
   }
 
   private async queueChanged(): Promise<void> {
@@ -699,12 +647,4 @@ export class ChatRoom extends ClientSockets {
 /** One `chat.event` frame around an event already serialized: built by joining, not by a second stringify. */
 function chatEventText(chatId: string, eventJson: string, seq: number): string {
   return `{"type":"event","event":"chat.event","payload":{"chatId":${JSON.stringify(chatId)},"event":${eventJson},"seq":${seq}}}`;
-}
-
-/** A kept send as a queue entry (its attachments stay with the relay until it is delivered). */
-function keptQueued(k: KeptPreview): ChatQueuedMessage {
-  return {
-    id: `${KEPT_SEND_PREFIX}${k.requestId}`, text: k.text, createdAt: k.at,
-    ...(k.mentions ? { mentions: k.mentions } : {}), ...(k.skills ? { skills: k.skills } : {}), ...(k.chats ? { chats: k.chats } : {}),
-  };
 }

@@ -1,0 +1,109 @@
+// Sends a ChatRoom keeps while its host is away. A `chat.send` that cannot reach the host is kept in
+// the room's storage and answered `{queued: true}`; everyone attached sees it in `info.queue` as
+// `relay:<request id>`. When the host returns they go out in order, each under the link id of the
+// person's own request, so a resend the host already took is answered from its journal, not run again.
+// While any are kept, new sends queue behind them: the host gets messages in the order people sent them.
+import {
+  KEPT_SEND_PREFIX, withRequestLimit, type ChatInfo, type ChatQueuedMessage, type Reply,
+} from '../../contracts/index.ts';
+import { eventFrame, linkId, relabel, replyError, replyOk } from './client-sockets.ts';
+import type { LinkRequestInput } from './host-link.ts';
+import type { KeptPreview, RoomStore } from './room-store.ts';
+
+/** Replies after which a send is kept and sent again later. */
+export const NOT_DELIVERED = new Set(['host-offline', 'host-timeout']);
+
+/** What the kept sends need of their room. */
+export interface KeptSendsRoom {
+  chatId(): string;
+  ask(input: LinkRequestInput): Promise<Reply>;
+  isOnline(): Promise<boolean>;
+  /** Asks HostLink to call `hostReturned` when the host is back; answers whether it is online now. */
+  waitForHost(): Promise<boolean>;
+  /** The queue changed: the room sends its (decorated) info again. */
+  queueChanged(): Promise<void>;
+  fanOut(text: string): void;
+}
+
+export class KeptSends {
+  private readonly store: RoomStore;
+  private readonly room: KeptSendsRoom;
+  private delivering: Promise<void> | null = null;
+
+  constructor(store: RoomStore, room: KeptSendsRoom) {
+    this.store = store;
+    this.room = room;
+  }
+
+  /** `chat.send`: straight to the host when it is there and nothing waits before it, else kept. */
+  async send(userId: string, id: string, payload: Record<string, unknown>): Promise<string> {
+    if (this.store.kept().length === 0 && await this.room.isOnline()) {
+      const reply = await this.room.ask({ type: 'chat.send', payload, id: linkId(userId, id), by: userId });
+      if (reply.ok || !NOT_DELIVERED.has(reply.error.code)) return relabel(reply, id);
+      // The host went away mid-request: keep it; the host's journal answers a resend it already took.
+    }
+    this.store.keep(id, userId, payload as { text?: string });
+    await this.room.queueChanged();
+    if (await this.room.waitForHost()) void this.deliver();
+    return replyOk(id, { queued: true });
+  }
+
+  /** Sends what is kept, in order, each once; one pass at a time. */
+  deliver(): Promise<void> {
+    this.delivering ??= this.deliverAll().finally(() => { this.delivering = null; });
+    return this.delivering;
+  }
+
+  private async deliverAll(): Promise<void> {
+    let failures = 0;
+    // The first kept send is read again each time: one kept while this runs goes out in this pass too.
+    for (let kept = this.store.kept()[0]; kept; kept = this.store.kept()[0]) {
+      const payload = this.store.keptPayload(kept.pos);
+      const reply = await this.room.ask({ type: 'chat.send', payload, id: linkId(kept.userId, kept.requestId), by: kept.userId });
+      if (!reply.ok && NOT_DELIVERED.has(reply.error.code)) {
+        // HostLink calls again when the host returns; if it is already back, this pass tries again
+        // (the same link id: the host's journal takes it once), a few times before leaving it for then.
+        if (await this.room.waitForHost() && ++failures < 3) continue;
+        return;
+      }
+      failures = 0;
+      if (!reply.ok) {
+        // The sender was told `{queued: true}` long ago: everyone attached hears why it did not go.
+        console.warn(JSON.stringify({ msg: 'kept send refused by host', chat: this.room.chatId(), code: reply.error.code }));
+        this.room.fanOut(eventFrame('chat.sendRefused', {
+          chatId: this.room.chatId(), messageId: `${KEPT_SEND_PREFIX}${kept.requestId}`, requestId: kept.requestId, error: reply.error,
+        }));
+      }
+      this.store.unkeep(kept.pos);
+      await this.room.queueChanged();
+    }
+  }
+
+  /** `chat.unqueue` takes a kept send back for editing; `chat.sendNow` cannot hurry a host that is away. */
+  async queueRequest(type: 'chat.unqueue' | 'chat.sendNow', id: string, requestId: string): Promise<string> {
+    const kept = this.store.kept().find((k) => k.requestId === requestId);
+    if (!kept) return replyError(id, { code: 'request-not-found', message: 'That message already went to the host' });
+    if (type === 'chat.sendNow') {
+      return replyError(id, { code: 'host-offline', message: 'The host is offline; kept messages go first, in order, when it returns' });
+    }
+    this.store.unkeep(kept.pos);
+    await this.room.queueChanged();
+    return replyOk(id, { message: queued(kept) });
+  }
+
+  /** The host's info as clients see it: requests cut to the limit, kept sends at the end of the queue. */
+  decorate(host: ChatInfo): ChatInfo {
+    const info = withRequestLimit(host);
+    const kept = this.store.kept();
+    if (kept.length === 0) return info;
+    return { ...info, queue: [...(info.queue ?? []), ...kept.map(queued)] };
+  }
+}
+
+/** A kept send as a queue entry (its attachments stay with the relay until it is delivered). */
+function queued(k: KeptPreview): ChatQueuedMessage {
+  return {
+    id: `${KEPT_SEND_PREFIX}${k.requestId}`, text: k.text, createdAt: k.at,
+    ...(k.mentions ? { mentions: k.mentions } : {}), ...(k.skills ? { skills: k.skills } : {}), ...(k.chats ? { chats: k.chats } : {}),
+  };
+}
