@@ -5,7 +5,7 @@
 // `since`, materializes the thread and logs every event under its own `seq`.
 // Toward people it is the host: it answers `chat.attach` itself (a snapshot, or the missed events when
 // `since` is still in the log), pages history, and sends every event to every attached client as one
-// frame serialized once. It owns bookmarks, visual records and approval state (in D1), answers those
+// frame serialized once. It owns bookmarks, visual records (room-records.ts) and approval state (in D1), answers those
 // requests whether the host is online or not, keeps `chat.send`s made while the host is offline and
 // delivers them in order, once, when it returns (kept-sends.ts). Every other request goes to the host.
 //
@@ -14,13 +14,10 @@
 // survives hibernation through its attachment).
 import {
   AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, ProtocolError, Thread, toWireError,
-  type ChatAttachResult, type ChatBookmark, type ChatEvent, type ChatInfo,
-  type ChatVisual, type LinkEventFrame, type Reply,
+  type ChatAttachResult, type ChatEvent, type ChatInfo, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
-import { BookmarkBook } from '../db/bookmarks.ts';
 import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
-import { VisualShelf } from '../db/visuals.ts';
 import type { Env } from '../env.ts';
 import {
   ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest,
@@ -29,6 +26,7 @@ import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
 import { hostLinkOf } from './stubs.ts';
 import { KeptSends } from './kept-sends.ts';
+import { RoomRecords } from './room-records.ts';
 import { LOG_KEEP, RoomStore } from './room-store.ts';
 
 const FLUSH_EVERY_MS = 1_000;
@@ -42,8 +40,7 @@ export class ChatRoom extends ClientSockets {
   private lastFlush = 0;
   /** Sockets that attached, rebuilt from their attachments after hibernation. */
   private attached: Set<WebSocket> | null = null;
-  private bookmarkCache: ChatBookmark[] | null = null;
-  private visualCache: ChatVisual[] | null = null;
+  private readonly records: RoomRecords;
   private readonly kept: KeptSends;
   private syncing: Promise<void> | null = null;
   private reconciling: Promise<void> | null = null;
@@ -52,6 +49,7 @@ export class ChatRoom extends ClientSockets {
     super(ctx, env);
     this.store = new RoomStore(ctx.storage.sql);
     this.journal = new ReplyJournal(ctx.storage.sql);
+    this.records = new RoomRecords(env.DB, this.store, { key: () => this.key(), fanOut: (text) => this.fanOut(text) });
     this.kept = new KeptSends(this.store, {
       chatId: () => this.key().chatId,
       ask: (input) => this.ask(input),
@@ -199,19 +197,16 @@ export class ChatRoom extends ClientSockets {
         return replyOk(id, {});
       case 'chat.history':
         return replyOk(id, this.history(p.cursor as string, p.limit as number | undefined));
-      case 'chat.addBookmark':
-        await this.book().add((this.loaded() ?? await this.ready()).get(p.itemId as string), p.itemId as string, p.name as string | undefined);
-        return replyOk(id, { bookmarks: await this.bookmarksChanged() });
+      case 'chat.addBookmark': {
+        const item = (this.loaded() ?? await this.ready()).get(p.itemId as string);
+        return replyOk(id, { bookmarks: await this.records.addBookmark(item, p.itemId as string, p.name as string | undefined) });
+      }
       case 'chat.renameBookmark':
-        await this.book().rename(p.itemId as string, p.name as string);
-        return replyOk(id, { bookmarks: await this.bookmarksChanged() });
+        return replyOk(id, { bookmarks: await this.records.renameBookmark(p.itemId as string, p.name as string) });
       case 'chat.removeBookmark':
-        await this.book().remove(p.itemId as string);
-        return replyOk(id, { bookmarks: await this.bookmarksChanged() });
+        return replyOk(id, { bookmarks: await this.records.removeBookmark(p.itemId as string) });
       case 'chat.removeVisual':
-        this.store.removeVisual(p.visualId as string);
-        await this.shelf().remove(p.visualId as string);
-        return replyOk(id, { visuals: await this.visualsChanged() });
+        return replyOk(id, { visuals: await this.records.removeVisual(p.visualId as string) });
       case 'chat.send':
         return this.kept.send(userId, id, p);
       case 'chat.unqueue':
@@ -259,7 +254,7 @@ export class ChatRoom extends ClientSockets {
       }
       throw error;
     }
-    const [bookmarks, visuals] = await Promise.all([this.bookmarks(), this.visuals()]);
+    const [bookmarks, visuals] = await Promise.all([this.records.bookmarks(), this.records.visuals()]);
     // From here on nothing awaits: the snapshot, its seq and the socket joining the fan-out are one
     // step, so an event is either in what this answers or sent after it, never both, never neither.
     thread = this.loaded() ?? thread;
@@ -310,8 +305,8 @@ export class ChatRoom extends ClientSockets {
       for (const frame of frames) {
         switch (frame.event) {
           case 'chat.event': await this.onChatEvent(frame.payload); break;
-          case 'chat.visuals': await this.onVisuals(frame.payload); break;
-          case 'visual.page': this.onVisualPage(frame.payload); break;
+          case 'chat.visuals': await this.records.hostVisuals(frame.payload); break;
+          case 'visual.page': this.records.hostVisualPage(frame.payload); break;
           case 'chat.subagentChanged': this.onSubagentChanged(frame.payload); break;
         }
         stored += 1;
@@ -519,23 +514,7 @@ export class ChatRoom extends ClientSockets {
     this.flush();
   }
 
-  // ---- visuals from the host ----
-
-  private async onVisuals(raw: unknown): Promise<void> {
-    const parsed = AGENT_EVENT_SCHEMAS['chat.visuals'].safeParse(raw);
-    if (!parsed.success) return;
-    const removed = this.store.removedVisuals();
-    const visuals = parsed.data.visuals.filter((visual) => !removed.has(visual.id));
-    await this.shelf().replace(visuals);
-    this.visualCache = visuals;
-    this.fanOut(eventFrame('chat.visuals', { chatId: this.key().chatId, visuals }));
-  }
-
-  private onVisualPage(raw: unknown): void {
-    const page = raw as { visualId?: unknown; html?: unknown };
-    if (typeof page.visualId !== 'string' || typeof page.html !== 'string') return;
-    this.store.putVisualPage(page.visualId, page.html);
-  }
+  // ---- visual pages (records in room-records.ts) ----
 
   /** The page of a visual, for its own sandboxed route: `forbidden` for someone who may not read the chat. */
   async visualPage(hostId: string, chatId: string, visualId: string, identity: Identity): Promise<{ html: string | null } | 'forbidden'> {
@@ -545,7 +524,7 @@ export class ChatRoom extends ClientSockets {
     } catch {
       return 'forbidden';
     }
-    return { html: this.store.visualPage(visualId) };
+    return { html: this.records.page(visualId) };
   }
 
   // ---- approvals and questions: the first answer wins ----
@@ -601,13 +580,7 @@ export class ChatRoom extends ClientSockets {
 
   /** After a clear the relay's own records of the chat go too; after a kill, the whole room. */
   private async forget(everything: boolean): Promise<void> {
-    await this.book().clear();
-    await this.shelf().replace([]);
-    this.store.forgetVisuals();
-    this.bookmarkCache = [];
-    this.visualCache = [];
-    this.fanOut(eventFrame('chat.bookmarks', { chatId: this.key().chatId, bookmarks: [] }));
-    this.fanOut(eventFrame('chat.visuals', { chatId: this.key().chatId, visuals: [] }));
+    await this.records.forget();
     if (!everything) return;
     const { hostId, chatId } = this.key();
     await this.env.DB.prepare('DELETE FROM chats WHERE host_id = ? AND chat_id = ?').bind(hostId, chatId).run();
@@ -615,33 +588,7 @@ export class ChatRoom extends ClientSockets {
     this.store.forgetThread();
   }
 
-  // ---- bookmarks and visuals kept by the relay ----
-
-  private book() { return new BookmarkBook(this.env.DB, this.key()); }
-  private shelf() { return new VisualShelf(this.env.DB, this.key()); }
   private ledger() { return new RequestLedger(this.env.DB, this.key()); }
-
-  private async bookmarks(): Promise<ChatBookmark[]> {
-    this.bookmarkCache ??= await this.book().list();
-    return this.bookmarkCache;
-  }
-
-  private async visuals(): Promise<ChatVisual[]> {
-    this.visualCache ??= await this.shelf().list();
-    return this.visualCache;
-  }
-
-  private async bookmarksChanged(): Promise<ChatBookmark[]> {
-    this.bookmarkCache = await this.book().list();
-    this.fanOut(eventFrame('chat.bookmarks', { chatId: this.key().chatId, bookmarks: this.bookmarkCache }));
-    return this.bookmarkCache;
-  }
-
-  private async visualsChanged(): Promise<ChatVisual[]> {
-    this.visualCache = await this.shelf().list();
-    this.fanOut(eventFrame('chat.visuals', { chatId: this.key().chatId, visuals: this.visualCache }));
-    return this.visualCache;
-  }
 }
 
 /** One `chat.event` frame around an event already serialized: built by joining, not by a second stringify. */
