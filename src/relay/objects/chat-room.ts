@@ -5,9 +5,10 @@
 // `since`, materializes the thread and logs every event under its own `seq`.
 // Toward people it is the host: it answers `chat.attach` itself (a snapshot, or the missed events when
 // `since` is still in the log), pages history, and sends every event to every attached client as one
-// frame serialized once. It owns bookmarks, visual records (room-records.ts) and approval state (in D1), answers those
-// requests whether the host is online or not, keeps `chat.send`s made while the host is offline and
-// delivers them in order, once, when it returns (kept-sends.ts). Every other request goes to the host.
+// frame serialized once. It owns bookmarks and visual records (room-records.ts) and approval state
+// (in D1), answering those requests whether the host is online or not, and keeps `chat.send`s made
+// while the host is offline, delivering them in order, once, when it returns (kept-sends.ts). Every
+// other request goes to the host.
 //
 // What survives a restart: everything in RoomStore (thread, log, kept sends, visual pages) and the
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
