@@ -262,17 +262,17 @@ export class RoomStore {
   }
 
   // ---- blobs ----
-  putBlob(key: string, value: string): void {
+  private putBlob(key: string, value: string): void {
     this.dropBlob(key);
     for (let part = 0, at = 0; at < value.length || part === 0; part++, at += PART) {
       this.sql.exec('INSERT INTO blobs (key, part, data) VALUES (?, ?, ?)', key, part, value.slice(at, at + PART));
     }
   }
-  getBlob(key: string): string | null {
+  private getBlob(key: string): string | null {
     const parts = this.sql.exec<{ data: string }>('SELECT data FROM blobs WHERE key = ? ORDER BY part', key).toArray();
     return parts.length === 0 ? null : parts.map((p) => p.data).join('');
   }
-  dropBlob(key: string): void {
+  private dropBlob(key: string): void {
     this.sql.exec('DELETE FROM blobs WHERE key = ?', key);
   }
 }
