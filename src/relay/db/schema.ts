@@ -1,13 +1,64 @@
 // What the relay keeps in D1: who people are, which hosts they have, the index of chats across hosts,
 // and the state the relay itself owns for a chat (bookmarks, visual records, approval and question
 // state). A chat's thread is NOT here: it lives in its ChatRoom's own storage.
-import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const users = sqliteTable('users', {
   id: text('id').primaryKey(),
   email: text('email').unique(),
   name: text('name').notNull(),
   createdAt: integer('created_at').notNull(),
+  /** `pbkdf2-sha256$<iterations>$<salt b64url>$<hash b64url>`; null for people who sign in only through Access or OIDC. */
+  passwordHash: text('password_hash'),
+  /** The relay's owner (made by the setup link or secret): may list and disable users. */
+  isOwner: integer('is_owner', { mode: 'boolean' }).notNull().default(false),
+  /** A disabled user's sessions stop working and their sockets close. */
+  disabledAt: integer('disabled_at'),
+});
+
+/**
+ * A signed-in device. Refresh tokens rotate within it (its "family"); a reused one revokes it. Every
+ * access token names its session (`sid`), so revoking a session reaches its open sockets.
+ */
+export const sessions = sqliteTable('sessions', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id),
+  /** How it signed in: `password`, `access`, `oidc`, `setup`, `invitation`. */
+  method: text('method').notNull(),
+  createdAt: integer('created_at').notNull(),
+  lastUsedAt: integer('last_used_at').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+  revokedAt: integer('revoked_at'),
+  /** Why it ended: `signed-out`, `revoked`, `refresh-reused`, `user-disabled`. */
+  revokedWhy: text('revoked_why'),
+  ip: text('ip'),
+  userAgent: text('user_agent'),
+}, (t) => [index('sessions_user').on(t.userId)]);
+
+/** Refresh tokens, stored only as SHA-256 hashes. `usedAt` set = rotated; presenting it again is reuse. */
+export const refreshTokens = sqliteTable('refresh_tokens', {
+  tokenHash: text('token_hash').primaryKey(),
+  sessionId: text('session_id').notNull().references(() => sessions.id),
+  createdAt: integer('created_at').notNull(),
+  usedAt: integer('used_at'),
+}, (t) => [index('refresh_tokens_session').on(t.sessionId)]);
+
+/** Single-use socket tickets for browsers (which cannot set headers on a WebSocket), hashed; deleted when used. */
+export const socketTickets = sqliteTable('socket_tickets', {
+  ticketHash: text('ticket_hash').primaryKey(),
+  userId: text('user_id').notNull(),
+  sessionId: text('session_id').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+});
+
+/** One-time codes: OIDC state (with the PKCE verifier and nonce) and the login code handed back to the app. */
+export const authCodes = sqliteTable('auth_codes', {
+  codeHash: text('code_hash').primaryKey(),
+  /** `oidc-state` or `login`. */
+  kind: text('kind').notNull(),
+  /** JSON: what the code stands for (verifier, nonce, return address; or the user to sign in). */
+  data: text('data').notNull(),
+  expiresAt: integer('expires_at').notNull(),
 });
 
 export const hosts = sqliteTable('hosts', {
@@ -18,7 +69,101 @@ export const hosts = sqliteTable('hosts', {
   version: text('version'),
   createdAt: integer('created_at').notNull(),
   lastSeenAt: integer('last_seen_at'),
+  /** The public half of the host's Ed25519 key, as a JWK (JSON); the relay keeps no secret of the host. */
+  publicKey: text('public_key'),
+  /** A revoked host cannot connect again; its link is closed. */
+  revokedAt: integer('revoked_at'),
 }, (t) => [index('hosts_owner').on(t.ownerId)]);
+
+/**
+ * A host asking to be paired, like a TV app: it shows `userCode`, polls with `deviceCode` (kept hashed),
+ * and a signed-in user approves the code, which creates the host with the public key it sent.
+ */
+export const pairings = sqliteTable('pairings', {
+  deviceCodeHash: text('device_code_hash').primaryKey(),
+  userCode: text('user_code').notNull().unique(),
+  name: text('name').notNull(),
+  publicKey: text('public_key').notNull(),
+  /** `pending`, `approved`, `denied`, `claimed` (the host learnt its id). */
+  state: text('state').notNull(),
+  createdAt: integer('created_at').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+  approvedBy: text('approved_by'),
+  hostId: text('host_id'),
+  ip: text('ip'),
+});
+
+export const teams = sqliteTable('teams', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  createdBy: text('created_by').notNull(),
+  createdAt: integer('created_at').notNull(),
+});
+
+export const teamMembers = sqliteTable('team_members', {
+  teamId: text('team_id').notNull().references(() => teams.id),
+  userId: text('user_id').notNull().references(() => users.id),
+  /** `owner`, `admin` or `member`: owners and admins invite and remove members. */
+  role: text('role', { enum: ['owner', 'admin', 'member'] }).notNull(),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.teamId, t.userId] }),
+  index('team_members_user').on(t.userId),
+]);
+
+/** Single-use invitation links (hashed): into a team with a role, or (team null) just an account on this relay. */
+export const invitations = sqliteTable('invitations', {
+  tokenHash: text('token_hash').primaryKey(),
+  id: text('id').notNull().unique(),
+  teamId: text('team_id'),
+  role: text('role', { enum: ['owner', 'admin', 'member'] }).notNull(),
+  email: text('email'),
+  createdBy: text('created_by').notNull(),
+  createdAt: integer('created_at').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+  usedAt: integer('used_at'),
+  usedBy: text('used_by'),
+});
+
+/**
+ * A role a host's owner gave a user or a team, on the whole host (`chatId` = '') or on one chat.
+ * The host's owner (hosts.ownerId) holds `owner` on it without a row.
+ */
+export const grants = sqliteTable('grants', {
+  id: text('id').primaryKey(),
+  hostId: text('host_id').notNull().references(() => hosts.id),
+  chatId: text('chat_id').notNull().default(''),
+  subjectType: text('subject_type', { enum: ['user', 'team'] }).notNull(),
+  subjectId: text('subject_id').notNull(),
+  role: text('role', { enum: ['viewer', 'operator', 'owner'] }).notNull(),
+  createdBy: text('created_by').notNull(),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [
+  uniqueIndex('grants_subject').on(t.hostId, t.chatId, t.subjectType, t.subjectId),
+  index('grants_by_subject').on(t.subjectType, t.subjectId),
+]);
+
+/**
+ * What happened, for the host's owner: sign-ins, pairings, grant and team changes, and every request
+ * that acts on a machine. Never message text or secrets.
+ */
+export const audit = sqliteTable('audit', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  at: integer('at').notNull(),
+  /** A user id, `host:<id>`, or null when nobody signed in (a failed sign-in). */
+  actor: text('actor'),
+  sessionId: text('session_id'),
+  ip: text('ip'),
+  /** `signin`, `signin-failed`, `pairing.approved`, `grant.created`, `chat.send` … */
+  action: text('action').notNull(),
+  hostId: text('host_id'),
+  chatId: text('chat_id'),
+  /** JSON with what else matters (never message text). */
+  detail: text('detail'),
+}, (t) => [
+  index('audit_host').on(t.hostId, t.id),
+  index('audit_actor').on(t.actor, t.id),
+]);
 
 /** One row per chat the relay has seen: lists across hosts, and `chat.list` while a host is offline. */
 export const chats = sqliteTable('chats', {
