@@ -1,16 +1,19 @@
 // `tether`: the host's command line.
 //
 //   tether host start --relay <url> --host-id <id> --token <token> [--data <dir>] [--config <file>] [--verbose]
-//   tether host status [--data <dir>]
+//   tether host status [--data <dir>] [--json]
+//   tether host doctor [--relay <url>] [--data <dir>] [--config <file>] [--json]
 //
 // The relay URL, host id, token and data folder also come from TETHER_RELAY_URL, TETHER_HOST_ID,
 // TETHER_HOST_TOKEN and TETHER_DATA_DIR. SIGINT/SIGTERM shut the host down cleanly: every thread
-// written, the link closed, unacknowledged events kept in the outbox for the next start.
+// written, every agent CLI ended (stdin closed, then SIGTERM to its process group after 3 s, SIGKILL
+// 2 s later), the link closed, unacknowledged events kept in the outbox for the next start.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { recordChatId } from './chats/store.ts';
+import { formatDoctor, runDoctor } from './doctor.ts';
 import { consoleLog, HOST_VERSION, startHost, statusFilePath } from './index.ts';
 import type { HostStatus } from './index.ts';
 
@@ -63,6 +66,8 @@ export function buildCli(): Command {
       process.on('SIGTERM', () => stop('SIGTERM'));
     });
 
+  // `tether host pair <relay-url>` (identity and pairing) is added here, beside start.
+
   host.command('status')
     .description('Show whether the host runs, its link and its backlog')
     .option('--data <dir>', 'data folder (env TETHER_DATA_DIR)', defaultDataDir())
@@ -93,7 +98,28 @@ export function buildCli(): Command {
       if (!alive) process.exitCode = 3;
     });
 
+  host.command('doctor')
+    .description('Check which agent CLIs are installed, the accounts, and whether the relay answers')
+    .option('--relay <url>', 'relay base URL (env TETHER_RELAY_URL; default: the last one this host used)', process.env.TETHER_RELAY_URL)
+    .option('--data <dir>', 'data folder (env TETHER_DATA_DIR)', defaultDataDir())
+    .option('--config <file>', 'host config file (default <data>/config.json)')
+    .option('--json', 'print the report as JSON', false)
+    .action(async (opts: { relay?: string; data: string; config?: string; json: boolean }) => {
+      const report = await runDoctor({ dataDir: opts.data, configFile: opts.config, relayUrl: opts.relay ?? lastRelayUrl(opts.data) });
+      process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctor(report));
+      if (report.relay && !report.relay.reachable) process.exitCode = 2;
+    });
+
   return program;
+}
+
+/** The relay the last host run with this data folder linked to, if any. */
+function lastRelayUrl(dataDir: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(statusFilePath(dataDir), 'utf8')) as HostStatus).relayUrl ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function processAlive(pid: number): boolean {

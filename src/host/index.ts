@@ -121,10 +121,17 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     close: () => {
       closing ??= (async () => {
         clearInterval(refresh);
-        await link?.close();
-        await core.close();
-        outbox?.close();
-        await status.stopped(outbox?.pendingCount ?? 0, core.sessions.size);
+        // The runtime stops taking requests and flushes its text into the outbox at once; the link
+        // closes while the backends end (seconds, for a CLI that needs signals).
+        const runtime = core.close();
+        const linkClosed = link?.close();
+        try {
+          await runtime;
+        } finally {
+          await linkClosed;
+          outbox?.close();
+          await status.stopped(outbox?.pendingCount ?? 0, core.sessions.size);
+        }
       })();
       return closing;
     },

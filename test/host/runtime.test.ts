@@ -407,7 +407,8 @@ describe('restart', () => {
     // Recovery is told like any other change, numbered after what was there.
     expect(relay.seqs.get('c1')![0]).toBe(seqBefore + 1);
 
-    // And the chat works on.
+    // And the chat works on (a closed runtime refuses requests: this client talks to the new one).
+    client = new TestClient(core);
     await client.ok('chat.send', { chatId: 'c1', text: 'hello' });
     await idle(core, 'c1');
     expect(core.session('c1').seq).toBeGreaterThan(seqBefore);

@@ -185,6 +185,8 @@ export class HostCore {
     if (!parsed.ok) return { id: readableId(frame), ok: false, error: { code: 'bad-request', message: parsed.message } };
     const { id, type, payload } = parsed.value;
     if (!isAgentRequestType(type)) return { id, ok: false, error: { code: 'unknown-request', message: `Unknown request type: ${type}` } };
+    // Refused before the journal, so the same request id runs once the host is back.
+    if (this.closing) return { id, ok: false, error: { code: 'host-offline', message: 'The host is shutting down' } };
     let reply: JournalReply;
     try {
       reply = MUTATING.has(type)
@@ -352,21 +354,24 @@ export class HostCore {
   // ---------------------------------------------------------------------------------------------
   // Shutdown
 
-  /** Writes every chat, ends every backend; idempotent (the same promise). Clients are disconnected. */
+  /**
+   * Writes every chat and ends every backend, all chats at once (a CLI may take seconds to end);
+   * idempotent (the same promise). Clients are disconnected; requests from here on are refused.
+   * A write that fails is rethrown after every backend has ended.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       // Text still being coalesced goes out first, so clients (the relay's outbox) and the logs agree.
       for (const session of this.sessions.values()) session.flushDeltas();
       this.clients.clear();
+      const sessions = [...this.sessions.values()];
+      const results = await Promise.allSettled(sessions.map((session) => session.close()));
       let failure: unknown = null;
-      for (const session of this.sessions.values()) {
-        try {
-          await session.close();
-        } catch (error) {
-          failure ??= error;
-          this.log.error(`chat ${session.chatId}: could not be written on shutdown: ${describe(error)}`);
-        }
-      }
+      results.forEach((result, i) => {
+        if (result.status === 'fulfilled') return;
+        failure ??= result.reason;
+        this.log.error(`chat ${sessions[i].chatId}: could not be written on shutdown: ${describe(result.reason)}`);
+      });
       await this.store.settled();
       if (failure) throw failure;
     })();
