@@ -17,3 +17,4 @@ export * from './errors.ts';
 export * from './link.ts';
 export * from './thread.ts';
 export * from './relay.ts';
+export * from './hosts.ts';

@@ -1,0 +1,141 @@
+// Pairing this machine with a relay, like a TV app: the host makes its key, asks the relay for a user
+// code (and a device code only it knows), shows the user code, and polls until a signed-in person
+// approves it. The relay then has the host's public key under a host id it made; the host keeps the
+// id and the key in identity.json. `npm start` pairs its own host with the relay's setup secret instead.
+import { z } from 'zod';
+import {
+  PairPollResultSchema, PairStartResultSchema, PairedHostSchema,
+  type PairStartRequest,
+} from '../contracts/hosts.ts';
+import { newHostKey, writeHostIdentity, type HostIdentity } from './identity.ts';
+
+export interface PairOptions {
+  relayUrl: string;
+  name: string;
+  dataDir: string;
+  /** Where to tell the person what to do (the code, the URL). */
+  say: (line: string) => void;
+  /** Aborts the wait (Ctrl-C). */
+  signal?: AbortSignal;
+}
+
+/** Why pairing ended without a host: the message is for a person. */
+export class PairingFailed extends Error {
+  readonly reason: 'expired' | 'denied' | 'refused';
+  constructor(reason: 'expired' | 'denied' | 'refused', message: string) {
+    super(message);
+    this.name = 'PairingFailed';
+    this.reason = reason;
+  }
+}
+
+const ErrorBodySchema = z.object({ code: z.string(), message: z.string(), retryAfterMs: z.number().optional() });
+
+/** The relay's base URL as the host keeps it: http(s), no trailing slash. */
+export function relayBase(relayUrl: string): string {
+  const url = new URL(relayUrl);
+  if (url.protocol === 'ws:') url.protocol = 'http:';
+  else if (url.protocol === 'wss:') url.protocol = 'https:';
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`Not a relay URL: ${relayUrl}`);
+  url.search = '';
+  url.hash = '';
+  return url.toString().replace(/\/+$/, '');
+}
+
+export async function pairHost(options: PairOptions): Promise<HostIdentity> {
+  const relayUrl = relayBase(options.relayUrl);
+  const key = await newHostKey();
+  const start = PairStartResultSchema.parse(await post(relayUrl, '/api/pair/start', { name: options.name, publicKey: key.publicJwk } satisfies PairStartRequest, options.signal));
+  const minutes = Math.round(start.expiresInMs / 60_000);
+  options.say(`To pair this machine with ${relayUrl}, approve this code while signed in:`);
+  options.say('');
+  options.say(`    ${start.userCode}`);
+  options.say('');
+  options.say(`  at   ${start.verificationUrl}`);
+  options.say(`  or   POST ${relayUrl}/api/pair/approve {"userCode":"${start.userCode}"} with your access token`);
+  options.say(`Waiting for approval (the code expires in ${minutes} minute${minutes === 1 ? '' : 's'})…`);
+
+  const deadline = Date.now() + start.expiresInMs;
+  let wait = start.intervalMs;
+  for (;;) {
+    await pause(wait, options.signal);
+    wait = start.intervalMs;
+    let answer: unknown;
+    try {
+      answer = await post(relayUrl, '/api/pair/poll', { deviceCode: start.deviceCode }, options.signal);
+    } catch (error) {
+      if (error instanceof PairingFailed) throw error;
+      if (options.signal?.aborted) throw error;
+      if (error instanceof RateLimited) {
+        wait = Math.max(wait, error.retryAfterMs);
+        continue;
+      }
+      // The relay or the network hiccuped: the code is still good until it expires.
+      if (Date.now() > deadline) throw new PairingFailed('expired', 'The pairing code expired before it was approved. Run `tether host pair` again.');
+      options.say(`(could not reach the relay: ${error instanceof Error ? error.message : String(error)}; still waiting)`);
+      continue;
+    }
+    const result = PairPollResultSchema.parse(answer);
+    if (result.state === 'pending') continue;
+    const identity: HostIdentity = { relayUrl, hostId: result.hostId, privateJwk: key.privateJwk, publicJwk: key.publicJwk };
+    writeHostIdentity(options.dataDir, identity);
+    return identity;
+  }
+}
+
+/** Registers `npm start`'s own host under the relay's owner, authorized by the setup secret. */
+export async function pairWithSetupSecret(options: { relayUrl: string; secret: string; name: string; dataDir: string }): Promise<HostIdentity> {
+  const relayUrl = relayBase(options.relayUrl);
+  const key = await newHostKey();
+  const paired = PairedHostSchema.parse(await post(relayUrl, '/api/pair/setup', { secret: options.secret, name: options.name, publicKey: key.publicJwk }));
+  const identity: HostIdentity = { relayUrl, hostId: paired.hostId, privateJwk: key.privateJwk, publicJwk: key.publicJwk };
+  writeHostIdentity(options.dataDir, identity);
+  return identity;
+}
+
+class RateLimited extends Error {
+  readonly retryAfterMs: number;
+  constructor(message: string, retryAfterMs: number) {
+    super(message);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+async function post(relayUrl: string, route: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
+  const res = await fetch(`${relayUrl}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  });
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // A proxy's HTML error page, say: reported below with the status.
+  }
+  if (res.ok) return json;
+  const error = ErrorBodySchema.safeParse(json);
+  const message = error.success ? error.data.message : `${res.status} ${text.slice(0, 200)}`;
+  if (res.status === 429) throw new RateLimited(message, error.success ? error.data.retryAfterMs ?? 5_000 : 5_000);
+  if (res.status === 410) throw new PairingFailed('expired', 'The pairing code expired before it was approved. Run `tether host pair` again.');
+  if (res.status === 403 && route === '/api/pair/poll') throw new PairingFailed('denied', 'The pairing was denied on the relay.');
+  if (res.status >= 400 && res.status < 500) throw new PairingFailed('refused', `The relay refused: ${message}`);
+  throw new Error(`The relay answered ${message}`);
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
