@@ -29,6 +29,14 @@ export const TETHER_ERROR_CODES = [
   /** The host's own policy refused the folder or the runtime mode, whatever the relay asked. */
   'folder-denied',
   'mode-denied',
+  /** No such host (or none the caller may see). */
+  'host-not-found',
+  /** No pairing with that code (or device code). */
+  'pairing-not-found',
+  /** The pairing's code expired before it was approved; the host starts over. */
+  'pairing-expired',
+  /** A person denied the pairing. */
+  'pairing-denied',
 ] as const;
 
 export type WireErrorCode = (typeof AGENT_ERROR_CODES)[number] | (typeof TETHER_ERROR_CODES)[number];
