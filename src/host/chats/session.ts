@@ -14,12 +14,14 @@ import { ProtocolError } from '../../contracts/errors.ts';
 import type { Thread } from '../../contracts/thread.ts';
 import { notResumedNote } from '../../contracts/index.ts';
 import type {
+  AgentKind,
   ChatAttachment,
   ChatEvent,
   ChatInfo,
   ChatItem,
   ChatQueuedMessage,
   ChatTurnItem,
+  ChatTurnLimit,
   RuntimeMode,
 } from '../../contracts/index.ts';
 import type { Provider, ProviderOutput, ProviderSession, TurnInput } from '../providers/provider.ts';
@@ -38,6 +40,8 @@ export interface ChatHost {
   /** The mode a turn may really run in (the chat's ask, narrowed by the host policy now). */
   effectiveMode(mode: RuntimeMode): RuntimeMode;
   warn(message: string): void;
+  /** The account a chat runs under: its config folder and variables (absent = the CLI's default). */
+  accountFor?(kind: AgentKind, accountId: string): { home?: string; env?: Record<string, string> } | undefined;
 }
 
 export interface ChatSessionOptions {
@@ -62,8 +66,9 @@ export interface OutgoingMessage {
 interface ActiveTurn {
   id: string;
   costUsd: number;
-  /** The assistant item text is streaming into, if any. */
+  /** The assistant item text is streaming into, if any, and the subagent writing it (null: the agent itself). */
   reply: string | null;
+  replyParent: string | null;
   thought: string | null;
   tools: Map<string, string>;
 }
@@ -217,7 +222,7 @@ export class ChatSession {
     const turnId = message.turnId ?? newId('turn');
     const now = Date.now();
     this.failed = false;
-    this.turn = { id: turnId, costUsd: 0, reply: null, thought: null, tools: new Map() };
+    this.turn = { id: turnId, costUsd: 0, reply: null, replyParent: null, thought: null, tools: new Map() };
     this.upsert({ id: newId('msg'), kind: 'user', createdAt: now, turnId, ...messageParts(message) });
     this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0 });
     this.updateInfo({ limit: undefined });
@@ -241,6 +246,7 @@ export class ChatSession {
     const runtimeMode = this.options.host.effectiveMode(info.runtimeMode);
     const settings = JSON.stringify([info.cwd, runtimeMode, info.selection, info.account ?? null]);
     if (this.driver && settings !== this.driverSettings) this.endDriver();
+    const account = info.account ? this.options.host.accountFor?.(provider.kind, info.account) : undefined;
     this.driver ??= provider.open({
       chatId: this.chatId,
       cwd: info.cwd,
@@ -248,6 +254,8 @@ export class ChatSession {
       selection: info.selection,
       account: info.account,
       agentSessionId: info.agentSessionId,
+      ...(account?.home ? { accountHome: account.home } : {}),
+      ...(account?.env ? { accountEnv: account.env } : {}),
     });
     this.driverSettings = settings;
     return this.driver;
@@ -355,6 +363,7 @@ export class ChatSession {
       queuePaused: undefined,
       limit: undefined,
       effectiveRuntimeMode: undefined,
+      permissionMode: undefined,
       usage: { contextTokens: 0, contextWindow: info.usage.contextWindow, costUsd: 0, turns: 0 },
     });
     // The reset starts a new epoch in the log (see ChatLog): cursors from before it expire.
@@ -392,13 +401,34 @@ export class ChatSession {
     const now = Date.now();
     switch (output.type) {
       case 'session':
-        this.updateInfo({ agentSessionId: output.agentSessionId, ...(output.model !== undefined ? { model: output.model } : {}) });
+        this.updateInfo({
+          agentSessionId: output.agentSessionId,
+          ...(output.model !== undefined ? { model: output.model } : {}),
+          ...(output.permissionMode !== undefined ? { permissionMode: output.permissionMode } : {}),
+          ...(output.effectiveRuntimeMode !== undefined ? { effectiveRuntimeMode: output.effectiveRuntimeMode } : {}),
+          ...(output.slashCommands !== undefined ? { slashCommands: output.slashCommands } : {}),
+        });
+        return;
+      case 'mode':
+        this.updateInfo({ permissionMode: output.permissionMode, effectiveRuntimeMode: output.effectiveRuntimeMode });
         return;
       case 'text': {
         if (turn.thought) this.closeThought(turn);
+        const parent = output.parentToolUseId ?? null;
+        if (turn.reply && turn.replyParent !== parent) this.closeReply(turn);
         if (!turn.reply) {
           turn.reply = newId('reply');
-          this.upsert({ id: turn.reply, kind: 'assistant', createdAt: now, turnId: turn.id, text: '', streaming: true, ...(output.phase ? { phase: output.phase } : {}) });
+          turn.replyParent = parent;
+          this.upsert({
+            id: turn.reply,
+            kind: 'assistant',
+            createdAt: now,
+            turnId: turn.id,
+            text: '',
+            streaming: true,
+            ...(output.phase ? { phase: output.phase } : {}),
+            ...(parent ? { parentToolUseId: parent } : {}),
+          });
         }
         this.delta(turn.reply, output.text);
         return;
@@ -430,7 +460,7 @@ export class ChatSession {
           input: output.input,
           output: null,
           state: 'running',
-          parentToolUseId: null,
+          parentToolUseId: output.parentToolUseId ?? null,
           progress: { startedAt: now, description: output.description ?? null, output: null },
         });
         return;
@@ -452,6 +482,61 @@ export class ChatSession {
           output: output.output,
           ...(output.changes?.length ? { changes: output.changes } : {}),
         });
+        return;
+      }
+      case 'subagent-start': {
+        this.closeStreams();
+        const id = newId('subagent');
+        turn.tools.set(output.toolUseId, id);
+        this.upsert({
+          id,
+          kind: 'subagent',
+          createdAt: now,
+          turnId: turn.id,
+          toolUseId: output.toolUseId,
+          description: output.description,
+          subagentType: output.subagentType,
+          prompt: output.prompt,
+          background: output.background,
+          status: 'running',
+          startedAt: now,
+          finishedAt: null,
+          summary: null,
+          result: null,
+          usage: null,
+          lastTool: null,
+          itemsTruncated: false,
+          ...(output.parentToolUseId ? { parentToolUseId: output.parentToolUseId } : {}),
+        });
+        return;
+      }
+      case 'subagent-progress':
+      case 'subagent-end': {
+        const item = this.thread.get(turn.tools.get(output.toolUseId) ?? '');
+        if (item?.kind !== 'subagent') return;
+        const next = { ...item };
+        if (output.usage !== undefined) next.usage = output.usage;
+        if (output.summary !== undefined) next.summary = output.summary;
+        if (output.type === 'subagent-progress' && output.lastTool !== undefined) next.lastTool = output.lastTool;
+        if (output.type === 'subagent-end') {
+          next.status = output.status;
+          next.finishedAt = now;
+          if (output.result !== undefined) next.result = output.result;
+        }
+        this.upsert(next);
+        return;
+      }
+      case 'compaction':
+        this.closeStreams();
+        this.upsert({ id: newId('compaction'), kind: 'compaction', createdAt: now, turnId: turn.id, preTokens: output.preTokens });
+        this.updateInfo({ usage: { ...this.info.usage, contextTokens: 0 } });
+        return;
+      case 'request-cancelled': {
+        const item = this.thread.items.find((i) => isPendingRequest(i) && (i.kind === 'approval' || i.kind === 'question') && i.requestId === output.requestId);
+        if (item?.kind === 'approval') this.upsert({ ...item, decision: 'cancelled' });
+        else if (item?.kind === 'question') this.upsert({ ...item, state: 'cancelled' });
+        else return;
+        this.updateInfo();
         return;
       }
       case 'approval':
@@ -510,13 +595,13 @@ export class ChatSession {
         this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: output.level, text: output.text });
         return;
       case 'turn-end':
-        this.finish(output.state, output.message);
+        this.finish(output.state, output.message, false, output.limit);
         return;
     }
   }
 
   /** Settles the running turn: streams closed, open requests cancelled, cost counted, the queue moved on. */
-  private finish(state: 'done' | 'error' | 'aborted', message?: string, pauseQueue = false): void {
+  private finish(state: 'done' | 'error' | 'aborted', message?: string, pauseQueue = false, limit?: ChatTurnLimit): void {
     const turn = this.turn;
     if (!turn) return;
     const now = Date.now();
@@ -526,13 +611,14 @@ export class ChatSession {
       this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: 'error', text: message });
     }
     const item = this.thread.get(turn.id);
-    if (item?.kind === 'turn') this.upsert({ ...item, state, endedAt: now, costUsd: turn.costUsd });
+    if (item?.kind === 'turn') this.upsert({ ...item, state, endedAt: now, costUsd: turn.costUsd, ...(limit ? { limit } : {}) });
     this.turn = null;
     this.failed = state === 'error';
     const usage = this.info.usage;
     this.updateInfo({
       usage: { ...usage, costUsd: usage.costUsd + turn.costUsd, turns: usage.turns + 1 },
       ...(pauseQueue ? { queuePaused: true } : {}),
+      ...(limit ? { limit } : {}),
     });
     this.deliverNext();
   }
@@ -549,6 +635,8 @@ export class ChatSession {
         this.closeItem(item.id);
       } else if (item.kind === 'tool' && item.state === 'running') {
         this.upsert({ ...item, state: 'error' });
+      } else if (item.kind === 'subagent' && item.status === 'running') {
+        this.upsert({ ...item, status: 'failed', finishedAt: Date.now() });
       }
     }
   }
@@ -563,6 +651,7 @@ export class ChatSession {
     if (!turn.reply) return;
     this.closeItem(turn.reply);
     turn.reply = null;
+    turn.replyParent = null;
   }
 
   private closeThought(turn: ActiveTurn): void {

@@ -14,6 +14,8 @@ import type {
   ChatAttachment,
   ChatFileChange,
   ChatQuestion,
+  ChatSubagentUsage,
+  ChatTurnLimit,
   ModelSelection,
   ProviderInfo,
   RuntimeMode,
@@ -22,14 +24,24 @@ import type {
 /** One thing the backend did, in the order it did it. A turn ends with exactly one `turn-end`. */
 export type ProviderOutput =
   /** The backend announced its own session (what a resume needs) and the model it really uses. */
-  | { type: 'session'; agentSessionId: string; model?: string | null }
-  /** Reply text; opens an assistant item on the first piece, appends after. */
-  | { type: 'text'; text: string; phase?: string }
+  | {
+    type: 'session';
+    agentSessionId: string;
+    model?: string | null;
+    /** What the backend confirmed it runs in (its own word, and as a RuntimeMode). */
+    permissionMode?: string;
+    effectiveRuntimeMode?: RuntimeMode;
+    slashCommands?: string[];
+  }
+  /** The backend switched its permission mode mid-session (e.g. an approval set `acceptEdits`). */
+  | { type: 'mode'; permissionMode: string; effectiveRuntimeMode?: RuntimeMode }
+  /** Reply text; opens an assistant item on the first piece, appends after. `parentToolUseId`: a subagent wrote it. */
+  | { type: 'text'; text: string; phase?: string; parentToolUseId?: string }
   /** The current reply is complete; the next `text` opens a new item. */
   | { type: 'text-end' }
   | { type: 'thinking'; text: string }
   | { type: 'thinking-end' }
-  | { type: 'tool-start'; toolUseId: string; name: string; input: unknown; description?: string }
+  | { type: 'tool-start'; toolUseId: string; name: string; input: unknown; description?: string; parentToolUseId?: string }
   /** Streamed output of a running tool. */
   | { type: 'tool-output'; toolUseId: string; text: string }
   | { type: 'tool-end'; toolUseId: string; output: string | null; error?: boolean; changes?: ChatFileChange[] }
@@ -44,6 +56,22 @@ export type ProviderOutput =
     canAllowAlways: boolean;
     allowAlways?: ChatAllowAlways;
   }
+  /** The backend withdrew a request it asked (it settles as cancelled). */
+  | { type: 'request-cancelled'; requestId: string }
+  /** A subagent started (its `toolUseId` is what its work names as `parentToolUseId`). */
+  | {
+    type: 'subagent-start';
+    toolUseId: string;
+    description: string;
+    subagentType: string | null;
+    prompt: string | null;
+    background: boolean;
+    parentToolUseId?: string;
+  }
+  | { type: 'subagent-progress'; toolUseId: string; lastTool?: string | null; usage?: ChatSubagentUsage | null; summary?: string | null }
+  | { type: 'subagent-end'; toolUseId: string; status: 'done' | 'failed'; result?: string | null; summary?: string | null; usage?: ChatSubagentUsage | null }
+  /** The backend folded its context; the context meter starts again. */
+  | { type: 'compaction'; preTokens: number | null }
   /** The backend asks; answered through `ProviderSession.answerQuestion`. */
   | { type: 'question'; requestId: string; questions: ChatQuestion[]; async?: boolean }
   /** The backend published a self-contained HTML page into the chat. */
@@ -51,7 +79,8 @@ export type ProviderOutput =
   /** Usage so far: `costUsd` is this turn's cost, the context numbers replace the chat's. */
   | { type: 'usage'; costUsd?: number; contextTokens?: number; contextWindow?: number | null }
   | { type: 'note'; level: 'info' | 'warning' | 'error'; text: string }
-  | { type: 'turn-end'; state: 'done' | 'error'; message?: string };
+  /** `limit`: the turn stopped on a usage limit or an overload. `aborted`: the backend stopped it itself. */
+  | { type: 'turn-end'; state: 'done' | 'error' | 'aborted'; message?: string; limit?: ChatTurnLimit };
 
 export type ProviderEmit = (output: ProviderOutput) => void;
 
@@ -65,6 +94,11 @@ export interface ProviderChatContext {
   account?: string;
   /** Set when the chat continues a backend session (resume). */
   agentSessionId: string | null;
+  /** Continue `agentSessionId` under a new session id (a fork), leaving the original as it was. */
+  forkSession?: boolean;
+  /** The account's config folder (`~` allowed) and variables; absent = the CLI's default account. */
+  accountHome?: string;
+  accountEnv?: Record<string, string>;
 }
 
 export interface TurnInput {
