@@ -526,6 +526,11 @@ export class ChatSession {
         this.upsert(next);
         return;
       }
+      case 'turn-diff': {
+        const item = this.thread.get(turn.id);
+        if (item?.kind === 'turn') this.upsert({ ...item, checkpointDiff: output.diff });
+        return;
+      }
       case 'compaction':
         this.closeStreams();
         this.upsert({ id: newId('compaction'), kind: 'compaction', createdAt: now, turnId: turn.id, preTokens: output.preTokens });

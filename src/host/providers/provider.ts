@@ -12,6 +12,7 @@ import type {
   AgentKind,
   ChatAllowAlways,
   ChatAttachment,
+  ChatCheckpointDiff,
   ChatFileChange,
   ChatQuestion,
   ChatSubagentUsage,
@@ -70,6 +71,8 @@ export type ProviderOutput =
   }
   | { type: 'subagent-progress'; toolUseId: string; lastTool?: string | null; usage?: ChatSubagentUsage | null; summary?: string | null }
   | { type: 'subagent-end'; toolUseId: string; status: 'done' | 'failed'; result?: string | null; summary?: string | null; usage?: ChatSubagentUsage | null }
+  /** Everything the running turn changed so far, as the backend tracks it (replaces the last one). */
+  | { type: 'turn-diff'; diff: ChatCheckpointDiff }
   /** The backend folded its context; the context meter starts again. */
   | { type: 'compaction'; preTokens: number | null }
   /** The backend asks; answered through `ProviderSession.answerQuestion`. */
