@@ -1,53 +1,167 @@
-// Who may do what on a host. For now a host's owner holds the `owner` role on it and nobody else holds
-// any; teams and grants widen this later without changing the callers. Answers are cached briefly so a
-// check per frame costs no D1 read, while a change still reaches open sockets within seconds.
-import { eq } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/d1';
+// Who may do what on a host, asked on every frame. A person's role on (host, chat) is `owner` when
+// they own the host, else the highest of the grants on the whole host or on that chat, to them or to
+// a team they belong to. A session that ended (revoked, expired, its user disabled) holds no role.
+//
+// One view per (user, session, host) is read from D1 and kept for at most two seconds, so a check per
+// frame costs no D1 read while a change still reaches open sockets within seconds; `recheckHosts`
+// (revocations.ts) drops the views at once where it matters.
 import { ProtocolError, type AgentRequestType } from '../../contracts/index.ts';
-import { hosts } from '../db/schema.ts';
 import type { Identity } from './tokens.ts';
 import { MINIMAL_ROLE, roleAllows, type Role } from './roles.ts';
+import { sessionIsLive } from './sessions.ts';
 
 const CACHE_MS = 2_000;
 
+/** What one person may do on one host, as read at one moment. */
+export interface AccessView {
+  /** False once the session ended or its user was disabled: then there is no role at all. */
+  readonly live: boolean;
+  /** The host row exists (a host the relay has met). */
+  readonly known: boolean;
+  /** The role on the whole host, if any. */
+  readonly hostRole: Role | null;
+  /** Roles granted on single chats (already at least `hostRole`). */
+  readonly chatRoles: ReadonlyMap<string, Role>;
+}
+
+/** The role a view gives on one chat, or host-wide when no chat is named. */
+export function roleIn(view: AccessView, chatId?: string): Role | null {
+  if (!view.live) return null;
+  if (chatId === undefined) return view.hostRole;
+  return view.chatRoles.get(chatId) ?? view.hostRole;
+}
+
+/** Whether a view holds any role on the host or on one of its chats. */
+export function reachesHost(view: AccessView): boolean {
+  return view.live && (view.hostRole !== null || view.chatRoles.size > 0);
+}
+
+export function higher(a: Role | null, b: Role | null): Role | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return roleAllows(a, b) ? a : b;
+}
+
+/** What should happen to an open socket after its person's access changed. */
+export type Standing = 'keep' | 'revoked' | 'ended';
+
+/** The close code and reason a socket gets when it loses its standing. */
+export const CLOSE_FOR: Record<Exclude<Standing, 'keep'>, { code: number; reason: string }> = {
+  revoked: { code: 4403, reason: 'access revoked' },
+  ended: { code: 4401, reason: 'session ended' },
+};
+
+/** Whether a socket keeps going under this view: a live session and, for a known host, some role there (on the chat, for a chat's socket). */
+export function standingIn(view: AccessView, chatId?: string): Standing {
+  if (!view.live) return 'ended';
+  if (!view.known) return 'keep';
+  const holds = chatId === undefined ? reachesHost(view) : roleIn(view, chatId) !== null;
+  return holds ? 'keep' : 'revoked';
+}
+
+/** Reads one person's view of a host from D1: the host's owner, their grants and their teams' grants, their session. */
+export async function readView(db: D1Database, identity: Identity, hostId: string): Promise<AccessView> {
+  if (identity.kind === 'host') {
+    const own = identity.hostId === hostId;
+    return { live: true, known: own, hostRole: own ? 'owner' : null, chatRoles: new Map() };
+  }
+  const { userId, sessionId } = identity;
+  const [live, [hostRows, grantRows]] = await Promise.all([
+    sessionIsLive(db, userId, sessionId),
+    db.batch<Record<string, unknown>>([
+      db.prepare('SELECT owner_id FROM hosts WHERE id = ?').bind(hostId),
+      db.prepare(
+        `SELECT chat_id, role FROM grants WHERE host_id = ?1 AND (
+           (subject_type = 'user' AND subject_id = ?2)
+           OR (subject_type = 'team' AND subject_id IN (SELECT team_id FROM team_members WHERE user_id = ?2)))`,
+      ).bind(hostId, userId),
+    ]),
+  ]);
+  const owner = (hostRows!.results[0] as { owner_id: string } | undefined)?.owner_id ?? null;
+  let hostRole: Role | null = owner === userId ? 'owner' : null;
+  const grants = grantRows!.results as { chat_id: string; role: Role }[];
+  for (const grant of grants) if (grant.chat_id === '') hostRole = higher(hostRole, grant.role);
+  const chatRoles = new Map<string, Role>();
+  for (const grant of grants) {
+    if (grant.chat_id !== '') chatRoles.set(grant.chat_id, higher(higher(chatRoles.get(grant.chat_id) ?? null, grant.role), hostRole)!);
+  }
+  return { live, known: owner !== null, hostRole, chatRoles };
+}
+
+function keyOf(identity: Identity, hostId: string): string {
+  return identity.kind === 'user' ? `u\n${identity.userId}\n${identity.sessionId}\n${hostId}` : `h\n${identity.hostId}\n${hostId}`;
+}
+
 export class HostAccess {
-  private readonly owners = new Map<string, { owner: string | null; at: number }>();
+  private readonly views = new Map<string, { at: number; view: Promise<AccessView>; value?: AccessView }>();
   private readonly db: D1Database;
   constructor(db: D1Database) {
     this.db = db;
   }
 
-  async roleOf(identity: Identity, hostId: string): Promise<Role | null> {
-    if (identity.kind === 'host') return identity.hostId === hostId ? 'owner' : null;
-    return (await this.ownerOf(hostId)) === identity.userId ? 'owner' : null;
+  /** Forgets every cached view: the next question reads D1 again. */
+  forget(): void {
+    this.views.clear();
+  }
+
+  /** The person's view of the host, from the cache while it is younger than two seconds. */
+  view(identity: Identity, hostId: string): Promise<AccessView> {
+    const key = keyOf(identity, hostId);
+    const now = Date.now();
+    const hit = this.views.get(key);
+    if (hit && now - hit.at < CACHE_MS) return hit.view;
+    const view = readView(this.db, identity, hostId);
+    const entry: { at: number; view: Promise<AccessView>; value?: AccessView } = { at: now, view };
+    this.views.set(key, entry);
+    view.then((value) => { entry.value = value; }, () => {
+      // A failed read is not kept: the next frame asks again.
+      if (this.views.get(key) === entry) this.views.delete(key);
+    });
+    return view;
   }
 
   /**
-   * Whether a socket may open: for someone with a role on the host, or for a host the relay has not
-   * met yet (an app opened before its machine first connected), which has nothing to show. What such a
-   * socket may hear later is checked again, push by push.
+   * The cached view without waiting, for paths that must not await (a chat's event fan-out): the last
+   * view read, and whether it is still fresh. Undefined when none was read yet.
+   */
+  peek(identity: Identity, hostId: string): { view: AccessView; fresh: boolean } | undefined {
+    const hit = this.views.get(keyOf(identity, hostId));
+    if (!hit?.value) return undefined;
+    return { view: hit.value, fresh: Date.now() - hit.at < CACHE_MS };
+  }
+
+  /** The role on a chat (or host-wide when no chat is named), or null. */
+  async roleOf(identity: Identity, hostId: string, chatId?: string): Promise<Role | null> {
+    return roleIn(await this.view(identity, hostId), chatId);
+  }
+
+  /**
+   * Whether a socket may open: for someone with a role on the host or on one of its chats, or for a
+   * host the relay has not met yet (an app opened before its machine first connected), which has
+   * nothing to show. What such a socket may hear later is checked again, push by push.
    */
   async mayConnect(identity: Identity, hostId: string): Promise<boolean> {
-    if (identity.kind === 'host') return identity.hostId === hostId;
-    const owner = await this.ownerOf(hostId);
-    return owner === null || owner === identity.userId;
+    const view = await this.view(identity, hostId);
+    if (!view.live) return false;
+    return reachesHost(view) || (!view.known && identity.kind === 'user');
   }
 
-  /** The host's owner, or null for a host the relay has not met. */
-  private async ownerOf(hostId: string): Promise<string | null> {
-    const hit = this.owners.get(hostId);
-    const now = Date.now();
-    if (hit && now - hit.at < CACHE_MS) return hit.owner;
-    const [row] = await drizzle(this.db).select({ ownerId: hosts.ownerId }).from(hosts).where(eq(hosts.id, hostId)).limit(1);
-    const owner = row?.ownerId ?? null;
-    this.owners.set(hostId, { owner, at: now });
-    return owner;
+  /** Whether an open socket keeps going: its session must be live and, for a known host, it must hold some role there (on the chat, for a chat socket). */
+  async standing(identity: Identity, hostId: string, chatId?: string): Promise<Standing> {
+    return standingIn(await this.view(identity, hostId), chatId);
   }
 
-  /** Throws `forbidden` unless the identity's role on the host covers the request. */
-  async check(identity: Identity, hostId: string, type: AgentRequestType): Promise<void> {
-    const role = await this.roleOf(identity, hostId);
-    if (!role) throw new ProtocolError('forbidden', 'You have no access to this host');
+  /**
+   * Throws `unauthorized` for an ended session, `forbidden` unless the role covers the request: on the
+   * named chat for a chat's request, host-wide for a host-level one.
+   */
+  async check(identity: Identity, hostId: string, type: AgentRequestType, chatId?: string): Promise<void> {
+    const view = await this.view(identity, hostId);
+    if (!view.live) throw new ProtocolError('unauthorized', 'Your session has ended; sign in again');
+    // A chat list is answered to anyone who may see one of its chats, filtered to those (Lobby).
+    if (type === 'chat.list' && chatId === undefined && reachesHost(view)) return;
+    const role = roleIn(view, chatId);
+    if (!role) throw new ProtocolError('forbidden', chatId === undefined ? 'You have no access to this host' : 'You have no access to this chat');
     const needed = MINIMAL_ROLE[type];
     if (!roleAllows(role, needed)) throw new ProtocolError('forbidden', `${type} needs the ${needed} role`);
   }

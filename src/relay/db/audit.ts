@@ -34,6 +34,12 @@ export interface AuditRecord {
 
 export const AUDIT_PAGE_MAX = 100;
 
+/** The requests that act on a machine: each is recorded with who, which host and chat (never its text). */
+export const MACHINE_ACTING: ReadonlySet<string> = new Set([
+  'chat.create', 'chat.send', 'chat.approve', 'chat.answer', 'chat.cancel', 'chat.kill', 'chat.clear', 'chat.configure',
+  'accounts.list', 'accounts.refresh', 'accounts.save', 'accounts.create', 'accounts.watchLogin',
+]);
+
 function databaseOf(where: Env | D1Database): D1Database {
   return 'DB' in where ? where.DB : where;
 }

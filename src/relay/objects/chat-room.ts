@@ -21,7 +21,7 @@ import { principalOf, type Identity } from '../auth/tokens.ts';
 import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 import type { Env } from '../env.ts';
 import {
-  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest,
+  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest, type Place,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
@@ -71,6 +71,11 @@ export class ChatRoom extends ClientSockets {
 
   private name(hostId: string, chatId: string): void {
     this.store.name(hostId, chatId);
+  }
+
+  protected override place(): Place | null {
+    const { hostId, chatId } = this.store.state;
+    return hostId && chatId !== null ? { hostId, chatId } : null;
   }
 
   private ask(input: LinkRequestInput): Promise<Reply> {
@@ -124,7 +129,7 @@ export class ChatRoom extends ClientSockets {
     const sockets = this.clients();
     const text = presenceFrame(hostId, online, at);
     // Only to whom may read the chat: a socket may have opened before its host was known to the relay.
-    const roles = await Promise.all(sockets.map((ws) => this.access.roleOf(this.attachmentOf(ws).identity, hostId)));
+    const roles = await Promise.all(sockets.map((ws) => this.access.roleOf(this.attachmentOf(ws).identity, hostId, chatId).catch(() => null)));
     sockets.forEach((ws, i) => { if (roles[i]) send(ws, text); });
     return sockets.length > 0;
   }
@@ -142,8 +147,18 @@ export class ChatRoom extends ClientSockets {
     else this.attachedSockets().delete(ws);
   }
 
+  /** Sends one frame to every attached socket whose person may still read this chat. */
   private fanOut(text: string): void {
-    for (const ws of this.attachedSockets()) send(ws, text);
+    const sockets = this.attachedSockets();
+    if (sockets.size === 0) return;
+    const place = this.key();
+    for (const ws of sockets) if (this.mayHear(ws, place)) send(ws, text);
+  }
+
+  /** recheckHosts: closes the sockets of people who may no longer read this chat; the others keep their (new) role. */
+  async recheck(hostId: string, chatId: string): Promise<void> {
+    if (this.clients().length === 0) return;
+    await this.recheckSockets({ hostId, chatId });
   }
 
   // ---- requests from clients ----
@@ -170,11 +185,12 @@ export class ChatRoom extends ClientSockets {
 
   private async serveChecked(identity: Identity, request: ClientRequest, ws?: WebSocket): Promise<string> {
     const { hostId, chatId } = this.key();
-    await this.access.check(identity, hostId, request.type);
+    await this.access.check(identity, hostId, request.type, chatId);
     const payload = request.payload as { chatId?: string };
     if (payload.chatId !== undefined && payload.chatId !== chatId) {
       return replyError(request.id, { code: 'bad-request', message: `This socket serves chat ${chatId}` });
     }
+    this.audit(identity, request, { hostId, chatId });
     const userId = principalOf(identity);
     if (SETTLING.has(request.type)) await this.reconcileRequests();
     if (!ANSWERED_ONCE.has(request.type)) return this.answer(userId, request, ws);
@@ -521,7 +537,7 @@ export class ChatRoom extends ClientSockets {
   async visualPage(hostId: string, chatId: string, visualId: string, identity: Identity): Promise<{ html: string | null } | 'forbidden'> {
     this.name(hostId, chatId);
     try {
-      await this.access.check(identity, hostId, 'chat.attach');
+      await this.access.check(identity, hostId, 'chat.attach', chatId);
     } catch {
       return 'forbidden';
     }

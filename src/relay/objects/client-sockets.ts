@@ -6,8 +6,9 @@ import {
   AGENT_REQUEST_SCHEMAS, LINK_MAX_FRAME_BYTES, ProtocolError, isAgentRequestType, parseRequest, toWireError,
   type AgentRequestType, type Reply, type WireError,
 } from '../../contracts/index.ts';
-import { HostAccess } from '../auth/access.ts';
-import type { Identity } from '../auth/tokens.ts';
+import { CLOSE_FOR, HostAccess, standingIn, type Standing } from '../auth/access.ts';
+import { principalOf, type Identity } from '../auth/tokens.ts';
+import { MACHINE_ACTING, record } from '../db/audit.ts';
 import type { Env } from '../env.ts';
 
 export interface SocketAttachment {
@@ -98,9 +99,22 @@ export function readClientFrame(message: string | ArrayBuffer): ClientRequest | 
   return { id, type, payload: checked.data };
 }
 
+/** Where an object's sockets stand: a host (the Lobby) or one chat of it (a ChatRoom). */
+export interface Place {
+  hostId: string;
+  chatId?: string;
+}
+
 export abstract class ClientSockets extends DurableObject<Env> {
   /** Who may do what on the host; asked on every request. */
   protected readonly access = new HostAccess(this.env.DB);
+  /** Sockets whose access is being read again after their cached view went stale. */
+  private readonly revalidating = new Set<WebSocket>();
+  /** Each socket's identity, read from its attachment once per life of this object rather than per push. */
+  private readonly identities = new WeakMap<WebSocket, Identity>();
+
+  /** The host (and chat) this object serves, or null before anyone named it. */
+  protected abstract place(): Place | null;
 
   /** Accepts a client socket for this object, remembering who it is across hibernation. */
   protected acceptClient(identity: Identity, tags: string[] = []): Response {
@@ -138,6 +152,15 @@ export abstract class ClientSockets extends DurableObject<Env> {
     const frame = readClientFrame(message);
     if ('reject' in frame) return send(ws, frame.reject);
     const { identity } = this.attachmentOf(ws);
+    // A socket whose person lost all access here (or whose session ended) is answered and closed, not
+    // just refused frame by frame: it would otherwise keep hearing pushes.
+    const place = this.place();
+    const standing = place ? await this.access.standing(identity, place.hostId, place.chatId).catch(() => 'keep' as const) : 'keep';
+    if (standing !== 'keep') {
+      const code = standing === 'ended' ? 'unauthorized' : 'forbidden';
+      send(ws, replyError(frame.id, { code, message: standing === 'ended' ? 'Your session has ended; sign in again' : 'Your access was revoked' }));
+      return this.expel(ws, standing);
+    }
     let reply: string;
     try {
       reply = await this.onRequest(ws, frame, identity);
@@ -158,6 +181,67 @@ export abstract class ClientSockets extends DurableObject<Env> {
   }
 
   protected onDisconnect(_ws: WebSocket): void {}
+
+  // ---- access changes reaching open sockets ----
+
+  /**
+   * Drops every cached view and reads each socket's access again: sockets whose person lost access
+   * here close with 4403, those whose session ended with 4401; the others keep going, and their next
+   * frames are checked against the new role. Called by recheckHosts (revocations.ts).
+   */
+  protected async recheckSockets(place: Place): Promise<void> {
+    this.access.forget();
+    const sockets = this.clients();
+    const standings = await Promise.all(sockets.map((ws) => this.access.standing(this.attachmentOf(ws).identity, place.hostId, place.chatId)));
+    sockets.forEach((ws, i) => { if (standings[i] !== 'keep') this.expel(ws, standings[i]!); });
+  }
+
+  /** Closes a socket that lost its standing here. */
+  protected expel(ws: WebSocket, standing: Exclude<Standing, 'keep'>): void {
+    const { code, reason } = CLOSE_FOR[standing];
+    try { ws.close(code, reason); } catch { /* already closed */ }
+    this.onDisconnect(ws);
+  }
+
+  /**
+   * Whether a socket may hear a push now, without waiting (pushes are serialized once and sent in one
+   * synchronous step). Answers from the cached view; one that went stale is read again in the
+   * background, and a socket that lost access then is closed. A socket whose view was never read has
+   * passed the door moments ago.
+   */
+  protected mayHear(ws: WebSocket, place: Place): boolean {
+    let identity = this.identities.get(ws);
+    if (!identity) this.identities.set(ws, identity = this.attachmentOf(ws).identity);
+    const seen = this.access.peek(identity, place.hostId);
+    if (!seen?.fresh) this.revalidate(ws, identity, place);
+    if (!seen) return true;
+    const standing = standingIn(seen.view, place.chatId);
+    if (standing === 'keep') return true;
+    this.expel(ws, standing);
+    return false;
+  }
+
+  private revalidate(ws: WebSocket, identity: Identity, place: Place): void {
+    if (this.revalidating.has(ws)) return;
+    this.revalidating.add(ws);
+    void this.access.standing(identity, place.hostId, place.chatId)
+      .then((standing) => { if (standing !== 'keep') this.expel(ws, standing); })
+      .catch(() => undefined)
+      .finally(() => this.revalidating.delete(ws));
+  }
+
+  /** Writes the audit line of a request that acts on the machine, off the frame's path. */
+  protected audit(identity: Identity, request: ClientRequest, place: Place): void {
+    if (!MACHINE_ACTING.has(request.type)) return;
+    this.ctx.waitUntil(record(this.env.DB, {
+      actor: principalOf(identity),
+      sessionId: identity.kind === 'user' ? identity.sessionId : null,
+      action: request.type,
+      hostId: place.hostId,
+      chatId: place.chatId ?? null,
+      detail: { requestId: request.id },
+    }));
+  }
 }
 
 /** Sends without throwing on a socket that closed meanwhile. */

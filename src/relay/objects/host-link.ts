@@ -14,13 +14,10 @@
 // It never interprets a chat: it keeps no thread, and what survives a restart is only its host id,
 // the set of chats waiting for the host to return, and the socket itself (hibernation keeps it).
 import { DurableObject } from 'cloudflare:workers';
-import { drizzle } from 'drizzle-orm/d1';
-import { sql as dsql } from 'drizzle-orm';
 import {
   LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema,
   type LinkEventFrame, type Reply, type WireError,
 } from '../../contracts/index.ts';
-import { hosts, users } from '../db/schema.ts';
 import type { Env } from '../env.ts';
 import { identityOf } from './client-sockets.ts';
 import { hostLinkOf, lobbyOf, roomOf } from './stubs.ts';
@@ -80,8 +77,10 @@ export class HostLink extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const identity = identityOf(request);
     if (identity.kind !== 'host') return new Response('host token required', { status: 403 });
-    const refused = await this.register(identity.hostId, identity.ownerId);
-    if (refused) return new Response(refused, { status: 403 });
+    // Asked again here, not only at the door: a revocation that lands between the two still wins.
+    const row = await this.env.DB.prepare('SELECT revoked_at FROM hosts WHERE id = ?').bind(identity.hostId).first<{ revoked_at: number | null }>();
+    if (!row) return new Response('unknown host', { status: 403 });
+    if (row.revoked_at !== null) return new Response('host revoked', { status: 403 });
     for (const old of this.ctx.getWebSockets('host')) {
       try { old.close(4000, 'replaced by a newer connection'); } catch { /* gone */ }
     }
@@ -95,17 +94,6 @@ export class HostLink extends DurableObject<Env> {
     await this.ctx.storage.setAlarm(Date.now() + CHECK_EVERY_MS);
     await this.announce(true);
     return new Response(null, { status: 101, webSocket: pair[0] });
-  }
-
-  /** Records the host under its owner; a host id already owned by someone else is refused. */
-  private async register(hostId: string, ownerId: string): Promise<string | null> {
-    const db = drizzle(this.env.DB);
-    const now = Date.now();
-    await db.insert(users).values({ id: ownerId, name: ownerId, createdAt: now }).onConflictDoNothing();
-    await db.insert(hosts).values({ id: hostId, ownerId, name: hostId, createdAt: now, lastSeenAt: now })
-      .onConflictDoUpdate({ target: hosts.id, set: { lastSeenAt: now }, setWhere: dsql`${hosts.ownerId} = ${ownerId}` });
-    const [row] = await db.select({ ownerId: hosts.ownerId }).from(hosts).where(dsql`${hosts.id} = ${hostId}`).limit(1);
-    return row?.ownerId === ownerId ? null : 'this host id belongs to another user';
   }
 
   // ---- frames from the host -------------------------------------------------------------------
@@ -274,6 +262,41 @@ export class HostLink extends DurableObject<Env> {
     }
     else this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chatId);
     return this.isOnline();
+  }
+
+  // ---- access changes (recheckHosts in auth/revocations.ts) --------------------------------------
+
+  /**
+   * Closes the host's link when its host was revoked (it cannot come back: the door refuses it), and
+   * answers the chats with people connected, whose rooms are checked next.
+   */
+  async recheck(): Promise<string[]> {
+    const hostId = this.getMeta('hostId');
+    if (hostId) {
+      const row = await this.env.DB.prepare('SELECT revoked_at FROM hosts WHERE id = ?').bind(hostId).first<{ revoked_at: number | null }>();
+      if (row?.revoked_at != null) {
+        for (const ws of this.ctx.getWebSockets('host')) {
+          try { ws.close(4403, 'host revoked'); } catch { /* gone */ }
+        }
+        this.failWaiting('The host was revoked');
+        await this.announce(false);
+      }
+    }
+    return this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM watching').toArray().map((row) => row.chat_id);
+  }
+
+  // ---- revocation -----------------------------------------------------------------------------
+
+  /**
+   * The host was revoked (its row says so already, so the door refuses its key from now on): its
+   * link closes at once with 4401, and whatever it was asked fails `host-offline`.
+   */
+  async revoke(): Promise<void> {
+    for (const ws of this.ctx.getWebSockets('host')) {
+      try { ws.close(4401, 'host revoked'); } catch { /* gone */ }
+    }
+    this.failWaiting('The host was revoked');
+    await this.announce(false);
   }
 
   // ---- presence -------------------------------------------------------------------------------

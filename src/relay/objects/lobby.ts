@@ -11,11 +11,12 @@ import {
   AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, withRequestLimit,
   type ChatInfo, type EventPayload, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
+import { reachesHost, roleIn, standingIn, type AccessView } from '../auth/access.ts';
 import { roleAllows, roleToHear } from '../auth/roles.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
 import {
-  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest,
+  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest, type Place,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
@@ -29,6 +30,13 @@ const HOST_LEVEL = new Set([
 const ROOM_ONLY = new Set(['chat.attach', 'chat.detach', 'chat.history']);
 const HOST_WIDE_EVENTS = ['chat.status', 'accounts.changed', 'usage.changed', 'usage.limitsChanged'] as const;
 
+/** One pushed event, serialized once; a chat's status names its chat, for whom may see it. */
+interface Push {
+  event: string;
+  text: string;
+  chatId?: string;
+}
+
 export class Lobby extends ClientSockets {
   private readonly journal: ReplyJournal;
 
@@ -39,9 +47,14 @@ export class Lobby extends ClientSockets {
   }
 
   private hostId(): string {
+    const place = this.place();
+    if (!place) throw new ProtocolError('internal', 'lobby has no host');
+    return place.hostId;
+  }
+
+  protected override place(): Place | null {
     const [row] = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'hostId'").toArray();
-    if (!row) throw new ProtocolError('internal', 'lobby has no host');
-    return row.value;
+    return row ? { hostId: row.value } : null;
   }
 
   private name(hostId: string): void {
@@ -72,23 +85,39 @@ export class Lobby extends ClientSockets {
 
   protected override async onRequest(_ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string> {
     const hostId = this.hostId();
+    // A chat's request is checked by its room, against the role on that chat.
+    if (!HOST_LEVEL.has(request.type)) return this.viaRoom(hostId, identity, request);
     await this.access.check(identity, hostId, request.type);
     const userId = principalOf(identity);
-    if (!HOST_LEVEL.has(request.type)) return this.viaRoom(hostId, identity, request);
-    if (!ANSWERED_ONCE.has(request.type)) return this.answer(hostId, userId, request);
-    return this.journal.once(userId, request.id, () => this.answer(hostId, userId, request));
+    this.audit(identity, request, { hostId, chatId: (request.payload as { chatId?: string }).chatId });
+    if (!ANSWERED_ONCE.has(request.type)) return this.answer(hostId, identity, request);
+    return this.journal.once(userId, request.id, () => this.answer(hostId, identity, request));
   }
 
-  private async answer(hostId: string, userId: string, request: ClientRequest): Promise<string> {
+  private async answer(hostId: string, identity: Identity, request: ClientRequest): Promise<string> {
+    const userId = principalOf(identity);
     const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
-    if (request.type === 'chat.list' && !reply.ok && reply.error.code === 'host-offline') {
-      return replyOk(request.id, { chats: await this.indexedChats(hostId) });
+    if (request.type === 'chat.list') {
+      if (!reply.ok && reply.error.code === 'host-offline') {
+        return replyOk(request.id, { chats: await this.visible(identity, hostId, await this.indexedChats(hostId)) });
+      }
+      if (reply.ok) {
+        const { chats } = reply.result as { chats: { chatId: string }[] };
+        return replyOk(request.id, { ...(reply.result as object), chats: await this.visible(identity, hostId, chats) });
+      }
     }
     if (request.type === 'chat.create' && reply.ok) {
       const info = AGENT_REQUEST_SCHEMAS['chat.create'].result.safeParse(reply.result);
       if (info.success) await this.index(hostId, [info.data]);
     }
     return relabel(reply, request.id);
+  }
+
+  /** The chats of a list this person may see: all of them with a role on the host, else only those granted. */
+  private async visible<T extends { chatId: string }>(identity: Identity, hostId: string, chats: T[]): Promise<T[]> {
+    const view = await this.access.view(identity, hostId);
+    if (view.hostRole) return chats;
+    return chats.filter((chat) => roleIn(view, chat.chatId) !== null);
   }
 
   private async viaRoom(hostId: string, identity: Identity, request: ClientRequest): Promise<string> {
@@ -105,7 +134,7 @@ export class Lobby extends ClientSockets {
   async ingest(hostId: string, frames: LinkEventFrame[]): Promise<void> {
     this.name(hostId);
     const statuses: ChatInfo[] = [];
-    const pushes: { event: string; text: string }[] = [];
+    const pushes: Push[] = [];
     for (const frame of frames) {
       // Only the protocol's host-wide events, as its schemas read them: a host's other frames (a
       // relay-owned `chat.bookmarks`, a name no client knows, a payload that does not parse) stop here.
@@ -121,23 +150,40 @@ export class Lobby extends ClientSockets {
         payload = { chatId: status.chatId, info: withRequestLimit(status.info) };
         statuses.push(payload.info);
       }
-      pushes.push({ event, text: eventFrame(event, payload) });
+      pushes.push({ event, text: eventFrame(event, payload), chatId: event === 'chat.status' ? (payload as { chatId: string }).chatId : undefined });
     }
     if (pushes.length > 0) await this.push(hostId, pushes);
     if (statuses.length > 0) await this.index(hostId, statuses);
   }
 
-  /** Sends each event to the sockets whose person may read it now (an account snapshot only to owners). */
-  private async push(hostId: string, pushes: { event: string; text: string }[]): Promise<void> {
+  /**
+   * Sends each event to the sockets whose person may read it now: a chat's status to whoever may see
+   * that chat, presence to anyone with a role here, the rest by the host-wide role (an account
+   * snapshot only to owners). A socket whose person lost all access here is closed instead.
+   */
+  private async push(hostId: string, pushes: Push[]): Promise<void> {
     const sockets = this.clients();
-    const roles = await Promise.all(sockets.map((ws) => this.access.roleOf(this.attachmentOf(ws).identity, hostId)));
-    for (const { event, text } of pushes) {
+    const views = await Promise.all(sockets.map((ws) => this.access.view(this.attachmentOf(ws).identity, hostId).catch(() => null)));
+    const open: [WebSocket, AccessView][] = [];
+    sockets.forEach((ws, i) => {
+      const view = views[i];
+      if (!view) return; // unreadable now: this push is skipped for it, the next read decides
+      const standing = standingIn(view);
+      if (standing === 'keep') open.push([ws, view]);
+      else this.expel(ws, standing);
+    });
+    for (const { event, text, chatId } of pushes) {
       const needed = roleToHear(event);
-      sockets.forEach((ws, i) => {
-        const role = roles[i];
+      for (const [ws, view] of open) {
+        const role = chatId !== undefined ? roleIn(view, chatId) : event === 'host.presence' && reachesHost(view) ? 'viewer' : roleIn(view);
         if (role && roleAllows(role, needed)) send(ws, text);
-      });
+      }
     }
+  }
+
+  /** recheckHosts: closes the sockets of people who lost all access to this host. */
+  async recheck(hostId: string): Promise<void> {
+    await this.recheckSockets({ hostId });
   }
 
   async presence(hostId: string, online: boolean, at: number): Promise<void> {
