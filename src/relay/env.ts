@@ -1,15 +1,31 @@
 import type { ChatRoom } from './objects/chat-room.ts';
 import type { HostLink } from './objects/host-link.ts';
 import type { Lobby } from './objects/lobby.ts';
+import type { RateGate } from './objects/rate-gate.ts';
 
 export interface Env {
   DB: D1Database;
   HOST_LINK: DurableObjectNamespace<HostLink>;
   CHAT_ROOM: DurableObjectNamespace<ChatRoom>;
   LOBBY: DurableObjectNamespace<Lobby>;
+  /** One token bucket per rate-limit key (src/relay/auth/rate-limit.ts). */
+  RATE_GATE: DurableObjectNamespace<RateGate>;
   /** Signs and verifies every token (HS256 until accounts and host keys land). */
   TETHER_TOKEN_SECRET: string;
   HOST_TIMEOUT_MS?: string;
   /** Origins that may frame visual pages (CSP frame-ancestors); the relay's own by default. */
   APP_ORIGINS?: string;
+  /**
+   * Rate limits, each "max/perSeconds" (a bucket of `max` that refills fully in `perSeconds`). A request
+   * over a limit gets 429 `rate-limited` with Retry-After; a frame gets a `rate-limited` reply.
+   * RATE_SIGNIN: sign-in attempts per IP and per email (default "10/60"). RATE_PAIRING: pairing starts
+   * and approvals per IP and per user ("10/60"). RATE_TICKETS: socket tickets per session and per IP
+   * ("60/60"). RATE_FRAMES: frames on one socket ("300/60"). RATE_FRAMES_USER: one person's frames
+   * across their sockets on one lobby or chat ("600/60").
+   */
+  RATE_SIGNIN?: string;
+  RATE_PAIRING?: string;
+  RATE_TICKETS?: string;
+  RATE_FRAMES?: string;
+  RATE_FRAMES_USER?: string;
 }

@@ -20,3 +20,4 @@ export default app;
 export { ChatRoom } from './objects/chat-room.ts';
 export { HostLink } from './objects/host-link.ts';
 export { Lobby } from './objects/lobby.ts';
+export { RateGate } from './objects/rate-gate.ts';

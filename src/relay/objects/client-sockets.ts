@@ -108,6 +108,8 @@ export interface Place {
 export abstract class ClientSockets extends DurableObject<Env> {
   /** Who may do what on the host; asked on every request. */
   protected readonly access = new HostAccess(this.env.DB);
+  /** Frames per socket and per person (rate-limit.ts); over it a frame is answered `rate-limited` and not served. */
+  private readonly frameBudget = new FrameBudget(this.env);
   /** Sockets whose access is being read again after their cached view went stale. */
   private readonly revalidating = new Set<WebSocket>();
   /** Each socket's identity, read from its attachment once per life of this object rather than per push. */
@@ -149,9 +151,12 @@ export abstract class ClientSockets extends DurableObject<Env> {
   protected abstract onRequest(ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string>;
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const { identity } = this.attachmentOf(ws);
+    // Counted before anything else is spent on it; parsed only to answer under its id.
+    const overBudget = this.frameBudget.take(ws, principalOf(identity));
     const frame = readClientFrame(message);
     if ('reject' in frame) return send(ws, frame.reject);
-    const { identity } = this.attachmentOf(ws);
+    if (overBudget) return send(ws, replyError(frame.id, overBudget.toWire()));
     // A socket whose person lost all access here (or whose session ended) is answered and closed, not
     // just refused frame by frame: it would otherwise keep hearing pushes.
     const place = this.place();

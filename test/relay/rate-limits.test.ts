@@ -1,0 +1,160 @@
+import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject, SELF } from 'cloudflare:test';
+import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import { FrameBudget, rateLimit, takeToken, RateLimited } from '../../src/relay/auth/rate-limit.ts';
+import type { Env } from '../../src/relay/env.ts';
+import type { RateGate } from '../../src/relay/objects/rate-gate.ts';
+import { Client, FakeHost } from './peers.ts';
+
+const unique = () => crypto.randomUUID().slice(0, 8);
+
+/** A clock the test moves by hand, so refills are exact and nothing waits on real time; years ahead, so
+ * no alarm set by it fires on its own. */
+const clock = { t: Date.now() + 10 * 365 * 24 * 3600 * 1000 };
+
+/** Makes the gate of `bucket` run on the test's clock (before its first take). */
+async function holdClock(bucket: string): Promise<void> {
+  const gate = env.RATE_GATE.get(env.RATE_GATE.idFromName(bucket));
+  await runInDurableObject(gate, (instance: RateGate) => { instance.now = () => clock.t; });
+}
+
+/** A tiny app with one limited door, keyed by the header `X-Who` (and `X-Also` when given). */
+function door(name: string, max: number, perSeconds: number) {
+  const app = new Hono<{ Bindings: Env }>();
+  app.post('/knock', rateLimit(name, { max, perSeconds }, (c) => [`who:${c.req.header('X-Who')}`, c.req.header('X-Also') && `also:${c.req.header('X-Also')}`]), (c) => c.json({ ok: true }));
+  return (who: string, also?: string) => app.request('/knock', { method: 'POST', headers: { 'X-Who': who, ...(also ? { 'X-Also': also } : {}) } }, env);
+}
+
+describe('rate limits on HTTP doors', () => {
+  it('lets max requests through, then answers 429 with Retry-After and the protocol body', async () => {
+    const name = `door-${unique()}`;
+    await holdClock(`${name}:who:a`);
+    const knock = door(name, 3, 60);
+    for (let i = 0; i < 3; i++) expect((await knock('a')).status).toBe(200);
+    const refused = await knock('a');
+    expect(refused.status).toBe(429);
+    // One token comes back every 20 s: that is when to retry.
+    expect(refused.headers.get('Retry-After')).toBe('20');
+    expect(await refused.json()).toEqual({ code: 'rate-limited', message: 'Try again in 20 s', retryAfterMs: 20_000 });
+  });
+
+  it('keeps each key in its own bucket, and refuses when any of a request\'s keys is empty', async () => {
+    const name = `door-${unique()}`;
+    const knock = door(name, 2, 60);
+    expect((await knock('a')).status).toBe(200);
+    expect((await knock('a')).status).toBe(200);
+    expect((await knock('a')).status).toBe(429);
+    expect((await knock('b')).status).toBe(200);
+    expect((await knock('b')).status).toBe(200);
+    // c is fresh, but the second key (`also:a`) is shared and runs out after two.
+    expect((await knock('c', 'shared')).status).toBe(200);
+    expect((await knock('d', 'shared')).status).toBe(200);
+    expect((await knock('e', 'shared')).status).toBe(429);
+    // The same key under another limit's name is another bucket.
+    expect((await door(`other-${unique()}`, 2, 60)('a')).status).toBe(200);
+  });
+
+  it('refills evenly over the window, never past max', async () => {
+    const bucket = `refill-${unique()}`;
+    await holdClock(bucket);
+    const limit = { max: 4, perSeconds: 2 };
+    for (let i = 0; i < 4; i++) await takeToken(env, bucket, limit);
+    const empty = await takeToken(env, bucket, limit).catch((e: unknown) => e);
+    expect(empty).toBeInstanceOf(RateLimited);
+    expect((empty as RateLimited).retryAfterMs).toBe(500);
+    expect((empty as RateLimited).code).toBe('rate-limited');
+
+    clock.t += 500; // one token back
+    await takeToken(env, bucket, limit);
+    await expect(takeToken(env, bucket, limit)).rejects.toBeInstanceOf(RateLimited);
+
+    clock.t += 60_000; // long idle: full, and no more than full
+    for (let i = 0; i < 4; i++) await takeToken(env, bucket, limit);
+    await expect(takeToken(env, bucket, limit)).rejects.toBeInstanceOf(RateLimited);
+  });
+
+  it('keeps a bucket across an evicted gate, and forgets it once it is full again', async () => {
+    const bucket = `kept-${unique()}`;
+    await holdClock(bucket);
+    const limit = { max: 2, perSeconds: 60 };
+    await takeToken(env, bucket, limit);
+    await takeToken(env, bucket, limit);
+    const gate = env.RATE_GATE.get(env.RATE_GATE.idFromName(bucket));
+    // A fresh instance reads the stored bucket: still empty (its clock is the test's again).
+    await evictDurableObject(gate);
+    await holdClock(bucket);
+    expect((await gate.take(limit)).ok).toBe(false);
+
+    clock.t += 60_000;
+    expect(await runDurableObjectAlarm(gate)).toBe(true);
+    const keys = await runInDurableObject(gate, async (_instance, state) => [...(await state.storage.list()).keys()]);
+    expect(keys).toEqual([]);
+    expect((await gate.take(limit)).ok).toBe(true);
+  });
+});
+
+describe('frame budgets', () => {
+  const fakeSocket = () => ({}) as WebSocket;
+
+  it('counts each socket, and each person across their sockets', () => {
+    const budget = new FrameBudget({ RATE_FRAMES: '3/60', RATE_FRAMES_USER: '5/60' } as Env);
+    const [one, two, three] = [fakeSocket(), fakeSocket(), fakeSocket()];
+    const t = 1_000;
+    for (let i = 0; i < 3; i++) expect(budget.take(one, 'alice', t)).toBeNull();
+    const over = budget.take(one, 'alice', t);
+    expect(over).toBeInstanceOf(RateLimited);
+    expect(over!.retryAfterMs).toBe(20_000);
+    // Alice's second socket has its own 3, but she has only 2 left in all.
+    expect(budget.take(two, 'alice', t)).toBeNull();
+    expect(budget.take(two, 'alice', t)).toBeNull();
+    expect(budget.take(two, 'alice', t)?.message).toBe('Try again in 12 s');
+    // Bob is not held back by Alice.
+    expect(budget.take(three, 'bob', t)).toBeNull();
+    // Time refills both.
+    expect(budget.take(one, 'alice', t + 20_000)).toBeNull();
+  });
+
+  it('refuses a malformed setting by name', () => {
+    expect(() => new FrameBudget({ RATE_FRAMES: 'lots' } as Env)).toThrow(/RATE_FRAMES must look like/);
+  });
+
+  it('answers a flooding socket rate-limited, and what it refuses never reaches the host', async () => {
+    const host = await new FakeHost(`host-flood-${unique()}`).connect();
+    const lobby = await Client.lobby(host.hostId);
+    const total = 330;
+    const replies = await Promise.all(Array.from({ length: total }, (_, i) => lobby.request('chat.list', {}, `flood-${i}`)));
+    const served = replies.filter((r) => r.ok).map((r) => r.id);
+    const refused = replies.filter((r) => !r.ok);
+    // The default budget is 300 a minute per socket: all of it is honoured, the rest refused.
+    expect(served.length).toBeGreaterThanOrEqual(300);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(r.error.code).toBe('rate-limited');
+      expect(r.error.message).toMatch(/^Try again in \d+ s$/);
+      expect(r.error.retryAfterMs).toBeGreaterThan(0);
+    }
+    const reachedHost = host.requestsOf('chat.list').map((f) => String(f.id).split('/').pop());
+    expect(reachedHost.sort()).toEqual(served.sort());
+    lobby.close();
+    host.disconnect();
+  });
+});
+
+describe('sign-in is rate-limited per IP', () => {
+  it('answers the 11th attempt from one IP with 429, Retry-After and the protocol body; another IP still gets through', async () => {
+    const ip = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
+    await holdClock(`signin:ip:${ip}`);
+    const attempt = (from: string, n: number) => SELF.fetch('http://relay.test/api/auth/signin', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'CF-Connecting-IP': from },
+      body: JSON.stringify({ email: `nobody-${unique()}-${n}@example.com`, password: 'wrong password' }),
+    });
+    for (let i = 0; i < 10; i++) expect((await attempt(ip, i)).status).toBe(401);
+    const refused = await attempt(ip, 10);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(0);
+    const body = await refused.json() as { code: string; message: string; retryAfterMs: number };
+    expect(body).toEqual({ code: 'rate-limited', message: expect.stringMatching(/^Try again in \d+ s$/), retryAfterMs: expect.any(Number) });
+    expect((await attempt(`203.0.113.${Math.floor(Math.random() * 200) + 1}`, 11)).status).toBe(401);
+  });
+});
