@@ -7,6 +7,7 @@ import {
   type AgentRequestType, type Reply, type WireError,
 } from '../../contracts/index.ts';
 import { CLOSE_FOR, HostAccess, standingIn, type Standing } from '../auth/access.ts';
+import { FrameBudget } from '../auth/rate-limit.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
 import { MACHINE_ACTING, record } from '../db/audit.ts';
 import type { Env } from '../env.ts';
