@@ -37,6 +37,15 @@ export const TETHER_ERROR_CODES = [
   'pairing-expired',
   /** A person denied the pairing. */
   'pairing-denied',
+  /** No such team, user, grant or invitation (or none the caller may see). */
+  'team-not-found',
+  'user-not-found',
+  'grant-not-found',
+  'invitation-not-found',
+  /** The invitation was used already or ran out. */
+  'invitation-expired',
+  /** An account with that email exists already. */
+  'email-taken',
 ] as const;
 
 export type WireErrorCode = (typeof AGENT_ERROR_CODES)[number] | (typeof TETHER_ERROR_CODES)[number];

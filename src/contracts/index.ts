@@ -18,3 +18,4 @@ export * from './link.ts';
 export * from './thread.ts';
 export * from './relay.ts';
 export * from './hosts.ts';
+export * from './teams.ts';

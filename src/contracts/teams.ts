@@ -1,0 +1,123 @@
+// The relay's access API: teams with members and single-use invitations, grants of a role on a host
+// or one of its chats to a user or a team, and a host's audit log. Clients and the relay both speak
+// these shapes over HTTP; neither re-declares them.
+import { z } from 'zod';
+import { ChatInfoSchema } from './chat.ts';
+
+export const ACCESS_ROLES = ['viewer', 'operator', 'owner'] as const;
+export const AccessRoleSchema = z.enum(ACCESS_ROLES);
+
+/** A team member's role: owners and admins invite and remove members; only owners make owners. */
+export const TEAM_ROLES = ['owner', 'admin', 'member'] as const;
+export const TeamRoleSchema = z.enum(TEAM_ROLES);
+
+export const TeamNameSchema = z.string().trim().min(1).max(100);
+
+export const TeamCreateRequestSchema = z.object({ name: TeamNameSchema });
+
+export const TeamSummarySchema = z.object({
+  id: z.string().min(1),
+  name: z.string(),
+  /** The asker's role in the team. */
+  role: TeamRoleSchema,
+  createdAt: z.number(),
+});
+export type TeamSummary = z.output<typeof TeamSummarySchema>;
+
+export const TeamMemberSchema = z.object({
+  userId: z.string().min(1),
+  name: z.string(),
+  email: z.string().nullable(),
+  role: TeamRoleSchema,
+  joinedAt: z.number(),
+});
+
+export const TeamDetailSchema = TeamSummarySchema.extend({ members: z.array(TeamMemberSchema) });
+export type TeamDetail = z.output<typeof TeamDetailSchema>;
+
+export const TeamMemberRoleRequestSchema = z.object({ role: TeamRoleSchema });
+
+/** An invitation into a team; `email`, when given, is the only address that may accept it. */
+export const InvitationCreateRequestSchema = z.object({
+  role: TeamRoleSchema.default('member'),
+  email: z.email().max(320).optional(),
+});
+
+export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+export const InvitationSchema = z.object({
+  id: z.string().min(1),
+  /** Secret, shown once: whoever holds it may accept (once, before `expiresAt`). */
+  token: z.string().min(1),
+  /** Where it is accepted: `POST` here. */
+  acceptUrl: z.string().min(1),
+  teamId: z.string().min(1),
+  role: TeamRoleSchema,
+  email: z.string().nullable(),
+  expiresAt: z.number(),
+});
+export type Invitation = z.output<typeof InvitationSchema>;
+
+/** Accepting while signed out creates the account; signed in, the body may be empty. */
+export const InvitationAcceptRequestSchema = z.object({
+  email: z.email().max(320),
+  password: z.string().min(1).max(1024),
+  name: z.string().trim().min(1).max(100),
+});
+
+export const GrantSubjectSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('user'), id: z.string().min(1).max(200).optional(), email: z.email().max(320).optional() })
+    .refine((s) => (s.id === undefined) !== (s.email === undefined), 'a user subject needs exactly one of id and email'),
+  z.object({ type: z.literal('team'), id: z.string().min(1).max(200) }),
+]);
+
+export const GrantCreateRequestSchema = z.object({
+  subject: GrantSubjectSchema,
+  role: AccessRoleSchema,
+  /** One chat of the host; the whole host when absent. */
+  chatId: z.string().min(1).max(200).optional(),
+});
+export type GrantCreateRequest = z.input<typeof GrantCreateRequestSchema>;
+
+export const GrantSchema = z.object({
+  id: z.string().min(1),
+  hostId: z.string().min(1),
+  /** Null for the whole host. */
+  chatId: z.string().nullable(),
+  subject: z.object({ type: z.enum(['user', 'team']), id: z.string().min(1), name: z.string().nullable() }),
+  role: AccessRoleSchema,
+  createdBy: z.string(),
+  createdAt: z.number(),
+});
+export type Grant = z.output<typeof GrantSchema>;
+
+export const AuditQuerySchema = z.object({
+  before: z.coerce.number().int().positive().optional(),
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+});
+
+export const AuditEntrySchema = z.object({
+  id: z.number().int(),
+  at: z.number(),
+  actor: z.string().nullable(),
+  sessionId: z.string().nullable(),
+  ip: z.string().nullable(),
+  action: z.string(),
+  hostId: z.string().nullable(),
+  chatId: z.string().nullable(),
+  detail: z.record(z.string(), z.unknown()).nullable(),
+});
+export const AuditPageSchema = z.object({ entries: z.array(AuditEntrySchema), next: z.number().nullable() });
+export type AuditPage = z.output<typeof AuditPageSchema>;
+
+/** One chat of the chat index (`GET /api/chats`): every chat the asker may see, across hosts. */
+export const IndexedChatSchema = z.object({
+  hostId: z.string().min(1),
+  hostName: z.string(),
+  /** The asker's role on this chat. */
+  role: AccessRoleSchema,
+  /** The last ChatInfo the host reported. */
+  info: ChatInfoSchema,
+  updatedAt: z.number(),
+});
+export type IndexedChat = z.output<typeof IndexedChatSchema>;
