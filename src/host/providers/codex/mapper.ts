@@ -1,0 +1,502 @@
+// CodexMapper: `codex app-server` JSON-RPC messages → the provider vocabulary (ProviderOutput).
+//
+// Pure: no process, no I/O, no clock. The driver hands it every notification and every request
+// Codex makes, and asks it how to encode an answer; it keeps only what the mapping needs (the thread
+// and turn it serves, which items are streaming, the requests waiting for a person, the newest rate
+// limits and turn diff). Transcripts recorded from the real binary drive it in tests.
+//
+// What it leaves out on purpose: the user's own message items (the runtime writes those), thread
+// status and read-state chatter, and events of other threads (Codex's subagents) — the thread it
+// serves is the one the driver named. Anything it does not know becomes an info note, never an error.
+import type { ChatCheckpointDiff, ChatFileChange, ChatQuestion, ChatTurnLimit, RuntimeMode } from '../../../contracts/index.ts';
+import type { ProviderOutput } from '../provider.ts';
+import type { RpcErrorBody, RpcId } from './rpc.ts';
+import { parseUnifiedDiff } from './turn-diff.ts';
+
+/** Codex's approval policy and sandbox for each runtime mode (agent-contracts §9). */
+export const CODEX_MODES: Record<RuntimeMode, { approvalPolicy: 'untrusted' | 'on-request' | 'never'; sandbox: 'read-only' | 'workspace-write' | 'danger-full-access' }> = {
+  supervised: { approvalPolicy: 'untrusted', sandbox: 'read-only' },
+  'auto-accept-edits': { approvalPolicy: 'untrusted', sandbox: 'workspace-write' },
+  auto: { approvalPolicy: 'on-request', sandbox: 'workspace-write' },
+  'full-access': { approvalPolicy: 'never', sandbox: 'danger-full-access' },
+};
+
+/** The runtime mode a confirmed policy pair is, or undefined when it is none of the four. */
+export function runtimeModeOf(approvalPolicy: unknown, sandbox: unknown): RuntimeMode | undefined {
+  const sandboxMode = typeof sandbox === 'object' && sandbox !== null ? sandboxModeOf((sandbox as { type?: unknown }).type) : sandbox;
+  for (const [mode, pair] of Object.entries(CODEX_MODES) as Array<[RuntimeMode, (typeof CODEX_MODES)[RuntimeMode]]>) {
+    if (pair.approvalPolicy === approvalPolicy && pair.sandbox === sandboxMode) return mode;
+  }
+  return undefined;
+}
+
+function sandboxModeOf(type: unknown): string | undefined {
+  if (type === 'readOnly') return 'read-only';
+  if (type === 'workspaceWrite') return 'workspace-write';
+  if (type === 'dangerFullAccess') return 'danger-full-access';
+  return undefined;
+}
+
+/** How the driver answers a request Codex made. */
+export type CodexReply = { id: RpcId; result: unknown } | { id: RpcId; error: RpcErrorBody };
+
+interface PendingRequest {
+  rpcId: RpcId;
+  kind: 'command' | 'fileChange' | 'question' | 'permissions';
+  /** What a cancel answers (interrupt, dismiss). */
+  cancel: unknown;
+  allowAlways?: unknown;
+  permissions?: unknown;
+}
+
+interface OpenItem {
+  type: string;
+  /** Text already passed on as deltas, so the completed item adds only what is missing. */
+  streamed: string;
+}
+
+// Known notifications that carry nothing a chat shows.
+const QUIET = new Set([
+  'thread/started', 'thread/status/changed', 'thread/readState/changed', 'thread/name/updated', 'thread/settings/updated',
+  'thread/archived', 'thread/unarchived', 'thread/closed', 'thread/deleted', 'thread/goal/updated', 'thread/goal/cleared',
+  'thread/prediction/updated', 'thread/queue/changed', 'thread/section/changed', 'thread/attachment/updated',
+  'thread/project/updated', 'thread/environment/connected', 'thread/environment/disconnected', 'turn/started',
+  'turn/moderationMetadata', 'turn/plan/updated', 'item/plan/delta', 'item/fileChange/outputDelta', 'item/fileChange/patchUpdated',
+  'item/commandExecution/terminalInteraction', 'item/mcpToolCall/progress', 'item/autoApprovalReview/started',
+  'item/autoApprovalReview/completed', 'hook/started', 'hook/completed', 'skills/changed', 'remoteControl/status/changed',
+  'mcpServer/startupStatus/updated', 'mcpServer/oauthLogin/completed', 'account/updated', 'account/login/completed',
+  'app/list/updated', 'fs/changed', 'model/safetyBuffering/updated', 'configWarning', 'windows/worldWritableWarning',
+  'serverRequest/resolved', 'project/changed', 'thread/compacted',
+]);
+
+export class CodexMapper {
+  /** The Codex thread this chat is; events of other threads are left out. */
+  threadId: string | null = null;
+  /** The Codex turn running now (null between turns). */
+  turnId: string | null = null;
+  /** The newest `account/rateLimits/updated` snapshot. */
+  rateLimits: Record<string, unknown> | null = null;
+  /** The newest aggregated diff of the running turn. */
+  diff: string | null = null;
+  private readonly items = new Map<string, OpenItem>();
+  private readonly pending = new Map<string, PendingRequest>();
+  private errorMessage: string | null = null;
+  private interrupted = false;
+
+  /** A turn Codex accepted: later events name it. */
+  turnStarted(turnId: string): void {
+    this.turnId = turnId;
+    this.diff = null;
+    this.errorMessage = null;
+    this.interrupted = false;
+  }
+
+  /** We asked Codex to stop: its `interrupted` ending is ours, not news. */
+  interrupting(): void {
+    this.interrupted = true;
+  }
+
+  notification(method: string, params: unknown): ProviderOutput[] {
+    const p = record(params);
+    if (typeof p.threadId === 'string' && this.threadId && p.threadId !== this.threadId) return [];
+    switch (method) {
+      case 'item/started':
+        return this.itemStarted(record(p.item));
+      case 'item/completed':
+        return this.itemCompleted(record(p.item));
+      case 'item/agentMessage/delta':
+        return this.streamed(p.itemId, p.delta, 'text');
+      case 'item/reasoning/summaryTextDelta':
+      case 'item/reasoning/textDelta':
+        return this.streamed(p.itemId, p.delta, 'thinking');
+      case 'item/reasoning/summaryPartAdded':
+        // A new summary paragraph: keep them apart in the one thought.
+        return Number(p.summaryIndex) > 0 ? this.streamed(p.itemId, '\n\n', 'thinking') : [];
+      case 'item/commandExecution/outputDelta':
+        return typeof p.itemId === 'string' && typeof p.delta === 'string' && p.delta !== ''
+          ? [{ type: 'tool-output', toolUseId: p.itemId, text: p.delta }]
+          : [];
+      case 'thread/tokenUsage/updated': {
+        const usage = record(p.tokenUsage);
+        const last = record(usage.last);
+        const window = usage.modelContextWindow;
+        return [{
+          type: 'usage',
+          ...(typeof last.totalTokens === 'number' ? { contextTokens: last.totalTokens } : {}),
+          ...(typeof window === 'number' && window > 0 ? { contextWindow: window } : {}),
+        }];
+      }
+      case 'account/rateLimits/updated':
+        this.rateLimits = record(p.rateLimits);
+        return [];
+      case 'turn/diff/updated':
+        if (typeof p.diff === 'string') this.diff = p.diff;
+        return [];
+      case 'error': {
+        const error = record(p.error);
+        const message = typeof error.message === 'string' ? error.message : 'Codex reported an error';
+        if (p.willRetry === true) return [{ type: 'note', level: 'warning', text: `${message} (retrying)` }];
+        this.errorMessage = message;
+        return [];
+      }
+      case 'warning':
+      case 'guardianWarning':
+      case 'deprecationNotice':
+        return typeof p.message === 'string' ? [{ type: 'note', level: 'warning', text: p.message }] : [];
+      case 'model/rerouted':
+        return [{ type: 'note', level: 'info', text: `Codex moved this turn from ${String(p.fromModel)} to ${String(p.toModel)}` }];
+      case 'turn/completed':
+        return this.turnCompleted(record(p.turn));
+      default:
+        if (QUIET.has(method) || method.startsWith('thread/realtime/') || method.startsWith('fuzzyFileSearch/')) return [];
+        return [{ type: 'note', level: 'info', text: `Codex sent ${method}, which this host does not show` }];
+    }
+  }
+
+  /**
+   * A request Codex makes. A person's question becomes an approval or question output (answered
+   * later through `approvalReply`/`questionReply`); anything this host never takes part in is
+   * answered at once.
+   */
+  request(id: RpcId, method: string, params: unknown): { outputs: ProviderOutput[]; reply?: CodexReply } {
+    const p = record(params);
+    const requestId = this.requestKey(id);
+    switch (method) {
+      case 'item/commandExecution/requestApproval': {
+        const decisions = Array.isArray(p.availableDecisions) ? p.availableDecisions : null;
+        const allowAlways = pickAllowAlways(decisions);
+        const command = displayCommand(p);
+        this.pending.set(requestId, { rpcId: id, kind: 'command', cancel: { decision: 'cancel' }, ...(allowAlways ? { allowAlways } : {}) });
+        return {
+          outputs: [{
+            type: 'approval',
+            requestId,
+            toolUseId: typeof p.itemId === 'string' ? p.itemId : null,
+            toolName: 'Bash',
+            input: { command, ...(typeof p.cwd === 'string' ? { cwd: p.cwd } : {}) },
+            description: typeof p.reason === 'string' ? p.reason : null,
+            canAllowAlways: allowAlways !== undefined,
+            ...(allowAlways ? { allowAlways: allowAlwaysLabel(allowAlways, command) } : {}),
+          }],
+        };
+      }
+      case 'item/fileChange/requestApproval': {
+        this.pending.set(requestId, { rpcId: id, kind: 'fileChange', cancel: { decision: 'cancel' }, allowAlways: 'acceptForSession' });
+        return {
+          outputs: [{
+            type: 'approval',
+            requestId,
+            toolUseId: typeof p.itemId === 'string' ? p.itemId : null,
+            toolName: 'Edit',
+            input: { ...(typeof p.grantRoot === 'string' ? { grantRoot: p.grantRoot } : {}) },
+            description: typeof p.reason === 'string' ? p.reason : null,
+            canAllowAlways: true,
+            allowAlways: { label: 'Allow edits for this session', description: 'Codex applies further edits in this chat without asking' },
+          }],
+        };
+      }
+      case 'item/permissions/requestApproval': {
+        this.pending.set(requestId, { rpcId: id, kind: 'permissions', cancel: { permissions: {}, scope: 'turn' }, permissions: p.permissions ?? {} });
+        return {
+          outputs: [{
+            type: 'approval',
+            requestId,
+            toolUseId: typeof p.itemId === 'string' ? p.itemId : null,
+            toolName: 'Permissions',
+            input: p.permissions ?? {},
+            description: typeof p.reason === 'string' ? p.reason : null,
+            canAllowAlways: true,
+            allowAlways: { label: 'Allow for this session', description: 'Grant these permissions until the chat ends' },
+          }],
+        };
+      }
+      case 'item/tool/requestUserInput': {
+        const questions = toQuestions(p.questions);
+        if (questions.length === 0) {
+          return { outputs: [], reply: { id, error: { code: -32602, message: 'A question without questions cannot be asked' } } };
+        }
+        this.pending.set(requestId, { rpcId: id, kind: 'question', cancel: { answers: {} } });
+        return { outputs: [{ type: 'question', requestId, questions, ...(p.isBlocking === false ? { async: true } : {}) }] };
+      }
+      case 'mcpServer/elicitation/request':
+        return {
+          outputs: [{ type: 'note', level: 'warning', text: `An MCP server (${String(p.serverName ?? 'unknown')}) asked for input this host cannot show; declined` }],
+          reply: { id, result: { action: 'decline', content: null } },
+        };
+      default:
+        return {
+          outputs: [{ type: 'note', level: 'info', text: `Codex asked ${method}, which this host does not answer` }],
+          reply: { id, error: { code: -32601, message: `This host does not handle ${method}` } },
+        };
+    }
+  }
+
+  /** The answer to a pending approval, or null when nothing waits under that id. */
+  approvalReply(requestId: string, decision: 'allow' | 'allow-always' | 'deny'): CodexReply | null {
+    const pending = this.take(requestId);
+    if (!pending || pending.kind === 'question') return null;
+    if (pending.kind === 'permissions') {
+      const granted = decision === 'deny' ? {} : pending.permissions;
+      return { id: pending.rpcId, result: { permissions: granted, scope: decision === 'allow-always' ? 'session' : 'turn' } };
+    }
+    const choice = decision === 'deny' ? 'decline' : decision === 'allow-always' && pending.allowAlways !== undefined ? pending.allowAlways : 'accept';
+    return { id: pending.rpcId, result: { decision: choice } };
+  }
+
+  /** The answer to a pending question (`null`: dismissed or cancelled, answered empty). */
+  questionReply(requestId: string, answers: Record<string, string> | null): CodexReply | null {
+    const pending = this.take(requestId);
+    if (!pending || pending.kind !== 'question') return null;
+    const out: Record<string, { answers: string[] }> = {};
+    for (const [id, answer] of Object.entries(answers ?? {})) out[id] = { answers: answer === '' ? [] : [answer] };
+    return { id: pending.rpcId, result: { answers: out } };
+  }
+
+  /** Every waiting request answered as cancelled (the turn stops, or the process goes). */
+  cancelAll(): CodexReply[] {
+    const replies = [...this.pending.values()].map((p) => ({ id: p.rpcId, result: p.cancel }));
+    this.pending.clear();
+    return replies;
+  }
+
+  /** A line that was not JSON-RPC: a note, never a failure. */
+  malformed(line: string, reason: string): ProviderOutput[] {
+    const shown = line.length > 200 ? `${line.slice(0, 200)}…` : line;
+    return [{ type: 'note', level: 'info', text: `Codex printed a line this host could not read (${reason}): ${shown}` }];
+  }
+
+  /** The turn's diff as checkpoint files, when Codex reported one. */
+  turnDiff(): ChatCheckpointDiff | null {
+    return this.diff ? parseUnifiedDiff(this.diff) : null;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private requestKey(id: RpcId): string {
+    // Codex numbers its requests per process; the turn makes them unique in the chat.
+    return `codex:${this.turnId ?? 'none'}:${String(id)}`;
+  }
+
+  private take(requestId: string): PendingRequest | undefined {
+    const pending = this.pending.get(requestId);
+    this.pending.delete(requestId);
+    return pending;
+  }
+
+  private streamed(itemId: unknown, delta: unknown, kind: 'text' | 'thinking'): ProviderOutput[] {
+    if (typeof itemId !== 'string' || typeof delta !== 'string' || delta === '') return [];
+    const item = this.items.get(itemId) ?? { type: kind === 'text' ? 'agentMessage' : 'reasoning', streamed: '' };
+    item.streamed += delta;
+    this.items.set(itemId, item);
+    return [kind === 'text' ? { type: 'text', text: delta } : { type: 'thinking', text: delta }];
+  }
+
+  private itemStarted(item: Record<string, unknown>): ProviderOutput[] {
+    const id = typeof item.id === 'string' ? item.id : null;
+    const type = typeof item.type === 'string' ? item.type : 'unknown';
+    if (!id) return [];
+    this.items.set(id, { type, streamed: '' });
+    switch (type) {
+      case 'userMessage':
+      case 'agentMessage':
+      case 'reasoning':
+      case 'plan':
+      case 'contextCompaction':
+      case 'hookPrompt':
+        return [];
+      default: {
+        const tool = toolOf(item);
+        return [{ type: 'tool-start', toolUseId: id, name: tool.name, input: tool.input, ...(tool.description ? { description: tool.description } : {}) }];
+      }
+    }
+  }
+
+  private itemCompleted(item: Record<string, unknown>): ProviderOutput[] {
+    const id = typeof item.id === 'string' ? item.id : null;
+    const type = typeof item.type === 'string' ? item.type : 'unknown';
+    if (!id) return [];
+    const open = this.items.get(id);
+    this.items.delete(id);
+    switch (type) {
+      case 'userMessage':
+      case 'hookPrompt':
+        return [];
+      case 'agentMessage':
+      case 'plan': {
+        const text = typeof item.text === 'string' ? item.text : '';
+        const rest = remainder(text, open?.streamed ?? '');
+        const phase = typeof item.phase === 'string' ? item.phase : undefined;
+        return [...(rest ? [{ type: 'text' as const, text: rest, ...(phase ? { phase } : {}) }] : []), { type: 'text-end' }];
+      }
+      case 'reasoning': {
+        const summary = Array.isArray(item.summary) ? item.summary.filter((s): s is string => typeof s === 'string') : [];
+        const content = Array.isArray(item.content) ? item.content.filter((s): s is string => typeof s === 'string') : [];
+        const text = (summary.length > 0 ? summary : content).join('\n\n');
+        const rest = open?.streamed ? '' : text;
+        if (!rest && !open?.streamed) return [];
+        return [...(rest ? [{ type: 'thinking' as const, text: rest }] : []), { type: 'thinking-end' }];
+      }
+      case 'contextCompaction':
+        return [{ type: 'compaction', preTokens: null }];
+      default: {
+        const outputs: ProviderOutput[] = [];
+        // A tool Codex reports only once it is done still gets its start.
+        if (!open) {
+          const tool = toolOf(item);
+          outputs.push({ type: 'tool-start', toolUseId: id, name: tool.name, input: tool.input, ...(tool.description ? { description: tool.description } : {}) });
+        }
+        outputs.push(toolEnd(id, item));
+        return outputs;
+      }
+    }
+  }
+
+  private turnCompleted(turn: Record<string, unknown>): ProviderOutput[] {
+    if (typeof turn.id === 'string' && this.turnId && turn.id !== this.turnId) return [];
+    this.turnId = null;
+    this.items.clear();
+    const cancelled = [...this.pending.keys()].map((requestId) => ({ type: 'request-cancelled' as const, requestId }));
+    this.pending.clear();
+    const status = turn.status;
+    if (status === 'completed') return [...cancelled, { type: 'turn-end', state: 'done' }];
+    if (status === 'interrupted') {
+      const ours = this.interrupted;
+      this.interrupted = false;
+      return [...cancelled, { type: 'turn-end', state: 'aborted', ...(ours ? {} : { message: 'Codex stopped the turn' }) }];
+    }
+    const error = record(turn.error);
+    const message = typeof error.message === 'string' ? error.message : this.errorMessage ?? 'The turn failed';
+    const limit = this.limitOf(error.codexErrorInfo);
+    return [...cancelled, { type: 'turn-end', state: 'error', message, ...(limit ? { limit } : {}) }];
+  }
+
+  /** A failing turn's limit: a usage limit with the reset Codex's newest rate limits name, or an overload. */
+  private limitOf(info: unknown): ChatTurnLimit | undefined {
+    if (info === 'serverOverloaded') return { kind: 'overload' };
+    if (info !== 'usageLimitExceeded' && info !== 'rateLimitExceeded') return undefined;
+    const resetsAt = this.blockedReset();
+    return { kind: 'usage', ...(resetsAt !== undefined ? { resetsAt } : {}) };
+  }
+
+  /** When the fullest window of the newest rate limits resets, in ms (Codex sends seconds). */
+  private blockedReset(): number | undefined {
+    const limits = this.rateLimits;
+    if (!limits) return undefined;
+    let best: { used: number; resetsAt: number } | undefined;
+    for (const key of ['primary', 'secondary']) {
+      const window = record(limits[key]);
+      if (typeof window.resetsAt !== 'number') continue;
+      const used = typeof window.usedPercent === 'number' ? window.usedPercent : 0;
+      if (!best || used > best.used) best = { used, resetsAt: window.resetsAt };
+    }
+    return best ? best.resetsAt * 1000 : undefined;
+  }
+}
+
+function toolOf(item: Record<string, unknown>): { name: string; input: unknown; description?: string } {
+  switch (item.type) {
+    case 'commandExecution': {
+      const command = displayCommand(item);
+      return { name: 'Bash', input: { command, ...(typeof item.cwd === 'string' ? { cwd: item.cwd } : {}) }, description: command };
+    }
+    case 'fileChange':
+      return { name: 'Edit', input: { changes: item.changes ?? [] } };
+    case 'mcpToolCall':
+      return { name: `mcp__${String(item.server)}__${String(item.tool)}`, input: item.arguments ?? {} };
+    case 'dynamicToolCall':
+      return { name: String(item.tool ?? 'tool'), input: item.arguments ?? {} };
+    case 'webSearch':
+      return { name: 'WebSearch', input: { query: item.query ?? '' } };
+    case 'imageView':
+      return { name: 'ViewImage', input: { path: item.path ?? '' } };
+    case 'collabAgentToolCall':
+      return { name: `agent:${String(item.tool ?? 'call')}`, input: { prompt: item.prompt ?? null, receiverThreadIds: item.receiverThreadIds ?? [] } };
+    default:
+      return { name: String(item.type ?? 'tool'), input: item };
+  }
+}
+
+function toolEnd(id: string, item: Record<string, unknown>): ProviderOutput {
+  const status = item.status;
+  const failed = status === 'failed' || status === 'declined' || (typeof item.exitCode === 'number' && item.exitCode !== 0) || item.success === false;
+  switch (item.type) {
+    case 'commandExecution':
+      return { type: 'tool-end', toolUseId: id, output: typeof item.aggregatedOutput === 'string' ? item.aggregatedOutput : status === 'declined' ? 'Declined' : null, error: failed };
+    case 'fileChange': {
+      const changes = fileChanges(item.changes);
+      return { type: 'tool-end', toolUseId: id, output: status === 'declined' ? 'Declined' : changes.map((c) => `${c.kind} ${c.path}`).join('\n'), error: failed, ...(changes.length ? { changes } : {}) };
+    }
+    case 'mcpToolCall': {
+      const error = record(item.error);
+      const output = typeof error.message === 'string' ? error.message : contentText(record(item.result).content);
+      return { type: 'tool-end', toolUseId: id, output, error: failed || typeof error.message === 'string' };
+    }
+    case 'dynamicToolCall':
+      return { type: 'tool-end', toolUseId: id, output: contentText(item.contentItems), error: failed };
+    default:
+      return { type: 'tool-end', toolUseId: id, output: null, error: failed };
+  }
+}
+
+function fileChanges(value: unknown): ChatFileChange[] {
+  if (!Array.isArray(value)) return [];
+  const out: ChatFileChange[] = [];
+  for (const raw of value) {
+    const change = record(raw);
+    const kind = record(change.kind).type;
+    if (typeof change.path !== 'string' || (kind !== 'add' && kind !== 'update' && kind !== 'delete')) continue;
+    out.push({ path: change.path, kind, diff: typeof change.diff === 'string' ? change.diff : '' });
+  }
+  return out;
+}
+
+function contentText(content: unknown): string | null {
+  if (!Array.isArray(content)) return null;
+  const texts = content.map((c) => record(c)).filter((c) => typeof c.text === 'string').map((c) => c.text as string);
+  return texts.length ? texts.join('\n') : null;
+}
+
+/** The command as a person wrote it: the parsed action when Codex has one, not `bash -lc '…'`. */
+function displayCommand(item: Record<string, unknown>): string {
+  const actions = Array.isArray(item.commandActions) ? item.commandActions.map((a) => record(a)) : [];
+  if (actions.length === 1 && typeof actions[0]!.command === 'string') return actions[0]!.command;
+  return typeof item.command === 'string' ? item.command : '';
+}
+
+/** The "always" decision Codex offers, preferring the session-wide one. */
+function pickAllowAlways(decisions: unknown[] | null): unknown {
+  if (!decisions) return 'acceptForSession';
+  if (decisions.includes('acceptForSession')) return 'acceptForSession';
+  return decisions.find((d) => typeof d === 'object' && d !== null && 'acceptWithExecpolicyAmendment' in d);
+}
+
+function allowAlwaysLabel(choice: unknown, command: string): { label: string; description: string } {
+  if (choice === 'acceptForSession') return { label: 'Allow for this session', description: `Codex runs \`${command}\` again without asking in this chat` };
+  const amendment = record(record(choice).acceptWithExecpolicyAmendment).execpolicy_amendment;
+  const prefix = Array.isArray(amendment) ? amendment.join(' ') : command;
+  return { label: 'Always allow this command', description: `Codex adds a rule allowing \`${prefix}\`` };
+}
+
+function toQuestions(value: unknown): ChatQuestion[] {
+  if (!Array.isArray(value)) return [];
+  return value.map((raw) => record(raw)).filter((q) => typeof q.id === 'string' && typeof q.question === 'string').map((q) => ({
+    id: q.id as string,
+    header: typeof q.header === 'string' ? q.header : '',
+    question: q.question as string,
+    choices: (Array.isArray(q.options) ? q.options : []).map((o) => record(o)).filter((o) => typeof o.label === 'string').map((o) => ({
+      label: o.label as string,
+      description: typeof o.description === 'string' ? o.description : '',
+    })),
+    multiSelect: false,
+  }));
+}
+
+/** What `full` adds beyond the `streamed` prefix; everything when the stream went its own way. */
+function remainder(full: string, streamed: string): string {
+  if (!streamed) return full;
+  return full.startsWith(streamed) ? full.slice(streamed.length) : '';
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}

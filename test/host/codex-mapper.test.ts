@@ -1,0 +1,228 @@
+// The Codex mapper against transcripts recorded from the real `codex app-server` (0.171.0) by
+// test/host/fixtures/codex/record.ts, and every recorded frame against the JSON Schema the installed
+// binary prints (`codex app-server generate-json-schema`).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CODEX_MODES, CodexMapper, runtimeModeOf } from '../../src/host/providers/codex/mapper.ts';
+import type { CodexReply } from '../../src/host/providers/codex/mapper.ts';
+import { parseUnifiedDiff } from '../../src/host/providers/codex/turn-diff.ts';
+import type { ProviderOutput } from '../../src/host/providers/provider.ts';
+import { RESET_AT_SECONDS } from './fixtures/codex/scenario.ts';
+
+const fixtures = path.join(import.meta.dirname, 'fixtures', 'codex');
+const codex = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex');
+
+type Line = { meta?: unknown; out?: Record<string, any>; in?: Record<string, any> };
+
+function transcript(name: string): Line[] {
+  return readFileSync(path.join(fixtures, `${name}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+}
+
+/** Replays a transcript's Codex side through a mapper, as the driver would; answers requests by `decide`. */
+function replay(name: string, decide?: (mapper: CodexMapper, output: ProviderOutput) => CodexReply | null) {
+  const mapper = new CodexMapper();
+  const outputs: ProviderOutput[] = [];
+  const replies: CodexReply[] = [];
+  for (const line of transcript(name)) {
+    const msg = line.out;
+    if (!msg) continue;
+    if (msg.id === 1 && msg.result?.thread) mapper.threadId = msg.result.thread.id;
+    if (msg.id === 2 && msg.result?.turn) mapper.turnStarted(msg.result.turn.id);
+    if (typeof msg.method !== 'string') continue;
+    if (msg.id !== undefined) {
+      const { outputs: asked, reply } = mapper.request(msg.id, msg.method, msg.params);
+      outputs.push(...asked);
+      if (reply) replies.push(reply);
+      for (const output of asked) {
+        const answer = decide?.(mapper, output);
+        if (answer) replies.push(answer);
+      }
+    } else {
+      outputs.push(...mapper.notification(msg.method, msg.params));
+    }
+  }
+  return { mapper, outputs, replies, recordedReplies: transcript(name).filter((l) => l.in && l.in.method === undefined).map((l) => l.in) };
+}
+
+const types = (outputs: ProviderOutput[]) => outputs.map((o) => o.type);
+const texts = (outputs: ProviderOutput[], type: 'text' | 'thinking') =>
+  outputs.filter((o): o is Extract<ProviderOutput, { type: typeof type }> => o.type === type).map((o) => o.text).join('');
+
+describe('the Codex mapper on recorded transcripts', () => {
+  it('streams reasoning and reply text, then usage against the context window, and ends the turn done', () => {
+    const { outputs } = replay('text');
+    expect(texts(outputs, 'thinking')).toBe('A greeting; answer briefly.');
+    expect(texts(outputs, 'text')).toBe('Hello from the scripted model.');
+    expect(types(outputs).filter((t) => t === 'thinking-end' || t === 'text-end')).toEqual(['thinking-end', 'text-end']);
+    // Codex reports 95% of the configured window (200000) as usable.
+    expect(outputs).toContainEqual({ type: 'usage', contextTokens: 1240, contextWindow: 190000 });
+    expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'done' });
+    // The model-metadata warning Codex gives for an unknown model reaches the chat as a warning note.
+    expect(outputs).toContainEqual(expect.objectContaining({ type: 'note', level: 'warning', text: expect.stringContaining('tether-test-model') }));
+  });
+
+  it('turns a command approval into an approval on the running tool, and encodes allow exactly as the run answered', () => {
+    const { outputs, replies, recordedReplies } = replay('approval', (mapper, output) =>
+      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'allow') : null);
+    const start = outputs.find((o) => o.type === 'tool-start');
+    const approval = outputs.find((o) => o.type === 'approval');
+    expect(start).toMatchObject({ name: 'Bash', input: { command: 'echo built > build.txt' } });
+    expect(approval).toMatchObject({ toolName: 'Bash', toolUseId: (start as { toolUseId: string }).toolUseId, canAllowAlways: true, input: { command: 'echo built > build.txt' } });
+    // This Codex offers an exec-policy amendment rather than acceptForSession for a command.
+    expect((approval as { allowAlways?: { label: string } }).allowAlways?.label).toBe('Always allow this command');
+    expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.decision !== undefined));
+    expect(outputs.find((o) => o.type === 'tool-end')).toMatchObject({ error: false });
+    expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'done' });
+  });
+
+  it('encodes deny as decline, and the declined command ends as an error tool', () => {
+    const { outputs, replies, recordedReplies } = replay('decline', (mapper, output) =>
+      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'deny') : null);
+    expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.decision !== undefined));
+    expect(replies[0]).toMatchObject({ result: { decision: 'decline' } });
+    expect(outputs.find((o) => o.type === 'tool-end')).toMatchObject({ error: true, output: 'Declined' });
+  });
+
+  it('encodes allow-always with the choice Codex offered, and a cancel on interrupt', () => {
+    const mapper = new CodexMapper();
+    mapper.turnStarted('t1');
+    const params = { threadId: 'th', turnId: 't1', itemId: 'i1', startedAtMs: 0, command: 'make' };
+    const asked = mapper.request(7, 'item/commandExecution/requestApproval', { ...params, availableDecisions: ['accept', 'acceptForSession', 'decline', 'cancel'] });
+    const requestId = (asked.outputs[0] as { requestId: string }).requestId;
+    expect(mapper.approvalReply(requestId, 'allow-always')).toEqual({ id: 7, result: { decision: 'acceptForSession' } });
+    expect(mapper.approvalReply(requestId, 'allow')).toBeNull(); // answered once
+    mapper.request(8, 'item/fileChange/requestApproval', { threadId: 'th', turnId: 't1', itemId: 'i2', startedAtMs: 0 });
+    expect(mapper.cancelAll()).toEqual([{ id: 8, result: { decision: 'cancel' } }]);
+  });
+
+  it('asks requestUserInput as a question and answers in Codex\'s shape', () => {
+    const { outputs, replies, recordedReplies } = replay('question', (mapper, output) =>
+      output.type === 'question' ? mapper.questionReply(output.requestId, { color: 'Blue' }) : null);
+    const question = outputs.find((o) => o.type === 'question');
+    expect(question).toMatchObject({
+      questions: [{ id: 'color', header: 'Color', question: 'Which color should the button be?', multiSelect: false, choices: [{ label: 'Red', description: 'Loud and clear' }, { label: 'Blue', description: 'Calm' }] }],
+    });
+    expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.answers !== undefined));
+    expect(texts(outputs, 'text')).toContain('Blue');
+  });
+
+  it('ends a 429 usage-limit turn as an error carrying the limit and its reset from the rate limits', () => {
+    const { outputs, mapper } = replay('limit');
+    expect(mapper.rateLimits).toMatchObject({ primary: { usedPercent: 100, resetsAt: RESET_AT_SECONDS } });
+    expect(outputs.at(-1)).toMatchObject({ type: 'turn-end', state: 'error', limit: { kind: 'usage', resetsAt: RESET_AT_SECONDS * 1000 } });
+    expect((outputs.at(-1) as { message: string }).message).toMatch(/usage limit/);
+  });
+
+  it('ends an interrupted turn aborted, quietly when we asked for it', () => {
+    const mapper = new CodexMapper();
+    const outputs: ProviderOutput[] = [];
+    for (const line of transcript('interrupt')) {
+      const msg = line.out;
+      if (msg?.id === 2) mapper.turnStarted(msg.result.turn.id);
+      if (line.in?.method === 'turn/interrupt') mapper.interrupting();
+      if (msg && typeof msg.method === 'string' && msg.id === undefined) outputs.push(...mapper.notification(msg.method, msg.params));
+    }
+    expect(outputs.find((o) => o.type === 'tool-start')).toMatchObject({ name: 'Bash', input: { command: 'sleep 30' } });
+    expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'aborted' });
+  });
+
+  it('makes a note of unknown notifications, unknown requests and malformed lines, and never throws', () => {
+    const mapper = new CodexMapper();
+    expect(mapper.notification('thread/teleported', { threadId: 'x' })).toEqual([
+      { type: 'note', level: 'info', text: 'Codex sent thread/teleported, which this host does not show' },
+    ]);
+    const asked = mapper.request(3, 'item/tool/call', { tool: 'x' });
+    expect(asked.reply).toEqual({ id: 3, error: { code: -32601, message: 'This host does not handle item/tool/call' } });
+    expect(mapper.malformed('{oops', 'not JSON')[0]).toMatchObject({ type: 'note', level: 'info' });
+    for (const junk of [null, 1, 'x', [], { item: null }, { item: { id: 5 } }, { turn: 'x' }, { tokenUsage: null }]) {
+      for (const method of ['item/started', 'item/completed', 'turn/completed', 'thread/tokenUsage/updated', 'item/agentMessage/delta', 'error']) {
+        expect(() => mapper.notification(method, junk)).not.toThrow();
+      }
+      expect(() => mapper.request(9, 'item/tool/requestUserInput', junk)).not.toThrow();
+    }
+  });
+
+  it('leaves out events of other threads (Codex subagents) once it knows its own', () => {
+    const mapper = new CodexMapper();
+    mapper.threadId = 'mine';
+    expect(mapper.notification('item/agentMessage/delta', { threadId: 'other', itemId: 'a', delta: 'x' })).toEqual([]);
+    expect(mapper.notification('item/agentMessage/delta', { threadId: 'mine', itemId: 'a', delta: 'x' })).toEqual([{ type: 'text', text: 'x' }]);
+  });
+
+  it('maps every runtime mode to Codex policy and back', () => {
+    for (const [mode, pair] of Object.entries(CODEX_MODES)) expect(runtimeModeOf(pair.approvalPolicy, pair.sandbox)).toBe(mode);
+    expect(runtimeModeOf('on-request', { type: 'workspaceWrite', writableRoots: [] })).toBe('auto');
+    expect(runtimeModeOf('on-failure', 'read-only')).toBeUndefined();
+  });
+
+  it('reads a turn diff into checkpoint files', () => {
+    const diff = [
+      'diff --git a/src/a.ts b/src/a.ts', 'index 1..2 100644', '--- a/src/a.ts', '+++ b/src/a.ts', '@@ -1,2 +1,2 @@', '-old', '+new', ' same',
+      'diff --git a/new.txt b/new.txt', 'new file mode 100644', '--- /dev/null', '+++ b/new.txt', '@@ -0,0 +1 @@', '+hello', '',
+    ].join('\n');
+    const parsed = parseUnifiedDiff(diff);
+    expect(parsed.truncated).toBe(false);
+    expect(parsed.files.map(({ path: p, kind, added, deleted }) => ({ p, kind, added, deleted }))).toEqual([
+      { p: 'src/a.ts', kind: 'update', added: 1, deleted: 1 },
+      { p: 'new.txt', kind: 'add', added: 1, deleted: 0 },
+    ]);
+  });
+});
+
+describe('recorded frames against the schema the installed codex prints', () => {
+  let dir = '';
+  const validators = new Map<string, ValidateFunction>();
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'tether-codex-schema-'));
+    execFileSync(codex, ['app-server', 'generate-json-schema', '--out', dir], { stdio: 'ignore' });
+    const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    for (const name of ['ServerNotification', 'ServerRequest', 'ClientRequest', 'ClientNotification', 'CommandExecutionRequestApprovalResponse', 'ToolRequestUserInputResponse']) {
+      validators.set(name, ajv.compile(JSON.parse(readFileSync(path.join(dir, `${name}.json`), 'utf8'))));
+    }
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const check = (name: string, value: unknown): void => {
+    const validate = validators.get(name)!;
+    if (!validate(value)) throw new Error(`${name} rejects ${JSON.stringify(value).slice(0, 300)}: ${JSON.stringify(validate.errors?.slice(0, 3))}`);
+  };
+
+  it('every notification and request Codex sent, and every request, notification and answer we sent', () => {
+    const files = readdirSync(fixtures).filter((f) => f.endsWith('.jsonl'));
+    expect(files.length).toBeGreaterThanOrEqual(6);
+    let checked = 0;
+    for (const file of files) {
+      const lines = transcript(file.replace(/\.jsonl$/, ''));
+      const asked = new Map<unknown, string>();
+      for (const line of lines) {
+        const out = line.out;
+        if (out && typeof out.method === 'string') {
+          const { emittedAtMs: _at, ...frame } = out;
+          if (out.id !== undefined) {
+            asked.set(out.id, out.method);
+            check('ServerRequest', frame);
+          } else {
+            check('ServerNotification', frame);
+          }
+          checked += 1;
+        }
+        const sent = line.in;
+        if (sent && typeof sent.method === 'string') {
+          check(sent.id !== undefined ? 'ClientRequest' : 'ClientNotification', sent);
+          checked += 1;
+        } else if (sent && 'result' in sent) {
+          const method = asked.get(sent.id);
+          if (method === 'item/commandExecution/requestApproval') check('CommandExecutionRequestApprovalResponse', sent.result);
+          if (method === 'item/tool/requestUserInput') check('ToolRequestUserInputResponse', sent.result);
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+  });
+});
