@@ -107,8 +107,33 @@ export interface ProviderChatContext {
 export interface TurnInput {
   turnId: string;
   text: string;
+  /** Stored files: each has its absolute `path` and `mime`. */
   attachments: ChatAttachment[];
   mentions?: string[];
+  /** The image attachments with their bytes, for a backend that takes images inline (read when the turn starts). */
+  images?: TurnImage[];
+}
+
+export interface TurnImage {
+  attachmentId: string;
+  path: string;
+  mime: 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif';
+  /** Base64, no `data:` prefix. */
+  data: string;
+}
+
+/** What `Provider.fork` is asked: copy a backend conversation as it stood after one of its turns. */
+export interface ProviderForkRequest {
+  /** The conversation to copy. */
+  agentSessionId: string;
+  cwd: string;
+  /** The fork point: the turn's id and the backend's own marks on it, if it left any. */
+  turnId: string;
+  native?: { turnId?: string; lastUuid?: string };
+  /** Whether that turn is the conversation's last: a backend that can only branch a whole session needs it. */
+  latest: boolean;
+  /** The account the fork runs under (absent: the CLI's default). */
+  account?: string;
 }
 
 /** The driver for one chat: owns the backend process (if any) and the running turn. */
@@ -141,4 +166,12 @@ export interface Provider {
   /** Turns any model selection into one this backend serves (alias → slug, unknown → default, options dropped). */
   normalizeSelection(selection: ModelSelection | undefined): ModelSelection;
   open(context: ProviderChatContext): ProviderSession;
+  /**
+   * Optional: answers the backend session a fork continues. It may be a new copy, or the original's
+   * id: until a chat's session id differs from every other chat's, its driver is opened with
+   * `forkSession: true`, so the backend branches it on first use. Throws a ProtocolError
+   * (`chat-unsupported`, `fork-failed`, `transcript-missing`) when it cannot. Absent: this backend
+   * cannot fork, and `chat.fork`, `chat.summarize` and `chat.continueOn` answer `chat-unsupported`.
+   */
+  fork?(request: ProviderForkRequest): Promise<string>;
 }
