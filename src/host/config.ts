@@ -3,7 +3,8 @@
 //
 //   {
 //     "providers": {                                   // in order: the first is the default provider
-//       "claude": { "backend": "script", "script": "/path/to/script.json" }
+//       "claude": { "backend": "script", "script": "/path/to/script.json" },
+//       "codex": { "backend": "codex", "command": "codex", "home": "~/.codex" }
 //     },
 //     "policy": { "roots": ["~/code"], "modeCeiling": "auto" },
 //     "coalesceMs": 30
@@ -16,6 +17,7 @@ import { AgentKindSchema, RuntimeModeSchema } from '../contracts/index.ts';
 import { readJsonFile } from './disk.ts';
 import { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
+import { CodexProvider } from './providers/codex/index.ts';
 import { DEFAULT_SCRIPT_PATH, loadScript, ScriptProvider } from './providers/script.ts';
 
 const ScriptBackendSchema = z.object({
@@ -24,8 +26,19 @@ const ScriptBackendSchema = z.object({
   script: z.string().min(1).optional(),
 });
 
+const CodexBackendSchema = z.object({
+  backend: z.literal('codex'),
+  /** The `codex` executable (default: `codex` on PATH); relative paths resolve against the config's folder. */
+  command: z.string().min(1).optional(),
+  /** Added after `app-server`, e.g. `["-c", "model_reasoning_summary=\"auto\""]`. */
+  args: z.array(z.string()).optional(),
+  /** CODEX_HOME of the default account (default: Codex's own, `~/.codex`). */
+  home: z.string().min(1).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+});
+
 export const HostConfigSchema = z.object({
-  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema])).optional(),
+  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema, CodexBackendSchema])).optional(),
   policy: z.object({
     roots: z.array(z.string().min(1)).min(1).optional(),
     modeCeiling: RuntimeModeSchema.optional(),
@@ -49,6 +62,12 @@ export function providersFrom(config: HostConfig, base: string, version: string)
       case 'script': {
         const file = backend.script ? path.resolve(base, backend.script) : DEFAULT_SCRIPT_PATH;
         out.push(new ScriptProvider({ kind: AgentKindSchema.parse(kind), script: loadScript(file), version }));
+        break;
+      }
+      case 'codex': {
+        if (kind !== 'codex') throw new Error(`The codex backend answers only as codex, not as ${kind}`);
+        const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'codex';
+        out.push(new CodexProvider({ command, args: backend.args, home: backend.home, env: backend.env, clientVersion: version }));
         break;
       }
     }

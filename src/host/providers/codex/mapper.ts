@@ -8,7 +8,7 @@
 // What it leaves out on purpose: the user's own message items (the runtime writes those), thread
 // status and read-state chatter, and events of other threads (Codex's subagents) — the thread it
 // serves is the one the driver named. Anything it does not know becomes an info note, never an error.
-import type { ChatCheckpointDiff, ChatFileChange, ChatQuestion, ChatTurnLimit, RuntimeMode } from '../../../contracts/index.ts';
+import type { ChatFileChange, ChatQuestion, ChatTurnLimit, RuntimeMode } from '../../../contracts/index.ts';
 import type { ProviderOutput } from '../provider.ts';
 import type { RpcErrorBody, RpcId } from './rpc.ts';
 import { parseUnifiedDiff } from './turn-diff.ts';
@@ -130,8 +130,9 @@ export class CodexMapper {
         this.rateLimits = record(p.rateLimits);
         return [];
       case 'turn/diff/updated':
-        if (typeof p.diff === 'string') this.diff = p.diff;
-        return [];
+        if (typeof p.diff !== 'string' || p.diff === this.diff) return [];
+        this.diff = p.diff;
+        return [{ type: 'turn-diff', diff: parseUnifiedDiff(p.diff) }];
       case 'error': {
         const error = record(p.error);
         const message = typeof error.message === 'string' ? error.message : 'Codex reported an error';
@@ -263,11 +264,6 @@ export class CodexMapper {
   malformed(line: string, reason: string): ProviderOutput[] {
     const shown = line.length > 200 ? `${line.slice(0, 200)}…` : line;
     return [{ type: 'note', level: 'info', text: `Codex printed a line this host could not read (${reason}): ${shown}` }];
-  }
-
-  /** The turn's diff as checkpoint files, when Codex reported one. */
-  turnDiff(): ChatCheckpointDiff | null {
-    return this.diff ? parseUnifiedDiff(this.diff) : null;
   }
 
   // ---------------------------------------------------------------------------------------------

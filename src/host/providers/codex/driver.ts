@@ -1,0 +1,317 @@
+// CodexSession: one chat's `codex app-server` process and its turns. It owns the process
+// (CliProcess), speaks JSON-RPC to it (JsonRpcPeer) and leaves every reading of Codex's messages to
+// the mapper; what it adds is order: initialize, then the thread (start, resume or fork), then turns,
+// and never a new turn while Codex still runs the one we interrupted.
+//
+// The runtime mode becomes Codex's approval policy and sandbox on the thread (CODEX_MODES); what
+// Codex confirms in its answer is reported as the chat's effective mode. The account is a config
+// folder: `CODEX_HOME`.
+import os from 'node:os';
+import path from 'node:path';
+import type { ProviderChatContext, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../provider.ts';
+import { CliProcess } from '../cli-process.ts';
+import type { CliExit } from '../cli-process.ts';
+import { CODEX_MODES, CodexMapper, runtimeModeOf } from './mapper.ts';
+import type { CodexReply } from './mapper.ts';
+import { JsonRpcPeer, RpcError } from './rpc.ts';
+
+/** How to start `codex`: the command, extra arguments and environment, the default account's home. */
+export interface CodexLaunch {
+  command: string;
+  /** Before `app-server` (e.g. a script path when `command` is node). */
+  prefixArgs?: string[];
+  /** After `app-server` (e.g. `-c key=value`). */
+  args?: string[];
+  env?: Record<string, string>;
+  /** CODEX_HOME of the default account; absent = Codex's own default (`~/.codex`). */
+  home?: string;
+  clientVersion: string;
+}
+
+/** The Codex feature that lets the model ask the person (`request_user_input`) outside plan mode. */
+export const QUESTIONS_FEATURE = 'default_mode_request_user_input';
+
+/** How long an interrupted turn may take to end before the process is replaced. */
+const INTERRUPT_GRACE_MS = 5_000;
+
+export function codexArgs(launch: CodexLaunch): string[] {
+  return [...(launch.prefixArgs ?? []), 'app-server', '--enable', QUESTIONS_FEATURE, ...(launch.args ?? [])];
+}
+
+export function codexEnv(launch: CodexLaunch, home?: string, extra?: Record<string, string>): NodeJS.ProcessEnv {
+  const folder = home ?? launch.home;
+  return { ...process.env, ...launch.env, ...extra, ...(folder ? { CODEX_HOME: expandHome(folder) } : {}) };
+}
+
+export function expandHome(folder: string): string {
+  return folder === '~' || folder.startsWith('~/') ? path.join(os.homedir(), folder.slice(1)) : folder;
+}
+
+export class CodexSession implements ProviderSession {
+  private readonly launch: CodexLaunch;
+  private readonly context: ProviderChatContext;
+  private readonly mapper = new CodexMapper();
+  private process: CliProcess | null = null;
+  private peer: JsonRpcPeer | null = null;
+  private starting: Promise<void> | null = null;
+  private emit: ProviderEmit | null = null;
+  /** Resolves when the Codex turn we last started (or interrupted) has completed. */
+  private idle: Promise<void> = Promise.resolve();
+  private settleIdle: (() => void) | null = null;
+  private threadId: string | null;
+  private killed = false;
+
+  constructor(launch: CodexLaunch, context: ProviderChatContext) {
+    this.launch = launch;
+    this.context = context;
+    this.threadId = context.agentSessionId;
+  }
+
+  get running(): boolean {
+    return this.process?.alive ?? false;
+  }
+
+  startTurn(input: TurnInput, emit: ProviderEmit): void {
+    this.emit = emit;
+    void this.run(input, emit);
+  }
+
+  steer(input: TurnInput): boolean {
+    const peer = this.peer;
+    const turnId = this.mapper.turnId;
+    if (!peer || !turnId || !this.threadId || !this.emit) return false;
+    const emit = this.emit;
+    peer.request('turn/steer', { threadId: this.threadId, input: codexInput(input), expectedTurnId: turnId }).catch((error: unknown) => {
+      emit({ type: 'note', level: 'warning', text: `Codex did not take the message into the running turn: ${describe(error)}` });
+    });
+    return true;
+  }
+
+  interrupt(): void {
+    this.emit = null;
+    const peer = this.peer;
+    if (!peer) return;
+    this.answer(this.mapper.cancelAll());
+    const turnId = this.mapper.turnId;
+    if (!turnId || !this.threadId) return;
+    this.mapper.interrupting();
+    peer.request('turn/interrupt', { threadId: this.threadId, turnId }).catch(() => undefined);
+  }
+
+  answerApproval(requestId: string, decision: 'allow' | 'allow-always' | 'deny'): void {
+    const reply = this.mapper.approvalReply(requestId, decision);
+    if (reply) this.answer([reply]);
+  }
+
+  answerQuestion(requestId: string, answers: Record<string, string> | null): void {
+    const reply = this.mapper.questionReply(requestId, answers);
+    if (reply) this.answer([reply]);
+  }
+
+  async kill(): Promise<void> {
+    this.killed = true;
+    this.emit = null;
+    const process = this.process;
+    if (!process) return;
+    this.answer(this.mapper.cancelAll());
+    await process.end();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private async run(input: TurnInput, emit: ProviderEmit): Promise<void> {
+    try {
+      await this.afterPreviousTurn();
+      await this.ensureStarted(emit);
+      if (this.emit !== emit) return; // stopped while starting
+      const peer = this.peer!;
+      const effort = this.context.selection.options.effort;
+      const result = record(await peer.request('turn/start', {
+        threadId: this.threadId,
+        input: codexInput(input),
+        ...(typeof effort === 'string' ? { effort } : {}),
+      }));
+      const turnId = record(result.turn).id;
+      if (typeof turnId !== 'string') throw new Error('Codex accepted the turn without naming it');
+      this.mapper.turnStarted(turnId);
+      this.idle = new Promise((resolve) => {
+        this.settleIdle = resolve;
+      });
+      // Stopped before Codex named the turn: stop it now that we can.
+      if (this.emit !== emit) this.interrupt();
+    } catch (error) {
+      if (this.emit === emit) this.finishWith({ type: 'turn-end', state: 'error', message: `Codex could not start the turn: ${describe(error)}` });
+    }
+  }
+
+  /** A turn we interrupted must end before the next starts, or it could take the new one's input. */
+  private async afterPreviousTurn(): Promise<void> {
+    if (!this.mapper.turnId) return;
+    const ended = await Promise.race([this.idle.then(() => true), delay(INTERRUPT_GRACE_MS).then(() => false)]);
+    if (ended) return;
+    // Codex did not settle it: a fresh process resumes the thread.
+    const process = this.process;
+    this.process = null;
+    this.peer?.close('replaced after an interrupt that did not settle');
+    this.peer = null;
+    this.starting = null;
+    this.mapper.turnId = null;
+    await process?.end();
+  }
+
+  private ensureStarted(emit: ProviderEmit): Promise<void> {
+    if (this.starting && this.process?.alive) return this.starting;
+    this.starting = this.start(emit);
+    this.starting.catch(() => {
+      this.starting = null;
+    });
+    return this.starting;
+  }
+
+  private async start(emit: ProviderEmit): Promise<void> {
+    if (this.killed) throw new Error('this chat\'s Codex was ended');
+    const launch = this.launch;
+    let peer!: JsonRpcPeer;
+    const process = new CliProcess({
+      command: launch.command,
+      args: codexArgs(launch),
+      cwd: this.context.cwd,
+      env: codexEnv(launch, this.context.accountHome, this.context.accountEnv),
+      onLine: (line) => peer.receive(line),
+      onExit: (exit) => this.exited(process, exit),
+    });
+    peer = new JsonRpcPeer({
+      write: (line) => {
+        process.writeLine(line);
+      },
+      onNotification: (method, params) => this.notified(method, params),
+      onRequest: (id, method, params) => this.asked(id, method, params),
+      onMalformed: (line, reason) => this.deliver(this.mapper.malformed(line, reason)),
+    });
+    this.process = process;
+    this.peer = peer;
+    await peer.request('initialize', {
+      clientInfo: { name: 'tether', title: 'Tether', version: launch.clientVersion },
+      capabilities: { experimentalApi: true },
+    });
+    peer.notify('initialized');
+    const { approvalPolicy, sandbox } = CODEX_MODES[this.context.runtimeMode];
+    const model = this.context.selection.model;
+    const settings = { cwd: this.context.cwd, approvalPolicy, sandbox, ...(model !== DEFAULT_MODEL ? { model } : {}) };
+    let result: Record<string, unknown>;
+    if (this.threadId) {
+      const method = this.context.forkSession ? 'thread/fork' : 'thread/resume';
+      try {
+        result = record(await peer.request(method, { threadId: this.threadId, ...settings }));
+      } catch (error) {
+        if (!(error instanceof RpcError)) throw error;
+        emit({ type: 'note', level: 'warning', text: `Codex could not continue its session ${this.threadId} (${error.message}); this turn starts a new one` });
+        result = record(await peer.request('thread/start', settings));
+      }
+    } else {
+      result = record(await peer.request('thread/start', settings));
+    }
+    const threadId = record(result.thread).id;
+    if (typeof threadId !== 'string') throw new Error('Codex opened a thread without naming it');
+    this.threadId = threadId;
+    this.mapper.threadId = threadId;
+    const confirmed = runtimeModeOf(result.approvalPolicy, result.sandbox);
+    emit({
+      type: 'session',
+      agentSessionId: threadId,
+      model: typeof result.model === 'string' ? result.model : null,
+      permissionMode: `${String(result.approvalPolicy)}/${sandboxName(result.sandbox)}`,
+      ...(confirmed ? { effectiveRuntimeMode: confirmed } : {}),
+    });
+  }
+
+  private notified(method: string, params: unknown): void {
+    const outputs = this.mapper.notification(method, params);
+    if (method === 'turn/completed' && !this.mapper.turnId) {
+      this.settleIdle?.();
+      this.settleIdle = null;
+    }
+    this.deliver(outputs);
+  }
+
+  private asked(id: number | string, method: string, params: unknown): void {
+    const { outputs, reply } = this.mapper.request(id, method, params);
+    if (reply) this.answer([reply]);
+    if (!this.emit) {
+      // Nobody is there to decide (the turn was stopped): Codex hears a cancel at once.
+      this.answer(this.mapper.cancelAll());
+      return;
+    }
+    this.deliver(outputs);
+  }
+
+  private deliver(outputs: ProviderOutput[]): void {
+    for (const output of outputs) {
+      if (output.type === 'turn-end') this.finishWith(output);
+      else this.emit?.(output);
+    }
+  }
+
+  private finishWith(output: ProviderOutput): void {
+    const emit = this.emit;
+    this.emit = null;
+    emit?.(output);
+  }
+
+  private answer(replies: CodexReply[]): void {
+    const peer = this.peer;
+    if (!peer) return;
+    for (const reply of replies) {
+      if ('error' in reply) peer.respondError(reply.id, reply.error);
+      else peer.respond(reply.id, reply.result);
+    }
+  }
+
+  private exited(process: CliProcess, exit: CliExit): void {
+    if (this.process !== process) return;
+    this.process = null;
+    this.starting = null;
+    this.peer?.close('Codex exited');
+    this.peer = null;
+    this.mapper.turnId = null;
+    this.mapper.cancelAll();
+    this.settleIdle?.();
+    this.settleIdle = null;
+    if (this.killed || !this.emit) return;
+    const how = exit.error ? exit.error.message : exit.signal ? `signal ${exit.signal}` : `code ${String(exit.code)}`;
+    const tail = process.stderr.trim().split('\n').slice(-3).join('\n');
+    this.finishWith({ type: 'turn-end', state: 'error', message: `Codex exited (${how})${tail ? `: ${tail}` : ''}` });
+  }
+}
+
+/** The catalog entry that leaves the model to Codex's own config (config.toml or its default). */
+export const DEFAULT_MODEL = 'default';
+
+/** A turn's input as Codex takes it: the text, images as local image input, other files named. */
+export function codexInput(input: TurnInput): unknown[] {
+  const images = input.attachments.filter((a) => a.mime.startsWith('image/'));
+  const files = input.attachments.filter((a) => !a.mime.startsWith('image/'));
+  const text = files.length ? `${input.text}\n\n${files.map((f) => `Attached file: ${f.path}`).join('\n')}` : input.text;
+  return [
+    { type: 'text', text, text_elements: [] },
+    ...images.map((image) => ({ type: 'localImage', path: image.path })),
+  ];
+}
+
+function sandboxName(sandbox: unknown): string {
+  if (typeof sandbox === 'string') return sandbox;
+  const type = record(sandbox).type;
+  return typeof type === 'string' ? type : 'unknown';
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

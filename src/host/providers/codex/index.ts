@@ -1,0 +1,172 @@
+// The Codex backend: `codex app-server` per chat (driver.ts), read by a pure mapper (mapper.ts).
+// At start it asks one short-lived app-server for its version and model catalog (`model/list`);
+// until that answers (or if it fails) the provider offers only the `default` model, which leaves
+// the choice to Codex's own config.
+import { tmpdir } from 'node:os';
+import type { ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
+import { ModelSlugSchema } from '../../../contracts/index.ts';
+import { CliProcess } from '../cli-process.ts';
+import type { Provider, ProviderChatContext, ProviderSession } from '../provider.ts';
+import { codexArgs, codexEnv, CodexSession, DEFAULT_MODEL } from './driver.ts';
+import type { CodexLaunch } from './driver.ts';
+import { JsonRpcPeer } from './rpc.ts';
+
+const DEFAULT_ENTRY: ModelInfo = { slug: DEFAULT_MODEL, name: 'Codex default (its config)', legacy: false, isDefault: true, options: [] };
+
+/** How long the catalog probe may take before the provider settles for the default entry. */
+const PROBE_TIMEOUT_MS = 20_000;
+
+export interface CodexCatalog {
+  version: string | null;
+  models: ModelInfo[];
+}
+
+export class CodexProvider implements Provider {
+  readonly kind = 'codex' as const;
+  readonly canSteer = true;
+  private readonly launch: CodexLaunch;
+  private catalog: CodexCatalog = { version: null, models: [DEFAULT_ENTRY] };
+  private installed = true;
+  /** Resolves once the probe answered or failed. */
+  readonly probed: Promise<void>;
+
+  constructor(launch: CodexLaunch, options: { probe?: boolean } = {}) {
+    this.launch = launch;
+    this.probed = options.probe === false ? Promise.resolve() : this.probe();
+  }
+
+  info(): ProviderInfo {
+    return {
+      kind: 'codex',
+      name: 'Codex',
+      installed: this.installed,
+      version: this.catalog.version,
+      models: this.installed ? this.catalog.models : [],
+      defaultModel: this.installed ? DEFAULT_MODEL : null,
+      capabilities: {
+        chat: true,
+        terminal: false,
+        hooks: false,
+        streamsToolOutput: true,
+        diffs: 'unified',
+        attachments: true,
+        mentions: false,
+        denyReason: false,
+        allowAlways: true,
+        asyncQuestions: true,
+        compaction: 'native',
+        reportsCost: false,
+        reportsContextWindow: true,
+        reportsThinking: true,
+        slashCommands: false,
+      },
+      resumeCommand: 'codex {flags} resume {id}',
+    };
+  }
+
+  normalizeSelection(selection: ModelSelection | undefined): ModelSelection {
+    const model = this.catalog.models.find((m) => m.slug === selection?.model) ?? DEFAULT_ENTRY;
+    const options: ModelSelection['options'] = {};
+    for (const option of model.options) {
+      const asked = selection?.options[option.id];
+      if (option.type === 'select') options[option.id] = typeof asked === 'string' && option.choices.some((c) => c.id === asked) ? asked : option.defaultChoice;
+      else options[option.id] = typeof asked === 'boolean' ? asked : option.defaultValue;
+    }
+    return { model: model.slug, options };
+  }
+
+  open(context: ProviderChatContext): ProviderSession {
+    return new CodexSession(this.launch, context);
+  }
+
+  private async probe(): Promise<void> {
+    try {
+      this.catalog = await readCatalog(this.launch);
+    } catch {
+      // No catalog: the default entry stays, and a chat's first turn reports what is wrong.
+      this.installed = await canRun(this.launch);
+    }
+  }
+}
+
+/** Asks a short-lived app-server for its version (from `initialize`) and `model/list`. */
+export async function readCatalog(launch: CodexLaunch): Promise<CodexCatalog> {
+  let peer!: JsonRpcPeer;
+  const process = new CliProcess({
+    command: launch.command,
+    args: codexArgs(launch),
+    cwd: tmpdir(),
+    env: codexEnv(launch),
+    onLine: (line) => peer.receive(line),
+    onExit: () => peer.close('Codex exited'),
+    stdinGraceMs: 1_000,
+  });
+  peer = new JsonRpcPeer({
+    write: (line) => {
+      process.writeLine(line);
+    },
+    onNotification: () => undefined,
+    onRequest: (id) => peer.respondError(id, { code: -32601, message: 'This client only reads the catalog' }),
+  });
+  const timer = setTimeout(() => peer.close('the catalog probe timed out'), PROBE_TIMEOUT_MS);
+  try {
+    const init = record(await peer.request('initialize', { clientInfo: { name: 'tether', title: 'Tether', version: launch.clientVersion }, capabilities: { experimentalApi: true } }));
+    peer.notify('initialized');
+    const list = record(await peer.request('model/list', {}));
+    return { version: versionOf(init.userAgent), models: [DEFAULT_ENTRY, ...normalizeModels(list.data)] };
+  } finally {
+    clearTimeout(timer);
+    await process.end();
+  }
+}
+
+/** Codex's `model/list` entries as the contract's ModelInfo; hidden or unusable slugs are left out. */
+export function normalizeModels(data: unknown): ModelInfo[] {
+  if (!Array.isArray(data)) return [];
+  const out: ModelInfo[] = [];
+  for (const raw of data) {
+    const entry = record(raw);
+    const slug = entry.model ?? entry.id;
+    if (entry.hidden === true || !ModelSlugSchema.safeParse(slug).success || slug === DEFAULT_MODEL) continue;
+    const efforts = (Array.isArray(entry.supportedReasoningEfforts) ? entry.supportedReasoningEfforts : []).map((e) => record(e))
+      .filter((e) => typeof e.reasoningEffort === 'string')
+      .map((e) => ({ id: e.reasoningEffort as string, label: capitalize(e.reasoningEffort as string), ...(typeof e.description === 'string' ? { description: e.description } : {}) }));
+    const fallback = typeof entry.defaultReasoningEffort === 'string' ? entry.defaultReasoningEffort : efforts[0]?.id;
+    out.push({
+      slug: slug as string,
+      name: typeof entry.displayName === 'string' && entry.displayName ? entry.displayName : (slug as string),
+      legacy: entry.upgrade !== null && entry.upgrade !== undefined,
+      // The `default` entry is the default: it follows the person's own Codex config.
+      isDefault: false,
+      options: efforts.length && fallback
+        ? [{ id: 'effort', label: 'Reasoning effort', type: 'select', choices: efforts, defaultChoice: fallback }]
+        : [],
+    });
+  }
+  return out;
+}
+
+async function canRun(launch: CodexLaunch): Promise<boolean> {
+  const process = new CliProcess({
+    command: launch.command,
+    args: [...(launch.prefixArgs ?? []), '--version'],
+    cwd: globalThis.process.cwd(),
+    env: codexEnv(launch),
+    onLine: () => undefined,
+  });
+  const exit = await process.exited;
+  return !exit.error && exit.code === 0;
+}
+
+function versionOf(userAgent: unknown): string | null {
+  const match = typeof userAgent === 'string' ? /\/(\d+\.\d+\.\d+[^\s]*)/.exec(userAgent) : null;
+  return match?.[1] ?? null;
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
