@@ -17,6 +17,7 @@ import { AgentKindSchema, RuntimeModeSchema } from '../contracts/index.ts';
 import { readJsonFile } from './disk.ts';
 import { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
+import { ClaudeProvider } from './providers/claude/index.ts';
 import { CodexProvider } from './providers/codex/index.ts';
 import { DEFAULT_SCRIPT_PATH, loadScript, ScriptProvider } from './providers/script.ts';
 
@@ -37,8 +38,19 @@ const CodexBackendSchema = z.object({
   env: z.record(z.string(), z.string()).optional(),
 });
 
+const ClaudeBackendSchema = z.object({
+  backend: z.literal('claude'),
+  /** The `claude` executable (default: `claude` on PATH); relative paths resolve against the config's folder. */
+  command: z.string().min(1).optional(),
+  /** Added after the flags the driver sets, e.g. `["--add-dir", "/srv/shared"]`. */
+  args: z.array(z.string()).optional(),
+  /** CLAUDE_CONFIG_DIR of the default account (default: Claude Code's own, `~/.claude`). */
+  home: z.string().min(1).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+});
+
 export const HostConfigSchema = z.object({
-  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema, CodexBackendSchema])).optional(),
+  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema, CodexBackendSchema, ClaudeBackendSchema])).optional(),
   policy: z.object({
     roots: z.array(z.string().min(1)).min(1).optional(),
     modeCeiling: RuntimeModeSchema.optional(),
@@ -68,6 +80,13 @@ export function providersFrom(config: HostConfig, base: string, version: string)
         if (kind !== 'codex') throw new Error(`The codex backend answers only as codex, not as ${kind}`);
         const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'codex';
         out.push(new CodexProvider({ command, args: backend.args, home: backend.home, env: backend.env, clientVersion: version }));
+        break;
+      }
+      case 'claude': {
+        if (kind !== 'claude') throw new Error(`The claude backend answers only as claude, not as ${kind}`);
+        const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'claude';
+        const env = { ...backend.env, ...(backend.home ? { CLAUDE_CONFIG_DIR: backend.home } : {}) };
+        out.push(new ClaudeProvider({ command, args: backend.args, env }));
         break;
       }
     }
