@@ -1,0 +1,204 @@
+// The Claude Code driver: one `claude -p` process per chat, kept between turns (stream-json in and
+// out, permission prompts over the control channel). It moves lines: what they mean is the mapper's.
+//
+// A turn is one user line in and one `result` out, so the n-th result ends the n-th line's turn. An
+// interrupt is a control request; the runtime has already settled the turn, so whatever the CLI still
+// says about it, up to and including its `result`, goes nowhere — counted, not timed, so a result
+// already on its way when the interrupt left cannot end the next turn. When the process exits mid-turn the turn fails with its
+// stderr tail; the next turn starts a new process that resumes the conversation by its session id.
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import type { ProviderChatContext, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../provider.ts';
+import { CliProcess } from '../cli-process.ts';
+import { ClaudeStreamMapper, interruptLine, PERMISSION_MODES, userLine, type ImageInput } from './mapper.ts';
+
+export interface ClaudeLaunch {
+  /** The `claude` executable. */
+  command: string;
+  /** Added after the flags the driver sets. */
+  args: readonly string[];
+  /** Merged over the host's environment (and under the account's). */
+  env: Readonly<Record<string, string>>;
+}
+
+/** The flags every chat process gets. */
+export function claudeArgs(context: ProviderChatContext, sessionId: string | null, extra: readonly string[]): string[] {
+  const effort = context.selection.options.effort;
+  return [
+    '-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose',
+    '--include-partial-messages', '--permission-prompt-tool', 'stdio',
+    '--permission-mode', PERMISSION_MODES[context.runtimeMode],
+    '--model', context.selection.model,
+    ...(typeof effort === 'string' ? ['--effort', effort] : []),
+    ...(sessionId ? ['--resume', sessionId] : []),
+    ...(sessionId && context.forkSession ? ['--fork-session'] : []),
+    ...extra,
+  ];
+}
+
+/** The child's environment: the host's, the configured variables, then the account (its folder is `CLAUDE_CONFIG_DIR`). */
+export function claudeEnv(context: ProviderChatContext, launch: ClaudeLaunch): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DISABLE_AUTOUPDATER: '1', ...launch.env, ...context.accountEnv };
+  if (context.accountHome) env.CLAUDE_CONFIG_DIR = context.accountHome;
+  if (env.CLAUDE_CONFIG_DIR) env.CLAUDE_CONFIG_DIR = expandHome(env.CLAUDE_CONFIG_DIR);
+  return env;
+}
+
+export class ClaudeSession implements ProviderSession {
+  private readonly context: ProviderChatContext;
+  private readonly launch: ClaudeLaunch;
+  private process: CliProcess | null = null;
+  private mapper = new ClaudeStreamMapper();
+  /** The session to resume when a process has to be started again. */
+  private sessionId: string | null;
+  private fork: boolean;
+  /** Where the running turn's outputs go; null between turns. */
+  private emit: ProviderEmit | null = null;
+  /** User lines this process got, and results it gave: the turn it speaks about is `ended + 1`. */
+  private sent = 0;
+  private ended = 0;
+  /** Which user line the running turn is (outputs about earlier lines go nowhere). */
+  private live = 0;
+  private interrupts = 0;
+
+  constructor(context: ProviderChatContext, launch: ClaudeLaunch) {
+    this.context = context;
+    this.launch = launch;
+    this.sessionId = context.agentSessionId;
+    this.fork = context.forkSession === true;
+  }
+
+  get running(): boolean {
+    return this.process?.alive ?? false;
+  }
+
+  startTurn(input: TurnInput, emit: ProviderEmit): void {
+    this.emit = emit;
+    void this.send(input, emit);
+  }
+
+  interrupt(): void {
+    if (!this.emit) return;
+    this.emit = null;
+    const process = this.process;
+    if (!process?.alive) return;
+    for (const reply of this.mapper.cancelAll()) process.writeLine(JSON.stringify(reply));
+    this.interrupts += 1;
+    process.writeLine(JSON.stringify(interruptLine(`interrupt-${this.interrupts}`)));
+  }
+
+  answerApproval(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string): void {
+    this.write(this.mapper.approvalReply(requestId, decision, message));
+  }
+
+  answerQuestion(requestId: string, answers: Record<string, string> | null): void {
+    this.write(this.mapper.questionReply(requestId, answers));
+  }
+
+  async kill(): Promise<void> {
+    this.emit = null;
+    const process = this.process;
+    this.process = null;
+    await process?.end();
+  }
+
+  private async send(input: TurnInput, emit: ProviderEmit): Promise<void> {
+    let line: string;
+    try {
+      line = JSON.stringify(userLine(messageText(input), await images(input)));
+    } catch (error) {
+      this.endTurn(emit, { type: 'turn-end', state: 'error', message: `An attachment could not be read: ${describe(error)}` });
+      return;
+    }
+    if (this.emit !== emit) return; // interrupted while the attachments were read
+    const process = this.process?.alive ? this.process : this.start();
+    if (!process.writeLine(line)) {
+      this.endTurn(emit, { type: 'turn-end', state: 'error', message: this.exitMessage(process) });
+      return;
+    }
+    this.sent += 1;
+    this.live = this.sent;
+  }
+
+  private start(): CliProcess {
+    // A new process counts its cost and its turns from zero.
+    this.mapper = new ClaudeStreamMapper();
+    this.sent = 0;
+    this.ended = 0;
+    const context = this.context;
+    const args = claudeArgs({ ...context, forkSession: this.fork }, this.sessionId, this.launch.args);
+    const process: CliProcess = new CliProcess({
+      command: this.launch.command,
+      args,
+      cwd: context.cwd,
+      env: claudeEnv(context, this.launch),
+      onLine: (line) => {
+        if (this.process === process) this.onLine(process, line);
+      },
+      onExit: () => {
+        if (this.process !== process) return;
+        const emit = this.emit;
+        if (emit) this.endTurn(emit, { type: 'turn-end', state: 'error', message: this.exitMessage(process) });
+      },
+    });
+    this.process = process;
+    return process;
+  }
+
+  private onLine(process: CliProcess, line: string): void {
+    const mapped = this.mapper.map(line);
+    if (mapped.reply) process.writeLine(JSON.stringify(mapped.reply));
+    for (const output of mapped.outputs) {
+      if (output.type === 'session') {
+        this.sessionId = output.agentSessionId;
+        // A fork happens once; after it the new session is simply resumed.
+        this.fork = false;
+      }
+      const turn = this.ended + 1;
+      if (output.type === 'turn-end') this.ended += 1;
+      const emit = this.emit;
+      if (!emit || turn !== this.live) continue;
+      if (output.type === 'turn-end') this.endTurn(emit, output);
+      else emit(output);
+    }
+  }
+
+  private endTurn(emit: ProviderEmit, output: ProviderOutput): void {
+    if (this.emit === emit) this.emit = null;
+    emit(output);
+  }
+
+  private write(reply: Record<string, unknown> | null): void {
+    if (reply) this.process?.writeLine(JSON.stringify(reply));
+  }
+
+  private exitMessage(process: CliProcess): string {
+    const tail = process.stderr.trim().split('\n').slice(-5).join('\n');
+    return `Claude Code stopped${tail ? `: ${tail}` : ' without saying why'}`;
+  }
+}
+
+/** Mentions ride along as `@path` words, the way Claude Code's own prompt takes them. */
+function messageText(input: TurnInput): string {
+  const files = input.attachments.filter((a) => !a.mime.startsWith('image/')).map((a) => `@${a.path}`);
+  const mentions = (input.mentions ?? []).map((m) => (m.startsWith('@') ? m : `@${m}`));
+  const extra = [...mentions, ...files];
+  return extra.length ? `${input.text}\n\n${extra.join(' ')}` : input.text;
+}
+
+/** Image attachments as the CLI takes them: base64 content blocks. */
+async function images(input: TurnInput): Promise<ImageInput[]> {
+  const pictures = input.attachments.filter((a) => a.mime.startsWith('image/'));
+  return Promise.all(pictures.map(async (a) => ({ mime: a.mime, data: (await readFile(a.path)).toString('base64') })));
+}
+
+function expandHome(folder: string): string {
+  if (folder === '~') return homedir();
+  if (folder.startsWith('~/')) return path.join(homedir(), folder.slice(2));
+  return folder;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,76 @@
+// The Claude Code backend: `claude -p` with stream-json in and out, one process per chat (driver.ts),
+// its output mapped by mapper.ts, its models in catalog.ts.
+import { spawnSync } from 'node:child_process';
+import type { AgentKind, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
+import type { Provider, ProviderChatContext, ProviderSession } from '../provider.ts';
+import { CLAUDE_MODELS, modelInfos, normalizeSelection } from './catalog.ts';
+import { ClaudeSession, type ClaudeLaunch } from './driver.ts';
+
+export interface ClaudeProviderOptions {
+  /** Default: Claude Code answers as `claude`. */
+  kind?: AgentKind;
+  /** Default: `claude` from PATH. */
+  command?: string;
+  args?: readonly string[];
+  env?: Readonly<Record<string, string>>;
+}
+
+export class ClaudeProvider implements Provider {
+  readonly kind: AgentKind;
+  // Lines sent while a turn runs wait for it in the CLI; they are not steering.
+  readonly canSteer = false;
+  private readonly launch: ClaudeLaunch;
+  private probed: { installed: boolean; version: string | null } | null = null;
+
+  constructor(options: ClaudeProviderOptions = {}) {
+    this.kind = options.kind ?? 'claude';
+    this.launch = { command: options.command ?? 'claude', args: options.args ?? [], env: options.env ?? {} };
+  }
+
+  info(): ProviderInfo {
+    const { installed, version } = this.probe();
+    return {
+      kind: this.kind,
+      name: 'Claude Code',
+      installed,
+      version,
+      models: installed ? modelInfos(CLAUDE_MODELS) : [],
+      defaultModel: installed ? CLAUDE_MODELS.defaultModel : null,
+      capabilities: {
+        chat: true,
+        terminal: false,
+        hooks: false,
+        streamsToolOutput: false,
+        diffs: 'unified',
+        attachments: true,
+        mentions: true,
+        denyReason: true,
+        allowAlways: true,
+        asyncQuestions: false,
+        compaction: 'native',
+        reportsCost: true,
+        reportsContextWindow: true,
+        reportsThinking: true,
+        slashCommands: true,
+      },
+      resumeCommand: 'claude {flags} --resume {id}',
+    };
+  }
+
+  normalizeSelection(selection: ModelSelection | undefined): ModelSelection {
+    return normalizeSelection(CLAUDE_MODELS, selection);
+  }
+
+  open(context: ProviderChatContext): ProviderSession {
+    return new ClaudeSession(context, this.launch);
+  }
+
+  /** Asks the CLI its version once (`2.1.197 (Claude Code)`); a CLI that does not answer is not installed. */
+  private probe(): { installed: boolean; version: string | null } {
+    if (this.probed) return this.probed;
+    const run = spawnSync(this.launch.command, ['--version'], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, ...this.launch.env } });
+    const version = run.status === 0 ? (/\d+\.\d+\.\d+\S*/.exec(run.stdout)?.[0] ?? null) : null;
+    this.probed = { installed: run.status === 0, version };
+    return this.probed;
+  }
+}
