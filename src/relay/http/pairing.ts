@@ -1,0 +1,179 @@
+// Pairing a host like a TV app (`/api/pair/*`). The host sends its name and the public half of its
+// key and gets a user code (shown to a person) and a device code (its own secret, kept here only
+// hashed). A signed-in person approves the user code: that creates the host, owned by them, with that
+// public key; the host's next poll learns its id. Codes live ten minutes. Starting is rate-limited per
+// IP; wrong codes are capped per person, so a code cannot be guessed by trying.
+import { Hono, type Context } from 'hono';
+import {
+  PairApproveRequestSchema, PairDenyRequestSchema, PairPollRequestSchema, PairSetupRequestSchema,
+  PairStartRequestSchema, USER_CODE_ALPHABET, ProtocolError,
+  type PairPollResult, type PairStartResult, type PairedHost,
+} from '../../contracts/index.ts';
+import { hashOpaque, newId, newOpaqueToken } from '../auth/opaque.ts';
+import { LIMITS, RateLimited, rateLimit, rateLimitedResponse } from '../auth/rate-limit.ts';
+import { relayOwnerId, setupSecretMatches } from '../auth/setup-secret.ts';
+import { record } from '../db/audit.ts';
+import type { Env } from '../env.ts';
+import { parseBody } from './body.ts';
+import { clientIp, requireUser, type SignedIn } from './identity.ts';
+
+export const PAIRING_TTL_MS = 10 * 60_000;
+export const PAIRING_POLL_MS = 2_000;
+/** Wrong user codes one person may enter per window before every approval is refused for a while. */
+export const WRONG_CODES_MAX = 5;
+export const WRONG_CODES_WINDOW_MS = 10 * 60_000;
+/** Expired pairings are kept this long (their poll answers `pairing-expired`), then deleted. */
+const EXPIRED_KEPT_MS = 60 * 60_000;
+
+type App = { Bindings: Env; Variables: { user: SignedIn } };
+
+export const pairing = new Hono<App>();
+
+const origin = (c: Context) => new URL(c.req.url).origin;
+
+/** 8 characters from the unambiguous alphabet, as `XXXX-XXXX`; unbiased (bytes past the last whole alphabet are redrawn). */
+function newUserCode(): string {
+  const n = USER_CODE_ALPHABET.length;
+  const ceiling = 256 - (256 % n);
+  let out = '';
+  while (out.length < 8) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(16))) {
+      if (byte < ceiling && out.length < 8) out += USER_CODE_ALPHABET[byte % n];
+    }
+  }
+  return `${out.slice(0, 4)}-${out.slice(4)}`;
+}
+
+const newHostId = () => newId('h_');
+
+pairing.post('/start', rateLimit('pair-start', LIMITS.pairing, (c) => {
+  const ip = clientIp(c);
+  return [ip && `ip:${ip}`];
+}), async (c) => {
+  const body = await parseBody(c, PairStartRequestSchema);
+  const now = Date.now();
+  await c.env.DB.prepare('DELETE FROM pairings WHERE expires_at < ?').bind(now - EXPIRED_KEPT_MS).run();
+  const deviceCode = newOpaqueToken();
+  const deviceCodeHash = await hashOpaque(deviceCode);
+  for (let attempt = 0; ; attempt++) {
+    const userCode = newUserCode();
+    const inserted = await c.env.DB.prepare(
+      `INSERT INTO pairings (device_code_hash, user_code, name, public_key, state, created_at, expires_at, ip)
+       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (user_code) DO NOTHING`,
+    ).bind(deviceCodeHash, userCode, body.name, JSON.stringify(body.publicKey), now, now + PAIRING_TTL_MS, clientIp(c)).run();
+    if (inserted.meta.changes === 1) {
+      return c.json({
+        deviceCode, userCode,
+        verificationUrl: `${origin(c)}/pair?code=${userCode}`,
+        expiresInMs: PAIRING_TTL_MS, intervalMs: PAIRING_POLL_MS,
+      } satisfies PairStartResult);
+    }
+    // 29^8 codes: a clash is all but impossible, and three in a row means something else is wrong.
+    if (attempt >= 2) throw new Error('could not draw a free user code');
+  }
+});
+
+pairing.post('/poll', async (c) => {
+  const { deviceCode } = await parseBody(c, PairPollRequestSchema);
+  const row = await c.env.DB.prepare('SELECT state, expires_at, host_id FROM pairings WHERE device_code_hash = ?')
+    .bind(await hashOpaque(deviceCode)).first<{ state: string; expires_at: number; host_id: string | null }>();
+  if (!row) throw new ProtocolError('pairing-not-found', 'No pairing has that device code');
+  if (row.state === 'denied') return c.json({ code: 'pairing-denied', message: 'The pairing was denied' }, 403);
+  if ((row.state === 'approved' || row.state === 'claimed') && row.host_id) {
+    // Answered again on every poll until it expires: a host whose answer got lost asks once more.
+    if (row.state === 'approved') {
+      await c.env.DB.prepare("UPDATE pairings SET state = 'claimed' WHERE device_code_hash = ? AND state = 'approved'").bind(await hashOpaque(deviceCode)).run();
+    }
+    return c.json({ state: 'approved', hostId: row.host_id, relayUrl: origin(c) } satisfies PairPollResult);
+  }
+  if (row.expires_at <= Date.now()) return expired(c);
+  return c.json({ state: 'pending' } satisfies PairPollResult);
+});
+
+function expired(c: Context): Response {
+  return c.json({ code: 'pairing-expired', message: 'The pairing code expired; start pairing again' }, 410);
+}
+
+/**
+ * Refuses every approval while the person has entered too many wrong codes lately. Checked before the
+ * code is looked up, so that past the cap even a right guess learns nothing.
+ */
+async function checkWrongCodes(c: Context<App>): Promise<void> {
+  const since = Date.now() - WRONG_CODES_WINDOW_MS;
+  const { results } = await c.env.DB.prepare(
+    "SELECT at FROM audit WHERE actor = ? AND action = 'pairing.wrong-code' AND at > ? ORDER BY id DESC LIMIT ?",
+  ).bind(c.get('user').userId, since, WRONG_CODES_MAX).all<{ at: number }>();
+  if (results.length >= WRONG_CODES_MAX) throw new RateLimited(results.at(-1)!.at + WRONG_CODES_WINDOW_MS - Date.now());
+}
+
+async function wrongCode(c: Context<App>, userCode: string): Promise<never> {
+  const user = c.get('user');
+  await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.wrong-code', detail: { userCode } });
+  throw new ProtocolError('pairing-not-found', 'No pending pairing has that code (codes expire after 10 minutes)');
+}
+
+const perPerson = rateLimit('pair-approve', LIMITS.pairing, (c) => {
+  const ip = clientIp(c);
+  return [`user:${(c as unknown as Context<App>).get('user').userId}`, ip && `ip:${ip}`];
+});
+
+async function guarded(c: Context<App>, run: () => Promise<Response>): Promise<Response> {
+  try {
+    await checkWrongCodes(c);
+    return await run();
+  } catch (error) {
+    if (error instanceof RateLimited) return rateLimitedResponse(c, error);
+    throw error;
+  }
+}
+
+pairing.post('/approve', requireUser, perPerson, (c) => guarded(c, async () => {
+  const { userCode, name } = await parseBody(c, PairApproveRequestSchema);
+  const user = c.get('user');
+  const now = Date.now();
+  const hostId = newHostId();
+  // One transaction: the host exists exactly when the pairing says it was approved.
+  const [, approved] = await c.env.DB.batch([
+    c.env.DB.prepare(
+      `INSERT INTO hosts (id, owner_id, name, created_at, public_key)
+       SELECT ?, ?, COALESCE(?, name), ?, public_key FROM pairings WHERE user_code = ? AND state = 'pending' AND expires_at > ?`,
+    ).bind(hostId, user.userId, name ?? null, now, userCode, now),
+    c.env.DB.prepare(
+      `UPDATE pairings SET state = 'approved', approved_by = ?, host_id = ? WHERE user_code = ? AND state = 'pending' AND expires_at > ?`,
+    ).bind(user.userId, hostId, userCode, now),
+  ]);
+  if (approved!.meta.changes !== 1) return wrongCode(c, userCode);
+  const host = await c.env.DB.prepare('SELECT name FROM hosts WHERE id = ?').bind(hostId).first<{ name: string }>();
+  await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.approved', hostId, detail: { name: host!.name } });
+  return c.json({ hostId, name: host!.name, relayUrl: origin(c) } satisfies PairedHost);
+}));
+
+pairing.post('/deny', requireUser, perPerson, (c) => guarded(c, async () => {
+  const { userCode } = await parseBody(c, PairDenyRequestSchema);
+  const user = c.get('user');
+  const denied = await c.env.DB.prepare(
+    "UPDATE pairings SET state = 'denied', approved_by = ? WHERE user_code = ? AND state = 'pending' AND expires_at > ?",
+  ).bind(user.userId, userCode, Date.now()).run();
+  if (denied.meta.changes !== 1) return wrongCode(c, userCode);
+  await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.denied', detail: { userCode } });
+  return c.json({ denied: true });
+}));
+
+/**
+ * `npm start`'s own host, before anyone has signed in: the setup secret stands in for the owner's
+ * approval, and the host goes to the relay's owner (made here, without a password, if need be).
+ */
+pairing.post('/setup', rateLimit('pair-setup', LIMITS.pairing, (c) => {
+  const ip = clientIp(c);
+  return [ip && `ip:${ip}`];
+}), async (c) => {
+  const body = await parseBody(c, PairSetupRequestSchema);
+  if (!(await setupSecretMatches(c.env, body.secret))) throw new ProtocolError('unauthorized', 'Wrong setup secret');
+  const ownerId = await relayOwnerId(c.env.DB);
+  const publicKey = JSON.stringify(body.publicKey);
+  const hostId = newHostId();
+  await c.env.DB.prepare('INSERT INTO hosts (id, owner_id, name, created_at, public_key) VALUES (?, ?, ?, ?, ?)')
+    .bind(hostId, ownerId, body.name, Date.now(), publicKey).run();
+  await record(c.env, { actor: ownerId, ip: clientIp(c), action: 'pairing.setup', hostId, detail: { name: body.name } });
+  return c.json({ hostId, name: body.name, relayUrl: origin(c) } satisfies PairedHost);
+});
