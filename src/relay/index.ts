@@ -1,13 +1,21 @@
 // The Tether relay: a hono app in front of three Durable Objects (HostLink, ChatRoom, Lobby) and D1.
 import { Hono } from 'hono';
 import type { Env } from './env.ts';
+import { auditApi } from './http/audit.ts';
+import { chatIndex } from './http/chats.ts';
+import { grantsApi } from './http/grants.ts';
 import { health } from './http/health.ts';
 import { sockets } from './http/sockets.ts';
+import { teamsApi } from './http/teams.ts';
 import { visualPages } from './http/visuals.ts';
 
 const app = new Hono<{ Bindings: Env }>();
 
 app.route('/api/health', health);
+app.route('/api/hosts', grantsApi);
+app.route('/api/hosts', auditApi);
+app.route('/api/chats', chatIndex);
+app.route('/api', teamsApi);
 app.route('/v1/visuals', visualPages);
 app.route('/v1/hosts', sockets);
 app.notFound((c) => c.json({ code: 'not-found', message: 'No such route' }, 404));

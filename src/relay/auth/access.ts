@@ -166,3 +166,10 @@ export class HostAccess {
     if (!roleAllows(role, needed)) throw new ProtocolError('forbidden', `${type} needs the ${needed} role`);
   }
 }
+
+/** For the HTTP API: throws `forbidden` unless the signed-in person holds at least `needed` on the whole host. */
+export async function requireHostRole(db: D1Database, user: { userId: string; sessionId: string }, hostId: string, needed: Role): Promise<Role> {
+  const role = roleIn(await readView(db, { kind: 'user', ...user }, hostId));
+  if (!role || !roleAllows(role, needed)) throw new ProtocolError('forbidden', `This needs the ${needed} role on the host`);
+  return role;
+}

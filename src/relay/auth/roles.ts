@@ -1,8 +1,9 @@
 // The least role each request needs, in one table: a person may send a request when their role on the
 // host (or on that chat) is at least this. Checked on every frame, not once at connect.
-import type { AgentRequestType } from '../../contracts/index.ts';
+import { ACCESS_ROLES, type AgentRequestType } from '../../contracts/index.ts';
 
-export const ROLES = ['viewer', 'operator', 'owner'] as const;
+/** Lowest first: each role may do everything the ones before it may. */
+export const ROLES = ACCESS_ROLES;
 export type Role = (typeof ROLES)[number];
 
 export const MINIMAL_ROLE: Record<AgentRequestType, Role> = {
