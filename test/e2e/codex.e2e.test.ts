@@ -1,0 +1,153 @@
+// The real `codex app-server` (pinned @openai/codex) behind a real host process, the relay on
+// workerd and an SDK client: the model is the scripted Responses server on loopback
+// (test/host/fixtures/codex/scenario.ts), so nothing leaves this machine.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenAiServer } from '../support/openai-server.ts';
+import { codexScenario, RESET_AT_SECONDS, TEST_KEY_VARIABLE, writeCodexHome } from '../host/fixtures/codex/scenario.ts';
+import { HostProcess, Peer } from './peers.ts';
+
+const OWNER = 'codex-owner';
+const CHAT = 'codex-chat';
+const root = path.resolve(import.meta.dirname, '../..');
+const host = new HostProcess('codex-host', OWNER);
+const work = mkdtempSync(path.join(tmpdir(), 'tether-codex-e2e-work-'));
+let model: OpenAiServer;
+let lobby: Peer;
+let client: Peer;
+
+beforeAll(async () => {
+  model = await OpenAiServer.start(codexScenario);
+  const home = path.join(host.dataDir, 'codex-home');
+  mkdirSync(home, { recursive: true });
+  writeCodexHome(home, model.url);
+  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
+    providers: {
+      codex: { backend: 'codex', command: path.join(root, 'node_modules', '.bin', 'codex'), home, env: { [TEST_KEY_VARIABLE]: 'test-key' } },
+    },
+    policy: { roots: [work] },
+  }));
+  await host.start();
+  lobby = await Peer.lobby(host.hostId, OWNER);
+  await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online, 'host online');
+  await lobby.socket.request('chat.create', { chatId: CHAT, provider: 'codex', cwd: work, runtimeMode: 'auto-accept-edits' });
+  client = await Peer.chat(host.hostId, CHAT, OWNER);
+  await client.socket.request('chat.attach', { chatId: CHAT });
+});
+
+afterAll(async () => {
+  lobby?.close();
+  client?.close();
+  await host.stop();
+  await model?.close();
+});
+
+type Item = Record<string, any>;
+const items = (): Item[] => [...client.items().values()];
+const turns = (): Item[] => items().filter((i) => i.kind === 'turn');
+const inTurn = (turnId: string) => items().filter((i) => i.turnId === turnId);
+const info = (): Item => client.frames.filter((f) => f.event === 'chat.event' && f.payload.event.type === 'info').at(-1)!.payload.event.info;
+
+async function until(check: () => unknown, what: string, ms = 45_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function send(text: string): Promise<string> {
+  const sent = await client.socket.request('chat.send', { chatId: CHAT, text });
+  expect(sent.queued).toBe(false);
+  return sent.turnId as string;
+}
+
+const settled = (turnId: string) => () => turns().find((t) => t.id === turnId && t.state !== 'running');
+
+describe('Codex through the host, the relay and a client', () => {
+  it('lists Codex with its model catalog', async () => {
+    let codex: Item | undefined;
+    // The catalog comes from a short-lived app-server the provider asks at start.
+    for (let i = 0; i < 200 && !codex?.version; i += 1) {
+      const { providers } = await lobby.socket.request('provider.list', {});
+      codex = providers.find((p: Item) => p.kind === 'codex');
+      if (!codex?.version) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(codex).toMatchObject({ name: 'Codex', installed: true, version: '0.171.0', defaultModel: 'default' });
+    expect(codex!.models[0]).toMatchObject({ slug: 'default', isDefault: true });
+    // Codex's own catalog follows, each with its reasoning efforts as an option.
+    expect(codex!.models.length).toBeGreaterThan(1);
+    expect(codex!.models[1].options[0]).toMatchObject({ id: 'effort', type: 'select' });
+  });
+
+  it('streams thinking and reply, reports tokens against the context window, and confirms the mode', async () => {
+    const turnId = await send('hello there');
+    await until(settled(turnId), 'the first turn');
+    const turn = turns().find((t) => t.id === turnId)!;
+    expect(turn.state).toBe('done');
+    expect(turn.costUsd).toBe(0); // Codex reports no USD
+    const kinds = inTurn(turnId).map((i) => i.kind);
+    expect(kinds).toEqual(expect.arrayContaining(['user', 'thinking', 'assistant', 'turn']));
+    expect(inTurn(turnId).find((i) => i.kind === 'assistant')!.text).toBe('Hello from the scripted model.');
+    expect(inTurn(turnId).find((i) => i.kind === 'thinking')!.text).toBe('A greeting; answer briefly.');
+    const now = info();
+    expect(now.usage).toMatchObject({ contextTokens: 1240, contextWindow: 190000, costUsd: 0 });
+    expect(now.effectiveRuntimeMode).toBe('auto-accept-edits');
+    expect(now.agentSessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(model.requests.at(-1)!.headers.authorization).toBe('Bearer test-key');
+  });
+
+  it('asks for a shell command\'s approval, decided from the client, then runs it', async () => {
+    const turnId = await send('run the build');
+    await until(() => inTurn(turnId).find((i) => i.kind === 'approval' && i.decision === 'pending'), 'the approval');
+    const approval = inTurn(turnId).find((i) => i.kind === 'approval')!;
+    expect(approval).toMatchObject({ toolName: 'Bash', input: { command: 'echo built > build.txt' }, canAllowAlways: true });
+    expect(info().requests?.[0]).toMatchObject({ kind: 'approval', requestId: approval.requestId });
+    await client.socket.request('chat.approve', { chatId: CHAT, requestId: approval.requestId, decision: 'allow' });
+    await until(settled(turnId), 'the build turn');
+    const tool = inTurn(turnId).find((i) => i.kind === 'tool')!;
+    expect(tool).toMatchObject({ name: 'Bash', state: 'done', toolUseId: approval.toolUseId });
+    expect(readFileSync(path.join(work, 'build.txt'), 'utf8')).toBe('built\n');
+    expect(inTurn(turnId).find((i) => i.kind === 'approval')!.decision).toBe('allow');
+    expect(turns().find((t) => t.id === turnId)!.state).toBe('done');
+  });
+
+  it('puts Codex\'s requestUserInput question to the client and hands the answer back', async () => {
+    const turnId = await send('ask me a question');
+    await until(() => inTurn(turnId).find((i) => i.kind === 'question' && i.state === 'pending'), 'the question');
+    const question = inTurn(turnId).find((i) => i.kind === 'question')!;
+    expect(question.questions[0]).toMatchObject({ id: 'color', question: 'Which color should the button be?', choices: [{ label: 'Red' }, { label: 'Blue' }] });
+    await client.socket.request('chat.answer', { chatId: CHAT, requestId: question.requestId, answers: { color: 'Blue' } });
+    await until(settled(turnId), 'the question turn');
+    expect(inTurn(turnId).find((i) => i.kind === 'assistant')!.text).toContain('"answers":["Blue"]');
+    expect(turns().find((t) => t.id === turnId)!.state).toBe('done');
+  });
+
+  it('ends a turn the model server refuses with 429 as an error carrying the usage limit and its reset', async () => {
+    const turnId = await send('hit the limit');
+    await until(settled(turnId), 'the limited turn');
+    const turn = turns().find((t) => t.id === turnId)!;
+    expect(turn).toMatchObject({ state: 'error', limit: { kind: 'usage', resetsAt: RESET_AT_SECONDS * 1000 } });
+    expect(info().limit).toEqual({ kind: 'usage', resetsAt: RESET_AT_SECONDS * 1000 });
+    expect(inTurn(turnId).find((i) => i.kind === 'note' && i.level === 'error')!.text).toMatch(/usage limit/);
+  });
+
+  it('stops a running tool when the client interrupts: the turn ends aborted, and Codex resumes the thread in a wider mode', async () => {
+    const before = info().agentSessionId;
+    await client.socket.request('chat.configure', { chatId: CHAT, runtimeMode: 'full-access' });
+    const turnId = await send('sleep a while');
+    await until(() => inTurn(turnId).find((i) => i.kind === 'tool' && i.state === 'running'), 'the sleeping tool');
+    expect(inTurn(turnId).find((i) => i.kind === 'tool')!.input).toMatchObject({ command: 'sleep 30' });
+    await client.socket.request('chat.cancel', { chatId: CHAT });
+    await until(settled(turnId), 'the interrupted turn');
+    expect(turns().find((t) => t.id === turnId)!.state).toBe('aborted');
+    expect(info()).toMatchObject({ effectiveRuntimeMode: 'full-access', agentSessionId: before });
+    // The thread goes on after the interrupt.
+    const next = await send('hello there');
+    await until(settled(next), 'the turn after the interrupt');
+    expect(turns().find((t) => t.id === next)!.state).toBe('done');
+    expect(existsSync(path.join(work, 'build.txt'))).toBe(true);
+  });
+});

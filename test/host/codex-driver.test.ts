@@ -1,0 +1,83 @@
+// The Codex driver with the real `codex app-server` (pinned @openai/codex) inside a HostCore, the
+// model being the scripted Responses server on loopback. What the end-to-end test does not cover:
+// images as image input, steering a running turn, and resuming the thread in a new process.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HostCore } from '../../src/host/chats/core.ts';
+import { HostPolicy } from '../../src/host/policy.ts';
+import { CodexProvider } from '../../src/host/providers/codex/index.ts';
+import { OpenAiServer } from '../support/openai-server.ts';
+import { codexScenario, TEST_KEY_VARIABLE, writeCodexHome } from './fixtures/codex/scenario.ts';
+import { openCore, TestClient, tempDir, until } from './harness.ts';
+
+const codex = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex');
+// A 1×1 PNG.
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+let data: ReturnType<typeof tempDir>;
+let model: OpenAiServer;
+let core: HostCore;
+let client: TestClient;
+let work = '';
+
+beforeAll(async () => {
+  data = tempDir('tether-codex-');
+  model = await OpenAiServer.start(codexScenario);
+  const home = path.join(data.dir, 'codex-home');
+  work = path.join(data.dir, 'work');
+  mkdirSync(home, { recursive: true });
+  mkdirSync(work, { recursive: true });
+  writeCodexHome(home, model.url);
+  const provider = new CodexProvider({ command: codex, home, env: { [TEST_KEY_VARIABLE]: 'k' }, clientVersion: '0.0.0' }, { probe: false });
+  core = await openCore(data.dir, { providers: [provider], policy: new HostPolicy({ home: data.dir }) });
+  client = new TestClient(core);
+  await client.ok('chat.create', { chatId: 'c', provider: 'codex', cwd: work, runtimeMode: 'auto-accept-edits' });
+  await client.attach('c');
+}, 30_000);
+
+afterAll(async () => {
+  await core?.close();
+  await model?.close();
+  data?.cleanup();
+});
+
+const thread = () => client.threads.get('c')!;
+const turnState = (turnId: string) => {
+  const turn = thread().get(turnId);
+  return turn?.kind === 'turn' ? turn.state : undefined;
+};
+
+describe('the Codex driver with the real binary', () => {
+  it('hands an image attachment to Codex as image input', async () => {
+    const { turnId } = await client.ok('chat.send', { chatId: 'c', text: 'hello there', attachments: [{ name: 'dot.png', mime: 'image/png', data: PNG }] });
+    await until(() => turnState(turnId) === 'done', 'the image turn', 30_000);
+    const input = JSON.stringify(model.requests.at(-1)!.body.input);
+    expect(input).toContain('"type":"input_image"');
+    expect(input).toContain('data:image/png;base64,');
+  });
+
+  it('steers a turn waiting on an approval: the message reaches the model after the tool', async () => {
+    const { turnId } = await client.ok('chat.send', { chatId: 'c', text: 'run the build' });
+    await until(() => thread().items.some((i) => i.kind === 'approval' && i.turnId === turnId && i.decision === 'pending'), 'the approval', 30_000);
+    const steered = await client.ok('chat.send', { chatId: 'c', text: 'also say tether-steered', delivery: 'steer' });
+    expect(steered).toEqual({ queued: false, turnId });
+    const approval = thread().items.find((i) => i.kind === 'approval' && i.turnId === turnId)!;
+    await client.ok('chat.approve', { chatId: 'c', requestId: approval.kind === 'approval' ? approval.requestId : '', decision: 'allow-always' });
+    await until(() => turnState(turnId) === 'done', 'the steered turn', 30_000);
+    expect(model.requests.some((r) => JSON.stringify(r.body.input).includes('also say tether-steered'))).toBe(true);
+  });
+
+  it('resumes the same Codex thread in a new process after the mode changed', async () => {
+    const before = core.sessions.get('c')!.info.agentSessionId;
+    expect(before).toBeTruthy();
+    await client.ok('chat.configure', { chatId: 'c', runtimeMode: 'supervised' });
+    const { turnId } = await client.ok('chat.send', { chatId: 'c', text: 'hello there' });
+    await until(() => turnState(turnId) === 'done', 'the resumed turn', 30_000);
+    const info = core.sessions.get('c')!.info;
+    expect(info.agentSessionId).toBe(before);
+    expect(info.effectiveRuntimeMode).toBe('supervised');
+    // The resumed thread still holds the earlier turns: the model sees them.
+    expect(JSON.stringify(model.requests.at(-1)!.body.input)).toContain('run the build');
+  });
+});
