@@ -136,14 +136,16 @@ export class HostAccess {
   }
 
   /**
-   * Whether a socket may open: for someone with a role on the host or on one of its chats, or for a
+   * Whether a socket may open: a lobby for someone with a role on the host or on one of its chats, a
+   * chat's socket for someone with a role on that chat; or either for a
    * host the relay has not met yet (an app opened before its machine first connected), which has
    * nothing to show. What such a socket may hear later is checked again, push by push.
    */
-  async mayConnect(identity: Identity, hostId: string): Promise<boolean> {
+  async mayConnect(identity: Identity, hostId: string, chatId?: string): Promise<boolean> {
     const view = await this.view(identity, hostId);
     if (!view.live) return false;
-    return reachesHost(view) || (!view.known && identity.kind === 'user');
+    if (!view.known) return identity.kind === 'user';
+    return chatId === undefined ? reachesHost(view) : roleIn(view, chatId) !== null;
   }
 
   /** Whether an open socket keeps going: its session must be live and, for a known host, it must hold some role there (on the chat, for a chat socket). */
