@@ -28,4 +28,18 @@ export interface Env {
   RATE_TICKETS?: string;
   RATE_FRAMES?: string;
   RATE_FRAMES_USER?: string;
+  /**
+   * Sign-in through Cloudflare Access (both set to turn it on): the team domain
+   * (`https://<team>.cloudflareaccess.com`, whose keys are at /cdn-cgi/access/certs) and the Access
+   * application's audience tag. The app trades the `Cf-Access-Jwt-Assertion` at POST /api/auth/access.
+   */
+  ACCESS_TEAM_DOMAIN?: string;
+  ACCESS_AUD?: string;
+  /**
+   * Sign-in through an OIDC provider (issuer and client id set to turn it on; the secret only for a
+   * confidential client). Register `<relay origin>/api/auth/oidc/callback` as the redirect URI.
+   */
+  OIDC_ISSUER?: string;
+  OIDC_CLIENT_ID?: string;
+  OIDC_CLIENT_SECRET?: string;
 }

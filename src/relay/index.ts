@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import type { Env } from './env.ts';
 import { auditApi } from './http/audit.ts';
 import { chatIndex } from './http/chats.ts';
+import { external } from './http/external.ts';
 import { grantsApi } from './http/grants.ts';
 import { health } from './http/health.ts';
 import { sockets } from './http/sockets.ts';
@@ -12,6 +13,7 @@ import { visualPages } from './http/visuals.ts';
 const app = new Hono<{ Bindings: Env }>();
 
 app.route('/api/health', health);
+app.route('/api/auth', external);
 app.route('/api/hosts', grantsApi);
 app.route('/api/hosts', auditApi);
 app.route('/api/chats', chatIndex);

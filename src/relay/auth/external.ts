@@ -1,0 +1,78 @@
+// Sign-in through someone else's proof of who a person is: Cloudflare Access in front of the relay
+// (this file) or an OIDC provider (oidc.ts). Either ends in an email the provider vouches for; the
+// relay finds the account with that email or creates one, with no grants, so a newcomer sees nothing
+// until a host's owner shares something.
+import { createRemoteJWKSet, jwtVerify, errors as joseErrors } from 'jose';
+import { ProtocolError } from '../../contracts/index.ts';
+import type { Env } from '../env.ts';
+import { newId } from './opaque.ts';
+
+/**
+ * The signature algorithms accepted from a provider: asymmetric ones only, so a token signed with a
+ * shared secret (or `alg: none`) is refused whatever its header says.
+ */
+export const PROVIDER_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+type KeySet = ReturnType<typeof createRemoteJWKSet>;
+const keySets = new Map<string, KeySet>();
+
+/** A provider's published keys, fetched on first use and kept per isolate (jose refetches on an unknown kid, at most every 30 s). */
+export function remoteKeys(url: string): KeySet {
+  let keys = keySets.get(url);
+  if (!keys) keySets.set(url, keys = createRemoteJWKSet(new URL(url)));
+  return keys;
+}
+
+/** Trims a configured issuer or team domain to its canonical form (no trailing slash). */
+export function canonicalIssuer(url: string): string {
+  return url.trim().replace(/\/+$/, '');
+}
+
+export function accessConfigured(env: Env): boolean {
+  return Boolean(env.ACCESS_TEAM_DOMAIN?.trim() && env.ACCESS_AUD?.trim());
+}
+
+/** Why a provider's token was refused, in words a person can act on (never the token itself). */
+export function refusal(error: unknown, what: string): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  if (error instanceof joseErrors.JWTExpired) return new ProtocolError('unauthorized', `The ${what} has expired`);
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return new ProtocolError('unauthorized', `The ${what} is not for this relay (${error.claim})`);
+  if (error instanceof joseErrors.JOSEError) return new ProtocolError('unauthorized', `The ${what} is not valid`);
+  return new ProtocolError('unauthorized', `The ${what} could not be checked`);
+}
+
+/**
+ * The email a `Cf-Access-Jwt-Assertion` vouches for: signed by a key the team publishes, issued by the
+ * team domain, for this application's audience tag, not expired.
+ */
+export async function verifyAccessAssertion(env: Env, assertion: string): Promise<string> {
+  if (!accessConfigured(env)) throw new Error('Cloudflare Access is not configured');
+  const team = canonicalIssuer(env.ACCESS_TEAM_DOMAIN!);
+  try {
+    const { payload } = await jwtVerify(assertion, remoteKeys(`${team}/cdn-cgi/access/certs`), {
+      issuer: team, audience: env.ACCESS_AUD!.trim(), algorithms: PROVIDER_ALGORITHMS, requiredClaims: ['exp', 'iat'],
+    });
+    if (typeof payload.email !== 'string' || !payload.email.includes('@')) {
+      // A service token's assertion names no person.
+      throw new ProtocolError('unauthorized', 'The Access assertion names no email');
+    }
+    return payload.email;
+  } catch (error) {
+    throw refusal(error, 'Access assertion');
+  }
+}
+
+/**
+ * The account for an email a provider vouched for: found, or created (no password, no grants). A
+ * disabled account stays disabled whichever way its person signs in.
+ */
+export async function userForEmail(db: D1Database, email: string, name: string | null): Promise<string> {
+  const normalized = email.trim().toLowerCase();
+  // Racing first sign-ins of the same person create one account: the insert does nothing the second time.
+  await db.prepare('INSERT INTO users (id, email, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (email) DO NOTHING')
+    .bind(newId('u_'), normalized, (name?.trim() || normalized.split('@')[0]!).slice(0, 120), Date.now()).run();
+  const row = await db.prepare('SELECT id, disabled_at AS disabledAt FROM users WHERE email = ?').bind(normalized).first<{ id: string; disabledAt: number | null }>();
+  if (!row) throw new Error('user row missing after insert');
+  if (row.disabledAt !== null) throw new ProtocolError('forbidden', 'This account is disabled');
+  return row.id;
+}

@@ -1,0 +1,170 @@
+// Sign-in through any OpenID Connect provider: the authorization code flow with PKCE (S256).
+//
+//   start     the relay makes a state, a nonce and a code verifier, keeps them (hashed by state, ten
+//             minutes, in auth_codes) and sends the browser to the provider with the verifier's
+//             challenge;
+//   callback  the provider sends the browser back with a code and the state; the state is taken once,
+//             the code is traded at the token endpoint together with the verifier (so a code stolen
+//             on the way back is worth nothing), and the ID token is verified against the provider's
+//             published keys: issuer, audience (our client id), nonce, expiry;
+//   login     the person's account is found or created by the verified email, and the browser goes
+//             back to the app with a one-time login code (60 s) in the URL's fragment, which the app
+//             exchanges for a session. Tokens never travel in a URL.
+import { jwtVerify } from 'jose';
+import { z } from 'zod';
+import { ProtocolError } from '../../contracts/index.ts';
+import type { Env } from '../env.ts';
+import { PROVIDER_ALGORITHMS, canonicalIssuer, refusal, remoteKeys, userForEmail } from './external.ts';
+import { hashOpaque, newOpaqueToken } from './opaque.ts';
+
+const STATE_MS = 10 * 60 * 1000;
+const LOGIN_CODE_MS = 60 * 1000;
+
+export function oidcConfigured(env: Env): boolean {
+  return Boolean(env.OIDC_ISSUER?.trim() && env.OIDC_CLIENT_ID?.trim());
+}
+
+const DiscoverySchema = z.object({
+  issuer: z.string(),
+  authorization_endpoint: z.url(),
+  token_endpoint: z.url(),
+  jwks_uri: z.url(),
+  token_endpoint_auth_methods_supported: z.array(z.string()).optional(),
+});
+type Discovery = z.output<typeof DiscoverySchema>;
+
+const discoveries = new Map<string, Promise<Discovery>>();
+
+/** The provider's metadata, fetched once per isolate; a failed fetch is forgotten so the next sign-in retries. */
+function discover(issuer: string): Promise<Discovery> {
+  let found = discoveries.get(issuer);
+  if (!found) {
+    found = (async () => {
+      const res = await fetch(`${issuer}/.well-known/openid-configuration`, { headers: { Accept: 'application/json' } });
+      if (!res.ok) throw new Error(`discovery answered ${res.status}`);
+      const doc = DiscoverySchema.parse(await res.json());
+      // The document must speak for the issuer we trust, or anyone serving it could name other endpoints.
+      if (canonicalIssuer(doc.issuer) !== issuer) throw new Error(`discovery names another issuer: ${doc.issuer}`);
+      return doc;
+    })();
+    discoveries.set(issuer, found);
+    found.catch(() => discoveries.delete(issuer));
+  }
+  return found.catch((error: unknown) => {
+    console.error(JSON.stringify({ msg: 'oidc discovery failed', issuer, error: String(error) }));
+    throw new ProtocolError('internal', 'The sign-in provider could not be reached');
+  });
+}
+
+function settings(env: Env) {
+  if (!oidcConfigured(env)) throw new Error('OIDC is not configured');
+  return { issuer: canonicalIssuer(env.OIDC_ISSUER!), clientId: env.OIDC_CLIENT_ID!.trim(), clientSecret: env.OIDC_CLIENT_SECRET?.trim() || null };
+}
+
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+async function challengeOf(verifier: string): Promise<string> {
+  return base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+}
+
+const StateSchema = z.object({ verifier: z.string(), nonce: z.string(), returnTo: z.string(), redirectUri: z.string() });
+const LoginSchema = z.object({ userId: z.string() });
+
+async function keep(db: D1Database, code: string, kind: string, data: unknown, ttlMs: number): Promise<void> {
+  await db.prepare('INSERT INTO auth_codes (code_hash, kind, data, expires_at) VALUES (?, ?, ?, ?)')
+    .bind(await hashOpaque(code), kind, JSON.stringify(data), Date.now() + ttlMs).run();
+}
+
+/** Takes a code once (a second taker finds nothing); null when unknown, of another kind, or expired. */
+async function take(db: D1Database, code: string, kind: string): Promise<unknown> {
+  const row = await db.prepare('DELETE FROM auth_codes WHERE code_hash = ? AND kind = ? RETURNING data, expires_at AS expiresAt')
+    .bind(await hashOpaque(code), kind).first<{ data: string; expiresAt: number }>();
+  // Expired rows are swept here too, so the table holds only live codes and those not yet tried.
+  await db.prepare('DELETE FROM auth_codes WHERE expires_at < ?').bind(Date.now()).run();
+  if (!row || row.expiresAt < Date.now()) return null;
+  return JSON.parse(row.data);
+}
+
+/** Where the provider is asked to send the browser to, after `returnTo` (an app address) has been checked by the caller. */
+export async function startSignIn(env: Env, redirectUri: string, returnTo: string): Promise<string> {
+  const { issuer, clientId } = settings(env);
+  const provider = await discover(issuer);
+  const state = newOpaqueToken();
+  const nonce = newOpaqueToken();
+  const verifier = newOpaqueToken();
+  await keep(env.DB, state, 'oidc-state', { verifier, nonce, returnTo, redirectUri }, STATE_MS);
+  const url = new URL(provider.authorization_endpoint);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('client_id', clientId);
+  url.searchParams.set('redirect_uri', redirectUri);
+  url.searchParams.set('scope', 'openid email profile');
+  url.searchParams.set('state', state);
+  url.searchParams.set('nonce', nonce);
+  url.searchParams.set('code_challenge', await challengeOf(verifier));
+  url.searchParams.set('code_challenge_method', 'S256');
+  return url.toString();
+}
+
+/** The app address a state was started for; consumes the state. Null when the state is unknown, used or expired. */
+export async function takeState(env: Env, state: string): Promise<z.output<typeof StateSchema> | null> {
+  const data = await take(env.DB, state, 'oidc-state');
+  const parsed = StateSchema.safeParse(data);
+  return parsed.success ? parsed.data : null;
+}
+
+const TokenResponseSchema = z.object({ id_token: z.string().min(1) });
+
+/** Trades the provider's code (with the verifier) for an ID token, verifies it, and answers the account it names. */
+export async function finishSignIn(env: Env, code: string, started: z.output<typeof StateSchema>): Promise<string> {
+  const { issuer, clientId, clientSecret } = settings(env);
+  const provider = await discover(issuer);
+  const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: started.redirectUri, client_id: clientId, code_verifier: started.verifier });
+  const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' };
+  if (clientSecret) {
+    // client_secret_basic is the spec's default; a provider that lists only client_secret_post gets that.
+    const methods = provider.token_endpoint_auth_methods_supported;
+    if (methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post')) form.set('client_secret', clientSecret);
+    else headers.Authorization = `Basic ${btoa(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`)}`;
+  }
+  const res = await fetch(provider.token_endpoint, { method: 'POST', headers, body: form });
+  const body = await res.json().catch(() => null) as unknown;
+  if (!res.ok) {
+    const why = typeof body === 'object' && body !== null && 'error' in body ? String(body.error) : `status ${res.status}`;
+    throw new ProtocolError('unauthorized', `The sign-in provider refused the code (${why})`);
+  }
+  const tokens = TokenResponseSchema.safeParse(body);
+  if (!tokens.success) throw new ProtocolError('unauthorized', 'The sign-in provider sent no ID token');
+
+  let claims: Record<string, unknown>;
+  try {
+    ({ payload: claims } = await jwtVerify(tokens.data.id_token, remoteKeys(provider.jwks_uri), {
+      issuer: provider.issuer, audience: clientId, algorithms: PROVIDER_ALGORITHMS, requiredClaims: ['exp', 'iat', 'sub'],
+    }));
+  } catch (error) {
+    throw refusal(error, 'ID token');
+  }
+  // The nonce ties the token to this browser's start: a token minted for another sign-in is refused.
+  if (claims.nonce !== started.nonce) throw new ProtocolError('unauthorized', 'The ID token was not issued for this sign-in (nonce)');
+  if (claims.azp !== undefined && claims.azp !== clientId) throw new ProtocolError('unauthorized', 'The ID token was issued to another client (azp)');
+  if (typeof claims.email !== 'string' || !claims.email.includes('@')) throw new ProtocolError('unauthorized', 'The sign-in provider shared no email; allow the email scope');
+  if (claims.email_verified !== undefined && claims.email_verified !== true) throw new ProtocolError('unauthorized', 'The sign-in provider has not verified this email');
+  return userForEmail(env.DB, claims.email, typeof claims.name === 'string' ? claims.name : null);
+}
+
+/** A one-time code the app trades for a session: 60 s, once. */
+export async function issueLoginCode(env: Env, userId: string): Promise<string> {
+  const code = newOpaqueToken();
+  await keep(env.DB, code, 'login', { userId }, LOGIN_CODE_MS);
+  return code;
+}
+
+/** The account a login code was issued for; consumes it. */
+export async function takeLoginCode(env: Env, code: string): Promise<string> {
+  const parsed = LoginSchema.safeParse(await take(env.DB, code, 'login'));
+  if (!parsed.success) throw new ProtocolError('unauthorized', 'This login code is unknown, used or expired');
+  const user = await env.DB.prepare('SELECT disabled_at AS disabledAt FROM users WHERE id = ?').bind(parsed.data.userId).first<{ disabledAt: number | null }>();
+  if (!user || user.disabledAt !== null) throw new ProtocolError('forbidden', 'This account is disabled');
+  return parsed.data.userId;
+}

@@ -1,0 +1,91 @@
+// Sign-in through Cloudflare Access and through an OIDC provider, mounted under /api/auth. Each ends
+// like a password sign-in: a session (refresh token + access token). Both are off unless configured
+// (ACCESS_TEAM_DOMAIN + ACCESS_AUD; OIDC_ISSUER + OIDC_CLIENT_ID), and answer 404 `not-found` then.
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { ProtocolError } from '../../contracts/index.ts';
+import { accessConfigured, verifyAccessAssertion, userForEmail } from '../auth/external.ts';
+import { finishSignIn, issueLoginCode, oidcConfigured, startSignIn, takeLoginCode, takeState } from '../auth/oidc.ts';
+import { LIMITS, rateLimit } from '../auth/rate-limit.ts';
+import { createSession } from '../auth/sessions.ts';
+import type { Env } from '../env.ts';
+import { parseBody } from './body.ts';
+import { appOrigins, clientIp } from './identity.ts';
+
+export const external = new Hono<{ Bindings: Env }>();
+
+// An unconfigured provider is no route at all.
+external.use('/access', async (c, next) => {
+  if (!accessConfigured(c.env)) return c.json({ code: 'not-found', message: 'Cloudflare Access sign-in is not configured on this relay' }, 404);
+  await next();
+});
+external.use('/oidc/*', async (c, next) => {
+  if (!oidcConfigured(c.env)) return c.json({ code: 'not-found', message: 'OIDC sign-in is not configured on this relay' }, 404);
+  await next();
+});
+
+const perIp = rateLimit('signin', LIMITS.signin, (c) => { const ip = clientIp(c); return [ip && `ip:${ip}`]; });
+
+function sessionFor(c: Context<{ Bindings: Env }>, userId: string, method: 'access' | 'oidc') {
+  return createSession(c.env, userId, method, { ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
+}
+
+// The app, once behind Access, trades the assertion Access added to its request for a session, once.
+external.post('/access', perIp, async (c) => {
+  const assertion = c.req.header('Cf-Access-Jwt-Assertion');
+  if (!assertion) throw new ProtocolError('unauthorized', 'No Cf-Access-Jwt-Assertion header: is this relay behind Cloudflare Access?');
+  const email = await verifyAccessAssertion(c.env, assertion);
+  const userId = await userForEmail(c.env.DB, email, null);
+  return c.json({ userId, ...(await sessionFor(c, userId, 'access')) });
+});
+
+/**
+ * The app address a sign-in returns to: a path on the relay's own origin, or an address on one of the
+ * app's origins (APP_ORIGINS). Anything else would hand a login code to a stranger's page.
+ */
+function returnAddress(c: Context<{ Bindings: Env }>, raw: string | undefined): string {
+  const own = new URL(c.req.url).origin;
+  if (!raw) return `${own}/`;
+  let url: URL;
+  try {
+    url = raw.startsWith('/') && !raw.startsWith('//') && !raw.startsWith('/\\') ? new URL(raw, own) : new URL(raw);
+  } catch {
+    throw new ProtocolError('bad-request', 'return: not an address');
+  }
+  if (url.origin !== own && !appOrigins(c.env).includes(url.origin)) {
+    throw new ProtocolError('bad-request', 'return: must be a path on this relay or an address on one of its APP_ORIGINS');
+  }
+  url.hash = '';
+  return url.toString();
+}
+
+external.get('/oidc/start', perIp, async (c) => {
+  const returnTo = returnAddress(c, c.req.query('return'));
+  const redirectUri = `${new URL(c.req.url).origin}/api/auth/oidc/callback`;
+  return c.redirect(await startSignIn(c.env, redirectUri, returnTo), 302);
+});
+
+external.get('/oidc/callback', async (c) => {
+  const state = c.req.query('state');
+  if (!state) throw new ProtocolError('bad-request', 'state: missing');
+  const started = await takeState(c.env, state);
+  if (!started) throw new ProtocolError('unauthorized', 'This sign-in is unknown, already finished or expired; start again');
+  // From here the address is trusted: failures go back to the app, which can say what happened.
+  const back = (fragment: Record<string, string>) => c.redirect(`${started.returnTo}#${new URLSearchParams(fragment)}`, 302);
+  const providerError = c.req.query('error');
+  const code = c.req.query('code');
+  if (providerError || !code) return back({ 'login-error': `The sign-in provider said: ${providerError ?? 'no code'}` });
+  try {
+    const userId = await finishSignIn(c.env, code, started);
+    return back({ login: await issueLoginCode(c.env, userId) });
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    return back({ 'login-error': error.message });
+  }
+});
+
+external.post('/oidc/exchange', async (c) => {
+  const { code } = await parseBody(c, z.object({ code: z.string().min(1).max(200) }));
+  const userId = await takeLoginCode(c.env, code);
+  return c.json({ userId, ...(await sessionFor(c, userId, 'oidc')) });
+});

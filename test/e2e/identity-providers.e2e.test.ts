@@ -1,0 +1,181 @@
+// Sign-in through Cloudflare Access and through OIDC (code flow with PKCE), against the loopback
+// identity provider the global setup started (test/support/idp-server.ts) with its own keys. The test
+// plays the browser: it follows every redirect itself (`redirect: 'manual'`).
+import { describe, expect, inject, it } from 'vitest';
+import { IDP_ACCESS_AUD, type MintRequest, type NextSignIn } from '../support/idp-server.ts';
+
+const relay = () => inject('relayUrl');
+const idp = () => inject('idpUrl');
+const unique = () => crypto.randomUUID().slice(0, 8);
+
+async function post(url: string, body: unknown): Promise<any> {
+  const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+const mint = async (request: MintRequest): Promise<string> => (await post(`${idp()}/test/mint`, request)).token;
+const nextSignIn = (next: NextSignIn) => post(`${idp()}/test/next`, next);
+
+interface SessionReply {
+  userId: string;
+  sessionId: string;
+  accessToken: string;
+  refreshToken: string;
+  expiresAt: number;
+}
+
+async function me(accessToken: string): Promise<Response> {
+  return fetch(`${relay()}/api/me`, { headers: { Authorization: `Bearer ${accessToken}` } });
+}
+
+describe('Cloudflare Access', () => {
+  const assertion = (email: string, patch: Partial<MintRequest> & { claims?: Record<string, unknown> } = {}) => mint({
+    ...patch,
+    claims: { iss: idp(), aud: [IDP_ACCESS_AUD], sub: `access-${email}`, email, type: 'app', ...patch.claims },
+  });
+  const signIn = (token: string | null) => fetch(`${relay()}/api/auth/access`, {
+    method: 'POST', headers: token ? { 'Cf-Access-Jwt-Assertion': token } : {},
+  });
+
+  it('trades a valid assertion for a session that opens /api/me; the same email is the same account', async () => {
+    const email = `access-${unique()}@example.com`;
+    const res = await signIn(await assertion(email));
+    expect(res.status).toBe(200);
+    const session = await res.json() as SessionReply;
+    expect(session).toMatchObject({ userId: expect.any(String), sessionId: expect.any(String), accessToken: expect.any(String), refreshToken: expect.any(String) });
+    const mine = await me(session.accessToken);
+    expect(mine.status).toBe(200);
+    expect(JSON.stringify(await mine.json())).toContain(email);
+
+    // Signing in again (any case) is the same person, in a new session.
+    const again = await (await signIn(await assertion(email.toUpperCase()))).json() as SessionReply;
+    expect(again.userId).toBe(session.userId);
+    expect(again.sessionId).not.toBe(session.sessionId);
+  });
+
+  it('refuses a missing assertion, another audience, a foreign key, an expired one, another issuer and one naming no email', async () => {
+    const email = `refused-${unique()}@example.com`;
+    const cases: [string, string | null][] = [
+      ['missing', null],
+      ['wrong audience', await assertion(email, { claims: { aud: ['another-application'] } })],
+      ['foreign key', await assertion(email, { foreignKey: true })],
+      ['expired', await assertion(email, { expiresIn: -120 })],
+      ['another issuer', await assertion(email, { claims: { iss: `${idp()}/oidc` } })],
+      ['no email (a service token)', await assertion(email, { claims: { email: undefined, common_name: 'svc' } })],
+      ['not a JWT', 'not-a-jwt'],
+    ];
+    for (const [why, token] of cases) {
+      const res = await signIn(token);
+      expect(res.status, why).toBe(401);
+      const body = await res.json() as { code: string; message: string };
+      expect(body.code, why).toBe('unauthorized');
+      expect(body.message.length, why).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('OIDC with PKCE', () => {
+  /** GETs without following; answers the Location of the 302 it must be. */
+  async function hop(url: string | URL): Promise<URL> {
+    const res = await fetch(url, { redirect: 'manual' });
+    if (res.status !== 302) throw new Error(`${url}: expected a redirect, got ${res.status} ${await res.text()}`);
+    return new URL(res.headers.get('Location')!, url);
+  }
+
+  /** Starts a sign-in; answers the provider's authorization URL the relay sent the browser to. */
+  const start = (returnTo = '/app/signed-in') => hop(`${relay()}/api/auth/oidc/start?return=${encodeURIComponent(returnTo)}`);
+
+  /** The app page the relay sent the browser back to, after the provider approved. */
+  async function throughProvider(authorize: URL): Promise<{ callback: URL; back: URL; fragment: URLSearchParams }> {
+    const callback = await hop(authorize);
+    const back = await hop(callback);
+    return { callback, back, fragment: new URLSearchParams(back.hash.slice(1)) };
+  }
+
+  const exchange = (code: string) => fetch(`${relay()}/api/auth/oidc/exchange`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code }),
+  });
+
+  it('signs a person in: PKCE challenge, provider, callback, one-time login code, session', async () => {
+    const email = `oidc-${unique()}@example.com`;
+    await nextSignIn({ email, emailVerified: true, name: 'Oidc Person' });
+    const authorize = await start();
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${idp()}/oidc/authorize`);
+    const q = authorize.searchParams;
+    expect(q.get('code_challenge_method')).toBe('S256');
+    expect(q.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(q.get('redirect_uri')).toBe(`${relay()}/api/auth/oidc/callback`);
+    expect(q.get('state')).toBeTruthy();
+    expect(q.get('nonce')).toBeTruthy();
+
+    const { back, fragment } = await throughProvider(authorize);
+    expect(`${back.origin}${back.pathname}`).toBe(`${relay()}/app/signed-in`);
+    const code = fragment.get('login');
+    expect(code, back.hash).toBeTruthy();
+
+    const res = await exchange(code!);
+    expect(res.status).toBe(200);
+    const session = await res.json() as SessionReply;
+    const mine = await me(session.accessToken);
+    expect(mine.status).toBe(200);
+    expect(JSON.stringify(await mine.json())).toContain(email);
+
+    // The login code works once.
+    const reused = await exchange(code!);
+    expect(reused.status).toBe(401);
+    expect((await reused.json() as { code: string }).code).toBe('unauthorized');
+  });
+
+  it('refuses a replayed state: the callback works once', async () => {
+    await nextSignIn({ email: `replay-${unique()}@example.com` });
+    const { callback, fragment } = await throughProvider(await start());
+    expect(fragment.get('login')).toBeTruthy();
+    const replay = await fetch(callback, { redirect: 'manual' });
+    expect(replay.status).toBe(401);
+    expect(await replay.json()).toMatchObject({ code: 'unauthorized' });
+  });
+
+  it('refuses when the verifier does not match the challenge the provider saw', async () => {
+    await nextSignIn({ email: `pkce-${unique()}@example.com` });
+    const authorize = await start();
+    // Someone swapped the challenge on the way to the provider: the relay's verifier no longer fits.
+    authorize.searchParams.set('code_challenge', 'A'.repeat(43));
+    const { fragment } = await throughProvider(authorize);
+    expect(fragment.get('login')).toBeNull();
+    expect(fragment.get('login-error')).toMatch(/refused the code \(invalid_grant\)/);
+    const { requests } = await (await fetch(`${idp()}/test/token-requests`)).json() as { requests: { ok: boolean; error?: string }[] };
+    expect(requests.at(-1)).toEqual({ ok: false, error: 'invalid_grant' });
+  });
+
+  it('refuses an ID token with another nonce', async () => {
+    await nextSignIn({ email: `nonce-${unique()}@example.com` });
+    const authorize = await start();
+    authorize.searchParams.set('nonce', 'a-nonce-of-another-sign-in');
+    const { fragment } = await throughProvider(authorize);
+    expect(fragment.get('login')).toBeNull();
+    expect(fragment.get('login-error')).toMatch(/nonce/);
+  });
+
+  it('refuses an ID token signed by a key the provider never published', async () => {
+    await nextSignIn({ email: `foreign-${unique()}@example.com`, foreignKey: true });
+    const { fragment } = await throughProvider(await start());
+    expect(fragment.get('login')).toBeNull();
+    expect(fragment.get('login-error')).toMatch(/ID token is not valid/);
+  });
+
+  it('refuses an email the provider says it has not verified', async () => {
+    await nextSignIn({ email: `unverified-${unique()}@example.com`, emailVerified: false });
+    const { fragment } = await throughProvider(await start());
+    expect(fragment.get('login')).toBeNull();
+    expect(fragment.get('login-error')).toMatch(/not verified/);
+  });
+
+  it('refuses to return anywhere but the relay or the app origins', async () => {
+    const res = await fetch(`${relay()}/api/auth/oidc/start?return=${encodeURIComponent('https://evil.example/steal')}`, { redirect: 'manual' });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: 'bad-request', message: expect.stringContaining('return') });
+    const sneaky = await fetch(`${relay()}/api/auth/oidc/start?return=${encodeURIComponent('//evil.example/steal')}`, { redirect: 'manual' });
+    expect(sneaky.status).toBe(400);
+  });
+});
