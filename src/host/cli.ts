@@ -1,21 +1,25 @@
 // `tether`: the host's command line.
 //
-//   tether host start --relay <url> --host-id <id> --token <token> [--data <dir>] [--config <file>] [--verbose]
+//   tether host pair <relay-url> [--name <name>] [--data <dir>]
+//   tether host start [--relay <url>] [--data <dir>] [--config <file>] [--verbose]
 //   tether host status [--data <dir>] [--json]
 //   tether host doctor [--relay <url>] [--data <dir>] [--config <file>] [--json]
 //
-// The relay URL, host id, token and data folder also come from TETHER_RELAY_URL, TETHER_HOST_ID,
-// TETHER_HOST_TOKEN and TETHER_DATA_DIR. SIGINT/SIGTERM shut the host down cleanly: every thread
+// `pair` makes this host's key and waits until a signed-in person approves the code it shows; `start`
+// then links with that key (identity.json in the data folder). The relay URL and data folder also
+// come from TETHER_RELAY_URL and TETHER_DATA_DIR. SIGINT/SIGTERM shut the host down cleanly: every thread
 // written, every agent CLI ended (stdin closed, then SIGTERM to its process group after 3 s, SIGKILL
 // 2 s later), the link closed, unacknowledged events kept in the outbox for the next start.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { recordChatId } from './chats/store.ts';
 import { formatDoctor, runDoctor } from './doctor.ts';
+import { hostTokenSigner, identityFile, readHostIdentity, type HostIdentity } from './identity.ts';
 import { consoleLog, HOST_VERSION, startHost, statusFilePath } from './index.ts';
 import type { HostStatus } from './index.ts';
+import { pairHost } from './pairing.ts';
 
 export function defaultDataDir(): string {
   return process.env.TETHER_DATA_DIR ?? path.join(homedir(), '.tether');
@@ -26,26 +30,20 @@ export function buildCli(): Command {
   const host = program.command('host').description('Run or inspect the host agent on this machine');
 
   host.command('start')
-    .description('Connect this machine to a relay and serve its chats')
-    .option('--relay <url>', 'relay base URL (env TETHER_RELAY_URL)', process.env.TETHER_RELAY_URL)
-    .option('--host-id <id>', 'this host\'s id on the relay (env TETHER_HOST_ID)', process.env.TETHER_HOST_ID)
-    .option('--token <token>', 'bearer token for the link (env TETHER_HOST_TOKEN)', process.env.TETHER_HOST_TOKEN)
+    .description('Connect this machine to a relay and serve its chats (pair it first: tether host pair)')
+    .option('--relay <url>', 'relay base URL (env TETHER_RELAY_URL; default: the relay it was paired with)', process.env.TETHER_RELAY_URL)
     .option('--data <dir>', 'data folder (env TETHER_DATA_DIR)', defaultDataDir())
     .option('--config <file>', 'host config file (default <data>/config.json)')
     .option('--verbose', 'log every frame on the link', false)
-    .action(async (opts: { relay?: string; hostId?: string; token?: string; data: string; config?: string; verbose: boolean }) => {
-      const missing = [
-        !opts.relay && '--relay',
-        !opts.hostId && '--host-id',
-        !opts.token && '--token',
-      ].filter(Boolean);
-      if (missing.length > 0) program.error(`tether host start needs ${missing.join(', ')}`);
+    .action(async (opts: { relay?: string; data: string; config?: string; verbose: boolean }) => {
+      const identity = identityIn(opts.data);
+      if (!identity) fail(`This host is not paired yet (no ${identityFile(opts.data)}). Run: tether host pair <relay-url> --data ${opts.data}`);
       const log = consoleLog(opts.verbose);
       const running = await startHost({
         dataDir: opts.data,
-        relayUrl: opts.relay,
-        hostId: opts.hostId,
-        token: opts.token,
+        relayUrl: opts.relay ?? identity.relayUrl,
+        hostId: identity.hostId,
+        token: hostTokenSigner(identity),
         configFile: opts.config,
         log,
       });
@@ -66,7 +64,25 @@ export function buildCli(): Command {
       process.on('SIGTERM', () => stop('SIGTERM'));
     });
 
-  // `tether host pair <relay-url>` (identity and pairing) is added here, beside start.
+  host.command('pair')
+    .description('Pair this machine with a relay: shows a code that a signed-in person approves')
+    .argument('<relay-url>', 'the relay\'s base URL')
+    .option('--name <name>', 'how the host is called on the relay (default: this machine\'s name)', hostname())
+    .option('--data <dir>', 'data folder (env TETHER_DATA_DIR)', defaultDataDir())
+    .action(async (relayUrl: string, opts: { name: string; data: string }) => {
+      const existing = identityIn(opts.data);
+      if (existing) {
+        fail(`This data folder is already paired: host ${existing.hostId} on ${existing.relayUrl}. To pair again, remove ${identityFile(opts.data)} (or use another --data).`);
+      }
+      const abort = new AbortController();
+      process.once('SIGINT', () => abort.abort(new Error('Pairing cancelled')));
+      try {
+        const identity = await pairHost({ relayUrl, name: opts.name, dataDir: opts.data, say: (line) => process.stdout.write(`${line}\n`), signal: abort.signal });
+        process.stdout.write(`Paired: this machine is host ${identity.hostId} on ${identity.relayUrl}.\nStart it with: tether host start --data ${opts.data}\n`);
+      } catch (error) {
+        fail(error instanceof Error ? error.message : String(error));
+      }
+    });
 
   host.command('status')
     .description('Show whether the host runs, its link and its backlog')
@@ -111,6 +127,20 @@ export function buildCli(): Command {
     });
 
   return program;
+}
+
+/** The identity kept in the data folder; a damaged one ends the command with what is wrong. */
+function identityIn(dataDir: string): HostIdentity | null {
+  try {
+    return readHostIdentity(dataDir);
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
 }
 
 /** The relay the last host run with this data folder linked to, if any. */

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { notResumedNote } from '../../src/contracts/index.ts';
 import { HostCore } from '../../src/host/chats/core.ts';
+import { newHostKey, writeHostIdentity } from '../../src/host/identity.ts';
 import { HostPolicy } from '../../src/host/policy.ts';
 import { ScriptProvider } from '../../src/host/providers/script.ts';
 import { TEST_SCRIPT, tempDir, until } from './harness.ts';
@@ -60,10 +61,9 @@ describe('tether host start', () => {
     writeFileSync(script, JSON.stringify({ replies: [{ steps: [{ type: 'text', text: 'Working on it' }, { type: 'wait', ms: 600_000 }] }] }));
     const config = path.join(data.dir, 'config.json');
     writeFileSync(config, JSON.stringify({ providers: { claude: { backend: 'script', script } }, policy: { roots: [data.dir] }, coalesceMs: 0 }));
-    const host = spawn(process.execPath, [
-      path.join(root, 'bin', 'tether.js'), 'host', 'start',
-      '--relay', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--host-id', 'h1', '--token', 't', '--data', data.dir,
-    ], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    // A paired host: its identity (the stand-in relay checks no token).
+    writeHostIdentity(data.dir, { relayUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hostId: 'h1', ...(await newHostKey()) });
+    const host = spawn(process.execPath, [path.join(root, 'bin', 'tether.js'), 'host', 'start', '--data', data.dir], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
     let log = '';
     host.stderr!.on('data', (chunk: Buffer) => {
       log += chunk.toString();
