@@ -6,6 +6,8 @@ import { chatIndex } from './http/chats.ts';
 import { external } from './http/external.ts';
 import { grantsApi } from './http/grants.ts';
 import { health } from './http/health.ts';
+import { hostsApi } from './http/hosts.ts';
+import { pairing } from './http/pairing.ts';
 import { sockets } from './http/sockets.ts';
 import { teamsApi } from './http/teams.ts';
 import { visualPages } from './http/visuals.ts';
@@ -14,6 +16,8 @@ const app = new Hono<{ Bindings: Env }>();
 
 app.route('/api/health', health);
 app.route('/api/auth', external);
+app.route('/api/pair', pairing);
+app.route('/api/hosts', hostsApi);
 app.route('/api/hosts', grantsApi);
 app.route('/api/hosts', auditApi);
 app.route('/api/chats', chatIndex);
