@@ -22,10 +22,10 @@ interface HostRow {
   last_seen_at: number | null;
 }
 
+// Mounted beside other /api/hosts sub-apps (grants, audit): each route asks for the user itself.
 export const hostsApi = new Hono<App>();
-hostsApi.use('*', requireUser);
 
-hostsApi.get('/', async (c) => {
+hostsApi.get('/', requireUser, async (c) => {
   const user = c.get('user');
   const ids = await hostsReachableBy(c.env.DB, user.userId);
   if (ids.length === 0) return c.json({ hosts: [] });
@@ -59,7 +59,7 @@ async function ownedHost(c: Context<App>): Promise<{ id: string; name: string }>
   throw new ProtocolError('host-not-found', 'No such host');
 }
 
-hostsApi.patch('/:id', async (c) => {
+hostsApi.patch('/:id', requireUser, async (c) => {
   const host = await ownedHost(c);
   const { name } = await parseBody(c, HostRenameRequestSchema);
   await c.env.DB.prepare('UPDATE hosts SET name = ? WHERE id = ?').bind(name, host.id).run();
@@ -68,7 +68,7 @@ hostsApi.patch('/:id', async (c) => {
   return c.json({ id: host.id, name });
 });
 
-hostsApi.delete('/:id', async (c) => {
+hostsApi.delete('/:id', requireUser, async (c) => {
   const host = await ownedHost(c);
   const revokedAt = Date.now();
   // D1 first: from here on the door refuses the host's key, whatever happens to the calls below.
