@@ -194,8 +194,11 @@ export class ClaudeStreamMapper {
         }];
       }
       case 'status': {
+        const out: ProviderOutput[] = [];
         const permissionMode = str(message.permissionMode);
-        return permissionMode ? [{ type: 'mode', permissionMode, effectiveRuntimeMode: runtimeModeOf(permissionMode) }] : [];
+        if (permissionMode) out.push({ type: 'mode', permissionMode, effectiveRuntimeMode: runtimeModeOf(permissionMode) });
+        if (message.compact_result === 'failed') out.push(note('warning', `Compaction failed: ${str(message.compact_error) ?? 'no reason given'}`));
+        return out;
       }
       case 'compact_boundary': {
         const meta = isObject(message.compact_metadata) ? message.compact_metadata : {};
@@ -534,7 +537,7 @@ function fileChanges(result: Json): ChatFileChange[] {
   if (!path) return [];
   if (result.type === 'create' && typeof result.content === 'string') {
     const lines = splitLines(result.content);
-    return [{ path, kind: 'add', diff: [`--- /dev/null`, `+++ b/${path}`, `@@ -0,0 +1,${lines.length} @@`, ...lines.map((l) => `+${l}`)].join('\n') }];
+    return [{ path, kind: 'add', diff: ['--- /dev/null', `+++ ${side('b', path)}`, `@@ -0,0 +1,${lines.length} @@`, ...lines.map((l) => `+${l}`)].join('\n') }];
   }
   const hunks = Array.isArray(result.structuredPatch) ? result.structuredPatch.filter(isObject) : [];
   if (hunks.length === 0) return [];
@@ -542,7 +545,12 @@ function fileChanges(result: Json): ChatFileChange[] {
     `@@ -${Number(h.oldStart)},${Number(h.oldLines)} +${Number(h.newStart)},${Number(h.newLines)} @@`,
     ...(Array.isArray(h.lines) ? h.lines.map(String) : []),
   ]);
-  return [{ path, kind: 'update', diff: [`--- a/${path}`, `+++ b/${path}`, ...body].join('\n') }];
+  return [{ path, kind: 'update', diff: [`--- ${side('a', path)}`, `+++ ${side('b', path)}`, ...body].join('\n') }];
+}
+
+/** A diff header's path: the CLI reports absolute paths, which need no `a/` `b/` prefix. */
+function side(prefix: 'a' | 'b', path: string): string {
+  return path.startsWith('/') ? path : `${prefix}/${path}`;
 }
 
 function subagentUsage(raw: unknown): ChatSubagentUsage | null {
