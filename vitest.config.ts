@@ -2,7 +2,16 @@ import path from 'node:path';
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
 
-export const TEST_TOKEN_SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
+/**
+ * The relay tests' signing keys (ES256, private JWKs; for tests only): the first signs, both verify,
+ * as after a rotation that kept the previous key.
+ */
+export const TEST_SIGNING_KEYS = JSON.stringify([
+  { kty: 'EC', crv: 'P-256', kid: 'test-current', alg: 'ES256', x: 'YEEh8rp1Za5Dx0kj04vBpxA0uNRwyA2Opo6kEtHrmr0', y: 'qO5ua5jDcWLt8moVCbTfSrmgkYHD4VDD8oEaG8I3VnA', d: 'Zeeybzb2O8akp_sBV9VUTG2T46Aq0akTMiKH30GYIEE' },
+  { kty: 'EC', crv: 'P-256', kid: 'test-previous', alg: 'ES256', x: '75oUNY-THcOcASPiVg6TUrAgZIJ3IemjRfSiBojN0Io', y: '498Kchgrm_QStQqNC_SKLd1Zfw4ZcOhNKGuRDcpzZK0', d: 'kxeazflNF2g9MLIQ5A14eYBqUm3faOJmFP7zh-ANA1M' },
+]);
+export const TEST_SETUP_SECRET = 'test-setup-secret-0123456789';
+export const TEST_APP_ORIGIN = 'https://app.tether.test';
 
 export default defineConfig({
   test: {
@@ -15,7 +24,9 @@ export default defineConfig({
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
               bindings: {
-                TETHER_TOKEN_SECRET: TEST_TOKEN_SECRET,
+                TETHER_SIGNING_KEYS: TEST_SIGNING_KEYS,
+                TETHER_SETUP_SECRET: TEST_SETUP_SECRET,
+                APP_ORIGINS: TEST_APP_ORIGIN,
                 HOST_TIMEOUT_MS: '3000',
                 TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, 'migrations')),
               },

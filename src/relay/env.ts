@@ -10,10 +10,19 @@ export interface Env {
   LOBBY: DurableObjectNamespace<Lobby>;
   /** One token bucket per rate-limit key (src/relay/auth/rate-limit.ts). */
   RATE_GATE: DurableObjectNamespace<RateGate>;
-  /** Signs and verifies every token (HS256 until accounts and host keys land). */
-  TETHER_TOKEN_SECRET: string;
+  /**
+   * The relay's signing keys (secret): a JSON array of private ES256 JWKs, each with a `kid`. The first
+   * signs access tokens and tickets; all verify (rotate by prepending a key, drop the old one after
+   * 10 minutes). `npm start` generates it into .dev.vars; a deployment: `wrangler secret put`.
+   */
+  TETHER_SIGNING_KEYS: string;
+  /** Claims the relay's owner account once (`POST /api/auth/setup`); a secret. Unset: no setup possible. */
+  TETHER_SETUP_SECRET?: string;
   HOST_TIMEOUT_MS?: string;
-  /** Origins that may frame visual pages (CSP frame-ancestors); the relay's own by default. */
+  /**
+   * The web app's origins, comma-separated: they may frame visual pages (CSP frame-ancestors) and open
+   * sockets (a socket request carrying any other `Origin` than these or the relay's own is refused).
+   */
   APP_ORIGINS?: string;
   /**
    * Rate limits, each "max/perSeconds" (a bucket of `max` that refills fully in `perSeconds`). A request

@@ -1,8 +1,10 @@
 // The Tether relay: a hono app in front of three Durable Objects (HostLink, ChatRoom, Lobby) and D1.
 import { Hono } from 'hono';
+import { ProtocolError } from '../contracts/index.ts';
 import type { Env } from './env.ts';
 import { auditApi } from './http/audit.ts';
 import { chatIndex } from './http/chats.ts';
+import { errorResponse } from './http/errors.ts';
 import { external } from './http/external.ts';
 import { grantsApi } from './http/grants.ts';
 import { health } from './http/health.ts';
@@ -26,6 +28,7 @@ app.route('/v1/visuals', visualPages);
 app.route('/v1/hosts', sockets);
 app.notFound((c) => c.json({ code: 'not-found', message: 'No such route' }, 404));
 app.onError((error, c) => {
+  if (error instanceof ProtocolError) return errorResponse(c, error);
   console.error(JSON.stringify({ msg: 'unhandled', path: c.req.path, error: String(error) }));
   return c.json({ code: 'internal', message: 'Request failed' }, 500);
 });

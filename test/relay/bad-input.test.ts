@@ -90,8 +90,9 @@ describe('bad input gets a clear error and changes nothing', () => {
     expect(await none.json()).toMatchObject({ code: 'unauthorized' });
     const forged = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby`, { headers: { Upgrade: 'websocket', Authorization: 'Bearer abc.def.ghi' } });
     expect(forged.status).toBe(401);
+    // A person's access token is no host token: the link door does not know it.
     const userAsHost = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/link`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${await userToken()}` } });
-    expect(userAsHost.status).toBe(403);
+    expect(userAsHost.status).toBe(401);
     const plain = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby`);
     expect(plain.status).toBe(426);
 
@@ -141,10 +142,10 @@ describe('bad input gets a clear error and changes nothing', () => {
     expect(host.requestsOf('chat.send')).toHaveLength(0);
   });
 
-  it('refuses a host id that another user already owns', async () => {
+  it('refuses a link for a host id that another user already owns (the token is not signed by that host\'s key)', async () => {
     const host = await newHost();
     const ws = openSocket(`/v1/hosts/${host.hostId}/link`, await hostToken(host.hostId, 'someone-else'));
-    await expect(ws).rejects.toThrow(/403/);
+    await expect(ws).rejects.toThrow(/401/);
   });
 });
 

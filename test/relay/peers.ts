@@ -2,16 +2,42 @@
 // (a small in-memory agent-contracts host with a per-chat seq, a log and an outbox) and clients.
 import { SELF, env } from 'cloudflare:test';
 import { LinkAckSchema, Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../src/contracts/index.ts';
-import { mintToken } from '../../src/relay/auth/tokens.ts';
+import { hostTokenSigner, newHostKey, type HostKeyPair } from '../../src/host/host-token.ts';
+import { createSession } from '../../src/relay/auth/sessions.ts';
 
 export const OWNER = 'owner-1';
 
-export function userToken(userId = OWNER): Promise<string> {
-  return mintToken(env.TETHER_TOKEN_SECRET, { kind: 'user', userId });
+/**
+ * An access token for a user of a fresh session, creating the user's row when missing (email
+ * `<id>@test.invalid` unless given; `owner` makes them the relay's owner).
+ */
+export async function userToken(userId = OWNER, opts: { email?: string; owner?: boolean } = {}): Promise<string> {
+  await env.DB.prepare('INSERT INTO users (id, email, name, created_at, is_owner) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING')
+    .bind(userId, opts.email ?? `${userId}@test.invalid`, userId, Date.now(), opts.owner ? 1 : 0).run();
+  return (await createSession(env, userId, 'test', {})).accessToken;
 }
 
-export function hostToken(hostId: string, ownerId = OWNER): Promise<string> {
-  return mintToken(env.TETHER_TOKEN_SECRET, { kind: 'host', hostId, ownerId });
+/**
+ * Registers the host (and its owner) as pairing would, with a fresh Ed25519 key, and answers a host
+ * JWT signed by that key, as a real host signs it. A host already owned by someone else keeps its key
+ * (so the token answered opens nothing).
+ */
+export async function hostToken(hostId: string, ownerId = OWNER): Promise<string> {
+  return (await hostKey(hostId, ownerId)).sign();
+}
+
+/** Registers the host with a fresh key; answers the key and a signer of fresh host tokens for it. */
+export async function hostKey(hostId: string, ownerId = OWNER): Promise<HostKeyPair & { sign: () => Promise<string> }> {
+  const key = await newHostKey();
+  const now = Date.now();
+  await env.DB.batch([
+    env.DB.prepare('INSERT INTO users (id, email, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').bind(ownerId, `${ownerId}@test.invalid`, ownerId, now),
+    env.DB.prepare(
+      `INSERT INTO hosts (id, owner_id, name, created_at, public_key) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET public_key = excluded.public_key WHERE owner_id = excluded.owner_id`,
+    ).bind(hostId, ownerId, hostId, now, JSON.stringify(key.publicJwk)),
+  ]);
+  return { ...key, sign: hostTokenSigner({ hostId, privateJwk: key.privateJwk }) };
 }
 
 export async function openSocket(path: string, token: string | null): Promise<WebSocket> {

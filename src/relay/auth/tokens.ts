@@ -1,82 +1,92 @@
-// Every socket carries a token that jose verifies. Two kinds exist for now: a user's (who may act on
-// the hosts they own) and a host's (which may hold its own link). Accounts, pairing with host keys and
-// grants replace how these are minted; the identity a socket carries keeps this shape.
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+// The relay's own tokens, all ES256 JWTs signed by the key set (keys.ts) and verified by kid:
+// a person's access token (10 minutes, names its session so revoking the session reaches it), and the
+// one-minute ticket that opens one visual page. Refresh tokens and socket tickets are opaque and live
+// in D1 (sessions.ts, tickets.ts); hosts sign their own tokens with their own keys.
+import { SignJWT, jwtVerify, errors as joseErrors, type JWTHeaderParameters } from 'jose';
 import { z } from 'zod';
 import { ProtocolError } from '../../contracts/index.ts';
+import { SIGNING_ALG, keySetOf, type SigningKeysSource } from './keys.ts';
 
-const ISSUER = 'tether';
+export const ISSUER = 'tether';
+export const ACCESS_AUDIENCE = 'tether-api';
+const VISUAL_AUDIENCE = 'tether-visual';
+export const ACCESS_TOKEN_SECONDS = 10 * 60;
 
 export type Identity =
-  | { kind: 'user'; userId: string }
+  | { kind: 'user'; userId: string; sessionId: string }
   | { kind: 'host'; hostId: string; ownerId: string };
 
-const ClaimsSchema = z.discriminatedUnion('typ', [
-  z.object({ typ: z.literal('user'), sub: z.string().min(1) }),
-  z.object({ typ: z.literal('host'), sub: z.string().min(1), owner: z.string().min(1) }),
-]);
-
-function keyOf(secret: string): Uint8Array {
-  if (!secret || secret.length < 32) throw new Error('TETHER_TOKEN_SECRET must be at least 32 characters');
-  return new TextEncoder().encode(secret);
+/** The verifying key a token's header names; an unknown kid fails like a bad signature. */
+function keyByKid(env: SigningKeysSource) {
+  return async (header: JWTHeaderParameters) => {
+    const keys = await keySetOf(env);
+    const key = header.kid === undefined ? undefined : keys.verifiers.get(header.kid);
+    if (!key) throw new ProtocolError('unauthorized', 'unknown signing key');
+    return key;
+  };
 }
 
-export async function mintToken(secret: string, identity: Identity, ttlSeconds = 60 * 60 * 24 * 30): Promise<string> {
-  const claims = identity.kind === 'user'
-    ? { typ: 'user' as const }
-    : { typ: 'host' as const, owner: identity.ownerId };
+async function sign(env: SigningKeysSource, claims: Record<string, unknown>, subject: string, audience: string, seconds: number): Promise<string> {
+  const { signer } = await keySetOf(env);
   return new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256' })
+    .setProtectedHeader({ alg: SIGNING_ALG, kid: signer.kid, typ: 'JWT' })
     .setIssuer(ISSUER)
-    .setSubject(identity.kind === 'user' ? identity.userId : identity.hostId)
+    .setAudience(audience)
+    .setSubject(subject)
     .setIssuedAt()
-    .setExpirationTime(`${ttlSeconds}s`)
-    .sign(keyOf(secret));
+    .setExpirationTime(`${seconds}s`)
+    .sign(signer.key);
 }
 
-export async function verifyToken(secret: string, token: string): Promise<Identity> {
+/** Verifies signature (ES256 only, by kid), issuer, audience, exp and nbf; answers the payload. */
+async function verify(env: SigningKeysSource, token: string, audience: string, what: string): Promise<Record<string, unknown>> {
   try {
-    const { payload } = await jwtVerify(token, keyOf(secret), { issuer: ISSUER, algorithms: ['HS256'] });
-    const claims = ClaimsSchema.parse(payload);
-    return claims.typ === 'user'
-      ? { kind: 'user', userId: claims.sub }
-      : { kind: 'host', hostId: claims.sub, ownerId: claims.owner };
+    const { payload } = await jwtVerify(token, keyByKid(env), {
+      issuer: ISSUER, audience, algorithms: [SIGNING_ALG], requiredClaims: ['exp', 'iat', 'sub'],
+    });
+    return payload;
   } catch (error) {
-    const why = error instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid token';
-    throw new ProtocolError('unauthorized', why);
+    throw new ProtocolError('unauthorized', error instanceof joseErrors.JWTExpired ? `${what} expired` : `invalid ${what}`);
   }
+}
+
+const AccessClaimsSchema = z.object({ typ: z.literal('access'), sub: z.string().min(1), sid: z.string().min(1) });
+
+/** A person's access token for one session: 10 minutes; refresh for another. */
+export function mintAccessToken(env: SigningKeysSource, userId: string, sessionId: string): Promise<string> {
+  return sign(env, { typ: 'access', sid: sessionId }, userId, ACCESS_AUDIENCE, ACCESS_TOKEN_SECONDS);
+}
+
+/**
+ * Who an access token was minted for. Checks only the token itself: whether its session still lives
+ * is `sessionIsLive` (sessions.ts), which every door asks too.
+ */
+export async function verifyAccessToken(env: SigningKeysSource, token: string): Promise<{ userId: string; sessionId: string }> {
+  const claims = AccessClaimsSchema.safeParse(await verify(env, token, ACCESS_AUDIENCE, 'token'));
+  if (!claims.success) throw new ProtocolError('unauthorized', 'invalid token');
+  return { userId: claims.data.sub, sessionId: claims.data.sid };
 }
 
 /**
  * A visual page runs an agent's scripts, which can read the page's own URL: the URL may carry only a
- * ticket that opens that one page, for a minute, and nothing else (no socket takes it).
+ * ticket that opens that one page, for a minute, and nothing else (no socket or API takes it: its
+ * audience is its own).
  */
 export const VISUAL_TICKET_SECONDS = 60;
 
-const VisualClaimsSchema = z.object({ typ: z.literal('visual'), sub: z.string().min(1), page: z.string().min(1) });
+const VisualClaimsSchema = z.object({ typ: z.literal('visual'), sub: z.string().min(1), sid: z.string().min(1), page: z.string().min(1) });
 
 const pageOf = (hostId: string, chatId: string, visualId: string) => JSON.stringify([hostId, chatId, visualId]);
 
-export async function mintVisualTicket(secret: string, userId: string, hostId: string, chatId: string, visualId: string): Promise<string> {
-  return new SignJWT({ typ: 'visual', page: pageOf(hostId, chatId, visualId) })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setIssuer(ISSUER)
-    .setSubject(userId)
-    .setIssuedAt()
-    .setExpirationTime(`${VISUAL_TICKET_SECONDS}s`)
-    .sign(keyOf(secret));
+export function mintVisualTicket(env: SigningKeysSource, user: { userId: string; sessionId: string }, hostId: string, chatId: string, visualId: string): Promise<string> {
+  return sign(env, { typ: 'visual', sid: user.sessionId, page: pageOf(hostId, chatId, visualId) }, user.userId, VISUAL_AUDIENCE, VISUAL_TICKET_SECONDS);
 }
 
-/** The user a visual ticket was made for, when it names exactly this page and has not expired. */
-export async function verifyVisualTicket(secret: string, ticket: string, hostId: string, chatId: string, visualId: string): Promise<Identity> {
-  try {
-    const { payload } = await jwtVerify(ticket, keyOf(secret), { issuer: ISSUER, algorithms: ['HS256'] });
-    const claims = VisualClaimsSchema.parse(payload);
-    if (claims.page !== pageOf(hostId, chatId, visualId)) throw new Error('another page');
-    return { kind: 'user', userId: claims.sub };
-  } catch (error) {
-    throw new ProtocolError('unauthorized', error instanceof joseErrors.JWTExpired ? 'ticket expired' : 'invalid ticket');
-  }
+/** The person a visual ticket was made for, when it names exactly this page and has not expired. */
+export async function verifyVisualTicket(env: SigningKeysSource, ticket: string, hostId: string, chatId: string, visualId: string): Promise<Identity> {
+  const claims = VisualClaimsSchema.safeParse(await verify(env, ticket, VISUAL_AUDIENCE, 'ticket'));
+  if (!claims.success || claims.data.page !== pageOf(hostId, chatId, visualId)) throw new ProtocolError('unauthorized', 'invalid ticket');
+  return { kind: 'user', userId: claims.data.sub, sessionId: claims.data.sid };
 }
 
 /** Whom a journal or the host records a request under: a user, or a host acting as a client of its own relay. */
@@ -84,9 +94,9 @@ export function principalOf(identity: Identity): string {
   return identity.kind === 'user' ? identity.userId : `host:${identity.hostId}`;
 }
 
-/** The token of a request: `Authorization: Bearer …`, or `?access_token=` where a browser socket cannot set headers. */
-export function tokenOf(request: Request): string | null {
+/** The bearer token of a request's `Authorization` header. Tokens never ride in URLs (they end up in logs). */
+export function bearerOf(request: Request): string | null {
   const header = request.headers.get('Authorization');
-  if (header?.startsWith('Bearer ')) return header.slice(7).trim() || null;
-  return new URL(request.url).searchParams.get('access_token');
+  if (!header || !/^bearer /i.test(header)) return null;
+  return header.slice(7).trim() || null;
 }

@@ -6,31 +6,26 @@
 import { Hono } from 'hono';
 import { ProtocolError } from '../../contracts/index.ts';
 import { HostAccess } from '../auth/access.ts';
-import { VISUAL_TICKET_SECONDS, mintVisualTicket, verifyToken, verifyVisualTicket } from '../auth/tokens.ts';
+import { VISUAL_TICKET_SECONDS, mintVisualTicket, verifyVisualTicket } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
 import { roomOf } from '../objects/stubs.ts';
+import { appOrigins, signedInUser } from './identity.ts';
 
 export const visualPages = new Hono<{ Bindings: Env }>();
 
 const unauthorized = (error: unknown) => ({ code: 'unauthorized', message: error instanceof ProtocolError ? error.message : 'invalid token' });
 
 visualPages.post('/:hostId/:chatId/:visualId/ticket', async (c) => {
-  const header = c.req.header('Authorization');
-  if (!header?.startsWith('Bearer ')) return c.json({ code: 'unauthorized', message: 'A token is required in the Authorization header' }, 401);
+  const user = await signedInUser(c.env, c.req.raw);
+  if (!user) return c.json({ code: 'unauthorized', message: 'A valid access token is required in the Authorization header' }, 401);
   const { hostId, chatId, visualId } = c.req.param();
-  let identity;
+  const identity = { kind: 'user' as const, ...user };
   try {
-    identity = await verifyToken(c.env.TETHER_TOKEN_SECRET, header.slice(7).trim());
-  } catch (error) {
-    return c.json(unauthorized(error), 401);
-  }
-  try {
-    if (identity.kind !== 'user') throw new ProtocolError('forbidden', 'Visual tickets are for people');
     await new HostAccess(c.env.DB).check(identity, hostId, 'chat.attach');
   } catch (error) {
     return c.json({ code: 'forbidden', message: error instanceof ProtocolError ? error.message : 'forbidden' }, 403);
   }
-  const ticket = await mintVisualTicket(c.env.TETHER_TOKEN_SECRET, identity.userId, hostId, chatId, visualId);
+  const ticket = await mintVisualTicket(c.env, user, hostId, chatId, visualId);
   const url = new URL(`/v1/visuals/${encodeURIComponent(hostId)}/${encodeURIComponent(chatId)}/${encodeURIComponent(visualId)}`, c.req.url);
   url.searchParams.set('ticket', ticket);
   return c.json({ url: url.toString(), expiresAt: Date.now() + VISUAL_TICKET_SECONDS * 1000 });
@@ -42,7 +37,7 @@ visualPages.get('/:hostId/:chatId/:visualId', async (c) => {
   const { hostId, chatId, visualId } = c.req.param();
   let identity;
   try {
-    identity = await verifyVisualTicket(c.env.TETHER_TOKEN_SECRET, ticket, hostId, chatId, visualId);
+    identity = await verifyVisualTicket(c.env, ticket, hostId, chatId, visualId);
   } catch (error) {
     return c.json(unauthorized(error), 401);
   }
@@ -50,7 +45,7 @@ visualPages.get('/:hostId/:chatId/:visualId', async (c) => {
   if (page === 'forbidden') return c.json({ code: 'forbidden', message: 'You may not see this visual' }, 403);
   const { html } = page;
   if (html === null) return c.json({ code: 'item-not-found', message: 'No such visual' }, 404);
-  const ancestors = c.env.APP_ORIGINS?.trim() || "'self'";
+  const ancestors = appOrigins(c.env).join(' ') || "'self'";
   return new Response(html, {
     headers: {
       'Content-Type': 'text/html; charset=utf-8',

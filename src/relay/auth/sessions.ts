@@ -1,0 +1,97 @@
+// Sessions: one per signed-in device. A session holds a family of refresh tokens: each is used once and
+// replaced (rotation); presenting a used one means two parties hold it, so the whole session ends
+// (`refresh-reused`). Every access token names its session, and every door asks `sessionIsLive`, so
+// ending a session ends its access at once, not when the 10-minute token runs out.
+import { ProtocolError } from '../../contracts/index.ts';
+import type { Env } from '../env.ts';
+import { hashOpaque, newId, newOpaqueToken } from './opaque.ts';
+import { ACCESS_TOKEN_SECONDS, mintAccessToken } from './tokens.ts';
+
+/** A session ends this long after it was last refreshed. */
+export const SESSION_IDLE_MS = 30 * 24 * 60 * 60 * 1000;
+
+export interface SessionTokens {
+  sessionId: string;
+  refreshToken: string;
+  accessToken: string;
+  /** When the access token expires (ms since epoch): refresh before then. */
+  expiresAt: number;
+}
+
+export interface SessionMeta {
+  ip?: string | null;
+  userAgent?: string | null;
+}
+
+async function tokensFor(env: Env, userId: string, sessionId: string, refreshToken: string): Promise<SessionTokens> {
+  const accessToken = await mintAccessToken(env, userId, sessionId);
+  return { sessionId, refreshToken, accessToken, expiresAt: Date.now() + ACCESS_TOKEN_SECONDS * 1000 };
+}
+
+/** Starts a session for a user who just proved who they are (`method`: password, setup, invitation, access, oidc…). */
+export async function createSession(env: Env, userId: string, method: string, meta: SessionMeta): Promise<SessionTokens> {
+  const sessionId = newId('s_');
+  const refreshToken = newOpaqueToken();
+  const now = Date.now();
+  await env.DB.batch([
+    env.DB.prepare('INSERT INTO sessions (id, user_id, method, created_at, last_used_at, expires_at, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .bind(sessionId, userId, method, now, now, now + SESSION_IDLE_MS, meta.ip ?? null, meta.userAgent?.slice(0, 300) ?? null),
+    env.DB.prepare('INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)')
+      .bind(await hashOpaque(refreshToken), sessionId, now),
+  ]);
+  return tokensFor(env, userId, sessionId, refreshToken);
+}
+
+/** Whether a session may still act: not revoked, not expired, and its user not disabled. */
+export async function sessionIsLive(db: D1Database, userId: string, sessionId: string): Promise<boolean> {
+  const row = await db.prepare(
+    `SELECT 1 AS live FROM sessions s JOIN users u ON u.id = s.user_id
+     WHERE s.id = ? AND s.user_id = ? AND s.revoked_at IS NULL AND s.expires_at > ? AND u.disabled_at IS NULL`,
+  ).bind(sessionId, userId, Date.now()).first<{ live: number }>();
+  return row !== null;
+}
+
+/**
+ * Trades a refresh token for a new pair. Only one use of a token can win (a conditional update); any
+ * other use, now or later, revokes the session, so a stolen token dies with the legitimate one.
+ */
+export async function refreshSession(env: Env, refreshToken: string, meta: SessionMeta): Promise<SessionTokens> {
+  const tokenHash = await hashOpaque(refreshToken);
+  const now = Date.now();
+  const row = await env.DB.prepare(
+    'SELECT t.session_id AS sessionId, s.user_id AS userId FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?',
+  ).bind(tokenHash).first<{ sessionId: string; userId: string }>();
+  if (!row) throw new ProtocolError('unauthorized', 'Unknown refresh token');
+  const won = await env.DB.prepare('UPDATE refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL').bind(now, tokenHash).run();
+  if (won.meta.changes !== 1) {
+    await revokeSessions(env, { sessionId: row.sessionId }, 'refresh-reused');
+    throw new ProtocolError('unauthorized', 'This refresh token was already used; the session is revoked');
+  }
+  if (!(await sessionIsLive(env.DB, row.userId, row.sessionId))) throw new ProtocolError('unauthorized', 'The session has ended');
+  const next = newOpaqueToken();
+  await env.DB.batch([
+    env.DB.prepare('INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)').bind(await hashOpaque(next), row.sessionId, now),
+    env.DB.prepare('UPDATE sessions SET last_used_at = ?, expires_at = ?, ip = COALESCE(?, ip), user_agent = COALESCE(?, user_agent) WHERE id = ?')
+      .bind(now, now + SESSION_IDLE_MS, meta.ip ?? null, meta.userAgent?.slice(0, 300) ?? null, row.sessionId),
+  ]);
+  return tokensFor(env, row.userId, row.sessionId, next);
+}
+
+/**
+ * Ends sessions (one, or all of a user's, or one of a user's when both are given) and their unused
+ * socket tickets. Answers the ids it ended; sessions already ended are left as they were.
+ */
+export async function revokeSessions(env: Env, where: { sessionId?: string; userId?: string }, why: string): Promise<string[]> {
+  if (where.sessionId === undefined && where.userId === undefined) throw new Error('revokeSessions needs a session or a user');
+  const conditions = ['revoked_at IS NULL'];
+  const values: unknown[] = [Date.now(), why];
+  if (where.sessionId !== undefined) { conditions.push('id = ?'); values.push(where.sessionId); }
+  if (where.userId !== undefined) { conditions.push('user_id = ?'); values.push(where.userId); }
+  const { results } = await env.DB.prepare(`UPDATE sessions SET revoked_at = ?, revoked_why = ? WHERE ${conditions.join(' AND ')} RETURNING id`)
+    .bind(...values).all<{ id: string }>();
+  const ids = results.map((r) => r.id);
+  if (ids.length > 0) {
+    await env.DB.prepare(`DELETE FROM socket_tickets WHERE session_id IN (${ids.map(() => '?').join(',')})`).bind(...ids).run();
+  }
+  return ids;
+}
