@@ -7,7 +7,7 @@ import {
   PairPollResultSchema, PairStartResultSchema, PairedHostSchema,
   type PairStartRequest,
 } from '../contracts/hosts.ts';
-import { newHostKey, writeHostIdentity, type HostIdentity } from './identity.ts';
+import { newHostKey, readHostIdentity, writeHostIdentity, type HostIdentity } from './identity.ts';
 
 export interface PairOptions {
   relayUrl: string;
@@ -83,13 +83,18 @@ export async function pairHost(options: PairOptions): Promise<HostIdentity> {
   }
 }
 
-/** Registers `npm start`'s own host under the relay's owner, authorized by the setup secret. */
+/**
+ * Registers `npm start`'s own host under the relay's owner, authorized by the setup secret: with the
+ * key already in the data folder when there is one (the relay answers the host it knows for it, or
+ * meets it anew if its state was wiped), else with a new key. Keeps identity.json up to date.
+ */
 export async function pairWithSetupSecret(options: { relayUrl: string; secret: string; name: string; dataDir: string }): Promise<HostIdentity> {
   const relayUrl = relayBase(options.relayUrl);
-  const key = await newHostKey();
+  const kept = readHostIdentity(options.dataDir);
+  const key = kept ?? await newHostKey();
   const paired = PairedHostSchema.parse(await post(relayUrl, '/api/pair/setup', { secret: options.secret, name: options.name, publicKey: key.publicJwk }));
   const identity: HostIdentity = { relayUrl, hostId: paired.hostId, privateJwk: key.privateJwk, publicJwk: key.publicJwk };
-  writeHostIdentity(options.dataDir, identity);
+  if (kept?.hostId !== identity.hostId || kept.relayUrl !== relayUrl) writeHostIdentity(options.dataDir, identity);
   return identity;
 }
 

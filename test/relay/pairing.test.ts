@@ -136,5 +136,12 @@ describe('pairing a host like a TV app', () => {
     expect(owner!.owner).toBe(1);
     const link = await openSocket(`/v1/hosts/${hostId}/link`, await hostTokenSigner({ hostId, privateJwk: key.privateJwk })());
     link.close(1000, 'done');
+    // The next `npm start` asks again with the same key: the same host, not a second one.
+    const again = await post('/api/pair/setup', { secret: env.TETHER_SETUP_SECRET, name: 'local', publicKey: key.publicJwk });
+    expect((await again.json() as any).hostId).toBe(hostId);
+    // A revoked key stays out, setup secret or not.
+    await env.DB.prepare('UPDATE hosts SET revoked_at = ? WHERE id = ?').bind(Date.now(), hostId).run();
+    const revoked = await post('/api/pair/setup', { secret: env.TETHER_SETUP_SECRET, name: 'local', publicKey: key.publicJwk });
+    expect(revoked.status).toBe(403);
   });
 });

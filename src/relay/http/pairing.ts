@@ -162,6 +162,7 @@ pairing.post('/deny', requireUser, perPerson, (c) => guarded(c, async () => {
 /**
  * `npm start`'s own host, before anyone has signed in: the setup secret stands in for the owner's
  * approval, and the host goes to the relay's owner (made here, without a password, if need be).
+ * Idempotent per key.
  */
 pairing.post('/setup', rateLimit('pair-setup', LIMITS.pairing, (c) => {
   const ip = clientIp(c);
@@ -169,8 +170,14 @@ pairing.post('/setup', rateLimit('pair-setup', LIMITS.pairing, (c) => {
 }), async (c) => {
   const body = await parseBody(c, PairSetupRequestSchema);
   if (!(await setupSecretMatches(c.env, body.secret))) throw new ProtocolError('unauthorized', 'Wrong setup secret');
-  const ownerId = await relayOwnerId(c.env.DB);
   const publicKey = JSON.stringify(body.publicKey);
+  // Asked on every `npm start`: a key the relay knows answers its host (a relay whose state was wiped
+  // meets it anew); a revoked one stays revoked.
+  const known = await c.env.DB.prepare('SELECT id, name, revoked_at FROM hosts WHERE public_key = ? ORDER BY created_at DESC LIMIT 1')
+    .bind(publicKey).first<{ id: string; name: string; revoked_at: number | null }>();
+  if (known?.revoked_at != null) throw new ProtocolError('forbidden', 'The host with this key was revoked; pair again with a new key');
+  if (known) return c.json({ hostId: known.id, name: known.name, relayUrl: origin(c) } satisfies PairedHost);
+  const ownerId = await relayOwnerId(c.env.DB);
   const hostId = newHostId();
   await c.env.DB.prepare('INSERT INTO hosts (id, owner_id, name, created_at, public_key) VALUES (?, ?, ?, ?, ?)')
     .bind(hostId, ownerId, body.name, Date.now(), publicKey).run();
