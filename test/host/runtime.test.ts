@@ -533,10 +533,11 @@ describe('the rest of the table', () => {
   it('refuses what a plain host does not do with the protocol codes', async () => {
     await client.ok('chat.create', { chatId: 'c1' });
     const t = { chatId: 'c1' };
-    expect(await client.fails('chat.fork', { ...t, turnId: 't' })).toBe('chat-unsupported');
-    expect(await client.fails('chat.forkInfo', { ...t, turnId: 't' })).toBe('chat-unsupported');
-    expect(await client.fails('chat.summarize', t)).toBe('chat-unsupported');
-    expect(await client.fails('chat.continueOn', { ...t, account: 'claude' })).toBe('chat-unsupported');
+    // Forks need a turn to continue after (see fork.test.ts for what they do).
+    expect(await client.fails('chat.fork', { ...t, turnId: 't' })).toBe('turn-not-found');
+    expect(await client.fails('chat.forkInfo', { ...t, turnId: 't' })).toBe('turn-not-found');
+    expect(await client.fails('chat.summarize', t)).toBe('turn-not-found');
+    expect(await client.fails('chat.continueOn', { ...t, account: 'nobody' })).toBe('account-unavailable');
     expect(await client.fails('chat.subagent', { ...t, toolUseId: 'x' })).toBe('subagent-not-found');
     expect(await client.fails('chat.stopSubagent', { ...t, toolUseId: 'x' })).toBe('subagent-not-found');
     expect(await client.fails('chat.stopTask', { ...t, taskId: 'x' })).toBe('task-not-found');

@@ -24,14 +24,20 @@ import type {
   AgentRequestType,
   ChatEvent,
   ChatInfo,
+  ChatItem,
   ChatPreferencesPayload,
+  ChatTurnItem,
   ChatVisual,
   RuntimeMode,
 } from '../../contracts/index.ts';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { z } from 'zod';
 import { HostPolicy } from '../policy.ts';
 import type { Provider } from '../providers/provider.ts';
 import { AccountBook } from './accounts.ts';
+import { AttachmentStore } from './attachments.ts';
+import { Checkpoints, mayBeInWorkTree } from './checkpoints.ts';
 import { createHandlers } from './handlers.ts';
 import type { HandlerTable } from './handlers.ts';
 import { RequestJournal } from './journal.ts';
@@ -107,6 +113,8 @@ export class HostCore {
   readonly policy: HostPolicy;
   readonly providers: ReadonlyMap<AgentKind, Provider>;
   readonly accounts: AccountBook;
+  readonly attachments: AttachmentStore;
+  readonly checkpoints: Checkpoints;
   readonly log: HostLog;
   readonly sessions = new Map<string, ChatSession>();
   /** Chats on disk this version cannot read: reason, kept for `chat-unreadable`. */
@@ -116,6 +124,7 @@ export class HostCore {
   private readonly journal: RequestJournal;
   private readonly handlers: HandlerTable;
   private readonly visuals = new Map<string, ChatVisual[]>();
+  private readonly turnWatchers = new Map<string, (turn: ChatTurnItem) => void>();
   private closing: Promise<void> | null = null;
 
   private constructor(options: HostCoreOptions) {
@@ -127,6 +136,8 @@ export class HostCore {
     this.store = new ChatStore(options.dataDir);
     this.journal = new RequestJournal(options.dataDir, options.journalLimit ?? 2_000);
     this.accounts = new AccountBook(options.dataDir, [...this.providers.keys()]);
+    this.attachments = new AttachmentStore(this.store);
+    this.checkpoints = new Checkpoints(options.dataDir);
     this.handlers = createHandlers(this);
   }
 
@@ -231,13 +242,22 @@ export class HostCore {
     throw new ProtocolError('chat-not-found', `No chat ${chatId}`);
   }
 
-  /** Registers a new chat (already admitted by the policy), writes it at once and tells every client. */
-  async addChat(info: ChatInfo): Promise<ChatSession> {
+  /**
+   * Registers a new chat (already admitted by the policy), writes it at once and tells every client.
+   * A fork starts with `items` (its history), given to clients as the thread's first reset.
+   */
+  async addChat(info: ChatInfo, items: ChatItem[] = []): Promise<ChatSession> {
     const session = this.makeSession({ info, items: [], seq: 0, epoch: 0 }, []);
     this.sessions.set(info.chatId, session);
     session.announce();
+    if (items.length > 0) session.emit({ type: 'reset', info: session.info, items });
     await session.write();
     return session;
+  }
+
+  /** Calls `settled` once the turn `turnId` of `chatId` settles in this process (not across a restart). */
+  whenTurnSettles(chatId: string, turnId: string, settled: (turn: ChatTurnItem) => void): void {
+    this.turnWatchers.set(`${chatId}\0${turnId}`, settled);
   }
 
   async removeChat(chatId: string): Promise<void> {
@@ -264,6 +284,13 @@ export class HostCore {
       publishVisual: (chatId, input) => this.publishVisual(chatId, input),
       effectiveMode: (mode) => this.effectiveMode(mode),
       warn: (message) => this.log.warn(message),
+      checkpoint: (chatId, cwd) => (mayBeInWorkTree(cwd) ? this.checkpoints.take(chatId, cwd) : null),
+      sessionShared: (chatId, agentSessionId) => {
+        for (const other of this.sessions.values()) {
+          if (other.chatId !== chatId && other.info.agentSessionId === agentSessionId) return true;
+        }
+        return false;
+      },
     };
     return new ChatSession(record, log, {
       store: this.store,
@@ -279,6 +306,16 @@ export class HostCore {
   // Events
 
   private deliver(chatId: string, event: ChatEvent, seq: number): void {
+    if (this.turnWatchers.size > 0 && event.type === 'item' && event.item.kind === 'turn' && event.item.state !== 'running') {
+      const key = `${chatId}\0${event.item.id}`;
+      const settled = this.turnWatchers.get(key);
+      if (settled) {
+        this.turnWatchers.delete(key);
+        const turn = event.item;
+        // After this event reached everyone, so what the watcher adds is numbered after it.
+        queueMicrotask(() => settled(turn));
+      }
+    }
     const frame: HostEventFrame = { type: 'event', event: 'chat.event', payload: { chatId, event, seq } };
     for (const client of this.clients.values()) {
       if (client.allChats || client.attached.has(chatId)) this.sendTo(client, frame);
@@ -335,6 +372,28 @@ export class HostCore {
     await this.store.writeVisuals(chatId, list);
     this.sendVisuals(chatId);
     return visual;
+  }
+
+  /**
+   * Gives a fork the visuals of `fromChatId` that `keep` picks (their pages were copied with the
+   * chat's files): the pages to the relay first, then the list, as a publish does.
+   */
+  async copyVisuals(fromChatId: string, toChatId: string, keep: (visual: ChatVisual) => boolean): Promise<void> {
+    const list = this.visualsOf(fromChatId).filter(keep);
+    if (list.length === 0) return;
+    for (const visual of list) {
+      let html: string;
+      try {
+        html = await readFile(path.join(this.store.attachmentDir(toChatId), `${visual.id}.html`), 'utf8');
+      } catch {
+        continue; // its page is gone: the relay keeps whatever it had
+      }
+      const pageFrame: HostEventFrame = { type: 'event', event: 'visual.page', payload: { chatId: toChatId, visualId: visual.id, html } };
+      for (const client of this.clients.values()) if (client.allChats) this.sendTo(client, pageFrame);
+    }
+    this.visuals.set(toChatId, list);
+    await this.store.writeVisuals(toChatId, list);
+    this.sendVisuals(toChatId);
   }
 
   /** Forgets a chat's visuals (clear) and tells clients. */

@@ -6,17 +6,17 @@ import { ProtocolError } from '../../contracts/errors.ts';
 import { narrowerMode } from '../../contracts/index.ts';
 import type {
   AgentRequestType,
-  ChatAttachment,
-  ChatAttachmentUploads,
   ChatAttachResult,
+  ChatCheckpointDiff,
   ChatInfo,
+  ChatTurnItem,
   RequestPayload,
   RequestResult,
   UsageSummaryResult,
 } from '../../contracts/index.ts';
 import type { ClientState, HostCore } from './core.ts';
+import { continueOn, forkChat, forkInfo, forkPreamble, summarize } from './forks.ts';
 import type { ChatSession } from './session.ts';
-import { newId } from './session.ts';
 import { storableChatId } from './store.ts';
 
 type Handler<T extends AgentRequestType> = (
@@ -108,14 +108,20 @@ export function createHandlers(core: HostCore): HandlerTable {
       if (!core.providers.has(session.info.provider)) {
         throw new ProtocolError('account-unavailable', `This host has no ${session.info.provider} provider any more`);
       }
-      const attachments = await storeUploads(core, payload.chatId, payload.attachments ?? []);
-      if (core.sessions.get(payload.chatId) !== session) {
+      const removed = () => core.sessions.get(payload.chatId) !== session;
+      const attachments = await core.attachments.save(payload.chatId, payload.attachments ?? []).catch((error: unknown) => {
+        // A kill took the chat's folder away mid-write.
+        throw removed() ? new ProtocolError('chat-not-found', `Chat ${payload.chatId} was removed`) : error;
+      });
+      if (removed()) {
         // Killed while the files were written: a turn now would start a backend nothing ever ends.
         await Promise.all(attachments.map((attachment) => core.store.removeAttachment(attachment.path)));
         throw new ProtocolError('chat-not-found', `Chat ${payload.chatId} was removed`);
       }
+      const prompt = forkPreamble(session, payload.text);
       const message = {
         text: payload.text,
+        ...(prompt !== null ? { prompt } : {}),
         mentions: payload.mentions,
         skills: payload.skills,
         chats: payload.chats,
@@ -217,15 +223,16 @@ export function createHandlers(core: HostCore): HandlerTable {
     },
 
     // Turns and forks ---------------------------------------------------------------------------
-    'chat.turnDiff': (payload) => {
-      const turn = core.session(payload.chatId).thread.get(payload.turnId);
+    'chat.turnDiff': async (payload) => {
+      const session = core.session(payload.chatId);
+      const turn = session.thread.get(payload.turnId);
       if (turn?.kind !== 'turn') throw new ProtocolError('turn-not-found', `No turn ${payload.turnId} in this chat`);
-      return { diff: turn.checkpointDiff ?? null };
+      return { diff: await turnDiff(core, session, turn) };
     },
-    'chat.fork': unsupported('fork chats'),
-    'chat.forkInfo': unsupported('fork chats'),
-    'chat.continueOn': unsupported('continue chats on another account'),
-    'chat.summarize': unsupported('summarize chats'),
+    'chat.fork': (payload, client) => forkChat(core, payload, client?.preferences),
+    'chat.forkInfo': (payload) => forkInfo(core, payload.chatId, payload.turnId),
+    'chat.continueOn': (payload) => continueOn(core, payload.chatId, payload.account),
+    'chat.summarize': (payload) => summarize(core, payload.chatId),
 
     // Delegated work ----------------------------------------------------------------------------
     'chat.subagent': (payload) => {
@@ -322,15 +329,15 @@ function readCursor(cursor: string, session: ChatSession): number {
   throw new ProtocolError('history-expired', 'That history page is no longer available; attach again');
 }
 
-/** Uploads become files before anything else sees them: threads and queues carry paths, never bytes. */
-async function storeUploads(core: HostCore, chatId: string, uploads: ChatAttachmentUploads): Promise<ChatAttachment[]> {
-  const out: ChatAttachment[] = [];
-  for (const upload of uploads) {
-    const id = newId('att');
-    const bytes = Buffer.from(upload.data, 'base64');
-    const safeName = upload.name.replace(/[/\\\0]/g, '_').replace(/^\.+/, '_').slice(0, 120);
-    const file = await core.store.writeAttachment(chatId, `${id}-${safeName}`, bytes);
-    out.push({ id, name: upload.name, mime: upload.mime, size: bytes.length, path: file });
+/**
+ * What a turn changed: between the work tree's snapshots around it (so far, for a running turn),
+ * else what its backend reported; null when neither exists.
+ */
+async function turnDiff(core: HostCore, session: ChatSession, turn: ChatTurnItem): Promise<ChatCheckpointDiff | null> {
+  if (turn.checkpoint) {
+    const after = turn.checkpointAfter ?? (turn.state === 'running' ? await core.checkpoints.take(session.chatId, session.info.cwd) : null);
+    const diff = after ? await core.checkpoints.diff(session.info.cwd, turn.checkpoint, after) : null;
+    if (diff) return diff;
   }
-  return out;
+  return turn.checkpointDiff ?? null;
 }

@@ -25,6 +25,7 @@ import type {
   RuntimeMode,
 } from '../../contracts/index.ts';
 import type { Provider, ProviderOutput, ProviderSession, TurnInput } from '../providers/provider.ts';
+import { turnImages } from './attachments.ts';
 import { ChatLog } from './chat-log.ts';
 import { isPendingRequest, requestSummaries } from './requests.ts';
 import type { ChatRecord, ChatStore, LogEntry } from './store.ts';
@@ -42,6 +43,13 @@ export interface ChatHost {
   warn(message: string): void;
   /** The account a chat runs under: its config folder and variables (absent = the CLI's default). */
   accountFor?(kind: AgentKind, accountId: string): { home?: string; env?: Record<string, string> } | undefined;
+  /**
+   * A snapshot of the git work tree `cwd` is in (see checkpoints.ts): its tree id, or null when git
+   * could not take one; never rejects. Answers null at once (no promise) outside any git work tree.
+   */
+  checkpoint?(chatId: string, cwd: string): Promise<string | null> | null;
+  /** Whether another chat continues the same backend session (a fork not yet branched). */
+  sessionShared?(chatId: string, agentSessionId: string): boolean;
 }
 
 export interface ChatSessionOptions {
@@ -56,6 +64,8 @@ export interface ChatSessionOptions {
 /** A message on its way into a turn: sent now, or taken from the queue. */
 export interface OutgoingMessage {
   text: string;
+  /** What the backend gets instead of `text` (a fork's transcript first); the thread shows `text`. Not kept in a queue. */
+  prompt?: string;
   turnId?: string;
   mentions?: string[];
   skills?: string[];
@@ -65,6 +75,8 @@ export interface OutgoingMessage {
 
 interface ActiveTurn {
   id: string;
+  /** The backend has the turn (it waits for the work-tree checkpoint before that). */
+  started: boolean;
   costUsd: number;
   /** The assistant item text is streaming into, if any, and the subagent writing it (null: the agent itself). */
   reply: string | null;
@@ -222,14 +234,29 @@ export class ChatSession {
     const turnId = message.turnId ?? newId('turn');
     const now = Date.now();
     this.failed = false;
-    this.turn = { id: turnId, costUsd: 0, reply: null, replyParent: null, thought: null, tools: new Map() };
+    const turn: ActiveTurn = { id: turnId, started: false, costUsd: 0, reply: null, replyParent: null, thought: null, tools: new Map() };
+    this.turn = turn;
     this.upsert({ id: newId('msg'), kind: 'user', createdAt: now, turnId, ...messageParts(message) });
     this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0 });
     this.updateInfo({ limit: undefined });
-    try {
-      this.openDriver().startTurn(turnInput(message, turnId), (output) => this.onOutput(turnId, output));
-    } catch (error) {
-      this.finish('error', `The agent could not start: ${describe(error)}`);
+    const start = (): void => {
+      turn.started = true;
+      try {
+        this.openDriver().startTurn(turnInput(message, turnId), (output) => this.onOutput(turnId, output));
+      } catch (error) {
+        this.finish('error', `The agent could not start: ${describe(error)}`);
+      }
+    };
+    // In a git work tree the backend gets the turn once the tree is snapshotted, before it can touch it.
+    const checkpoint = this.options.host.checkpoint?.(this.chatId, this.info.cwd) ?? null;
+    if (!checkpoint) start();
+    else {
+      void checkpoint.then((tree) => {
+        if (this.turn !== turn || this.closed) return; // cancelled or shut down meanwhile
+        const item = this.thread.get(turnId);
+        if (tree && item?.kind === 'turn') this.upsert({ ...item, checkpoint: tree });
+        start();
+      });
     }
     return turnId;
   }
@@ -254,6 +281,7 @@ export class ChatSession {
       selection: info.selection,
       account: info.account,
       agentSessionId: info.agentSessionId,
+      ...(info.agentSessionId && this.options.host.sessionShared?.(this.chatId, info.agentSessionId) ? { forkSession: true } : {}),
       ...(account?.home ? { accountHome: account.home } : {}),
       ...(account?.env ? { accountEnv: account.env } : {}),
     });
@@ -264,7 +292,7 @@ export class ChatSession {
   /** Hands `message` to the running turn if the backend can take it; answers whether it did. */
   steer(message: OutgoingMessage): boolean {
     const turn = this.turn;
-    if (!turn || !this.driver?.steer || !this.provider?.canSteer) return false;
+    if (!turn || !turn.started || !this.driver?.steer || !this.provider?.canSteer) return false;
     if (!this.driver.steer(turnInput(message, turn.id))) return false;
     this.closeStreams();
     this.upsert({ id: newId('msg'), kind: 'user', createdAt: Date.now(), turnId: turn.id, ...messageParts(message) });
@@ -381,7 +409,10 @@ export class ChatSession {
       this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: 'warning', text: notResumedNote(reason) });
     }
     this.settleOpen();
-    for (const turn of running) this.upsert({ ...turn, state: 'aborted', endedAt: now });
+    for (const turn of running) {
+      this.upsert({ ...turn, state: 'aborted', endedAt: now });
+      this.checkpointAfter(turn.id);
+    }
     this.updateInfo();
     this.deliverNext();
     return running.length > 0;
@@ -625,7 +656,21 @@ export class ChatSession {
       ...(pauseQueue ? { queuePaused: true } : {}),
       ...(limit ? { limit } : {}),
     });
+    // Asked before the next turn's "before", so the two are taken in order.
+    this.checkpointAfter(turn.id);
     this.deliverNext();
+  }
+
+  /** The work tree once a turn settled, beside the one it started from (`chat.turnDiff` diffs the two). */
+  private checkpointAfter(turnId: string): void {
+    const item = this.thread.get(turnId);
+    if (item?.kind !== 'turn' || !item.checkpoint) return;
+    const epoch = this.epoch;
+    void this.options.host.checkpoint?.(this.chatId, this.info.cwd)?.then((tree) => {
+      const current = this.thread.get(turnId);
+      if (!tree || this.closed || this.epoch !== epoch || current?.kind !== 'turn') return;
+      this.upsert({ ...current, checkpointAfter: tree });
+    });
   }
 
   /**
@@ -732,7 +777,9 @@ function messageParts(message: OutgoingMessage): Pick<ChatQueuedMessage, 'text' 
 }
 
 function turnInput(message: OutgoingMessage, turnId: string): TurnInput {
-  return { turnId, text: message.text, attachments: message.attachments ?? [], mentions: message.mentions };
+  const attachments = message.attachments ?? [];
+  const images = turnImages(attachments);
+  return { turnId, text: message.prompt ?? message.text, attachments, mentions: message.mentions, ...(images.length > 0 ? { images } : {}) };
 }
 
 export function newId(prefix: string): string {

@@ -41,7 +41,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { AgentKind, ModelSelection, ProviderInfo } from '../../contracts/index.ts';
 import { readJsonFile } from '../disk.ts';
-import type { Provider, ProviderChatContext, ProviderEmit, ProviderSession, TurnInput } from './provider.ts';
+import type { Provider, ProviderChatContext, ProviderEmit, ProviderForkRequest, ProviderSession, TurnInput } from './provider.ts';
 
 const delayMs = z.int().min(0).max(60_000).default(0);
 const deltas = z.int().min(1).max(100_000).default(1);
@@ -192,6 +192,11 @@ export class ScriptProvider implements Provider {
 
   open(context: ProviderChatContext): ProviderSession {
     return new ScriptSession(this.script, context);
+  }
+
+  /** A scripted conversation holds nothing to copy: a fork simply gets a session of its own. */
+  async fork(_request: ProviderForkRequest): Promise<string> {
+    return `script-${token()}`;
   }
 }
 

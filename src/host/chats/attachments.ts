@@ -1,0 +1,88 @@
+// The attachment store: what `chat.send` uploads become before anything else sees them. Each upload
+// is decoded once and written under the chat's attachment folder by its content hash (the same image
+// sent twice is one file), so threads and queues carry paths, never bytes. A turn's backend gets the
+// paths and mime types, and for images also the bytes (base64), read when the turn starts, so a
+// driver can hand them to its CLI as image input.
+import { createHash, randomBytes } from 'node:crypto';
+import { access, copyFile, mkdir, readdir } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { attachmentImageMime } from '../../contracts/index.ts';
+import type { ChatAttachment, ChatAttachmentUploads, ChatItem } from '../../contracts/index.ts';
+import { replaceFile } from '../disk.ts';
+import type { TurnImage } from '../providers/provider.ts';
+import type { ChatStore } from './store.ts';
+
+export class AttachmentStore {
+  private readonly store: ChatStore;
+
+  constructor(store: ChatStore) {
+    this.store = store;
+  }
+
+  /** Decodes and stores uploads (already checked against the uploads schema); answers them as stored. */
+  async save(chatId: string, uploads: ChatAttachmentUploads): Promise<ChatAttachment[]> {
+    if (uploads.length === 0) return [];
+    const dir = this.store.attachmentDir(chatId);
+    await mkdir(dir, { recursive: true });
+    return Promise.all(uploads.map(async (upload): Promise<ChatAttachment> => {
+      const bytes = Buffer.from(upload.data, 'base64');
+      const file = path.join(dir, `${createHash('sha256').update(bytes).digest('hex').slice(0, 40)}${extensionOf(upload.name)}`);
+      // Written whole or not at all, so a file already there is always complete and can be reused.
+      if (!(await exists(file))) await replaceFile(file, bytes);
+      return { id: `att-${randomBytes(9).toString('base64url')}`, name: upload.name, mime: upload.mime, size: bytes.length, path: file };
+    }));
+  }
+
+  /**
+   * Copies a chat's files (uploads and visual pages) to another chat (a fork) and answers `items`
+   * with the attachment paths moved to the copies: the fork keeps its files when the original is
+   * cleared or killed.
+   */
+  async copy(fromChatId: string, toChatId: string, items: ChatItem[]): Promise<ChatItem[]> {
+    const from = this.store.attachmentDir(fromChatId);
+    const to = this.store.attachmentDir(toChatId);
+    let names: string[];
+    try {
+      names = await readdir(from);
+    } catch {
+      return items; // nothing stored
+    }
+    await mkdir(to, { recursive: true });
+    await Promise.all(names.filter((name) => !name.endsWith('.tmp')).map((name) => copyFile(path.join(from, name), path.join(to, name))));
+    const moved = (attachment: ChatAttachment): ChatAttachment => (path.dirname(attachment.path) === from
+      ? { ...attachment, path: path.join(to, path.basename(attachment.path)) }
+      : attachment);
+    return items.map((item) => (item.kind === 'user' && item.attachments?.length ? { ...item, attachments: item.attachments.map(moved) } : item));
+  }
+}
+
+/** The images among `attachments`, with their bytes, for a backend that takes images inline. Unreadable files are left out. */
+export function turnImages(attachments: readonly ChatAttachment[]): TurnImage[] {
+  const out: TurnImage[] = [];
+  for (const attachment of attachments) {
+    const mime = attachmentImageMime(attachment);
+    if (!mime) continue;
+    try {
+      out.push({ attachmentId: attachment.id, path: attachment.path, mime, data: readFileSync(attachment.path).toString('base64') });
+    } catch {
+      // removed since (a clear): the backend still gets the path and can say it is gone
+    }
+  }
+  return out;
+}
+
+/** A short, safe extension from the upload's name (the CLI may judge a file by it). */
+function extensionOf(name: string): string {
+  const match = /\.([A-Za-z0-9]{1,10})$/.exec(name);
+  return match ? `.${match[1].toLowerCase()}` : '';
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
