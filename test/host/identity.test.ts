@@ -2,7 +2,12 @@ import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
+import { Outbox } from '../../src/host/link/outbox.ts';
+import { RelayLink } from '../../src/host/link/relay-link.ts';
+import { until } from './harness.ts';
 import { HOST_TOKEN_AUDIENCE } from '../../src/contracts/hosts.ts';
 import { hostTokenSigner, identityFile, newHostKey, readHostIdentity, writeHostIdentity } from '../../src/host/identity.ts';
 import { relayBase } from '../../src/host/pairing.ts';
@@ -44,6 +49,37 @@ describe('host identity', () => {
     expect(again.payload.jti).not.toBe(payload.jti);
     const other = await newHostKey();
     await expect(jwtVerify(first, await importJWK(other.publicJwk, 'EdDSA'))).rejects.toThrow(/signature/);
+  });
+
+  it('presents a fresh host JWT on every reconnect of the link', async () => {
+    const key = await newHostKey();
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    const seen: string[] = [];
+    server.on('connection', (socket, request) => {
+      seen.push(request.headers.authorization ?? '');
+      if (seen.length === 1) socket.close(1011, 'drop the first one');
+    });
+    const outbox = Outbox.open(fresh());
+    const link = new RelayLink({
+      relayUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hostId: 'h_link', outbox, version: 'test',
+      token: hostTokenSigner({ hostId: 'h_link', privateJwk: key.privateJwk }),
+      onRequest: async () => ({}), backoffBaseMs: 10, backoffMaxMs: 20,
+    });
+    try {
+      link.start();
+      await until(() => seen.length >= 2, 'a reconnect');
+      const [first, second] = seen.map((h) => h.replace(/^Bearer /, ''));
+      expect(first).not.toBe(second);
+      const publicKey = await importJWK(key.publicJwk, 'EdDSA');
+      for (const token of [first!, second!]) {
+        expect((await jwtVerify(token, publicKey, { audience: HOST_TOKEN_AUDIENCE, subject: 'h_link' })).protectedHeader.kid).toBe('h_link');
+      }
+    } finally {
+      await link.close();
+      outbox.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('keeps a relay URL as its http(s) base', () => {
