@@ -8,6 +8,7 @@ import { accessConfigured, verifyAccessAssertion, userForEmail } from '../auth/e
 import { finishSignIn, issueLoginCode, oidcConfigured, startSignIn, takeLoginCode, takeState } from '../auth/oidc.ts';
 import { LIMITS, rateLimit } from '../auth/rate-limit.ts';
 import { createSession } from '../auth/sessions.ts';
+import { record } from '../db/audit.ts';
 import type { Env } from '../env.ts';
 import { parseBody } from './body.ts';
 import { appOrigins, clientIp } from './identity.ts';
@@ -26,17 +27,29 @@ external.use('/oidc/*', async (c, next) => {
 
 const perIp = rateLimit('signin', LIMITS.signin, (c) => { const ip = clientIp(c); return [ip && `ip:${ip}`]; });
 
-function sessionFor(c: Context<{ Bindings: Env }>, userId: string, method: 'access' | 'oidc') {
-  return createSession(c.env, userId, method, { ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
+/** A session for someone a provider vouched for, recorded in the audit log like a password sign-in. */
+async function signIn(c: Context<{ Bindings: Env }>, userId: string, method: 'access' | 'oidc') {
+  const session = await createSession(c.env, userId, method, { ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
+  await record(c.env, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method } });
+  return { userId, ...session };
+}
+
+/** A refused provider sign-in, recorded (never the token) before the refusal goes out. */
+async function refused<T>(c: Context<{ Bindings: Env }>, method: 'access' | 'oidc', attempt: Promise<T>): Promise<T> {
+  try {
+    return await attempt;
+  } catch (error) {
+    await record(c.env, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method, why: error instanceof ProtocolError ? error.message : 'error' } });
+    throw error;
+  }
 }
 
 // The app, once behind Access, trades the assertion Access added to its request for a session, once.
 external.post('/access', perIp, async (c) => {
   const assertion = c.req.header('Cf-Access-Jwt-Assertion');
   if (!assertion) throw new ProtocolError('unauthorized', 'No Cf-Access-Jwt-Assertion header: is this relay behind Cloudflare Access?');
-  const email = await verifyAccessAssertion(c.env, assertion);
-  const userId = await userForEmail(c.env.DB, email, null);
-  return c.json({ userId, ...(await sessionFor(c, userId, 'access')) });
+  const userId = await refused(c, 'access', verifyAccessAssertion(c.env, assertion).then((email) => userForEmail(c.env.DB, email, null)));
+  return c.json(await signIn(c, userId, 'access'));
 });
 
 /**
@@ -76,7 +89,7 @@ external.get('/oidc/callback', async (c) => {
   const code = c.req.query('code');
   if (providerError || !code) return back({ 'login-error': `The sign-in provider said: ${providerError ?? 'no code'}` });
   try {
-    const userId = await finishSignIn(c.env, code, started);
+    const userId = await refused(c, 'oidc', finishSignIn(c.env, code, started));
     return back({ login: await issueLoginCode(c.env, userId) });
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
@@ -87,5 +100,5 @@ external.get('/oidc/callback', async (c) => {
 external.post('/oidc/exchange', async (c) => {
   const { code } = await parseBody(c, z.object({ code: z.string().min(1).max(200) }));
   const userId = await takeLoginCode(c.env, code);
-  return c.json({ userId, ...(await sessionFor(c, userId, 'oidc')) });
+  return c.json(await signIn(c, userId, 'oidc'));
 });
