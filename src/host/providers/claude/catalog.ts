@@ -23,12 +23,12 @@ export const CLAUDE_MODELS: ModelCatalogData = ModelCatalogDataSchema.parse({
   updatedAt: '2026-11-30T00:00:00Z',
   defaultModel: 'opus',
   profiles: {
-    long: { options: [effort], contextWindowTokens: { '*': 1_000_000 } },
     standard: { options: [effort], contextWindowTokens: { '*': 200_000 } },
     small: { options: [], contextWindowTokens: { '*': 200_000 } },
   },
   models: [
-    { slug: 'opus', name: 'Opus', profile: 'long', aliases: ['claude-opus-4-8', 'claude-opus-4-8[1m]'] },
+    // The CLI's own default is the 1M-context variant (`claude-opus-4-8[1m]`); `--model opus` runs 200k.
+    { slug: 'opus', name: 'Opus', profile: 'standard', aliases: ['claude-opus-4-8', 'claude-opus-4-8[1m]'] },
     { slug: 'sonnet', name: 'Sonnet', profile: 'standard', aliases: ['claude-sonnet-5'] },
     { slug: 'fable', name: 'Fable', profile: 'standard', aliases: ['claude-fable-5'] },
     { slug: 'haiku', name: 'Haiku', profile: 'small', aliases: ['claude-haiku-4-5'] },

@@ -1,0 +1,165 @@
+// The Claude Code driver with the real `claude` binary (the pinned devDependency) against the
+// scripted model server on loopback: one process kept across turns, approvals and questions
+// answered over the control channel, an interrupt mid-tool, images as content blocks, resume and
+// fork by session id.
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
+import type { ProviderOutput, ProviderSession } from '../../src/host/providers/provider.ts';
+import type { AnthropicServer } from '../support/anthropic-server.ts';
+import { toolResults } from '../support/anthropic-server.ts';
+import { CLAUDE_BIN, startScenario } from './claude-scenario.ts';
+
+let server: AnthropicServer;
+let provider: ClaudeProvider;
+let cwd: string;
+const sessions: ProviderSession[] = [];
+
+beforeAll(async () => {
+  const scenario = await startScenario();
+  server = scenario.server;
+  provider = new ClaudeProvider({ command: CLAUDE_BIN, env: scenario.env });
+  cwd = mkdtempSync(path.join(tmpdir(), 'tether-claude-cwd-'));
+});
+
+afterAll(async () => {
+  await Promise.all(sessions.map((s) => s.kill()));
+  await server?.close();
+});
+
+function open(agentSessionId: string | null = null, forkSession = false): ProviderSession {
+  const session = provider.open({
+    chatId: 'c1', cwd, runtimeMode: 'supervised', selection: provider.normalizeSelection(undefined), agentSessionId, forkSession,
+  });
+  sessions.push(session);
+  return session;
+}
+
+/** A turn's outputs as they come, and a wait for one that matches. */
+class TurnOutputs {
+  readonly outputs: ProviderOutput[] = [];
+  private waiters: Array<{ test: (o: ProviderOutput) => boolean; resolve: (o: ProviderOutput) => void }> = [];
+
+  readonly emit = (output: ProviderOutput): void => {
+    this.outputs.push(output);
+    this.waiters = this.waiters.filter((w) => (w.test(output) ? (w.resolve(output), false) : true));
+  };
+
+  waitFor<T extends ProviderOutput['type']>(type: T): Promise<Extract<ProviderOutput, { type: T }>> {
+    const seen = this.outputs.find((o) => o.type === type);
+    if (seen) return Promise.resolve(seen as Extract<ProviderOutput, { type: T }>);
+    return new Promise((resolve) => this.waiters.push({ test: (o) => o.type === type, resolve: resolve as (o: ProviderOutput) => void }));
+  }
+
+  of<T extends ProviderOutput['type']>(type: T): Extract<ProviderOutput, { type: T }>[] {
+    return this.outputs.filter((o): o is Extract<ProviderOutput, { type: T }> => o.type === type);
+  }
+}
+
+function turn(session: ProviderSession, text: string, attachments: Parameters<ProviderSession['startTurn']>[0]['attachments'] = []): TurnOutputs {
+  const outputs = new TurnOutputs();
+  session.startTurn({ turnId: `t-${Math.random()}`, text, attachments }, outputs.emit);
+  return outputs;
+}
+
+// Each process start of the real CLI takes a second or more on a busy machine.
+describe('Claude Code driver with the real CLI', { timeout: 60_000 }, () => {
+  let session: ProviderSession;
+  let sessionId = '';
+
+  it('runs a turn: session, thinking, text, cost and context, done; the process stays for the next', async () => {
+    session = open();
+    const first = turn(session, 'KW-HELLO');
+    expect(await first.waitFor('turn-end')).toEqual({ type: 'turn-end', state: 'done' });
+    const [announced] = first.of('session');
+    expect(announced).toMatchObject({ permissionMode: 'default', effectiveRuntimeMode: 'supervised' });
+    sessionId = announced.agentSessionId;
+    expect(first.of('thinking').map((o) => o.text).join('')).toBe('The user greets me; I answer briefly.');
+    expect(first.of('text').map((o) => o.text).join('')).toBe('Hello! How can I help today?');
+    // `--model opus` runs the 200k-context Opus; the context is the last request's input, cache and output.
+    expect(first.of('usage')[0]).toMatchObject({ contextTokens: 2030, contextWindow: 200_000 });
+    expect(first.of('usage')[0].costUsd).toBeGreaterThan(0);
+    expect(session.running).toBe(true);
+  });
+
+  it('asks for approval; allow runs the real tool', async () => {
+    const outputs = turn(session, 'KW-APPROVE');
+    const approval = await outputs.waitFor('approval');
+    expect(approval).toMatchObject({ toolName: 'Bash', canAllowAlways: true });
+    session.answerApproval(approval.requestId, 'allow');
+    expect(await outputs.waitFor('turn-end')).toEqual({ type: 'turn-end', state: 'done' });
+    expect(outputs.of('tool-end')[0]).toMatchObject({ error: false });
+    expect(existsSync(path.join(cwd, 'probe', 'stamp.txt'))).toBe(true);
+  });
+
+  it('a denial reaches the model with its reason', async () => {
+    writeFileSync(path.join(cwd, 'probe', 'stamp.txt'), 'kept');
+    const outputs = turn(session, 'KW-APPROVE again');
+    const approval = await outputs.waitFor('approval');
+    session.answerApproval(approval.requestId, 'deny', 'Not on a Friday');
+    await outputs.waitFor('turn-end');
+    expect(outputs.of('tool-end')[0]).toMatchObject({ error: true });
+    const refused = server.conversation.flatMap((r) => [...toolResults(r).values()]).find((r) => r.isError);
+    expect(refused?.text).toContain('Not on a Friday');
+  });
+
+  it('a question is answered back by question text', async () => {
+    const outputs = turn(session, 'KW-QUESTION');
+    const question = await outputs.waitFor('question');
+    expect(question.questions[0]).toMatchObject({ id: 'q1', question: 'Which color?' });
+    session.answerQuestion(question.requestId, { q1: 'Blue' });
+    await outputs.waitFor('turn-end');
+    expect(outputs.of('text').map((o) => o.text).join('')).toContain('"Which color?"="Blue"');
+  });
+
+  it('an interrupt mid-tool leaves nothing of that turn for the next one', async () => {
+    const sleeping = turn(session, 'KW-SLEEP');
+    await sleeping.waitFor('tool-start');
+    session.interrupt();
+    const next = turn(session, 'KW-HELLO');
+    expect(await next.waitFor('turn-end')).toEqual({ type: 'turn-end', state: 'done' });
+    expect(next.of('tool-end')).toEqual([]);
+    expect(next.of('text').map((o) => o.text).join('')).toBe('Hello! How can I help today?');
+    expect(sleeping.of('turn-end')).toEqual([]);
+  });
+
+  it('hands an image to the CLI as an image block', async () => {
+    const image = path.join(cwd, 'dot.png');
+    // A 1×1 PNG.
+    writeFileSync(image, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+    const outputs = turn(session, 'KW-IMAGE', [{ id: 'a1', name: 'dot.png', mime: 'image/png', size: 70, path: image }]);
+    await outputs.waitFor('turn-end');
+    expect(outputs.of('text').map((o) => o.text).join('')).toBe('I see an image.');
+  });
+
+  it('resumes the conversation by session id in a new process, and forks it under a new id', async () => {
+    await session.kill();
+    expect(session.running).toBe(false);
+    const resumed = open(sessionId);
+    const again = turn(resumed, 'KW-HELLO');
+    await again.waitFor('turn-end');
+    expect(again.of('session')[0].agentSessionId).toBe(sessionId);
+    // The model saw the earlier turns.
+    expect(server.conversation.at(-1)!.body.messages.length).toBeGreaterThan(4);
+    await resumed.kill();
+
+    const forked = open(sessionId, true);
+    const branch = turn(forked, 'KW-HELLO');
+    await branch.waitFor('turn-end');
+    const forkId = branch.of('session')[0].agentSessionId;
+    expect(forkId).not.toBe(sessionId);
+    // Once forked, a new process resumes the fork, not the original.
+    const second = turn(forked, 'KW-HELLO');
+    await second.waitFor('turn-end');
+    expect(second.of('session')[0].agentSessionId).toBe(forkId);
+  });
+
+  it('lists itself with its version and models', () => {
+    const info = provider.info();
+    expect(info).toMatchObject({ kind: 'claude', installed: true, version: '2.1.197', defaultModel: 'opus' });
+    expect(provider.normalizeSelection({ model: 'claude-sonnet-5', options: { effort: 'turbo', extra: true } })).toEqual({ model: 'sonnet', options: { effort: 'high' } });
+    expect(new ClaudeProvider({ command: '/nonexistent/claude' }).info()).toMatchObject({ installed: false, version: null, models: [] });
+  });
+});

@@ -1,0 +1,79 @@
+// The scripted model behind the tests that run the real `claude` binary: each user message names
+// what the model does with a keyword (the last one wins, since the CLI folds a message whose turn
+// failed into the next one), and tool results get a short reply quoting them.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  AnthropicServer,
+  firstUserText,
+  hasImage,
+  lastUserText,
+  toolResults,
+  type MessagesRequest,
+  type ScriptedReply,
+} from '../support/anthropic-server.ts';
+
+export const CLAUDE_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/claude');
+const SUBAGENT_MARK = 'SUBAGENT-PROMPT';
+
+export function scenarioReply(request: MessagesRequest): ScriptedReply {
+  const results = toolResults(request);
+  if (firstUserText(request).includes(SUBAGENT_MARK)) {
+    // The subagent runs one command, then reports.
+    return results.size > 0
+      ? { blocks: [{ type: 'text', text: 'Subagent report: found 3 files.' }] }
+      : { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo sub-echo', description: 'List from the subagent' } }] };
+  }
+  // A keyword first: after an interrupt the refused tool's result shares a message with the next ask.
+  const keyword = [...lastUserText(request).matchAll(/KW-([A-Z]+)/g)].at(-1)?.[1];
+  if (!keyword && results.size > 0) {
+    const said = [...results.values()].map((r) => `${r.isError ? 'refused: ' : ''}${r.text}`).join(' | ');
+    return { blocks: [{ type: 'text', text: `Tool said: ${said}` }], usage: { input_tokens: 300, output_tokens: 40 } };
+  }
+  switch (keyword) {
+    case 'APPROVE':
+      return { blocks: [{ type: 'text', text: 'Making the probe.' }, { type: 'tool_use', name: 'Bash', input: { command: 'mkdir -p probe && date > probe/stamp.txt', description: 'Make a probe' } }] };
+    case 'QUESTION':
+      return {
+        blocks: [{
+          type: 'tool_use',
+          name: 'AskUserQuestion',
+          input: { questions: [{ question: 'Which color?', header: 'Color', multiSelect: false, options: [{ label: 'Red', description: 'warm' }, { label: 'Blue', description: 'cool' }] }] },
+        }],
+      };
+    case 'TASK':
+      return { blocks: [{ type: 'tool_use', name: 'Task', input: { description: 'Find files', prompt: `${SUBAGENT_MARK}: list the files`, subagent_type: 'general-purpose' } }] };
+    case 'SLEEP':
+      return { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 30', description: 'Wait a while' } }] };
+    case 'LIMIT':
+      // x-should-retry: false keeps the CLI from retrying, so the turn ends at once.
+      return { status: 429, errorType: 'rate_limit_error', message: 'Rate limited', headers: { 'x-should-retry': 'false', 'retry-after': '3600' } };
+    case 'IMAGE':
+      return { blocks: [{ type: 'text', text: hasImage(request) ? 'I see an image.' : 'I see no image.' }] };
+    default:
+      return {
+        blocks: [{ type: 'thinking', thinking: 'The user greets me; I answer briefly.' }, { type: 'text', text: 'Hello! How can I help today?' }],
+        usage: { input_tokens: 1200, output_tokens: 30, cache_read_input_tokens: 800 },
+      };
+  }
+}
+
+/** The model server and a throwaway home for the CLI (its config folder and HOME, so no profile of this machine is read). */
+export async function startScenario(): Promise<{ server: AnthropicServer; home: string; env: Record<string, string> }> {
+  const server = await AnthropicServer.start({ reply: scenarioReply });
+  const home = mkdtempSync(path.join(tmpdir(), 'tether-claude-home-'));
+  return { server, home, env: claudeTestEnv(server, home) };
+}
+
+export function claudeTestEnv(server: AnthropicServer, home: string): Record<string, string> {
+  return {
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: 'sk-scripted',
+    CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+    HOME: home,
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+}
