@@ -28,8 +28,9 @@ export async function setup(project: TestProject): Promise<void> {
   const signInVars = {
     ACCESS_TEAM_DOMAIN: idp.url, ACCESS_AUD: IDP_ACCESS_AUD,
     OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: IDP_CLIENT_ID, OIDC_CLIENT_SECRET: IDP_CLIENT_SECRET,
-    // Every e2e sign-in comes from one IP; the limits themselves are tested in test/relay/rate-limits.test.ts.
-    RATE_SIGNIN: '1000/60', RATE_PAIRING: '1000/60',
+    // wrangler dev gives every request CF-Connecting-IP 127.0.0.1, so all e2e sign-ins, pairings and
+    // tickets share one IP's buckets; the limits themselves are tested in test/relay/rate-limits.test.ts.
+    RATE_SIGNIN: '1000/60', RATE_PAIRING: '1000/60', RATE_TICKETS: '1000/60',
   };
   relay = await startLocalRelay({ persistTo: state, vars: { ...signInVars, TETHER_TOKEN_SECRET: E2E_SECRET, HOST_TIMEOUT_MS: '10000' }, quiet: true });
   project.provide('relayUrl', relay.url);
