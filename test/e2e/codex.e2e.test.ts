@@ -92,6 +92,7 @@ describe('Codex through the host, the relay and a client', () => {
     expect(kinds).toEqual(expect.arrayContaining(['user', 'thinking', 'assistant', 'turn']));
     expect(inTurn(turnId).find((i) => i.kind === 'assistant')!.text).toBe('Hello from the scripted model.');
     expect(inTurn(turnId).find((i) => i.kind === 'thinking')!.text).toBe('A greeting; answer briefly.');
+    await until(() => info().usage.turns === 1, 'the settled info');
     const now = info();
     expect(now.usage).toMatchObject({ contextTokens: 1240, contextWindow: 190000, costUsd: 0 });
     expect(now.effectiveRuntimeMode).toBe('auto-accept-edits');
@@ -104,7 +105,7 @@ describe('Codex through the host, the relay and a client', () => {
     await until(() => inTurn(turnId).find((i) => i.kind === 'approval' && i.decision === 'pending'), 'the approval');
     const approval = inTurn(turnId).find((i) => i.kind === 'approval')!;
     expect(approval).toMatchObject({ toolName: 'Bash', input: { command: 'echo built > build.txt' }, canAllowAlways: true });
-    expect(info().requests?.[0]).toMatchObject({ kind: 'approval', requestId: approval.requestId });
+    await until(() => info().requests?.[0]?.requestId === approval.requestId, 'the approval in the chat\'s requests');
     await client.socket.request('chat.approve', { chatId: CHAT, requestId: approval.requestId, decision: 'allow' });
     await until(settled(turnId), 'the build turn');
     const tool = inTurn(turnId).find((i) => i.kind === 'tool')!;
@@ -130,6 +131,7 @@ describe('Codex through the host, the relay and a client', () => {
     await until(settled(turnId), 'the limited turn');
     const turn = turns().find((t) => t.id === turnId)!;
     expect(turn).toMatchObject({ state: 'error', limit: { kind: 'usage', resetsAt: RESET_AT_SECONDS * 1000 } });
+    await until(() => info().limit, 'the limit on the chat');
     expect(info().limit).toEqual({ kind: 'usage', resetsAt: RESET_AT_SECONDS * 1000 });
     expect(inTurn(turnId).find((i) => i.kind === 'note' && i.level === 'error')!.text).toMatch(/usage limit/);
   });
@@ -143,6 +145,7 @@ describe('Codex through the host, the relay and a client', () => {
     await client.socket.request('chat.cancel', { chatId: CHAT });
     await until(settled(turnId), 'the interrupted turn');
     expect(turns().find((t) => t.id === turnId)!.state).toBe('aborted');
+    await until(() => info().activeTurnId === null, 'the settled info');
     expect(info()).toMatchObject({ effectiveRuntimeMode: 'full-access', agentSessionId: before });
     // The thread goes on after the interrupt.
     const next = await send('hello there');
