@@ -17,6 +17,7 @@ import {
   AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, ProtocolError, Thread, toWireError,
   type ChatAttachResult, type ChatEvent, type ChatInfo, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
+import { roleIn, standingIn } from '../auth/access.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
 import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 import type { Env } from '../env.ts';
@@ -128,9 +129,15 @@ export class ChatRoom extends ClientSockets {
     this.name(hostId, chatId);
     const sockets = this.clients();
     const text = presenceFrame(hostId, online, at);
-    // Only to whom may read the chat: a socket may have opened before its host was known to the relay.
-    const roles = await Promise.all(sockets.map((ws) => this.access.roleOf(this.attachmentOf(ws).identity, hostId, chatId).catch(() => null)));
-    sockets.forEach((ws, i) => { if (roles[i]) send(ws, text); });
+    // Only to whom may read the chat: a socket may have opened before its host was known to the relay,
+    // and one whose person may not read it (now that the host is known) is closed.
+    const standings = await Promise.all(sockets.map((ws) => this.access.view(this.attachmentOf(ws).identity, hostId)
+      .then((view) => ({ standing: standingIn(view, chatId), reads: roleIn(view, chatId) !== null }), () => null)));
+    sockets.forEach((ws, i) => {
+      const seen = standings[i];
+      if (seen && seen.standing !== 'keep') this.expel(ws, seen.standing);
+      else if (seen?.reads) send(ws, text);
+    });
     return sockets.length > 0;
   }
 
