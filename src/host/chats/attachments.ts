@@ -15,6 +15,8 @@ import type { ChatStore } from './store.ts';
 
 export class AttachmentStore {
   private readonly store: ChatStore;
+  /** Writes under way by file: the same bytes sent twice at once are written once. */
+  private readonly writing = new Map<string, Promise<void>>();
 
   constructor(store: ChatStore) {
     this.store = store;
@@ -28,10 +30,19 @@ export class AttachmentStore {
     return Promise.all(uploads.map(async (upload): Promise<ChatAttachment> => {
       const bytes = Buffer.from(upload.data, 'base64');
       const file = path.join(dir, `${createHash('sha256').update(bytes).digest('hex').slice(0, 40)}${extensionOf(upload.name)}`);
-      // Written whole or not at all, so a file already there is always complete and can be reused.
-      if (!(await exists(file))) await replaceFile(file, bytes);
+      await this.writeOnce(file, bytes);
       return { id: `att-${randomBytes(9).toString('base64url')}`, name: upload.name, mime: upload.mime, size: bytes.length, path: file };
     }));
+  }
+
+  private writeOnce(file: string, bytes: Buffer): Promise<void> {
+    let pending = this.writing.get(file);
+    if (!pending) {
+      // Written whole or not at all, so a file already there is always complete and can be reused.
+      pending = exists(file).then((there) => (there ? undefined : replaceFile(file, bytes))).finally(() => this.writing.delete(file));
+      this.writing.set(file, pending);
+    }
+    return pending;
   }
 
   /**
