@@ -1,7 +1,7 @@
 // Grants: a host's owner gives a user or a team a role on the whole host or on one chat; a chat-level
 // grantee sees only that chat everywhere the relay lists chats, and cannot make new ones.
 import { describe, expect, it } from 'vitest';
-import { FakeHost, OWNER, infoFor, until, userItem } from './peers.ts';
+import { FakeHost, OWNER, infoFor, until, userItem, visualTicket } from './peers.ts';
 import { api, chatOf, grant, lobbyOf, refusedAt, signIn, team } from './people.ts';
 
 let hosts = 0;
@@ -46,6 +46,10 @@ describe('a grant on one chat', () => {
     // A chat request for g2 sent on the lobby is refused too, by g2's room.
     expect((await lobby.client.request('chat.send', { chatId: 'g2', text: 'sneaky' })).error.code).toBe('forbidden');
     expect(host.requestsOf('chat.send').map((f) => f.payload.chatId)).toEqual(['g1']);
+
+    // Visual pages open for their chat only.
+    expect((await visualTicket(host.hostId, 'g1', 'v1', ivy.userId)).status).toBe(200);
+    expect((await visualTicket(host.hostId, 'g2', 'v1', ivy.userId)).status).toBe(403);
 
     // While the host is away, the list comes from the index: filtered the same way.
     host.disconnect();

@@ -21,7 +21,7 @@ visualPages.post('/:hostId/:chatId/:visualId/ticket', async (c) => {
   const { hostId, chatId, visualId } = c.req.param();
   const identity = { kind: 'user' as const, ...user };
   try {
-    await new HostAccess(c.env.DB).check(identity, hostId, 'chat.attach');
+    await new HostAccess(c.env.DB).check(identity, hostId, 'chat.attach', chatId);
   } catch (error) {
     return c.json({ code: 'forbidden', message: error instanceof ProtocolError ? error.message : 'forbidden' }, 403);
   }
