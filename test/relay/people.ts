@@ -10,9 +10,9 @@ export interface Person {
   sessionId: string;
 }
 
-/** A person with a fresh session (their user row is created when missing). */
-export async function signIn(userId: string): Promise<Person> {
-  const token = await userToken(userId);
+/** A person with a fresh session (their user row is created when missing; `owner`: as the relay's owner). */
+export async function signIn(userId: string, opts: { owner?: boolean } = {}): Promise<Person> {
+  const token = await userToken(userId, opts);
   return { userId, token, sessionId: String(decodeJwt(token).sid) };
 }
 
