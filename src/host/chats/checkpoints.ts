@@ -12,7 +12,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import type { ChatCheckpointDiff, ChatCheckpointFile } from '../../contracts/index.ts';
@@ -87,7 +87,7 @@ export class Checkpoints {
     // The host's own files never go into a snapshot of a repository they happen to sit in.
     const inside = path.relative(top, this.dataDir);
     const exclude = inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`:(exclude,literal)${inside}`] : [];
-    if (!(await exists(index))) await this.seed(top, index);
+    if (!existsSync(index)) await this.seed(top, index);
     try {
       await git(top, ['add', '-A', '--', '.', ...exclude], env);
     } catch {
@@ -272,15 +272,6 @@ function gitEnv(): NodeJS.ProcessEnv {
   env.GIT_OPTIONAL_LOCKS = '0';
   env.GIT_TERMINAL_PROMPT = '0';
   return env;
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function hash(text: string): string {
