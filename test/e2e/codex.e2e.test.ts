@@ -1,78 +1,47 @@
 // The real `codex app-server` (pinned @openai/codex) behind a real host process, the relay on
 // workerd and an SDK client: the model is the scripted Responses server on loopback
 // (test/host/fixtures/codex/scenario.ts), so nothing leaves this machine.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAiServer } from '../support/openai-server.ts';
 import { codexScenario, RESET_AT_SECONDS, TEST_KEY_VARIABLE, writeCodexHome } from '../host/fixtures/codex/scenario.ts';
-import { HostProcess, Peer } from './peers.ts';
+import { CliChat } from './cli-chat.ts';
+import { HostProcess } from './peers.ts';
 
-const OWNER = 'codex-owner';
-const CHAT = 'codex-chat';
 const root = path.resolve(import.meta.dirname, '../..');
-const host = new HostProcess('codex-host', OWNER);
+const chat = new CliChat(new HostProcess('codex-host', 'codex-owner'), 'codex-chat');
 const work = mkdtempSync(path.join(tmpdir(), 'tether-codex-e2e-work-'));
 let model: OpenAiServer;
-let lobby: Peer;
-let client: Peer;
 
 beforeAll(async () => {
   model = await OpenAiServer.start(codexScenario);
-  const home = path.join(host.dataDir, 'codex-home');
+  const home = path.join(chat.host.dataDir, 'codex-home');
   mkdirSync(home, { recursive: true });
   writeCodexHome(home, model.url);
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
-    providers: {
-      codex: { backend: 'codex', command: path.join(root, 'node_modules', '.bin', 'codex'), home, env: { [TEST_KEY_VARIABLE]: 'test-key' } },
-    },
-    policy: { roots: [work] },
-  }));
-  await host.start();
-  lobby = await Peer.lobby(host.hostId, OWNER);
-  await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online, 'host online');
-  await lobby.socket.request('chat.create', { chatId: CHAT, provider: 'codex', cwd: work, runtimeMode: 'auto-accept-edits' });
-  client = await Peer.chat(host.hostId, CHAT, OWNER);
-  await client.socket.request('chat.attach', { chatId: CHAT });
+  const codex = { backend: 'codex', command: path.join(root, 'node_modules', '.bin', 'codex'), home, env: { [TEST_KEY_VARIABLE]: 'test-key' } };
+  await chat.open({ providers: { codex }, policy: { roots: [work] } }, { provider: 'codex', cwd: work, runtimeMode: 'auto-accept-edits' });
 });
 
 afterAll(async () => {
-  lobby?.close();
-  client?.close();
-  await host.stop();
+  await chat.close();
   await model?.close();
 });
 
-type Item = Record<string, any>;
-const items = (): Item[] => [...client.items().values()];
-const turns = (): Item[] => items().filter((i) => i.kind === 'turn');
-const inTurn = (turnId: string) => items().filter((i) => i.turnId === turnId);
-const info = (): Item => client.frames.filter((f) => f.event === 'chat.event' && f.payload.event.type === 'info').at(-1)!.payload.event.info;
-
-async function until(check: () => unknown, what: string, ms = 45_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-async function send(text: string): Promise<string> {
-  const sent = await client.socket.request('chat.send', { chatId: CHAT, text });
-  expect(sent.queued).toBe(false);
-  return sent.turnId as string;
-}
-
-const settled = (turnId: string) => () => turns().find((t) => t.id === turnId && t.state !== 'running');
+const turns = () => chat.items().filter((i) => i.kind === 'turn');
+const inTurn = (turnId: string) => chat.inTurn(turnId);
+const info = () => chat.info();
+const until = (check: () => unknown, what: string) => chat.until(check, what);
+const send = (text: string) => chat.send(text);
 
 describe('Codex through the host, the relay and a client', () => {
   it('lists Codex with its model catalog', async () => {
-    let codex: Item | undefined;
+    let codex: Record<string, any> | undefined;
     // The catalog comes from a short-lived app-server the provider asks at start.
     for (let i = 0; i < 200 && !codex?.version; i += 1) {
-      const { providers } = await lobby.socket.request('provider.list', {});
-      codex = providers.find((p: Item) => p.kind === 'codex');
+      const { providers } = await chat.lobby.socket.request('provider.list', {});
+      codex = providers.find((p) => p.kind === 'codex');
       if (!codex?.version) await new Promise((r) => setTimeout(r, 100));
     }
     expect(codex).toMatchObject({ name: 'Codex', installed: true, version: '0.171.0', defaultModel: 'default' });
@@ -84,7 +53,7 @@ describe('Codex through the host, the relay and a client', () => {
 
   it('streams thinking and reply, reports tokens against the context window, and confirms the mode', async () => {
     const turnId = await send('hello there');
-    await until(settled(turnId), 'the first turn');
+    await chat.settled(turnId);
     const turn = turns().find((t) => t.id === turnId)!;
     expect(turn.state).toBe('done');
     expect(turn.costUsd).toBe(0); // Codex reports no USD
@@ -106,8 +75,8 @@ describe('Codex through the host, the relay and a client', () => {
     const approval = inTurn(turnId).find((i) => i.kind === 'approval')!;
     expect(approval).toMatchObject({ toolName: 'Bash', input: { command: 'echo built > build.txt' }, canAllowAlways: true });
     await until(() => info().requests?.[0]?.requestId === approval.requestId, 'the approval in the chat\'s requests');
-    await client.socket.request('chat.approve', { chatId: CHAT, requestId: approval.requestId, decision: 'allow' });
-    await until(settled(turnId), 'the build turn');
+    await chat.request('chat.approve', { requestId: approval.requestId, decision: 'allow' });
+    await chat.settled(turnId);
     const tool = inTurn(turnId).find((i) => i.kind === 'tool')!;
     expect(tool).toMatchObject({ name: 'Bash', state: 'done', toolUseId: approval.toolUseId });
     expect(readFileSync(path.join(work, 'build.txt'), 'utf8')).toBe('built\n');
@@ -120,15 +89,15 @@ describe('Codex through the host, the relay and a client', () => {
     await until(() => inTurn(turnId).find((i) => i.kind === 'question' && i.state === 'pending'), 'the question');
     const question = inTurn(turnId).find((i) => i.kind === 'question')!;
     expect(question.questions[0]).toMatchObject({ id: 'color', question: 'Which color should the button be?', choices: [{ label: 'Red' }, { label: 'Blue' }] });
-    await client.socket.request('chat.answer', { chatId: CHAT, requestId: question.requestId, answers: { color: 'Blue' } });
-    await until(settled(turnId), 'the question turn');
+    await chat.request('chat.answer', { requestId: question.requestId, answers: { color: 'Blue' } });
+    await chat.settled(turnId);
     expect(inTurn(turnId).find((i) => i.kind === 'assistant')!.text).toContain('"answers":["Blue"]');
     expect(turns().find((t) => t.id === turnId)!.state).toBe('done');
   });
 
   it('ends a turn the model server refuses with 429 as an error carrying the usage limit and its reset', async () => {
     const turnId = await send('hit the limit');
-    await until(settled(turnId), 'the limited turn');
+    await chat.settled(turnId);
     const turn = turns().find((t) => t.id === turnId)!;
     expect(turn).toMatchObject({ state: 'error', limit: { kind: 'usage', resetsAt: RESET_AT_SECONDS * 1000 } });
     await until(() => info().limit, 'the limit on the chat');
@@ -138,18 +107,18 @@ describe('Codex through the host, the relay and a client', () => {
 
   it('stops a running tool when the client interrupts: the turn ends aborted, and Codex resumes the thread in a wider mode', async () => {
     const before = info().agentSessionId;
-    await client.socket.request('chat.configure', { chatId: CHAT, runtimeMode: 'full-access' });
+    await chat.request('chat.configure', { runtimeMode: 'full-access' });
     const turnId = await send('sleep a while');
     await until(() => inTurn(turnId).find((i) => i.kind === 'tool' && i.state === 'running'), 'the sleeping tool');
     expect(inTurn(turnId).find((i) => i.kind === 'tool')!.input).toMatchObject({ command: 'sleep 30' });
-    await client.socket.request('chat.cancel', { chatId: CHAT });
-    await until(settled(turnId), 'the interrupted turn');
+    await chat.request('chat.cancel', {});
+    await chat.settled(turnId);
     expect(turns().find((t) => t.id === turnId)!.state).toBe('aborted');
     await until(() => info().activeTurnId === null, 'the settled info');
     expect(info()).toMatchObject({ effectiveRuntimeMode: 'full-access', agentSessionId: before });
     // The thread goes on after the interrupt.
     const next = await send('hello there');
-    await until(settled(next), 'the turn after the interrupt');
+    await chat.settled(next);
     expect(turns().find((t) => t.id === next)!.state).toBe('done');
     expect(existsSync(path.join(work, 'build.txt'))).toBe(true);
   });
