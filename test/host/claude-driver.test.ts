@@ -126,12 +126,14 @@ describe('Claude Code driver with the real CLI', { timeout: 60_000 }, () => {
   });
 
   it('hands an image to the CLI as an image block', async () => {
-    const image = path.join(cwd, 'dot.png');
+    const file = path.join(cwd, 'dot.png');
     // A 1×1 PNG.
-    writeFileSync(image, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
-    const outputs = turn(session, 'KW-IMAGE', [{ id: 'a1', name: 'dot.png', mime: 'image/png', size: 70, path: image }]);
+    writeFileSync(file, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+    const outputs = turn(session, 'KW-IMAGE', [{ id: 'a1', name: 'dot.png', mime: 'image/png', size: 70, path: file }]);
     await outputs.waitFor('turn-end');
     expect(outputs.of('text').map((o) => o.text).join('')).toBe('I see an image.');
+    const image = server.conversation.at(-1)!.body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === 'image');
+    expect(image).toMatchObject({ source: { type: 'base64', media_type: 'image/png' } });
   });
 
   it('resumes the conversation by session id in a new process, and forks it under a new id', async () => {
@@ -161,5 +163,10 @@ describe('Claude Code driver with the real CLI', { timeout: 60_000 }, () => {
     expect(info).toMatchObject({ kind: 'claude', installed: true, version: '2.1.197', defaultModel: 'opus' });
     expect(provider.normalizeSelection({ model: 'claude-sonnet-5', options: { effort: 'turbo', extra: true } })).toEqual({ model: 'sonnet', options: { effort: 'high' } });
     expect(new ClaudeProvider({ command: '/nonexistent/claude' }).info()).toMatchObject({ installed: false, version: null, models: [] });
+  });
+
+  it('forks at the last turn by continuing the session id (the driver branches it), and refuses an earlier turn', async () => {
+    await expect(provider.fork({ agentSessionId: 's-1', cwd, turnId: 't-9', latest: true })).resolves.toBe('s-1');
+    await expect(provider.fork({ agentSessionId: 's-1', cwd, turnId: 't-2', latest: false })).rejects.toMatchObject({ code: 'chat-unsupported' });
   });
 });

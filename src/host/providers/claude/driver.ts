@@ -106,7 +106,9 @@ export class ClaudeSession implements ProviderSession {
   private async send(input: TurnInput, emit: ProviderEmit): Promise<void> {
     let line: string;
     try {
-      line = JSON.stringify(userLine(messageText(input), await images(input)));
+      const inline = await images(input);
+      const text = messageText(input, new Set(inline.map((image) => image.path)));
+      line = JSON.stringify(userLine(text, inline.map(({ mime, data }) => ({ mime, data }))));
     } catch (error) {
       this.endTurn(emit, { type: 'turn-end', state: 'error', message: `An attachment could not be read: ${describe(error)}` });
       return;
@@ -179,18 +181,19 @@ export class ClaudeSession implements ProviderSession {
   }
 }
 
-/** Mentions ride along as `@path` words, the way Claude Code's own prompt takes them. */
-function messageText(input: TurnInput): string {
-  const files = input.attachments.filter((a) => !a.mime.startsWith('image/')).map((a) => `@${a.path}`);
+/** Mentions and files that are not inline images ride along as `@path` words, the way Claude Code's own prompt takes them. */
+function messageText(input: TurnInput, inline: ReadonlySet<string>): string {
+  const files = input.attachments.filter((a) => !inline.has(a.path)).map((a) => `@${a.path}`);
   const mentions = (input.mentions ?? []).map((m) => (m.startsWith('@') ? m : `@${m}`));
   const extra = [...mentions, ...files];
   return extra.length ? `${input.text}\n\n${extra.join(' ')}` : input.text;
 }
 
-/** Image attachments as the CLI takes them: base64 content blocks. */
-async function images(input: TurnInput): Promise<ImageInput[]> {
+/** Image attachments as the CLI takes them (base64 content blocks): the bytes the runtime read, else read here. */
+async function images(input: TurnInput): Promise<Array<ImageInput & { path: string }>> {
+  if (input.images) return input.images.map((image) => ({ mime: image.mime, data: image.data, path: image.path }));
   const pictures = input.attachments.filter((a) => a.mime.startsWith('image/'));
-  return Promise.all(pictures.map(async (a) => ({ mime: a.mime, data: (await readFile(a.path)).toString('base64') })));
+  return Promise.all(pictures.map(async (a) => ({ mime: a.mime, data: (await readFile(a.path)).toString('base64'), path: a.path })));
 }
 
 function expandHome(folder: string): string {

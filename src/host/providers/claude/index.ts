@@ -2,7 +2,8 @@
 // its output mapped by mapper.ts, its models in catalog.ts.
 import { spawnSync } from 'node:child_process';
 import type { AgentKind, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
-import type { Provider, ProviderChatContext, ProviderSession } from '../provider.ts';
+import { ProtocolError } from '../../../contracts/errors.ts';
+import type { Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
 import { CLAUDE_MODELS, modelInfos, normalizeSelection } from './catalog.ts';
 import { ClaudeSession, type ClaudeLaunch } from './driver.ts';
 
@@ -63,6 +64,16 @@ export class ClaudeProvider implements Provider {
 
   open(context: ProviderChatContext): ProviderSession {
     return new ClaudeSession(context, this.launch);
+  }
+
+  /**
+   * A fork at the conversation's last turn continues the same session id: the runtime opens the
+   * fork's driver with `forkSession`, so its first process runs `--resume <id> --fork-session` and
+   * the CLI branches the transcript under a new id. Branching at an earlier turn is not offered.
+   */
+  async fork(request: ProviderForkRequest): Promise<string> {
+    if (!request.latest) throw new ProtocolError('chat-unsupported', 'Claude Code can fork this conversation only at its last turn');
+    return request.agentSessionId;
   }
 
   /** Asks the CLI its version once (`2.1.197 (Claude Code)`); a CLI that does not answer is not installed. */
