@@ -1,6 +1,8 @@
 // One agent-contracts connection over one relay socket (a host's lobby, or one chat), in the
-// `FramePort` shape, plus request/reply correlation. Works wherever a standard WebSocket exists
-// (browsers, Node 22+). Reconnect, replay and offline sends are layered on top of this, not in it.
+// `FramePort` shape, plus request/reply correlation. Works wherever a standard WebSocket and fetch
+// exist (browsers, Node 22+). It trades the access token for a single-use socket ticket first
+// (`POST /api/auth/tickets`) and opens the socket with `?ticket=`: a token never rides in a URL.
+// Reconnect, replay and offline sends are layered on top of this, not in it.
 import {
   ProtocolError, parseServerFrame,
   type AgentRequestType, type FramePort, type Request, type RequestPayload, type RequestResult, type ServerFrame, type WireErrorCode,
@@ -21,7 +23,8 @@ interface Pending {
 
 export class RelaySocket implements FramePort {
   readonly opened: Promise<void>;
-  private readonly ws: WebSocket;
+  private ws: WebSocket | null = null;
+  private closeAsked = false;
   private readonly listeners = new Set<(frame: unknown) => void>();
   private readonly pending = new Map<string, Pending>();
   private readonly options: Required<RelaySocketOptions>;
@@ -29,23 +32,28 @@ export class RelaySocket implements FramePort {
 
   constructor(url: string, token: string, options: RelaySocketOptions = {}) {
     this.options = { timeoutMs: options.timeoutMs ?? 30_000, newId: options.newId ?? (() => crypto.randomUUID()) };
+    this.opened = this.connect(url, token);
+    this.opened.catch(() => undefined);
+  }
+
+  private async connect(url: string, token: string): Promise<void> {
     const target = new URL(url);
     target.protocol = target.protocol === 'https:' ? 'wss:' : target.protocol === 'http:' ? 'ws:' : target.protocol;
-    target.searchParams.set('access_token', token);
-    this.ws = new WebSocket(target);
-    this.opened = new Promise((resolve, reject) => {
-      this.ws.addEventListener('open', () => resolve(), { once: true });
-      this.ws.addEventListener('error', () => reject(new Error(`cannot connect to ${url}`)), { once: true });
-    });
-    this.opened.catch(() => undefined);
-    this.ws.addEventListener('message', (event) => this.onMessage(event.data));
-    this.ws.addEventListener('close', (event) => {
+    target.searchParams.set('ticket', await mintTicket(target, token));
+    if (this.closeAsked) throw new ProtocolError('host-offline', 'The socket was closed before it opened');
+    const ws = this.ws = new WebSocket(target);
+    ws.addEventListener('message', (event) => this.onMessage(event.data));
+    ws.addEventListener('close', (event) => {
       this.closedWith = { code: event.code, reason: event.reason };
       for (const [, p] of this.pending) {
         clearTimeout(p.timer);
         p.reject(new ProtocolError('host-offline', 'The connection to the relay closed'));
       }
       this.pending.clear();
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.addEventListener('open', () => resolve(), { once: true });
+      ws.addEventListener('error', () => reject(new Error(`cannot connect to ${url}`)), { once: true });
     });
   }
 
@@ -54,6 +62,7 @@ export class RelaySocket implements FramePort {
   }
 
   send(frame: Request | ServerFrame): void {
+    if (!this.ws) throw new ProtocolError('host-offline', 'The socket is not open yet (await opened)');
     this.ws.send(JSON.stringify(frame));
   }
 
@@ -78,7 +87,8 @@ export class RelaySocket implements FramePort {
   }
 
   close(): void {
-    this.ws.close(1000, 'client closed');
+    this.closeAsked = true;
+    this.ws?.close(1000, 'client closed');
   }
 
   private onMessage(data: unknown): void {
@@ -100,6 +110,25 @@ export class RelaySocket implements FramePort {
     }
     for (const listener of this.listeners) listener(raw);
   }
+}
+
+/**
+ * A single-use socket ticket for this access token, from the relay the socket URL points at. A refusal
+ * throws the relay's own `{ code, message }` (an expired token is `unauthorized`: refresh, then retry).
+ */
+async function mintTicket(socketUrl: URL, token: string): Promise<string> {
+  const api = new URL('/api/auth/tickets', socketUrl);
+  api.protocol = api.protocol === 'wss:' ? 'https:' : api.protocol === 'ws:' ? 'http:' : api.protocol;
+  let res: Response;
+  try {
+    res = await fetch(api, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+  } catch {
+    throw new ProtocolError('host-offline', `cannot reach the relay at ${api.origin}`);
+  }
+  const body = await res.json().catch(() => null) as { ticket?: unknown; code?: unknown; message?: unknown } | null;
+  if (res.ok && typeof body?.ticket === 'string') return body.ticket;
+  const code = typeof body?.code === 'string' ? body.code as WireErrorCode : res.status === 401 ? 'unauthorized' : 'internal';
+  throw new ProtocolError(code, typeof body?.message === 'string' ? body.message : `ticket refused (${res.status})`);
 }
 
 /** The socket URLs of a relay. */

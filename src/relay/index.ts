@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { ProtocolError } from '../contracts/index.ts';
 import type { Env } from './env.ts';
 import { auditApi } from './http/audit.ts';
+import { accounts, me } from './http/auth.ts';
 import { chatIndex } from './http/chats.ts';
 import { errorResponse } from './http/errors.ts';
 import { external } from './http/external.ts';
@@ -12,12 +13,16 @@ import { hostsApi } from './http/hosts.ts';
 import { pairing } from './http/pairing.ts';
 import { sockets } from './http/sockets.ts';
 import { teamsApi } from './http/teams.ts';
+import { usersApi } from './http/users.ts';
 import { visualPages } from './http/visuals.ts';
 
 const app = new Hono<{ Bindings: Env }>();
 
 app.route('/api/health', health);
+app.route('/api/auth', accounts);
 app.route('/api/auth', external);
+app.route('/api/me', me);
+app.route('/api/users', usersApi);
 app.route('/api/pair', pairing);
 app.route('/api/hosts', hostsApi);
 app.route('/api/hosts', grantsApi);

@@ -5,6 +5,7 @@
 import { ProtocolError } from '../../contracts/index.ts';
 import type { Env } from '../env.ts';
 import { hashOpaque, newId, newOpaqueToken } from './opaque.ts';
+import { hostsReachableBy, recheckHosts } from './revocations.ts';
 import { ACCESS_TOKEN_SECONDS, mintAccessToken } from './tokens.ts';
 
 /** A session ends this long after it was last refreshed. */
@@ -79,7 +80,8 @@ export async function refreshSession(env: Env, refreshToken: string, meta: Sessi
 
 /**
  * Ends sessions (one, or all of a user's, or one of a user's when both are given) and their unused
- * socket tickets. Answers the ids it ended; sessions already ended are left as they were.
+ * socket tickets, then has every host their people reach re-check its open sockets, so the ended
+ * sessions' sockets close now (4401). Answers the ids it ended; sessions already ended stay as they were.
  */
 export async function revokeSessions(env: Env, where: { sessionId?: string; userId?: string }, why: string): Promise<string[]> {
   if (where.sessionId === undefined && where.userId === undefined) throw new Error('revokeSessions needs a session or a user');
@@ -87,11 +89,13 @@ export async function revokeSessions(env: Env, where: { sessionId?: string; user
   const values: unknown[] = [Date.now(), why];
   if (where.sessionId !== undefined) { conditions.push('id = ?'); values.push(where.sessionId); }
   if (where.userId !== undefined) { conditions.push('user_id = ?'); values.push(where.userId); }
-  const { results } = await env.DB.prepare(`UPDATE sessions SET revoked_at = ?, revoked_why = ? WHERE ${conditions.join(' AND ')} RETURNING id`)
-    .bind(...values).all<{ id: string }>();
+  const { results } = await env.DB.prepare(`UPDATE sessions SET revoked_at = ?, revoked_why = ? WHERE ${conditions.join(' AND ')} RETURNING id, user_id AS userId`)
+    .bind(...values).all<{ id: string; userId: string }>();
   const ids = results.map((r) => r.id);
-  if (ids.length > 0) {
-    await env.DB.prepare(`DELETE FROM socket_tickets WHERE session_id IN (${ids.map(() => '?').join(',')})`).bind(...ids).run();
-  }
+  if (ids.length === 0) return ids;
+  await env.DB.prepare(`DELETE FROM socket_tickets WHERE session_id IN (${ids.map(() => '?').join(',')})`).bind(...ids).run();
+  const people = [...new Set(results.map((r) => r.userId))];
+  const reached = await Promise.all(people.map((userId) => hostsReachableBy(env.DB, userId)));
+  await recheckHosts(env, reached.flat());
   return ids;
 }

@@ -1,0 +1,115 @@
+// Accounts over HTTP, mounted at /api/auth: claim the owner account (setup secret), sign in with a
+// password, refresh, sign out, list and end one's sessions, trade an access token for a socket ticket,
+// and the public keys that verify access tokens. `GET /api/me` answers who a token belongs to.
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { ProtocolError } from '../../contracts/index.ts';
+import { SetupSchema, SignInSchema, checkPassword, claimOwner, userIdOfEmail } from '../auth/accounts.ts';
+import { keySetOf } from '../auth/keys.ts';
+import { LIMITS, rateLimit } from '../auth/rate-limit.ts';
+import { createSession, refreshSession, revokeSessions, type SessionMeta } from '../auth/sessions.ts';
+import { setupSecretMatches } from '../auth/setup-secret.ts';
+import { mintSocketTicket } from '../auth/tickets.ts';
+import { record } from '../db/audit.ts';
+import type { Env } from '../env.ts';
+import { parseBody } from './body.ts';
+import { clientIp, requireUser, type SignedIn } from './identity.ts';
+
+type App = { Bindings: Env; Variables: { user: SignedIn } };
+
+export const accounts = new Hono<App>();
+
+const metaOf = (c: Context): SessionMeta => ({ ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
+
+/** The email a body names, for a rate-limit key (hono keeps the parsed body for the route). */
+async function emailOf(c: Context): Promise<string | null> {
+  const body = await c.req.json().catch(() => null) as { email?: unknown } | null;
+  return typeof body?.email === 'string' ? body.email.trim().toLowerCase() : null;
+}
+
+// Guessing is slowed per IP and per account: a botnet still meets the per-email bucket.
+const signInLimit = rateLimit('signin', LIMITS.signin, async (c) => {
+  const ip = clientIp(c);
+  const email = await emailOf(c);
+  return [ip && `ip:${ip}`, email && `email:${email}`];
+});
+
+accounts.post('/setup', signInLimit, async (c) => {
+  const body = await parseBody(c, SetupSchema);
+  if (!(await setupSecretMatches(c.env, body.secret))) {
+    await record(c.env, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method: 'setup' } });
+    throw new ProtocolError('unauthorized', 'Wrong setup secret');
+  }
+  const userId = await claimOwner(c.env.DB, body);
+  const session = await createSession(c.env, userId, 'setup', metaOf(c));
+  await record(c.env, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method: 'setup' } });
+  return c.json({ userId, ...session }, 201);
+});
+
+accounts.post('/signin', signInLimit, async (c) => {
+  const body = await parseBody(c, SignInSchema);
+  let userId: string;
+  try {
+    userId = await checkPassword(c.env.DB, body.email, body.password);
+  } catch (error) {
+    // Never the email itself: people type passwords into the email field.
+    await record(c.env, { actor: await userIdOfEmail(c.env.DB, body.email), ip: clientIp(c), action: 'signin-failed', detail: { method: 'password' } });
+    throw error;
+  }
+  const session = await createSession(c.env, userId, 'password', metaOf(c));
+  await record(c.env, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method: 'password' } });
+  return c.json({ userId, ...session });
+});
+
+const perIpTickets = rateLimit('tickets', LIMITS.tickets, (c) => { const ip = clientIp(c); return [ip && `ip:${ip}`]; });
+
+accounts.post('/refresh', perIpTickets, async (c) => {
+  const { refreshToken } = await parseBody(c, z.object({ refreshToken: z.string().min(1).max(200) }));
+  return c.json(await refreshSession(c.env, refreshToken, metaOf(c)));
+});
+
+accounts.post('/signout', requireUser, async (c) => {
+  const { userId, sessionId } = c.get('user');
+  await revokeSessions(c.env, { userId, sessionId }, 'signed-out');
+  return c.json({ ok: true });
+});
+
+accounts.get('/sessions', requireUser, async (c) => {
+  const { userId, sessionId } = c.get('user');
+  const { results } = await c.env.DB.prepare(
+    `SELECT id, method, created_at AS createdAt, last_used_at AS lastUsedAt, expires_at AS expiresAt, ip, user_agent AS userAgent
+     FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY last_used_at DESC LIMIT 200`,
+  ).bind(userId, Date.now()).all<{ id: string }>();
+  return c.json({ sessions: results.map((s) => ({ ...s, current: s.id === sessionId })) });
+});
+
+accounts.delete('/sessions/:id', requireUser, async (c) => {
+  const { userId } = c.get('user');
+  const ended = await revokeSessions(c.env, { userId, sessionId: c.req.param('id') }, 'revoked');
+  if (ended.length === 0) return c.json({ code: 'not-found', message: 'No such session of yours, or it has already ended' }, 404);
+  return c.json({ ok: true });
+});
+
+const perSessionTickets = rateLimit('tickets', LIMITS.tickets, (c) => {
+  const ip = clientIp(c);
+  return [ip && `ip:${ip}`, `session:${(c.var as { user: SignedIn }).user.sessionId}`];
+});
+
+accounts.post('/tickets', requireUser, perSessionTickets, async (c) => {
+  return c.json(await mintSocketTicket(c.env, c.get('user')));
+});
+
+accounts.get('/jwks', async (c) => {
+  c.header('Cache-Control', 'public, max-age=300');
+  return c.json({ keys: (await keySetOf(c.env)).publicJwks });
+});
+
+export const me = new Hono<App>();
+
+me.get('/', requireUser, async (c) => {
+  const { userId, sessionId } = c.get('user');
+  const user = await c.env.DB.prepare('SELECT id, email, name, is_owner AS isOwner, created_at AS createdAt FROM users WHERE id = ?')
+    .bind(userId).first<{ id: string; email: string | null; name: string; isOwner: number; createdAt: number }>();
+  if (!user) throw new ProtocolError('unauthorized', 'No such user');
+  return c.json({ ...user, isOwner: user.isOwner === 1, sessionId });
+});

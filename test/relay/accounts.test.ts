@@ -1,0 +1,172 @@
+// Accounts through the relay's HTTP API, inside workerd with real D1: claiming the owner account once,
+// password sign-in, refresh rotation and reuse, signing out, one's sessions, disabled users.
+import { SELF, env } from 'cloudflare:test';
+import { decodeJwt } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { hashPassword } from '../../src/relay/auth/passwords.ts';
+import { hostToken, userToken } from './peers.ts';
+import { api, lobbyOf, type Person } from './people.ts';
+
+const SETUP_SECRET = env.TETHER_SETUP_SECRET!;
+let n = 0;
+
+async function post(path: string, body: unknown, token?: string) {
+  const res = await SELF.fetch(`http://relay.test${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() as any };
+}
+
+const asPerson = (session: { userId: string; accessToken: string; sessionId: string }): Person =>
+  ({ userId: session.userId, token: session.accessToken, sessionId: session.sessionId });
+
+/** A user with a password, as an invitation would make them. */
+async function account(password = 'correct horse battery') {
+  const id = `acct-${++n}-${crypto.randomUUID().slice(0, 6)}`;
+  const email = `${id}@example.com`;
+  await env.DB.prepare('INSERT INTO users (id, email, name, created_at, password_hash) VALUES (?, ?, ?, ?, ?)')
+    .bind(id, email, id, Date.now(), await hashPassword(password)).run();
+  return { id, email, password };
+}
+
+async function signIn(email: string, password: string) {
+  return post('/api/auth/signin', { email, password });
+}
+
+describe('the owner account', () => {
+  it('is claimed once with the setup secret, and never again', async () => {
+    const fields = { email: 'Owner@Example.com', password: 'a long enough password', name: 'Olive' };
+    expect(await post('/api/auth/setup', { ...fields, secret: 'wrong' })).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    const short = await post('/api/auth/setup', { ...fields, secret: SETUP_SECRET, password: 'short' });
+    expect(short).toMatchObject({ status: 400, body: { code: 'bad-request' } });
+    expect(short.body.message).toMatch(/^password: /);
+
+    const claimed = await post('/api/auth/setup', { ...fields, secret: SETUP_SECRET });
+    expect(claimed.status).toBe(201);
+    const me = await api(asPerson(claimed.body), 'GET', '/api/me');
+    expect(me).toMatchObject({ status: 200, body: { id: claimed.body.userId, email: 'owner@example.com', name: 'Olive', isOwner: true } });
+
+    const again = await post('/api/auth/setup', { ...fields, email: 'other@example.com', secret: SETUP_SECRET });
+    expect(again).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    // The owner signs in with the password they chose (emails compare case-insensitively).
+    expect((await signIn('OWNER@example.com', fields.password)).status).toBe(200);
+  });
+});
+
+describe('password sign-in', () => {
+  it('opens a session for the right password; a wrong password and an unknown email get the same answer', async () => {
+    const user = await account();
+    const ok = await signIn(user.email, user.password);
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ userId: user.id, accessToken: expect.any(String), refreshToken: expect.any(String), sessionId: expect.any(String) });
+    expect(decodeJwt(ok.body.accessToken)).toMatchObject({ sub: user.id, sid: ok.body.sessionId, iss: 'tether', aud: 'tether-api' });
+    expect((await api(asPerson(ok.body), 'GET', '/api/me')).body.id).toBe(user.id);
+
+    const wrong = await signIn(user.email, 'not the password');
+    const unknown = await signIn(`nobody-${n}@example.com`, user.password);
+    expect(wrong).toEqual({ status: 401, body: { code: 'unauthorized', message: 'Wrong email or password' } });
+    expect(unknown).toEqual(wrong);
+    expect(await signIn('not an email', 'x')).toMatchObject({ status: 400, body: { code: 'bad-request', message: expect.stringMatching(/^email: /) } });
+
+    const audit = await env.DB.prepare('SELECT action, actor FROM audit WHERE actor = ? ORDER BY id').bind(user.id).all();
+    expect(audit.results).toEqual([{ action: 'signin', actor: user.id }, { action: 'signin-failed', actor: user.id }]);
+  });
+});
+
+describe('refresh tokens', () => {
+  it('rotate on every use', async () => {
+    const user = await account();
+    const first = (await signIn(user.email, user.password)).body;
+    const second = await post('/api/auth/refresh', { refreshToken: first.refreshToken });
+    expect(second.status).toBe(200);
+    expect(second.body.sessionId).toBe(first.sessionId);
+    expect(second.body.refreshToken).not.toBe(first.refreshToken);
+    expect((await api(asPerson({ ...second.body, userId: user.id }), 'GET', '/api/me')).status).toBe(200);
+    expect((await post('/api/auth/refresh', { refreshToken: second.body.refreshToken })).status).toBe(200);
+    expect(await post('/api/auth/refresh', { refreshToken: 'never-issued' })).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+  });
+
+  it('reused, revoke the whole session: its refresh tokens, its access tokens and its open sockets', async () => {
+    const user = await account();
+    const first = (await signIn(user.email, user.password)).body;
+    const person = asPerson(first);
+    const hostId = `host-acct-${n}`;
+    await hostToken(hostId, user.id);
+    const socket = await lobbyOf(person, hostId);
+    const rotated = (await post('/api/auth/refresh', { refreshToken: first.refreshToken })).body;
+
+    const reused = await post('/api/auth/refresh', { refreshToken: first.refreshToken });
+    expect(reused).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    expect(await socket.closed).toEqual({ code: 4401, reason: 'session ended' });
+    expect((await post('/api/auth/refresh', { refreshToken: rotated.refreshToken })).status).toBe(401);
+    for (const token of [first.accessToken, rotated.accessToken]) {
+      expect((await api({ ...person, token }, 'GET', '/api/me')).status).toBe(401);
+      const door = await SELF.fetch(`http://relay.test/v1/hosts/${hostId}/lobby`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${token}` } });
+      expect(door.status).toBe(401);
+    }
+    const row = await env.DB.prepare('SELECT revoked_why FROM sessions WHERE id = ?').bind(first.sessionId).first();
+    expect(row).toEqual({ revoked_why: 'refresh-reused' });
+  });
+});
+
+describe('sessions', () => {
+  it('sign out ends this session only', async () => {
+    const user = await account();
+    const phone = (await signIn(user.email, user.password)).body;
+    const laptop = (await signIn(user.email, user.password)).body;
+    expect((await post('/api/auth/signout', {}, phone.accessToken)).status).toBe(200);
+    expect((await api(asPerson(phone), 'GET', '/api/me')).status).toBe(401);
+    expect((await post('/api/auth/refresh', { refreshToken: phone.refreshToken })).status).toBe(401);
+    expect((await api(asPerson(laptop), 'GET', '/api/me')).status).toBe(200);
+    expect((await post('/api/auth/signout', {})).status).toBe(401);
+  });
+
+  it('are listed to their user, who may end any one of them, and nobody else\'s', async () => {
+    const user = await account();
+    const phone = asPerson((await signIn(user.email, user.password)).body);
+    const laptop = asPerson((await signIn(user.email, user.password)).body);
+    const listed = await api(phone, 'GET', '/api/auth/sessions');
+    expect(listed.status).toBe(200);
+    expect(listed.body.sessions.map((s: any) => [s.id, s.current, s.method]).sort()).toEqual(
+      [[phone.sessionId, true, 'password'], [laptop.sessionId, false, 'password']].sort(),
+    );
+
+    const stranger = asPerson((await signIn((await account()).email, 'correct horse battery')).body);
+    expect(await api(stranger, 'DELETE', `/api/auth/sessions/${laptop.sessionId}`)).toMatchObject({ status: 404, body: { code: 'not-found' } });
+    expect((await api(laptop, 'GET', '/api/me')).status).toBe(200);
+
+    expect((await api(phone, 'DELETE', `/api/auth/sessions/${laptop.sessionId}`)).status).toBe(200);
+    expect((await api(laptop, 'GET', '/api/me')).status).toBe(401);
+    expect((await api(phone, 'GET', '/api/auth/sessions')).body.sessions.map((s: any) => s.id)).toEqual([phone.sessionId]);
+  });
+});
+
+describe('users, for the relay owner', () => {
+  it('a disabled user is signed out everywhere, their sockets close, and they cannot sign in', async () => {
+    const ownerId = `relay-owner-${++n}`;
+    const owner: Person = { userId: ownerId, token: await userToken(ownerId, { owner: true }), sessionId: '' };
+    const user = await account();
+    const session = asPerson((await signIn(user.email, user.password)).body);
+    const hostId = `host-acct-disabled-${n}`;
+    await hostToken(hostId, user.id);
+    const socket = await lobbyOf(session, hostId);
+
+    expect(await api(session, 'GET', '/api/users')).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect((await api(session, 'POST', `/api/users/${owner.userId}/disable`)).status).toBe(403);
+    const listed = await api(owner, 'GET', '/api/users');
+    expect(listed.body.users.find((u: any) => u.id === user.id)).toMatchObject({ email: user.email, disabledAt: null, hasPassword: true });
+
+    expect((await api(owner, 'POST', `/api/users/${user.id}/disable`)).status).toBe(200);
+    expect(await socket.closed).toEqual({ code: 4401, reason: 'session ended' });
+    expect((await api(session, 'GET', '/api/me')).status).toBe(401);
+    expect(await signIn(user.email, user.password)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect(await signIn(user.email, 'wrong password')).toMatchObject({ status: 401 });
+    expect((await api(owner, 'GET', '/api/users')).body.users.find((u: any) => u.id === user.id).disabledAt).toEqual(expect.any(Number));
+    expect((await api(owner, 'POST', `/api/users/nobody-${n}/disable`)).status).toBe(404);
+
+    expect((await api(owner, 'POST', `/api/users/${user.id}/enable`)).status).toBe(200);
+    expect((await signIn(user.email, user.password)).status).toBe(200);
+  });
+});
