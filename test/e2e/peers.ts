@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { RelaySocket, relayPaths } from '../../src/client/index.ts';
+import { readHostIdentity, type HostIdentity } from '../../src/host/identity.ts';
 import { mintToken } from '../../src/relay/auth/tokens.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -15,28 +16,62 @@ export function userToken(userId: string): Promise<string> {
   return mintToken(inject('tokenSecret'), { kind: 'user', userId });
 }
 
+/**
+ * A real host process (`bin/tether.js host start`). The first start pairs it for real: `host pair`
+ * shows its code, the owner approves it through the API, and the relay makes the host's id.
+ */
 export class HostProcess {
-  readonly hostId: string;
+  /** The relay-made id, known once `start()` has paired the host. */
+  hostId = '';
+  readonly name: string;
   readonly ownerId: string;
   readonly dataDir: string;
   child: ChildProcess | null = null;
   output = '';
 
-  constructor(hostId: string, ownerId: string) {
-    this.hostId = hostId;
+  constructor(name: string, ownerId: string) {
+    this.name = name;
     this.ownerId = ownerId;
-    this.dataDir = mkdtempSync(path.join(tmpdir(), `tether-${hostId}-`));
+    this.dataDir = mkdtempSync(path.join(tmpdir(), `tether-${name}-`));
   }
 
   async start(): Promise<this> {
-    const token = await mintToken(inject('tokenSecret'), { kind: 'host', hostId: this.hostId, ownerId: this.ownerId });
+    this.hostId = (readHostIdentity(this.dataDir) ?? await this.pair()).hostId;
     this.child = spawn(process.execPath, [
-      path.join(root, 'bin', 'tether.js'), 'host', 'start', '--relay', relayUrl(), '--host-id', this.hostId, '--token', token, '--data', this.dataDir,
+      path.join(root, 'bin', 'tether.js'), 'host', 'start', '--data', this.dataDir,
     ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (b: Buffer) => { this.output = (this.output + b.toString()).slice(-20_000); };
     this.child.stdout!.on('data', keep);
     this.child.stderr!.on('data', keep);
     return this;
+  }
+
+  /** Runs `tether host pair`, approves the code it prints as the owner, and answers the identity it kept. */
+  private async pair(): Promise<HostIdentity> {
+    const child = spawn(process.execPath, [
+      path.join(root, 'bin', 'tether.js'), 'host', 'pair', relayUrl(), '--data', this.dataDir, '--name', this.name,
+    ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const userCode = await new Promise<string>((resolve, reject) => {
+      const read = (b: Buffer) => {
+        output += b.toString();
+        const code = /^\s+([2-9A-Z]{4}-[2-9A-Z]{4})\s*$/m.exec(output)?.[1];
+        if (code) resolve(code);
+      };
+      child.stdout!.on('data', read);
+      child.stderr!.on('data', read);
+      void exited.then((code) => reject(new Error(`tether host pair exited (${code}) before showing a code:\n${output}`)));
+    });
+    const approved = await fetch(`${relayUrl()}/api/pair/approve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await userToken(this.ownerId)}` },
+      body: JSON.stringify({ userCode }),
+    });
+    if (!approved.ok) throw new Error(`approving ${userCode} failed: ${approved.status} ${await approved.text()}`);
+    const code = await exited;
+    if (code !== 0) throw new Error(`tether host pair exited ${code}:\n${output}`);
+    return readHostIdentity(this.dataDir)!;
   }
 
   /** Ends the process: SIGTERM lets it write everything; SIGKILL is a crash. */
