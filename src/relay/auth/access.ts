@@ -11,6 +11,7 @@ import { MINIMAL_ROLE, roleAllows, type Role } from './roles.ts';
 import { sessionIsLive } from './sessions.ts';
 
 const CACHE_MS = 2_000;
+const PRUNE_AT = 512;
 
 /** What one person may do on one host, as read at one moment. */
 export interface AccessView {
@@ -110,6 +111,10 @@ export class HostAccess {
     const now = Date.now();
     const hit = this.views.get(key);
     if (hit && now - hit.at < CACHE_MS) return hit.view;
+    if (this.views.size >= PRUNE_AT) {
+      // Sessions come and go for the life of an object: stale views are dropped rather than kept for ever.
+      for (const [k, v] of this.views) if (now - v.at >= CACHE_MS) this.views.delete(k);
+    }
     const view = readView(this.db, identity, hostId);
     const entry: { at: number; view: Promise<AccessView>; value?: AccessView } = { at: now, view };
     this.views.set(key, entry);
