@@ -95,6 +95,25 @@ describe('the backend of a chat', () => {
     expect(provider.opened).toEqual([expect.objectContaining({ chatId: 'c2', agentSessionId: null, runtimeMode: 'supervised' })]);
   });
 
+  it('runs under the chat\'s account: its folder and plain variables, never a secret\'s (absent) value', async () => {
+    const { id } = await client.ok('accounts.create', { kind: 'claude', label: 'Work' }) as { id: string };
+    await client.ok('accounts.save', {
+      accounts: {
+        [id]: {
+          kind: 'claude', label: 'Work', home: '~/.claude-work',
+          env: [{ name: 'REGION', value: 'eu', sensitive: false }, { name: 'API_KEY', value: '', sensitive: true, valueRedacted: true }],
+        },
+      },
+    });
+    await client.ok('chat.create', { chatId: 'c3', account: id });
+    await client.ok('chat.send', { chatId: 'c3', text: 'hi' });
+    await idle(core, 'c3');
+    const opened = provider.opened.find((context) => context.chatId === 'c3')!;
+    expect(opened.accountHome).toMatch(/\/\.claude-work$/);
+    expect(opened.accountHome).not.toContain('~');
+    expect(opened.accountEnv).toEqual({ REGION: 'eu' });
+  });
+
   it('after a restart cut its turn: the turn is aborted with the note, and the next send resumes the stored session', async () => {
     const sent = await client.ok('chat.send', { chatId: 'c1', text: 'slow' });
     await until(() => core.session('c1').thread.items.some((i) => i.kind === 'assistant'), 'the turn to run');

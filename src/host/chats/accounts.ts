@@ -4,6 +4,7 @@
 // never stored or sent (`value: ''`, `valueRedacted: true`), and saving a new secret value is refused
 // with `secrets-unavailable`.
 import { mkdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { ProviderAccountMapSchema } from '../../contracts/index.ts';
@@ -44,6 +45,22 @@ export class AccountBook {
     if (id === kind) return this.kinds.includes(kind);
     const account = this.accounts[id];
     return account !== undefined && account.kind === kind && account.enabled !== false;
+  }
+
+  /**
+   * What a CLI of this account starts with: its config folder (`~` expanded) and its plain variables.
+   * Sensitive variables have no value here (this host keeps no secrets), so none is passed on.
+   * The default account (id = kind) starts with the provider's own settings: undefined.
+   */
+  launchSettings(kind: AgentKind, id: string): { home?: string; env?: Record<string, string> } | undefined {
+    if (id === kind || !this.has(kind, id)) return undefined;
+    const account = this.accounts[id]!;
+    const env: Record<string, string> = {};
+    for (const variable of account.env ?? []) if (!variable.sensitive) env[variable.name] = variable.value;
+    return {
+      ...(account.home ? { home: account.home.replace(/^~(?=$|\/)/, homedir()) } : {}),
+      ...(Object.keys(env).length > 0 ? { env } : {}),
+    };
   }
 
   snapshot(): ProviderAccounts {

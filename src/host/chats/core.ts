@@ -284,6 +284,7 @@ export class HostCore {
       publishVisual: (chatId, input) => this.publishVisual(chatId, input),
       effectiveMode: (mode) => this.effectiveMode(mode),
       warn: (message) => this.log.warn(message),
+      accountFor: (kind, accountId) => this.accounts.launchSettings(kind, accountId),
       checkpoint: (chatId, cwd) => (mayBeInWorkTree(cwd) ? this.checkpoints.take(chatId, cwd) : null),
       sessionShared: (chatId, agentSessionId) => {
         for (const other of this.sessions.values()) {
