@@ -11,12 +11,18 @@ import path from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
 import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../src/contracts/index.ts';
 import { linkMessages } from '../src/host/link/relay-link.ts';
-import { mintToken } from '../src/relay/auth/tokens.ts';
+import { hostTokenSigner } from '../src/host/identity.ts';
+import { pairWithSetupSecret } from '../src/host/pairing.ts';
+import { generateSigningKey } from '../src/relay/auth/keys.ts';
 import { freePort, startLocalRelay } from '../scripts/local-relay.ts';
 
-const SECRET = 'bench-secret-0123456789abcdef0123456789abcdef';
-const OWNER = 'bench-owner';
-const HOST = 'bench-host';
+// The relay's owner signs in with these; the bench host pairs with the setup secret (as `npm start`'s does).
+const SETUP_SECRET = process.env.TETHER_SETUP_SECRET ?? 'bench-setup-secret-0123456789';
+const OWNER = { email: process.env.TETHER_EMAIL ?? 'bench-owner@bench.test', password: process.env.TETHER_PASSWORD ?? 'bench-owner-password', name: 'Bench' };
+/** The bench host's id, as the relay made it when the host paired. */
+let HOST = '';
+let signHostToken: () => Promise<string>;
+let ownerToken = '';
 const now = () => performance.now();
 
 function info(chatId: string): ChatInfo {
@@ -43,7 +49,7 @@ class BenchHost {
   bytesSent = 0;
 
   async connect(url: string): Promise<void> {
-    const token = await mintToken(SECRET, { kind: 'host', hostId: HOST, ownerId: OWNER });
+    const token = await signHostToken();
     this.ws = new WebSocket(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/link`, { headers: { Authorization: `Bearer ${token}` } });
     await open(this.ws);
     this.ws.on('message', (data) => this.onMessage(String(data)));
@@ -99,7 +105,8 @@ class BenchClient {
   bytes = 0;
   private replies = new Map<string, (v: any) => void>();
   constructor(url: string) {
-    this.ws = new WebSocket(url);
+    // A program, not a browser: the access token rides in the header (a browser would mint a ticket).
+    this.ws = new WebSocket(url, { headers: { Authorization: `Bearer ${ownerToken}` } });
     this.ws.on('message', (data: Buffer) => {
       const at = now();
       this.bytes += data.length;
@@ -121,8 +128,7 @@ async function relayFanOut(url: string, host: BenchHost, clientCount: number, ev
   host.chat(chatId);
   host.emit(chatId, { type: 'item', item: { kind: 'assistant', id: 'a', createdAt: Date.now(), turnId: 't', text: '', streaming: true } });
   await host.drained();
-  const token = await mintToken(SECRET, { kind: 'user', userId: OWNER });
-  const clients = Array.from({ length: clientCount }, () => new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}?access_token=${token}`));
+  const clients = Array.from({ length: clientCount }, () => new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`));
   await Promise.all(clients.map((c) => open(c.ws)));
   const attached = await Promise.all(clients.map((c) => c.request('chat.attach', { chatId })));
   const base = attached[0].result.seq as number;
@@ -187,8 +193,7 @@ async function bytesPerChar(url: string, host: BenchHost): Promise<{ hostToRelay
   host.chat(chatId);
   host.emit(chatId, { type: 'item', item: { kind: 'assistant', id: 'a', createdAt: Date.now(), turnId: 't', text: '', streaming: true } });
   await host.drained();
-  const token = await mintToken(SECRET, { kind: 'user', userId: OWNER });
-  const client = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}?access_token=${token}`);
+  const client = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
   await open(client.ws);
   const base = (await client.request('chat.attach', { chatId })).result.seq as number;
   client.bytes = 0;
@@ -208,9 +213,8 @@ async function attachLarge(url: string, host: BenchHost): Promise<{ cold: number
     ? { kind: 'user', id: `u${i}`, createdAt: Date.now(), turnId: `t${i}`, text: `Question number ${i}: ${'lorem ipsum '.repeat(8)}` }
     : { kind: 'assistant', id: `a${i}`, createdAt: Date.now(), turnId: `t${i - 1}`, text: `Answer ${i}: ${'dolor sit amet '.repeat(12)}`, streaming: false }));
   host.chat(chatId, items);
-  const token = await mintToken(SECRET, { kind: 'user', userId: OWNER });
   const time = async () => {
-    const client = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}?access_token=${token}`);
+    const client = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
     await open(client.ws);
     const t0 = now();
     const reply = await client.request('chat.attach', { chatId });
@@ -230,14 +234,13 @@ async function replayMissed(url: string, host: BenchHost): Promise<number> {
   host.chat(chatId, []);
   host.emit(chatId, { type: 'item', item: { kind: 'assistant', id: 'a', createdAt: Date.now(), turnId: 't', text: '', streaming: true } });
   await host.drained();
-  const token = await mintToken(SECRET, { kind: 'user', userId: OWNER });
-  const first = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}?access_token=${token}`);
+  const first = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
   await open(first.ws);
   const since = (await first.request('chat.attach', { chatId })).result.seq as number;
   first.ws.close();
   for (let i = 0; i < 1_000; i++) host.emit(chatId, { type: 'delta', itemId: 'a', text: `piece ${i} ` });
   await host.drained();
-  const again = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}?access_token=${token}`);
+  const again = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
   await open(again.ws);
   const t0 = now();
   const reply = await again.request('chat.attach', { chatId, since });
@@ -247,12 +250,31 @@ async function replayMissed(url: string, host: BenchHost): Promise<number> {
   return ms;
 }
 
-// BENCH_RELAY_URL points the benchmark at a relay already running with this file's secret (for profiling).
+// BENCH_RELAY_URL points the benchmark at a relay already running (for profiling): give it that relay's
+// TETHER_SETUP_SECRET, and TETHER_EMAIL / TETHER_PASSWORD of its owner.
 const state = mkdtempSync(path.join(tmpdir(), 'tether-bench-'));
 const relay = process.env.BENCH_RELAY_URL
   ? { url: process.env.BENCH_RELAY_URL, stop: async () => undefined }
-  : await startLocalRelay({ persistTo: state, vars: { TETHER_TOKEN_SECRET: SECRET }, quiet: true });
+  : await startLocalRelay({
+    persistTo: state,
+    vars: { TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('bench')]), TETHER_SETUP_SECRET: SETUP_SECRET, RATE_FRAMES: '100000/60', RATE_FRAMES_USER: '100000/60' },
+    quiet: true,
+  });
+
+/** Claims the owner on a fresh relay (or signs in on a running one); answers an access token (10 minutes: enough for a run). */
+async function ownerSignIn(url: string): Promise<string> {
+  const post = (route: string, body: unknown) => fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const claimed = process.env.BENCH_RELAY_URL ? null : await post('/api/auth/setup', { ...OWNER, secret: SETUP_SECRET });
+  const res = claimed?.status === 201 ? claimed : await post('/api/auth/signin', { email: OWNER.email, password: OWNER.password });
+  if (!res.ok) throw new Error(`the bench owner cannot sign in: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { accessToken: string }).accessToken;
+}
+
 try {
+  ownerToken = await ownerSignIn(relay.url);
+  const paired = await pairWithSetupSecret({ relayUrl: relay.url, secret: SETUP_SECRET, name: 'bench-host', dataDir: path.join(state, 'host') });
+  HOST = paired.hostId;
+  signHostToken = hostTokenSigner(paired);
   const host = new BenchHost();
   await host.connect(relay.url);
   const f = (x: number) => x.toFixed(1);

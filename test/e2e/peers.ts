@@ -6,14 +6,64 @@ import path from 'node:path';
 import { inject } from 'vitest';
 import { RelaySocket, relayPaths } from '../../src/client/index.ts';
 import { readHostIdentity, type HostIdentity } from '../../src/host/identity.ts';
-import { mintToken } from '../../src/relay/auth/tokens.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
 export const relayUrl = () => inject('relayUrl');
 
-export function userToken(userId: string): Promise<string> {
-  return mintToken(inject('tokenSecret'), { kind: 'user', userId });
+/** The label of the relay's owner (claimed by the global setup); any other label is an invited person. */
+export const RELAY_OWNER = 'relay-owner';
+const PASSWORD = 'e2e-person-password-0123';
+
+const tokens = new Map<string, Promise<{ accessToken: string; expiresAt: number }>>();
+let peopleTeam: Promise<string> | null = null;
+
+async function call(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${relayUrl()}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/**
+ * An access token of a real account, through the HTTP API as an app gets one. `label` names a person:
+ * RELAY_OWNER signs in as the relay's owner; anyone else signs in as `<label>@e2e.test`, joining the
+ * relay first (when new) by an invitation the owner makes and they accept. Kept until near expiry.
+ */
+export async function userToken(label: string): Promise<string> {
+  const pending = tokens.get(label);
+  if (pending) {
+    const held = await pending.catch(() => null);
+    if (held && held.expiresAt - Date.now() > 60_000) return held.accessToken;
+    // Someone else started a new sign-in meanwhile: share it (a second invitation of one email fails).
+    if (tokens.get(label) !== pending) return userToken(label);
+  }
+  const next = signIn(label);
+  tokens.set(label, next);
+  next.catch(() => tokens.delete(label));
+  return (await next).accessToken;
+}
+
+async function signIn(label: string): Promise<{ accessToken: string; expiresAt: number }> {
+  const [email, password] = label === RELAY_OWNER ? [inject('ownerEmail'), inject('ownerPassword')] : [`${label}@e2e.test`, PASSWORD];
+  const signedIn = await call('POST', '/api/auth/signin', { email, password });
+  if (signedIn.status === 200) return signedIn.body;
+  if (label === RELAY_OWNER || signedIn.status !== 401) throw new Error(`sign-in of ${label} failed: ${signedIn.status} ${JSON.stringify(signedIn.body)}`);
+  const owner = await userToken(RELAY_OWNER);
+  const invitation = await call('POST', `/api/teams/${await (peopleTeam ??= newTeam(owner))}/invitations`, { role: 'member', email }, owner);
+  if (invitation.status !== 201) throw new Error(`inviting ${label} failed: ${invitation.status} ${JSON.stringify(invitation.body)}`);
+  const joined = await call('POST', `/api/invitations/${invitation.body.token}/accept`, { email, password, name: label });
+  if (joined.status !== 201) throw new Error(`${label} could not accept the invitation: ${joined.status} ${JSON.stringify(joined.body)}`);
+  return joined.body;
+}
+
+/** The team the owner invites e2e people into (a membership grants nothing by itself). */
+async function newTeam(ownerToken: string): Promise<string> {
+  const team = await call('POST', '/api/teams', { name: `e2e people ${crypto.randomUUID().slice(0, 8)}` }, ownerToken);
+  if (team.status >= 300) throw new Error(`making the e2e team failed: ${team.status} ${JSON.stringify(team.body)}`);
+  return team.body.id;
 }
 
 /**
