@@ -6,7 +6,9 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { consoleLog, startHost } from '../src/host/index.ts';
-import { mintToken } from '../src/relay/auth/tokens.ts';
+import { hostTokenSigner } from '../src/host/identity.ts';
+import { pairWithSetupSecret } from '../src/host/pairing.ts';
+import { generateSigningKey } from '../src/relay/auth/keys.ts';
 import { startLocalRelay } from './local-relay.ts';
 
 const [major] = process.versions.node.split('.').map(Number);
@@ -19,49 +21,73 @@ const root = path.resolve(import.meta.dirname, '..');
 const local = path.join(root, '.tether');
 mkdirSync(local, { recursive: true, mode: 0o700 });
 
-/** The token secret lives in .dev.vars, which wrangler dev reads; made once, kept across restarts. */
-function tokenSecret(): string {
+/**
+ * The relay's secrets live in .dev.vars, which wrangler dev reads: its signing keys and the setup
+ * secret that claims the owner account. Made once, kept across restarts (a new key would sign
+ * everyone out).
+ */
+async function devSecrets(): Promise<{ signingKeys: string; setupSecret: string }> {
   const file = path.join(root, '.dev.vars');
-  const existing = existsSync(file) ? /^TETHER_TOKEN_SECRET=(.+)$/m.exec(readFileSync(file, 'utf8'))?.[1]?.trim() : undefined;
-  if (existing) return existing;
-  const secret = randomBytes(32).toString('base64url');
-  writeFileSync(file, `${existsSync(file) ? `${readFileSync(file, 'utf8').trimEnd()}\n` : ''}TETHER_TOKEN_SECRET=${secret}\n`, { mode: 0o600 });
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const read = (name: string) => new RegExp(`^${name}=(.+)$`, 'm').exec(text)?.[1]?.trim();
+  const add = (name: string, value: string) => { text = `${text.trimEnd()}${text.trim() ? '\n' : ''}${name}=${value}\n`; };
+  let signingKeys = read('TETHER_SIGNING_KEYS');
+  let setupSecret = read('TETHER_SETUP_SECRET');
+  if (!signingKeys) add('TETHER_SIGNING_KEYS', signingKeys = `'${JSON.stringify([await generateSigningKey()])}'`);
+  if (!setupSecret) add('TETHER_SETUP_SECRET', setupSecret = randomBytes(24).toString('base64url'));
+  writeFileSync(file, text, { mode: 0o600 });
   chmodSync(file, 0o600);
-  return secret;
+  // .dev.vars quotes the JSON (dotenv syntax); the value itself is what is between the quotes.
+  return { signingKeys: signingKeys.replace(/^'(.*)'$/, '$1'), setupSecret };
 }
 
-const secret = tokenSecret();
+const secrets = await devSecrets();
 const port = Number(process.env.PORT ?? 8787);
 console.log('Starting the relay on workerd (wrangler dev)…');
 const relay = await startLocalRelay({ port, persistTo: path.join(root, '.wrangler', 'state'), quiet: !process.env.TETHER_VERBOSE });
 
-const ownerId = 'owner';
-const hostId = `local-${hostname().toLowerCase().replace(/[^a-z0-9-]/g, '-')}`;
-const ownerToken = await mintToken(secret, { kind: 'user', userId: ownerId });
-const hostToken = await mintToken(secret, { kind: 'host', hostId, ownerId });
-writeFileSync(path.join(local, 'local.json'), JSON.stringify({ relayUrl: relay.url, hostId, ownerToken }, null, 2), { mode: 0o600 });
+// The local host pairs itself through the setup secret (the owner's approval, before the owner has
+// signed in): its key stays in .tether/host/identity.json and it signs its own link tokens.
+const hostData = path.join(local, 'host');
+const identity = await pairWithSetupSecret({ relayUrl: relay.url, secret: secrets.setupSecret, name: hostname(), dataDir: hostData }).catch((error: unknown) => {
+  console.error(`The local host could not pair with the relay: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`(To start over with a new key, remove ${path.join(hostData, 'identity.json')}.)`);
+  return relay.stop().then(() => process.exit(1));
+});
+const hostId = identity.hostId;
+writeFileSync(path.join(local, 'local.json'), JSON.stringify({ relayUrl: relay.url, hostId }, null, 2), { mode: 0o600 });
 
 const host = await startHost({
-  dataDir: path.join(local, 'host'),
+  dataDir: hostData,
   relayUrl: relay.url,
   hostId,
-  token: hostToken,
+  token: hostTokenSigner(identity),
   log: consoleLog(Boolean(process.env.TETHER_VERBOSE)),
 });
+
+// Until the owner has a password, the one-time setup link (the secret rides in the fragment, which
+// no server sees) is how they get one.
+const claimed = ((await (await fetch(`${relay.url}/api/auth/setup`)).json()) as { claimed: boolean }).claimed;
+const owner = claimed
+  ? '  owner        signed up; sign in with your email and password'
+  : `  owner        not set up yet. Open this one-time link to create the owner account:
+                 ${relay.url}/setup#secret=${encodeURIComponent(secrets.setupSecret)}`;
 
 console.log(`
 Tether is running.
 
   relay        ${relay.url}   (health: ${relay.url}/api/health)
   host         ${hostId}, linked, answering as "Claude Code (scripted)" from src/host/providers/script.default.json
-  owner token  saved in .tether/local.json (valid 30 days; every restart mints a new one)
+${owner}
 
 Next:
-  - Talk to your host from another terminal:   npm run try -- "please approve the build"
+  - Talk to your host from another terminal:
+      TETHER_EMAIL=<you> TETHER_PASSWORD=<yours> npm run try -- "please approve the build"
     (keywords in the default script: approve, question, tool, visual, stream, fail, slow)
-  - Any agent-contracts client connects to
-      ${relay.url.replace('http', 'ws')}/v1/hosts/${hostId}/lobby?access_token=<owner token>
-      ${relay.url.replace('http', 'ws')}/v1/hosts/${hostId}/chats/<chat id>?access_token=<owner token>
+  - Any agent-contracts client signs in (POST ${relay.url}/api/auth/signin {email, password}), trades its
+    access token for a socket ticket (POST /api/auth/tickets) and connects to
+      ${relay.url.replace('http', 'ws')}/v1/hosts/${hostId}/lobby?ticket=<ticket>
+      ${relay.url.replace('http', 'ws')}/v1/hosts/${hostId}/chats/<chat id>?ticket=<ticket>
 
 Ctrl-C stops the relay and the host; their state stays in .wrangler/ and .tether/.
 `);

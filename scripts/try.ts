@@ -7,13 +7,34 @@ import { RelaySocket, relayPaths } from '../src/client/index.ts';
 import { Thread, type ChatItem } from '../src/contracts/index.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
-let local: { relayUrl: string; hostId: string; ownerToken: string };
+let local: { relayUrl: string; hostId: string };
 try {
   local = JSON.parse(readFileSync(path.join(root, '.tether', 'local.json'), 'utf8'));
 } catch {
   console.error('Run `npm start` first (in another terminal).');
   process.exit(1);
 }
+
+/** Signs in as the owner with TETHER_EMAIL / TETHER_PASSWORD; answers an access token. */
+async function signIn(): Promise<string> {
+  const email = process.env.TETHER_EMAIL;
+  const password = process.env.TETHER_PASSWORD;
+  if (!email || !password) {
+    console.error('Sign in first: TETHER_EMAIL=<you> TETHER_PASSWORD=<yours> npm run try -- "hello"');
+    console.error('(No account yet? Open the setup link `npm start` printed to create the owner account.)');
+    process.exit(1);
+  }
+  const res = await fetch(`${local.relayUrl}/api/auth/signin`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }),
+  });
+  const body = await res.json() as { accessToken?: string; message?: string };
+  if (!res.ok || !body.accessToken) {
+    console.error(`Sign-in refused: ${body.message ?? res.status}`);
+    process.exit(1);
+  }
+  return body.accessToken;
+}
+const token = await signIn();
 const text = process.argv.slice(2).join(' ') || 'hello';
 const chatId = process.env.TETHER_CHAT ?? `try-${Date.now().toString(36)}`;
 const prompt = createInterface({ input: process.stdin, output: process.stdout });
@@ -25,9 +46,9 @@ const ask = {
   close: () => prompt.close(),
 };
 
-const lobby = new RelaySocket(relayPaths.lobby(local.relayUrl, local.hostId), local.ownerToken);
+const lobby = new RelaySocket(relayPaths.lobby(local.relayUrl, local.hostId), token);
 await lobby.request('chat.create', { chatId });
-const chat = new RelaySocket(relayPaths.chat(local.relayUrl, local.hostId, chatId), local.ownerToken);
+const chat = new RelaySocket(relayPaths.chat(local.relayUrl, local.hostId, chatId), token);
 const attached = await chat.request('chat.attach', { chatId, historyLimit: 1 });
 const thread = new Thread(attached.info, []);
 const printed = new Map<string, number>();

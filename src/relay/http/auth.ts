@@ -4,7 +4,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { ProtocolError } from '../../contracts/index.ts';
-import { SetupSchema, SignInSchema, checkPassword, claimOwner, userIdOfEmail } from '../auth/accounts.ts';
+import { SetupSchema, SignInSchema, checkPassword, claimOwner, ownerClaimed, userIdOfEmail } from '../auth/accounts.ts';
 import { keySetOf } from '../auth/keys.ts';
 import { LIMITS, rateLimit } from '../auth/rate-limit.ts';
 import { createSession, refreshSession, revokeSessions, type SessionMeta } from '../auth/sessions.ts';
@@ -33,6 +33,9 @@ const signInLimit = rateLimit('signin', LIMITS.signin, async (c) => {
   const email = await emailOf(c);
   return [ip && `ip:${ip}`, email && `email:${email}`];
 });
+
+/** Whether the owner account has been claimed (so `npm start` knows whether to show the setup link). */
+accounts.get('/setup', async (c) => c.json({ claimed: await ownerClaimed(c.env.DB) }));
 
 accounts.post('/setup', signInLimit, async (c) => {
   const body = await parseBody(c, SetupSchema);
