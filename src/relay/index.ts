@@ -1,5 +1,6 @@
 // The Tether relay: a hono app in front of three Durable Objects (HostLink, ChatRoom, Lobby) and D1.
 import { Hono } from 'hono';
+import { cors } from 'hono/cors';
 import { ProtocolError } from '../contracts/index.ts';
 import type { Env } from './env.ts';
 import { auditApi } from './http/audit.ts';
@@ -9,6 +10,7 @@ import { errorResponse } from './http/errors.ts';
 import { external } from './http/external.ts';
 import { grantsApi } from './http/grants.ts';
 import { health } from './http/health.ts';
+import { appOrigins } from './http/identity.ts';
 import { hostsApi } from './http/hosts.ts';
 import { pairing } from './http/pairing.ts';
 import { setupPage } from './http/setup-page.ts';
@@ -19,6 +21,13 @@ import { visualPages } from './http/visuals.ts';
 
 const app = new Hono<{ Bindings: Env }>();
 
+// The web app on one of APP_ORIGINS calls the API from the browser (sign-in, tickets): only those origins may.
+app.use('/api/*', cors({
+  origin: (origin, c) => (appOrigins(c.env).includes(origin) ? origin : null),
+  allowHeaders: ['Authorization', 'Content-Type'],
+  allowMethods: ['GET', 'POST', 'PATCH', 'DELETE'],
+  maxAge: 600,
+}));
 app.route('/api/health', health);
 app.route('/api/auth', accounts);
 app.route('/api/auth', external);

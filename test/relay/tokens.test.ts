@@ -168,3 +168,15 @@ describe('socket origins', () => {
     expect(await door(who.hostId, { token: who.token, origin: 'http://relay.test' })).toBe(101);
   });
 });
+
+describe('the API from a browser', () => {
+  it('answers CORS for the app\'s origins only', async () => {
+    const preflight = (origin: string) => SELF.fetch('http://relay.test/api/auth/tickets', {
+      method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization' },
+    });
+    const app = await preflight(env.APP_ORIGINS!);
+    expect(app.headers.get('Access-Control-Allow-Origin')).toBe(env.APP_ORIGINS);
+    expect(app.headers.get('Access-Control-Allow-Headers')?.toLowerCase()).toContain('authorization');
+    expect((await preflight('https://evil.example')).headers.get('Access-Control-Allow-Origin')).toBeNull();
+  });
+});
