@@ -58,7 +58,7 @@ async function until<T>(check: () => T | undefined | null | false, what: string,
 
 async function send(text: string): Promise<string> {
   const sent = await client.socket.request('chat.send', { chatId: CHAT, text });
-  expect(sent.queued).toBe(false);
+  expect(sent.queued, `kept or queued, host said:\n${host.output.slice(-3000)}`).toBe(false);
   return sent.turnId as string;
 }
 

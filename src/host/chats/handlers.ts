@@ -259,7 +259,11 @@ export function createHandlers(core: HostCore): HandlerTable {
     'chat.removeVisual': unsupported('remove visuals (the relay does)'),
 
     // Providers and accounts --------------------------------------------------------------------
-    'provider.list': () => ({ providers: [...core.providers.values()].map((p) => p.info()) }),
+    'provider.list': async () => {
+      const providers = [...core.providers.values()];
+      await Promise.all(providers.map((p) => p.probed));
+      return { providers: providers.map((p) => p.info()) };
+    },
     'accounts.list': () => core.accounts.snapshot(),
     'accounts.refresh': () => core.accounts.refresh(),
     'accounts.save': async (payload) => {

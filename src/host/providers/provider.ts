@@ -163,6 +163,11 @@ export interface Provider {
   info(): ProviderInfo;
   /** Whether `delivery: 'steer'` can reach a running turn. */
   readonly canSteer: boolean;
+  /**
+   * Resolves once `info()` knows what the backend is (its version, its catalog), probed without
+   * blocking the host; `provider.list` waits for it. Absent = known from the start.
+   */
+  readonly probed?: Promise<void>;
   /** Turns any model selection into one this backend serves (alias → slug, unknown → default, options dropped). */
   normalizeSelection(selection: ModelSelection | undefined): ModelSelection;
   open(context: ProviderChatContext): ProviderSession;

@@ -1,6 +1,7 @@
 // The Claude Code backend: `claude -p` with stream-json in and out, one process per chat (driver.ts),
 // its output mapped by mapper.ts, its models in catalog.ts.
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { AgentKind, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import type { Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
@@ -21,15 +22,18 @@ export class ClaudeProvider implements Provider {
   // Lines sent while a turn runs wait for it in the CLI; they are not steering.
   readonly canSteer = false;
   private readonly launch: ClaudeLaunch;
-  private probed: { installed: boolean; version: string | null } | null = null;
+  private found: { installed: boolean; version: string | null } = { installed: false, version: null };
+  /** Resolves once the CLI answered `--version` (or could not). */
+  readonly probed: Promise<void>;
 
   constructor(options: ClaudeProviderOptions = {}) {
     this.kind = options.kind ?? 'claude';
     this.launch = { command: options.command ?? 'claude', args: options.args ?? [], env: options.env ?? {} };
+    this.probed = this.probe();
   }
 
   info(): ProviderInfo {
-    const { installed, version } = this.probe();
+    const { installed, version } = this.found;
     return {
       kind: this.kind,
       name: 'Claude Code',
@@ -76,12 +80,19 @@ export class ClaudeProvider implements Provider {
     return request.agentSessionId;
   }
 
-  /** Asks the CLI its version once (`2.1.197 (Claude Code)`); a CLI that does not answer is not installed. */
-  private probe(): { installed: boolean; version: string | null } {
-    if (this.probed) return this.probed;
-    const run = spawnSync(this.launch.command, ['--version'], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, ...this.launch.env } });
-    const version = run.status === 0 ? (/\d+\.\d+\.\d+\S*/.exec(run.stdout)?.[0] ?? null) : null;
-    this.probed = { installed: run.status === 0, version };
-    return this.probed;
+  /**
+   * Asks the CLI its version once (`2.1.197 (Claude Code)`); a CLI that does not answer is not
+   * installed. Asynchronous: the CLI may take seconds to start, and the host's event loop keeps its
+   * link's heartbeat meanwhile.
+   */
+  private async probe(): Promise<void> {
+    try {
+      const { stdout } = await promisify(execFile)(this.launch.command, ['--version'], {
+        encoding: 'utf8', timeout: 15_000, env: { ...process.env, ...this.launch.env },
+      });
+      this.found = { installed: true, version: /\d+\.\d+\.\d+\S*/.exec(stdout)?.[0] ?? null };
+    } catch {
+      this.found = { installed: false, version: null };
+    }
   }
 }
