@@ -10,7 +10,11 @@ import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
 import type { ProviderOutput, ProviderSession } from '../../src/host/providers/provider.ts';
 import type { AnthropicServer } from '../support/anthropic-server.ts';
 import { toolResults } from '../support/anthropic-server.ts';
-import { CLAUDE_BIN, startScenario } from './claude-scenario.ts';
+import type { HostCore } from '../../src/host/chats/core.ts';
+import { HostPolicy } from '../../src/host/policy.ts';
+import { CLAUDE_BIN, COMPACT_SUMMARY, startScenario } from './claude-scenario.ts';
+import { lastUserText } from '../support/anthropic-server.ts';
+import { openCore, TestClient, tempDir, until } from './harness.ts';
 
 let server: AnthropicServer;
 let provider: ClaudeProvider;
@@ -168,5 +172,61 @@ describe('Claude Code driver with the real CLI', { timeout: 60_000 }, () => {
   it('forks at the last turn by continuing the session id (the driver branches it), and refuses an earlier turn', async () => {
     await expect(provider.fork({ agentSessionId: 's-1', cwd, turnId: 't-9', latest: true })).resolves.toBe('s-1');
     await expect(provider.fork({ agentSessionId: 's-1', cwd, turnId: 't-2', latest: false })).rejects.toMatchObject({ code: 'chat-unsupported' });
+  });
+});
+
+// `chat.compact` through the runtime: Claude Code's own `/compact`, its summary request answered by the
+// scripted model, and its `compact_boundary` as the compaction item the client holds.
+describe('Claude Code compaction through the host', { timeout: 60_000 }, () => {
+  let data: ReturnType<typeof tempDir>;
+  let core: HostCore;
+  let client: TestClient;
+
+  beforeAll(async () => {
+    data = tempDir('tether-claude-compact-');
+    core = await openCore(data.dir, { providers: [provider], policy: new HostPolicy({ home: data.dir }) });
+    client = new TestClient(core);
+    await client.ok('chat.create', { chatId: 'k', cwd: data.dir, runtimeMode: 'supervised' });
+    await client.attach('k');
+  });
+
+  afterAll(async () => {
+    await core?.close();
+    data?.cleanup();
+  });
+
+  const thread = () => client.threads.get('k')!;
+  const settled = (turnId: string) => {
+    const turn = thread().get(turnId);
+    return turn?.kind === 'turn' && turn.state !== 'running';
+  };
+
+  it('an empty chat has nothing to fold and starts no CLI', async () => {
+    expect(await client.ok('chat.compact', { chatId: 'k' })).toEqual({});
+    expect(thread().items).toEqual([]);
+    expect(core.session('k').info.running).toBe(false);
+  });
+
+  it('folds the conversation as the CLI does; the client holds the compaction in a turn of its own', async () => {
+    for (const text of ['KW-HELLO', 'KW-HELLO again']) {
+      const { turnId } = await client.ok('chat.send', { chatId: 'k', text });
+      await until(() => settled(turnId), text, 30_000);
+    }
+    const asked = server.requests.length;
+    expect(await client.ok('chat.compact', { chatId: 'k' })).toEqual({});
+    await until(() => thread().items.some((i) => i.kind === 'turn' && i.label === 'Compact' && i.state !== 'running'), 'the compaction turn', 30_000);
+    const turn = thread().items.find((i) => i.kind === 'turn' && i.label === 'Compact')!;
+    expect(turn).toMatchObject({ state: 'done' });
+    const compaction = thread().items.find((i) => i.kind === 'compaction');
+    expect(compaction).toMatchObject({ turnId: turn.id });
+    expect(compaction?.kind === 'compaction' && compaction.preTokens).toBeGreaterThan(0);
+    // No user message for it, and the context meter starts again.
+    expect(thread().items.filter((i) => i.kind === 'user' && i.turnId === turn.id)).toEqual([]);
+    expect(thread().info.usage.contextTokens).toBe(0);
+    // The model was asked for the summary, and the next turn goes on from it.
+    expect(server.requests.slice(asked).some((r) => lastUserText(r).includes('summary of the conversation'))).toBe(true);
+    const { turnId } = await client.ok('chat.send', { chatId: 'k', text: 'KW-HELLO after' });
+    await until(() => settled(turnId), 'the turn after', 30_000);
+    expect(JSON.stringify(server.conversation.at(-1)!.body.messages)).toContain(COMPACT_SUMMARY);
   });
 });

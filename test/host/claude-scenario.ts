@@ -16,6 +16,9 @@ import {
 
 export const CLAUDE_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/claude');
 const SUBAGENT_MARK = 'SUBAGENT-PROMPT';
+/** Words of the summary request Claude Code makes for `/compact` (2.1.197), and the summary the model gives. */
+const COMPACT_ASK = 'create a detailed summary of the conversation';
+export const COMPACT_SUMMARY = 'SCRIPTED-SUMMARY: the person greeted the agent twice.';
 
 export function scenarioReply(request: MessagesRequest): ScriptedReply {
   const results = toolResults(request);
@@ -24,6 +27,10 @@ export function scenarioReply(request: MessagesRequest): ScriptedReply {
     return results.size > 0
       ? { blocks: [{ type: 'text', text: 'Subagent report: found 3 files.' }] }
       : { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo sub-echo', description: 'List from the subagent' } }] };
+  }
+  // `/compact`: the CLI asks the model for a summary of the conversation, in the same turn's last message.
+  if (lastUserText(request).includes(COMPACT_ASK)) {
+    return { blocks: [{ type: 'text', text: `<analysis>A short chat.</analysis>\n<summary>${COMPACT_SUMMARY}</summary>` }], usage: { input_tokens: 2000, output_tokens: 60 } };
   }
   // A keyword first: after an interrupt the refused tool's result shares a message with the next ask.
   const keyword = [...lastUserText(request).matchAll(/KW-([A-Z]+)/g)].at(-1)?.[1];

@@ -573,10 +573,20 @@ describe('the rest of the table', () => {
 
   it('compacts and clears between turns, refuses both during one, and kill removes everything', async () => {
     await client.ok('chat.create', { chatId: 'c1' });
+    // Nothing said yet: nothing to fold, and no backend is started for it.
+    expect(await client.ok('chat.compact', { chatId: 'c1' })).toEqual({});
+    expect(core.session('c1').thread.items).toEqual([]);
+    expect(core.session('c1').info.running).toBe(false);
     await client.ok('chat.send', { chatId: 'c1', text: 'hi' });
     await idle(core, 'c1');
     await client.ok('chat.compact', { chatId: 'c1' });
-    expect(core.session('c1').thread.items.at(-1)).toMatchObject({ kind: 'compaction', preTokens: 100 });
+    // The compaction is a turn of its own, with the backend's marker in it and no user message.
+    await idle(core, 'c1');
+    const [compacted] = core.session('c1').thread.items.filter((i) => i.kind === 'compaction');
+    expect(compacted).toMatchObject({ kind: 'compaction', preTokens: 100 });
+    expect(core.session('c1').thread.get(compacted.turnId!)).toMatchObject({ kind: 'turn', label: 'Compact', state: 'done' });
+    expect(core.session('c1').thread.items.filter((i) => i.kind === 'user')).toHaveLength(1);
+    expect(core.session('c1').info.usage.contextTokens).toBe(0);
     await client.ok('chat.send', { chatId: 'c1', text: 'approve' });
     await needsYou(core, 'c1');
     expect(await client.fails('chat.compact', { chatId: 'c1' })).toBe('chat-busy');

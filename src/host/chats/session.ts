@@ -24,7 +24,7 @@ import type {
   ChatTurnLimit,
   RuntimeMode,
 } from '../../contracts/index.ts';
-import type { Provider, ProviderOutput, ProviderSession, TurnInput } from '../providers/provider.ts';
+import type { Provider, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../providers/provider.ts';
 import { turnImages } from './attachments.ts';
 import { ChatLog } from './chat-log.ts';
 import { isPendingRequest, requestSummaries } from './requests.ts';
@@ -232,33 +232,41 @@ export class ChatSession {
    */
   begin(message: OutgoingMessage): string {
     const turnId = message.turnId ?? newId('turn');
+    this.open(turnId, message, (driver, emit) => driver.startTurn(turnInput(message, turnId), emit));
+    return turnId;
+  }
+
+  /**
+   * Opens a turn (with the user's message, if any) and hands it to the backend through `start`. In a
+   * git work tree a turn that brings a message gets it only once the tree is snapshotted.
+   */
+  private open(turnId: string, message: OutgoingMessage | null, start: (driver: ProviderSession, emit: ProviderEmit) => void, label?: string): void {
     const now = Date.now();
     this.failed = false;
     const turn: ActiveTurn = { id: turnId, started: false, costUsd: 0, reply: null, replyParent: null, thought: null, tools: new Map() };
     this.turn = turn;
-    this.upsert({ id: newId('msg'), kind: 'user', createdAt: now, turnId, ...messageParts(message) });
-    this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0 });
+    if (message) this.upsert({ id: newId('msg'), kind: 'user', createdAt: now, turnId, ...messageParts(message) });
+    this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0, ...(label ? { label } : {}) });
     this.updateInfo({ limit: undefined });
-    const start = (): void => {
+    const begin = (): void => {
       turn.started = true;
       try {
-        this.openDriver().startTurn(turnInput(message, turnId), (output) => this.onOutput(turnId, output));
+        start(this.openDriver(), (output) => this.onOutput(turnId, output));
       } catch (error) {
         this.finish('error', `The agent could not start: ${describe(error)}`);
       }
     };
     // In a git work tree the backend gets the turn once the tree is snapshotted, before it can touch it.
-    const checkpoint = this.options.host.checkpoint?.(this.chatId, this.info.cwd) ?? null;
-    if (!checkpoint) start();
+    const checkpoint = message ? this.options.host.checkpoint?.(this.chatId, this.info.cwd) ?? null : null;
+    if (!checkpoint) begin();
     else {
       void checkpoint.then((tree) => {
         if (this.turn !== turn || this.closed) return; // cancelled or shut down meanwhile
         const item = this.thread.get(turnId);
         if (tree && item?.kind === 'turn') this.upsert({ ...item, checkpoint: tree });
-        start();
+        begin();
       });
     }
-    return turnId;
   }
 
   /**
@@ -366,12 +374,27 @@ export class ChatSession {
     this.driver?.answerQuestion(item.requestId, null);
   }
 
-  /** Folds the context: only between turns. */
-  compact(): void {
+  /**
+   * Folds the backend's context, as the backend does it, in a turn labelled `Compact` (the client
+   * sees it run, and the backend's own compaction marker in it); answers its turn id. Only between
+   * turns; a chat whose backend has said nothing yet has nothing to fold, and no CLI is started for it.
+   */
+  compact(): string | null {
     if (this.turn) throw new ProtocolError('chat-busy', 'A turn is running; compact once it settled');
-    const usage = this.info.usage;
-    this.upsert({ id: newId('compaction'), kind: 'compaction', createdAt: Date.now(), turnId: null, preTokens: usage.contextTokens > 0 ? usage.contextTokens : null });
-    this.updateInfo({ usage: { ...usage, contextTokens: 0 } });
+    if (!this.info.agentSessionId) return null;
+    let driver: ProviderSession;
+    try {
+      driver = this.openDriver();
+    } catch (error) {
+      throw new ProtocolError('chat-unsupported', `This chat cannot compact: ${describe(error)}`);
+    }
+    if (!driver.compact) throw new ProtocolError('chat-unsupported', `${this.provider?.info().name ?? 'This backend'} cannot compact on request`);
+    const turnId = newId('turn');
+    this.open(turnId, null, (backend, emit) => {
+      if (!backend.compact) throw new Error('the backend can no longer compact');
+      backend.compact(turnId, emit);
+    }, 'Compact');
+    return turnId;
   }
 
   /** Empties the thread and starts the backend session again; `force` stops a running turn first. */

@@ -147,6 +147,13 @@ export interface ProviderSession {
   startTurn(input: TurnInput, emit: ProviderEmit): void;
   /** Hands a message to the running turn; false when it cannot (the runtime then queues it). */
   steer?(input: TurnInput): boolean;
+  /**
+   * Optional: folds the backend's context the way the backend itself does it (Claude Code's
+   * `/compact`, Codex's `thread/compact/start`), as a turn of its own: outputs as for `startTurn`, a
+   * `compaction` from the backend's own marker once it folded, and one `turn-end`. Only called between
+   * turns, on a chat that has a backend session. Absent: `chat.compact` answers `chat-unsupported`.
+   */
+  compact?(turnId: string, emit: ProviderEmit): void;
   /** Stops the running turn; the runtime has already settled it, so no `turn-end` is needed. */
   interrupt(): void;
   answerApproval(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string): void;

@@ -175,7 +175,7 @@ export class ScriptProvider implements Provider {
         denyReason: true,
         allowAlways: true,
         asyncQuestions: true,
-        compaction: 'none',
+        compaction: 'native',
         reportsCost: true,
         reportsContextWindow: true,
         reportsThinking: true,
@@ -211,6 +211,8 @@ class ScriptSession implements ProviderSession {
   private readonly context: ProviderChatContext;
   private turn: { id: string; abort: AbortController; steered: string[] } | null = null;
   private readonly waiting = new Map<string, Waiter>();
+  /** The context the script last reported: what a compaction folds. */
+  private contextTokens: number | null = null;
 
   constructor(script: ScriptFile, context: ProviderChatContext) {
     this.script = script;
@@ -222,6 +224,20 @@ class ScriptSession implements ProviderSession {
     const turn = { id: input.turnId, abort: new AbortController(), steered: [] as string[] };
     this.turn = turn;
     void this.run(input, turn, emit);
+  }
+
+  /** A compaction as a backend reports one: the context it folded, then a done turn. */
+  compact(turnId: string, emit: ProviderEmit): void {
+    this.turn?.abort.abort();
+    const turn = { id: turnId, abort: new AbortController(), steered: [] as string[] };
+    this.turn = turn;
+    void Promise.resolve().then(() => {
+      if (turn.abort.signal.aborted) return;
+      if (this.turn === turn) this.turn = null;
+      emit({ type: 'compaction', preTokens: this.contextTokens });
+      this.contextTokens = 0;
+      emit({ type: 'turn-end', state: 'done' });
+    });
   }
 
   steer(input: TurnInput): boolean {
@@ -345,6 +361,7 @@ class ScriptSession implements ProviderSession {
             out({ type: 'visual', title: fill(step.title), html: step.html, maxHeight: step.maxHeight, heights: step.heights, layout: step.layout });
             break;
           case 'cost':
+            if (step.contextTokens !== undefined) this.contextTokens = step.contextTokens;
             out({ type: 'usage', costUsd: step.usd, contextTokens: step.contextTokens, contextWindow: step.contextWindow });
             break;
           case 'fail':

@@ -45,6 +45,9 @@ export function claudeEnv(context: ProviderChatContext, launch: ClaudeLaunch): N
   return env;
 }
 
+/** What Claude Code takes as "fold the conversation now" (it answers with `compact_boundary`). */
+const COMPACT_COMMAND = '/compact';
+
 export class ClaudeSession implements ProviderSession {
   private readonly context: ProviderChatContext;
   private readonly launch: ClaudeLaunch;
@@ -78,6 +81,12 @@ export class ClaudeSession implements ProviderSession {
     void this.send(input, emit);
   }
 
+  /** Claude Code compacts on its own `/compact` command, sent as a user line; its `compact_boundary` is the marker. */
+  compact(_turnId: string, emit: ProviderEmit): void {
+    this.emit = emit;
+    queueMicrotask(() => this.write(JSON.stringify(userLine(COMPACT_COMMAND)), emit));
+  }
+
   interrupt(): void {
     if (!this.emit) return;
     this.emit = null;
@@ -89,11 +98,11 @@ export class ClaudeSession implements ProviderSession {
   }
 
   answerApproval(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string): void {
-    this.write(this.mapper.approvalReply(requestId, decision, message));
+    this.reply(this.mapper.approvalReply(requestId, decision, message));
   }
 
   answerQuestion(requestId: string, answers: Record<string, string> | null): void {
-    this.write(this.mapper.questionReply(requestId, answers));
+    this.reply(this.mapper.questionReply(requestId, answers));
   }
 
   async kill(): Promise<void> {
@@ -113,7 +122,12 @@ export class ClaudeSession implements ProviderSession {
       this.endTurn(emit, { type: 'turn-end', state: 'error', message: `An attachment could not be read: ${describe(error)}` });
       return;
     }
-    if (this.emit !== emit) return; // interrupted while the attachments were read
+    this.write(line, emit);
+  }
+
+  /** Sends one user line as the running turn (a process is started, resuming the session, if none runs). */
+  private write(line: string, emit: ProviderEmit): void {
+    if (this.emit !== emit) return; // interrupted meanwhile
     const process = this.process?.alive ? this.process : this.start();
     if (!process.writeLine(line)) {
       this.endTurn(emit, { type: 'turn-end', state: 'error', message: this.exitMessage(process) });
@@ -171,7 +185,7 @@ export class ClaudeSession implements ProviderSession {
     emit(output);
   }
 
-  private write(reply: Record<string, unknown> | null): void {
+  private reply(reply: Record<string, unknown> | null): void {
     if (reply) this.process?.writeLine(JSON.stringify(reply));
   }
 
