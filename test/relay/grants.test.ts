@@ -58,6 +58,37 @@ describe('a grant on one chat', () => {
   });
 });
 
+describe('requests that make new chats', () => {
+  it('need the role on the whole host: a chat-level grantee cannot fork or continue their chat elsewhere', async () => {
+    const host = await newHost();
+    host.create('f1', [userItem('u1', 'one')]);
+    host.handlers['chat.fork'] = () => ({});
+    host.handlers['chat.continueOn'] = () => ({});
+    const owner = await signIn(OWNER);
+    const ola = await signIn(`grants-ola-${hosts}`);
+    const pia = await signIn(`grants-pia-${hosts}`);
+    // Even `owner` on the one chat (which covers continueOn there) makes no chats on the host.
+    await grant(owner, host.hostId, { type: 'user', id: ola.userId }, 'owner', 'f1');
+    await grant(owner, host.hostId, { type: 'user', id: pia.userId }, 'operator');
+
+    const chat = await chatOf(ola, host.hostId, 'f1');
+    const lobby = await lobbyOf(ola, host.hostId);
+    const fork = { chatId: 'f1', turnId: 't1', worktree: {}, account: 'work' };
+    expect((await chat.client.request('chat.fork', fork)).error.code).toBe('forbidden');
+    expect((await lobby.client.request('chat.fork', fork)).error.code).toBe('forbidden');
+    expect((await chat.client.request('chat.continueOn', { chatId: 'f1', account: 'work' })).error.code).toBe('forbidden');
+    expect(host.requestsOf('chat.fork')).toHaveLength(0);
+    expect(host.requestsOf('chat.continueOn')).toHaveLength(0);
+    // Their own chat still works at their role.
+    expect((await chat.client.request('chat.send', { chatId: 'f1', text: 'hi' })).ok).toBe(true);
+
+    // A host-wide operator forks as before.
+    const byPia = await chatOf(pia, host.hostId, 'f1');
+    expect((await byPia.client.request('chat.fork', { chatId: 'f1', turnId: 't1' })).ok).toBe(true);
+    expect(host.requestsOf('chat.fork')).toHaveLength(1);
+  });
+});
+
 describe('the grants API', () => {
   it('is for holders of owner on the host; grants users by id or email and teams, changes and removes them', async () => {
     const host = await newHost();

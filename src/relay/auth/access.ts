@@ -7,7 +7,7 @@
 // (revocations.ts) drops the views at once where it matters.
 import { ProtocolError, type AgentRequestType } from '../../contracts/index.ts';
 import type { Identity } from './tokens.ts';
-import { MINIMAL_ROLE, roleAllows, type Role } from './roles.ts';
+import { MAKES_CHATS, MINIMAL_ROLE, roleAllows, type Role } from './roles.ts';
 import { sessionIsLive } from './sessions.ts';
 
 const CACHE_MS = 2_000;
@@ -160,17 +160,18 @@ export class HostAccess {
 
   /**
    * Throws `unauthorized` for an ended session, `forbidden` unless the role covers the request: on the
-   * named chat for a chat's request, host-wide for a host-level one.
+   * named chat for a chat's request, host-wide for a host-level one or one that makes chats (MAKES_CHATS).
    */
   async check(identity: Identity, hostId: string, type: AgentRequestType, chatId?: string): Promise<void> {
     const view = await this.view(identity, hostId);
     if (!view.live) throw new ProtocolError('unauthorized', 'Your session has ended; sign in again');
     // A chat list is answered to anyone who may see one of its chats, filtered to those (Lobby).
     if (type === 'chat.list' && chatId === undefined && reachesHost(view)) return;
-    const role = roleIn(view, chatId);
-    if (!role) throw new ProtocolError('forbidden', chatId === undefined ? 'You have no access to this host' : 'You have no access to this chat');
+    const hostWide = MAKES_CHATS.has(type);
+    const role = roleIn(view, hostWide ? undefined : chatId);
+    if (!role) throw new ProtocolError('forbidden', chatId === undefined || hostWide ? 'You have no access to this host' : 'You have no access to this chat');
     const needed = MINIMAL_ROLE[type];
-    if (!roleAllows(role, needed)) throw new ProtocolError('forbidden', `${type} needs the ${needed} role`);
+    if (!roleAllows(role, needed)) throw new ProtocolError('forbidden', `${type} needs the ${needed} role${hostWide ? ' on the whole host' : ''}`);
   }
 }
 

@@ -52,6 +52,13 @@ export const MINIMAL_ROLE: Record<AgentRequestType, Role> = {
   'accounts.watchLogin': 'owner',
 };
 
+/**
+ * Requests that make new chats from one (a fork, a continuation under another account): like
+ * `chat.create`, they need their role on the whole host, whichever chat they name. A grant on one chat
+ * is for that chat, not for starting others (with their own worktree, provider or account).
+ */
+export const MAKES_CHATS: ReadonlySet<AgentRequestType> = new Set(['chat.fork', 'chat.continueOn']);
+
 export function roleAllows(role: Role, needed: Role): boolean {
   return ROLES.indexOf(role) >= ROLES.indexOf(needed);
 }
