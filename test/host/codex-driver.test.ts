@@ -1,6 +1,6 @@
 // The Codex driver with the real `codex app-server` (pinned @openai/codex) inside a HostCore, the
 // model being the scripted Responses server on loopback. What the end-to-end test does not cover:
-// images as image input, steering a running turn, and resuming the thread in a new process.
+// images as image input, steering a running turn, compaction, and resuming the thread in a new process.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import type { HostCore } from '../../src/host/chats/core.ts';
 import { HostPolicy } from '../../src/host/policy.ts';
 import { CodexProvider } from '../../src/host/providers/codex/index.ts';
 import { OpenAiServer } from '../support/openai-server.ts';
-import { codexScenario, TEST_KEY_VARIABLE, writeCodexHome } from './fixtures/codex/scenario.ts';
+import { codexScenario, COMPACT_SUMMARY, TEST_KEY_VARIABLE, writeCodexHome } from './fixtures/codex/scenario.ts';
 import { openCore, TestClient, tempDir, until } from './harness.ts';
 
 const codex = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex');
@@ -66,6 +66,21 @@ describe('the Codex driver with the real binary', () => {
     await client.ok('chat.approve', { chatId: 'c', requestId: approval.kind === 'approval' ? approval.requestId : '', decision: 'allow-always' });
     await until(() => turnState(turnId) === 'done', 'the steered turn', 30_000);
     expect(model.requests.some((r) => JSON.stringify(r.body.input).includes('also say tether-steered'))).toBe(true);
+  });
+
+  it('compacts through thread/compact/start: the model is asked for a summary, the client holds the compaction in its own turn', async () => {
+    const asked = model.requests.length;
+    expect(await client.ok('chat.compact', { chatId: 'c' })).toEqual({});
+    await until(() => thread().items.some((i) => i.kind === 'turn' && i.label === 'Compact' && i.state !== 'running'), 'the compaction turn', 30_000);
+    const turn = thread().items.find((i) => i.kind === 'turn' && i.label === 'Compact')!;
+    expect(turn).toMatchObject({ state: 'done' });
+    expect(thread().items.filter((i) => i.kind === 'compaction').map((i) => i.turnId)).toEqual([turn.id]);
+    expect(thread().items.filter((i) => i.kind === 'user' && i.turnId === turn.id)).toEqual([]);
+    expect(model.requests.slice(asked).map((r) => r.userText.toLowerCase())).toEqual([expect.stringContaining('context checkpoint compaction')]);
+    // The next turn goes on from the summary.
+    const { turnId } = await client.ok('chat.send', { chatId: 'c', text: 'hello there' });
+    await until(() => turnState(turnId) === 'done', 'the turn after', 30_000);
+    expect(JSON.stringify(model.requests.at(-1)!.body.input)).toContain(COMPACT_SUMMARY);
   });
 
   it('resumes the same Codex thread in a new process after the mode changed', async () => {

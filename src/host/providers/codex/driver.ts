@@ -60,6 +60,8 @@ export class CodexSession implements ProviderSession {
   private settleIdle: (() => void) | null = null;
   private threadId: string | null;
   private killed = false;
+  /** A `thread/compact/start` was sent and its turn has not shown itself yet. */
+  private compacting = false;
 
   constructor(launch: CodexLaunch, context: ProviderChatContext) {
     this.launch = launch;
@@ -74,6 +76,18 @@ export class CodexSession implements ProviderSession {
   startTurn(input: TurnInput, emit: ProviderEmit): void {
     this.emit = emit;
     void this.run(input, emit);
+  }
+
+  /**
+   * Codex compacts on `thread/compact/start`, as a turn of its own that its answer does not name: the
+   * turn is taken up from its `turn/started`, and its `contextCompaction` item is the marker.
+   */
+  compact(_turnId: string, emit: ProviderEmit): void {
+    this.emit = emit;
+    void this.begin(emit, async (peer) => {
+      this.compacting = true;
+      await peer.request('thread/compact/start', { threadId: this.threadId });
+    }, 'compact the thread');
   }
 
   steer(input: TurnInput): boolean {
@@ -119,12 +133,8 @@ export class CodexSession implements ProviderSession {
 
   // ---------------------------------------------------------------------------------------------
 
-  private async run(input: TurnInput, emit: ProviderEmit): Promise<void> {
-    try {
-      await this.afterPreviousTurn();
-      await this.ensureStarted(emit);
-      if (this.emit !== emit) return; // stopped while starting
-      const peer = this.peer!;
+  private run(input: TurnInput, emit: ProviderEmit): Promise<void> {
+    return this.begin(emit, async (peer) => {
       const effort = this.context.selection.options.effort;
       const result = record(await peer.request('turn/start', {
         threadId: this.threadId,
@@ -133,15 +143,32 @@ export class CodexSession implements ProviderSession {
       }));
       const turnId = record(result.turn).id;
       if (typeof turnId !== 'string') throw new Error('Codex accepted the turn without naming it');
-      this.mapper.turnStarted(turnId);
-      this.idle = new Promise((resolve) => {
-        this.settleIdle = resolve;
-      });
+      this.turnStarted(turnId);
+    }, 'start the turn');
+  }
+
+  /** Starts a Codex turn through `request` once the process and thread are there; a failure ends the turn. */
+  private async begin(emit: ProviderEmit, request: (peer: JsonRpcPeer) => Promise<void>, what: string): Promise<void> {
+    try {
+      await this.afterPreviousTurn();
+      await this.ensureStarted(emit);
+      if (this.emit !== emit) return; // stopped while starting
+      await request(this.peer!);
       // Stopped before Codex named the turn: stop it now that we can.
       if (this.emit !== emit) this.interrupt();
     } catch (error) {
-      if (this.emit === emit) this.finishWith({ type: 'turn-end', state: 'error', message: `Codex could not start the turn: ${describe(error)}` });
+      this.compacting = false;
+      if (this.emit === emit) this.finishWith({ type: 'turn-end', state: 'error', message: `Codex could not ${what}: ${describe(error)}` });
     }
+  }
+
+  /** Codex runs a turn we asked for: later events name it, and the next turn waits for its end. */
+  private turnStarted(turnId: string): void {
+    if (this.mapper.turnId === turnId) return;
+    this.mapper.turnStarted(turnId);
+    this.idle = new Promise((resolve) => {
+      this.settleIdle = resolve;
+    });
   }
 
   /** A turn we interrupted must end before the next starts, or it could take the new one's input. */
@@ -226,6 +253,14 @@ export class CodexSession implements ProviderSession {
   }
 
   private notified(method: string, params: unknown): void {
+    if (method === 'turn/started' && this.compacting) {
+      // The compaction we asked for: the turn its answer did not name.
+      const turn = record(record(params).turn);
+      if (typeof turn.id === 'string' && record(params).threadId === this.threadId) {
+        this.compacting = false;
+        this.turnStarted(turn.id);
+      }
+    }
     const outputs = this.mapper.notification(method, params);
     if (method === 'turn/completed' && !this.mapper.turnId) {
       this.settleIdle?.();
@@ -274,6 +309,7 @@ export class CodexSession implements ProviderSession {
     this.peer?.close('Codex exited');
     this.peer = null;
     this.mapper.turnId = null;
+    this.compacting = false;
     this.mapper.cancelAll();
     this.settleIdle?.();
     this.settleIdle = null;
