@@ -1,9 +1,10 @@
 // Token attacks, each against the real doors (an /api route and a socket): forged, foreign, expired,
 // premature, misaddressed and unsigned access tokens; spent and foreign socket tickets; cross-origin
 // sockets; and the key rotation that must keep honest tokens working.
-import { SELF, env } from 'cloudflare:test';
+import { SELF, createExecutionContext, env } from 'cloudflare:test';
 import { SignJWT, base64url, decodeJwt, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
+import app from '../../src/relay/index.ts';
 import { hostToken, userToken } from './peers.ts';
 
 const KEYS = JSON.parse(env.TETHER_SIGNING_KEYS) as (JWK & { kid: string })[];
@@ -178,5 +179,30 @@ describe('the API from a browser', () => {
     expect(app.headers.get('Access-Control-Allow-Origin')).toBe(env.APP_ORIGINS);
     expect(app.headers.get('Access-Control-Allow-Headers')?.toLowerCase()).toContain('authorization');
     expect((await preflight('https://evil.example')).headers.get('Access-Control-Allow-Origin')).toBeNull();
+  });
+});
+
+describe('the OIDC return address', () => {
+  // OIDC is off in these bindings: the app is called with it configured. The address is checked
+  // before the provider is asked anything, so a refused one answers 400 and an accepted one goes on
+  // to discovery (which fails here: this provider does not exist).
+  const start = async (back: string) => {
+    const oidc = { ...env, OIDC_ISSUER: 'https://idp.invalid', OIDC_CLIENT_ID: 'tether' };
+    const res = await app.fetch(new Request(`http://relay.test/api/auth/oidc/start?return=${encodeURIComponent(back)}`), oidc, createExecutionContext());
+    return { status: res.status, body: await res.json() as { code: string; message: string } };
+  };
+
+  it('is never a page of agent-made HTML on the relay, whose scripts would read the login code in the fragment', async () => {
+    for (const back of [
+      '/v1/visuals/h_1/c_1/v_1?ticket=t', '/%76%31/visuals/h_1/c_1/v_1', '/x/../v1/visuals/h_1/c_1/v_1',
+      'http://relay.test/v1/visuals/h_1/c_1/v_1', '//evil.example/', 'https://evil.example/',
+    ]) {
+      const answer = await start(back);
+      expect(answer, back).toMatchObject({ status: 400, body: { code: 'bad-request' } });
+      expect(answer.body.message, back).toMatch(/^return:/);
+    }
+    for (const back of ['/', '/chats/1', `${env.APP_ORIGINS}/signed-in`]) {
+      expect((await start(back)).body.message, back).not.toMatch(/^return:/);
+    }
   });
 });

@@ -68,8 +68,23 @@ function returnAddress(c: Context<{ Bindings: Env }>, raw: string | undefined): 
   if (url.origin !== own && !appOrigins(c.env).includes(url.origin)) {
     throw new ProtocolError('bad-request', 'return: must be a path on this relay or an address on one of its APP_ORIGINS');
   }
+  if (url.origin === own && servesForeignPages(url.pathname)) {
+    // /v1/visuals serves an agent's HTML, whose scripts could read the login code in the fragment.
+    throw new ProtocolError('bad-request', 'return: must not be under /v1/ (pages there are not the app)');
+  }
   url.hash = '';
   return url.toString();
+}
+
+/** Whether a path on the relay reaches /v1/ as the router reads it (percent-decoded, repeated slashes and all). */
+function servesForeignPages(pathname: string): boolean {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(pathname);
+  } catch {
+    return true;
+  }
+  return decoded.replace(/\/+/g, '/').startsWith('/v1/');
 }
 
 external.get('/oidc/start', perIp, async (c) => {
