@@ -1,5 +1,6 @@
 // A scripted backend that records what the runtime asks of it: every open (its context) and every
-// turn's input. `canFork: false` makes it a backend without the fork capability.
+// turn's input. `canFork: false` makes it a backend without the fork capability, `canCompact: false`
+// one that cannot compact on request.
 import type { Provider, ProviderChatContext, ProviderForkRequest, ProviderSession, TurnInput } from '../../src/host/providers/provider.ts';
 import { ScriptProvider } from '../../src/host/providers/script.ts';
 import type { ScriptFile } from '../../src/host/providers/script.ts';
@@ -14,9 +15,11 @@ export class RecordingProvider implements Provider {
   readonly forks: ProviderForkRequest[] = [];
   readonly fork?: (request: ProviderForkRequest) => Promise<string>;
   private readonly inner: ScriptProvider;
+  private readonly canCompact: boolean;
 
-  constructor(options: { kind?: AgentKind; script?: ScriptFile; canFork?: boolean } = {}) {
+  constructor(options: { kind?: AgentKind; script?: ScriptFile; canFork?: boolean; canCompact?: boolean } = {}) {
     this.kind = options.kind ?? 'claude';
+    this.canCompact = options.canCompact !== false;
     this.inner = new ScriptProvider({ kind: this.kind, script: options.script ?? TEST_SCRIPT });
     if (options.canFork !== false) {
       this.fork = (request) => {
@@ -42,6 +45,7 @@ export class RecordingProvider implements Provider {
       this.turns.push(input);
       startTurn(input, emit);
     };
+    if (!this.canCompact) session.compact = undefined;
     return session;
   }
 }

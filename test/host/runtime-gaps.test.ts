@@ -138,6 +138,21 @@ describe('the backend of a chat', () => {
   });
 });
 
+describe('chat.compact', () => {
+  it('answers chat-unsupported for a backend that cannot compact, and changes nothing', async () => {
+    await core.close();
+    provider = new RecordingProvider({ script: SCRIPT, canCompact: false });
+    core = await openCore(data.dir, { providers: [provider] });
+    client = new TestClient(core);
+    await client.ok('chat.send', { chatId: 'c1', text: 'hi' });
+    await idle(core, 'c1');
+    const before = core.session('c1').thread.items.length;
+    expect(await client.fails('chat.compact', { chatId: 'c1' })).toBe('chat-unsupported');
+    expect(core.session('c1').thread.items).toHaveLength(before);
+    expect(core.session('c1').info.status).toBe('idle');
+  });
+});
+
 describe('during a turn', () => {
   it('chat.clear answers chat-busy without force, and clears with it', async () => {
     await client.ok('chat.send', { chatId: 'c1', text: 'slow' });
