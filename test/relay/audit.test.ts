@@ -69,4 +69,31 @@ describe('the audit log', () => {
     expect((await api(null, 'GET', path)).status).toBe(401);
     expect((await api(owner, 'GET', `${path}?limit=1000`)).body).toMatchObject({ code: 'bad-request', message: expect.stringContaining('limit') });
   });
+
+  it('records every request that starts work on the machine or makes a chat there, not only chat.send', async () => {
+    const host = await new FakeHost('host-audit-2').connect();
+    host.create('a2', [userItem('u1', 'hi')]);
+    const acting = ['chat.uiChoice', 'chat.sendNow', 'chat.compact', 'chat.summarize', 'chat.fork', 'chat.continueOn', 'chat.stopTask', 'chat.stopSubagent'];
+    for (const type of acting) host.handlers[type] = () => ({});
+    const owner = await signIn(OWNER);
+    const chat = await chatOf(owner, host.hostId, 'a2');
+    const payloads: Record<string, Record<string, unknown>> = {
+      'chat.uiChoice': { itemId: 'u1', blockId: 'b1', revision: 'r1', choiceId: 'c1' },
+      'chat.sendNow': { messageId: 'm-1' },
+      'chat.compact': {},
+      'chat.summarize': {},
+      'chat.fork': { turnId: 't1' },
+      'chat.continueOn': { account: 'work' },
+      'chat.stopTask': { taskId: 'task1' },
+      'chat.stopSubagent': { toolUseId: 'tu1' },
+    };
+    for (const type of acting) expect((await chat.client.request(type, { chatId: 'a2', ...payloads[type] })).ok, type).toBe(true);
+
+    let all: any[] = [];
+    await until(async () => {
+      all = (await api(owner, 'GET', `/api/hosts/${host.hostId}/audit?limit=100`)).body.entries;
+      return all.length >= acting.length;
+    }, 'the audit lines written off the frame path');
+    expect(all.map((e) => [e.action, e.actor, e.chatId]).reverse()).toEqual(acting.map((type) => [type, OWNER, 'a2']));
+  });
 });

@@ -34,9 +34,15 @@ export interface AuditRecord {
 
 export const AUDIT_PAGE_MAX = 100;
 
-/** The requests that act on a machine: each is recorded with who, which host and chat (never its text). */
+/**
+ * The requests that act on a machine: each is recorded with who, which host and chat (never its text).
+ * Besides the plain ones, those that start a turn another way (a UI choice, a queued message sent now,
+ * a compaction, a summary), make a chat (a fork, a continuation) or stop work.
+ */
 export const MACHINE_ACTING: ReadonlySet<string> = new Set([
   'chat.create', 'chat.send', 'chat.approve', 'chat.answer', 'chat.cancel', 'chat.kill', 'chat.clear', 'chat.configure',
+  'chat.uiChoice', 'chat.sendNow', 'chat.compact', 'chat.summarize', 'chat.fork', 'chat.continueOn', 'chat.dismiss',
+  'chat.stopSubagent', 'chat.stopTask',
   'accounts.list', 'accounts.refresh', 'accounts.save', 'accounts.create', 'accounts.watchLogin',
 ]);
 
