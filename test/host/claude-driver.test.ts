@@ -2,6 +2,7 @@
 // scripted model server on loopback: one process kept across turns, approvals and questions
 // answered over the control channel, an interrupt mid-tool, images as content blocks, resume and
 // fork by session id.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -177,7 +178,7 @@ describe('Claude Code driver with the real CLI', { timeout: 60_000 }, () => {
 
 // `chat.compact` through the runtime: Claude Code's own `/compact`, its summary request answered by the
 // scripted model, and its `compact_boundary` as the compaction item the client holds.
-describe('Claude Code compaction through the host', { timeout: 60_000 }, () => {
+describe('Claude Code through the host: compaction, and a CLI that dies', { timeout: 60_000 }, () => {
   let data: ReturnType<typeof tempDir>;
   let core: HostCore;
   let client: TestClient;
@@ -231,4 +232,40 @@ describe('Claude Code compaction through the host', { timeout: 60_000 }, () => {
     expect(thread().items.findIndex((i) => i.id === after.turnId)).toBeGreaterThan(thread().items.indexOf(compaction!));
     expect(JSON.stringify(server.conversation.at(-1)!.body.messages)).toContain(COMPACT_SUMMARY);
   });
+
+  it('a CLI killed mid-turn ends the turn error with a note; a late approval is request-not-found; the next send resumes', async () => {
+    await client.ok('chat.create', { chatId: 'x', cwd: data.dir, runtimeMode: 'supervised' });
+    await client.attach('x');
+    const crashed = client.threads.get('x')!;
+    const before = new Set(children());
+    const first = await client.ok('chat.send', { chatId: 'x', text: 'KW-HELLO' });
+    await until(() => stateOf(crashed, first.turnId) === 'done', 'the first turn', 30_000);
+    const sessionId = core.session('x').info.agentSessionId;
+    // This chat's CLI: the child of this process its first send started.
+    const [cli] = children().filter((pid) => !before.has(pid));
+    const { turnId } = await client.ok('chat.send', { chatId: 'x', text: 'KW-APPROVE' });
+    await until(() => crashed.items.some((i) => i.kind === 'approval' && i.decision === 'pending'), 'the approval', 30_000);
+    const approval = crashed.items.find((i) => i.kind === 'approval')!;
+    process.kill(-cli, 'SIGKILL');
+    await until(() => stateOf(crashed, turnId) === 'error', 'the turn to fail', 30_000);
+    expect(crashed.items.find((i) => i.kind === 'note' && i.turnId === turnId)).toMatchObject({ level: 'error', text: expect.stringContaining('Claude Code stopped') });
+    expect(crashed.get(approval.id)).toMatchObject({ decision: 'cancelled' });
+    expect(core.session('x').info).toMatchObject({ running: false, status: 'error' });
+    expect(await client.fails('chat.approve', { chatId: 'x', requestId: approval.kind === 'approval' ? approval.requestId : '', decision: 'allow' })).toBe('request-not-found');
+    expect(await client.ok('chat.cancel', { chatId: 'x' })).toEqual({});
+    const next = await client.ok('chat.send', { chatId: 'x', text: 'KW-HELLO' });
+    await until(() => stateOf(crashed, next.turnId) === 'done', 'the turn after', 30_000);
+    expect(core.session('x').info).toMatchObject({ agentSessionId: sessionId, running: true, status: 'idle' });
+  });
 });
+
+/** The pids of this process's children (each CLI leads its own group). */
+function children(): number[] {
+  const rows = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n');
+  return rows.map((row) => row.trim().split(/\s+/)).filter(([, command]) => command && command !== 'ps').map(([pid]) => Number(pid));
+}
+
+function stateOf(thread: { get(id: string): unknown }, turnId: string): string | undefined {
+  const item = thread.get(turnId) as { kind?: string; state?: string } | undefined;
+  return item?.kind === 'turn' ? item.state : undefined;
+}

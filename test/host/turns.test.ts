@@ -1,6 +1,7 @@
 // A turn never stays open: whatever way it ends (a backend that cannot start, a restart, a cancel),
 // its requests, streams and tools are settled, and the next message goes on.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RuntimeMode } from '../../src/contracts/index.ts';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import type { Provider, ProviderChatContext } from '../../src/host/providers/provider.ts';
 import { ScriptFileSchema, ScriptProvider } from '../../src/host/providers/script.ts';
@@ -12,6 +13,8 @@ class SpyProvider implements Provider {
   readonly canSteer = true;
   readonly opened: ProviderChatContext[] = [];
   failOpens = 0;
+  /** What each next backend confirms about its mode at its first turn (its own word, and as a RuntimeMode if it is one). */
+  readonly confirms: Array<{ permissionMode: string; effectiveRuntimeMode?: RuntimeMode }> = [];
   private readonly inner: ScriptProvider;
   constructor(script = TEST_SCRIPT) {
     this.inner = new ScriptProvider({ kind: 'claude', script });
@@ -24,7 +27,16 @@ class SpyProvider implements Provider {
       this.failOpens -= 1;
       throw new Error('the CLI is not installed');
     }
-    return this.inner.open(context);
+    const session = this.inner.open(context);
+    const confirmed = this.confirms.shift();
+    if (confirmed) {
+      const startTurn = session.startTurn.bind(session);
+      session.startTurn = (input, emit) => {
+        startTurn(input, emit);
+        queueMicrotask(() => emit({ type: 'session', agentSessionId: context.agentSessionId ?? 'spy-session', ...confirmed }));
+      };
+    }
+    return session;
   }
 }
 
@@ -97,6 +109,20 @@ describe('the backend a turn runs on', () => {
     expect(provider.opened.map((c) => c.runtimeMode)).toEqual(['full-access', 'supervised']);
     // The conversation goes on: the new backend resumes the session the first one announced.
     expect(provider.opened[1].agentSessionId).toBe(core.session('c1').info.agentSessionId);
+  });
+});
+
+describe('the effective runtime mode', () => {
+  it('is only what the running backend confirmed: a mode it reports that is none of ours clears the last one', async () => {
+    provider.confirms.push({ permissionMode: 'bypassPermissions', effectiveRuntimeMode: 'full-access' }, { permissionMode: 'something-new' });
+    await client.ok('chat.send', { chatId: 'c1', text: 'hi' });
+    await idle(core, 'c1');
+    expect(core.session('c1').info).toMatchObject({ permissionMode: 'bypassPermissions', effectiveRuntimeMode: 'full-access' });
+    await client.ok('chat.configure', { chatId: 'c1', runtimeMode: 'supervised' });
+    await client.ok('chat.send', { chatId: 'c1', text: 'hi' });
+    await idle(core, 'c1');
+    expect(core.session('c1').info.permissionMode).toBe('something-new');
+    expect(core.session('c1').info.effectiveRuntimeMode).toBeUndefined();
   });
 });
 

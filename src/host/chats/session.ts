@@ -458,7 +458,8 @@ export class ChatSession {
         this.updateInfo({
           agentSessionId: output.agentSessionId,
           ...(output.model !== undefined ? { model: output.model } : {}),
-          ...(output.permissionMode !== undefined ? { permissionMode: output.permissionMode } : {}),
+          // A reported mode replaces the confirmed one, even when it is none of ours: never a stale claim.
+          ...(output.permissionMode !== undefined ? { permissionMode: output.permissionMode, effectiveRuntimeMode: output.effectiveRuntimeMode } : {}),
           ...(output.effectiveRuntimeMode !== undefined ? { effectiveRuntimeMode: output.effectiveRuntimeMode } : {}),
           ...(output.slashCommands !== undefined ? { slashCommands: output.slashCommands } : {}),
         });
