@@ -142,14 +142,13 @@ export class HostAccess {
 
   /**
    * Whether a socket may open: a lobby for someone with a role on the host or on one of its chats, a
-   * chat's socket for someone with a role on that chat; or either for a
-   * host the relay has not met yet (an app opened before its machine first connected), which has
-   * nothing to show. What such a socket may hear later is checked again, push by push.
+   * chat's socket for someone with a role on that chat. A host the relay does not know opens nothing:
+   * host ids are made by the relay when a host pairs, so only a made-up id is unknown, and it must not
+   * make objects (with storage) for whoever asks. What an open socket hears is checked push by push.
    */
   async mayConnect(identity: Identity, hostId: string, chatId?: string): Promise<boolean> {
     const view = await this.view(identity, hostId);
-    if (!view.live) return false;
-    if (!view.known) return identity.kind === 'user';
+    if (!view.live || !view.known) return false;
     return chatId === undefined ? reachesHost(view) : roleIn(view, chatId) !== null;
   }
 
