@@ -163,6 +163,12 @@ pairing.post('/deny', requireUser, perPerson, (c) => guarded(c, async () => {
  * `npm start`'s own host, before anyone has signed in: the setup secret stands in for the owner's
  * approval, and the host goes to the relay's owner (made here, without a password, if need be).
  * Idempotent per key.
+ *
+ * It still works once the owner has claimed the account, on purpose: `npm start` and the bench ask
+ * again on every start, and re-pair with a new key after a revoke or a wiped data folder. So whoever
+ * holds the secret can add hosts under the owner (never sign in as them, never reach existing hosts);
+ * a deployed relay that no longer needs it deletes the secret (`wrangler secret delete TETHER_SETUP_SECRET`),
+ * which closes this route and owner setup alike.
  */
 pairing.post('/setup', rateLimit('pair-setup', LIMITS.pairing, (c) => {
   const ip = clientIp(c);
