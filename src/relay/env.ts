@@ -46,7 +46,8 @@ export interface Env {
   ACCESS_AUD?: string;
   /**
    * Sign-in through an OIDC provider (issuer and client id set to turn it on; the secret only for a
-   * confidential client). Register `<relay origin>/api/auth/oidc/callback` as the redirect URI.
+   * confidential client). Register `<relay origin>/api/auth/oidc/callback` as the redirect URI. Only ID
+   * tokens with `email_verified: true` sign in: accounts are found by email.
    */
   OIDC_ISSUER?: string;
   OIDC_CLIENT_ID?: string;

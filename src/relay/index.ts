@@ -45,7 +45,8 @@ app.route('/v1/hosts', sockets);
 app.notFound((c) => c.json({ code: 'not-found', message: 'No such route' }, 404));
 app.onError((error, c) => {
   if (error instanceof ProtocolError) return errorResponse(c, error);
-  console.error(JSON.stringify({ msg: 'unhandled', path: c.req.path, error: String(error) }));
+  // The route's pattern, not its path: a path may carry a secret (an invitation's token).
+  console.error(JSON.stringify({ msg: 'unhandled', route: c.req.routePath, error: String(error) }));
   return c.json({ code: 'internal', message: 'Request failed' }, 500);
 });
 

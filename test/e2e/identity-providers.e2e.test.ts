@@ -128,7 +128,7 @@ describe('OIDC with PKCE', () => {
   });
 
   it('refuses a replayed state: the callback works once', async () => {
-    await nextSignIn({ email: `replay-${unique()}@example.com` });
+    await nextSignIn({ email: `replay-${unique()}@example.com`, emailVerified: true });
     const { callback, fragment } = await throughProvider(await start());
     expect(fragment.get('login')).toBeTruthy();
     const replay = await fetch(callback, { redirect: 'manual' });
@@ -166,6 +166,13 @@ describe('OIDC with PKCE', () => {
 
   it('refuses an email the provider says it has not verified', async () => {
     await nextSignIn({ email: `unverified-${unique()}@example.com`, emailVerified: false });
+    const { fragment } = await throughProvider(await start());
+    expect(fragment.get('login')).toBeNull();
+    expect(fragment.get('login-error')).toMatch(/not verified/);
+  });
+
+  it('refuses an email whose verification the provider does not state', async () => {
+    await nextSignIn({ email: `unstated-${unique()}@example.com` });
     const { fragment } = await throughProvider(await start());
     expect(fragment.get('login')).toBeNull();
     expect(fragment.get('login-error')).toMatch(/not verified/);

@@ -73,11 +73,19 @@ describe('teams', () => {
     expect(row!.password_hash).not.toContain('long enough pass');
 
     // An email that has an account must sign in first.
-    const second = await invite(olga, t.id);
+    const second = await invite(olga, t.id, { email });
     const taken = await api(null, 'POST', `/api/invitations/${second.body.token}/accept`, { email, password: 'long enough pass', name: 'Rae again' });
     expect(taken.body.code).toBe('email-taken');
-    // …and the invitation is still good for someone else.
+    // …and the invitation is still good.
     expect((await api(null, 'GET', `/api/invitations/${second.body.token}`)).status).toBe(200);
+
+    // A link made for nobody in particular never makes an account: it would let its holder claim any address.
+    const open = await invite(olga, t.id);
+    const claimed = await api(null, 'POST', `/api/invitations/${open.body.token}/accept`, { email: 'the-boss@example.test', password: 'long enough pass', name: 'Not the boss' });
+    expect(claimed.status).toBe(401);
+    expect(claimed.body.code).toBe('unauthorized');
+    expect(await env.DB.prepare('SELECT count(*) AS n FROM users WHERE email = ?').bind('the-boss@example.test').first('n')).toBe(0);
+    expect((await api(null, 'GET', `/api/invitations/${open.body.token}`)).status).toBe(200);
   });
 
   it('an expired invitation is refused', async () => {

@@ -149,7 +149,9 @@ export async function finishSignIn(env: Env, code: string, started: z.output<typ
   if (claims.nonce !== started.nonce) throw new ProtocolError('unauthorized', 'The ID token was not issued for this sign-in (nonce)');
   if (claims.azp !== undefined && claims.azp !== clientId) throw new ProtocolError('unauthorized', 'The ID token was issued to another client (azp)');
   if (typeof claims.email !== 'string' || !claims.email.includes('@')) throw new ProtocolError('unauthorized', 'The sign-in provider shared no email; allow the email scope');
-  if (claims.email_verified !== undefined && claims.email_verified !== true) throw new ProtocolError('unauthorized', 'The sign-in provider has not verified this email');
+  // Accounts are found by email, so an address the provider does not vouch for could sign in as anyone
+  // (the owner included) with a provider that lets people type any email: only `email_verified: true` counts.
+  if (claims.email_verified !== true) throw new ProtocolError('unauthorized', 'The sign-in provider has not verified this email (email_verified is not true)');
   return userForEmail(env.DB, claims.email, typeof claims.name === 'string' ? claims.name : null);
 }
 

@@ -147,8 +147,11 @@ teamsApi.post('/invitations/:token/accept', async (c) => {
     const body = await parseBody(c, InvitationAcceptRequestSchema);
     const password = PasswordSchema.safeParse(body.password);
     if (!password.success) throw new ProtocolError('bad-request', `password: ${password.error.issues[0]?.message ?? 'invalid'}`);
+    // Only a link made for an address may make an account with it: an open link would let whoever holds
+    // it claim anyone's address, which grants by email and Access/OIDC sign-ins would then trust.
+    if (!invitation.email) throw new ProtocolError('unauthorized', 'This invitation names no email: sign in first, then accept it');
     const email = body.email.toLowerCase();
-    if (invitation.email && invitation.email !== email) throw new ProtocolError('forbidden', 'This invitation is for another email address');
+    if (invitation.email !== email) throw new ProtocolError('forbidden', 'This invitation is for another email address');
     const taken = await c.env.DB.prepare('SELECT 1 AS taken FROM users WHERE lower(email) = ?').bind(email).first();
     if (taken) throw new ProtocolError('email-taken', 'An account with this email exists: sign in, then accept the invitation');
     userId = newId('u_');
