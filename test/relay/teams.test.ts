@@ -97,6 +97,21 @@ describe('teams', () => {
     expect((await api(sam, 'POST', `/api/invitations/${link.body.token}/accept`)).body.code).toBe('invitation-expired');
   });
 
+  it('two owners leaving at the same moment cannot leave the team without an owner', async () => {
+    const ann = await someone('ann');
+    const bob = await someone('bob');
+    const { body: t } = await api(ann, 'POST', '/api/teams', { name: 'pair' });
+    const link = await invite(ann, t.id, { role: 'owner' });
+    expect((await api(bob, 'POST', `/api/invitations/${link.body.token}/accept`)).status).toBe(200);
+    const [a, b] = await Promise.all([
+      api(ann, 'DELETE', `/api/teams/${t.id}/members/${ann.userId}`),
+      api(bob, 'DELETE', `/api/teams/${t.id}/members/${bob.userId}`),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 403]);
+    const owners = await env.DB.prepare("SELECT count(*) AS n FROM team_members WHERE team_id = ? AND role = 'owner'").bind(t.id).first('n');
+    expect(owners).toBe(1);
+  });
+
   it('owners and admins change roles and remove members; only owners touch owners, and a team keeps one', async () => {
     const olga = await someone('olga');
     const pat = await someone('pat');

@@ -70,7 +70,9 @@ teamsApi.patch('/teams/:id/members/:userId', requireUser, async (c) => {
   if ((role === 'owner' || theirs === 'owner') && mine !== 'owner') throw new ProtocolError('forbidden', 'Only an owner may make or unmake owners');
   if (theirs === 'owner' && role !== 'owner') await keepAnOwner(c.env.DB, teamId);
   const hosts = await hostsOfTeam(c.env.DB, teamId);
-  await c.env.DB.prepare('UPDATE team_members SET role = ? WHERE team_id = ? AND user_id = ?').bind(role, teamId, memberId).run();
+  const changed = await c.env.DB.prepare(`UPDATE team_members SET role = ?1 WHERE team_id = ?2 AND user_id = ?3 AND (?1 = 'owner' OR ${ANOTHER_OWNER_REMAINS})`)
+    .bind(role, teamId, memberId).run();
+  if (changed.meta.changes === 0) throw new ProtocolError('forbidden', 'A team keeps at least one owner');
   // A team role changes nothing on hosts today (any member holds the team's grants); checked anyway,
   // so a future rule that does cannot forget it.
   await recheckHosts(c.env, hosts);
@@ -89,7 +91,8 @@ teamsApi.delete('/teams/:id/members/:userId', requireUser, async (c) => {
   if (theirs === 'owner') await keepAnOwner(c.env.DB, teamId);
   // The hosts are read before the membership goes: afterwards nothing links the member to them.
   const hosts = await hostsOfTeam(c.env.DB, teamId);
-  await c.env.DB.prepare('DELETE FROM team_members WHERE team_id = ? AND user_id = ?').bind(teamId, memberId).run();
+  const removed = await c.env.DB.prepare(`DELETE FROM team_members WHERE team_id = ? AND user_id = ? AND ${ANOTHER_OWNER_REMAINS}`).bind(teamId, memberId).run();
+  if (removed.meta.changes === 0) throw new ProtocolError('forbidden', 'A team keeps at least one owner');
   await recheckHosts(c.env, hosts);
   audit(c, { action: 'team.member-removed', detail: { teamId, userId: memberId, role: theirs } });
   return c.json({ removed: memberId });
@@ -196,6 +199,13 @@ async function manage(c: Context<App>, teamId: string): Promise<TeamRole> {
   if (role === 'member') throw new ProtocolError('forbidden', 'Only the team\'s owners and admins may do this');
   return role;
 }
+
+/**
+ * The row being changed is not an owner's, or another owner stays. Part of the write itself, so two
+ * owners stepping down at once cannot both pass a check made before it.
+ */
+const ANOTHER_OWNER_REMAINS = `(team_members.role != 'owner' OR EXISTS (SELECT 1 FROM team_members other
+  WHERE other.team_id = team_members.team_id AND other.role = 'owner' AND other.user_id != team_members.user_id))`;
 
 async function keepAnOwner(db: D1Database, teamId: string): Promise<void> {
   const row = await db.prepare("SELECT count(*) AS owners FROM team_members WHERE team_id = ? AND role = 'owner'").bind(teamId).first<{ owners: number }>();
