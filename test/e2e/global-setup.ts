@@ -1,9 +1,11 @@
 // One real relay (`wrangler dev` on workerd, its own fresh state folder) for every end-to-end test.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startLocalRelay, type LocalRelay } from '../../scripts/local-relay.ts';
+import { startLocalRelay, type LocalRelay, type LocalRelayOptions } from '../../scripts/local-relay.ts';
 import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { IDP_ACCESS_AUD, IDP_CLIENT_ID, IDP_CLIENT_SECRET, IdentityProvider } from '../support/idp-server.ts';
 
@@ -19,11 +21,17 @@ declare module 'vitest' {
     ownerPassword: string;
     /** The loopback identity provider (test/support/idp-server.ts): Access team domain and OIDC issuer `<idpUrl>/oidc`. */
     idpUrl: string;
+    /**
+     * `POST <relayControlUrl>/restart` stops the shared relay and starts it again on the same port and
+     * state folder (D1 and Durable Object storage survive); answers 200 once it is healthy again.
+     */
+    relayControlUrl: string;
   }
 }
 
 let relay: LocalRelay | null = null;
 let idp: IdentityProvider | null = null;
+let control: Server | null = null;
 let state = '';
 
 export async function setup(project: TestProject): Promise<void> {
@@ -41,7 +49,8 @@ export async function setup(project: TestProject): Promise<void> {
     TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('e2e')]),
     TETHER_SETUP_SECRET: crypto.randomUUID(),
   };
-  relay = await startLocalRelay({ persistTo: state, vars: { ...signInVars, ...secrets, HOST_TIMEOUT_MS: '10000' }, quiet: true });
+  const relayOptions: LocalRelayOptions = { persistTo: state, vars: { ...signInVars, ...secrets, HOST_TIMEOUT_MS: '10000' }, quiet: true };
+  relay = await startLocalRelay(relayOptions);
   const claimed = await fetch(`${relay.url}/api/auth/setup`, {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ...OWNER, secret: secrets.TETHER_SETUP_SECRET }),
   });
@@ -51,9 +60,53 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('setupSecret', secrets.TETHER_SETUP_SECRET);
   project.provide('ownerEmail', OWNER.email);
   project.provide('ownerPassword', OWNER.password);
+  control = await startRelayControl(relayOptions);
+  project.provide('relayControlUrl', `http://127.0.0.1:${(control.address() as AddressInfo).port}`);
+}
+
+/** The loopback server behind `relayControlUrl`; one restart at a time. */
+async function startRelayControl(options: LocalRelayOptions): Promise<Server> {
+  let restarting: Promise<void> = Promise.resolve();
+  const restart = async () => {
+    const port = Number(new URL(relay!.url).port);
+    await relay!.stop();
+    await untilPortFree(port);
+    relay = await startLocalRelay({ ...options, port });
+  };
+  const server = createServer((req, res) => {
+    if (req.method !== 'POST' || req.url !== '/restart') {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'not-found', message: 'POST /restart only' }));
+      return;
+    }
+    const started = Date.now();
+    const done = restarting = restarting.then(restart);
+    restarting = restarting.catch(() => undefined);
+    done.then(
+      () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, ms: Date.now() - started })),
+      (error: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'internal', message: String(error) })),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+/** Waits until nothing listens on `port` any more (workerd may outlive wrangler's exit by a moment). */
+async function untilPortFree(port: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = createTcpServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (free) return;
+    if (Date.now() > deadline) throw new Error(`port ${port} still in use after the relay stopped`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 export async function teardown(): Promise<void> {
+  await new Promise<void>((resolve) => (control ? control.close(() => resolve()) : resolve()));
   await relay?.stop();
   await idp?.stop();
   if (state) rmSync(state, { recursive: true, force: true });

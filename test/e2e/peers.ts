@@ -78,6 +78,8 @@ export class HostProcess {
   readonly dataDir: string;
   child: ChildProcess | null = null;
   output = '';
+  /** The relay URL `host start` connects to when not the one it paired with (e.g. a LinkProxy in between). */
+  linkVia: string | null = null;
 
   constructor(name: string, ownerId: string) {
     this.name = name;
@@ -88,7 +90,7 @@ export class HostProcess {
   async start(): Promise<this> {
     this.hostId = (readHostIdentity(this.dataDir) ?? await this.pair()).hostId;
     this.child = spawn(process.execPath, [
-      path.join(root, 'bin', 'tether.js'), 'host', 'start', '--data', this.dataDir,
+      path.join(root, 'bin', 'tether.js'), 'host', 'start', '--data', this.dataDir, ...(this.linkVia ? ['--relay', this.linkVia] : []),
     ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (b: Buffer) => { this.output = (this.output + b.toString()).slice(-20_000); };
     this.child.stdout!.on('data', keep);

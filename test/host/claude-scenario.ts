@@ -19,6 +19,8 @@ const SUBAGENT_MARK = 'SUBAGENT-PROMPT';
 /** Words of the summary request Claude Code makes for `/compact` (2.1.197), and the summary the model gives. */
 const COMPACT_ASK = 'create a detailed summary of the conversation';
 export const COMPACT_SUMMARY = 'SCRIPTED-SUMMARY: the person greeted the agent twice.';
+/** What KW-STREAM answers: a reply long enough, and streamed slowly enough (~3 s), for a fault to land mid-stream. */
+export const STREAM_REPLY = Array.from({ length: 60 }, (_, i) => `word-${i + 1}`).join(' ') + '.';
 
 export function scenarioReply(request: MessagesRequest): ScriptedReply {
   const results = toolResults(request);
@@ -53,6 +55,8 @@ export function scenarioReply(request: MessagesRequest): ScriptedReply {
       return { blocks: [{ type: 'tool_use', name: 'Task', input: { description: 'Find files', prompt: `${SUBAGENT_MARK}: list the files`, subagent_type: 'general-purpose' } }] };
     case 'SLEEP':
       return { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 30', description: 'Wait a while' } }] };
+    case 'STREAM':
+      return { blocks: [{ type: 'text', text: STREAM_REPLY }], chunk: 8, delayMs: 50 };
     case 'LIMIT':
       // x-should-retry: false keeps the CLI from retrying, so the turn ends at once.
       return { status: 429, errorType: 'rate_limit_error', message: 'Rate limited', headers: { 'x-should-retry': 'false', 'retry-after': '3600' } };
@@ -71,6 +75,11 @@ export async function startScenario(): Promise<{ server: AnthropicServer; home: 
   const server = await AnthropicServer.start({ reply: scenarioReply });
   const home = mkdtempSync(path.join(tmpdir(), 'tether-claude-home-'));
   return { server, home, env: claudeTestEnv(server, home) };
+}
+
+/** A host config (`<data>/config.json`) that runs the pinned CLI with `env` (the scenario's), in `work` as its one root. */
+export function claudeHostConfig(env: Record<string, string>, work: string): Record<string, unknown> {
+  return { providers: { claude: { backend: 'claude', command: CLAUDE_BIN, env } }, policy: { roots: [work] } };
 }
 
 export function claudeTestEnv(server: AnthropicServer, home: string): Record<string, string> {

@@ -31,6 +31,8 @@ export interface ScriptedMessage {
   usage?: ScriptedUsage;
   /** Characters per delta (default 8): real streams arrive in many small pieces. */
   chunk?: number;
+  /** A pause after each delta (ms; default none): a reply that streams for a while, for faults that must land mid-stream. */
+  delayMs?: number;
 }
 
 /** An API error, e.g. `{ status: 429, errorType: 'rate_limit_error', … }` or a 529 overload. */
@@ -157,25 +159,31 @@ export class AnthropicServer {
       message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
     });
     const chunk = Math.max(1, reply.chunk ?? 8);
-    reply.blocks.forEach((block, index) => {
+    const delay = reply.delayMs ?? 0;
+    // Each delta is sent, then the stream pauses (when asked); a client that hung up ends it.
+    const sendDelta = async (index: number, delta: Record<string, unknown>) => {
+      send('content_block_delta', { type: 'content_block_delta', index, delta });
+      if (delay > 0 && !res.destroyed) await new Promise((resolve) => setTimeout(resolve, delay));
+    };
+    for (const [index, block] of reply.blocks.entries()) {
       const full = blockOf(block, id, index);
       switch (block.type) {
         case 'text':
           send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-          for (const piece of pieces(block.text, chunk)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+          for (const piece of pieces(block.text, chunk)) await sendDelta(index, { type: 'text_delta', text: piece });
           break;
         case 'thinking':
           send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-          for (const piece of pieces(block.thinking, chunk)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } });
+          for (const piece of pieces(block.thinking, chunk)) await sendDelta(index, { type: 'thinking_delta', thinking: piece });
           send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: (full as { signature: string }).signature } });
           break;
         case 'tool_use':
           send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: (full as { id: string }).id, name: block.name, input: {} } });
-          for (const piece of pieces(JSON.stringify(block.input ?? {}), chunk)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
+          for (const piece of pieces(JSON.stringify(block.input ?? {}), chunk)) await sendDelta(index, { type: 'input_json_delta', partial_json: piece });
           break;
       }
       send('content_block_stop', { type: 'content_block_stop', index });
-    });
+    }
     send('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(reply), stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
     send('message_stop', { type: 'message_stop' });
     res.end();

@@ -209,7 +209,7 @@ export class HostLink extends DurableObject<Env> {
       this.ackScheduled = false;
       const n = this.acks;
       this.acks = [];
-      const [ws] = this.ctx.getWebSockets('host');
+      const ws = this.hostSocket();
       try { ws?.send(JSON.stringify({ link: 'ack', n })); } catch { /* closed: the host resends, the rooms dedupe */ }
     });
   }
@@ -221,7 +221,7 @@ export class HostLink extends DurableObject<Env> {
   // ---- requests to the host (RPC from ChatRoom and Lobby) --------------------------------------
 
   async request(input: LinkRequestInput): Promise<Reply> {
-    const [ws] = this.ctx.getWebSockets('host');
+    const ws = this.hostSocket();
     const id = input.id ?? crypto.randomUUID();
     if (!ws) return failure(id, { code: 'host-offline', message: 'The host is offline' });
     const existing = this.waiters.get(id);
@@ -245,7 +245,7 @@ export class HostLink extends DurableObject<Env> {
   }
 
   async isOnline(): Promise<boolean> {
-    return this.ctx.getWebSockets('host').length > 0;
+    return this.hostSocket() !== undefined;
   }
 
   /** A chat with sends kept for the host asks to be told when the host is back. */
@@ -302,7 +302,7 @@ export class HostLink extends DurableObject<Env> {
   // ---- presence -------------------------------------------------------------------------------
 
   override async alarm(): Promise<void> {
-    const [ws] = this.ctx.getWebSockets('host');
+    const ws = this.hostSocket();
     if (!ws) return;
     const { connectedAt } = ws.deserializeAttachment() as HostSocketAttachment;
     const pinged = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? 0;
@@ -369,6 +369,22 @@ export class HostLink extends DurableObject<Env> {
   }
 
   // ---- plumbing -------------------------------------------------------------------------------
+
+  /**
+   * The host's socket of the moment: the newest open one. A socket replaced by a reconnect whose host
+   * vanished without a word (its connection reset) is closed but never hears the close answered, so it
+   * stays in the list as CLOSING, possibly first: requests and acks sent to it would be lost.
+   */
+  private hostSocket(): WebSocket | undefined {
+    let newest: WebSocket | undefined;
+    let newestAt = -Infinity;
+    for (const ws of this.ctx.getWebSockets('host')) {
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      const { connectedAt } = ws.deserializeAttachment() as HostSocketAttachment;
+      if (connectedAt >= newestAt) [newest, newestAt] = [ws, connectedAt];
+    }
+    return newest;
+  }
 
   private getMeta(key: string): string | null {
     const [row] = this.ctx.storage.sql.exec<{ value: string }>('SELECT value FROM meta WHERE key = ?', key).toArray();

@@ -1,0 +1,97 @@
+// A loopback TCP proxy between a process and the relay, for faults a test makes on purpose: `cut()`
+// resets every connection through it at once, as a network that drops would (a TCP reset both ways,
+// no WebSocket close frame). New connections go on being accepted, so whatever reconnects by itself
+// comes back through it.
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+
+type Count = 'accepted' | 'asked' | 'answered';
+
+export class LinkProxy {
+  /** Connections accepted so far (a reconnect after a cut shows as one more). */
+  accepted = 0;
+  /** Connections whose first bytes (e.g. a WebSocket upgrade request) were handed to the target. */
+  asked = 0;
+  /** Connections the target has answered on (sent its first bytes, e.g. a WebSocket's 101). */
+  answered = 0;
+  private waiters: Array<{ count: Count; after: number; resolve(): void }> = [];
+  private readonly server: Server;
+  private readonly open = new Set<Socket>();
+  private port = 0;
+
+  private constructor(target: URL) {
+    this.server = createServer((inbound) => {
+      const outbound = connect(Number(target.port), target.hostname);
+      for (const [socket, other] of [[inbound, outbound], [outbound, inbound]] as const) {
+        this.open.add(socket);
+        socket.setNoDelay(true);
+        socket.on('error', () => other.destroy());
+        socket.on('close', () => {
+          this.open.delete(socket);
+          other.destroy();
+        });
+      }
+      // Toward the target by hand, to know when the first bytes have left for it.
+      let first = true;
+      inbound.on('data', (chunk: Buffer) => {
+        const written = first ? () => this.count('asked') : undefined;
+        first = false;
+        if (!outbound.write(chunk, written)) inbound.pause();
+      });
+      outbound.on('drain', () => inbound.resume());
+      outbound.once('data', () => this.count('answered'));
+      outbound.pipe(inbound);
+      this.count('accepted');
+    });
+  }
+
+  /** Listens on 127.0.0.1 (a free port) and forwards every connection to `target`'s host and port. */
+  static async start(target: string): Promise<LinkProxy> {
+    const url = new URL(target);
+    if (!url.port) throw new Error(`the proxy needs a target with a port: ${target}`);
+    const proxy = new LinkProxy(url);
+    await new Promise<void>((resolve, reject) => {
+      proxy.server.once('error', reject);
+      proxy.server.listen(0, '127.0.0.1', resolve);
+    });
+    proxy.port = (proxy.server.address() as AddressInfo).port;
+    return proxy;
+  }
+
+  /** The proxy as a base URL (what a host is given as `--relay`). */
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Connections open right now (both sides of each count once). */
+  get connections(): number {
+    return this.open.size / 2;
+  }
+
+  /**
+   * Resolves the moment `count` goes past `after`: a connection accepted (the target has seen no byte
+   * of it), asked (its first bytes have left for the target, which has not answered yet), or answered
+   * (the target's first bytes, e.g. a 101, are passing through).
+   */
+  past(count: Count, after: number): Promise<void> {
+    if (this[count] > after) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ count, after, resolve }));
+  }
+
+  private count(what: Count): void {
+    this[what] += 1;
+    this.waiters = this.waiters.filter((w) => (w.count === what && this[what] > w.after ? (w.resolve(), false) : true));
+  }
+
+  /** Resets every open connection on both sides at once; answers how many there were. */
+  cut(): number {
+    const count = this.connections;
+    for (const socket of this.open) socket.resetAndDestroy();
+    this.open.clear();
+    return count;
+  }
+
+  async close(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
