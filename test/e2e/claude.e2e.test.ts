@@ -84,7 +84,8 @@ describe('Claude Code through the host, the relay and a client', () => {
     expect(thread.find((i) => i.kind === 'thinking')).toMatchObject({ text: 'The user greets me; I answer briefly.', streaming: false });
     expect(thread.find((i) => i.kind === 'assistant')).toMatchObject({ text: 'Hello! How can I help today?', streaming: false });
     expect(client.frames.some((f) => f.event === 'chat.event' && f.payload.event.type === 'delta')).toBe(true);
-    const now = info();
+    // The turn's item and the chat's info are two events: wait for the info that counts the turn.
+    const now = await until(() => (info().usage.turns === 1 ? info() : undefined), 'info after the first turn');
     expect(now.usage).toMatchObject({ contextTokens: 2030, contextWindow: 200_000, turns: 1 });
     expect(now.usage.costUsd).toBeCloseTo(turn.costUsd, 9);
     expect(now).toMatchObject({ effectiveRuntimeMode: 'supervised', permissionMode: 'default', model: 'claude-opus-4-8', running: true });
