@@ -17,7 +17,7 @@ import { RESET_AT_SECONDS } from './fixtures/codex/scenario.ts';
 const fixtures = path.join(import.meta.dirname, 'fixtures', 'codex');
 const codex = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex');
 
-type Line = { meta?: unknown; out?: Record<string, any>; in?: Record<string, any> };
+type Line = { meta?: unknown; out?: Record<string, any>; in?: Record<string, any>; files?: Record<string, string> };
 
 function transcript(name: string): Line[] {
   return readFileSync(path.join(fixtures, `${name}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
@@ -160,6 +160,66 @@ describe('the Codex mapper on recorded transcripts', () => {
     expect(runtimeModeOf('on-failure', 'read-only')).toBeUndefined();
   });
 
+  it('turns an apply_patch file change into an Edit approval showing its changes, encodes allow as accept, and carries the change on the tool', () => {
+    const { outputs, replies, recordedReplies } = replay('edit', (mapper, output) =>
+      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'allow') : null);
+    const approvals = outputs.filter((o) => o.type === 'approval');
+    const starts = outputs.filter((o) => o.type === 'tool-start');
+    expect(approvals).toHaveLength(2);
+    expect(approvals.map((a) => (a as { toolUseId: string }).toolUseId)).toEqual(starts.map((s) => (s as { toolUseId: string }).toolUseId));
+    expect(approvals[0]).toMatchObject({
+      toolName: 'Edit',
+      canAllowAlways: true,
+      allowAlways: { label: 'Allow edits for this session' },
+      input: { changes: [{ path: expect.stringMatching(/\/notes\.txt$/), kind: 'add', diff: '@@ -0,0 +1,2 @@\n+alpha\n+beta\n' }] },
+    });
+    expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.decision !== undefined));
+    expect(replies.map((r) => ('result' in r ? r.result : null))).toEqual([{ decision: 'accept' }, { decision: 'accept' }]);
+    const ends = outputs.filter((o): o is Extract<ProviderOutput, { type: 'tool-end' }> => o.type === 'tool-end');
+    expect(ends.map((e) => e.error)).toEqual([false, false]);
+    expect(ends.map((e) => e.changes?.map((c) => ({ kind: c.kind, diff: c.diff })))).toEqual([
+      [{ kind: 'add', diff: '@@ -0,0 +1,2 @@\n+alpha\n+beta\n' }],
+      [{ kind: 'update', diff: '@@ -1,2 +1,2 @@\n alpha\n-beta\n+gamma\n' }],
+    ]);
+    expect(ends[1]!.output).toMatch(/^update \/.*notes\.txt$/);
+    expect(transcript('edit').at(-1)!.files).toEqual({ 'notes.txt': 'alpha\ngamma\n' });
+    expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'done' });
+  });
+
+  it('reads turn/diff/updated into the turn\'s checkpoint diff, the newest replacing the last and repeats left out', () => {
+    const { outputs } = replay('edit');
+    const recorded = transcript('edit').filter((l) => l.out?.method === 'turn/diff/updated');
+    const diffs = outputs.filter((o): o is Extract<ProviderOutput, { type: 'turn-diff' }> => o.type === 'turn-diff');
+    // Codex repeats the same diff once the turn's reply is in: only changes are passed on.
+    expect(recorded.length).toBeGreaterThan(diffs.length);
+    expect(diffs.map((d) => d.diff.files.map(({ path: p, kind, added, deleted }) => ({ p, kind, added, deleted })))).toEqual([
+      [{ p: 'notes.txt', kind: 'add', added: 2, deleted: 0 }],
+      [{ p: 'notes.txt', kind: 'add', added: 2, deleted: 0 }],
+    ]);
+    expect(diffs.at(-1)!.diff).toMatchObject({ truncated: false, files: [{ diff: expect.stringContaining('+alpha\n+gamma\n') }] });
+  });
+
+  it('encodes allow-always on a file change as acceptForSession: Codex asks once for both edits', () => {
+    const { outputs, replies, recordedReplies } = replay('edit-session', (mapper, output) =>
+      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'allow-always') : null);
+    expect(outputs.filter((o) => o.type === 'approval')).toHaveLength(1);
+    expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.decision !== undefined));
+    expect(replies[0]).toMatchObject({ result: { decision: 'acceptForSession' } });
+    expect(outputs.filter((o) => o.type === 'tool-end').map((e) => (e as { error: boolean }).error)).toEqual([false, false]);
+    expect(transcript('edit-session').at(-1)!.files).toEqual({ 'notes.txt': 'alpha\ngamma\n' });
+  });
+
+  it('encodes deny on a file change as decline: the edit ends as a declined error tool and nothing is written', () => {
+    const { outputs, replies, recordedReplies } = replay('edit-decline', (mapper, output) =>
+      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'deny') : null);
+    expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.decision !== undefined));
+    expect(replies[0]).toMatchObject({ result: { decision: 'decline' } });
+    expect(outputs.find((o) => o.type === 'tool-end')).toMatchObject({ error: true, output: 'Declined' });
+    expect(outputs.filter((o) => o.type === 'turn-diff')).toEqual([]);
+    expect(texts(outputs, 'text')).toContain('patch rejected by user');
+    expect(transcript('edit-decline').at(-1)!.files).toEqual({});
+  });
+
   it('reads a turn diff into checkpoint files', () => {
     const diff = [
       'diff --git a/src/a.ts b/src/a.ts', 'index 1..2 100644', '--- a/src/a.ts', '+++ b/src/a.ts', '@@ -1,2 +1,2 @@', '-old', '+new', ' same',
@@ -181,7 +241,7 @@ describe('recorded frames against the schema the installed codex prints', () => 
     dir = mkdtempSync(path.join(tmpdir(), 'tether-codex-schema-'));
     execFileSync(codex, ['app-server', 'generate-json-schema', '--out', dir], { stdio: 'ignore' });
     const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
-    for (const name of ['ServerNotification', 'ServerRequest', 'ClientRequest', 'ClientNotification', 'CommandExecutionRequestApprovalResponse', 'ToolRequestUserInputResponse']) {
+    for (const name of ['ServerNotification', 'ServerRequest', 'ClientRequest', 'ClientNotification', 'CommandExecutionRequestApprovalResponse', 'FileChangeRequestApprovalResponse', 'ToolRequestUserInputResponse']) {
       validators.set(name, ajv.compile(JSON.parse(readFileSync(path.join(dir, `${name}.json`), 'utf8'))));
     }
   });
@@ -194,7 +254,7 @@ describe('recorded frames against the schema the installed codex prints', () => 
 
   it('every notification and request Codex sent, and every request, notification and answer we sent', () => {
     const files = readdirSync(fixtures).filter((f) => f.endsWith('.jsonl'));
-    expect(files.length).toBeGreaterThanOrEqual(6);
+    expect(files.length).toBeGreaterThanOrEqual(9);
     let checked = 0;
     for (const file of files) {
       const lines = transcript(file.replace(/\.jsonl$/, ''));
@@ -218,6 +278,7 @@ describe('recorded frames against the schema the installed codex prints', () => 
         } else if (sent && 'result' in sent) {
           const method = asked.get(sent.id);
           if (method === 'item/commandExecution/requestApproval') check('CommandExecutionRequestApprovalResponse', sent.result);
+          if (method === 'item/fileChange/requestApproval') check('FileChangeRequestApprovalResponse', sent.result);
           if (method === 'item/tool/requestUserInput') check('ToolRequestUserInputResponse', sent.result);
           checked += 1;
         }

@@ -3,7 +3,7 @@
 // that request; anything else answers 404 with a JSON body, so a CLI probing other endpoints fails
 // fast instead of hanging.
 //
-// Replies are lists of output steps (reasoning summary, text, function call), optionally held open
+// Replies are lists of output steps (reasoning summary, text, function or freeform tool call), optionally held open
 // (`hold`: the stream stays open until `release()` or the client goes away) or answered with an HTTP
 // error (e.g. a 429 with rate-limit headers). Every request is kept in `requests` for assertions.
 import http from 'node:http';
@@ -15,7 +15,9 @@ export type ResponseStep =
   /** An assistant message streaming in `deltas` pieces. */
   | { type: 'text'; text: string; deltas?: number }
   /** A function call, e.g. Codex's `exec_command` or `request_user_input`. */
-  | { type: 'call'; name: string; arguments: unknown; callId?: string };
+  | { type: 'call'; name: string; arguments: unknown; callId?: string }
+  /** A freeform (custom) tool call, e.g. Codex's `apply_patch` for a model its catalog knows: raw text input. */
+  | { type: 'custom'; name: string; input: string; callId?: string };
 
 export interface ScriptedReply {
   steps?: ResponseStep[];
@@ -148,6 +150,14 @@ export class OpenAiServer {
           send({ type: 'response.output_item.done', output_index: index, item });
           break;
         }
+        case 'custom': {
+          const item = { type: 'custom_tool_call', id: itemId, call_id: step.callId ?? `call_${n}_${index}`, name: step.name, input: step.input };
+          send({ type: 'response.output_item.added', output_index: index, item: { ...item, input: '' } });
+          send({ type: 'response.custom_tool_call_input.delta', item_id: itemId, output_index: index, delta: item.input });
+          send({ type: 'response.custom_tool_call_input.done', item_id: itemId, output_index: index, input: item.input });
+          send({ type: 'response.output_item.done', output_index: index, item });
+          break;
+        }
       }
     });
     const usage = reply.usage ?? { input: 1000, output: 50 };
@@ -179,7 +189,7 @@ function readRequest(body: Record<string, any>, headers: http.IncomingHttpHeader
     }
   }
   const last = input.at(-1);
-  const toolOutput = last?.type === 'function_call_output'
+  const toolOutput = last?.type === 'function_call_output' || last?.type === 'custom_tool_call_output'
     ? { callId: String(last.call_id), output: typeof last.output === 'string' ? last.output : JSON.stringify(last.output) }
     : null;
   return { body, headers, userText, toolOutput };

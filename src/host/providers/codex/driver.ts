@@ -59,6 +59,8 @@ export class CodexSession implements ProviderSession {
   private idle: Promise<void> = Promise.resolve();
   private settleIdle: (() => void) | null = null;
   private threadId: string | null;
+  /** The thread is another chat's too: the first process branches it (`thread/fork`), later ones resume the branch. */
+  private forking: boolean;
   private killed = false;
   /** A `thread/compact/start` was sent and its turn has not shown itself yet. */
   private compacting = false;
@@ -67,6 +69,7 @@ export class CodexSession implements ProviderSession {
     this.launch = launch;
     this.context = context;
     this.threadId = context.agentSessionId;
+    this.forking = context.forkSession === true;
   }
 
   get running(): boolean {
@@ -227,7 +230,7 @@ export class CodexSession implements ProviderSession {
     const settings = { cwd: this.context.cwd, approvalPolicy, sandbox, ...(model !== DEFAULT_MODEL ? { model } : {}) };
     let result: Record<string, unknown>;
     if (this.threadId) {
-      const method = this.context.forkSession ? 'thread/fork' : 'thread/resume';
+      const method = this.forking ? 'thread/fork' : 'thread/resume';
       try {
         result = record(await peer.request(method, { threadId: this.threadId, ...settings }));
       } catch (error) {
@@ -241,6 +244,7 @@ export class CodexSession implements ProviderSession {
     const threadId = record(result.thread).id;
     if (typeof threadId !== 'string') throw new Error('Codex opened a thread without naming it');
     this.threadId = threadId;
+    this.forking = false;
     this.mapper.threadId = threadId;
     const confirmed = runtimeModeOf(result.approvalPolicy, result.sandbox);
     emit({

@@ -5,8 +5,9 @@
 import { tmpdir } from 'node:os';
 import type { ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import { ModelSlugSchema } from '../../../contracts/index.ts';
+import { ProtocolError } from '../../../contracts/errors.ts';
 import { CliProcess } from '../cli-process.ts';
-import type { Provider, ProviderChatContext, ProviderSession } from '../provider.ts';
+import type { Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
 import { codexArgs, codexEnv, CodexSession, DEFAULT_MODEL } from './driver.ts';
 import type { CodexLaunch } from './driver.ts';
 import { JsonRpcPeer } from './rpc.ts';
@@ -77,6 +78,17 @@ export class CodexProvider implements Provider {
 
   open(context: ProviderChatContext): ProviderSession {
     return new CodexSession(this.launch, context);
+  }
+
+  /**
+   * A fork at the conversation's last turn continues the same thread id: the runtime opens the fork's
+   * driver with `forkSession`, and its first process opens the thread with `thread/fork`, which copies
+   * it under a new id. An earlier turn would need Codex's own turn id (`lastTurnId`), which this host
+   * does not keep, so it is not offered.
+   */
+  async fork(request: ProviderForkRequest): Promise<string> {
+    if (!request.latest) throw new ProtocolError('chat-unsupported', 'Codex can fork this conversation only at its last turn');
+    return request.agentSessionId;
   }
 
   private async probe(): Promise<void> {

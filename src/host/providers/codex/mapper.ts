@@ -53,6 +53,8 @@ interface OpenItem {
   type: string;
   /** Text already passed on as deltas, so the completed item adds only what is missing. */
   streamed: string;
+  /** A file change's edits: Codex's approval request names only the item, the person must see what it does. */
+  changes?: ChatFileChange[];
 }
 
 // Known notifications that carry nothing a chat shows.
@@ -183,13 +185,14 @@ export class CodexMapper {
       }
       case 'item/fileChange/requestApproval': {
         this.pending.set(requestId, { rpcId: id, kind: 'fileChange', cancel: { decision: 'cancel' }, allowAlways: 'acceptForSession' });
+        const changes = typeof p.itemId === 'string' ? this.items.get(p.itemId)?.changes : undefined;
         return {
           outputs: [{
             type: 'approval',
             requestId,
             toolUseId: typeof p.itemId === 'string' ? p.itemId : null,
             toolName: 'Edit',
-            input: { ...(typeof p.grantRoot === 'string' ? { grantRoot: p.grantRoot } : {}) },
+            input: { changes: changes ?? [], ...(typeof p.grantRoot === 'string' ? { grantRoot: p.grantRoot } : {}) },
             description: typeof p.reason === 'string' ? p.reason : null,
             canAllowAlways: true,
             allowAlways: { label: 'Allow edits for this session', description: 'Codex applies further edits in this chat without asking' },
@@ -291,7 +294,7 @@ export class CodexMapper {
     const id = typeof item.id === 'string' ? item.id : null;
     const type = typeof item.type === 'string' ? item.type : 'unknown';
     if (!id) return [];
-    this.items.set(id, { type, streamed: '' });
+    this.items.set(id, { type, streamed: '', ...(type === 'fileChange' ? { changes: fileChanges(item.changes) } : {}) });
     switch (type) {
       case 'userMessage':
       case 'agentMessage':
@@ -396,7 +399,7 @@ function toolOf(item: Record<string, unknown>): { name: string; input: unknown; 
       return { name: 'Bash', input: { command, ...(typeof item.cwd === 'string' ? { cwd: item.cwd } : {}) }, description: command };
     }
     case 'fileChange':
-      return { name: 'Edit', input: { changes: item.changes ?? [] } };
+      return { name: 'Edit', input: { changes: fileChanges(item.changes) } };
     case 'mcpToolCall':
       return { name: `mcp__${String(item.server)}__${String(item.tool)}`, input: item.arguments ?? {} };
     case 'dynamicToolCall':
@@ -434,6 +437,10 @@ function toolEnd(id: string, item: Record<string, unknown>): ProviderOutput {
   }
 }
 
+/**
+ * A fileChange item's changes as ChatFileChange. Codex gives an update as unified hunks, but an added
+ * or deleted file as its plain content: that becomes one hunk of added (or deleted) lines.
+ */
 function fileChanges(value: unknown): ChatFileChange[] {
   if (!Array.isArray(value)) return [];
   const out: ChatFileChange[] = [];
@@ -441,9 +448,17 @@ function fileChanges(value: unknown): ChatFileChange[] {
     const change = record(raw);
     const kind = record(change.kind).type;
     if (typeof change.path !== 'string' || (kind !== 'add' && kind !== 'update' && kind !== 'delete')) continue;
-    out.push({ path: change.path, kind, diff: typeof change.diff === 'string' ? change.diff : '' });
+    const text = typeof change.diff === 'string' ? change.diff : '';
+    out.push({ path: change.path, kind, diff: kind === 'update' ? text : wholeFileHunk(text, kind === 'add' ? '+' : '-') });
   }
   return out;
+}
+
+function wholeFileHunk(content: string, sign: '+' | '-'): string {
+  if (content === '' || content.startsWith('@@')) return content;
+  const lines = content.replace(/\n$/, '').split('\n');
+  const range = sign === '+' ? `-0,0 +1,${lines.length}` : `-1,${lines.length} +0,0`;
+  return `@@ ${range} @@\n${lines.map((line) => sign + line).join('\n')}\n`;
 }
 
 function contentText(content: unknown): string | null {
