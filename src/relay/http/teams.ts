@@ -14,12 +14,17 @@ import { PasswordSchema, hashPassword } from '../auth/passwords.ts';
 import { recheckHosts } from '../auth/revocations.ts';
 import { createSession } from '../auth/sessions.ts';
 import { record, type AuditEntry } from '../db/audit.ts';
+import { hostsGrantedToTeam } from '../db/grants.ts';
+import { acceptInvitation, createInvitation, findInvitation, type InvitationView } from '../db/invitations.ts';
+import {
+  createTeam, findTeam, membersOf, ownerCount, removeMemberKeepingAnOwner, roleIn, setMemberRoleKeepingAnOwner, teamsOf, type TeamRole,
+} from '../db/teams.ts';
+import { emailOf, userIdByEmail } from '../db/users.ts';
 import type { Env } from '../env.ts';
 import { parseBody } from './body.ts';
 import { clientIp, requireUser, signedInUser, type SignedIn } from './identity.ts';
 
 type App = { Bindings: Env; Variables: { user: SignedIn } };
-type TeamRole = TeamSummary['role'];
 
 export const teamsApi = new Hono<App>();
 
@@ -30,32 +35,22 @@ teamsApi.post('/teams', requireUser, async (c) => {
   const { name } = await parseBody(c, TeamCreateRequestSchema);
   const id = newId('t_');
   const now = Date.now();
-  await c.env.DB.batch([
-    c.env.DB.prepare('INSERT INTO teams (id, name, created_by, created_at) VALUES (?, ?, ?, ?)').bind(id, name, user.userId, now),
-    c.env.DB.prepare("INSERT INTO team_members (team_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)").bind(id, user.userId, now),
-  ]);
+  await createTeam(c.env.DB, { id, name, createdBy: user.userId, createdAt: now });
   audit(c, { action: 'team.created', detail: { teamId: id, name } });
   return c.json({ id, name, role: 'owner', createdAt: now } satisfies TeamSummary, 201);
 });
 
 teamsApi.get('/teams', requireUser, async (c) => {
-  const { results } = await c.env.DB.prepare(
-    `SELECT t.id, t.name, m.role, t.created_at AS createdAt FROM team_members m JOIN teams t ON t.id = m.team_id
-     WHERE m.user_id = ? ORDER BY t.created_at`,
-  ).bind(c.get('user').userId).all<TeamSummary>();
-  return c.json({ teams: results });
+  return c.json({ teams: await teamsOf(c.env.DB, c.get('user').userId) });
 });
 
 teamsApi.get('/teams/:id', requireUser, async (c) => {
   const teamId = c.req.param('id');
   const role = await roleIn(c.env.DB, teamId, c.get('user').userId);
-  const team = await c.env.DB.prepare('SELECT id, name, created_at FROM teams WHERE id = ?').bind(teamId).first<{ id: string; name: string; created_at: number }>();
+  const team = await findTeam(c.env.DB, teamId);
   if (!role || !team) throw new ProtocolError('team-not-found', 'No such team');
-  const { results } = await c.env.DB.prepare(
-    `SELECT m.user_id AS userId, u.name, u.email, m.role, m.created_at AS joinedAt FROM team_members m JOIN users u ON u.id = m.user_id
-     WHERE m.team_id = ? ORDER BY m.created_at`,
-  ).bind(teamId).all<TeamDetail['members'][number]>();
-  return c.json({ id: team.id, name: team.name, role, createdAt: team.created_at, members: results } satisfies TeamDetail);
+  const members = await membersOf(c.env.DB, teamId);
+  return c.json({ id: team.id, name: team.name, role, createdAt: team.createdAt, members } satisfies TeamDetail);
 });
 
 // ---- members ----
@@ -69,10 +64,8 @@ teamsApi.patch('/teams/:id/members/:userId', requireUser, async (c) => {
   if (!theirs) throw new ProtocolError('user-not-found', 'No such member of this team');
   if ((role === 'owner' || theirs === 'owner') && mine !== 'owner') throw new ProtocolError('forbidden', 'Only an owner may make or unmake owners');
   if (theirs === 'owner' && role !== 'owner') await keepAnOwner(c.env.DB, teamId);
-  const hosts = await hostsOfTeam(c.env.DB, teamId);
-  const changed = await c.env.DB.prepare(`UPDATE team_members SET role = ?1 WHERE team_id = ?2 AND user_id = ?3 AND (?1 = 'owner' OR ${ANOTHER_OWNER_REMAINS})`)
-    .bind(role, teamId, memberId).run();
-  if (changed.meta.changes === 0) throw new ProtocolError('forbidden', 'A team keeps at least one owner');
+  const hosts = await hostsGrantedToTeam(c.env.DB, teamId);
+  if (!await setMemberRoleKeepingAnOwner(c.env.DB, teamId, memberId, role)) throw new ProtocolError('forbidden', 'A team keeps at least one owner');
   // A team role changes nothing on hosts today (any member holds the team's grants); checked anyway,
   // so a future rule that does cannot forget it.
   await recheckHosts(c.env, hosts);
@@ -90,9 +83,8 @@ teamsApi.delete('/teams/:id/members/:userId', requireUser, async (c) => {
   if (theirs === 'owner' && mine !== 'owner') throw new ProtocolError('forbidden', 'Only an owner may remove an owner');
   if (theirs === 'owner') await keepAnOwner(c.env.DB, teamId);
   // The hosts are read before the membership goes: afterwards nothing links the member to them.
-  const hosts = await hostsOfTeam(c.env.DB, teamId);
-  const removed = await c.env.DB.prepare(`DELETE FROM team_members WHERE team_id = ? AND user_id = ? AND ${ANOTHER_OWNER_REMAINS}`).bind(teamId, memberId).run();
-  if (removed.meta.changes === 0) throw new ProtocolError('forbidden', 'A team keeps at least one owner');
+  const hosts = await hostsGrantedToTeam(c.env.DB, teamId);
+  if (!await removeMemberKeepingAnOwner(c.env.DB, teamId, memberId)) throw new ProtocolError('forbidden', 'A team keeps at least one owner');
   await recheckHosts(c.env, hosts);
   audit(c, { action: 'team.member-removed', detail: { teamId, userId: memberId, role: theirs } });
   return c.json({ removed: memberId });
@@ -109,28 +101,18 @@ teamsApi.post('/teams/:id/invitations', requireUser, async (c) => {
   const id = newId('i_');
   const now = Date.now();
   const email = body.email?.toLowerCase() ?? null;
-  await c.env.DB.prepare(
-    'INSERT INTO invitations (token_hash, id, team_id, role, email, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-  ).bind(await hashOpaque(token), id, teamId, body.role, email, c.get('user').userId, now, now + INVITATION_TTL_MS).run();
+  await createInvitation(c.env.DB, {
+    tokenHash: await hashOpaque(token), id, teamId, role: body.role, email, createdBy: c.get('user').userId, createdAt: now, expiresAt: now + INVITATION_TTL_MS,
+  });
   audit(c, { action: 'team.invited', detail: { teamId, invitationId: id, role: body.role, ...(email ? { email } : {}) } });
   const acceptUrl = new URL(`/api/invitations/${token}/accept`, c.req.url).toString();
   return c.json({ id, token, acceptUrl, teamId, role: body.role, email, expiresAt: now + INVITATION_TTL_MS } satisfies Invitation, 201);
 });
 
-interface InvitationRow {
-  id: string;
-  team_id: string | null;
-  role: TeamRole;
-  email: string | null;
-  expires_at: number;
-  used_at: number | null;
-  team_name: string | null;
-}
-
 /** What an invitation is for, so a page can show it before the person accepts. */
 teamsApi.get('/invitations/:token', async (c) => {
   const invitation = await usableInvitation(c.env.DB, await hashOpaque(c.req.param('token')));
-  return c.json({ teamId: invitation.team_id, teamName: invitation.team_name, role: invitation.role, email: invitation.email, expiresAt: invitation.expires_at });
+  return c.json({ teamId: invitation.teamId, teamName: invitation.teamName, role: invitation.role, email: invitation.email, expiresAt: invitation.expiresAt });
 });
 
 teamsApi.post('/invitations/:token/accept', async (c) => {
@@ -143,8 +125,8 @@ teamsApi.post('/invitations/:token/accept', async (c) => {
   if (signedIn) {
     userId = signedIn.userId;
     if (invitation.email) {
-      const me = await c.env.DB.prepare('SELECT email FROM users WHERE id = ?').bind(userId).first<{ email: string | null }>();
-      if (me?.email?.toLowerCase() !== invitation.email) throw new ProtocolError('forbidden', 'This invitation is for another email address');
+      const email = await emailOf(c.env.DB, userId);
+      if (email?.toLowerCase() !== invitation.email) throw new ProtocolError('forbidden', 'This invitation is for another email address');
     }
   } else {
     const body = await parseBody(c, InvitationAcceptRequestSchema);
@@ -155,42 +137,25 @@ teamsApi.post('/invitations/:token/accept', async (c) => {
     if (!invitation.email) throw new ProtocolError('unauthorized', 'This invitation names no email: sign in first, then accept it');
     const email = body.email.toLowerCase();
     if (invitation.email !== email) throw new ProtocolError('forbidden', 'This invitation is for another email address');
-    const taken = await c.env.DB.prepare('SELECT 1 AS taken FROM users WHERE lower(email) = ?').bind(email).first();
-    if (taken) throw new ProtocolError('email-taken', 'An account with this email exists: sign in, then accept the invitation');
+    if (await userIdByEmail(c.env.DB, email) !== null) throw new ProtocolError('email-taken', 'An account with this email exists: sign in, then accept the invitation');
     userId = newId('u_');
     account = { email, name: body.name, passwordHash: await hashPassword(body.password) };
   }
   // One step: the invitation is taken only if still unused and unexpired, and the account and the
   // membership are written only if this request is the one that took it.
-  const ours = 'EXISTS (SELECT 1 FROM invitations WHERE token_hash = ? AND used_by = ? AND used_at = ?)';
-  const steps = [
-    c.env.DB.prepare('UPDATE invitations SET used_at = ?, used_by = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?')
-      .bind(now, userId, tokenHash, now),
-  ];
-  if (account) {
-    steps.push(c.env.DB.prepare(`INSERT INTO users (id, email, name, created_at, password_hash) SELECT ?, ?, ?, ?, ? WHERE ${ours}`)
-      .bind(userId, account.email, account.name, now, account.passwordHash, tokenHash, userId, now));
+  const team = invitation.teamId ? { id: invitation.teamId, role: invitation.role } : null;
+  if (!await acceptInvitation(c.env.DB, { tokenHash, userId, now, account, team })) {
+    throw new ProtocolError('invitation-expired', 'This invitation was used already or has expired');
   }
-  if (invitation.team_id) {
-    steps.push(c.env.DB.prepare(`INSERT INTO team_members (team_id, user_id, role, created_at) SELECT ?, ?, ?, ? WHERE ${ours}
-      ON CONFLICT (team_id, user_id) DO NOTHING`).bind(invitation.team_id, userId, invitation.role, now, tokenHash, userId, now));
-  }
-  const [taken] = await c.env.DB.batch(steps);
-  if (taken!.meta.changes !== 1) throw new ProtocolError('invitation-expired', 'This invitation was used already or has expired');
   const actor = { actor: userId, ip: clientIp(c) };
-  c.executionCtx.waitUntil(record(c.env, { ...actor, sessionId: signedIn?.sessionId ?? null, action: 'team.joined', detail: { teamId: invitation.team_id, invitationId: invitation.id, role: invitation.role } }));
-  const joined = { userId, teamId: invitation.team_id, role: invitation.role };
+  c.executionCtx.waitUntil(record(c.env, { ...actor, sessionId: signedIn?.sessionId ?? null, action: 'team.joined', detail: { teamId: invitation.teamId, invitationId: invitation.id, role: invitation.role } }));
+  const joined = { userId, teamId: invitation.teamId, role: invitation.role };
   if (!account) return c.json(joined);
   const session = await createSession(c.env, userId, 'invitation', { ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
   return c.json({ ...joined, ...session }, 201);
 });
 
 // ---- plumbing ----
-
-async function roleIn(db: D1Database, teamId: string, userId: string): Promise<TeamRole | null> {
-  const row = await db.prepare('SELECT role FROM team_members WHERE team_id = ? AND user_id = ?').bind(teamId, userId).first<{ role: TeamRole }>();
-  return row?.role ?? null;
-}
 
 /** The caller's role when they may manage the team (owner or admin); `team-not-found` for outsiders. */
 async function manage(c: Context<App>, teamId: string): Promise<TeamRole> {
@@ -200,29 +165,14 @@ async function manage(c: Context<App>, teamId: string): Promise<TeamRole> {
   return role;
 }
 
-/**
- * The row being changed is not an owner's, or another owner stays. Part of the write itself, so two
- * owners stepping down at once cannot both pass a check made before it.
- */
-const ANOTHER_OWNER_REMAINS = `(team_members.role != 'owner' OR EXISTS (SELECT 1 FROM team_members other
-  WHERE other.team_id = team_members.team_id AND other.role = 'owner' AND other.user_id != team_members.user_id))`;
-
 async function keepAnOwner(db: D1Database, teamId: string): Promise<void> {
-  const row = await db.prepare("SELECT count(*) AS owners FROM team_members WHERE team_id = ? AND role = 'owner'").bind(teamId).first<{ owners: number }>();
-  if ((row?.owners ?? 0) <= 1) throw new ProtocolError('forbidden', 'A team keeps at least one owner');
+  if (await ownerCount(db, teamId) <= 1) throw new ProtocolError('forbidden', 'A team keeps at least one owner');
 }
 
-async function hostsOfTeam(db: D1Database, teamId: string): Promise<string[]> {
-  const { results } = await db.prepare("SELECT DISTINCT host_id FROM grants WHERE subject_type = 'team' AND subject_id = ?").bind(teamId).all<{ host_id: string }>();
-  return results.map((row) => row.host_id);
-}
-
-async function usableInvitation(db: D1Database, tokenHash: string): Promise<InvitationRow> {
-  const row = await db.prepare(
-    'SELECT i.id, i.team_id, i.role, i.email, i.expires_at, i.used_at, t.name AS team_name FROM invitations i LEFT JOIN teams t ON t.id = i.team_id WHERE i.token_hash = ?',
-  ).bind(tokenHash).first<InvitationRow>();
+async function usableInvitation(db: D1Database, tokenHash: string): Promise<InvitationView> {
+  const row = await findInvitation(db, tokenHash);
   if (!row) throw new ProtocolError('invitation-not-found', 'No such invitation');
-  if (row.used_at !== null || row.expires_at <= Date.now()) throw new ProtocolError('invitation-expired', 'This invitation was used already or has expired');
+  if (row.usedAt !== null || row.expiresAt <= Date.now()) throw new ProtocolError('invitation-expired', 'This invitation was used already or has expired');
   return row;
 }
 
