@@ -12,6 +12,8 @@ export class CliChat {
   readonly chatId: string;
   lobby!: Peer;
   client!: Peer;
+  /** Other chats of the same host this one joined (forks); closed with it. */
+  private readonly joined: CliChat[] = [];
 
   constructor(host: HostProcess, chatId: string) {
     this.host = host;
@@ -30,7 +32,18 @@ export class CliChat {
     return this;
   }
 
+  /** Another chat of the same host (e.g. a fork), with a client of its own attached to it. */
+  async join(chatId: string): Promise<CliChat> {
+    const other = new CliChat(this.host, chatId);
+    other.lobby = this.lobby;
+    other.client = await Peer.chat(this.host.hostId, chatId, this.host.ownerId);
+    await other.client.socket.request('chat.attach', { chatId });
+    this.joined.push(other);
+    return other;
+  }
+
   async close(): Promise<void> {
+    for (const other of this.joined) other.client.close();
     this.lobby?.close();
     this.client?.close();
     await this.host.stop();

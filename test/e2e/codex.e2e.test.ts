@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAiServer } from '../support/openai-server.ts';
-import { codexScenario, RESET_AT_SECONDS, TEST_KEY_VARIABLE, writeCodexHome } from '../host/fixtures/codex/scenario.ts';
+import { codexScenario, EDIT_MODEL, NOTES_FILE, RESET_AT_SECONDS, TEST_KEY_VARIABLE, writeCodexHome } from '../host/fixtures/codex/scenario.ts';
 import { CliChat } from './cli-chat.ts';
 import { HostProcess } from './peers.ts';
 
@@ -121,5 +121,54 @@ describe('Codex through the host, the relay and a client', () => {
     await chat.settled(next);
     expect(turns().find((t) => t.id === next)!.state).toBe('done');
     expect(existsSync(path.join(work, 'build.txt'))).toBe(true);
+  });
+
+  it('asks for each apply_patch edit\'s approval, decided from the client: the file changes on disk and the turn carries its diff', async () => {
+    // A model Codex's catalog knows gets its file-editing tool; supervised asks before every edit.
+    await chat.request('chat.configure', { runtimeMode: 'supervised', selection: { model: EDIT_MODEL, options: {} } });
+    const turnId = await send('write the notes');
+    const decided = new Set<string>();
+    for (const expected of ['add', 'update']) {
+      const approval = await chat.until(() => inTurn(turnId).find((i) => i.kind === 'approval' && i.decision === 'pending' && !decided.has(i.requestId)), `the ${expected} approval`);
+      expect(approval).toMatchObject({ toolName: 'Edit', canAllowAlways: true, input: { changes: [{ path: path.join(work, NOTES_FILE), kind: expected }] } });
+      decided.add(approval.requestId);
+      await chat.request('chat.approve', { requestId: approval.requestId, decision: 'allow' });
+    }
+    await chat.settled(turnId);
+    expect(turns().find((t) => t.id === turnId)!.state).toBe('done');
+    expect(readFileSync(path.join(work, NOTES_FILE), 'utf8')).toBe('alpha\ngamma\n');
+    const tools = inTurn(turnId).filter((i) => i.kind === 'tool');
+    expect(tools.map((t) => ({ name: t.name, state: t.state, kinds: t.changes?.map((c: { kind: string }) => c.kind) }))).toEqual([
+      { name: 'Edit', state: 'done', kinds: ['add'] },
+      { name: 'Edit', state: 'done', kinds: ['update'] },
+    ]);
+    expect(tools[1].changes[0].diff).toBe('@@ -1,2 +1,2 @@\n alpha\n-beta\n+gamma\n');
+    expect(inTurn(turnId).filter((i) => i.kind === 'approval').map((i) => i.decision)).toEqual(['allow', 'allow']);
+    // The turn's diff is Codex's turn/diff/updated: the file is new in this turn, with its final lines.
+    const diff = turns().find((t) => t.id === turnId)!.checkpointDiff;
+    expect(diff.files.map(({ path: p, kind, added, deleted }: Record<string, unknown>) => ({ p, kind, added, deleted }))).toEqual([{ p: NOTES_FILE, kind: 'add', added: 2, deleted: 0 }]);
+    expect(diff.files[0].diff).toContain('+alpha\n+gamma\n');
+    expect(model.requests.at(-1)!.body.model).toBe(EDIT_MODEL);
+  });
+
+  it('forks the Codex chat: the fork runs on a thread of its own that carries the earlier conversation', async () => {
+    const source = info().agentSessionId;
+    const last = turns().at(-1)!;
+    const forked = await chat.request('chat.fork', { turnId: last.id });
+    expect(forked.info).toMatchObject({ provider: 'codex', agentSessionId: source, forkOf: { chatId: chat.chatId, turnId: last.id } });
+    const fork = await chat.join(forked.info.chatId);
+    const turnId = await fork.send('hello there');
+    await fork.settled(turnId);
+    expect(fork.turn(turnId)!.state).toBe('done');
+    await fork.until(() => fork.info().agentSessionId !== source, 'the fork\'s own thread');
+    const branch = fork.info().agentSessionId;
+    expect(branch).toMatch(/^[0-9a-f-]{36}$/);
+    // What the model got for the fork's turn: the source's conversation, under the fork's thread.
+    const request = model.requests.at(-1)!;
+    expect(request.userText).toBe('hello there');
+    expect(JSON.stringify(request.body.input)).toContain('write the notes');
+    expect(JSON.stringify(request.body.input)).toContain('run the build');
+    expect(request.body.prompt_cache_key).toBe(branch);
+    expect(info().agentSessionId).toBe(source);
   });
 });

@@ -1,6 +1,7 @@
 // The Codex driver with the real `codex app-server` (pinned @openai/codex) inside a HostCore, the
 // model being the scripted Responses server on loopback. What the end-to-end test does not cover:
-// images as image input, steering a running turn, compaction, and resuming the thread in a new process.
+// images as image input, steering a running turn, compaction, resuming the thread in a new process,
+// and a fork's branch resumed by a later driver.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,5 +95,31 @@ describe('the Codex driver with the real binary', () => {
     expect(info.effectiveRuntimeMode).toBe('supervised');
     // The resumed thread still holds the earlier turns: the model sees them.
     expect(JSON.stringify(model.requests.at(-1)!.body.input)).toContain('run the build');
+  });
+
+  it('forks the chat at its last turn through thread/fork: a new thread that holds the conversation, resumed as itself later', async () => {
+    const source = core.sessions.get('c')!.info.agentSessionId!;
+    const last = thread().items.findLast((i) => i.kind === 'turn')!;
+    const { info } = await client.ok('chat.fork', { chatId: 'c', turnId: last.id });
+    const forkId = info.chatId as string;
+    await client.attach(forkId);
+    const forked = () => client.threads.get(forkId)!;
+    const settled = (turnId: string) => until(() => forked().items.some((i) => i.kind === 'turn' && i.id === turnId && i.state === 'done'), 'the fork\'s turn', 30_000);
+    const { turnId } = await client.ok('chat.send', { chatId: forkId, text: 'hello there' });
+    await settled(turnId);
+    const branch = core.sessions.get(forkId)!.info.agentSessionId!;
+    expect(branch).toMatch(/^[0-9a-f-]{36}$/);
+    expect(branch).not.toBe(source);
+    expect(core.sessions.get('c')!.info.agentSessionId).toBe(source);
+    // The model sees the source's conversation in the fork's thread (Codex keys its cache by thread).
+    const request = model.requests.at(-1)!;
+    expect(JSON.stringify(request.body.input)).toContain('run the build');
+    expect(request.body.prompt_cache_key).toBe(branch);
+    // The next driver (the mode changed) resumes the branch: the fork's id is its own now.
+    await client.ok('chat.configure', { chatId: forkId, runtimeMode: 'auto-accept-edits' });
+    const next = await client.ok('chat.send', { chatId: forkId, text: 'hello there' });
+    await settled(next.turnId);
+    expect(core.sessions.get(forkId)!.info.agentSessionId).toBe(branch);
+    expect(model.requests.at(-1)!.body.prompt_cache_key).toBe(branch);
   });
 });
