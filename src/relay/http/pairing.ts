@@ -13,6 +13,10 @@ import { hashOpaque, newId, newOpaqueToken } from '../auth/opaque.ts';
 import { LIMITS, RateLimited, rateLimit, rateLimitedResponse } from '../auth/rate-limit.ts';
 import { relayOwnerId, setupSecretMatches } from '../auth/setup-secret.ts';
 import { record } from '../db/audit.ts';
+import { createHost, findHost, hostByPublicKey } from '../db/hosts.ts';
+import {
+  approvePairing, deleteExpiredPairings, denyPairing, findPairing, markPairingClaimed, recentWrongCodes, startPairing,
+} from '../db/pairings.ts';
 import type { Env } from '../env.ts';
 import { parseBody } from './body.ts';
 import { clientIp, requireUser, type SignedIn } from './identity.ts';
@@ -52,16 +56,15 @@ pairing.post('/start', rateLimit('pair-start', LIMITS.pairing, (c) => {
 }), async (c) => {
   const body = await parseBody(c, PairStartRequestSchema);
   const now = Date.now();
-  await c.env.DB.prepare('DELETE FROM pairings WHERE expires_at < ?').bind(now - EXPIRED_KEPT_MS).run();
+  await deleteExpiredPairings(c.env.DB, now - EXPIRED_KEPT_MS);
   const deviceCode = newOpaqueToken();
   const deviceCodeHash = await hashOpaque(deviceCode);
   for (let attempt = 0; ; attempt++) {
     const userCode = newUserCode();
-    const inserted = await c.env.DB.prepare(
-      `INSERT INTO pairings (device_code_hash, user_code, name, public_key, state, created_at, expires_at, ip)
-       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (user_code) DO NOTHING`,
-    ).bind(deviceCodeHash, userCode, body.name, JSON.stringify(body.publicKey), now, now + PAIRING_TTL_MS, clientIp(c)).run();
-    if (inserted.meta.changes === 1) {
+    const started = await startPairing(c.env.DB, {
+      deviceCodeHash, userCode, name: body.name, publicKey: JSON.stringify(body.publicKey), createdAt: now, expiresAt: now + PAIRING_TTL_MS, ip: clientIp(c),
+    });
+    if (started) {
       return c.json({
         deviceCode, userCode,
         verificationUrl: `${origin(c)}/pair?code=${userCode}`,
@@ -75,18 +78,18 @@ pairing.post('/start', rateLimit('pair-start', LIMITS.pairing, (c) => {
 
 pairing.post('/poll', async (c) => {
   const { deviceCode } = await parseBody(c, PairPollRequestSchema);
-  const row = await c.env.DB.prepare('SELECT state, expires_at, host_id FROM pairings WHERE device_code_hash = ?')
-    .bind(await hashOpaque(deviceCode)).first<{ state: string; expires_at: number; host_id: string | null }>();
+  const deviceCodeHash = await hashOpaque(deviceCode);
+  const row = await findPairing(c.env.DB, deviceCodeHash);
   if (!row) throw new ProtocolError('pairing-not-found', 'No pairing has that device code');
   if (row.state === 'denied') return c.json({ code: 'pairing-denied', message: 'The pairing was denied' }, 403);
-  if ((row.state === 'approved' || row.state === 'claimed') && row.host_id) {
+  if ((row.state === 'approved' || row.state === 'claimed') && row.hostId) {
     // Answered again on every poll until it expires: a host whose answer got lost asks once more.
     if (row.state === 'approved') {
-      await c.env.DB.prepare("UPDATE pairings SET state = 'claimed' WHERE device_code_hash = ? AND state = 'approved'").bind(await hashOpaque(deviceCode)).run();
+      await markPairingClaimed(c.env.DB, deviceCodeHash);
     }
-    return c.json({ state: 'approved', hostId: row.host_id, relayUrl: origin(c) } satisfies PairPollResult);
+    return c.json({ state: 'approved', hostId: row.hostId, relayUrl: origin(c) } satisfies PairPollResult);
   }
-  if (row.expires_at <= Date.now()) return expired(c);
+  if (row.expiresAt <= Date.now()) return expired(c);
   return c.json({ state: 'pending' } satisfies PairPollResult);
 });
 
@@ -100,10 +103,8 @@ function expired(c: Context): Response {
  */
 async function checkWrongCodes(c: Context<App>): Promise<void> {
   const since = Date.now() - WRONG_CODES_WINDOW_MS;
-  const { results } = await c.env.DB.prepare(
-    "SELECT at FROM audit WHERE actor = ? AND action = 'pairing.wrong-code' AND at > ? ORDER BY id DESC LIMIT ?",
-  ).bind(c.get('user').userId, since, WRONG_CODES_MAX).all<{ at: number }>();
-  if (results.length >= WRONG_CODES_MAX) throw new RateLimited(results.at(-1)!.at + WRONG_CODES_WINDOW_MS - Date.now());
+  const wrong = await recentWrongCodes(c.env.DB, c.get('user').userId, since, WRONG_CODES_MAX);
+  if (wrong.length >= WRONG_CODES_MAX) throw new RateLimited(wrong.at(-1)! + WRONG_CODES_WINDOW_MS - Date.now());
 }
 
 async function wrongCode(c: Context<App>, userCode: string): Promise<never> {
@@ -133,17 +134,8 @@ pairing.post('/approve', requireUser, perPerson, (c) => guarded(c, async () => {
   const now = Date.now();
   const hostId = newHostId();
   // One transaction: the host exists exactly when the pairing says it was approved.
-  const [, approved] = await c.env.DB.batch([
-    c.env.DB.prepare(
-      `INSERT INTO hosts (id, owner_id, name, created_at, public_key)
-       SELECT ?, ?, COALESCE(?, name), ?, public_key FROM pairings WHERE user_code = ? AND state = 'pending' AND expires_at > ?`,
-    ).bind(hostId, user.userId, name ?? null, now, userCode, now),
-    c.env.DB.prepare(
-      `UPDATE pairings SET state = 'approved', approved_by = ?, host_id = ? WHERE user_code = ? AND state = 'pending' AND expires_at > ?`,
-    ).bind(user.userId, hostId, userCode, now),
-  ]);
-  if (approved!.meta.changes !== 1) return wrongCode(c, userCode);
-  const host = await c.env.DB.prepare('SELECT name FROM hosts WHERE id = ?').bind(hostId).first<{ name: string }>();
+  if (!await approvePairing(c.env.DB, { userCode, ownerId: user.userId, hostId, name: name ?? null, now })) return wrongCode(c, userCode);
+  const host = await findHost(c.env.DB, hostId);
   await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.approved', hostId, detail: { name: host!.name } });
   return c.json({ hostId, name: host!.name, relayUrl: origin(c) } satisfies PairedHost);
 }));
@@ -151,10 +143,7 @@ pairing.post('/approve', requireUser, perPerson, (c) => guarded(c, async () => {
 pairing.post('/deny', requireUser, perPerson, (c) => guarded(c, async () => {
   const { userCode } = await parseBody(c, PairDenyRequestSchema);
   const user = c.get('user');
-  const denied = await c.env.DB.prepare(
-    "UPDATE pairings SET state = 'denied', approved_by = ? WHERE user_code = ? AND state = 'pending' AND expires_at > ?",
-  ).bind(user.userId, userCode, Date.now()).run();
-  if (denied.meta.changes !== 1) return wrongCode(c, userCode);
+  if (!await denyPairing(c.env.DB, userCode, user.userId, Date.now())) return wrongCode(c, userCode);
   await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.denied', detail: { userCode } });
   return c.json({ denied: true });
 }));
@@ -179,14 +168,12 @@ pairing.post('/setup', rateLimit('pair-setup', LIMITS.pairing, (c) => {
   const publicKey = JSON.stringify(body.publicKey);
   // Asked on every `npm start`: a key the relay knows answers its host (a relay whose state was wiped
   // meets it anew); a revoked one stays revoked.
-  const known = await c.env.DB.prepare('SELECT id, name, revoked_at FROM hosts WHERE public_key = ? ORDER BY created_at DESC LIMIT 1')
-    .bind(publicKey).first<{ id: string; name: string; revoked_at: number | null }>();
-  if (known?.revoked_at != null) throw new ProtocolError('forbidden', 'The host with this key was revoked; pair again with a new key');
+  const known = await hostByPublicKey(c.env.DB, publicKey);
+  if (known?.revokedAt != null) throw new ProtocolError('forbidden', 'The host with this key was revoked; pair again with a new key');
   if (known) return c.json({ hostId: known.id, name: known.name, relayUrl: origin(c) } satisfies PairedHost);
   const ownerId = await relayOwnerId(c.env.DB);
   const hostId = newHostId();
-  await c.env.DB.prepare('INSERT INTO hosts (id, owner_id, name, created_at, public_key) VALUES (?, ?, ?, ?, ?)')
-    .bind(hostId, ownerId, body.name, Date.now(), publicKey).run();
+  await createHost(c.env.DB, { id: hostId, ownerId, name: body.name, createdAt: Date.now(), publicKey });
   await record(c.env, { actor: ownerId, ip: clientIp(c), action: 'pairing.setup', hostId, detail: { name: body.name } });
   return c.json({ hostId, name: body.name, relayUrl: origin(c) } satisfies PairedHost);
 });
