@@ -3,6 +3,7 @@
 // (`refresh-reused`). Every access token names its session, and every door asks `sessionIsLive`, so
 // ending a session ends its access at once, not when the 10-minute token runs out.
 import { ProtocolError } from '../../contracts/index.ts';
+import { endSessions, findLiveSession, insertSession, refreshTokenOwner, rotateRefreshToken, useRefreshToken } from '../db/sessions.ts';
 import type { Env } from '../env.ts';
 import { hashOpaque, newId, newOpaqueToken } from './opaque.ts';
 import { hostsReachableBy, recheckHosts } from './revocations.ts';
@@ -34,22 +35,16 @@ export async function createSession(env: Env, userId: string, method: string, me
   const sessionId = newId('s_');
   const refreshToken = newOpaqueToken();
   const now = Date.now();
-  await env.DB.batch([
-    env.DB.prepare('INSERT INTO sessions (id, user_id, method, created_at, last_used_at, expires_at, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .bind(sessionId, userId, method, now, now, now + SESSION_IDLE_MS, meta.ip ?? null, meta.userAgent?.slice(0, 300) ?? null),
-    env.DB.prepare('INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)')
-      .bind(await hashOpaque(refreshToken), sessionId, now),
-  ]);
+  await insertSession(env.DB, {
+    id: sessionId, userId, method, now, expiresAt: now + SESSION_IDLE_MS, ip: meta.ip ?? null,
+    userAgent: meta.userAgent?.slice(0, 300) ?? null, refreshTokenHash: await hashOpaque(refreshToken),
+  });
   return tokensFor(env, userId, sessionId, refreshToken);
 }
 
 /** Whether a session may still act: not revoked, not expired, and its user not disabled. */
 export async function sessionIsLive(db: D1Database, userId: string, sessionId: string): Promise<boolean> {
-  const row = await db.prepare(
-    `SELECT 1 AS live FROM sessions s JOIN users u ON u.id = s.user_id
-     WHERE s.id = ? AND s.user_id = ? AND s.revoked_at IS NULL AND s.expires_at > ? AND u.disabled_at IS NULL`,
-  ).bind(sessionId, userId, Date.now()).first<{ live: number }>();
-  return row !== null;
+  return findLiveSession(db, userId, sessionId, Date.now());
 }
 
 /**
@@ -59,22 +54,18 @@ export async function sessionIsLive(db: D1Database, userId: string, sessionId: s
 export async function refreshSession(env: Env, refreshToken: string, meta: SessionMeta): Promise<SessionTokens> {
   const tokenHash = await hashOpaque(refreshToken);
   const now = Date.now();
-  const row = await env.DB.prepare(
-    'SELECT t.session_id AS sessionId, s.user_id AS userId FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?',
-  ).bind(tokenHash).first<{ sessionId: string; userId: string }>();
+  const row = await refreshTokenOwner(env.DB, tokenHash);
   if (!row) throw new ProtocolError('unauthorized', 'Unknown refresh token');
-  const won = await env.DB.prepare('UPDATE refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL').bind(now, tokenHash).run();
-  if (won.meta.changes !== 1) {
+  if (!await useRefreshToken(env.DB, tokenHash, now)) {
     await revokeSessions(env, { sessionId: row.sessionId }, 'refresh-reused');
     throw new ProtocolError('unauthorized', 'This refresh token was already used; the session is revoked');
   }
   if (!(await sessionIsLive(env.DB, row.userId, row.sessionId))) throw new ProtocolError('unauthorized', 'The session has ended');
   const next = newOpaqueToken();
-  await env.DB.batch([
-    env.DB.prepare('INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)').bind(await hashOpaque(next), row.sessionId, now),
-    env.DB.prepare('UPDATE sessions SET last_used_at = ?, expires_at = ?, ip = COALESCE(?, ip), user_agent = COALESCE(?, user_agent) WHERE id = ?')
-      .bind(now, now + SESSION_IDLE_MS, meta.ip ?? null, meta.userAgent?.slice(0, 300) ?? null, row.sessionId),
-  ]);
+  await rotateRefreshToken(env.DB, {
+    sessionId: row.sessionId, nextHash: await hashOpaque(next), now, expiresAt: now + SESSION_IDLE_MS,
+    ip: meta.ip ?? null, userAgent: meta.userAgent?.slice(0, 300) ?? null,
+  });
   return tokensFor(env, row.userId, row.sessionId, next);
 }
 
@@ -85,16 +76,10 @@ export async function refreshSession(env: Env, refreshToken: string, meta: Sessi
  */
 export async function revokeSessions(env: Env, where: { sessionId?: string; userId?: string }, why: string): Promise<string[]> {
   if (where.sessionId === undefined && where.userId === undefined) throw new Error('revokeSessions needs a session or a user');
-  const conditions = ['revoked_at IS NULL'];
-  const values: unknown[] = [Date.now(), why];
-  if (where.sessionId !== undefined) { conditions.push('id = ?'); values.push(where.sessionId); }
-  if (where.userId !== undefined) { conditions.push('user_id = ?'); values.push(where.userId); }
-  const { results } = await env.DB.prepare(`UPDATE sessions SET revoked_at = ?, revoked_why = ? WHERE ${conditions.join(' AND ')} RETURNING id, user_id AS userId`)
-    .bind(...values).all<{ id: string; userId: string }>();
-  const ids = results.map((r) => r.id);
+  const ended = await endSessions(env.DB, where, why, Date.now());
+  const ids = ended.map((r) => r.id);
   if (ids.length === 0) return ids;
-  await env.DB.prepare(`DELETE FROM socket_tickets WHERE session_id IN (${ids.map(() => '?').join(',')})`).bind(...ids).run();
-  const people = [...new Set(results.map((r) => r.userId))];
+  const people = [...new Set(ended.map((r) => r.userId))];
   const reached = await Promise.all(people.map((userId) => hostsReachableBy(env.DB, userId)));
   await recheckHosts(env, reached.flat());
   return ids;

@@ -11,6 +11,8 @@ import { createSession, refreshSession, revokeSessions, type SessionMeta } from 
 import { setupSecretMatches } from '../auth/setup-secret.ts';
 import { mintSocketTicket } from '../auth/tickets.ts';
 import { record } from '../db/audit.ts';
+import { liveSessionsOf } from '../db/sessions.ts';
+import { findUser } from '../db/users.ts';
 import type { Env } from '../env.ts';
 import { parseBody } from './body.ts';
 import { clientIp, requireUser, type SignedIn } from './identity.ts';
@@ -79,11 +81,8 @@ accounts.post('/signout', requireUser, async (c) => {
 
 accounts.get('/sessions', requireUser, async (c) => {
   const { userId, sessionId } = c.get('user');
-  const { results } = await c.env.DB.prepare(
-    `SELECT id, method, created_at AS createdAt, last_used_at AS lastUsedAt, expires_at AS expiresAt, ip, user_agent AS userAgent
-     FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY last_used_at DESC LIMIT 200`,
-  ).bind(userId, Date.now()).all<{ id: string }>();
-  return c.json({ sessions: results.map((s) => ({ ...s, current: s.id === sessionId })) });
+  const sessions = await liveSessionsOf(c.env.DB, userId, Date.now());
+  return c.json({ sessions: sessions.map((s) => ({ ...s, current: s.id === sessionId })) });
 });
 
 accounts.delete('/sessions/:id', requireUser, async (c) => {
@@ -111,8 +110,7 @@ export const me = new Hono<App>();
 
 me.get('/', requireUser, async (c) => {
   const { userId, sessionId } = c.get('user');
-  const user = await c.env.DB.prepare('SELECT id, email, name, is_owner AS isOwner, created_at AS createdAt FROM users WHERE id = ?')
-    .bind(userId).first<{ id: string; email: string | null; name: string; isOwner: number; createdAt: number }>();
+  const user = await findUser(c.env.DB, userId);
   if (!user) throw new ProtocolError('unauthorized', 'No such user');
-  return c.json({ ...user, isOwner: user.isOwner === 1, sessionId });
+  return c.json({ ...user, sessionId });
 });
