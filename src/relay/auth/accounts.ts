@@ -2,6 +2,7 @@
 // invitations alike), the password check, and claiming the relay's owner account with the setup secret.
 import { z } from 'zod';
 import { ProtocolError } from '../../contracts/index.ts';
+import { accountByEmail, claimOwnerRow, createOwner, ownerHasPassword } from '../db/users.ts';
 import { newId } from './opaque.ts';
 import { DECOY_HASH, PasswordSchema, hashPassword, verifyPassword } from './passwords.ts';
 
@@ -20,8 +21,7 @@ const WRONG = 'Wrong email or password';
  * the right password is `forbidden`.
  */
 export async function checkPassword(db: D1Database, email: string, password: string): Promise<string> {
-  const user = await db.prepare('SELECT id, password_hash AS passwordHash, disabled_at AS disabledAt FROM users WHERE email = ?')
-    .bind(email).first<{ id: string; passwordHash: string | null; disabledAt: number | null }>();
+  const user = await accountByEmail(db, email);
   const matches = await verifyPassword(password, user?.passwordHash ?? DECOY_HASH);
   if (!user?.passwordHash || !matches) throw new ProtocolError('unauthorized', WRONG);
   if (user.disabledAt !== null) throw new ProtocolError('forbidden', 'This account is disabled');
@@ -30,7 +30,7 @@ export async function checkPassword(db: D1Database, email: string, password: str
 
 /** The user id behind a failed sign-in's email, when there is one (for the audit log). */
 export async function userIdOfEmail(db: D1Database, email: string): Promise<string | null> {
-  return (await db.prepare('SELECT id FROM users WHERE email = ?').bind(email).first<{ id: string }>())?.id ?? null;
+  return (await accountByEmail(db, email))?.id ?? null;
 }
 
 /**
@@ -41,17 +41,10 @@ export async function userIdOfEmail(db: D1Database, email: string): Promise<stri
 export async function claimOwner(db: D1Database, fields: { email: string; password: string; name: string }): Promise<string> {
   const passwordHash = await hashPassword(fields.password);
   try {
-    const claimed = await db.prepare(
-      `UPDATE users SET email = ?, name = ?, password_hash = ? WHERE id =
-         (SELECT id FROM users WHERE is_owner = 1 AND password_hash IS NULL AND disabled_at IS NULL ORDER BY created_at LIMIT 1)
-       AND NOT EXISTS (SELECT 1 FROM users WHERE is_owner = 1 AND password_hash IS NOT NULL) RETURNING id`,
-    ).bind(fields.email, fields.name, passwordHash).first<{ id: string }>();
-    if (claimed) return claimed.id;
-    const created = await db.prepare(
-      `INSERT INTO users (id, email, name, created_at, password_hash, is_owner) SELECT ?, ?, ?, ?, ?, 1
-       WHERE NOT EXISTS (SELECT 1 FROM users WHERE is_owner = 1) RETURNING id`,
-    ).bind(newId('u_'), fields.email, fields.name, Date.now(), passwordHash).first<{ id: string }>();
-    if (created) return created.id;
+    const claimed = await claimOwnerRow(db, { email: fields.email, name: fields.name, passwordHash });
+    if (claimed) return claimed;
+    const created = await createOwner(db, { id: newId('u_'), email: fields.email, name: fields.name, passwordHash, createdAt: Date.now() });
+    if (created) return created;
   } catch (error) {
     if (String(error).includes('UNIQUE')) throw new ProtocolError('bad-request', 'email: already used by another account');
     throw error;
@@ -61,5 +54,5 @@ export async function claimOwner(db: D1Database, fields: { email: string; passwo
 
 /** Whether the relay's owner has set a password yet (else `npm start` shows the setup link). */
 export async function ownerClaimed(db: D1Database): Promise<boolean> {
-  return (await db.prepare('SELECT 1 AS yes FROM users WHERE is_owner = 1 AND password_hash IS NOT NULL LIMIT 1').first()) !== null;
+  return ownerHasPassword(db);
 }

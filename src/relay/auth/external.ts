@@ -4,6 +4,7 @@
 // until a host's owner shares something.
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors } from 'jose';
 import { ProtocolError } from '../../contracts/index.ts';
+import { accountByEmail, insertUserUnlessEmailTaken } from '../db/users.ts';
 import type { Env } from '../env.ts';
 import { newId } from './opaque.ts';
 
@@ -69,9 +70,8 @@ export async function verifyAccessAssertion(env: Env, assertion: string): Promis
 export async function userForEmail(db: D1Database, email: string, name: string | null): Promise<string> {
   const normalized = email.trim().toLowerCase();
   // Racing first sign-ins of the same person create one account: the insert does nothing the second time.
-  await db.prepare('INSERT INTO users (id, email, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (email) DO NOTHING')
-    .bind(newId('u_'), normalized, (name?.trim() || normalized.split('@')[0]!).slice(0, 120), Date.now()).run();
-  const row = await db.prepare('SELECT id, disabled_at AS disabledAt FROM users WHERE email = ?').bind(normalized).first<{ id: string; disabledAt: number | null }>();
+  await insertUserUnlessEmailTaken(db, { id: newId('u_'), email: normalized, name: (name?.trim() || normalized.split('@')[0]!).slice(0, 120), createdAt: Date.now() });
+  const row = await accountByEmail(db, normalized);
   if (!row) throw new Error('user row missing after insert');
   if (row.disabledAt !== null) throw new ProtocolError('forbidden', 'This account is disabled');
   return row.id;

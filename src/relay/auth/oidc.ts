@@ -13,6 +13,8 @@
 import { jwtVerify } from 'jose';
 import { z } from 'zod';
 import { ProtocolError } from '../../contracts/index.ts';
+import { consumeCode, deleteExpiredCodes, keepCode } from '../db/auth-codes.ts';
+import { disabledAtOf } from '../db/users.ts';
 import type { Env } from '../env.ts';
 import { PROVIDER_ALGORITHMS, canonicalIssuer, refusal, remoteKeys, userForEmail } from './external.ts';
 import { hashOpaque, newOpaqueToken } from './opaque.ts';
@@ -73,16 +75,14 @@ const StateSchema = z.object({ verifier: z.string(), nonce: z.string(), returnTo
 const LoginSchema = z.object({ userId: z.string() });
 
 async function keep(db: D1Database, code: string, kind: string, data: unknown, ttlMs: number): Promise<void> {
-  await db.prepare('INSERT INTO auth_codes (code_hash, kind, data, expires_at) VALUES (?, ?, ?, ?)')
-    .bind(await hashOpaque(code), kind, JSON.stringify(data), Date.now() + ttlMs).run();
+  await keepCode(db, { codeHash: await hashOpaque(code), kind, data: JSON.stringify(data), expiresAt: Date.now() + ttlMs });
 }
 
 /** Takes a code once (a second taker finds nothing); null when unknown, of another kind, or expired. */
 async function take(db: D1Database, code: string, kind: string): Promise<unknown> {
-  const row = await db.prepare('DELETE FROM auth_codes WHERE code_hash = ? AND kind = ? RETURNING data, expires_at AS expiresAt')
-    .bind(await hashOpaque(code), kind).first<{ data: string; expiresAt: number }>();
+  const row = await consumeCode(db, await hashOpaque(code), kind);
   // Expired rows are swept here too, so the table holds only live codes and those not yet tried.
-  await db.prepare('DELETE FROM auth_codes WHERE expires_at < ?').bind(Date.now()).run();
+  await deleteExpiredCodes(db, Date.now());
   if (!row || row.expiresAt < Date.now()) return null;
   return JSON.parse(row.data);
 }
@@ -166,7 +166,7 @@ export async function issueLoginCode(env: Env, userId: string): Promise<string> 
 export async function takeLoginCode(env: Env, code: string): Promise<string> {
   const parsed = LoginSchema.safeParse(await take(env.DB, code, 'login'));
   if (!parsed.success) throw new ProtocolError('unauthorized', 'This login code is unknown, used or expired');
-  const user = await env.DB.prepare('SELECT disabled_at AS disabledAt FROM users WHERE id = ?').bind(parsed.data.userId).first<{ disabledAt: number | null }>();
+  const user = await disabledAtOf(env.DB, parsed.data.userId);
   if (!user || user.disabledAt !== null) throw new ProtocolError('forbidden', 'This account is disabled');
   return parsed.data.userId;
 }

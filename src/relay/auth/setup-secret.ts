@@ -1,5 +1,6 @@
 // The setup secret (`TETHER_SETUP_SECRET`) stands in for the relay's owner before anyone has signed in:
 // it claims the owner account and pairs `npm start`'s own host. Compared in constant time.
+import { createOwner, ownerId } from '../db/users.ts';
 
 /** Whether `given` is the configured setup secret; false whenever none is configured. */
 export async function setupSecretMatches(env: { TETHER_SETUP_SECRET?: string }, given: string): Promise<boolean> {
@@ -19,10 +20,6 @@ export async function setupSecretMatches(env: { TETHER_SETUP_SECRET?: string }, 
  */
 export async function relayOwnerId(db: D1Database): Promise<string> {
   const id = `u_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  await db.prepare(
-    `INSERT INTO users (id, name, created_at, is_owner) SELECT ?, 'Owner', ?, 1
-     WHERE NOT EXISTS (SELECT 1 FROM users WHERE is_owner = 1)`,
-  ).bind(id, Date.now()).run();
-  const owner = await db.prepare('SELECT id FROM users WHERE is_owner = 1 ORDER BY created_at LIMIT 1').first<{ id: string }>();
-  return owner!.id;
+  await createOwner(db, { id, email: null, name: 'Owner', passwordHash: null, createdAt: Date.now() });
+  return (await ownerId(db))!;
 }

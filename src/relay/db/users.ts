@@ -1,6 +1,6 @@
 // People on this relay: their accounts, the owner flag, and being disabled. Email addresses compare
 // case-insensitively everywhere.
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
 import { users } from './schema.ts';
 
@@ -53,4 +53,58 @@ export async function disableUser(d1: D1Database, userId: string, at: number): P
 export async function enableUser(d1: D1Database, userId: string): Promise<boolean> {
   const done = await drizzle(d1).update(users).set({ disabledAt: null }).where(eq(users.id, userId)).returning({ id: users.id });
   return done.length > 0;
+}
+
+/** The account an email signs in to (emails are stored lower-cased), with what a password check needs. */
+export async function accountByEmail(d1: D1Database, email: string): Promise<{ id: string; passwordHash: string | null; disabledAt: number | null } | null> {
+  const [row] = await drizzle(d1).select({ id: users.id, passwordHash: users.passwordHash, disabledAt: users.disabledAt })
+    .from(users).where(eq(users.email, email)).limit(1);
+  return row ?? null;
+}
+
+/** Whether the user exists and is disabled: null when there is no such user. */
+export async function disabledAtOf(d1: D1Database, userId: string): Promise<{ disabledAt: number | null } | null> {
+  const [row] = await drizzle(d1).select({ disabledAt: users.disabledAt }).from(users).where(eq(users.id, userId)).limit(1);
+  return row ?? null;
+}
+
+/** Makes an account for an address (proven by Access or OIDC) unless one has it already. */
+export async function insertUserUnlessEmailTaken(d1: D1Database, user: { id: string; email: string; name: string; createdAt: number }): Promise<void> {
+  await drizzle(d1).insert(users).values(user).onConflictDoNothing({ target: users.email });
+}
+
+// ---- the relay's owner ----
+// Each write below is one conditional statement, so of two setups (or two first starts) at once only
+// one makes or claims the owner.
+
+/** Gives the password-less owner row (made for `npm start`) its account fields; null when there is none, or an owner has a password already. */
+export async function claimOwnerRow(d1: D1Database, fields: { email: string; name: string; passwordHash: string }): Promise<string | null> {
+  const [row] = await drizzle(d1).update(users).set(fields).where(and(
+    sql`${users.id} = (SELECT id FROM users WHERE is_owner = 1 AND password_hash IS NULL AND disabled_at IS NULL ORDER BY created_at LIMIT 1)`,
+    sql`NOT EXISTS (SELECT 1 FROM users WHERE is_owner = 1 AND password_hash IS NOT NULL)`,
+  )).returning({ id: users.id });
+  return row?.id ?? null;
+}
+
+/** Makes the owner with these fields; null when the relay has an owner already. */
+export async function createOwner(
+  d1: D1Database, owner: { id: string; email: string | null; name: string; passwordHash: string | null; createdAt: number },
+): Promise<string | null> {
+  // A SELECT without FROM guarded by NOT EXISTS: drizzle's insert-from-select needs a table to select from.
+  const row = await drizzle(d1).get<{ id: string } | undefined>(sql`INSERT INTO users (id, email, name, created_at, password_hash, is_owner)
+    SELECT ${owner.id}, ${owner.email}, ${owner.name}, ${owner.createdAt}, ${owner.passwordHash}, 1
+    WHERE NOT EXISTS (SELECT 1 FROM users WHERE is_owner = 1) RETURNING id`);
+  return row?.id ?? null;
+}
+
+/** The first owner's id, if any. */
+export async function ownerId(d1: D1Database): Promise<string | null> {
+  const [row] = await drizzle(d1).select({ id: users.id }).from(users).where(eq(users.isOwner, true)).orderBy(asc(users.createdAt)).limit(1);
+  return row?.id ?? null;
+}
+
+/** Whether an owner has set a password. */
+export async function ownerHasPassword(d1: D1Database): Promise<boolean> {
+  const [row] = await drizzle(d1).select({ id: users.id }).from(users).where(and(eq(users.isOwner, true), isNotNull(users.passwordHash))).limit(1);
+  return row !== undefined;
 }
