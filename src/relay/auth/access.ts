@@ -6,6 +6,7 @@
 // frame costs no D1 read while a change still reaches open sockets within seconds; `recheckHosts`
 // (revocations.ts) drops the views at once where it matters.
 import { ProtocolError, type AgentRequestType } from '../../contracts/index.ts';
+import { grantsReaching } from '../db/grants.ts';
 import type { Identity } from './tokens.ts';
 import { MAKES_CHATS, MINIMAL_ROLE, roleAllows, type Role } from './roles.ts';
 import { sessionIsLive } from './sessions.ts';
@@ -67,24 +68,15 @@ export async function readView(db: D1Database, identity: Identity, hostId: strin
     return { live: true, known: own, hostRole: own ? 'owner' : null, chatRoles: new Map() };
   }
   const { userId, sessionId } = identity;
-  const [live, [hostRows, grantRows]] = await Promise.all([
+  const [live, { ownerId: owner, grants }] = await Promise.all([
     sessionIsLive(db, userId, sessionId),
-    db.batch<Record<string, unknown>>([
-      db.prepare('SELECT owner_id FROM hosts WHERE id = ?').bind(hostId),
-      db.prepare(
-        `SELECT chat_id, role FROM grants WHERE host_id = ?1 AND (
-           (subject_type = 'user' AND subject_id = ?2)
-           OR (subject_type = 'team' AND subject_id IN (SELECT team_id FROM team_members WHERE user_id = ?2)))`,
-      ).bind(hostId, userId),
-    ]),
+    grantsReaching(db, hostId, userId),
   ]);
-  const owner = (hostRows!.results[0] as { owner_id: string } | undefined)?.owner_id ?? null;
   let hostRole: Role | null = owner === userId ? 'owner' : null;
-  const grants = grantRows!.results as { chat_id: string; role: Role }[];
-  for (const grant of grants) if (grant.chat_id === '') hostRole = higher(hostRole, grant.role);
+  for (const grant of grants) if (grant.chatId === '') hostRole = higher(hostRole, grant.role);
   const chatRoles = new Map<string, Role>();
   for (const grant of grants) {
-    if (grant.chat_id !== '') chatRoles.set(grant.chat_id, higher(higher(chatRoles.get(grant.chat_id) ?? null, grant.role), hostRole)!);
+    if (grant.chatId !== '') chatRoles.set(grant.chatId, higher(higher(chatRoles.get(grant.chatId) ?? null, grant.role), hostRole)!);
   }
   return { live, known: owner !== null, hostRole, chatRoles };
 }

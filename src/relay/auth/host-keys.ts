@@ -3,6 +3,7 @@
 // else sign as the host, and a revoked host's key stops opening anything at once.
 import { errors as joseErrors, importJWK, jwtVerify, type CryptoKey, type JWTHeaderParameters } from 'jose';
 import { HOST_TOKEN_AUDIENCE, HOST_TOKEN_MAX_SECONDS, HostPublicKeySchema, ProtocolError } from '../../contracts/index.ts';
+import { findHost } from '../db/hosts.ts';
 import type { Env } from '../env.ts';
 import type { Identity } from './tokens.ts';
 
@@ -31,15 +32,14 @@ class Refused extends Error {}
  * `unauthorized`.
  */
 export async function verifyHostToken(env: Pick<Env, 'DB'>, token: string): Promise<HostIdentity> {
-  let host: { id: string; owner_id: string } | null = null;
+  let host: { id: string; ownerId: string } | null = null;
   const resolve = async (header: JWTHeaderParameters) => {
     if (!header.kid) throw new Refused('the host token names no host (kid)');
-    const row = await env.DB.prepare('SELECT id, owner_id, public_key, revoked_at FROM hosts WHERE id = ?')
-      .bind(header.kid).first<{ id: string; owner_id: string; public_key: string | null; revoked_at: number | null }>();
-    if (!row?.public_key) throw new Refused('unknown host');
-    if (row.revoked_at !== null) throw new Refused('host revoked');
+    const row = await findHost(env.DB, header.kid);
+    if (!row?.publicKey) throw new Refused('unknown host');
+    if (row.revokedAt !== null) throw new Refused('host revoked');
     host = row;
-    return keyOf(row.public_key);
+    return keyOf(row.publicKey);
   };
   try {
     const { payload } = await jwtVerify(token, resolve, {
@@ -48,10 +48,10 @@ export async function verifyHostToken(env: Pick<Env, 'DB'>, token: string): Prom
       requiredClaims: ['sub', 'iat', 'exp', 'jti'],
       maxTokenAge: HOST_TOKEN_MAX_SECONDS,
     });
-    const found = host as { id: string; owner_id: string } | null;
+    const found = host as { id: string; ownerId: string } | null;
     if (!found || payload.sub !== found.id) throw new Refused('the token\'s subject is not the host that signed it');
     if (payload.exp! - payload.iat! > HOST_TOKEN_MAX_SECONDS) throw new Refused(`a host token may live ${HOST_TOKEN_MAX_SECONDS} s at most`);
-    return { kind: 'host', hostId: found.id, ownerId: found.owner_id };
+    return { kind: 'host', hostId: found.id, ownerId: found.ownerId };
   } catch (error) {
     if (error instanceof Refused) throw new ProtocolError('unauthorized', error.message);
     throw new ProtocolError('unauthorized', error instanceof joseErrors.JWTExpired ? 'host token expired' : 'invalid host token');

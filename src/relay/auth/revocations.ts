@@ -4,6 +4,8 @@
 // sockets whose person lost access close (4403), those whose session ended close (4401), the rest
 // keep going under their new role. Per-frame checks would catch it within their 2 s cache anyway;
 // this makes it immediate and reaches sockets that only listen.
+import { chatIdsOf } from '../db/chats.ts';
+import { reachableHosts } from '../db/grants.ts';
 import type { Env } from '../env.ts';
 import { hostLinkOf, lobbyOf, roomOf } from '../objects/stubs.ts';
 
@@ -20,8 +22,7 @@ async function recheckHost(env: Env, hostId: string): Promise<void> {
   // holds sockets is in one or the other.
   const [watched, indexed] = await Promise.all([
     hostLinkOf(env, hostId).recheck().catch((error: unknown) => { failed('host link')(error); return [] as string[]; }),
-    env.DB.prepare('SELECT chat_id FROM chats WHERE host_id = ?').bind(hostId).all<{ chat_id: string }>()
-      .then(({ results }) => results.map((row) => row.chat_id)),
+    chatIdsOf(env.DB, hostId),
   ]);
   const chats = new Set([...watched, ...indexed]);
   await Promise.all([
@@ -32,11 +33,5 @@ async function recheckHost(env: Env, hostId: string): Promise<void> {
 
 /** Every host a user may currently reach (owned, granted directly, granted to a team of theirs): call BEFORE a change that removes access. */
 export async function hostsReachableBy(db: D1Database, userId: string): Promise<string[]> {
-  const { results } = await db.prepare(
-    `SELECT id AS host_id FROM hosts WHERE owner_id = ?1
-     UNION SELECT host_id FROM grants WHERE subject_type = 'user' AND subject_id = ?1
-     UNION SELECT g.host_id FROM grants g JOIN team_members m ON g.subject_type = 'team' AND g.subject_id = m.team_id
-       WHERE m.user_id = ?1`,
-  ).bind(userId).all<{ host_id: string }>();
-  return results.map((row) => row.host_id);
+  return reachableHosts(db, userId);
 }

@@ -1,9 +1,10 @@
 // Grants: a role a host's owner gave a user or a team, on the whole host (`chatId` '') or one chat.
 // One grant per (host, chat, subject): giving again changes its role.
-import { and, asc, eq, sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/d1';
+import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
+import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
+import { union } from 'drizzle-orm/sqlite-core';
 import type { Grant } from '../../contracts/index.ts';
-import { grants } from './schema.ts';
+import { grants, hosts, teamMembers } from './schema.ts';
 
 type GrantRow = typeof grants.$inferSelect;
 export type GrantSubject = { type: 'user' | 'team'; id: string };
@@ -24,6 +25,14 @@ function grantOf(row: GrantRow & { subjectName: string | null }): Grant {
 function named(d1: D1Database) {
   const { id, hostId, chatId, subjectType, subjectId, role, createdBy, createdAt } = grants;
   return drizzle(d1).select({ id, hostId, chatId, subjectType, subjectId, role, createdBy, createdAt, subjectName }).from(grants);
+}
+
+/** A grant's condition for being the user's: to them, or to a team they belong to. */
+export function grantedTo(db: DrizzleD1Database, userId: string) {
+  return or(
+    and(eq(grants.subjectType, 'user'), eq(grants.subjectId, userId)),
+    and(eq(grants.subjectType, 'team'), inArray(grants.subjectId, db.select({ teamId: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.userId, userId)))),
+  );
 }
 
 function bySubject(hostId: string, chatId: string, subject: GrantSubject) {
@@ -59,5 +68,31 @@ export async function removeGrant(d1: D1Database, hostId: string, grantId: strin
 export async function hostsGrantedToTeam(d1: D1Database, teamId: string): Promise<string[]> {
   const rows = await drizzle(d1).selectDistinct({ hostId: grants.hostId }).from(grants)
     .where(and(eq(grants.subjectType, 'team'), eq(grants.subjectId, teamId)));
+  return rows.map((row) => row.hostId);
+}
+
+/**
+ * What decides one person's roles on a host, in one round trip: the host's owner (null for a host the
+ * relay never met) and the grants on it to them or to a team of theirs.
+ */
+export async function grantsReaching(d1: D1Database, hostId: string, userId: string): Promise<{ ownerId: string | null; grants: { chatId: string; role: Grant['role'] }[] }> {
+  const db = drizzle(d1);
+  const [owners, reaching] = await db.batch([
+    db.select({ ownerId: hosts.ownerId }).from(hosts).where(eq(hosts.id, hostId)),
+    db.select({ chatId: grants.chatId, role: grants.role }).from(grants).where(and(eq(grants.hostId, hostId), grantedTo(db, userId))),
+  ]);
+  return { ownerId: owners[0]?.ownerId ?? null, grants: reaching };
+}
+
+/** Every host a user may reach now: owned, granted to them, or granted to a team of theirs. */
+export async function reachableHosts(d1: D1Database, userId: string): Promise<string[]> {
+  const db = drizzle(d1);
+  const rows = await union(
+    db.select({ hostId: hosts.id }).from(hosts).where(eq(hosts.ownerId, userId)),
+    db.select({ hostId: grants.hostId }).from(grants).where(and(eq(grants.subjectType, 'user'), eq(grants.subjectId, userId))),
+    db.select({ hostId: grants.hostId }).from(grants)
+      .innerJoin(teamMembers, and(eq(grants.subjectType, 'team'), eq(grants.subjectId, teamMembers.teamId)))
+      .where(eq(teamMembers.userId, userId)),
+  );
   return rows.map((row) => row.hostId);
 }

@@ -6,21 +6,13 @@ import { HostRenameRequestSchema, ProtocolError, type HostSummary } from '../../
 import { readView } from '../auth/access.ts';
 import { hostsReachableBy, recheckHosts } from '../auth/revocations.ts';
 import { record } from '../db/audit.ts';
+import { liveHost, liveHostsAmong, renameHost, revokeHost } from '../db/hosts.ts';
 import type { Env } from '../env.ts';
 import { hostLinkOf } from '../objects/stubs.ts';
 import { parseBody } from './body.ts';
 import { clientIp, requireUser, type SignedIn } from './identity.ts';
 
 type App = { Bindings: Env; Variables: { user: SignedIn } };
-
-interface HostRow {
-  id: string;
-  owner_id: string;
-  name: string;
-  version: string | null;
-  created_at: number;
-  last_seen_at: number | null;
-}
 
 // Mounted beside other /api/hosts sub-apps (grants, audit): each route asks for the user itself.
 export const hostsApi = new Hono<App>();
@@ -29,18 +21,15 @@ hostsApi.get('/', requireUser, async (c) => {
   const user = c.get('user');
   const ids = await hostsReachableBy(c.env.DB, user.userId);
   if (ids.length === 0) return c.json({ hosts: [] });
-  const { results } = await c.env.DB.prepare(
-    `SELECT id, owner_id, name, version, created_at, last_seen_at FROM hosts
-     WHERE revoked_at IS NULL AND id IN (SELECT value FROM json_each(?)) ORDER BY created_at`,
-  ).bind(JSON.stringify(ids)).all<HostRow>();
-  const hosts = await Promise.all(results.map(async (row): Promise<HostSummary> => {
+  const rows = await liveHostsAmong(c.env.DB, ids);
+  const hosts = await Promise.all(rows.map(async (row): Promise<HostSummary> => {
     const [view, online] = await Promise.all([
       readView(c.env.DB, { kind: 'user', ...user }, row.id),
       hostLinkOf(c.env, row.id).isOnline().catch(() => false),
     ]);
     return {
-      id: row.id, name: row.name, ownerId: row.owner_id, role: view.hostRole, online,
-      lastSeenAt: row.last_seen_at, version: row.version, createdAt: row.created_at,
+      id: row.id, name: row.name, ownerId: row.ownerId, role: view.hostRole, online,
+      lastSeenAt: row.lastSeenAt, version: row.version, createdAt: row.createdAt,
     };
   }));
   return c.json({ hosts });
@@ -50,9 +39,8 @@ hostsApi.get('/', requireUser, async (c) => {
 async function ownedHost(c: Context<App>): Promise<{ id: string; name: string }> {
   const user = c.get('user');
   const hostId = c.req.param('id')!;
-  const row = await c.env.DB.prepare('SELECT id, owner_id, name FROM hosts WHERE id = ? AND revoked_at IS NULL')
-    .bind(hostId).first<{ id: string; owner_id: string; name: string }>();
-  if (row && row.owner_id === user.userId) return row;
+  const row = await liveHost(c.env.DB, hostId);
+  if (row && row.ownerId === user.userId) return { id: row.id, name: row.name };
   if (row && (await hostsReachableBy(c.env.DB, user.userId)).includes(hostId)) {
     throw new ProtocolError('forbidden', 'Only the host\'s owner may change it');
   }
@@ -62,7 +50,7 @@ async function ownedHost(c: Context<App>): Promise<{ id: string; name: string }>
 hostsApi.patch('/:id', requireUser, async (c) => {
   const host = await ownedHost(c);
   const { name } = await parseBody(c, HostRenameRequestSchema);
-  await c.env.DB.prepare('UPDATE hosts SET name = ? WHERE id = ?').bind(name, host.id).run();
+  await renameHost(c.env.DB, host.id, name);
   const user = c.get('user');
   await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'host.renamed', hostId: host.id, detail: { from: host.name, to: name } });
   return c.json({ id: host.id, name });
@@ -72,7 +60,7 @@ hostsApi.delete('/:id', requireUser, async (c) => {
   const host = await ownedHost(c);
   const revokedAt = Date.now();
   // D1 first: from here on the door refuses the host's key, whatever happens to the calls below.
-  await c.env.DB.prepare('UPDATE hosts SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').bind(revokedAt, host.id).run();
+  await revokeHost(c.env.DB, host.id, revokedAt);
   await hostLinkOf(c.env, host.id).revoke();
   await recheckHosts(c.env, [host.id]);
   const user = c.get('user');

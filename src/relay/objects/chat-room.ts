@@ -19,6 +19,7 @@ import {
 } from '../../contracts/index.ts';
 import { roleIn, standingIn } from '../auth/access.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
+import { forgetChat } from '../db/chats.ts';
 import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 import type { Env } from '../env.ts';
 import {
@@ -607,7 +608,7 @@ export class ChatRoom extends ClientSockets {
     await this.records.forget();
     if (!everything) return;
     const { hostId, chatId } = this.key();
-    await this.env.DB.prepare('DELETE FROM chats WHERE host_id = ? AND chat_id = ?').bind(hostId, chatId).run();
+    await forgetChat(this.env.DB, hostId, chatId);
     this.thread = null;
     this.store.forgetThread();
   }

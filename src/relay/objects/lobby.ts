@@ -14,6 +14,7 @@ import {
 import { reachesHost, roleIn, standingIn, type AccessView } from '../auth/access.ts';
 import { roleAllows, roleToHear } from '../auth/roles.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
+import { indexChats, indexedChatInfos } from '../db/chats.ts';
 import type { Env } from '../env.ts';
 import {
   ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest, type Place,
@@ -201,19 +202,14 @@ export class Lobby extends ClientSockets {
     const now = Date.now();
     const latest = new Map(infos.map((info) => [info.chatId, info]));
     try {
-      await this.env.DB.batch([...latest.values()].map((info) => this.env.DB.prepare(
-        `INSERT INTO chats (host_id, chat_id, title, status, provider, info, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (host_id, chat_id) DO UPDATE SET title = excluded.title, status = excluded.status,
-           provider = excluded.provider, info = excluded.info, updated_at = excluded.updated_at`,
-      ).bind(hostId, info.chatId, info.suggestedTitle ?? null, info.status, info.provider, JSON.stringify(info), now)));
+      await indexChats(this.env.DB, hostId, [...latest.values()], now);
     } catch (error) {
       console.error(JSON.stringify({ msg: 'chat index not written', hostId, error: String(error) }));
     }
   }
 
   private async indexedChats(hostId: string): Promise<ChatInfo[]> {
-    const { results } = await this.env.DB.prepare('SELECT info FROM chats WHERE host_id = ? ORDER BY updated_at DESC').bind(hostId).all<{ info: string }>();
-    return results.map((row) => JSON.parse(row.info) as ChatInfo);
+    return indexedChatInfos(this.env.DB, hostId);
   }
 }
 
