@@ -2,6 +2,7 @@
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { ProtocolError } from '../contracts/index.ts';
+import { failureText } from './db/failures.ts';
 import type { Env } from './env.ts';
 import { auditApi } from './http/audit.ts';
 import { accounts, me } from './http/auth.ts';
@@ -46,7 +47,8 @@ app.notFound((c) => c.json({ code: 'not-found', message: 'No such route' }, 404)
 app.onError((error, c) => {
   if (error instanceof ProtocolError) return errorResponse(c, error);
   // The route's pattern, not its path: a path may carry a secret (an invitation's token).
-  console.error(JSON.stringify({ msg: 'unhandled', route: c.req.routePath, error: String(error) }));
+  // D1's reason, not drizzle's message, which carries the statement's parameters (hashes, emails).
+  console.error(JSON.stringify({ msg: 'unhandled', route: c.req.routePath, error: failureText(error) }));
   return c.json({ code: 'internal', message: 'Request failed' }, 500);
 });
 

@@ -36,6 +36,13 @@ async function signIn(email: string, password: string) {
 }
 
 describe('the owner account', () => {
+  // Before the claim below: once an owner has a password, setup answers forbidden whatever the email.
+  it('is not claimed with an email another account uses', async () => {
+    const other = await account();
+    const taken = await post('/api/auth/setup', { email: other.email, password: 'a long enough password', name: 'Olive', secret: SETUP_SECRET });
+    expect(taken).toEqual({ status: 400, body: { code: 'bad-request', message: 'email: already used by another account' } });
+  });
+
   it('is claimed once with the setup secret, and never again', async () => {
     const fields = { email: 'Owner@Example.com', password: 'a long enough password', name: 'Olive' };
     expect(await post('/api/auth/setup', { ...fields, secret: 'wrong' })).toMatchObject({ status: 401, body: { code: 'unauthorized' } });

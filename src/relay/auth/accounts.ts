@@ -2,6 +2,7 @@
 // invitations alike), the password check, and claiming the relay's owner account with the setup secret.
 import { z } from 'zod';
 import { ProtocolError } from '../../contracts/index.ts';
+import { isUniqueViolation } from '../db/failures.ts';
 import { accountByEmail, claimOwnerRow, createOwner, ownerHasPassword } from '../db/users.ts';
 import { newId } from './opaque.ts';
 import { DECOY_HASH, PasswordSchema, hashPassword, verifyPassword } from './passwords.ts';
@@ -46,7 +47,7 @@ export async function claimOwner(db: D1Database, fields: { email: string; passwo
     const created = await createOwner(db, { id: newId('u_'), email: fields.email, name: fields.name, passwordHash, createdAt: Date.now() });
     if (created) return created;
   } catch (error) {
-    if (String(error).includes('UNIQUE')) throw new ProtocolError('bad-request', 'email: already used by another account');
+    if (isUniqueViolation(error)) throw new ProtocolError('bad-request', 'email: already used by another account');
     throw error;
   }
   throw new ProtocolError('forbidden', 'This relay already has an owner; sign in instead');

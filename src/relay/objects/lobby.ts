@@ -15,6 +15,7 @@ import { reachesHost, roleIn, standingIn, type AccessView } from '../auth/access
 import { roleAllows, roleToHear } from '../auth/roles.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
 import { indexChats, indexedChatInfos } from '../db/chats.ts';
+import { failureText } from '../db/failures.ts';
 import type { Env } from '../env.ts';
 import {
   ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest, type Place,
@@ -100,7 +101,7 @@ export class Lobby extends ClientSockets {
     const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
     if (request.type === 'chat.list') {
       if (!reply.ok && reply.error.code === 'host-offline') {
-        return replyOk(request.id, { chats: await this.visible(identity, hostId, await this.indexedChats(hostId)) });
+        return replyOk(request.id, { chats: await this.visible(identity, hostId, await indexedChatInfos(this.env.DB, hostId)) });
       }
       if (reply.ok) {
         const { chats } = reply.result as { chats: { chatId: string }[] };
@@ -204,12 +205,8 @@ export class Lobby extends ClientSockets {
     try {
       await indexChats(this.env.DB, hostId, [...latest.values()], now);
     } catch (error) {
-      console.error(JSON.stringify({ msg: 'chat index not written', hostId, error: String(error) }));
+      console.error(JSON.stringify({ msg: 'chat index not written', hostId, error: failureText(error) }));
     }
-  }
-
-  private async indexedChats(hostId: string): Promise<ChatInfo[]> {
-    return indexedChatInfos(this.env.DB, hostId);
   }
 }
 
