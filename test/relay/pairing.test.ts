@@ -57,6 +57,15 @@ describe('pairing a host like a TV app', () => {
     expect(again.status).toBe(404);
   });
 
+  it('makes one host when two people approve the same code at the same moment', async () => {
+    const { key, userCode } = await start('contested');
+    const [a, b] = await Promise.all([`pair-a-${unique()}`, `pair-b-${unique()}`].map(async (who) => post('/api/pair/approve', { userCode }, await as(who))));
+    expect([a!.status, b!.status].sort()).toEqual([200, 404]);
+    const hosts = await env.DB.prepare('SELECT id FROM hosts WHERE public_key = ?').bind(JSON.stringify(key.publicJwk)).all<{ id: string }>();
+    const winner = await (a!.status === 200 ? a! : b!).json() as { hostId: string };
+    expect(hosts.results).toEqual([{ id: winner.hostId }]);
+  });
+
   it('refuses an unknown user code, a malformed one, a public key with its private part, and an unknown device code', async () => {
     const who = await as(`pair-stranger-${unique()}`);
     const unknown = await post('/api/pair/approve', { userCode: 'ZZZZ-ZZZZ' }, who);

@@ -88,6 +88,22 @@ describe('teams', () => {
     expect((await api(null, 'GET', `/api/invitations/${open.body.token}`)).status).toBe(200);
   });
 
+  it('an invitation accepted signed out twice at the same moment makes one account and one membership', async () => {
+    const olga = await someone('olga');
+    const { body: t } = await api(olga, 'POST', '/api/teams', { name: 'rush' });
+    const email = `twice-${n}@example.test`;
+    const link = await invite(olga, t.id, { email });
+    const accept = () => api(null, 'POST', `/api/invitations/${link.body.token}/accept`, { email, password: 'long enough pass', name: 'Twice' });
+    const answers = await Promise.all([accept(), accept()]);
+    const won = answers.filter((a) => a.status === 201);
+    expect(won).toHaveLength(1);
+    // The other lost the invitation, or (when the winner was quicker) found the account it made.
+    expect(['invitation-expired', 'email-taken']).toContain(answers.find((a) => a.status !== 201)!.body.code);
+    expect(await env.DB.prepare('SELECT count(*) AS n FROM users WHERE email = ?').bind(email).first('n')).toBe(1);
+    expect(await env.DB.prepare('SELECT user_id FROM team_members WHERE team_id = ? AND user_id != ?').bind(t.id, olga.userId).all())
+      .toMatchObject({ results: [{ user_id: won[0]!.body.userId }] });
+  });
+
   it('an expired invitation is refused', async () => {
     const olga = await someone('olga');
     const sam = await someone('sam');
