@@ -8,6 +8,7 @@ import { chatIdsOf } from '../db/chats.ts';
 import { reachableHosts } from '../db/grants.ts';
 import type { Env } from '../env.ts';
 import { hostLinkOf, lobbyOf, roomOf } from '../objects/stubs.ts';
+import { failureText } from '../db/failures.ts';
 
 /** Re-checks every open socket (lobby, chat rooms, host link) of these hosts now: closes those that lost access, downgrades the rest. */
 export async function recheckHosts(env: Env, hostIds: Iterable<string>): Promise<void> {
@@ -16,7 +17,7 @@ export async function recheckHosts(env: Env, hostIds: Iterable<string>): Promise
 
 async function recheckHost(env: Env, hostId: string): Promise<void> {
   const failed = (what: string) => (error: unknown) => {
-    console.error(JSON.stringify({ msg: 'recheck failed', hostId, what, error: String(error) }));
+    console.error(JSON.stringify({ msg: 'recheck failed', hostId, what, error: failureText(error) }));
   };
   // Rooms with people connected, as HostLink knows them, and every chat in the index: a room that
   // holds sockets is in one or the other.

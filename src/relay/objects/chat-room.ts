@@ -31,6 +31,7 @@ import { hostLinkOf } from './stubs.ts';
 import { KeptSends } from './kept-sends.ts';
 import { RoomRecords } from './room-records.ts';
 import { LOG_KEEP, RoomStore } from './room-store.ts';
+import { failureText } from '../db/failures.ts';
 
 const FLUSH_EVERY_MS = 1_000;
 const SETTLING = new Set(['chat.approve', 'chat.answer', 'chat.dismiss']);
@@ -186,7 +187,7 @@ export class ChatRoom extends ClientSockets {
     try {
       return await this.serveChecked(identity, request, ws);
     } catch (error) {
-      if (!(error instanceof ProtocolError)) console.error(JSON.stringify({ msg: 'request failed', type: request.type, error: String(error) }));
+      if (!(error instanceof ProtocolError)) console.error(JSON.stringify({ msg: 'request failed', type: request.type, error: failureText(error) }));
       return replyError(request.id, toWireError(error));
     }
   }
@@ -338,7 +339,7 @@ export class ChatRoom extends ClientSockets {
       }
       return { stored };
     } catch (error) {
-      return { stored, error: String(error) };
+      return { stored, error: failureText(error) };
     } finally {
       this.flushSoon();
     }

@@ -11,6 +11,7 @@ import { FrameBudget } from '../auth/rate-limit.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
 import { MACHINE_ACTING, record } from '../db/audit.ts';
 import type { Env } from '../env.ts';
+import { failureText } from '../db/failures.ts';
 
 export interface SocketAttachment {
   identity: Identity;
@@ -171,7 +172,7 @@ export abstract class ClientSockets extends DurableObject<Env> {
     try {
       reply = await this.onRequest(ws, frame, identity);
     } catch (error) {
-      if (!(error instanceof ProtocolError)) console.error(JSON.stringify({ msg: 'request failed', type: frame.type, error: String(error) }));
+      if (!(error instanceof ProtocolError)) console.error(JSON.stringify({ msg: 'request failed', type: frame.type, error: failureText(error) }));
       reply = replyError(frame.id, toWireError(error));
     }
     send(ws, reply);
