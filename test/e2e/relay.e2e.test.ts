@@ -91,8 +91,10 @@ describe('end to end through wrangler dev', () => {
 
   it('keeps a send while the host process is down and delivers it once when it restarts', async () => {
     await until(lastTurnDone(laptop, 3), 'earlier turns done');
+    const before = lobby.frames.length;
     await host.stop('SIGKILL');
-    await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online === false, 'host offline', 15_000);
+    // The lobby's first frame (sent before the host's link opened) says offline too: only a later one counts.
+    await lobby.waitFor((f) => lobby.frames.indexOf(f) >= before && f.event === 'host.presence' && f.payload.online === false, 'host offline', 15_000);
     const kept = await laptop.socket.request('chat.send', { chatId: 'e2e-chat', text: 'sent while the machine sleeps' });
     expect(kept).toEqual({ queued: true });
     await phone.waitFor((f) => f.event === 'chat.event' && f.payload.event.type === 'info' && (f.payload.event.info.queue ?? []).some((m: any) => m.text === 'sent while the machine sleeps'), 'queued on the phone');

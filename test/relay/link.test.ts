@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { Client, FakeHost, until, userItem } from './peers.ts';
+import { Client, FakeHost, hostToken, openSocket, until, userItem } from './peers.ts';
 
 let hosts = 0;
 const newHost = () => new FakeHost(`host-link-${++hosts}`).connect();
@@ -56,6 +56,28 @@ describe('the host link', () => {
     const bad = JSON.stringify({ type: 'event', event: 'chat.subagentChanged', payload: { chatId: 'k3', toolUseId: 't' }, n: 'seven' });
     host.ws!.send(`[${first},${bad},${second}]`); // the last two reach the room, and are acknowledged, together
     await until(() => host.outbox.size === 0, 'the good frame acknowledged');
+  });
+
+  it('does not take a socket that never said hello for the host, and closes it once silent', async () => {
+    // What the relay holds when a connection reset while it was being accepted: open, and nobody there.
+    const host = new FakeHost(`host-link-${++hosts}`);
+    const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId));
+    const token = await hostToken(host.hostId);
+    const lobby = await Client.lobby(host.hostId);
+    await lobby.waitFor((f) => f.event === 'host.presence', 'presence at connect');
+    const me = await Client.chat(host.hostId, 'k5');
+    const dead = await openSocket(`/v1/hosts/${host.hostId}/link`, token);
+    const closed = new Promise<number>((resolve) => dead.addEventListener('close', (e) => resolve(e.code)));
+    expect(await link.isOnline()).toBe(false);
+    // Kept for the host at once, not sent into the dead socket to wait out host-timeout.
+    expect((await me.request('chat.send', { chatId: 'k5', text: 'hi' })).result).toEqual({ queued: true });
+    expect(await closed).toBe(4001); // the silence alarm reaches a socket that never sent a frame
+    expect(lobby.frames.filter((f) => f.event === 'host.presence').map((f) => f.payload.online)).not.toContain(true);
+    // The host that does say hello is online and gets the kept send.
+    host.create('k5', []);
+    await host.connect();
+    await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online === true, 'online after hello');
+    await until(() => host.requestsOf('chat.send').length === 1, 'the kept send delivered');
   });
 
   it('stops telling a chat of presence once nobody is connected to it', async () => {

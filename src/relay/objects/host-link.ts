@@ -7,9 +7,11 @@
 //   the order they came, batched per target, and acknowledged to the host only once that target has
 //   stored them. The host keeps every unacknowledged event in its outbox and sends it again after a
 //   reconnect; the ChatRoom drops what it already has by `seq`.
-// - Presence: the host pings every two seconds and the socket answers `pong` without waking this
-//   object; an alarm every two seconds closes a socket that went silent, so clients see a host go
-//   offline within five seconds of its socket closing or falling silent.
+// - Presence: a socket is the host's once the host said `hello` on it (a connection that reset while
+//   it was being accepted stays open here with nobody behind it, and must not count). The host pings
+//   every two seconds and the socket answers `pong` without waking this object; an alarm every two
+//   seconds closes a socket that went silent (or never spoke), so clients see a host go offline
+//   within five seconds of its socket closing or falling silent.
 //
 // It never interprets a chat: it keeps no thread, and what survives a restart is only its host id,
 // the set of chats waiting for the host to return, and the socket itself (hibernation keeps it).
@@ -32,6 +34,8 @@ const CHAT_EVENTS = new Set(['chat.event', 'chat.visuals', 'chat.subagentChanged
 interface HostSocketAttachment {
   hostId: string;
   connectedAt: number;
+  /** When the host said hello on this socket; until then nobody is known to be there. */
+  helloAt?: number;
 }
 
 export interface LinkRequestInput {
@@ -91,8 +95,8 @@ export class HostLink extends DurableObject<Env> {
     pair[1].serializeAttachment({ hostId: identity.hostId, connectedAt: Date.now() } satisfies HostSocketAttachment);
     this.lastHeard = Date.now();
     this.setMeta('hostId', identity.hostId);
+    // Online is announced at the host's hello; a socket that never says it is closed by the alarm.
     await this.ctx.storage.setAlarm(Date.now() + CHECK_EVERY_MS);
-    await this.announce(true);
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
 
@@ -116,15 +120,19 @@ export class HostLink extends DurableObject<Env> {
   private async onFrame(ws: WebSocket, frame: unknown, size: number): Promise<void> {
     if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return this.complain('not an object', size);
     const f = frame as Record<string, unknown>;
-    if ('link' in f) return this.onControl(f);
+    if ('link' in f) return this.onControl(ws, f);
     if ('ok' in f) return this.onReply(f as unknown as Reply);
     if (f.type === 'event' && typeof f.event === 'string') return this.onEvent(ws, f as unknown as LinkEventFrame, size);
     this.complain('unknown frame', size);
   }
 
-  private async onControl(frame: Record<string, unknown>): Promise<void> {
+  private async onControl(ws: WebSocket, frame: Record<string, unknown>): Promise<void> {
     const hello = LinkHelloSchema.safeParse(frame);
     if (!hello.success) return this.complain('bad control frame', 0);
+    // Marked before any await: the frames the host sends next on this socket may be handled meanwhile.
+    ws.serializeAttachment({ ...(ws.deserializeAttachment() as HostSocketAttachment), helloAt: Date.now() } satisfies HostSocketAttachment);
+    if (this.hostSocket() !== ws) return; // replaced while this frame waited
+    await this.announce(true);
     const hostId = this.getMeta('hostId');
     if (hostId) await this.env.DB.prepare('UPDATE hosts SET version = ?, last_seen_at = ? WHERE id = ?').bind(hello.data.version, Date.now(), hostId).run();
     await this.wakeWaiting();
@@ -302,12 +310,9 @@ export class HostLink extends DurableObject<Env> {
   // ---- presence -------------------------------------------------------------------------------
 
   override async alarm(): Promise<void> {
-    const ws = this.hostSocket();
+    const ws = this.newestOpen();
     if (!ws) return;
-    const { connectedAt } = ws.deserializeAttachment() as HostSocketAttachment;
-    const pinged = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? 0;
-    const heard = Math.max(pinged, connectedAt, this.lastHeard);
-    if (Date.now() - heard > LINK_HEARTBEAT.silenceMs) {
+    if (this.silent(ws)) {
       try { ws.close(4001, 'heartbeat missed'); } catch { /* gone */ }
       await this.lost();
       return;
@@ -371,11 +376,23 @@ export class HostLink extends DurableObject<Env> {
   // ---- plumbing -------------------------------------------------------------------------------
 
   /**
-   * The host's socket of the moment: the newest open one. A socket replaced by a reconnect whose host
-   * vanished without a word (its connection reset) is closed but never hears the close answered, so it
-   * stays in the list as CLOSING, possibly first: requests and acks sent to it would be lost.
+   * The host's socket of the moment: the newest open one, once the host said hello on it and while it
+   * is not silent. Not yet hello: the connection may have reset while it was accepted, leaving a socket
+   * open here with nobody behind it. Silent: the alarm is about to close it. Either way what is sent
+   * to it would wait out `host-timeout`, and presence would say online for a host that is not there.
    */
   private hostSocket(): WebSocket | undefined {
+    const ws = this.newestOpen();
+    if (!ws || (ws.deserializeAttachment() as HostSocketAttachment).helloAt === undefined || this.silent(ws)) return undefined;
+    return ws;
+  }
+
+  /**
+   * The newest open host socket. A socket replaced by a reconnect whose host vanished without a word
+   * (its connection reset) is closed but never hears the close answered, so it stays in the list as
+   * CLOSING, possibly first.
+   */
+  private newestOpen(): WebSocket | undefined {
     let newest: WebSocket | undefined;
     let newestAt = -Infinity;
     for (const ws of this.ctx.getWebSockets('host')) {
@@ -384,6 +401,13 @@ export class HostLink extends DurableObject<Env> {
       if (connectedAt >= newestAt) [newest, newestAt] = [ws, connectedAt];
     }
     return newest;
+  }
+
+  /** Nothing heard on the socket (not even a ping, answered without waking this object) for the silence window. */
+  private silent(ws: WebSocket): boolean {
+    const { connectedAt } = ws.deserializeAttachment() as HostSocketAttachment;
+    const pinged = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? 0;
+    return Date.now() - Math.max(pinged, connectedAt, this.lastHeard) > LINK_HEARTBEAT.silenceMs;
   }
 
   private getMeta(key: string): string | null {
