@@ -80,6 +80,22 @@ describe('the host link', () => {
     await until(() => host.requestsOf('chat.send').length === 1, 'the kept send delivered');
   });
 
+  it('delivers a kept send while the host stays connected, after the passes on its return gave up', async () => {
+    const host = await newHost();
+    host.create('k6', []);
+    const me = await Client.chat(host.hostId, 'k6');
+    await me.request('chat.attach', { chatId: 'k6' });
+    host.disconnect();
+    const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId));
+    await until(async () => !(await link.isOnline()), 'host offline');
+    expect((await me.request('chat.send', { chatId: 'k6', text: 'kept' })).result).toEqual({ queued: true });
+    // A host slow to answer after its return: the room's pass tries three times (host-timeout each), then stops.
+    const answer = host.handlers['chat.send']!;
+    host.handlers['chat.send'] = (p, f) => (host.requestsOf('chat.send').length <= 3 ? new Promise(() => undefined) : answer(p, f));
+    await host.connect();
+    await until(() => host.chats.get('k6')!.thread.items.some((i) => i.kind === 'user' && i.text === 'kept'), 'the kept send taken', 19_000);
+  }, 25_000);
+
   it('stops telling a chat of presence once nobody is connected to it', async () => {
     const host = await newHost();
     const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId));

@@ -318,6 +318,10 @@ export class HostLink extends DurableObject<Env> {
       return;
     }
     await this.ctx.storage.setAlarm(Date.now() + CHECK_EVERY_MS);
+    // A room whose delivery gave up while the host stayed (it timed out, or a reconnect failed the
+    // send) asked to wait again; with the host here, no hello would come to tell it. Not awaited: a
+    // slow delivery must not hold back the next silence check.
+    if (this.hostSocket() === ws) void this.wakeWaiting();
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
