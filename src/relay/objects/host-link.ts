@@ -131,7 +131,7 @@ export class HostLink extends DurableObject<Env> {
     if (!hello.success) return this.complain('bad control frame', 0);
     // Marked before any await: the frames the host sends next on this socket may be handled meanwhile.
     ws.serializeAttachment({ ...(ws.deserializeAttachment() as HostSocketAttachment), helloAt: Date.now() } satisfies HostSocketAttachment);
-    if (this.hostSocket() !== ws) return; // replaced while this frame waited
+    if (this.newestOpen() !== ws) return; // replaced while this frame waited
     await this.announce(true);
     const hostId = this.getMeta('hostId');
     if (hostId) await this.env.DB.prepare('UPDATE hosts SET version = ?, last_seen_at = ? WHERE id = ?').bind(hello.data.version, Date.now(), hostId).run();
@@ -217,7 +217,7 @@ export class HostLink extends DurableObject<Env> {
       this.ackScheduled = false;
       const n = this.acks;
       this.acks = [];
-      const ws = this.hostSocket();
+      const ws = this.newestOpen();
       try { ws?.send(JSON.stringify({ link: 'ack', n })); } catch { /* closed: the host resends, the rooms dedupe */ }
     });
   }
@@ -229,7 +229,7 @@ export class HostLink extends DurableObject<Env> {
   // ---- requests to the host (RPC from ChatRoom and Lobby) --------------------------------------
 
   async request(input: LinkRequestInput): Promise<Reply> {
-    const ws = this.hostSocket();
+    const ws = this.newestOpen();
     const id = input.id ?? crypto.randomUUID();
     if (!ws) return failure(id, { code: 'host-offline', message: 'The host is offline' });
     const existing = this.waiters.get(id);
@@ -380,10 +380,12 @@ export class HostLink extends DurableObject<Env> {
   // ---- plumbing -------------------------------------------------------------------------------
 
   /**
-   * The host's socket of the moment: the newest open one, once the host said hello on it and while it
-   * is not silent. Not yet hello: the connection may have reset while it was accepted, leaving a socket
-   * open here with nobody behind it. Silent: the alarm is about to close it. Either way what is sent
-   * to it would wait out `host-timeout`, and presence would say online for a host that is not there.
+   * The newest open socket when the host is known to be behind it: it said hello there and is not
+   * silent. Not yet hello: the connection may have reset while it was accepted, leaving a socket open
+   * here with nobody behind it. Silent: the alarm is about to close it. This is presence, and what
+   * decides whether a send is kept; requests and acks still go out on the newest open socket, so a
+   * host that just reconnected is reached before its hello is through (a dead one fails them when the
+   * alarm closes it).
    */
   private hostSocket(): WebSocket | undefined {
     const ws = this.newestOpen();
