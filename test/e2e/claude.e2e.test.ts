@@ -96,7 +96,8 @@ describe('Claude Code through the host, the relay and a client', () => {
     const turnId = await send('KW-APPROVE');
     const approval = await until(() => inTurn(turnId).find((i) => i.kind === 'approval' && i.decision === 'pending'), 'approval card');
     expect(approval).toMatchObject({ toolName: 'Bash', canAllowAlways: true, input: { command: 'mkdir -p probe && date > probe/stamp.txt' } });
-    expect(info().status).toBe('needs-you');
+    // The card and the chat's status are two events: wait for the status.
+    await until(() => info().status === 'needs-you', 'status needs-you');
     await client.socket.request('chat.approve', { chatId: CHAT, requestId: approval.requestId, decision: 'allow-always' });
     expect(await until(settled(turnId), 'approved turn')).toMatchObject({ state: 'done' });
     const tool = inTurn(turnId).find((i) => i.kind === 'tool');
@@ -139,7 +140,7 @@ describe('Claude Code through the host, the relay and a client', () => {
     const turnId = await send('KW-LIMIT');
     const turn = await until(settled(turnId), 'limited turn');
     expect(turn).toMatchObject({ state: 'error', limit: { kind: 'usage' } });
-    expect(info().limit).toEqual({ kind: 'usage' });
+    expect(await until(() => info().limit, 'the limit on the chat')).toEqual({ kind: 'usage' });
     expect(inTurn(turnId).find((i) => i.kind === 'note' && i.level === 'error')?.text).toContain('429');
     expect(model.unexpected).toEqual([]);
   });
