@@ -162,7 +162,8 @@ export class ChatStore {
   /** Removes attachments and visuals (clear). */
   async removeFiles(chatId: string): Promise<void> {
     await this.serial(this.visualsPath(chatId), () => rm(this.visualsPath(chatId), { force: true }));
-    await rm(this.attachmentDir(chatId), { recursive: true, force: true });
+    // A send storing attachments may add a file while the folder is emptied (ENOTEMPTY): rm retries.
+    await rm(this.attachmentDir(chatId), { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
   }
 
   /** Removes everything of a chat (kill). */
