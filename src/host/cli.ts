@@ -13,7 +13,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import path from 'node:path';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { recordChatId } from './chats/store.ts';
 import { formatDoctor, runDoctor } from './doctor.ts';
 import { hostTokenSigner, identityFile, readHostIdentity, type HostIdentity } from './identity.ts';
@@ -25,15 +25,21 @@ export function defaultDataDir(): string {
   return process.env.TETHER_DATA_DIR ?? path.join(homedir(), '.tether');
 }
 
+// The options several subcommands share, written once.
+const dataOption = () => new Option('--data <dir>', 'data folder (env TETHER_DATA_DIR)').default(defaultDataDir());
+const configOption = () => new Option('--config <file>', 'host config file (default <data>/config.json)');
+const relayOption = (fallback: string) =>
+  new Option('--relay <url>', `relay base URL (env TETHER_RELAY_URL; default: ${fallback})`).default(process.env.TETHER_RELAY_URL);
+
 export function buildCli(): Command {
   const program = new Command('tether').description('Reach the coding agents on this machine through a Tether relay').version(HOST_VERSION);
   const host = program.command('host').description('Run or inspect the host agent on this machine');
 
   host.command('start')
     .description('Connect this machine to a relay and serve its chats (pair it first: tether host pair)')
-    .option('--relay <url>', 'relay base URL (env TETHER_RELAY_URL; default: the relay it was paired with)', process.env.TETHER_RELAY_URL)
-    .option('--data <dir>', 'data folder (env TETHER_DATA_DIR)', defaultDataDir())
-    .option('--config <file>', 'host config file (default <data>/config.json)')
+    .addOption(relayOption('the relay it was paired with'))
+    .addOption(dataOption())
+    .addOption(configOption())
     .option('--verbose', 'log every frame on the link', false)
     .action(async (opts: { relay?: string; data: string; config?: string; verbose: boolean }) => {
       const identity = identityIn(opts.data);
@@ -68,7 +74,7 @@ export function buildCli(): Command {
     .description('Pair this machine with a relay: shows a code that a signed-in person approves')
     .argument('<relay-url>', 'the relay\'s base URL')
     .option('--name <name>', 'how the host is called on the relay (default: this machine\'s name)', hostname())
-    .option('--data <dir>', 'data folder (env TETHER_DATA_DIR)', defaultDataDir())
+    .addOption(dataOption())
     .action(async (relayUrl: string, opts: { name: string; data: string }) => {
       const existing = identityIn(opts.data);
       if (existing) {
@@ -86,7 +92,7 @@ export function buildCli(): Command {
 
   host.command('status')
     .description('Show whether the host runs, its link and its backlog')
-    .option('--data <dir>', 'data folder (env TETHER_DATA_DIR)', defaultDataDir())
+    .addOption(dataOption())
     .option('--json', 'print the status as JSON', false)
     .action((opts: { data: string; json: boolean }) => {
       const file = statusFilePath(opts.data);
@@ -116,9 +122,9 @@ export function buildCli(): Command {
 
   host.command('doctor')
     .description('Check which agent CLIs are installed, the accounts, and whether the relay answers')
-    .option('--relay <url>', 'relay base URL (env TETHER_RELAY_URL; default: the last one this host used)', process.env.TETHER_RELAY_URL)
-    .option('--data <dir>', 'data folder (env TETHER_DATA_DIR)', defaultDataDir())
-    .option('--config <file>', 'host config file (default <data>/config.json)')
+    .addOption(relayOption('the last one this host used'))
+    .addOption(dataOption())
+    .addOption(configOption())
     .option('--json', 'print the report as JSON', false)
     .action(async (opts: { relay?: string; data: string; config?: string; json: boolean }) => {
       const report = await runDoctor({ dataDir: opts.data, configFile: opts.config, relayUrl: opts.relay ?? lastRelayUrl(opts.data) });
