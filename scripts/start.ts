@@ -9,6 +9,7 @@ import { consoleLog, startHost } from '../src/host/index.ts';
 import { hostTokenSigner } from '../src/host/identity.ts';
 import { pairWithSetupSecret } from '../src/host/pairing.ts';
 import { generateSigningKey } from '../src/relay/auth/keys.ts';
+import { buildWeb } from './build-web.ts';
 import { startLocalRelay } from './local-relay.ts';
 
 const [major] = process.versions.node.split('.').map(Number);
@@ -43,6 +44,8 @@ async function devSecrets(): Promise<{ signingKeys: string; setupSecret: string 
 
 const secrets = await devSecrets();
 const port = Number(process.env.PORT ?? 8787);
+console.log('Building the web app…');
+buildWeb({ quiet: true });
 console.log('Starting the relay on workerd (wrangler dev)…');
 const relay = await startLocalRelay({ port, persistTo: path.join(root, '.wrangler', 'state'), quiet: !process.env.TETHER_VERBOSE });
 

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ensureChromium } from './chromium.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 // Each tool runs on this very Node (>= 22), whatever `node` the PATH would find first.
@@ -18,8 +19,12 @@ let failed = 0;
 let skipped = 0;
 let broken = false;
 
+// The browser tests drive Debian's Chromium; install it when missing (needs root or sudo).
+if ((only.length === 0 || only.includes('e2e'))) ensureChromium();
+
 const typecheck = tool('typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']);
-if (typecheck.status !== 0) {
+const typecheckWorker = tool('typescript/bin/tsc', ['--noEmit', '-p', 'src/web/sw/tsconfig.json']);
+if (typecheck.status !== 0 || typecheckWorker.status !== 0) {
   console.error('The type check failed.');
   process.exit(1);
 }

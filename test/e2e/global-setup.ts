@@ -4,7 +4,10 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { chromium, type BrowserServer } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
+import { buildWeb } from '../../scripts/build-web.ts';
+import { CHROMIUM, ensureChromium } from '../../scripts/chromium.ts';
 import { startLocalRelay, type LocalRelay, type LocalRelayOptions } from '../../scripts/local-relay.ts';
 import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { IDP_ACCESS_AUD, IDP_CLIENT_ID, IDP_CLIENT_SECRET, IdentityProvider } from '../support/idp-server.ts';
@@ -26,16 +29,31 @@ declare module 'vitest' {
      * state folder (D1 and Durable Object storage survive); answers 200 once it is healthy again.
      */
     relayControlUrl: string;
+    /** The one Chromium every browser test connects to (`chromium.connect`; test/e2e/browser.ts). */
+    browserWsEndpoint: string;
   }
 }
 
 let relay: LocalRelay | null = null;
 let idp: IdentityProvider | null = null;
 let control: Server | null = null;
+let browser: BrowserServer | null = null;
 let state = '';
 
 export async function setup(project: TestProject): Promise<void> {
   state = mkdtempSync(path.join(tmpdir(), 'tether-e2e-'));
+  // The relay serves the web app from dist/web: build it from the source under test.
+  buildWeb({ quiet: true });
+  ensureChromium();
+  browser = await chromium.launchServer({
+    executablePath: CHROMIUM,
+    // This machine's network is closed: without the background-networking flags Chromium's own
+    // connections fail many at a time.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    headless: true,
+  });
+  project.provide('browserWsEndpoint', browser.wsEndpoint());
   // The IdP first: the relay is configured with its URL for Cloudflare Access and OIDC sign-in.
   idp = await new IdentityProvider().start();
   const signInVars = {
@@ -106,6 +124,7 @@ async function untilPortFree(port: number): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
+  await browser?.close();
   await new Promise<void>((resolve) => (control ? control.close(() => resolve()) : resolve()));
   await relay?.stop();
   await idp?.stop();

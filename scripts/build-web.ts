@@ -1,0 +1,15 @@
+// Builds the web app (src/web) into dist/web, which wrangler serves as the Worker's static assets.
+// `npm start` and the end-to-end tests build it first, so the app always matches the source.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+export function buildWeb(options: { quiet?: boolean } = {}): void {
+  const run = spawnSync(process.execPath, [path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', path.join(root, 'src', 'web', 'vite.config.ts'), '--logLevel', options.quiet ? 'error' : 'info'], {
+    cwd: root, stdio: options.quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit', encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(`building the web app failed:\n${run.stdout ?? ''}${run.stderr ?? ''}`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) buildWeb();

@@ -1,0 +1,31 @@
+// The web app's build: Preact through Vite into dist/web, which the Worker serves as static assets
+// (wrangler.toml [assets]). React-only libraries (the virtualizer) run on preact/compat.
+import path from 'node:path';
+import { defineConfig } from 'vite';
+
+const root = import.meta.dirname;
+
+export default defineConfig({
+  root,
+  base: '/',
+  publicDir: path.join(root, 'public'),
+  resolve: {
+    alias: {
+      react: 'preact/compat',
+      'react-dom': 'preact/compat',
+      'react/jsx-runtime': 'preact/jsx-runtime',
+    },
+  },
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: {
+    outDir: path.join(root, '..', '..', 'dist', 'web'),
+    emptyOutDir: true,
+    target: 'es2022',
+    sourcemap: false,
+    rollupOptions: {
+      input: { app: path.join(root, 'index.html'), sw: path.join(root, 'sw', 'sw.ts') },
+      // The service worker must keep a stable name at the root (its scope is the whole app).
+      output: { entryFileNames: (chunk) => (chunk.name === 'sw' ? 'sw.js' : 'assets/[name]-[hash].js') },
+    },
+  },
+});
