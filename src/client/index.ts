@@ -1,2 +1,18 @@
-export { RelaySocket, relayPaths } from './socket.ts';
+// The client SDK: what the web app (and any other program) uses to reach hosts through a relay.
+export { RelayApi } from './api.ts';
+export type { InvitationView, Me, RelayApiOptions, SessionSummary, SignInMethods, VisualTicket } from './api.ts';
+export { LocalStorageTokenStore, MemoryTokenStore } from './tokens.ts';
+export type { SessionTokens, TokenStore } from './tokens.ts';
+export { Backoff } from './backoff.ts';
+export type { BackoffOptions } from './backoff.ts';
+export { LiveSocket } from './live-socket.ts';
+export type { EventFrame, LinkState, LiveSocketOptions } from './live-socket.ts';
+export { HostConnection } from './host-connection.ts';
+export { ChatChannel } from './chat-channel.ts';
+export type { ChatChannelOptions, ChatMessage } from './chat-channel.ts';
+export { ThreadModel } from './thread.ts';
+export type { EventOutcome, HistorySource, RequestItem, ThreadChange } from './thread.ts';
+export { IdbOutboxStore, MemoryOutboxStore, PendingSend, defaultOutboxStore } from './outbox.ts';
+export type { DeliveryState, OutboxEntry, OutboxStore } from './outbox.ts';
+export { RelaySocket, SocketClosedError, relayPaths } from './socket.ts';
 export type { RelaySocketOptions } from './socket.ts';

@@ -15,6 +15,17 @@ export interface RelaySocketOptions {
   newId?: () => string;
 }
 
+/**
+ * A request that got no answer because its socket closed (or never opened). Unlike a `host-offline`
+ * reply from the relay, the request may not have arrived: resending it under the same id is safe.
+ */
+export class SocketClosedError extends ProtocolError {
+  constructor(message: string) {
+    super('host-offline', message);
+    this.name = 'SocketClosedError';
+  }
+}
+
 interface Pending {
   resolve(result: unknown): void;
   reject(error: Error): void;
@@ -26,6 +37,7 @@ export class RelaySocket implements FramePort {
   private ws: WebSocket | null = null;
   private closeAsked = false;
   private readonly listeners = new Set<(frame: unknown) => void>();
+  private readonly closeListeners = new Set<(closed: { code: number; reason: string }) => void>();
   private readonly pending = new Map<string, Pending>();
   private readonly options: Required<RelaySocketOptions>;
   private closedWith: { code: number; reason: string } | null = null;
@@ -40,16 +52,17 @@ export class RelaySocket implements FramePort {
     const target = new URL(url);
     target.protocol = target.protocol === 'https:' ? 'wss:' : target.protocol === 'http:' ? 'ws:' : target.protocol;
     target.searchParams.set('ticket', await mintTicket(target, token));
-    if (this.closeAsked) throw new ProtocolError('host-offline', 'The socket was closed before it opened');
+    if (this.closeAsked) throw new SocketClosedError('The socket was closed before it opened');
     const ws = this.ws = new WebSocket(target);
     ws.addEventListener('message', (event) => this.onMessage(event.data));
     ws.addEventListener('close', (event) => {
       this.closedWith = { code: event.code, reason: event.reason };
       for (const [, p] of this.pending) {
         clearTimeout(p.timer);
-        p.reject(new ProtocolError('host-offline', 'The connection to the relay closed'));
+        p.reject(new SocketClosedError('The connection to the relay closed'));
       }
       this.pending.clear();
+      for (const listener of this.closeListeners) listener(this.closedWith);
     });
     await new Promise<void>((resolve, reject) => {
       ws.addEventListener('open', () => resolve(), { once: true });
@@ -71,16 +84,24 @@ export class RelaySocket implements FramePort {
     return () => this.listeners.delete(listener);
   }
 
+  /** Called once when an opened socket closes, with the close code (4401: session ended, 4403: access revoked). */
+  onClose(listener: (closed: { code: number; reason: string }) => void): () => void {
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
   /** Sends a request and answers its result; a failure reply throws a ProtocolError with its code. */
-  async request<T extends AgentRequestType>(type: T, payload: RequestPayload<T>, id = this.options.newId()): Promise<RequestResult<T>> {
+  async request<T extends AgentRequestType>(
+    type: T, payload: RequestPayload<T>, id = this.options.newId(), timeoutMs = this.options.timeoutMs,
+  ): Promise<RequestResult<T>> {
     await this.opened;
     // A closed socket drops what it is given without a word: the request would only wait out its timeout.
-    if (this.closedWith) throw new ProtocolError('host-offline', 'The connection to the relay is closed');
+    if (this.closedWith) throw new SocketClosedError('The connection to the relay is closed');
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new ProtocolError('host-timeout', `${type} got no answer within ${this.options.timeoutMs} ms`));
-      }, this.options.timeoutMs);
+        reject(new ProtocolError('host-timeout', `${type} got no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, timer });
       this.send({ id, type, payload });
     });

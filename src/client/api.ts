@@ -1,0 +1,365 @@
+// The relay's HTTP API for an app: sign-in and the session's tokens, then typed calls for every /api
+// route the web app uses. Bodies and answers are the zod shapes of src/contracts (checked on the way
+// in, so a relay of another version fails loudly here rather than deep in a view); every failure is a
+// ProtocolError with the relay's own `{code, message}`.
+//
+// The access token lives 10 minutes. `accessToken()` refreshes it when less than a minute is left, and
+// `call` refreshes once and retries once on a 401 (the token may have expired in flight). Refreshes are
+// single-flight: the refresh token rotates on every use, and presenting a used one ends the session.
+import { z } from 'zod';
+import {
+  AuditPageSchema, GrantSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, PairedHostSchema,
+  ProtocolError, TeamDetailSchema, TeamSummarySchema,
+  type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
+  type TeamDetail, type TeamSummary, type WireErrorCode,
+} from '../contracts/index.ts';
+import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
+
+/** Refresh when the access token has less than this left. */
+const REFRESH_BEFORE_MS = 60_000;
+
+export interface RelayApiOptions {
+  tokens?: TokenStore;
+  /** For tests and non-browser runtimes. */
+  fetch?: typeof fetch;
+}
+
+// The shapes below are declared by the relay as plain TypeScript (src/relay/db/users.ts, db/sessions.ts,
+// http/teams.ts); they have no contract schema yet, so they are typed here and not checked.
+/** `GET /api/me`. */
+export interface Me {
+  id: string;
+  email: string | null;
+  name: string;
+  isOwner: boolean;
+  createdAt: number;
+  sessionId: string;
+}
+
+/** One of `GET /api/auth/sessions`. */
+export interface SessionSummary {
+  id: string;
+  method: string;
+  createdAt: number;
+  lastUsedAt: number;
+  expiresAt: number;
+  ip: string | null;
+  userAgent: string | null;
+  current: boolean;
+}
+
+/** `GET /api/invitations/:token`: what an invitation is for, shown before accepting. */
+export interface InvitationView {
+  teamId: string | null;
+  teamName: string | null;
+  role: string;
+  email: string | null;
+  expiresAt: number;
+}
+
+/** Which sign-in methods this relay offers. */
+export interface SignInMethods {
+  password: boolean;
+  access: boolean;
+  oidc: boolean;
+}
+
+export interface VisualTicket {
+  /** The visual's page, with a one-minute ticket for that page only. */
+  url: string;
+  expiresAt: number;
+}
+
+const HostsSchema = z.object({ hosts: z.array(HostSummarySchema) });
+const GrantsSchema = z.object({ grants: z.array(GrantSchema) });
+const TeamsSchema = z.object({ teams: z.array(TeamSummarySchema) });
+const ChatIndexSchema = z.object({ chats: z.array(IndexedChatSchema) });
+
+export class RelayApi {
+  readonly baseUrl: string;
+  private readonly tokens: TokenStore;
+  private readonly fetcher: typeof fetch;
+  private session: SessionTokens | null;
+  private refreshing: Promise<SessionTokens> | null = null;
+  private readonly signedOutListeners = new Set<(why: ProtocolError) => void>();
+
+  /** `baseUrl`: the relay's origin; in the browser the app's own origin when omitted. */
+  constructor(baseUrl?: string, options: RelayApiOptions = {}) {
+    const origin = baseUrl ?? (globalThis as { location?: { origin: string } }).location?.origin;
+    if (!origin) throw new ProtocolError('bad-request', 'RelayApi needs the relay URL outside a browser');
+    this.baseUrl = origin.replace(/\/+$/, '');
+    this.tokens = options.tokens ?? new MemoryTokenStore();
+    this.fetcher = options.fetch ?? ((input, init) => fetch(input, init));
+    this.session = this.tokens.load();
+  }
+
+  // ---- the session ----
+
+  get signedIn(): boolean {
+    return this.session !== null;
+  }
+
+  /** The signed-in user's id when the sign-in told it (a refresh does not). */
+  get userId(): string | null {
+    return this.session?.userId ?? null;
+  }
+
+  /** Called when the session ends (signed out here, or a refresh the relay refused). */
+  onSignedOut(listener: (why: ProtocolError) => void): () => void {
+    this.signedOutListeners.add(listener);
+    return () => this.signedOutListeners.delete(listener);
+  }
+
+  async signIn(email: string, password: string): Promise<SessionTokens> {
+    return this.adopt(await this.send<SessionTokens>('POST', '/api/auth/signin', { email, password }));
+  }
+
+  /** Finishes an OIDC sign-in: the app got `#login=<code>` back from the relay. */
+  async signInWithCode(code: string): Promise<SessionTokens> {
+    return this.adopt(await this.send<SessionTokens>('POST', '/api/auth/oidc/exchange', { code }));
+  }
+
+  /** Behind Cloudflare Access: trades the assertion Access adds to this request for a session. */
+  async signInWithAccess(): Promise<SessionTokens> {
+    return this.adopt(await this.send<SessionTokens>('POST', '/api/auth/access'));
+  }
+
+  /** Where the browser goes to start an OIDC sign-in; it comes back to `returnTo` with `#login=`. */
+  oidcStartUrl(returnTo: string): string {
+    return `${this.baseUrl}/api/auth/oidc/start?return=${encodeURIComponent(returnTo)}`;
+  }
+
+  /** Takes a session made elsewhere (e.g. accepting an invitation signed out). */
+  adopt(session: SessionTokens): SessionTokens {
+    this.session = session;
+    this.tokens.save(session);
+    return session;
+  }
+
+  async signOut(): Promise<void> {
+    try {
+      if (this.session) await this.call('POST', '/api/auth/signout');
+    } catch (error) {
+      // Already ended there: signing out here still forgets it.
+      if (!(error instanceof ProtocolError) || error.code !== 'unauthorized') throw error;
+    } finally {
+      this.ended(new ProtocolError('unauthorized', 'Signed out'));
+    }
+  }
+
+  /** A valid access token, refreshed first when it is about to expire. */
+  async accessToken(): Promise<string> {
+    const session = this.session;
+    if (!session) throw new ProtocolError('unauthorized', 'Not signed in');
+    if (session.expiresAt - Date.now() > REFRESH_BEFORE_MS) return session.accessToken;
+    return (await this.refresh(session.accessToken)).accessToken;
+  }
+
+  /**
+   * Trades the refresh token for a new pair, once however many callers ask at the same time.
+   * `stale`: the access token the caller found wanting; if another caller (or tab) replaced it
+   * meanwhile, the newer one is the answer and nothing is refreshed.
+   */
+  refresh(stale?: string): Promise<SessionTokens> {
+    this.refreshing ??= this.tokens.exclusive(async () => {
+      const stored = this.tokens.load();
+      if (!stored) throw this.ended(new ProtocolError('unauthorized', 'Not signed in'));
+      const fresh = stored.accessToken !== stale && stored.expiresAt - Date.now() > REFRESH_BEFORE_MS;
+      if (fresh) return this.session = stored;
+      let next: SessionTokens;
+      try {
+        next = await this.send<SessionTokens>('POST', '/api/auth/refresh', { refreshToken: stored.refreshToken });
+      } catch (error) {
+        if (error instanceof ProtocolError && error.code === 'unauthorized') throw this.ended(error);
+        throw error;
+      }
+      return this.adopt({ ...next, ...(stored.userId ? { userId: stored.userId } : {}) });
+    }).finally(() => { this.refreshing = null; });
+    return this.refreshing;
+  }
+
+  private ended(why: ProtocolError): ProtocolError {
+    const had = this.session !== null || this.tokens.load() !== null;
+    this.session = null;
+    this.tokens.save(null);
+    if (had) for (const listener of this.signedOutListeners) listener(why);
+    return why;
+  }
+
+  /**
+   * A signed-in call: JSON in, JSON out, or a ProtocolError. A 401 refreshes the token once and tries
+   * again (the token may have run out on the way).
+   */
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const token = await this.accessToken();
+    try {
+      return await this.send<T>(method, path, body, token);
+    } catch (error) {
+      if (!(error instanceof ProtocolError) || error.code !== 'unauthorized') throw error;
+      const next = await this.refresh(token);
+      return this.send<T>(method, path, body, next.accessToken);
+    }
+  }
+
+  private async send<T>(method: string, path: string, body?: unknown, token?: string): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (token) headers.Authorization = `Bearer ${token}`;
+    let res: Response;
+    try {
+      res = await this.fetcher(`${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch {
+      throw new ProtocolError('host-offline', `Cannot reach the relay at ${this.baseUrl}`);
+    }
+    const answer = await res.json().catch(() => null) as { code?: unknown; message?: unknown } | null;
+    if (res.ok) return answer as T;
+    const code = typeof answer?.code === 'string' ? answer.code as WireErrorCode : statusCode(res.status);
+    throw new ProtocolError(code, typeof answer?.message === 'string' ? answer.message : `${method} ${path} failed (${res.status})`);
+  }
+
+  /** A call whose answer has a contract schema: checked, so a mismatch is a clear error. */
+  private async checked<S extends z.ZodType>(schema: S, method: string, path: string, body?: unknown): Promise<z.output<S>> {
+    const answer = await this.call<unknown>(method, path, body);
+    const parsed = schema.safeParse(answer);
+    if (!parsed.success) throw new ProtocolError('internal', `The relay answered ${method} ${path} in an unexpected shape: ${z.prettifyError(parsed.error)}`);
+    return parsed.data;
+  }
+
+  // ---- who, and where ----
+
+  me(): Promise<Me> {
+    return this.call('GET', '/api/me');
+  }
+
+  async sessions(): Promise<SessionSummary[]> {
+    return (await this.call<{ sessions: SessionSummary[] }>('GET', '/api/auth/sessions')).sessions;
+  }
+
+  async revokeSession(sessionId: string): Promise<void> {
+    await this.call('DELETE', `/api/auth/sessions/${encodeURIComponent(sessionId)}`);
+  }
+
+  /**
+   * Which sign-in methods the relay offers. The relay has no route that says so yet
+   * (`GET /api/auth/methods` is expected to answer this shape); until it does, password only.
+   */
+  async signInMethods(): Promise<SignInMethods> {
+    try {
+      return await this.send<SignInMethods>('GET', '/api/auth/methods');
+    } catch (error) {
+      if (error instanceof ProtocolError && (error.code as string) === 'not-found') return { password: true, access: false, oidc: false };
+      throw error;
+    }
+  }
+
+  // ---- hosts and pairing ----
+
+  async hosts(): Promise<HostSummary[]> {
+    return (await this.checked(HostsSchema, 'GET', '/api/hosts')).hosts;
+  }
+
+  renameHost(hostId: string, name: string): Promise<{ id: string; name: string }> {
+    return this.call('PATCH', `/api/hosts/${encodeURIComponent(hostId)}`, { name });
+  }
+
+  revokeHost(hostId: string): Promise<{ id: string; revokedAt: number }> {
+    return this.call('DELETE', `/api/hosts/${encodeURIComponent(hostId)}`);
+  }
+
+  /** Approves the code a machine shows (`tether host pair`): the host becomes the caller's. */
+  approvePairing(userCode: string, name?: string): Promise<PairedHost> {
+    return this.checked(PairedHostSchema, 'POST', '/api/pair/approve', name === undefined ? { userCode } : { userCode, name });
+  }
+
+  async denyPairing(userCode: string): Promise<void> {
+    await this.call('POST', '/api/pair/deny', { userCode });
+  }
+
+  async grants(hostId: string): Promise<Grant[]> {
+    return (await this.checked(GrantsSchema, 'GET', `/api/hosts/${encodeURIComponent(hostId)}/grants`)).grants;
+  }
+
+  /** Gives a role (again: giving to the same subject and chat changes its role). */
+  grant(hostId: string, request: GrantCreateRequest): Promise<Grant> {
+    return this.checked(GrantSchema, 'POST', `/api/hosts/${encodeURIComponent(hostId)}/grants`, request);
+  }
+
+  async revokeGrant(hostId: string, grantId: string): Promise<void> {
+    await this.call('DELETE', `/api/hosts/${encodeURIComponent(hostId)}/grants/${encodeURIComponent(grantId)}`);
+  }
+
+  audit(hostId: string, page: { before?: number; limit?: number } = {}): Promise<AuditPage> {
+    const query = new URLSearchParams();
+    if (page.before !== undefined) query.set('before', String(page.before));
+    if (page.limit !== undefined) query.set('limit', String(page.limit));
+    const suffix = query.size > 0 ? `?${query}` : '';
+    return this.checked(AuditPageSchema, 'GET', `/api/hosts/${encodeURIComponent(hostId)}/audit${suffix}`);
+  }
+
+  // ---- chats and visuals ----
+
+  /** Every chat the person may see, across hosts (offline ones too), newest first. */
+  async chats(limit?: number): Promise<IndexedChat[]> {
+    return (await this.checked(ChatIndexSchema, 'GET', `/api/chats${limit === undefined ? '' : `?limit=${limit}`}`)).chats;
+  }
+
+  /** A one-minute address for a visual's sandboxed page. */
+  visualTicket(hostId: string, chatId: string, visualId: string): Promise<VisualTicket> {
+    const path = [hostId, chatId, visualId].map(encodeURIComponent).join('/');
+    return this.call('POST', `/v1/visuals/${path}/ticket`);
+  }
+
+  // ---- teams and invitations ----
+
+  async teams(): Promise<TeamSummary[]> {
+    return (await this.checked(TeamsSchema, 'GET', '/api/teams')).teams;
+  }
+
+  createTeam(name: string): Promise<TeamSummary> {
+    return this.checked(TeamSummarySchema, 'POST', '/api/teams', { name });
+  }
+
+  team(teamId: string): Promise<TeamDetail> {
+    return this.checked(TeamDetailSchema, 'GET', `/api/teams/${encodeURIComponent(teamId)}`);
+  }
+
+  setMemberRole(teamId: string, userId: string, role: TeamSummary['role']): Promise<{ teamId: string; userId: string; role: string }> {
+    return this.call('PATCH', `/api/teams/${encodeURIComponent(teamId)}/members/${encodeURIComponent(userId)}`, { role });
+  }
+
+  /** Removes a member, or leaves the team when `userId` is one's own. */
+  async removeMember(teamId: string, userId: string): Promise<void> {
+    await this.call('DELETE', `/api/teams/${encodeURIComponent(teamId)}/members/${encodeURIComponent(userId)}`);
+  }
+
+  invite(teamId: string, invitation: { role?: TeamSummary['role']; email?: string } = {}): Promise<Invitation> {
+    return this.checked(InvitationSchema, 'POST', `/api/teams/${encodeURIComponent(teamId)}/invitations`, invitation);
+  }
+
+  /** What an invitation link is for; needs no sign-in. */
+  invitation(token: string): Promise<InvitationView> {
+    return this.send('GET', `/api/invitations/${encodeURIComponent(token)}`);
+  }
+
+  /**
+   * Accepts an invitation. Signed in: joins. Signed out, with an account: creates it, joins, and signs
+   * in (the new session is adopted).
+   */
+  async acceptInvitation(token: string, account?: { email: string; password: string; name: string }): Promise<{ userId: string; teamId: string | null; role: string }> {
+    const path = `/api/invitations/${encodeURIComponent(token)}/accept`;
+    if (this.signedIn) return this.call('POST', path, {});
+    const joined = await this.send<{ userId: string; teamId: string | null; role: string } & Partial<SessionTokens>>('POST', path, account ?? {});
+    if (joined.accessToken && joined.refreshToken && joined.sessionId && joined.expiresAt) {
+      this.adopt({ sessionId: joined.sessionId, refreshToken: joined.refreshToken, accessToken: joined.accessToken, expiresAt: joined.expiresAt, userId: joined.userId });
+    }
+    return { userId: joined.userId, teamId: joined.teamId, role: joined.role };
+  }
+}
+
+function statusCode(status: number): WireErrorCode {
+  if (status === 401) return 'unauthorized';
+  if (status === 403) return 'forbidden';
+  if (status === 429) return 'rate-limited';
+  if (status === 400) return 'bad-request';
+  return 'internal';
+}

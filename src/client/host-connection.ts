@@ -1,0 +1,49 @@
+// The lobby of one host: the socket an app keeps open per host it shows. It carries the host-wide
+// requests (`chat.list`, `chat.create`, `provider.list`, …), every chat's `chat.status` (kept here by
+// chat id, so a list can draw live status without a chat socket each) and the host's presence.
+import type { ChatInfo, FramePort, Request } from '../contracts/index.ts';
+import type { RelayApi } from './api.ts';
+import { LiveSocket, type EventFrame, type LiveSocketOptions } from './live-socket.ts';
+import { relayPaths } from './socket.ts';
+
+export class HostConnection extends LiveSocket implements FramePort {
+  /** The newest info of every chat the lobby told of (`chat.status`, `chat.list`), by chat id. */
+  readonly statuses = new Map<string, ChatInfo>();
+  private readonly statusListeners = new Set<(info: ChatInfo) => void>();
+
+  constructor(api: RelayApi, hostId: string, options: LiveSocketOptions = {}) {
+    super(api, hostId, relayPaths.lobby(api.baseUrl, hostId), options);
+    this.start();
+  }
+
+  /** The FramePort shape: a frame as it is, on the open socket. */
+  send(frame: Request): void {
+    this.sendFrame(frame);
+  }
+
+  /** Called with each chat's info as its status changes. */
+  onStatus(listener: (info: ChatInfo) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
+  }
+
+  /** The host's chats (from the relay's index while the host is offline); also refreshes `statuses`. */
+  async chats(): Promise<ChatInfo[]> {
+    const { chats } = await this.request('chat.list', {});
+    for (const info of chats) this.status(info);
+    return chats;
+  }
+
+  protected override async opened(): Promise<void> {
+    // Nothing to catch up on: statuses are state, not a log; an app that shows a list asks chats() again.
+  }
+
+  protected override take(frame: EventFrame): void {
+    if (frame.event === 'chat.status' && typeof frame.payload.chatId === 'string') this.status(frame.payload.info as ChatInfo);
+  }
+
+  private status(info: ChatInfo): void {
+    this.statuses.set(info.chatId, info);
+    for (const listener of this.statusListeners) listener(info);
+  }
+}
