@@ -15,6 +15,7 @@ import type {
   UsageSummaryResult,
 } from '../../contracts/index.ts';
 import type { ClientState, HostCore } from './core.ts';
+import { listProviders } from '../providers/roster.ts';
 import { continueOn, forkChat, forkInfo, forkPreamble, summarize } from './forks.ts';
 import type { ChatSession } from './session.ts';
 import { storableChatId } from './store.ts';
@@ -259,11 +260,8 @@ export function createHandlers(core: HostCore): HandlerTable {
     'chat.removeVisual': unsupported('remove visuals (the relay does)'),
 
     // Providers and accounts --------------------------------------------------------------------
-    'provider.list': async () => {
-      const providers = [...core.providers.values()];
-      await Promise.all(providers.map((p) => p.probed));
-      return { providers: providers.map((p) => p.info()) };
-    },
+    // Every agent CLI, served or not (roster.ts).
+    'provider.list': async () => ({ providers: await listProviders([...core.providers.values()]) }),
     'accounts.list': () => core.accounts.snapshot(),
     'accounts.refresh': () => core.accounts.refresh(),
     'accounts.save': async (payload) => {

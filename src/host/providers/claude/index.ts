@@ -1,10 +1,9 @@
 // The Claude Code backend: `claude -p` with stream-json in and out, one process per chat (driver.ts),
 // its output mapped by mapper.ts, its models in catalog.ts.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { AgentKind, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import type { Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
+import { CLI_PROFILES, readCliVersion } from '../roster.ts';
 import { CLAUDE_MODELS, modelInfos, normalizeSelection } from './catalog.ts';
 import { ClaudeSession, type ClaudeLaunch } from './driver.ts';
 
@@ -36,29 +35,13 @@ export class ClaudeProvider implements Provider {
     const { installed, version } = this.found;
     return {
       kind: this.kind,
-      name: 'Claude Code',
+      name: CLI_PROFILES.claude.name,
       installed,
       version,
       models: installed ? modelInfos(CLAUDE_MODELS) : [],
       defaultModel: installed ? CLAUDE_MODELS.defaultModel : null,
-      capabilities: {
-        chat: true,
-        terminal: false,
-        hooks: false,
-        streamsToolOutput: false,
-        diffs: 'unified',
-        attachments: true,
-        mentions: true,
-        denyReason: true,
-        allowAlways: true,
-        asyncQuestions: false,
-        compaction: 'native',
-        reportsCost: true,
-        reportsContextWindow: true,
-        reportsThinking: true,
-        slashCommands: true,
-      },
-      resumeCommand: 'claude {flags} --resume {id}',
+      capabilities: CLI_PROFILES.claude.capabilities,
+      resumeCommand: CLI_PROFILES.claude.resumeCommand,
     };
   }
 
@@ -80,19 +63,8 @@ export class ClaudeProvider implements Provider {
     return request.agentSessionId;
   }
 
-  /**
-   * Asks the CLI its version once (`2.1.197 (Claude Code)`); a CLI that does not answer is not
-   * installed. Asynchronous: the CLI may take seconds to start, and the host's event loop keeps its
-   * link's heartbeat meanwhile.
-   */
+  /** Asks the CLI its version once (`2.1.197 (Claude Code)`); a CLI that does not answer is not installed. */
   private async probe(): Promise<void> {
-    try {
-      const { stdout } = await promisify(execFile)(this.launch.command, ['--version'], {
-        encoding: 'utf8', timeout: 15_000, env: { ...process.env, ...this.launch.env },
-      });
-      this.found = { installed: true, version: /\d+\.\d+\.\d+\S*/.exec(stdout)?.[0] ?? null };
-    } catch {
-      this.found = { installed: false, version: null };
-    }
+    this.found = await readCliVersion(this.launch.command, { ...process.env, ...this.launch.env });
   }
 }

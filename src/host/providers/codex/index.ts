@@ -8,6 +8,7 @@ import { ModelSlugSchema } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { CliProcess } from '../cli-process.ts';
 import type { Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
+import { CLI_PROFILES } from '../roster.ts';
 import { codexArgs, codexEnv, CodexSession, DEFAULT_MODEL } from './driver.ts';
 import type { CodexLaunch } from './driver.ts';
 import { JsonRpcPeer } from './rpc.ts';
@@ -39,29 +40,13 @@ export class CodexProvider implements Provider {
   info(): ProviderInfo {
     return {
       kind: 'codex',
-      name: 'Codex',
+      name: CLI_PROFILES.codex.name,
       installed: this.installed,
       version: this.catalog.version,
       models: this.installed ? this.catalog.models : [],
       defaultModel: this.installed ? DEFAULT_MODEL : null,
-      capabilities: {
-        chat: true,
-        terminal: false,
-        hooks: false,
-        streamsToolOutput: true,
-        diffs: 'unified',
-        attachments: true,
-        mentions: false,
-        denyReason: false,
-        allowAlways: true,
-        asyncQuestions: true,
-        compaction: 'native',
-        reportsCost: false,
-        reportsContextWindow: true,
-        reportsThinking: true,
-        slashCommands: false,
-      },
-      resumeCommand: 'codex {flags} resume {id}',
+      capabilities: CLI_PROFILES.codex.capabilities,
+      resumeCommand: CLI_PROFILES.codex.resumeCommand,
     };
   }
 

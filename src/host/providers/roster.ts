@@ -1,0 +1,191 @@
+// What `provider.list` says about each agent CLI a host can drive (Claude Code, Codex, Gemini CLI,
+// Copilot CLI): the ones this host serves describe themselves (`Provider.info()`), and every other
+// one is still listed, with whether it is installed here and its version, but no models and
+// `chat: false`, because no chat can be made with it until the host's config names it. A client
+// then shows what it could turn on instead of pretending the CLI is absent.
+//
+// The capability profiles are here, in one table, because each is a claim about how Tether drives
+// that CLI (and a served provider's `info()` reads its own entry), not about the CLI in general.
+import { execFile } from 'node:child_process';
+import type { AgentKind, ProviderCapabilities, ProviderInfo } from '../../contracts/index.ts';
+import type { Provider } from './provider.ts';
+
+export type CliKind = Exclude<AgentKind, 'apple'>;
+
+export interface CliProfile {
+  name: string;
+  /** The executable looked up on PATH. */
+  command: string;
+  capabilities: ProviderCapabilities;
+  resumeCommand: string;
+}
+
+export const CLI_PROFILES: Readonly<Record<CliKind, CliProfile>> = {
+  claude: {
+    name: 'Claude Code',
+    command: 'claude',
+    capabilities: {
+      chat: true,
+      terminal: false,
+      hooks: false,
+      // stream-json carries a tool's result whole, once it finished.
+      streamsToolOutput: false,
+      diffs: 'unified',
+      attachments: true,
+      mentions: true,
+      denyReason: true,
+      allowAlways: true,
+      asyncQuestions: false,
+      compaction: 'native',
+      reportsCost: true,
+      reportsContextWindow: true,
+      reportsThinking: true,
+      slashCommands: true,
+    },
+    resumeCommand: 'claude {flags} --resume {id}',
+  },
+  codex: {
+    name: 'Codex',
+    command: 'codex',
+    capabilities: {
+      chat: true,
+      terminal: false,
+      hooks: false,
+      streamsToolOutput: true,
+      diffs: 'unified',
+      attachments: true,
+      mentions: false,
+      // A declined command or edit reaches Codex as a decision only.
+      denyReason: false,
+      allowAlways: true,
+      // `requestUserInput` with `isBlocking: false`.
+      asyncQuestions: true,
+      compaction: 'native',
+      // Tokens against the context window, never USD.
+      reportsCost: false,
+      reportsContextWindow: true,
+      reportsThinking: true,
+      slashCommands: false,
+    },
+    resumeCommand: 'codex {flags} resume {id}',
+  },
+  gemini: {
+    name: 'Gemini CLI',
+    command: 'gemini',
+    capabilities: {
+      chat: true,
+      terminal: false,
+      hooks: false,
+      streamsToolOutput: false,
+      diffs: 'unified',
+      attachments: true,
+      mentions: false,
+      // ACP's `reject_once` carries no words.
+      denyReason: false,
+      allowAlways: true,
+      asyncQuestions: false,
+      compaction: 'none',
+      // Token counts in the prompt result's `_meta.quota`, no window size and no USD.
+      reportsCost: false,
+      reportsContextWindow: false,
+      reportsThinking: true,
+      slashCommands: false,
+    },
+    resumeCommand: 'gemini {flags} --resume {id}',
+  },
+  copilot: {
+    name: 'Copilot CLI',
+    command: 'copilot',
+    capabilities: {
+      chat: true,
+      terminal: false,
+      hooks: false,
+      // A running shell's output arrives in `tool_call_update`s before it completes.
+      streamsToolOutput: true,
+      diffs: 'unified',
+      attachments: true,
+      mentions: false,
+      // ACP's `reject_once` carries no words.
+      denyReason: false,
+      // Its `allow_always` option holds for the rest of the session.
+      allowAlways: true,
+      // No ask-the-user tool over ACP.
+      asyncQuestions: false,
+      // Its own `/compact`, sent as a prompt.
+      compaction: 'native',
+      // `usage_update` has the context (used/size) but no cost, at least with your own model provider.
+      reportsCost: false,
+      reportsContextWindow: true,
+      reportsThinking: true,
+      slashCommands: true,
+    },
+    resumeCommand: 'copilot {flags} --resume={id}',
+  },
+};
+
+export const CLI_KINDS = Object.keys(CLI_PROFILES) as CliKind[];
+
+/** The first `x.y.z` (with any pre-release tail) a `--version` printed: `GitHub Copilot CLI 1.0.102.` → `1.0.102`. */
+export function versionIn(text: string): string | null {
+  return /\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]*[0-9A-Za-z])?/.exec(text)?.[0] ?? null;
+}
+
+export interface CliPresence {
+  installed: boolean;
+  version: string | null;
+}
+
+/**
+ * Asks `command --version` (found on the PATH of `env`, default the host's). A CLI that cannot be
+ * run, or fails to answer, is not installed; one that answers without a version has version null.
+ * Asynchronous: a CLI may take seconds to start and the host's link keeps its heartbeat meanwhile.
+ */
+export function readCliVersion(command: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 15_000): Promise<CliPresence> {
+  return new Promise((resolve) => {
+    execFile(command, ['--version'], { encoding: 'utf8', timeout: timeoutMs, env, windowsHide: true }, (error, stdout) => {
+      resolve(error ? { installed: false, version: null } : { installed: true, version: versionIn(stdout) });
+    });
+  });
+}
+
+/** Probes of CLIs this host does not serve, once per command and PATH for the life of the process. */
+const probes = new Map<string, Promise<CliPresence>>();
+
+function presence(command: string): Promise<CliPresence> {
+  const key = `${command}\0${process.env.PATH ?? ''}`;
+  let probe = probes.get(key);
+  if (!probe) {
+    probe = readCliVersion(command);
+    probes.set(key, probe);
+  }
+  return probe;
+}
+
+/** The entry of a CLI this host does not serve: as installed as it is here, but with nothing to chat with. */
+export function unservedInfo(kind: CliKind, found: CliPresence): ProviderInfo {
+  const profile = CLI_PROFILES[kind];
+  return {
+    kind,
+    name: profile.name,
+    installed: found.installed,
+    version: found.version,
+    models: [],
+    defaultModel: null,
+    capabilities: { ...profile.capabilities, chat: false },
+    resumeCommand: profile.resumeCommand,
+  };
+}
+
+/** Every CLI, the served ones first in the host's order (the first is the default), then the rest. */
+export async function listProviders(served: readonly Provider[]): Promise<ProviderInfo[]> {
+  const kinds = new Set<AgentKind>(served.map((p) => p.kind));
+  const others = CLI_KINDS.filter((kind) => !kinds.has(kind));
+  const [infos, unserved] = await Promise.all([
+    Promise.all(served.map(async (p) => {
+      await p.probed;
+      return p.info();
+    })),
+    Promise.all(others.map(async (kind) => unservedInfo(kind, await presence(CLI_PROFILES[kind].command)))),
+  ]);
+  return [...infos, ...unserved];
+}
