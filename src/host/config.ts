@@ -19,6 +19,7 @@ import { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
 import { ClaudeProvider } from './providers/claude/index.ts';
 import { CodexProvider } from './providers/codex/index.ts';
+import { geminiProvider } from './providers/gemini/index.ts';
 import { DEFAULT_SCRIPT_PATH, loadScript, ScriptProvider } from './providers/script.ts';
 
 const ScriptBackendSchema = z.object({
@@ -49,8 +50,19 @@ const ClaudeBackendSchema = z.object({
   env: z.record(z.string(), z.string()).optional(),
 });
 
+const GeminiBackendSchema = z.object({
+  backend: z.literal('gemini'),
+  /** The `gemini` executable (default: `gemini` on PATH); relative paths resolve against the config's folder. */
+  command: z.string().min(1).optional(),
+  /** Added after `--acp -m <model>`. */
+  args: z.array(z.string()).optional(),
+  /** GEMINI_CLI_HOME of the default account (the folder holding `.gemini/`; default: Gemini's own, `~`). */
+  home: z.string().min(1).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+});
+
 export const HostConfigSchema = z.object({
-  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema, CodexBackendSchema, ClaudeBackendSchema])).optional(),
+  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema, CodexBackendSchema, ClaudeBackendSchema, GeminiBackendSchema])).optional(),
   policy: z.object({
     roots: z.array(z.string().min(1)).min(1).optional(),
     modeCeiling: RuntimeModeSchema.optional(),
@@ -87,6 +99,12 @@ export function providersFrom(config: HostConfig, base: string, version: string)
         const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'claude';
         const env = { ...backend.env, ...(backend.home ? { CLAUDE_CONFIG_DIR: backend.home } : {}) };
         out.push(new ClaudeProvider({ command, args: backend.args, env }));
+        break;
+      }
+      case 'gemini': {
+        if (kind !== 'gemini') throw new Error(`The gemini backend answers only as gemini, not as ${kind}`);
+        const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'gemini';
+        out.push(geminiProvider({ command, args: backend.args, env: backend.env, home: backend.home, clientVersion: version }));
         break;
       }
     }

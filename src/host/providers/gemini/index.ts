@@ -1,0 +1,125 @@
+// The Gemini CLI backend: `gemini --acp -m <model>` per chat, through the ACP adapter (../acp).
+// This file is only what makes Gemini Gemini (as observed with @google/gemini-cli 0.61.0):
+//   - an account is a folder: `GEMINI_CLI_HOME` (the folder holding `.gemini/`);
+//   - it announces a tool call only inside its permission request (no `tool_call` first), and sends
+//     nothing more about a call that was refused: the adapter handles both generically;
+//   - each thought arrives whole as `**subject**\ndescription` (`****\n` when it has no subject);
+//   - tokens come back in the prompt result's `_meta.quota.token_count` (the turn's sums; no
+//     `usage_update`, no context window, no cost), a 429 from the model is a JSON-RPC error 429;
+//   - after answering `session/load` it goes on replaying the history (ACP says before).
+import type { ModelInfo, RuntimeMode } from '../../../contracts/index.ts';
+import type { ProviderOutput } from '../provider.ts';
+import { AcpProvider, type AcpAgentSpec } from '../acp/index.ts';
+import { record } from '../acp/mapper.ts';
+import { expandHome } from '../acp/driver.ts';
+
+export interface GeminiLaunch {
+  /** The `gemini` executable (default: `gemini` on PATH). */
+  command?: string;
+  /** Added after `--acp -m <model>`. */
+  args?: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  /** GEMINI_CLI_HOME of the default account; absent = Gemini's own (`~`). */
+  home?: string;
+  clientVersion: string;
+}
+
+/** The choice that leaves the model to Gemini's own routing (`-m auto`). */
+export const GEMINI_DEFAULT_MODEL = 'auto';
+
+/** What 0.61.0 offers an API-key account before a session names its own list. */
+export const GEMINI_MODELS: ModelInfo[] = [
+  { slug: 'auto', name: 'Auto (Gemini picks)', legacy: false, isDefault: true, options: [] },
+  { slug: 'gemini-2.5-pro', name: 'Gemini 2.5 Pro', legacy: false, isDefault: false, options: [] },
+  { slug: 'gemini-3.5-flash', name: 'Gemini 3.5 Flash', legacy: false, isDefault: false, options: [] },
+  { slug: 'gemini-3.1-flash-lite', name: 'Gemini 3.1 Flash Lite', legacy: false, isDefault: false, options: [] },
+  { slug: 'gemini-3.1-pro-preview', name: 'Gemini 3.1 Pro (preview)', legacy: false, isDefault: false, options: [] },
+  { slug: 'gemini-3-flash-preview', name: 'Gemini 3 Flash (preview)', legacy: false, isDefault: false, options: [] },
+];
+
+/** Gemini's session modes are its approval modes. It has nothing between auto-edit and yolo, so `auto` runs narrower. */
+export const GEMINI_MODES: Record<RuntimeMode, string> = {
+  supervised: 'default',
+  'auto-accept-edits': 'autoEdit',
+  auto: 'autoEdit',
+  'full-access': 'yolo',
+};
+
+export function geminiRuntimeMode(modeId: string): RuntimeMode | undefined {
+  switch (modeId) {
+    case 'default':
+    case 'plan':
+      return 'supervised';
+    case 'autoEdit':
+      return 'auto-accept-edits';
+    case 'yolo':
+      return 'full-access';
+    default:
+      return undefined;
+  }
+}
+
+export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
+  const command = launch.command ?? 'gemini';
+  return {
+    kind: 'gemini',
+    name: 'Gemini CLI',
+    commandLine: ({ selection, accountHome, accountEnv }) => {
+      const home = accountHome ?? (launch.home ? expandHome(launch.home) : undefined);
+      return {
+        command,
+        args: ['--acp', '-m', selection.model, ...(launch.args ?? [])],
+        env: { ...process.env, ...launch.env, ...accountEnv, ...(home ? { GEMINI_CLI_HOME: home } : {}) },
+      };
+    },
+    models: GEMINI_MODELS,
+    defaultModel: GEMINI_DEFAULT_MODEL,
+    capabilities: {
+      chat: true,
+      terminal: false,
+      hooks: false,
+      // A shell call's update carries no output at all, streamed or final.
+      streamsToolOutput: false,
+      diffs: 'unified',
+      attachments: true,
+      mentions: false,
+      denyReason: false,
+      allowAlways: true,
+      asyncQuestions: false,
+      compaction: 'none',
+      reportsCost: false,
+      reportsContextWindow: false,
+      reportsThinking: true,
+      slashCommands: true,
+    },
+    resumeCommand: 'gemini {flags} --resume {id}',
+    modes: GEMINI_MODES,
+    runtimeModeOf: geminiRuntimeMode,
+    quirks: {
+      thought: geminiThought,
+      promptUsage: geminiUsage,
+      limitOf: (error) => (error.code === 429 ? { kind: 'usage' } : undefined),
+      replaysAfterLoad: true,
+    },
+  };
+}
+
+export function geminiProvider(launch: GeminiLaunch, options: { probe?: boolean } = {}): AcpProvider {
+  return new AcpProvider(geminiSpec(launch), { clientVersion: launch.clientVersion, ...options });
+}
+
+/** A whole thought as `**subject**\ndescription`; an empty subject's `****` is dropped, thoughts kept apart. */
+export function geminiThought(text: string, first: boolean): string {
+  const shown = text.startsWith('****\n') ? text.slice(5) : text;
+  return first ? shown : `\n\n${shown}`;
+}
+
+/** `_meta.quota.token_count`: the turn's input and output tokens, summed over its model requests. */
+export function geminiUsage(response: { _meta?: Record<string, unknown> | null }): ProviderOutput | null {
+  const count = record(record(record(response._meta).quota).token_count);
+  const input = count.input_tokens;
+  const output = count.output_tokens;
+  if (typeof input !== 'number' || typeof output !== 'number') return null;
+  // The sums are the context's size exactly when the turn made one request, and an upper bound otherwise.
+  return { type: 'usage', contextTokens: Math.max(0, Math.round(input + output)) };
+}
