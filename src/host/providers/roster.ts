@@ -76,6 +76,7 @@ export const CLI_PROFILES: Readonly<Record<CliKind, CliProfile>> = {
       chat: true,
       terminal: false,
       hooks: false,
+      // A shell call's update carries no output at all, streamed or final.
       streamsToolOutput: false,
       diffs: 'unified',
       attachments: true,
@@ -89,7 +90,7 @@ export const CLI_PROFILES: Readonly<Record<CliKind, CliProfile>> = {
       reportsCost: false,
       reportsContextWindow: false,
       reportsThinking: true,
-      slashCommands: false,
+      slashCommands: true,
     },
     resumeCommand: 'gemini {flags} --resume {id}',
   },

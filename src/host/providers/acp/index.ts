@@ -35,6 +35,7 @@ import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import type { AgentKind, ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import type { Provider, ProviderChatContext, ProviderSession } from '../provider.ts';
+import { versionIn } from '../roster.ts';
 import { AcpSession } from './driver.ts';
 import type { AcpAgentSpec } from './spec.ts';
 
@@ -109,7 +110,7 @@ export class AcpProvider implements Provider {
       const { stdout } = await promisify(execFile)(commandLine.command, [...(this.spec.versionArgs ?? ['--version'])], {
         encoding: 'utf8', timeout: 20_000, env: commandLine.env, cwd: tmpdir(),
       });
-      this.found = { installed: true, version: /\d+\.\d+\.\d+\S*/.exec(stdout)?.[0] ?? null };
+      this.found = { installed: true, version: versionIn(stdout) };
     } catch {
       this.found = { installed: false, version: null };
     }

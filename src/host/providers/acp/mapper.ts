@@ -340,8 +340,9 @@ export class AcpMapper {
   private endCall(id: string, fallback: string | null, error: boolean): ProviderOutput[] {
     const call = this.calls.get(id);
     if (!call || !call.started) return [];
-    const changes = fileChangesOf(call.content);
-    const output = toolOutput(call) ?? fallback;
+    const result = this.spec.quirks?.toolResult?.(call);
+    const changes = result ? result.changes : fileChangesOf(call.content);
+    const output = (result ? result.output : toolOutput(call)) ?? fallback;
     if (call.ended && output === null && changes.length === 0) return [];
     call.ended = true;
     return [{ type: 'tool-end', toolUseId: id, output, error, ...(changes.length ? { changes } : {}) }];

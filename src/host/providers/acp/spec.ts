@@ -3,6 +3,7 @@
 // agent is a new spec, never a copy of the adapter.
 import type {
   AgentKind,
+  ChatFileChange,
   ChatTurnLimit,
   ModelInfo,
   ModelSelection,
@@ -59,6 +60,12 @@ export interface AcpQuirks {
   thought?(text: string, first: boolean): string;
   /** Usage a prompt result carries outside the protocol (Gemini: `_meta.quota`). */
   promptUsage?(response: PromptResponse): ProviderOutput | null;
+  /**
+   * A finished tool's output and file changes. Default: its text content (else its raw output) and
+   * its `diff` contents as hunks (Copilot's `diff` holds only the edited snippet; its raw output
+   * has the whole git diff).
+   */
+  toolResult?(call: AcpToolCallView): { output: string | null; changes: ChatFileChange[] } | undefined;
   /** A failed prompt's limit. Default: JSON-RPC code 429 is a usage limit. */
   limitOf?(error: { code: number; message: string; data?: unknown }): ChatTurnLimit | undefined;
   /**
