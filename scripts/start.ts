@@ -36,6 +36,8 @@ async function devSecrets(): Promise<{ signingKeys: string; setupSecret: string 
   let setupSecret = read('TETHER_SETUP_SECRET');
   if (!signingKeys) add('TETHER_SIGNING_KEYS', signingKeys = `'${JSON.stringify([await generateSigningKey()])}'`);
   if (!setupSecret) add('TETHER_SETUP_SECRET', setupSecret = randomBytes(24).toString('base64url'));
+  // Web Push's VAPID key: browsers subscribe under it, so it is kept too (a new one orphans every subscription).
+  if (!read('TETHER_VAPID_KEYS')) add('TETHER_VAPID_KEYS', `'${JSON.stringify([await generateSigningKey('vapid')])}'`);
   writeFileSync(file, text, { mode: 0o600 });
   chmodSync(file, 0o600);
   // .dev.vars quotes the JSON (dotenv syntax); the value itself is what is between the quotes.

@@ -16,3 +16,5 @@ export { IdbOutboxStore, MemoryOutboxStore, PendingSend, defaultOutboxStore } fr
 export type { DeliveryState, OutboxEntry, OutboxStore } from './outbox.ts';
 export { RelaySocket, SocketClosedError, relayPaths } from './socket.ts';
 export type { RelaySocketOptions } from './socket.ts';
+export { pushKey, subscribeToPush, unsubscribeFromPush } from './push.ts';
+export type { PushApi, PushManagerLike } from './push.ts';

@@ -46,6 +46,8 @@ export const TETHER_ERROR_CODES = [
   'invitation-expired',
   /** An account with that email exists already. */
   'email-taken',
+  /** No push subscription by that id among the caller's. */
+  'subscription-not-found',
 ] as const;
 
 export type WireErrorCode = (typeof AGENT_ERROR_CODES)[number] | (typeof TETHER_ERROR_CODES)[number];

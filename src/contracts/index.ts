@@ -19,3 +19,4 @@ export * from './thread.ts';
 export * from './relay.ts';
 export * from './hosts.ts';
 export * from './teams.ts';
+export * from './push.ts';

@@ -52,4 +52,16 @@ export interface Env {
   OIDC_ISSUER?: string;
   OIDC_CLIENT_ID?: string;
   OIDC_CLIENT_SECRET?: string;
+  /**
+   * Web Push (src/relay/push): TETHER_VAPID_KEYS (secret) is a JSON array of private ES256 JWKs; the
+   * first is the key browsers subscribe with, every one still signs for the subscriptions made with it.
+   * Unset: no pushes (GET /api/push/key answers a null key). `npm start` generates it into .dev.vars.
+   * PUSH_SUBJECT: the VAPID contact the push services see (`mailto:` or `https:`).
+   * PUSH_ENDPOINT_HOSTS: push service hosts beyond the browsers' own (comma-separated; subdomains too).
+   * PUSH_ALLOW_LOOPBACK: "1" admits http endpoints on 127.0.0.1/localhost (local use and tests only).
+   */
+  TETHER_VAPID_KEYS?: string;
+  PUSH_SUBJECT?: string;
+  PUSH_ENDPOINT_HOSTS?: string;
+  PUSH_ALLOW_LOOPBACK?: string;
 }

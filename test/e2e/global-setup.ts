@@ -66,6 +66,9 @@ export async function setup(project: TestProject): Promise<void> {
   const secrets = {
     TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('e2e')]),
     TETHER_SETUP_SECRET: crypto.randomUUID(),
+    // Web Push: its own VAPID key per run; test/support/push-endpoint.ts receives pushes on loopback http.
+    TETHER_VAPID_KEYS: JSON.stringify([await generateSigningKey('vapid')]),
+    PUSH_ALLOW_LOOPBACK: '1',
   };
   const relayOptions: LocalRelayOptions = { persistTo: state, vars: { ...signInVars, ...secrets, HOST_TIMEOUT_MS: '10000' }, quiet: true };
   relay = await startLocalRelay(relayOptions);

@@ -100,3 +100,6 @@ export function bearerOf(request: Request): string | null {
   if (!header || !/^bearer /i.test(header)) return null;
   return header.slice(7).trim() || null;
 }
+
+/** For the relay's other single-purpose tokens (push actions): signed and checked like these, under their own audience. */
+export { sign as signRelayJwt, verify as verifyRelayJwt };

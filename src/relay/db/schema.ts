@@ -230,3 +230,69 @@ export const requests = sqliteTable('requests', {
   primaryKey({ columns: [t.hostId, t.chatId, t.requestId] }),
   index('requests_pending').on(t.hostId, t.chatId, t.state),
 ]);
+
+/**
+ * A browser's Web Push subscription (RFC 8030), made by one signed-in session: pushes go to it only
+ * while that session lives, and an action from its notification acts as that session. One row per
+ * endpoint: the same browser subscribing again, or for another person, replaces it.
+ */
+export const pushSubscriptions = sqliteTable('push_subscriptions', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id),
+  sessionId: text('session_id').notNull(),
+  /** The push service's URL for this browser: https on a known push service (src/relay/push/endpoint.ts). */
+  endpoint: text('endpoint').notNull().unique(),
+  /** The browser's ECDH P-256 public key and auth secret (base64url), for RFC 8291 encryption. */
+  p256dh: text('p256dh').notNull(),
+  auth: text('auth').notNull(),
+  /** The VAPID public key the browser subscribed with (base64url): pushes are signed with its private half. */
+  vapidKey: text('vapid_key').notNull(),
+  userAgent: text('user_agent'),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [index('push_subscriptions_user').on(t.userId, t.createdAt)]);
+
+/**
+ * The turns a push went out for: the first notice of a turn buzzes, every later one of the same turn
+ * replaces it silently (src/relay/push/notices.ts). `turnKey` is the turn's id, or `item:<id>` for a
+ * request raised outside a turn.
+ */
+export const pushTurns = sqliteTable('push_turns', {
+  hostId: text('host_id').notNull(),
+  chatId: text('chat_id').notNull(),
+  turnKey: text('turn_key').notNull(),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.hostId, t.chatId, t.turnKey] }),
+  index('push_turns_created').on(t.createdAt),
+]);
+
+/** What each push did, for the person it was for: the push service's status, or why it never left. */
+export const pushDeliveries = sqliteTable('push_deliveries', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  userId: text('user_id').notNull(),
+  subscriptionId: text('subscription_id').notNull(),
+  hostId: text('host_id').notNull(),
+  chatId: text('chat_id').notNull(),
+  /** `needs-you` (an approval or question waits) or `turn-ended`. */
+  kind: text('kind', { enum: ['needs-you', 'turn-ended'] }).notNull(),
+  turnKey: text('turn_key').notNull(),
+  /** Whether this push was the one of its turn that may alert (sound, vibration). */
+  buzz: integer('buzz', { mode: 'boolean' }).notNull(),
+  /** The push service's HTTP status; null when the request never got one. */
+  status: integer('status'),
+  error: text('error'),
+  /** The push service said the subscription is gone (404/410): it was removed. */
+  removed: integer('removed', { mode: 'boolean' }).notNull().default(false),
+  at: integer('at').notNull(),
+}, (t) => [
+  index('push_deliveries_user').on(t.userId, t.id),
+  index('push_deliveries_at').on(t.at),
+]);
+
+/** Action tokens (approve or deny from a notification) already used: each works once. Kept until they expire. */
+export const pushActions = sqliteTable('push_actions', {
+  jti: text('jti').primaryKey(),
+  userId: text('user_id').notNull(),
+  usedAt: integer('used_at').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+}, (t) => [index('push_actions_expires').on(t.expiresAt)]);

@@ -32,6 +32,8 @@ import { KeptSends } from './kept-sends.ts';
 import { RoomRecords } from './room-records.ts';
 import { LOG_KEEP, RoomStore } from './room-store.ts';
 import { failureText } from '../db/failures.ts';
+import { noticeOf } from '../push/notices.ts';
+import { pushConfigured, sendNotice } from '../push/send.ts';
 
 const FLUSH_EVERY_MS = 1_000;
 const SETTLING = new Set(['chat.approve', 'chat.answer', 'chat.dismiss']);
@@ -456,6 +458,8 @@ export class ChatRoom extends ClientSockets {
   private async commit(event: ChatEvent, hostSeq?: number): Promise<void> {
     const raised = event.type === 'reset' ? event.items.filter(isRequestItem) : event.type === 'item' && isRequestItem(event.item) ? [event.item] : [];
     if (raised.length > 0) await this.ledger().observe(raised);
+    // A push when this item starts waiting or ends a turn (push/notices.ts), judged against the version held now.
+    const notice = event.type === 'item' && pushConfigured(this.env) ? noticeOf(event.item, this.loaded()?.get(event.item.id)) : null;
     let frame: string | null;
     try {
       frame = this.ctx.storage.transactionSync(() => this.record(event, this.seq + 1, hostSeq));
@@ -466,6 +470,7 @@ export class ChatRoom extends ClientSockets {
       throw error;
     }
     if (frame !== null) this.fanOut(frame);
+    if (frame !== null && notice) this.ctx.waitUntil(sendNotice(this.env, this.key(), notice, this.loaded()?.info.suggestedTitle));
   }
 
   /** Stores one event under `seq`; answers the frame for attached clients, or null when it applied to nothing. */

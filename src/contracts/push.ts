@@ -1,0 +1,104 @@
+// Web Push: the relay's push API (`/api/push/*`) and the payload a service worker decrypts. The relay,
+// the SDK's push helper and the service worker all read these shapes; none re-declares them.
+import { z } from 'zod';
+import { ChatApproveDecisionSchema } from './chat.ts';
+
+const base64url = (bytes: number, what: string) => z.string()
+  .regex(/^[A-Za-z0-9_-]+={0,2}$/, `${what} must be base64url`)
+  .refine((value) => decodedLength(value) === bytes, `${what} must be ${bytes} bytes`);
+
+/** The length of what a base64url string decodes to (padding allowed, as some browsers send it). */
+function decodedLength(value: string): number {
+  const plain = value.replace(/=+$/, '');
+  return Math.floor((plain.length * 3) / 4);
+}
+
+/** `GET /api/push/key`: the VAPID public key to subscribe with (an uncompressed P-256 point, base64url); null when this relay has no push keys. */
+export const PushKeySchema = z.object({ publicKey: z.string().nullable() });
+export type PushKey = z.output<typeof PushKeySchema>;
+
+/**
+ * `POST /api/push/subscriptions`: what `PushSubscription.toJSON()` gives in a browser. Where the
+ * endpoint may point is the relay's decision (https on a known push service), checked beside this.
+ */
+export const PushSubscribeRequestSchema = z.object({
+  endpoint: z.url({ protocol: /^https?$/, error: 'endpoint must be an http(s) URL' }).max(2048),
+  expirationTime: z.number().nullable().optional(),
+  keys: z.object({
+    /** The browser's ECDH public key: an uncompressed P-256 point. */
+    p256dh: base64url(65, 'keys.p256dh'),
+    /** The browser's auth secret. */
+    auth: base64url(16, 'keys.auth'),
+  }),
+});
+export type PushSubscribeRequest = z.input<typeof PushSubscribeRequestSchema>;
+
+/** One of a person's subscriptions, as the API lists it. */
+export const PushSubscriptionInfoSchema = z.object({
+  id: z.string(),
+  endpoint: z.string(),
+  userAgent: z.string().nullable(),
+  createdAt: z.number(),
+  /** Made by the session asking. */
+  current: z.boolean(),
+});
+export type PushSubscriptionInfo = z.output<typeof PushSubscriptionInfoSchema>;
+
+export const PushNoticeKindSchema = z.enum(['needs-you', 'turn-ended']);
+export type PushNoticeKind = z.output<typeof PushNoticeKindSchema>;
+
+/** `GET /api/push/deliveries`: what became of each push to one of the person's subscriptions, newest first. */
+export const PushDeliverySchema = z.object({
+  id: z.number(),
+  subscriptionId: z.string(),
+  hostId: z.string(),
+  chatId: z.string(),
+  kind: PushNoticeKindSchema,
+  /** Whether this push could alert; later pushes of the same turn replace it silently. */
+  buzz: z.boolean(),
+  /** The push service's HTTP status (201 accepted); null when no answer came. */
+  status: z.number().nullable(),
+  error: z.string().nullable(),
+  /** The push service said the subscription is gone (404/410), so the relay removed it. */
+  removed: z.boolean(),
+  at: z.number(),
+});
+export type PushDelivery = z.output<typeof PushDeliverySchema>;
+
+/**
+ * What the service worker decrypts. Kept small and free of message text: a title (the chat's title or
+ * the host's name), a one-line summary, where to open, and for an approval the decisions the
+ * notification may offer with a single-use token that carries them out.
+ */
+export const PushPayloadSchema = z.object({
+  v: z.literal(1),
+  kind: PushNoticeKindSchema,
+  title: z.string(),
+  body: z.string(),
+  hostId: z.string(),
+  chatId: z.string(),
+  /** One per chat and turn: a later push with the same tag replaces the notification. */
+  tag: z.string(),
+  /** False: show it without sound or vibration (this turn alerted already). */
+  buzz: z.boolean(),
+  /** The app's path that shows the chat. */
+  url: z.string(),
+  at: z.number(),
+  action: z.object({
+    requestId: z.string(),
+    decisions: z.array(ChatApproveDecisionSchema).min(1),
+    /** The label of `allow-always`, when offered. */
+    allowAlwaysLabel: z.string().optional(),
+    token: z.string(),
+    expiresAt: z.number(),
+  }).optional(),
+});
+export type PushPayload = z.output<typeof PushPayloadSchema>;
+
+/** `POST /api/push/act`: carries out one decision a notification offered. No bearer token: the action token is the proof. */
+export const PushActRequestSchema = z.object({
+  token: z.string().min(1).max(4096),
+  decision: ChatApproveDecisionSchema,
+  message: z.string().max(2000).optional(),
+});
+export type PushActRequest = z.input<typeof PushActRequestSchema>;

@@ -1,0 +1,94 @@
+// The push API (`/api/push`): the VAPID key to subscribe with, a person's subscriptions (per browser,
+// tied to the session that made them), what became of their pushes, and `act`, the door a service
+// worker uses to answer an approval from a notification. `act` takes no bearer token: the action token
+// (push/action-token.ts) is the proof, spent once, and the request then runs as that person through
+// the chat's own room, like any `chat.approve` from a socket: the room checks the role again, records
+// the audit line and settles the approval (first answer wins) before the host hears of it.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import {
+  AGENT_REQUEST_SCHEMAS, ProtocolError, PushActRequestSchema, PushSubscribeRequestSchema,
+  type PushSubscriptionInfo, type Reply, type WireErrorCode,
+} from '../../contracts/index.ts';
+import { readView, roleIn } from '../auth/access.ts';
+import { newId } from '../auth/opaque.ts';
+import { roleAllows } from '../auth/roles.ts';
+import { DELIVERIES_PAGE_MAX, deliveriesOf, putSubscription, removeSubscription, spendAction, subscriptionsOf } from '../db/push.ts';
+import type { Env } from '../env.ts';
+import { roomOf } from '../objects/stubs.ts';
+import { readPushAction } from '../push/action-token.ts';
+import { checkEndpoint } from '../push/endpoint.ts';
+import { vapidKeysOf } from '../push/vapid.ts';
+import { parseBody } from './body.ts';
+import { statusOf } from './errors.ts';
+import { requireUser, type SignedIn } from './identity.ts';
+
+type App = { Bindings: Env; Variables: { user: SignedIn } };
+
+const DeliveriesQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(DELIVERIES_PAGE_MAX).default(50) });
+
+export const pushApi = new Hono<App>();
+
+pushApi.get('/key', async (c) => {
+  const keys = vapidKeysOf(c.env);
+  return c.json({ publicKey: keys ? (await keys).current.publicKey : null });
+});
+
+pushApi.get('/subscriptions', requireUser, async (c) => {
+  const { userId, sessionId } = c.get('user');
+  return c.json({ subscriptions: await subscriptionsOf(c.env.DB, userId, sessionId, Date.now()) });
+});
+
+pushApi.post('/subscriptions', requireUser, async (c) => {
+  const user = c.get('user');
+  const body = await parseBody(c, PushSubscribeRequestSchema);
+  const keys = vapidKeysOf(c.env);
+  if (!keys) throw new ProtocolError('bad-request', 'Push is not configured on this relay (TETHER_VAPID_KEYS)');
+  checkEndpoint(c.env, body.endpoint);
+  const now = Date.now();
+  const userAgent = c.req.header('User-Agent')?.slice(0, 200) ?? null;
+  const id = await putSubscription(c.env.DB, {
+    id: newId('ps_'), userId: user.userId, sessionId: user.sessionId, endpoint: body.endpoint,
+    p256dh: body.keys.p256dh, auth: body.keys.auth, vapidKey: (await keys).current.publicKey, userAgent, createdAt: now,
+  }, now);
+  const created: PushSubscriptionInfo = { id, endpoint: body.endpoint, userAgent, createdAt: now, current: true };
+  return c.json(created, 201);
+});
+
+pushApi.delete('/subscriptions/:id', requireUser, async (c) => {
+  if (!(await removeSubscription(c.env.DB, c.get('user').userId, c.req.param('id')))) {
+    throw new ProtocolError('subscription-not-found', 'No such subscription of yours');
+  }
+  return c.json({ ok: true });
+});
+
+pushApi.get('/deliveries', requireUser, async (c) => {
+  const query = DeliveriesQuerySchema.safeParse(c.req.query());
+  if (!query.success) throw new ProtocolError('bad-request', `limit: ${query.error.issues[0]?.message ?? 'invalid'}`);
+  return c.json({ deliveries: await deliveriesOf(c.env.DB, c.get('user').userId, query.data.limit) });
+});
+
+pushApi.post('/act', async (c) => {
+  const body = await parseBody(c, PushActRequestSchema);
+  const action = await readPushAction(c.env, body.token);
+  if (!action.decisions.includes(body.decision)) {
+    throw new ProtocolError('bad-request', `decision: this notification offers ${action.decisions.join(', ')}`);
+  }
+  // The role now, not when the push went out: a grant taken away since stops the button too.
+  const identity = { kind: 'user' as const, userId: action.userId, sessionId: action.sessionId };
+  const view = await readView(c.env.DB, identity, action.hostId);
+  if (!view.live) throw new ProtocolError('unauthorized', 'The session this notification was sent to has ended; sign in again');
+  const role = roleIn(view, action.chatId);
+  if (!role || !roleAllows(role, 'operator')) throw new ProtocolError('forbidden', 'chat.approve needs the operator role on this chat');
+  if (!(await spendAction(c.env.DB, action.jti, action.userId, action.expiresAt, Date.now()))) {
+    throw new ProtocolError('unauthorized', 'This action token was already used');
+  }
+  const payload = AGENT_REQUEST_SCHEMAS['chat.approve'].payload.parse({
+    chatId: action.chatId, requestId: action.requestId, decision: body.decision, ...(body.message ? { message: body.message } : {}),
+  });
+  // The request id names the token: the audit line shows the answer came from a notification.
+  const request = { id: `push-${action.jti}`, type: 'chat.approve' as const, payload };
+  const reply = JSON.parse(await roomOf(c.env, action.hostId, action.chatId).serveForLobby(action.hostId, action.chatId, identity, request)) as Reply;
+  if (reply.ok) return c.json({ ok: true, requestId: action.requestId, decision: body.decision });
+  return c.json(reply.error, statusOf(reply.error.code as WireErrorCode));
+});

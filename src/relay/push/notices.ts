@@ -1,0 +1,63 @@
+// When a chat pushes, and what the push says. A ChatRoom asks `noticeOf` for every item it stores,
+// comparing the item with the version it held before (in memory, no I/O): a push goes out only on a
+// transition, when an approval or question starts waiting (`needs-you`) or a turn stops running
+// (`turn-ended`). Streaming deltas, repeated upserts and whole-thread snapshots never push.
+//
+// The collapse rule: a turn buzzes once. The first notice of a turn (claimed in D1, one conditional
+// insert) alerts; every later notice of the same turn (a second approval, the turn's end) goes out
+// silently with the same tag and Topic, so it REPLACES the notification in place rather than being
+// dropped. Replacing, not dropping, because the first notification would otherwise keep showing
+// Approve and Deny after the approval was answered or the turn stopped; the replacement says what is
+// true now ("Turn finished"), and a second approval of the turn still shows its own buttons. The
+// Topic header (RFC 8030 §5.4) lets the push service keep only the newest of a turn's pushes for a
+// browser that is offline. A question or approval outside any turn counts as a turn of its own.
+import { base64url } from 'jose';
+import { ChatApproveDecisionSchema, type ChatApproveDecision, type ChatItem, type PushNoticeKind } from '../../contracts/index.ts';
+import { isPending, isRequestItem } from '../db/requests.ts';
+
+export interface Notice {
+  kind: PushNoticeKind;
+  /** The turn it belongs to: one buzz per (chat, turnKey). */
+  turnKey: string;
+  body: string;
+  /** An approval that a notification may answer: its request and the decisions it offers. */
+  approval?: { requestId: string; itemId: string; decisions: ChatApproveDecision[]; allowAlwaysLabel?: string };
+}
+
+const ENDED: Record<string, string> = { done: 'Turn finished', aborted: 'Turn stopped', error: 'Turn failed' };
+
+/** The notice an item's new version makes, given the version the room held before (if any); null for most. */
+export function noticeOf(item: ChatItem, before: ChatItem | undefined): Notice | null {
+  if (isRequestItem(item)) {
+    if (!isPending(item) || (before && isRequestItem(before) && isPending(before))) return null;
+    const turnKey = item.turnId ?? `item:${item.id}`;
+    if (item.kind === 'question') return { kind: 'needs-you', turnKey, body: 'A question is waiting for you' };
+    const decisions = ChatApproveDecisionSchema.options.filter((d) => d !== 'allow-always' || item.canAllowAlways);
+    return {
+      kind: 'needs-you', turnKey, body: `Approval needed: ${item.toolName}`,
+      approval: {
+        requestId: item.requestId, itemId: item.id, decisions,
+        ...(item.canAllowAlways && item.allowAlways ? { allowAlwaysLabel: item.allowAlways.label } : {}),
+      },
+    };
+  }
+  if (item.kind === 'turn') {
+    if (item.state === 'running' || (before?.kind === 'turn' && before.state !== 'running')) return null;
+    return { kind: 'turn-ended', turnKey: item.turnId ?? item.id, body: ENDED[item.state] ?? 'Turn ended' };
+  }
+  return null;
+}
+
+/**
+ * The notification tag and the push Topic of a turn: the same for every push of one (chat, turn), at
+ * most 32 characters of the URL-safe base64 alphabet as RFC 8030 asks of a Topic.
+ */
+export async function topicOf(hostId: string, chatId: string, turnKey: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${hostId}\n${chatId}\n${turnKey}`)));
+  return base64url.encode(digest.subarray(0, 24));
+}
+
+/** Where the app shows a chat; the service worker opens it on a tap. */
+export function chatPath(hostId: string, chatId: string): string {
+  return `/hosts/${encodeURIComponent(hostId)}/chats/${encodeURIComponent(chatId)}`;
+}

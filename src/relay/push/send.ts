@@ -1,0 +1,105 @@
+// Sends one notice of a chat to every browser of every person who may see the chat, and records what
+// each push service answered. Runs off the event's path (ChatRoom hands it to ctx.waitUntil) and never
+// throws: a push that fails is a delivery record, not a failed event.
+//
+// Each push is encrypted to its browser with RFC 8291 (ECDH P-256, HKDF, aes128gcm records of RFC
+// 8188) by @block65/webcrypto-web-push, which uses only WebCrypto and so runs on workerd; its own VAPID
+// helper refuses plain-http endpoints, so the VAPID header is ours (vapid.ts, jose), which also lets a
+// subscription keep the key it was made with. Approvals carry an action token only for people whose
+// role may answer them (operator or above); viewers are told, not asked.
+import { encryptNotification } from '@block65/webcrypto-web-push';
+import type { PushPayload } from '../../contracts/index.ts';
+import { roleAllows } from '../auth/roles.ts';
+import { audienceOf, claimTurn, recordDeliveries, type DeliveryRecord, type SubscriptionRow } from '../db/push.ts';
+import { failureText } from '../db/failures.ts';
+import type { Env } from '../env.ts';
+import { mintPushAction } from './action-token.ts';
+import { checkEndpoint } from './endpoint.ts';
+import { chatPath, topicOf, type Notice } from './notices.ts';
+import { vapidAuthorization, vapidKeysOf, type VapidKeys } from './vapid.ts';
+
+/** How long a push service keeps a push for a browser that is offline. */
+const TTL_SECONDS = 60 * 60;
+const SEND_TIMEOUT_MS = 10_000;
+const TITLE_MAX = 80;
+
+export interface ChatPlace {
+  hostId: string;
+  chatId: string;
+}
+
+/** Whether this relay sends pushes at all (its VAPID keys are set); checked before any D1 work. */
+export function pushConfigured(env: Env): boolean {
+  return vapidKeysOf(env) !== null;
+}
+
+/** Pushes one notice of a chat; `title` is the chat's own title when it has one. */
+export async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: string | undefined): Promise<void> {
+  const keys = vapidKeysOf(env);
+  if (!keys) return;
+  try {
+    const now = Date.now();
+    const { hostName, recipients } = await audienceOf(env.DB, place.hostId, place.chatId, now);
+    if (recipients.length === 0) return;
+    // Claimed only when someone will hear it: the first push anyone gets for a turn is the one that buzzes.
+    const buzz = await claimTurn(env.DB, place.hostId, place.chatId, notice.turnKey, now);
+    const base: Omit<PushPayload, 'action'> = {
+      v: 1, kind: notice.kind, title: (title?.trim() || hostName || 'Tether').slice(0, TITLE_MAX),
+      body: hostName ? `${notice.body} · ${hostName}` : notice.body,
+      hostId: place.hostId, chatId: place.chatId, tag: await topicOf(place.hostId, place.chatId, notice.turnKey),
+      buzz, url: chatPath(place.hostId, place.chatId), at: now,
+    };
+    const records = await Promise.all(recipients.flatMap((recipient) => recipient.subscriptions.map(async (subscription) => {
+      let payload: PushPayload = base;
+      if (notice.approval && roleAllows(recipient.role, 'operator')) {
+        const { requestId, itemId, decisions, allowAlwaysLabel } = notice.approval;
+        const action = await mintPushAction(env, { userId: recipient.userId, sessionId: subscription.sessionId, ...place, requestId, itemId, decisions });
+        payload = { ...base, action: { requestId, decisions, ...(allowAlwaysLabel ? { allowAlwaysLabel } : {}), ...action } };
+      }
+      const outcome = await push(env, await keys, subscription, payload, notice);
+      return { userId: recipient.userId, subscriptionId: subscription.id, ...place, kind: notice.kind, turnKey: notice.turnKey, buzz, at: Date.now(), ...outcome };
+    })));
+    await recordDeliveries(env.DB, records, now);
+  } catch (error) {
+    console.error(JSON.stringify({ msg: 'push not sent', hostId: place.hostId, kind: notice.kind, error: failureText(error) }));
+  }
+}
+
+type Outcome = Pick<DeliveryRecord, 'status' | 'error' | 'removed'>;
+
+/** One encrypted push to one browser's push service; what it answered. */
+async function push(env: Env, keys: VapidKeys, subscription: SubscriptionRow, payload: PushPayload, notice: Notice): Promise<Outcome> {
+  const key = keys.byPublicKey.get(subscription.vapidKey);
+  // The browser subscribed under a key no longer configured: no push service will take a push for it again.
+  if (!key) return { status: null, error: 'subscribed under a VAPID key this relay no longer has', removed: true };
+  try {
+    checkEndpoint(env, subscription.endpoint);
+  } catch (error) {
+    return { status: null, error: error instanceof Error ? error.message : 'endpoint not allowed', removed: false };
+  }
+  try {
+    const body = await encryptNotification(
+      { endpoint: subscription.endpoint, expirationTime: null, keys: { p256dh: subscription.p256dh, auth: subscription.auth } },
+      new TextEncoder().encode(JSON.stringify(payload)),
+    );
+    const res = await fetch(subscription.endpoint, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+      headers: {
+        Authorization: await vapidAuthorization(env, key, subscription.endpoint),
+        'Content-Encoding': 'aes128gcm',
+        'Content-Type': 'application/octet-stream',
+        TTL: String(TTL_SECONDS),
+        Urgency: notice.kind === 'needs-you' ? 'high' : 'normal',
+        Topic: payload.tag,
+      },
+      body,
+    });
+    await res.body?.cancel();
+    const ok = res.status >= 200 && res.status < 300;
+    return { status: res.status, error: ok ? null : `push service answered ${res.status}`, removed: res.status === 404 || res.status === 410 };
+  } catch (error) {
+    return { status: null, error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : 'push failed', removed: false };
+  }
+}

@@ -1,0 +1,175 @@
+// Web Push end to end: the real relay (wrangler dev) pushes to a push service on loopback
+// (test/support/push-endpoint.ts) that checks each push's VAPID signature and decrypts it with
+// http_ece, independently of the relay's code. A real host with the `script` provider raises an
+// approval; the service worker's own handlers (src/web/sw/push.ts, driven here with a stand-in for the
+// browser's scope) show it and approve it from the notification through the relay.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PushPayload } from '../../src/contracts/index.ts';
+import { installPushHandlers, type NotificationShape, type PushScope } from '../../src/web/sw/push.ts';
+import { PushEndpoint } from '../support/push-endpoint.ts';
+import { HostProcess, Peer, relayUrl, userToken } from './peers.ts';
+
+const OWNER = 'push-owner';
+const VIEWER = 'push-viewer';
+const STRANGER = 'push-stranger';
+const CHAT = 'push-chat';
+
+const endpoint = new PushEndpoint();
+const host = new HostProcess('push-host', OWNER);
+let chat: Peer;
+let ownerOld = '';
+
+async function call(label: string | null, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${relayUrl()}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(label ? { authorization: `Bearer ${await userToken(label)}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+async function subscribe(label: string, name: string, status = 201): Promise<string> {
+  const subscription = endpoint.subscribe(name, status);
+  const made = await call(label, 'POST', '/api/push/subscriptions', subscription);
+  expect(made.status).toBe(201);
+  return subscription.endpoint;
+}
+
+/** A stand-in for the browser's ServiceWorkerGlobalScope: records notifications, fetches for real. */
+function serviceWorker() {
+  const listeners = new Map<string, (event: any) => void>();
+  const shown: (NotificationShape & { title: string })[] = [];
+  const opened: string[] = [];
+  const scope: PushScope = {
+    addEventListener: (type: string, listener: (event: any) => void) => listeners.set(type, listener),
+    registration: { showNotification: async (title, options) => { shown.push({ title, ...options }); } },
+    clients: { matchAll: async () => [], openWindow: async (url) => { opened.push(url); } },
+    location: { origin: relayUrl() },
+    fetch: (input, init) => fetch(input, init),
+  };
+  installPushHandlers(scope);
+  const dispatch = async (type: string, event: object) => {
+    const work: Promise<unknown>[] = [];
+    listeners.get(type)!({ ...event, waitUntil: (p: Promise<unknown>) => work.push(p) });
+    await Promise.all(work);
+  };
+  return {
+    shown,
+    opened,
+    push: (payload: PushPayload) => dispatch('push', { data: { json: () => payload } }),
+    click: (notification: { data?: unknown }, action = '') => dispatch('notificationclick', { action, notification: { data: notification.data, close() {} } }),
+  };
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const deliveries = async (label: string) => (await call(label, 'GET', '/api/push/deliveries')).body.deliveries as any[];
+
+beforeAll(async () => {
+  await endpoint.start();
+  endpoint.vapidKey = (await call(null, 'GET', '/api/push/key')).body.publicKey;
+  expect(endpoint.vapidKey).toMatch(/^[A-Za-z0-9_-]{87}$/);
+  await host.start();
+  const lobby = await Peer.lobby(host.hostId, OWNER);
+  await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online, 'host online');
+  await lobby.socket.request('chat.create', { chatId: CHAT });
+  lobby.close();
+  await userToken(VIEWER);
+  const granted = await call(OWNER, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', email: `${VIEWER}@e2e.test` }, role: 'viewer' });
+  expect(granted.status).toBe(201);
+  await subscribe(OWNER, 'owner-phone');
+  ownerOld = await subscribe(OWNER, 'owner-old', 410);
+  await subscribe(VIEWER, 'viewer-phone');
+  await subscribe(STRANGER, 'stranger-phone');
+  chat = await Peer.chat(host.hostId, CHAT, OWNER);
+  await chat.socket.request('chat.attach', { chatId: CHAT });
+});
+
+afterAll(async () => {
+  chat?.close();
+  await host.stop();
+  await endpoint.stop();
+});
+
+describe('push notifications through wrangler dev', () => {
+  it('pushes an approval to whoever may see the chat, approves it from the notification, and lets its turn buzz once', async () => {
+    const sw = serviceWorker();
+    await chat.socket.request('chat.send', { chatId: CHAT, text: 'please approve the build' });
+
+    const asked = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'needs-you', 'the approval push');
+    expect(asked.payload).toMatchObject({
+      v: 1, hostId: host.hostId, chatId: CHAT, buzz: true, body: 'Approval needed: Bash · push-host',
+      url: `/hosts/${host.hostId}/chats/${CHAT}`,
+      action: { requestId: expect.any(String), decisions: ['allow', 'allow-always', 'deny'], allowAlwaysLabel: 'Always allow npm test' },
+    });
+    expect(asked.payload.title.length).toBeGreaterThan(0);
+    expect(asked.payload.action!.expiresAt).toBeGreaterThan(Date.now());
+    expect(asked).toMatchObject({ urgency: 'high', topic: asked.payload.tag, ttl: 3600, vapid: { aud: endpoint.url, key: endpoint.vapidKey } });
+    // A viewer is told, not asked: no action token in their push.
+    const told = await endpoint.waitFor((p) => p.name === 'viewer-phone' && p.payload.kind === 'needs-you', 'the viewer’s push');
+    expect(told.payload.action).toBeUndefined();
+    expect(told.payload.buzz).toBe(true);
+
+    await sw.push(asked.payload);
+    expect(sw.shown[0]).toMatchObject({
+      title: asked.payload.title, tag: asked.payload.tag, silent: false, requireInteraction: true,
+      actions: [{ action: 'allow', title: 'Approve' }, { action: 'allow-always', title: 'Always allow npm test' }, { action: 'deny', title: 'Deny' }],
+    });
+    await sw.click(sw.shown[0]!, 'allow');
+    expect(sw.shown[1]).toMatchObject({ tag: asked.payload.tag, body: 'Approved', silent: true });
+    await chat.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'approval' && f.payload.event.item.decision === 'allow', 'the approval settled');
+
+    // The turn's end replaces the approval's notification in place, without a second buzz.
+    const ended = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'turn-ended', 'the turn-ended push');
+    expect(ended.payload).toMatchObject({ buzz: false, tag: asked.payload.tag, body: 'Turn finished · push-host' });
+    expect(ended).toMatchObject({ urgency: 'normal', topic: asked.payload.tag });
+    await sw.push(ended.payload);
+    expect(sw.shown[2]).toMatchObject({ tag: asked.payload.tag, silent: true, body: 'Turn finished · push-host' });
+    expect(endpoint.of('owner-phone').filter((p) => p.payload.buzz)).toHaveLength(1);
+
+    // Every delivery of the turn's end is recorded once all its pushes were answered: by then the
+    // stranger (no access to the host) would have had theirs.
+    await until(async () => (await deliveries(OWNER)).some((d) => d.kind === 'turn-ended'), 'the turn-ended delivery recorded');
+    await until(async () => (await deliveries(VIEWER)).some((d) => d.kind === 'turn-ended'), 'the viewer’s turn-ended delivery recorded');
+    expect(endpoint.of('stranger-phone')).toEqual([]);
+    expect(await deliveries(STRANGER)).toEqual([]);
+
+    const mine = await deliveries(OWNER);
+    // Newest first; the pushes of one notice in any order.
+    expect(mine).toHaveLength(3);
+    expect(mine[0]).toMatchObject({ kind: 'turn-ended', status: 201, buzz: false, removed: false, error: null });
+    expect(mine.slice(1).map((d) => [d.kind, d.status, d.buzz, d.removed, d.error]).sort()).toEqual([
+      ['needs-you', 201, true, false, null],
+      ['needs-you', 410, true, true, 'push service answered 410'],
+    ]);
+    // The push service said the old subscription is gone: the relay forgot it.
+    const subscriptions = (await call(OWNER, 'GET', '/api/push/subscriptions')).body.subscriptions.map((s: any) => s.endpoint);
+    expect(subscriptions).not.toContain(ownerOld);
+    expect(subscriptions).toHaveLength(1);
+
+    // The notification's token worked once.
+    const again = await call(null, 'POST', '/api/push/act', { token: asked.payload.action!.token, decision: 'allow' });
+    expect(again).toEqual({ status: 401, body: { code: 'unauthorized', message: 'This action token was already used' } });
+    await sw.click(sw.shown[0]!, 'deny');
+    expect(sw.shown.at(-1)).toMatchObject({ body: 'This action token was already used Tap to open the chat.', silent: true });
+    // A tap on the notification itself opens the chat.
+    await sw.click(sw.shown[2]!);
+    expect(sw.opened).toEqual([`${relayUrl()}/hosts/${host.hostId}/chats/${CHAT}`]);
+    expect(endpoint.rejected).toEqual([]);
+  });
+
+  it('lets the next turn buzz again', async () => {
+    const before = endpoint.of('owner-phone').length;
+    await chat.socket.request('chat.send', { chatId: CHAT, text: 'hello again' });
+    const ended = await endpoint.waitFor((p) => p.name === 'owner-phone' && endpoint.of('owner-phone').indexOf(p) >= before, 'the next turn’s push');
+    expect(ended.payload).toMatchObject({ kind: 'turn-ended', buzz: true });
+    expect(ended.payload.tag).not.toBe(endpoint.of('owner-phone')[0]!.payload.tag);
+    expect(endpoint.rejected).toEqual([]);
+  });
+});
