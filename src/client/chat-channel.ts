@@ -9,7 +9,7 @@
 // where it is: kept here, sent, queued by the relay for an offline host (the relay shows those in
 // `info.queue` as `relay:<request id>`, see src/contracts/relay.ts), delivered, or failed.
 import {
-  ChatSendPayloadSchema, KEPT_SEND_PREFIX, ProtocolError,
+  CHAT_PAGE_LIMITS, ChatSendPayloadSchema, KEPT_SEND_PREFIX, ProtocolError,
   type ChatSendPayload, type ChatSendResult, type WireError,
 } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
@@ -19,7 +19,7 @@ import { RelaySocket, SocketClosedError, relayPaths } from './socket.ts';
 import { ThreadModel } from './thread.ts';
 
 export interface ChatChannelOptions extends LiveSocketOptions {
-  /** How many of the newest items a snapshot carries; older pages come by `thread.loadOlder()`. Default 200. */
+  /** How many of the newest items a snapshot carries (at most the protocol's page, 100); older pages come by `thread.loadOlder()`. Default 100. */
   historyLimit?: number;
   /** Where sends wait for the link. Default: IndexedDB in a browser, memory elsewhere. */
   outbox?: OutboxStore;
@@ -49,7 +49,7 @@ export class ChatChannel extends LiveSocket {
   constructor(api: RelayApi, hostId: string, chatId: string, options: ChatChannelOptions = {}) {
     super(api, hostId, relayPaths.chat(api.baseUrl, hostId, chatId), options);
     this.chatId = chatId;
-    this.historyLimit = options.historyLimit ?? 200;
+    this.historyLimit = Math.min(options.historyLimit ?? CHAT_PAGE_LIMITS.pageMax, CHAT_PAGE_LIMITS.pageMax);
     this.outbox = options.outbox ?? defaultOutboxStore();
     this.thread = new ThreadModel(chatId, (cursor) => this.request('chat.history', { chatId, cursor }));
     this.restored = this.restore();

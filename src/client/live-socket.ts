@@ -48,6 +48,9 @@ function eventOf(raw: unknown): EventFrame | null {
     ? raw as EventFrame : null;
 }
 
+/** Failures worth trying again after a while. */
+const PASSING = new Set<string>(['host-offline', 'host-timeout', 'rate-limited', 'internal']);
+
 interface OpenWaiter {
   resolve(socket: RelaySocket): void;
   reject(error: Error): void;
@@ -188,7 +191,9 @@ export abstract class LiveSocket {
       await this.opened(socket);
     } catch (error) {
       if (this.socket !== socket) return; // it closed meanwhile; dropped() took over
-      if (error instanceof ProtocolError && (error.code === 'unauthorized' || error.code === 'forbidden')) return this.end(error.toWire());
+      // A refusal that another try would only meet again (no access, no such chat, a bad request)
+      // ends the socket with its reason; the rest (host away or slow, rate limits) is tried again.
+      if (error instanceof ProtocolError && !(error instanceof SocketClosedError) && !PASSING.has(error.code)) return this.end(error.toWire());
       socket.close();
       return;
     }

@@ -17,9 +17,15 @@ export class LinkProxy {
   private readonly server: Server;
   private readonly open = new Set<Socket>();
   private port = 0;
+  /** While set, new connections are reset at once: the network is down (see offline()). */
+  private refusing = false;
 
   private constructor(target: URL) {
     this.server = createServer((inbound) => {
+      if (this.refusing) {
+        inbound.resetAndDestroy();
+        return;
+      }
       const outbound = connect(Number(target.port), target.hostname);
       for (const [socket, other] of [[inbound, outbound], [outbound, inbound]] as const) {
         this.open.add(socket);
@@ -88,6 +94,16 @@ export class LinkProxy {
     for (const socket of this.open) socket.resetAndDestroy();
     this.open.clear();
     return count;
+  }
+
+  /** The network goes down: every open connection is reset and new ones are refused until online(). */
+  offline(): number {
+    this.refusing = true;
+    return this.cut();
+  }
+
+  online(): void {
+    this.refusing = false;
   }
 
   async close(): Promise<void> {
