@@ -19,6 +19,7 @@ import { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
 import { ClaudeProvider } from './providers/claude/index.ts';
 import { CodexProvider } from './providers/codex/index.ts';
+import { CopilotProvider } from './providers/copilot/index.ts';
 import { geminiProvider } from './providers/gemini/index.ts';
 import { DEFAULT_SCRIPT_PATH, loadScript, ScriptProvider } from './providers/script.ts';
 
@@ -61,8 +62,20 @@ const GeminiBackendSchema = z.object({
   env: z.record(z.string(), z.string()).optional(),
 });
 
+const CopilotBackendSchema = z.object({
+  backend: z.literal('copilot'),
+  /** The `copilot` executable (default: `copilot` on PATH); relative paths resolve against the config's folder. */
+  command: z.string().min(1).optional(),
+  /** Added after `--acp --stdio` and the flags the driver sets. */
+  args: z.array(z.string()).optional(),
+  /** COPILOT_HOME of the default account (default: Copilot's own, `~/.copilot`). */
+  home: z.string().min(1).optional(),
+  /** E.g. your own model provider (`COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_TYPE`, `COPILOT_MODEL`): then no GitHub sign-in is needed. */
+  env: z.record(z.string(), z.string()).optional(),
+});
+
 export const HostConfigSchema = z.object({
-  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema, CodexBackendSchema, ClaudeBackendSchema, GeminiBackendSchema])).optional(),
+  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema, CodexBackendSchema, ClaudeBackendSchema, GeminiBackendSchema, CopilotBackendSchema])).optional(),
   policy: z.object({
     roots: z.array(z.string().min(1)).min(1).optional(),
     modeCeiling: RuntimeModeSchema.optional(),
@@ -105,6 +118,12 @@ export function providersFrom(config: HostConfig, base: string, version: string)
         if (kind !== 'gemini') throw new Error(`The gemini backend answers only as gemini, not as ${kind}`);
         const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'gemini';
         out.push(geminiProvider({ command, args: backend.args, env: backend.env, home: backend.home, clientVersion: version }));
+        break;
+      }
+      case 'copilot': {
+        if (kind !== 'copilot') throw new Error(`The copilot backend answers only as copilot, not as ${kind}`);
+        const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'copilot';
+        out.push(new CopilotProvider({ command, args: backend.args, env: backend.env, home: backend.home, clientVersion: version }));
         break;
       }
     }
