@@ -18,3 +18,5 @@ export { RelaySocket, SocketClosedError, relayPaths } from './socket.ts';
 export type { RelaySocketOptions } from './socket.ts';
 export { pushKey, subscribeToPush, unsubscribeFromPush } from './push.ts';
 export type { PushApi, PushManagerLike } from './push.ts';
+export { transcriptJson, transcriptMarkdown } from './transcript.ts';
+export type { TranscriptSource } from './transcript.ts';

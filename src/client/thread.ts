@@ -161,6 +161,13 @@ export class ThreadModel {
     return this.olderLoad;
   }
 
+  /** Loads every older page (before an export of the whole chat, say); answers how many items came. */
+  async loadAll(): Promise<number> {
+    let total = 0;
+    while (this.hasOlder && this.history) total += await this.loadOlder();
+    return total;
+  }
+
   /** Prepends an older page (what loadOlder does with the page it read). */
   prependHistory(page: ChatHistoryResult): number {
     const older = page.items.filter((item) => !this.positions.has(item.id));

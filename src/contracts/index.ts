@@ -20,3 +20,4 @@ export * from './relay.ts';
 export * from './hosts.ts';
 export * from './teams.ts';
 export * from './push.ts';
+export * from './transcript.ts';
