@@ -112,7 +112,11 @@ export class AcpPeer {
       handlers.onUpdate(m.params);
       return;
     }
-    this.inbound.enqueue(m as AnyMessage);
+    try {
+      this.inbound.enqueue(m as AnyMessage);
+    } catch {
+      // Lines the agent printed before it exited can arrive after its exit closed the stream: nobody waits for them.
+    }
   }
 }
 

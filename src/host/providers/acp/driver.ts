@@ -36,6 +36,8 @@ export interface AcpSessionOptions {
   clientVersion: string;
   /** Told the models the agent offers, when a session names them. */
   onModels?(models: ModelInfo[]): void;
+  /** When this host created each session (shared by a provider's drivers; see AcpQuirks.loadNeedsNewMinute). */
+  created?: Map<string, number>;
 }
 
 export class AcpSession implements ProviderSession {
@@ -187,6 +189,7 @@ export class AcpSession implements ProviderSession {
     if (this.sessionId) {
       if (this.capabilities.loadSession) {
         try {
+          await this.outOfCreationMinute(this.sessionId);
           opened = record(await peer.agent.request(methods.agent.session.load, { sessionId: this.sessionId, cwd, mcpServers: [] }));
           if (this.spec.quirks?.replaysAfterLoad) await this.replayQuiet();
         } catch (error) {
@@ -200,6 +203,7 @@ export class AcpSession implements ProviderSession {
       opened = record(await peer.agent.request(methods.agent.session.new, { cwd, mcpServers: [] }));
       if (typeof opened.sessionId !== 'string') throw new Error(`${this.spec.name} opened a session without naming it`);
       this.sessionId = opened.sessionId;
+      this.options.created?.set(opened.sessionId, Date.now());
     }
     await this.applyMode(peer, record(opened.modes));
     this.readModels(record(opened.models));
@@ -243,6 +247,14 @@ export class AcpSession implements ProviderSession {
       ...(id ? { permissionMode: id, ...(effective ? { effectiveRuntimeMode: effective } : {}) } : {}),
       ...(this.mapper.slashCommands ? { slashCommands: this.mapper.slashCommands } : {}),
     };
+  }
+
+  private async outOfCreationMinute(sessionId: string): Promise<void> {
+    const created = this.options.created?.get(sessionId);
+    if (!this.spec.quirks?.loadNeedsNewMinute || created === undefined) return;
+    const nextMinute = Math.floor(created / 60_000) * 60_000 + 60_000;
+    // A little past the turn of the minute: the agent's clock is read a moment after ours.
+    if (Date.now() < nextMinute) await delay(nextMinute - Date.now() + 250);
   }
 
   /** Waits until the agent has said nothing for a while (its replay of a loaded session is over). */

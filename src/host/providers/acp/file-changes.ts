@@ -26,7 +26,8 @@ function changeKind(said: unknown, before: string | null, after: string): ChatFi
 
 function hunks(path: string, before: string, after: string): string {
   const patch = structuredPatch(path, path, before, after, undefined, undefined, { context: 3 });
+  // An empty side starts at line 0, as diff(1) writes it (`@@ -0,0 +1,2 @@` for a new file).
   return patch.hunks
-    .map((h) => `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@\n${h.lines.join('\n')}\n`)
+    .map((h) => `@@ -${h.oldLines === 0 ? h.oldStart - 1 : h.oldStart},${h.oldLines} +${h.newLines === 0 ? h.newStart - 1 : h.newStart},${h.newLines} @@\n${h.lines.join('\n')}\n`)
     .join('');
 }

@@ -60,6 +60,8 @@ export class AcpProvider implements Provider {
   private readonly options: AcpProviderOptions;
   private found: { installed: boolean; version: string | null } = { installed: false, version: null };
   private models: ModelInfo[];
+  /** When each session this host made was created (see AcpQuirks.loadNeedsNewMinute). */
+  private readonly created = new Map<string, number>();
 
   constructor(spec: AcpAgentSpec, options: AcpProviderOptions) {
     this.spec = spec;
@@ -93,6 +95,7 @@ export class AcpProvider implements Provider {
     return new AcpSession(this.spec, context, {
       clientVersion: this.options.clientVersion,
       onModels: (models) => this.learnModels(models),
+      created: this.created,
     });
   }
 

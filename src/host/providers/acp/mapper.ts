@@ -341,7 +341,8 @@ export class AcpMapper {
     const call = this.calls.get(id);
     if (!call || !call.started) return [];
     const result = this.spec.quirks?.toolResult?.(call);
-    const changes = result ? result.changes : fileChangesOf(call.content);
+    // Only a call that completed changed anything: a refused or failed edit shows what it would have done, not a change.
+    const changes = error ? [] : result ? result.changes : fileChangesOf(call.content);
     const output = (result ? result.output : toolOutput(call)) ?? fallback;
     if (call.ended && output === null && changes.length === 0) return [];
     call.ended = true;

@@ -73,6 +73,12 @@ export interface AcpQuirks {
    * (Gemini 0.61): the driver waits for the replay to go quiet before it prompts.
    */
   replaysAfterLoad?: boolean;
+  /**
+   * Loading a session in the UTC minute it was created in destroys it (Gemini 0.61 names its
+   * transcript by the minute and session id, and a load first writes a fresh transcript under that
+   * name): the driver waits for the next minute before it loads a session this host made that recently.
+   */
+  loadNeedsNewMinute?: boolean;
 }
 
 export interface AcpAgentSpec {

@@ -6,12 +6,14 @@
 //   - each thought arrives whole as `**subject**\ndescription` (`****\n` when it has no subject);
 //   - tokens come back in the prompt result's `_meta.quota.token_count` (the turn's sums; no
 //     `usage_update`, no context window, no cost), a 429 from the model is a JSON-RPC error 429;
-//   - after answering `session/load` it goes on replaying the history (ACP says before).
+//   - after answering `session/load` it goes on replaying the history (ACP says before), and a load
+//     in the minute the session was created destroys it (its transcript is named by minute and id).
 import type { ModelInfo, RuntimeMode } from '../../../contracts/index.ts';
 import type { ProviderOutput } from '../provider.ts';
 import { AcpProvider, type AcpAgentSpec } from '../acp/index.ts';
 import { record } from '../acp/mapper.ts';
 import { expandHome } from '../acp/driver.ts';
+import { CLI_PROFILES } from '../roster.ts';
 
 export interface GeminiLaunch {
   /** The `gemini` executable (default: `gemini` on PATH). */
@@ -60,10 +62,10 @@ export function geminiRuntimeMode(modeId: string): RuntimeMode | undefined {
 }
 
 export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
-  const command = launch.command ?? 'gemini';
+  const command = launch.command ?? CLI_PROFILES.gemini.command;
   return {
     kind: 'gemini',
-    name: 'Gemini CLI',
+    name: CLI_PROFILES.gemini.name,
     commandLine: ({ selection, accountHome, accountEnv }) => {
       const home = accountHome ?? (launch.home ? expandHome(launch.home) : undefined);
       return {
@@ -74,25 +76,8 @@ export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
     },
     models: GEMINI_MODELS,
     defaultModel: GEMINI_DEFAULT_MODEL,
-    capabilities: {
-      chat: true,
-      terminal: false,
-      hooks: false,
-      // A shell call's update carries no output at all, streamed or final.
-      streamsToolOutput: false,
-      diffs: 'unified',
-      attachments: true,
-      mentions: false,
-      denyReason: false,
-      allowAlways: true,
-      asyncQuestions: false,
-      compaction: 'none',
-      reportsCost: false,
-      reportsContextWindow: false,
-      reportsThinking: true,
-      slashCommands: true,
-    },
-    resumeCommand: 'gemini {flags} --resume {id}',
+    capabilities: CLI_PROFILES.gemini.capabilities,
+    resumeCommand: CLI_PROFILES.gemini.resumeCommand,
     modes: GEMINI_MODES,
     runtimeModeOf: geminiRuntimeMode,
     quirks: {
@@ -100,6 +85,7 @@ export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
       promptUsage: geminiUsage,
       limitOf: (error) => (error.code === 429 ? { kind: 'usage' } : undefined),
       replaysAfterLoad: true,
+      loadNeedsNewMinute: true,
     },
   };
 }
