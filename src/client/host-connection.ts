@@ -35,7 +35,12 @@ export class HostConnection extends LiveSocket implements FramePort {
   }
 
   protected override async opened(): Promise<void> {
-    // Nothing to catch up on: statuses are state, not a log; an app that shows a list asks chats() again.
+    // Nothing to replay: statuses are state, not a log. They are read again once open (afterOpen).
+  }
+
+  protected override afterOpen(): void {
+    // Statuses that changed while this socket was down came to nobody: read them all again.
+    void this.chats().catch(() => undefined);
   }
 
   protected override take(frame: EventFrame): void {

@@ -231,7 +231,11 @@ export abstract class LiveSocket {
     if (socket !== this.socket) return;
     this.socket = null;
     const final = FINAL_CLOSES[code];
-    if (final) return this.end({ code: final.code, message: reason ? `${final.message} (${reason})` : final.message });
+    if (final) {
+      // The session ended: a signed-in call finds that out and tells the app (RelayApi.onSignedOut).
+      if (code === 4401) void this.api.me().catch(() => undefined);
+      return this.end({ code: final.code, message: reason ? `${final.message} (${reason})` : final.message });
+    }
     if (this.currentState === 'closed') return;
     this.retryLater();
   }

@@ -55,7 +55,7 @@ beforeAll(async () => {
   await api.signIn(inject('ownerEmail'), inject('ownerPassword'));
   lobby = track(new HostConnection(api, host.hostId, fast));
   await until(() => lobby.online, 'the host online in its lobby');
-  for (const chatId of ['sdk-restart', 'sdk-offline', 'sdk-shared']) await lobby.request('chat.create', { chatId });
+  for (const chatId of ['sdk-restart', 'sdk-offline', 'sdk-queued', 'sdk-shared']) await lobby.request('chat.create', { chatId });
 });
 
 afterAll(async () => {
@@ -139,6 +139,23 @@ describe('the client SDK end to end', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('a send to an offline host is queued by the relay (not kept here), then delivered once the host returns', async () => {
+    const channel = track(new ChatChannel(api, host.hostId, 'sdk-queued', fast));
+    await until(() => channel.state === 'open' && channel.online, 'the channel open, the host online');
+    await host.stop();
+    await until(() => channel.online === false && lobby.online === false, 'the host offline on the chat socket and the lobby');
+    const send = channel.send({ text: 'kept by the relay' });
+    await until(() => send.state === 'queued', 'the send queued by the relay');
+    expect(channel.thread.info?.queue?.map((q) => q.id)).toContain(`relay:${send.id}`);
+    expect(send.result).toMatchObject({ queued: true });
+    await host.start();
+    expect((await send.settled).state).toBe('delivered');
+    await until(() => turnsDone(channel) === 1, 'its turn done');
+    expect(channel.thread.items.filter((i) => i.kind === 'user' && i.text === 'kept by the relay')).toHaveLength(1);
+    expect(channel.thread.info?.queue ?? []).toEqual([]);
+    await until(() => lobby.online, 'the host back in the lobby');
   });
 
   it('a channel whose grant is removed closes with forbidden and stops reconnecting', async () => {
