@@ -5,8 +5,11 @@ import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
 
-export function buildWeb(options: { quiet?: boolean } = {}): void {
-  const run = spawnSync(process.execPath, [path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', path.join(root, 'src', 'web', 'vite.config.ts'), '--logLevel', options.quiet ? 'error' : 'info'], {
+/** `outDir`: another folder than dist/web (each end-to-end run builds its own, so runs never share one). */
+export function buildWeb(options: { quiet?: boolean; outDir?: string } = {}): void {
+  const args = [path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', path.join(root, 'src', 'web', 'vite.config.ts'), '--logLevel', options.quiet ? 'error' : 'info'];
+  if (options.outDir) args.push('--outDir', options.outDir, '--emptyOutDir');
+  const run = spawnSync(process.execPath, args, {
     cwd: root, stdio: options.quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit', encoding: 'utf8',
   });
   if (run.status !== 0) throw new Error(`building the web app failed:\n${run.stdout ?? ''}${run.stderr ?? ''}`);

@@ -14,6 +14,13 @@ export interface LocalRelay {
 export interface LocalRelayOptions {
   port?: number;
   persistTo: string;
+  /** The web app's folder, instead of wrangler.toml's dist/web. */
+  assets?: string;
+  /**
+   * A Worker bundled beforehand by `bundleWorker`, run as it is: wrangler dev then watches only that
+   * file, so edits to src/relay while tests run do not reload the relay under them.
+   */
+  script?: string;
   /** Extra variables for the Worker (`--var NAME:value`); secrets for `npm start` come from .dev.vars instead. */
   vars?: Record<string, string>;
   quiet?: boolean;
@@ -44,13 +51,23 @@ export function applyMigrations(persistTo: string): void {
   if (run.status !== 0) throw new Error(`migrations failed:\n${run.stdout}\n${run.stderr}`);
 }
 
+/** Bundles the Worker as `wrangler deploy` would (nothing is uploaded) into `outDir`; answers the script's path. */
+export function bundleWorker(outDir: string, assets: string): string {
+  const run = spawnSync(wrangler, [wranglerJs, 'deploy', '--dry-run', '--outdir', outDir, '--assets', assets], {
+    cwd: root, env: { ...quietEnv, CI: 'true' }, encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(`bundling the Worker failed:\n${run.stdout}\n${run.stderr}`);
+  return path.join(outDir, 'index.js');
+}
+
 export async function startLocalRelay(options: LocalRelayOptions): Promise<LocalRelay> {
   applyMigrations(options.persistTo);
   const port = options.port ?? await freePort();
   const args = [
-    wranglerJs, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()),
+    wranglerJs, 'dev', ...(options.script ? [options.script, '--no-bundle', '--config', path.join(root, 'wrangler.toml')] : []), '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()),
     '--persist-to', options.persistTo, '--show-interactive-dev-session=false', '--log-level', options.quiet ? 'warn' : 'info',
   ];
+  if (options.assets) args.push('--assets', options.assets);
   for (const [name, value] of Object.entries(options.vars ?? {})) args.push('--var', `${name}:${value}`);
   const child = spawn(wrangler, args, { cwd: root, env: quietEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';

@@ -8,7 +8,7 @@ import { chromium, type BrowserServer } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
 import { buildWeb } from '../../scripts/build-web.ts';
 import { CHROMIUM, ensureChromium } from '../../scripts/chromium.ts';
-import { startLocalRelay, type LocalRelay, type LocalRelayOptions } from '../../scripts/local-relay.ts';
+import { bundleWorker, startLocalRelay, type LocalRelay, type LocalRelayOptions } from '../../scripts/local-relay.ts';
 import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { IDP_ACCESS_AUD, IDP_CLIENT_ID, IDP_CLIENT_SECRET, IdentityProvider } from '../support/idp-server.ts';
 
@@ -42,8 +42,9 @@ let state = '';
 
 export async function setup(project: TestProject): Promise<void> {
   state = mkdtempSync(path.join(tmpdir(), 'tether-e2e-'));
-  // The relay serves the web app from dist/web: build it from the source under test.
-  buildWeb({ quiet: true });
+  // The relay serves the web app built from the source under test, into this run's own folder.
+  const web = path.join(state, 'web');
+  buildWeb({ quiet: true, outDir: web });
   ensureChromium();
   browser = await chromium.launchServer({
     executablePath: CHROMIUM,
@@ -70,7 +71,9 @@ export async function setup(project: TestProject): Promise<void> {
     TETHER_VAPID_KEYS: JSON.stringify([await generateSigningKey('vapid')]),
     PUSH_ALLOW_LOOPBACK: '1',
   };
-  const relayOptions: LocalRelayOptions = { persistTo: state, vars: { ...signInVars, ...secrets, HOST_TIMEOUT_MS: '10000' }, quiet: true };
+  // The Worker bundled once: edits to src/relay during a run (another engineer's) cannot reload it.
+  const script = bundleWorker(path.join(state, 'worker'), web);
+  const relayOptions: LocalRelayOptions = { persistTo: state, assets: web, script, vars: { ...signInVars, ...secrets, HOST_TIMEOUT_MS: '10000' }, quiet: true };
   relay = await startLocalRelay(relayOptions);
   const claimed = await fetch(`${relay.url}/api/auth/setup`, {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ...OWNER, secret: secrets.TETHER_SETUP_SECRET }),
