@@ -117,6 +117,9 @@ describe('the Copilot frames through the ACP mapper', () => {
     expect(ends.every((e) => e.error)).toBe(true);
     expect(ends.at(-1)!.output).toBe('The user rejected this tool call.');
     expect(warnings(outputs)).toEqual([]);
+    // Copilot's own line about it, sent as reply text, is a note; the reply is the model's words only.
+    expect(text(outputs, 'text')).toBe('Running the build.');
+    expect(of(outputs, 'note')).toEqual([{ type: 'note', level: 'info', text: 'Operation cancelled by user' }]);
     expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'done' });
   });
 
@@ -130,6 +133,8 @@ describe('the Copilot frames through the ACP mapper', () => {
     expect(file.endsWith('/notes.md') && path.isAbsolute(file)).toBe(true);
     expect(created).toMatchObject({ error: false, output: expect.stringMatching(/^Created file .*notes\.md with 12 characters$/), changes: [{ path: file, kind: 'add', diff: '@@ -1,0 +1,1 @@\n+first notes\n' }] });
     expect(edited).toMatchObject({ error: false, changes: [{ path: file, kind: 'update', diff: '@@ -1,2 +1,2 @@\n-first notes\n+second notes\n \n' }] });
+    expect(text(outputs, 'text')).toBe('Notes written.');
+    expect(of(outputs, 'note')).toEqual([{ type: 'note', level: 'info', text: file }]);
     // What the edits really left behind, as the recording saw the folder.
     expect(lines.at(-1)!.files).toEqual({ 'notes.md': 'second notes\n' });
   });

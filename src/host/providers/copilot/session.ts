@@ -8,6 +8,7 @@
 //     (github/copilot-cli#4537); a shell command, or an edit, that finished with no request in a
 //     chat that asks first gets a warning beside it, unless the person allowed that kind always.
 //   - A permission request matched to no tool call (permissions.ts) gets a note saying so.
+//   - Copilot's own `Info:` lines, which it sends as reply text, become info notes.
 //   - `compact`: Copilot's `/compact` as a prompt; its answer is one line of text, the marker is ours.
 import type { RuntimeMode } from '../../../contracts/index.ts';
 import type { ProviderChatContext, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../provider.ts';
@@ -21,6 +22,9 @@ function askedFor(toolName: string): Asked | null {
   if (toolName === 'Write' || toolName === 'Edit') return 'write';
   return null;
 }
+
+const INFO = 'Info: ';
+const AFTER_TOOL = new Set<ProviderOutput['type']>(['tool-start', 'tool-output', 'tool-end', 'approval']);
 
 const WORDS: Record<Asked, string> = { shell: 'a shell command', write: 'a file edit' };
 
@@ -58,7 +62,11 @@ export class CopilotReader {
     const unmatched = new Set<Asked>();
     const reply: string[] = [];
     let usage: ProviderOutput | null = null;
+    /** The output before this one: whether the model can be speaking now. */
+    let last: ProviderOutput['type'] | null = null;
     return (output) => {
+      const previous = last;
+      last = output.type;
       switch (output.type) {
         case 'session':
         case 'mode':
@@ -99,6 +107,14 @@ export class CopilotReader {
         case 'text':
           if (compacting) {
             reply.push(output.text);
+            return;
+          }
+          // Copilot reports some of its own events as reply text (`Info: <file>` once a write was
+          // allowed, `Info: Operation cancelled by user` after a denial), always whole and right
+          // after a tool's news; the model's own words come after its next request's usage.
+          if (output.text.startsWith(INFO) && previous !== null && AFTER_TOOL.has(previous)) {
+            last = 'note';
+            emit({ type: 'note', level: 'info', text: output.text.slice(INFO.length) });
             return;
           }
           break;
