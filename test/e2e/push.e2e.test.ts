@@ -4,7 +4,7 @@
 // approval; the service worker's own handlers (src/web/sw/push.ts, driven here with a stand-in for the
 // browser's scope) show it and approve it from the notification through the relay.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PushPayload } from '../../src/contracts/index.ts';
+import { PushPayloadSchema, type PushPayload } from '../../src/contracts/index.ts';
 import { installPushHandlers, type NotificationShape, type PushScope } from '../../src/web/sw/push.ts';
 import { PushEndpoint } from '../support/push-endpoint.ts';
 import { HostProcess, Peer, relayUrl, userToken } from './peers.ts';
@@ -108,6 +108,7 @@ describe('push notifications through wrangler dev', () => {
       url: `/hosts/${host.hostId}/chats/${CHAT}`,
       action: { requestId: expect.any(String), decisions: ['allow', 'allow-always', 'deny'], allowAlwaysLabel: 'Always allow npm test' },
     });
+    expect(PushPayloadSchema.parse(asked.payload)).toEqual(asked.payload);
     expect(asked.payload.title.length).toBeGreaterThan(0);
     expect(asked.payload.action!.expiresAt).toBeGreaterThan(Date.now());
     expect(asked).toMatchObject({ urgency: 'high', topic: asked.payload.tag, ttl: 3600, vapid: { aud: endpoint.url, key: endpoint.vapidKey } });
@@ -157,11 +158,26 @@ describe('push notifications through wrangler dev', () => {
     const again = await call(null, 'POST', '/api/push/act', { token: asked.payload.action!.token, decision: 'allow' });
     expect(again).toEqual({ status: 401, body: { code: 'unauthorized', message: 'This action token was already used' } });
     await sw.click(sw.shown[0]!, 'deny');
-    expect(sw.shown.at(-1)).toMatchObject({ body: 'This action token was already used Tap to open the chat.', silent: true });
+    expect(sw.shown.at(-1)).toMatchObject({ body: 'This action token was already used. Tap to open the chat.', silent: true });
+    // The answer is audited like any chat.approve, under the person and the session that subscribed.
+    const audit = (await call(OWNER, 'GET', `/api/hosts/${host.hostId}/audit`)).body.entries.filter((e: any) => e.action === 'chat.approve');
+    expect(audit).toEqual([expect.objectContaining({ chatId: CHAT, detail: { requestId: expect.stringMatching(/^push-/) } })]);
     // A tap on the notification itself opens the chat.
     await sw.click(sw.shown[2]!);
     expect(sw.opened).toEqual([`${relayUrl()}/hosts/${host.hostId}/chats/${CHAT}`]);
     expect(endpoint.rejected).toEqual([]);
+  });
+
+  it('tells of a question without buttons, and lets that turn buzz once too', async () => {
+    const before = endpoint.of('owner-phone').length;
+    await chat.socket.request('chat.send', { chatId: CHAT, text: 'a question for you' });
+    const asked = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'needs-you' && endpoint.of('owner-phone').indexOf(p) >= before, 'the question push');
+    expect(asked.payload).toMatchObject({ buzz: true, body: 'A question is waiting for you · push-host' });
+    expect(asked.payload.action).toBeUndefined();
+    const item = (await chat.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'question' && f.payload.event.item.state === 'pending', 'the question')).payload.event.item;
+    await chat.socket.request('chat.answer', { chatId: CHAT, requestId: item.requestId, answers: { color: 'Blue' } });
+    const ended = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'turn-ended' && endpoint.of('owner-phone').indexOf(p) >= before, 'the question turn’s end');
+    expect(ended.payload).toMatchObject({ buzz: false, tag: asked.payload.tag });
   });
 
   it('lets the next turn buzz again', async () => {

@@ -33,7 +33,7 @@ import { RoomRecords } from './room-records.ts';
 import { LOG_KEEP, RoomStore } from './room-store.ts';
 import { failureText } from '../db/failures.ts';
 import { noticeOf } from '../push/notices.ts';
-import { pushConfigured, sendNotice } from '../push/send.ts';
+import { pushConfigured, queueNotice } from '../push/send.ts';
 
 const FLUSH_EVERY_MS = 1_000;
 const SETTLING = new Set(['chat.approve', 'chat.answer', 'chat.dismiss']);
@@ -470,7 +470,7 @@ export class ChatRoom extends ClientSockets {
       throw error;
     }
     if (frame !== null) this.fanOut(frame);
-    if (frame !== null && notice) this.ctx.waitUntil(sendNotice(this.env, this.key(), notice, this.loaded()?.info.suggestedTitle));
+    if (frame !== null && notice) this.ctx.waitUntil(queueNotice(this.env, this.key(), notice, this.loaded()?.info.suggestedTitle));
   }
 
   /** Stores one event under `seq`; answers the frame for attached clients, or null when it applied to nothing. */

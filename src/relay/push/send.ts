@@ -33,8 +33,23 @@ export function pushConfigured(env: Env): boolean {
   return vapidKeysOf(env) !== null;
 }
 
+/** Each chat's notices still going out, so they leave in the order they happened (a room is one object, in one isolate). */
+const sending = new Map<string, Promise<void>>();
+
+/**
+ * Pushes one notice of a chat after the chat's earlier ones: an approval's push still on its way must
+ * not land after, and so over, the push of the turn's end that replaces it.
+ */
+export function queueNotice(env: Env, place: ChatPlace, notice: Notice, title: string | undefined): Promise<void> {
+  const key = `${place.hostId}\n${place.chatId}`;
+  const next = (sending.get(key) ?? Promise.resolve()).then(() => sendNotice(env, place, notice, title));
+  sending.set(key, next);
+  void next.then(() => { if (sending.get(key) === next) sending.delete(key); });
+  return next;
+}
+
 /** Pushes one notice of a chat; `title` is the chat's own title when it has one. */
-export async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: string | undefined): Promise<void> {
+async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: string | undefined): Promise<void> {
   const keys = vapidKeysOf(env);
   if (!keys) return;
   try {

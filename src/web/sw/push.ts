@@ -106,7 +106,7 @@ async function onClick(scope: PushScope, event: NotificationClickLike): Promise<
   const outcome = await act(scope, payload.action.token, offered);
   // What happened replaces the notification, silently; on failure a tap opens the chat to answer there.
   await scope.registration.showNotification(payload.title, {
-    body: outcome.ok ? DONE[offered] : `${outcome.message} Tap to open the chat.`,
+    body: outcome.ok ? DONE[offered] : `${outcome.message.replace(/\.?$/, '.')} Tap to open the chat.`,
     tag: payload.tag,
     data: { ...payload, action: undefined },
     silent: true,
