@@ -175,7 +175,7 @@ export class AcpMapper {
         : pick(options, 'allow_once') ?? pick(options, 'allow_always');
     const outputs: ProviderOutput[] = [];
     // A refused call may never hear of again (Gemini sends no update for it): it ends here.
-    if (decision === 'deny' && pending.toolCallId) outputs.push(...this.endCall(pending.toolCallId, 'Denied', true));
+    if (decision === 'deny' && pending.toolCallId) outputs.push(...this.refuseCall(pending.toolCallId));
     return { reply: option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : CANCELLED, outputs };
   }
 
@@ -331,19 +331,27 @@ export class AcpMapper {
       out.push({ type: 'tool-start', toolUseId: id, name, input, ...(call.title ? { description: call.title } : {}) });
     }
     if (call.status === 'completed' || call.status === 'failed') {
-      out.push(...this.endCall(id, null, call.status === 'failed'));
+      out.push(...this.endCall(id, call.status === 'failed'));
     }
     return out;
   }
 
   /** A tool-end for a call, once per terminal state (a later update with more to say ends it again). */
-  private endCall(id: string, fallback: string | null, error: boolean): ProviderOutput[] {
+  /** A refused call: what its request showed is what it would have done, so there is no output and no change. */
+  private refuseCall(id: string): ProviderOutput[] {
+    const call = this.calls.get(id);
+    if (!call || !call.started || call.ended) return [];
+    call.ended = true;
+    return [{ type: 'tool-end', toolUseId: id, output: 'Denied', error: true }];
+  }
+
+  private endCall(id: string, error: boolean): ProviderOutput[] {
     const call = this.calls.get(id);
     if (!call || !call.started) return [];
     const result = this.spec.quirks?.toolResult?.(call);
     // Only a call that completed changed anything: a refused or failed edit shows what it would have done, not a change.
     const changes = error ? [] : result ? result.changes : fileChangesOf(call.content);
-    const output = (result ? result.output : toolOutput(call)) ?? fallback;
+    const output = result ? result.output : toolOutput(call);
     if (call.ended && output === null && changes.length === 0) return [];
     call.ended = true;
     return [{ type: 'tool-end', toolUseId: id, output, error, ...(changes.length ? { changes } : {}) }];
