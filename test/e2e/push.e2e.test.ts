@@ -4,6 +4,7 @@
 // approval; the service worker's own handlers (src/web/sw/push.ts, driven here with a stand-in for the
 // browser's scope) show it and approve it from the notification through the relay.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { subscribeToPush, unsubscribeFromPush, type PushApi, type PushManagerLike } from '../../src/client/index.ts';
 import { PushPayloadSchema, type PushPayload } from '../../src/contracts/index.ts';
 import { installPushHandlers, type NotificationShape, type PushScope } from '../../src/web/sw/push.ts';
 import { PushEndpoint } from '../support/push-endpoint.ts';
@@ -34,6 +35,34 @@ async function subscribe(label: string, name: string, status = 201): Promise<str
   expect(made.status).toBe(201);
   return subscription.endpoint;
 }
+
+/** The SDK's push helper calls the relay as this person. */
+const apiOf = (label: string): PushApi => ({
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const reply = await call(label, method, path, body);
+    if (reply.status >= 300) throw new Error(`${method} ${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
+    return reply.body as T;
+  },
+});
+
+/** A stand-in for a browser's PushManager whose subscriptions are the loopback push service's. */
+function pushManager(name: string): PushManagerLike & { keys: Uint8Array[] } {
+  let held: Awaited<ReturnType<PushManagerLike['subscribe']>> | null = null;
+  const keys: Uint8Array[] = [];
+  return {
+    keys,
+    getSubscription: async () => held,
+    async subscribe({ userVisibleOnly, applicationServerKey }) {
+      expect(userVisibleOnly).toBe(true);
+      const key = new Uint8Array(applicationServerKey as ArrayBuffer);
+      keys.push(key);
+      const json = endpoint.subscribe(name);
+      held = { endpoint: json.endpoint, options: { applicationServerKey: key.slice().buffer }, toJSON: () => json, unsubscribe: async () => { held = null; return true; } };
+      return held;
+    },
+  };
+}
+const ownerPhone = pushManager('owner-phone');
 
 /** A stand-in for the browser's ServiceWorkerGlobalScope: records notifications, fetches for real. */
 function serviceWorker() {
@@ -83,7 +112,13 @@ beforeAll(async () => {
   await userToken(VIEWER);
   const granted = await call(OWNER, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', email: `${VIEWER}@e2e.test` }, role: 'viewer' });
   expect(granted.status).toBe(201);
-  await subscribe(OWNER, 'owner-phone');
+  // The owner's phone subscribes through the SDK's helper: the relay's key, the browser's push manager, the relay.
+  const made = await subscribeToPush(apiOf(OWNER), ownerPhone);
+  expect(made).toMatchObject({ id: expect.stringMatching(/^ps_/), current: true });
+  expect(Buffer.from(ownerPhone.keys[0]!).toString('base64url')).toBe(endpoint.vapidKey);
+  // Subscribing again keeps the browser's subscription and the relay's record of it.
+  expect((await subscribeToPush(apiOf(OWNER), ownerPhone))!.id).toBe(made!.id);
+  expect(ownerPhone.keys).toHaveLength(1);
   ownerOld = await subscribe(OWNER, 'owner-old', 410);
   await subscribe(VIEWER, 'viewer-phone');
   await subscribe(STRANGER, 'stranger-phone');
@@ -187,5 +222,11 @@ describe('push notifications through wrangler dev', () => {
     expect(ended.payload).toMatchObject({ kind: 'turn-ended', buzz: true });
     expect(ended.payload.tag).not.toBe(endpoint.of('owner-phone')[0]!.payload.tag);
     expect(endpoint.rejected).toEqual([]);
+  });
+
+  it('turning push off unsubscribes the browser and removes the relay’s record', async () => {
+    await unsubscribeFromPush(apiOf(OWNER), ownerPhone);
+    expect(await ownerPhone.getSubscription()).toBeNull();
+    expect((await call(OWNER, 'GET', '/api/push/subscriptions')).body.subscriptions).toEqual([]);
   });
 });
