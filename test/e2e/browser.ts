@@ -5,6 +5,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { inject } from 'vitest';
+import type { SessionTokens } from '../../src/client/index.ts';
+import { HostProcess, personCredentials, relayUrl, userToken } from './peers.ts';
 
 export const SIZES = {
   phone: { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true },
@@ -31,9 +33,11 @@ export interface PersonPage {
 }
 
 /** A fresh browser context (a person on their own device) with one page, opened at the relay. */
-export async function newPersonPage(size: Size, options: { path?: string } = {}): Promise<PersonPage> {
+export async function newPersonPage(size: Size, options: { path?: string; session?: SessionTokens } = {}): Promise<PersonPage> {
   const browser = await sharedBrowser();
   const context = await browser.newContext({ ...SIZES[size], baseURL: inject('relayUrl') });
+  // Seeded once per context: a reload must not put back a refresh token the app has since rotated.
+  if (options.session) await context.addInitScript(seedSession, { key: SESSION_KEY, session: options.session });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
@@ -47,4 +51,46 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const file = path.join(SHOTS, `${name.replace(/[^a-z0-9._-]+/gi, '-')}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/** Where the app keeps its session (src/client/tokens.ts LocalStorageTokenStore's default key). */
+const SESSION_KEY = 'tether.session';
+
+function seedSession({ key, session }: { key: string; session: SessionTokens }): void {
+  if (localStorage.getItem(`${key}.e2e-seeded`)) return;
+  localStorage.setItem(`${key}.e2e-seeded`, '1');
+  localStorage.setItem(key, JSON.stringify(session));
+}
+
+/** A signed-in session of `label`'s account made through the API (`userToken` makes the account first). */
+export async function personSession(label: string): Promise<SessionTokens> {
+  await userToken(label);
+  const res = await fetch(`${relayUrl()}/api/auth/signin`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(personCredentials(label)),
+  });
+  if (!res.ok) throw new Error(`signing in ${label} failed: ${res.status} ${await res.text()}`);
+  return await res.json() as SessionTokens;
+}
+
+export interface SignedInPerson extends PersonPage {
+  label: string;
+  email: string;
+}
+
+/**
+ * A person already signed in when the app loads: their session (through the API, a session of its
+ * own) is put into the page's storage before any script runs. The sign-in UI is tested apart.
+ */
+export async function signedInPerson(size: Size, label: string, options: { path?: string } = {}): Promise<SignedInPerson> {
+  const session = await personSession(label);
+  const person = await newPersonPage(size, { ...options, session });
+  return { ...person, label, email: personCredentials(label).email };
+}
+
+/**
+ * A real host process with the script provider (the default config: Claude Code answered by
+ * src/host/providers/script.default.json), paired to `label`'s account and started. Stop it after.
+ */
+export async function pairedHost(label: string, name = `web-${label}-${crypto.randomUUID().slice(0, 6)}`): Promise<HostProcess> {
+  return new HostProcess(name, label).start();
 }

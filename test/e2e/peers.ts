@@ -46,8 +46,13 @@ export async function userToken(label: string): Promise<string> {
   return (await next).accessToken;
 }
 
+/** The email and password of `label`'s account (it exists once `userToken(label)` resolved). */
+export function personCredentials(label: string): { email: string; password: string } {
+  return label === RELAY_OWNER ? { email: inject('ownerEmail'), password: inject('ownerPassword') } : { email: `${label}@e2e.test`, password: PASSWORD };
+}
+
 async function signIn(label: string): Promise<{ accessToken: string; expiresAt: number }> {
-  const [email, password] = label === RELAY_OWNER ? [inject('ownerEmail'), inject('ownerPassword')] : [`${label}@e2e.test`, PASSWORD];
+  const { email, password } = personCredentials(label);
   const signedIn = await call('POST', '/api/auth/signin', { email, password });
   if (signedIn.status === 200) return signedIn.body;
   if (label === RELAY_OWNER || signedIn.status !== 401) throw new Error(`sign-in of ${label} failed: ${signedIn.status} ${JSON.stringify(signedIn.body)}`);

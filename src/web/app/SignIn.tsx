@@ -1,0 +1,77 @@
+// Signing in: a password form, plus Cloudflare Access and single sign-on (OIDC) where this relay has
+// them. The relay's first owner is made on the relay's own /setup page (it needs the setup secret).
+// An OIDC sign-in leaves the app and comes back with `#login=<code>` (or `#login-error=`).
+import { signal } from '@preact/signals';
+import { useEffect, useState } from 'preact/hooks';
+import type { SignInMethods } from '../../client/index.ts';
+import { errorText } from './errors.ts';
+import { api, markSignedIn } from './session.ts';
+
+const redirectError = signal<string | null>(null);
+
+/** Finishes a sign-in that came back from the identity provider in the URL's fragment. */
+export async function finishRedirectSignIn(): Promise<void> {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const code = fragment.get('login');
+  const failed = fragment.get('login-error');
+  if (!code && !failed) return;
+  history.replaceState(null, '', location.pathname + location.search); // the code is single-use: out of the URL
+  if (failed) return void (redirectError.value = failed);
+  try {
+    await api.signInWithCode(code!);
+    markSignedIn();
+  } catch (error) {
+    redirectError.value = errorText(error);
+  }
+}
+
+export function SignIn() {
+  const [methods, setMethods] = useState<SignInMethods>({ password: true, access: false, oidc: false });
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => { api.signInMethods().then(setMethods, () => undefined); }, []);
+
+  const run = async (how: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await how();
+      markSignedIn();
+    } catch (failure) {
+      setError(errorText(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const shown = error ?? redirectError.value;
+
+  return (
+    <div class="sign-in">
+      <h1 class="sign-in-title">Tether</h1>
+      <p class="muted">Your coding agents, from anywhere.</p>
+      {methods.password && (
+        <form class="card stack" onSubmit={(e) => { e.preventDefault(); void run(() => api.signIn(email.trim(), password)); }}>
+          <label>
+            Email
+            <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          </label>
+          <label>
+            Password
+            <input type="password" name="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          </label>
+          <button type="submit" class="primary" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+        </form>
+      )}
+      {(methods.access || methods.oidc) && (
+        <div class="stack">
+          {methods.access && <button type="button" disabled={busy} onClick={() => void run(() => api.signInWithAccess())}>Sign in with Cloudflare Access</button>}
+          {methods.oidc && <a class="button" href={api.oidcStartUrl(location.href.split('#')[0])}>Sign in with single sign-on</a>}
+        </div>
+      )}
+      {shown && <p class="notice error" role="alert">{shown}</p>}
+      <p class="muted small">Setting up a new relay? Its owner is made on <a href="/setup">the setup page</a>.</p>
+    </div>
+  );
+}

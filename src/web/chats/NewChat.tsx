@@ -1,0 +1,4 @@
+// (Being written: W1.)
+export function NewChatPage() {
+  return <section class="page"><h1>New chat</h1></section>;
+}

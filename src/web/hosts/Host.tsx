@@ -1,0 +1,4 @@
+// (Being written: W1.)
+export function HostPage() {
+  return <section class="page"><h1>Host</h1></section>;
+}

@@ -1,0 +1,4 @@
+// (Being written: W1.)
+export function SettingsPage() {
+  return <section class="page"><h1>Settings</h1></section>;
+}
