@@ -149,17 +149,57 @@ export function readCliVersion(command: string, env: NodeJS.ProcessEnv = process
   });
 }
 
-/** Probes of CLIs this host does not serve, once per command and PATH for the life of the process. */
-const probes = new Map<string, Promise<CliPresence>>();
+/**
+ * How long `provider.list` waits for a CLI it does not serve to print its version. Whether it is
+ * installed is known at once (it starts, or there is no such file); its version may take seconds
+ * (Gemini CLI's `--version` loads its whole bundle), longer than a relay waits for an answer under
+ * load. Past this wait the version is null, "not known yet", and a later list has it.
+ */
+const VERSION_WAIT_MS = 2_000;
 
-function presence(command: string): Promise<CliPresence> {
+interface Probe {
+  installed: Promise<boolean>;
+  presence: Promise<CliPresence>;
+}
+
+/** Probes of CLIs this host does not serve, once per command and PATH for the life of the process. */
+const probes = new Map<string, Probe>();
+
+function probe(command: string): Probe {
   const key = `${command}\0${process.env.PATH ?? ''}`;
-  let probe = probes.get(key);
-  if (!probe) {
-    probe = readCliVersion(command);
-    probes.set(key, probe);
+  let found = probes.get(key);
+  if (!found) {
+    let started!: (yes: boolean) => void;
+    const installed = new Promise<boolean>((resolve) => {
+      started = resolve;
+    });
+    const presence = new Promise<CliPresence>((resolve) => {
+      const child = execFile(command, ['--version'], { encoding: 'utf8', timeout: 15_000, windowsHide: true }, (error, stdout) => {
+        // Not startable at all (no such file, not executable): not installed. Started but failed: installed, version unknown.
+        const ran = !error || typeof error.code === 'number' || error.killed === true;
+        started(ran);
+        resolve({ installed: ran, version: error ? null : versionIn(stdout) });
+      });
+      child.once('spawn', () => started(true));
+    });
+    found = { installed, presence };
+    probes.set(key, found);
   }
-  return probe;
+  return found;
+}
+
+/** What is known of a CLI this host does not serve, its version waited for a short while. */
+async function presence(command: string): Promise<CliPresence> {
+  const { installed, presence: full } = probe(command);
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), VERSION_WAIT_MS);
+  });
+  try {
+    return (await Promise.race([full, waited])) ?? { installed: await installed, version: null };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The entry of a CLI this host does not serve: as installed as it is here, but with nothing to chat with. */
