@@ -9,9 +9,9 @@
 import { z } from 'zod';
 import {
   AuditPageSchema, GrantSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, PairedHostSchema,
-  ProtocolError, TeamDetailSchema, TeamSummarySchema,
+  ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, TeamDetailSchema, TeamSummarySchema,
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
-  type TeamDetail, type TeamSummary, type WireErrorCode,
+  type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
 import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
 
@@ -74,6 +74,8 @@ const HostsSchema = z.object({ hosts: z.array(HostSummarySchema) });
 const GrantsSchema = z.object({ grants: z.array(GrantSchema) });
 const TeamsSchema = z.object({ teams: z.array(TeamSummarySchema) });
 const ChatIndexSchema = z.object({ chats: z.array(IndexedChatSchema) });
+const PushSubscriptionsSchema = z.object({ subscriptions: z.array(PushSubscriptionInfoSchema) });
+const PushDeliveriesSchema = z.object({ deliveries: z.array(PushDeliverySchema) });
 
 export class RelayApi {
   readonly baseUrl: string;
@@ -307,6 +309,22 @@ export class RelayApi {
   visualTicket(hostId: string, chatId: string, visualId: string): Promise<VisualTicket> {
     const path = [hostId, chatId, visualId].map(encodeURIComponent).join('/');
     return this.call('POST', `/v1/visuals/${path}/ticket`);
+  }
+
+  // ---- push ----
+
+  // Subscribing a browser (key, push manager, registration) is push.ts's subscribeToPush.
+  async pushSubscriptions(): Promise<PushSubscriptionInfo[]> {
+    return (await this.checked(PushSubscriptionsSchema, 'GET', '/api/push/subscriptions')).subscriptions;
+  }
+
+  async unsubscribePush(subscriptionId: string): Promise<void> {
+    await this.call('DELETE', `/api/push/subscriptions/${encodeURIComponent(subscriptionId)}`);
+  }
+
+  /** What became of the person's pushes, newest first. */
+  async pushDeliveries(limit?: number): Promise<PushDelivery[]> {
+    return (await this.checked(PushDeliveriesSchema, 'GET', `/api/push/deliveries${limit === undefined ? '' : `?limit=${limit}`}`)).deliveries;
   }
 
   // ---- teams and invitations ----

@@ -74,6 +74,8 @@ describe('the client SDK end to end', () => {
     expect(await lobby.chats()).toEqual(expect.arrayContaining([expect.objectContaining({ chatId: 'sdk-offline' })]));
     const ticket = await api.visualTicket(host.hostId, 'sdk-restart', 'no-such-visual');
     expect(new URL(ticket.url).searchParams.get('ticket')).toBeTruthy();
+    expect(await api.pushSubscriptions()).toEqual([]);
+    expect(await api.pushDeliveries(5)).toEqual([]);
     await expect(api.denyPairing('ABCD-EFGH')).rejects.toMatchObject({ code: 'pairing-not-found' });
     await expect(api.renameHost('h_nope', 'x')).rejects.toMatchObject({ code: 'host-not-found' });
     // A forced refresh rotates the pair; the old access token's session goes on under the new one.
