@@ -8,12 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { HostPolicy } from '../../src/host/policy.ts';
 import { CopilotProvider } from '../../src/host/providers/copilot/index.ts';
-import { AnthropicServer } from '../support/anthropic-server.ts';
+import { AnthropicServer, hasImage, lastUserText } from '../support/anthropic-server.ts';
 import { copilotEnv, copilotScenario, GREETING, TEST_MODEL, THOUGHT } from './fixtures/copilot/scenario.ts';
 import { openCore, TestClient, tempDir, until } from './harness.ts';
 
 const copilot = path.resolve(import.meta.dirname, '../../node_modules/.bin/copilot');
 const TURN_MS = 60_000;
+// A 1×1 PNG.
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 let data: ReturnType<typeof tempDir>;
 let model: AnthropicServer;
@@ -80,6 +82,23 @@ describe('the Copilot driver with the real binary', () => {
     expect(info.usage.contextTokens).toBeGreaterThan(0);
     // Nothing went anywhere but the scripted server.
     expect(model.unexpected).toEqual([]);
+  });
+
+  it('hands an image to Copilot inline and a file as a link it reads', async () => {
+    const { turnId } = await client.ok('chat.send', {
+      chatId: 'c',
+      text: 'hello there',
+      attachments: [{ name: 'dot.png', mime: 'image/png', data: PNG }, { name: 'notes.txt', mime: 'text/plain', data: Buffer.from('tether-attached-words').toString('base64') }],
+    });
+    await settled(turnId);
+    expect(turnOf(turnId)).toMatchObject({ state: 'done' });
+    const request = model.conversation.at(-1)!;
+    expect(hasImage(request)).toBe(true);
+    // Copilot tells the model where the file is; reading it is a tool call like any other.
+    const stored = thread().items.find((i) => i.kind === 'user' && i.turnId === turnId);
+    const file = stored?.kind === 'user' ? stored.attachments?.find((a) => a.name === 'notes.txt') : undefined;
+    expect(file && readFileSync(file.path, 'utf8')).toBe('tether-attached-words');
+    expect(lastUserText(request)).toContain(`[Resource link: file://${file!.path}]`);
   });
 
   it('a shell command asks first; allowed, it runs and its tool item ends done', async () => {
