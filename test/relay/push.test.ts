@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatItem } from '../../src/contracts/index.ts';
 import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { signRelayJwt } from '../../src/relay/auth/tokens.ts';
-import { audienceOf, claimTurn } from '../../src/relay/db/push.ts';
+import { audienceOf, claimTurn, recordDeliveries } from '../../src/relay/db/push.ts';
 import app from '../../src/relay/index.ts';
 import { mintPushAction, type PushAction } from '../../src/relay/push/action-token.ts';
 import { noticeOf } from '../../src/relay/push/notices.ts';
@@ -151,6 +151,36 @@ describe('who hears of a chat', () => {
     });
     await env.DB.prepare('UPDATE hosts SET revoked_at = ? WHERE id = ?').bind(Date.now(), hostId).run();
     expect((await audienceOf(env.DB, hostId, 'c1', Date.now())).recipients).toEqual([]);
+  });
+});
+
+describe('many people', () => {
+  it('reaches a team of 120 and records all their deliveries (D1 binds at most 100 parameters a statement)', async () => {
+    const hostId = 'host-push-many';
+    await hostKey(hostId, 'push-many-owner');
+    const now = Date.now();
+    const people = Array.from({ length: 120 }, (_, i) => `push-many-${i}`);
+    await env.DB.batch([
+      env.DB.prepare('INSERT INTO teams (id, name, created_by, created_at) VALUES (?, ?, ?, ?)').bind('team-many', 'many', 'push-many-owner', now),
+      env.DB.prepare("INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_by, created_at) VALUES ('g-many', ?, '', 'team', 'team-many', 'operator', 'x', ?)").bind(hostId, now),
+      ...people.flatMap((id, i) => [
+        env.DB.prepare('INSERT INTO users (id, email, name, created_at) VALUES (?, ?, ?, ?)').bind(id, `${id}@test.invalid`, id, now),
+        env.DB.prepare("INSERT INTO team_members (team_id, user_id, role, created_at) VALUES ('team-many', ?, 'member', ?)").bind(id, now),
+        env.DB.prepare("INSERT INTO sessions (id, user_id, method, created_at, last_used_at, expires_at) VALUES (?, ?, 'test', ?, ?, ?)").bind(`s-${id}`, id, now, now, now + 60_000),
+        env.DB.prepare('INSERT INTO push_subscriptions (id, user_id, session_id, endpoint, p256dh, auth, vapid_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+          .bind(`ps-${id}`, id, `s-${id}`, fcm(`team-many-${i}`), P256DH, AUTH, 'k', now),
+      ]),
+    ]);
+    const { recipients } = await audienceOf(env.DB, hostId, 'c1', now);
+    expect(recipients).toHaveLength(120);
+    expect(new Set(recipients.map((r) => r.role))).toEqual(new Set(['operator']));
+    await recordDeliveries(env.DB, recipients.map((r, i) => ({
+      userId: r.userId, subscriptionId: r.subscriptions[0]!.id, hostId, chatId: 'c1', kind: 'turn-ended', turnKey: 't1', buzz: true,
+      status: i === 0 ? 410 : 201, error: null, removed: i === 0, at: now,
+    })), now);
+    const counted = await env.DB.prepare('SELECT count(*) AS n FROM push_deliveries WHERE host_id = ?').bind(hostId).first<{ n: number }>();
+    expect(counted?.n).toBe(120);
+    expect((await audienceOf(env.DB, hostId, 'c1', now)).recipients).toHaveLength(119);
   });
 });
 

@@ -67,17 +67,30 @@ export interface Recipient {
 /**
  * Who should hear of a chat: the host's owner and everyone holding a grant on the whole host or on
  * this chat, directly or through a team, whose account is enabled; each with the subscriptions of
- * their live sessions. Nobody, for a revoked or unknown host. Two round trips, asked only when a chat
- * starts waiting or a turn ends.
+ * their live sessions. Nobody, for a revoked or unknown host. One round trip whatever the number of
+ * people (no list of ids is bound: D1 takes at most 100 parameters a statement), asked only when a
+ * chat starts waiting or a turn ends.
  */
 export async function audienceOf(d1: D1Database, hostId: string, chatId: string, now: number): Promise<{ hostName: string; recipients: Recipient[] }> {
   const db = drizzle(d1);
   const onChat = and(eq(grants.hostId, hostId), or(eq(grants.chatId, ''), eq(grants.chatId, chatId)));
-  const [host, granted, members] = await db.batch([
+  const grantedTeams = db.select({ id: grants.subjectId }).from(grants).where(and(onChat, eq(grants.subjectType, 'team')));
+  const who = pushSubscriptions.userId;
+  const [host, granted, members, rows] = await db.batch([
     db.select({ ownerId: hosts.ownerId, name: hosts.name }).from(hosts).where(and(eq(hosts.id, hostId), isNull(hosts.revokedAt))),
     db.select({ subjectType: grants.subjectType, subjectId: grants.subjectId, role: grants.role }).from(grants).where(onChat),
-    db.select({ teamId: teamMembers.teamId, userId: teamMembers.userId }).from(teamMembers).where(inArray(teamMembers.teamId,
-      db.select({ id: grants.subjectId }).from(grants).where(and(onChat, eq(grants.subjectType, 'team'))))),
+    db.select({ teamId: teamMembers.teamId, userId: teamMembers.userId }).from(teamMembers).where(inArray(teamMembers.teamId, grantedTeams)),
+    db.select({ subscription: pushSubscriptions }).from(pushSubscriptions)
+      .innerJoin(sessions, and(eq(sessions.id, pushSubscriptions.sessionId), eq(sessions.userId, who)))
+      .innerJoin(users, eq(users.id, who))
+      .where(and(
+        or(
+          inArray(who, db.select({ id: hosts.ownerId }).from(hosts).where(eq(hosts.id, hostId))),
+          inArray(who, db.select({ id: grants.subjectId }).from(grants).where(and(onChat, eq(grants.subjectType, 'user')))),
+          inArray(who, db.select({ id: teamMembers.userId }).from(teamMembers).where(inArray(teamMembers.teamId, grantedTeams))),
+        ),
+        isNull(sessions.revokedAt), gt(sessions.expiresAt, now), isNull(users.disabledAt),
+      )),
   ]);
   if (!host[0]) return { hostName: '', recipients: [] };
   const roles = new Map<string, Role>([[host[0].ownerId, 'owner']]);
@@ -86,18 +99,13 @@ export async function audienceOf(d1: D1Database, hostId: string, chatId: string,
     if (grant.subjectType === 'user') raise(grant.subjectId, grant.role);
     else for (const member of members) if (member.teamId === grant.subjectId) raise(member.userId, grant.role);
   }
-  const rows = await db.select({ subscription: pushSubscriptions }).from(pushSubscriptions)
-    .innerJoin(sessions, and(eq(sessions.id, pushSubscriptions.sessionId), eq(sessions.userId, pushSubscriptions.userId)))
-    .innerJoin(users, eq(users.id, pushSubscriptions.userId))
-    .where(and(
-      inArray(pushSubscriptions.userId, [...roles.keys()]),
-      isNull(sessions.revokedAt), gt(sessions.expiresAt, now), isNull(users.disabledAt),
-    ));
   const recipients = new Map<string, Recipient>();
   for (const { subscription } of rows) {
     const userId = subscription.userId;
+    const role = roles.get(userId);
+    if (!role) continue;
     let recipient = recipients.get(userId);
-    if (!recipient) recipients.set(userId, recipient = { userId, role: roles.get(userId)!, subscriptions: [] });
+    if (!recipient) recipients.set(userId, recipient = { userId, role, subscriptions: [] });
     recipient.subscriptions.push(subscription);
   }
   return { hostName: host[0].name, recipients: [...recipients.values()] };
@@ -132,14 +140,13 @@ export interface DeliveryRecord {
 
 /** Writes what the pushes of one notice did and drops the subscriptions their push service called gone, in one round trip. */
 export async function recordDeliveries(d1: D1Database, records: DeliveryRecord[], now: number): Promise<void> {
-  if (records.length === 0) return;
   const db = drizzle(d1);
-  const gone = records.filter((r) => r.removed).map((r) => r.subscriptionId);
-  await db.batch([
-    db.insert(pushDeliveries).values(records),
-    db.delete(pushDeliveries).where(lt(pushDeliveries.at, now - KEEP_MS)),
-    ...(gone.length > 0 ? [db.delete(pushSubscriptions).where(inArray(pushSubscriptions.id, gone))] : []),
+  // A statement a record: D1 binds at most 100 parameters a statement, and a delivery row has 11.
+  const writes = records.flatMap((record) => [
+    db.insert(pushDeliveries).values(record),
+    ...(record.removed ? [db.delete(pushSubscriptions).where(eq(pushSubscriptions.id, record.subscriptionId))] : []),
   ]);
+  await db.batch([db.delete(pushDeliveries).where(lt(pushDeliveries.at, now - KEEP_MS)), ...writes]);
 }
 
 /** A person's most recent deliveries, newest first. */
