@@ -73,7 +73,7 @@ const settled = (turnId: string) => () => {
 describe('Gemini CLI through the host, the relay and a client', () => {
   it('lists Gemini CLI as installed, with its version, models and capabilities', async () => {
     const { providers } = await lobby.socket.request('provider.list', {});
-    const gemini = providers.find((p: Item) => p.kind === 'gemini');
+    const gemini = providers.find((p: Item) => p.kind === 'gemini')!;
     expect(gemini).toMatchObject({ name: 'Gemini CLI', installed: true, version: '0.61.0', defaultModel: 'auto' });
     expect(gemini.capabilities).toMatchObject({ chat: true, allowAlways: true, denyReason: false, reportsThinking: true, diffs: 'unified' });
     expect(gemini.models.map((m: Item) => m.slug)).toContain(TEST_MODEL);
