@@ -53,6 +53,7 @@ export class ChatChannel extends LiveSocket {
     this.outbox = options.outbox ?? defaultOutboxStore();
     this.thread = new ThreadModel(chatId, (cursor) => this.request('chat.history', { chatId, cursor }));
     this.restored = this.restore();
+    this.onState((state) => { if (state === 'closed') this.refuseKept(); });
     this.start();
   }
 
@@ -80,6 +81,10 @@ export class ChatChannel extends LiveSocket {
     const checked = ChatSendPayloadSchema.safeParse(payload);
     if (!checked.success) {
       send.advance('failed', { error: { code: 'bad-request', message: checked.error.issues[0]?.message ?? 'Invalid message' } });
+      return send;
+    }
+    if (this.ended?.code === 'forbidden') {
+      send.advance('failed', { error: this.ended });
       return send;
     }
     const write = this.outbox.put(entry);
@@ -167,6 +172,16 @@ export class ChatChannel extends LiveSocket {
   private async settle(send: PendingSend, state: 'queued' | 'delivered' | 'failed', detail: { error?: WireError; result?: ChatSendResult }): Promise<void> {
     send.advance(state, detail);
     await this.outbox.remove(send.id).catch(() => undefined);
+  }
+
+  /**
+   * Access to the host was revoked: what is kept here can never go, so it fails (and leaves the
+   * outbox). Any other end (signed out, close()) leaves it kept, for the next channel of this chat.
+   */
+  private refuseKept(): void {
+    const why = this.ended;
+    if (why?.code !== 'forbidden') return;
+    for (const send of this.sends.values()) if (send.state === 'kept' || send.state === 'sent') void this.settle(send, 'failed', { error: why });
   }
 
   /** Sends the relay kept for the offline host are delivered once they leave `info.queue` (unless refused first). */

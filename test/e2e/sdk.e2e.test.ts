@@ -174,6 +174,7 @@ describe('the client SDK end to end', () => {
     await api.revokeGrant(host.hostId, grant.id);
     await until(() => channel.state === 'closed', 'the guest channel closed');
     expect(channel.ended).toMatchObject({ code: 'forbidden' });
+    expect((await channel.send({ text: 'too late' }).settled).error).toMatchObject({ code: 'forbidden' });
     await expect(channel.request('chat.history', { chatId: 'sdk-shared', cursor: 'h1.0.1' })).rejects.toMatchObject({ code: 'forbidden' });
     expect(channel.state).toBe('closed');
     await guest.signOut();
