@@ -1,0 +1,118 @@
+// One open chat: a header (title, live status, host presence, context meter and cost), the chat's
+// tools (W3), the thread, the requests waiting in pages not loaded yet, a "working" line while a turn
+// runs, and the composer (W3). The chat's socket is held while this view is open.
+import { useEffect, useMemo, useReducer } from 'preact/hooks';
+import type { ChatChannel, ThreadChange } from '../../client/index.ts';
+import type { AgentStatus } from '../../contracts/index.ts';
+import { chatChannel, releaseChat } from '../app/session.ts';
+import { Composer } from './composer/Composer.tsx';
+import { formatCost, formatTokens } from './items/format.ts';
+import { ApprovalCard } from './requests/ApprovalCard.tsx';
+import { QuestionForm } from './requests/QuestionForm.tsx';
+import { Thread } from './Thread.tsx';
+import { ChatToolbar } from './tools/ChatToolbar.tsx';
+import './chat.css';
+
+/** Redraws the caller when the channel's link, host presence or the thread changes in one of these ways. */
+function useChannel(channel: ChatChannel, kinds: ReadonlyArray<ThreadChange['kind']>): void {
+  const [, redraw] = useReducer((n: number) => n + 1, 0);
+  useEffect(() => {
+    const stops = [
+      channel.onState(() => redraw(0)),
+      channel.onPresence(() => redraw(0)),
+      channel.thread.subscribe((change) => { if (kinds.includes(change.kind)) redraw(0); }),
+    ];
+    return () => { for (const stop of stops) stop(); };
+  }, [channel]); // eslint-disable-line react-hooks/exhaustive-deps
+}
+
+const STATUS_LABEL: Record<AgentStatus, string> = {
+  running: 'Working', 'needs-you': 'Needs you', idle: 'Idle', error: 'Error', exited: 'Ended',
+};
+
+function LinkState({ channel }: { channel: ChatChannel }) {
+  if (channel.ended) return <span class="link-state ended" role="alert">{channel.ended.message}</span>;
+  switch (channel.state) {
+    case 'connecting': return <span class="link-state connecting">Connecting…</span>;
+    case 'offline': return <span class="link-state offline">Offline, reconnecting…</span>;
+    case 'closed': return <span class="link-state offline">Closed</span>;
+    default: return null;
+  }
+}
+
+function ChatHeader({ channel }: { channel: ChatChannel }) {
+  useChannel(channel, ['info', 'snapshot']);
+  const info = channel.thread.info;
+  const usage = info?.usage;
+  const folder = info?.cwd.split(/[\\/]/).filter(Boolean).pop() ?? '';
+  const online = channel.online;
+  return (
+    <header class="chat-header">
+      <div class="chat-title">
+        <h1>{info?.suggestedTitle ?? 'New chat'}</h1>
+        <p class="chat-subtitle">
+          {info ? <span title={info.cwd}>{folder || info.cwd}</span> : null}
+          {info?.model ? <span>{info.model}</span> : null}
+        </p>
+      </div>
+      <div class="chat-facts" aria-live="polite">
+        {info ? <span class={`status-chip status-${info.status}`}>{STATUS_LABEL[info.status]}</span> : null}
+        {online === null ? null : <span class={`host-presence ${online ? 'online' : 'offline'}`}>{online ? 'Host online' : 'Host offline'}</span>}
+        <LinkState channel={channel} />
+      </div>
+      {usage ? (
+        <div class="chat-usage">
+          {usage.contextWindow
+            ? <label class="context-meter">
+                <span>Context</span>
+                <meter min={0} max={usage.contextWindow} value={usage.contextTokens} low={usage.contextWindow * 0.7} high={usage.contextWindow * 0.9} optimum={0} />
+                <span>{formatTokens(usage.contextTokens)} / {formatTokens(usage.contextWindow)}</span>
+              </label>
+            : <span class="context-meter">Context {formatTokens(usage.contextTokens)}</span>}
+          <span class="chat-cost" title="Cost of this chat">{formatCost(usage.costUsd)}</span>
+        </div>
+      ) : null}
+    </header>
+  );
+}
+
+/** Approvals and questions waiting in pages not loaded: they must be answerable without scrolling back. */
+function WaitingElsewhere({ channel }: { channel: ChatChannel }) {
+  useChannel(channel, ['pending', 'item', 'snapshot', 'older']);
+  const thread = channel.thread;
+  const away = thread.pending.filter((request) => thread.indexOf(request.id) === undefined);
+  if (away.length === 0) return null;
+  return (
+    <section class="waiting-elsewhere" aria-label="Waiting for you">
+      {away.map((request) => request.kind === 'approval'
+        ? <ApprovalCard key={request.id} item={request} channel={channel} />
+        : <QuestionForm key={request.id} item={request} channel={channel} />)}
+    </section>
+  );
+}
+
+function WorkingLine({ channel }: { channel: ChatChannel }) {
+  useChannel(channel, ['info', 'snapshot']);
+  const info = channel.thread.info;
+  const working = Boolean(info && (info.activeTurnId !== null || info.status === 'running'));
+  return (
+    <p class={`working-line${working ? ' on' : ''}`} role="status">
+      {working ? <><span class="working-dots" aria-hidden="true" />{info?.status === 'needs-you' ? 'Waiting for you' : 'Working…'}</> : null}
+    </p>
+  );
+}
+
+export function ChatView({ hostId, chatId }: { hostId: string; chatId: string }) {
+  const channel = useMemo(() => chatChannel(hostId, chatId), [hostId, chatId]);
+  useEffect(() => () => releaseChat(hostId, chatId), [hostId, chatId]);
+  return (
+    <section class="chat-view" aria-label="Chat">
+      <ChatHeader channel={channel} />
+      <ChatToolbar channel={channel} hostId={hostId} />
+      <Thread channel={channel} hostId={hostId} chatId={chatId} />
+      <WaitingElsewhere channel={channel} />
+      <WorkingLine channel={channel} />
+      <Composer channel={channel} />
+    </section>
+  );
+}
