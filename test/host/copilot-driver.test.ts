@@ -6,16 +6,14 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
-import { HostPolicy } from '../../src/host/policy.ts';
 import { CopilotProvider } from '../../src/host/providers/copilot/index.ts';
 import { AnthropicServer, hasImage, lastUserText } from '../support/anthropic-server.ts';
 import { copilotEnv, copilotScenario, GREETING, TEST_MODEL, THOUGHT } from './fixtures/copilot/scenario.ts';
-import { openCore, TestClient, tempDir, until } from './harness.ts';
+import { openCliChat, tempDir, TINY_PNG, until } from './harness.ts';
+import type { TestClient } from './harness.ts';
 
 const copilot = path.resolve(import.meta.dirname, '../../node_modules/.bin/copilot');
 const TURN_MS = 60_000;
-// A 1×1 PNG.
-const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 let data: ReturnType<typeof tempDir>;
 let model: AnthropicServer;
@@ -31,10 +29,7 @@ beforeAll(async () => {
   mkdirSync(home, { recursive: true });
   mkdirSync(work, { recursive: true });
   const provider = new CopilotProvider({ command: copilot, env: copilotEnv(model.url, home), clientVersion: '0.0.0' });
-  core = await openCore(data.dir, { providers: [provider], policy: new HostPolicy({ home: data.dir }) });
-  client = new TestClient(core);
-  await client.ok('chat.create', { chatId: 'c', provider: 'copilot', cwd: work, runtimeMode: 'supervised' });
-  await client.attach('c');
+  ({ core, client } = await openCliChat(data.dir, provider, { provider: 'copilot', cwd: work, runtimeMode: 'supervised' }));
 }, 30_000);
 
 afterAll(async () => {
@@ -88,7 +83,7 @@ describe('the Copilot driver with the real binary', () => {
     const { turnId } = await client.ok('chat.send', {
       chatId: 'c',
       text: 'hello there',
-      attachments: [{ name: 'dot.png', mime: 'image/png', data: PNG }, { name: 'notes.txt', mime: 'text/plain', data: Buffer.from('tether-attached-words').toString('base64') }],
+      attachments: [{ name: 'dot.png', mime: 'image/png', data: TINY_PNG }, { name: 'notes.txt', mime: 'text/plain', data: Buffer.from('tether-attached-words').toString('base64') }],
     });
     await settled(turnId);
     expect(turnOf(turnId)).toMatchObject({ state: 'done' });

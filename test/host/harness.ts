@@ -10,6 +10,7 @@ import type { ChatEvent, ChatInfo } from '../../src/contracts/index.ts';
 import { HostCore } from '../../src/host/chats/core.ts';
 import type { HostCoreOptions, HostEventFrame, ReplyFrame } from '../../src/host/chats/core.ts';
 import { HostPolicy } from '../../src/host/policy.ts';
+import type { Provider } from '../../src/host/providers/provider.ts';
 import { ScriptFileSchema, ScriptProvider } from '../../src/host/providers/script.ts';
 
 export const TEST_SCRIPT = ScriptFileSchema.parse({
@@ -67,6 +68,18 @@ export async function openCore(dataDir: string, options: Partial<HostCoreOptions
     ...options,
   });
   return core;
+}
+
+/** A 1×1 PNG, base64: the smallest image attachment. */
+export const TINY_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+/** A host serving one provider, with chat `c` made (`create`: provider, cwd, mode) and a client attached: the real-CLI driver tests. */
+export async function openCliChat(dataDir: string, provider: Provider, create: Record<string, unknown>): Promise<{ core: HostCore; client: TestClient }> {
+  const core = await openCore(dataDir, { providers: [provider], policy: new HostPolicy({ home: dataDir }) });
+  const client = new TestClient(core);
+  await client.ok('chat.create', { chatId: 'c', ...create });
+  await client.attach('c');
+  return { core, client };
 }
 
 let nextId = 0;
