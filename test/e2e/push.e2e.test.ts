@@ -141,7 +141,7 @@ describe('push notifications through wrangler dev', () => {
     expect(asked.payload).toMatchObject({
       v: 1, hostId: host.hostId, chatId: CHAT, buzz: true, body: 'Approval needed: Bash · push-host',
       url: `/hosts/${host.hostId}/chats/${CHAT}`,
-      action: { requestId: expect.any(String), decisions: ['allow', 'allow-always', 'deny'], allowAlwaysLabel: 'Always allow npm test' },
+      action: { requestId: expect.any(String), decisions: ['allow', 'deny', 'allow-always'], allowAlwaysLabel: 'Always allow npm test' },
     });
     expect(PushPayloadSchema.parse(asked.payload)).toEqual(asked.payload);
     expect(asked.payload.title.length).toBeGreaterThan(0);
@@ -155,7 +155,7 @@ describe('push notifications through wrangler dev', () => {
     await sw.push(asked.payload);
     expect(sw.shown[0]).toMatchObject({
       title: asked.payload.title, tag: asked.payload.tag, silent: false, requireInteraction: true,
-      actions: [{ action: 'allow', title: 'Approve' }, { action: 'allow-always', title: 'Always allow npm test' }, { action: 'deny', title: 'Deny' }],
+      actions: [{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }, { action: 'allow-always', title: 'Always allow npm test' }],
     });
     await sw.click(sw.shown[0]!, 'allow');
     expect(sw.shown[1]).toMatchObject({ tag: asked.payload.tag, body: 'Approved', silent: true });

@@ -196,7 +196,7 @@ describe('a turn buzzes once', () => {
       approval: { requestId: 'req-1', itemId: 'ap1', decisions: ['allow', 'deny'] },
     });
     const always = { ...pending, canAllowAlways: true, allowAlways: { label: 'Always allow rm', description: '' } };
-    expect(noticeOf(always, undefined)?.approval).toEqual({ requestId: 'req-1', itemId: 'ap1', decisions: ['allow', 'allow-always', 'deny'], allowAlwaysLabel: 'Always allow rm' });
+    expect(noticeOf(always, undefined)?.approval).toEqual({ requestId: 'req-1', itemId: 'ap1', decisions: ['allow', 'deny', 'allow-always'], allowAlwaysLabel: 'Always allow rm' });
     expect(noticeOf(pending, pending)).toBeNull();
     expect(noticeOf({ ...pending, decision: 'allow' }, pending)).toBeNull();
     expect(noticeOf({ ...pending, turnId: null }, undefined)?.turnKey).toBe('item:ap1');

@@ -12,7 +12,7 @@
 // Topic header (RFC 8030 §5.4) lets the push service keep only the newest of a turn's pushes for a
 // browser that is offline. A question or approval outside any turn counts as a turn of its own.
 import { base64url } from 'jose';
-import { ChatApproveDecisionSchema, type ChatApproveDecision, type ChatItem, type PushNoticeKind } from '../../contracts/index.ts';
+import type { ChatApproveDecision, ChatItem, PushNoticeKind } from '../../contracts/index.ts';
 import { isPending, isRequestItem } from '../db/requests.ts';
 
 export interface Notice {
@@ -32,7 +32,8 @@ export function noticeOf(item: ChatItem, before: ChatItem | undefined): Notice |
     if (!isPending(item) || (before && isRequestItem(before) && isPending(before))) return null;
     const turnKey = item.turnId ?? `item:${item.id}`;
     if (item.kind === 'question') return { kind: 'needs-you', turnKey, body: 'A question is waiting for you' };
-    const decisions = ChatApproveDecisionSchema.options.filter((d) => d !== 'allow-always' || item.canAllowAlways);
+    // In the order the buttons appear: a browser may show only the first two (Chrome does), and Deny matters more than Always.
+    const decisions: ChatApproveDecision[] = item.canAllowAlways ? ['allow', 'deny', 'allow-always'] : ['allow', 'deny'];
     return {
       kind: 'needs-you', turnKey, body: `Approval needed: ${item.toolName}`,
       approval: {
