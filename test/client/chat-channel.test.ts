@@ -1,0 +1,217 @@
+// ChatChannel and HostConnection over real WebSockets against a scripted stand-in for the relay (an
+// http server minting tickets and a `ws` server for the sockets), for what the e2e run cannot make
+// happen on cue: a socket dropped between a request and its answer, a gap in the seqs, a 4401 close,
+// an expired token at ticket time. The real relay is in test/e2e/sdk.e2e.test.ts.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
+import type { ChatItem } from '../../src/contracts/index.ts';
+import { ChatChannel, HostConnection, MemoryOutboxStore, MemoryTokenStore, RelayApi, type LiveSocket } from '../../src/client/index.ts';
+import { ITEMS, chatInfo } from '../contracts/fixtures.ts';
+
+type Frame = { id: string; type: string; payload: any };
+type Conversation = (frame: Frame, socket: ServerSocket, relay: ScriptedRelay) => void;
+
+const info = chatInfo({ chatId: 'c1' });
+const reply = (id: string, text = ''): ChatItem => ({ ...ITEMS.assistant, id, text, streaming: true } as ChatItem);
+const answer = (socket: ServerSocket, id: string, result: unknown) => socket.send(JSON.stringify({ id, ok: true, result }));
+const event = (socket: ServerSocket, name: string, payload: unknown) => socket.send(JSON.stringify({ type: 'event', event: name, payload }));
+
+class ScriptedRelay {
+  readonly frames: Array<Frame & { connection: number }> = [];
+  connections = 0;
+  tickets = 0;
+  /** Access tokens the ticket route takes; others are 401. */
+  accepted = new Set(['a0']);
+  private readonly http: Server;
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private waiters: Array<() => boolean> = [];
+  private readonly converse: Conversation;
+
+  constructor(converse: Conversation) {
+    this.converse = converse;
+    this.http = createServer((req, res) => {
+      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url === '/api/auth/tickets') {
+        this.tickets += 1;
+        const token = req.headers.authorization?.replace('Bearer ', '') ?? '';
+        return this.accepted.has(token) ? json(200, { ticket: `t${this.tickets}`, expiresInMs: 30_000 }) : json(401, { code: 'unauthorized', message: 'expired' });
+      }
+      if (req.url === '/api/auth/refresh') {
+        this.accepted.add('a1');
+        return json(200, { sessionId: 's', refreshToken: 'r1', accessToken: 'a1', expiresAt: Date.now() + 600_000 });
+      }
+      json(404, { code: 'not-found', message: 'No such route' });
+    });
+    this.http.on('upgrade', (req, socket, head) => this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const connection = ++this.connections;
+      ws.on('message', (data) => {
+        const frame = JSON.parse(String(data)) as Frame;
+        this.frames.push({ ...frame, connection });
+        this.converse(frame, ws, this);
+        this.settle();
+      });
+      this.settle();
+    }));
+  }
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.http.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  requests(type: string) {
+    return this.frames.filter((f) => f.type === type);
+  }
+
+  /** Resolves once `check` holds, asked after every frame and connection. */
+  when(check: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const test = () => (check() ? (resolve(), true) : false);
+      if (!test()) this.waiters.push(test);
+    });
+  }
+
+  private settle(): void {
+    this.waiters = this.waiters.filter((test) => !test());
+  }
+
+  async stop(): Promise<void> {
+    for (const ws of this.wss.clients) ws.terminate();
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+}
+
+const running: Array<{ stop(): unknown }> = [];
+afterEach(async () => {
+  for (const one of running.splice(0).reverse()) await one.stop();
+});
+
+async function setUp(converse: Conversation, token = 'a0') {
+  const relay = new ScriptedRelay(converse);
+  const url = await relay.start();
+  running.push(relay);
+  const api = new RelayApi(url, { tokens: new MemoryTokenStore({ sessionId: 's', refreshToken: 'r0', accessToken: token, expiresAt: Date.now() + 600_000 }) });
+  return { relay, api };
+}
+
+function keep<T extends LiveSocket>(socket: T): T {
+  running.push({ stop: () => socket.close() });
+  return socket;
+}
+
+const fast = { backoff: { baseMs: 10, maxMs: 50 } };
+
+/** A stand-in chat: attach answers a snapshot (or the replay of `log` after since); sends are answered by `onSend`. */
+function chatRoom(log: unknown[], onSend: Conversation = (f, ws) => answer(ws, f.id, { queued: false, turnId: 'turn-1' })): Conversation {
+  return (frame, ws, relay) => {
+    if (frame.type === 'chat.attach') {
+      const since = frame.payload.since as number | undefined;
+      if (since === undefined) return answer(ws, frame.id, { info, items: [reply('a1', 'A')], seq: 1 });
+      return answer(ws, frame.id, { info, items: [], seq: 1 + log.length, events: log.slice(since - 1) });
+    }
+    if (frame.type === 'chat.send') return onSend(frame, ws, relay);
+  };
+}
+
+describe('ChatChannel over a socket that drops', () => {
+  it('sends a request again under the same id on the next socket when its socket closed before the answer', async () => {
+    let first = true;
+    const { relay, api } = await setUp(chatRoom([], (frame, ws) => {
+      if (first) {
+        first = false;
+        ws.terminate(); // the answer never comes
+        return;
+      }
+      answer(ws, frame.id, { queued: false, turnId: 'turn-1' });
+    }));
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore() }));
+    const send = channel.send({ text: 'hello' });
+    expect((await send.settled).state).toBe('delivered');
+    const sends = relay.requests('chat.send');
+    expect(sends.map((f) => f.id)).toEqual([send.id, send.id]);
+    expect(sends.map((f) => f.connection)).toEqual([1, 2]);
+    // The second socket attached with since before anything else went on it.
+    const second = relay.frames.filter((f) => f.connection === 2).map((f) => [f.type, f.payload.since]);
+    expect(second).toEqual([['chat.attach', 1], ['chat.send', undefined]]);
+  });
+
+  it('resends an ordinary request (not only sends) under its id after a drop', async () => {
+    let dropped = false;
+    const { relay, api } = await setUp((frame, ws) => {
+      if (frame.type === 'chat.attach') return answer(ws, frame.id, { info, items: [], seq: 0 });
+      if (frame.type === 'chat.addBookmark') {
+        if (!dropped) return void (dropped = true, ws.terminate());
+        return answer(ws, frame.id, { bookmarks: [{ itemId: 'a1', excerpt: 'A', createdAt: 1 }] });
+      }
+    });
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore() }));
+    const result = await channel.request('chat.addBookmark', { chatId: 'c1', itemId: 'a1' });
+    expect(result.bookmarks).toHaveLength(1);
+    const ids = relay.requests('chat.addBookmark').map((f) => f.id);
+    expect(ids).toHaveLength(2);
+    expect(new Set(ids).size).toBe(1);
+  });
+
+  it('drops the socket on a seq gap and fills it by attaching with since, applying each event once', async () => {
+    const log = [
+      { type: 'delta', itemId: 'a1', text: 'B' },
+      { type: 'delta', itemId: 'a1', text: 'C' },
+      { type: 'delta', itemId: 'a1', text: 'D' },
+    ];
+    const { relay, api } = await setUp((frame, ws, r) => {
+      chatRoom(log)(frame, ws, r);
+      if (frame.type === 'chat.attach' && r.connections === 1) {
+        // Seq 2 arrives, 3 is lost on the way, 4 arrives: the channel must not apply 4 on top of 2.
+        event(ws, 'chat.event', { chatId: 'c1', event: log[0], seq: 2 });
+        event(ws, 'chat.event', { chatId: 'c1', event: log[2], seq: 4 });
+      }
+    });
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore() }));
+    await relay.when(() => relay.connections === 2 && relay.requests('chat.attach').length === 2);
+    await new Promise<void>((resolve) => {
+      const check = () => { if (channel.thread.seq === 4) resolve(); };
+      channel.thread.subscribe(check);
+      check();
+    });
+    expect((channel.thread.get('a1') as { text: string }).text).toBe('ABCD');
+    expect(relay.requests('chat.attach')[1]!.payload.since).toBe(2);
+  });
+
+  it('stops for good on a 4401 close, and says why', async () => {
+    const { relay, api } = await setUp((frame, ws) => {
+      if (frame.type === 'chat.attach') {
+        answer(ws, frame.id, { info, items: [], seq: 0 });
+        ws.close(4401, 'session ended');
+      }
+    });
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore() }));
+    await new Promise<void>((resolve) => channel.onState((s) => { if (s === 'closed') resolve(); }));
+    expect(channel.ended).toMatchObject({ code: 'unauthorized' });
+    const send = channel.send({ text: 'for later' });
+    expect(send.state).toBe('kept'); // signed out is not refused: a later channel sends it
+    await expect(channel.request('chat.history', { chatId: 'c1', cursor: 'x' })).rejects.toMatchObject({ code: 'unauthorized' });
+    expect(relay.connections).toBe(1);
+  });
+});
+
+describe('HostConnection', () => {
+  it('refreshes an access token the ticket route refuses, once, and keeps the statuses the lobby pushes', async () => {
+    const { relay, api } = await setUp((frame, ws) => {
+      if (frame.type === 'chat.list') {
+        answer(ws, frame.id, { chats: [info] });
+        event(ws, 'chat.status', { chatId: 'c1', info: { ...info, status: 'needs-you' } });
+      }
+    }, 'stale');
+    const lobby = keep(new HostConnection(api, 'h1', fast));
+    await relay.when(() => relay.requests('chat.list').length === 1);
+    await new Promise<void>((resolve) => {
+      const check = () => { if (lobby.statuses.get('c1')?.status === 'needs-you') resolve(); };
+      lobby.onStatus(check);
+      check();
+    });
+    expect(relay.tickets).toBe(2); // refused with the stale token, then minted with the refreshed one
+    expect(await api.accessToken()).toBe('a1');
+  });
+});
