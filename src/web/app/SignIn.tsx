@@ -25,7 +25,8 @@ export async function finishRedirectSignIn(): Promise<void> {
   }
 }
 
-export function SignIn() {
+/** `embedded`: inside another page (an invitation), without the app's title. */
+export function SignIn({ embedded = false }: { embedded?: boolean }) {
   const [methods, setMethods] = useState<SignInMethods>({ password: true, access: false, oidc: false });
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -48,9 +49,9 @@ export function SignIn() {
   const shown = error ?? redirectError.value;
 
   return (
-    <div class="sign-in">
-      <h1 class="sign-in-title">Tether</h1>
-      <p class="muted">Your coding agents, from anywhere.</p>
+    <div class={embedded ? 'stack' : 'sign-in'}>
+      {!embedded && <h1 class="sign-in-title">Tether</h1>}
+      {!embedded && <p class="muted">Your coding agents, from anywhere.</p>}
       {methods.password && (
         <form class="card stack" onSubmit={(e) => { e.preventDefault(); void run(() => api.signIn(email.trim(), password)); }}>
           <label>
@@ -71,7 +72,7 @@ export function SignIn() {
         </div>
       )}
       {shown && <p class="notice error" role="alert">{shown}</p>}
-      <p class="muted small">Setting up a new relay? Its owner is made on <a href="/setup">the setup page</a>.</p>
+      {!embedded && <p class="muted small">Setting up a new relay? Its owner is made on <a href="/setup">the setup page</a>.</p>}
     </div>
   );
 }

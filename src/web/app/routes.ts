@@ -28,3 +28,8 @@ export const ROUTES: readonly Route[] = [
   { pattern: '/invitations/:token', section: 'none', open: true, load: async () => (await import('../hosts/Invitation.tsx')).InvitationPage },
   { pattern: '/settings', section: 'settings', load: async () => (await import('../hosts/Settings.tsx')).SettingsPage },
 ];
+
+/** Loads every page's code without drawing it (the browser and the service worker keep it). */
+export function warmRoutes(): void {
+  for (const route of ROUTES) void route.load().catch(() => undefined);
+}

@@ -3,7 +3,7 @@
 // (hosts list, chat list, create dialog); a chat's socket lives while a view of it is open.
 import { signal } from '@preact/signals';
 import {
-  ChatChannel, HostConnection, LocalStorageTokenStore, RelayApi, defaultOutboxStore, type OutboxStore,
+  ChatChannel, HostConnection, LocalStorageTokenStore, RelayApi, defaultOutboxStore, type Me, type OutboxStore,
 } from '../../client/index.ts';
 
 /** The relay is this page's own origin: the Worker serves the app and the API together. */
@@ -66,9 +66,25 @@ function closeAll(): void {
   chats.clear();
 }
 
+/** Who is signed in (`/api/me`), once asked for. */
+export const me = signal<Me | null>(null);
+let asking: Promise<Me> | null = null;
+
+export function loadMe(): Promise<Me> {
+  asking ??= api.me().then((who) => (me.value = who), (error: unknown) => { asking = null; throw error; });
+  return asking;
+}
+
 api.onSignedOut(() => {
   closeAll();
+  me.value = null;
+  asking = null;
   signedIn.value = false;
+});
+
+// Another tab signed in or out: this one follows (its sockets and state belong to the old session).
+addEventListener('storage', (event) => {
+  if (event.key === 'tether.session' && (event.oldValue === null) !== (event.newValue === null)) location.reload();
 });
 
 /** Called after any sign-in path (password, Access, OIDC code, accepted invitation). */

@@ -1,4 +1,160 @@
-// (Being written: W1.)
-export function NewChatPage() {
-  return <section class="page"><h1>New chat</h1></section>;
+// A new chat: which host, which agent (provider), model and model options from the host's own
+// catalog (`provider.list`), the folder it works in and how much it may do unasked (runtime mode).
+// Made with `chat.create` on the host's lobby, then opened.
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import {
+  MODE_ORDER, type ModelInfo, type ModelOptionDescriptor, type ProviderInfo, type RuntimeMode,
+} from '../../contracts/index.ts';
+import { errorText } from '../app/errors.ts';
+import { navigate } from '../app/router.ts';
+import { hostConnection } from '../app/session.ts';
+import { hosts, hostsError, isOnline, loadHosts } from '../hosts/host-list.ts';
+import { chatCreated } from './chat-index.ts';
+import './chats.css';
+
+const MODES: Record<RuntimeMode, string> = {
+  supervised: 'Supervised: asks before edits and commands',
+  'auto-accept-edits': 'Accept edits: asks before commands',
+  auto: 'Auto: asks only for risky actions',
+  'full-access': 'Full access: never asks',
+};
+
+type Options = Record<string, string | boolean>;
+
+function defaultsOf(model: ModelInfo | undefined): Options {
+  const options: Options = {};
+  for (const option of model?.options ?? []) options[option.id] = option.type === 'select' ? option.defaultChoice : option.defaultValue;
+  return options;
+}
+
+export function NewChatPage({ query }: { query: URLSearchParams }) {
+  useEffect(() => { void loadHosts(); }, []);
+  const usable = (hosts.value ?? []).filter((h) => h.role === 'owner' || h.role === 'operator');
+  const [hostId, setHostId] = useState(query.get('host') ?? '');
+  const chosenHost = usable.find((h) => h.id === hostId) ?? usable.find(isOnline) ?? usable[0];
+  const [catalog, setCatalog] = useState<{ hostId: string; providers: ProviderInfo[] } | null>(null);
+  const [catalogError, setCatalogError] = useState<string | null>(null);
+  const [kind, setKind] = useState('');
+  const [modelSlug, setModelSlug] = useState('');
+  const [options, setOptions] = useState<Options>({});
+  const [cwd, setCwd] = useState('');
+  const [mode, setMode] = useState<RuntimeMode>('supervised');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const online = chosenHost ? isOnline(chosenHost) : false;
+  useEffect(() => {
+    if (!chosenHost || !online) return;
+    let live = true;
+    setCatalogError(null);
+    hostConnection(chosenHost.id).request('provider.list', {}).then(
+      ({ providers }) => { if (live) setCatalog({ hostId: chosenHost.id, providers: providers.filter((p) => p.installed && p.capabilities.chat && p.models.length > 0) }); },
+      (failure: unknown) => { if (live) setCatalogError(errorText(failure)); },
+    );
+    return () => { live = false; };
+  }, [chosenHost?.id, online]);
+
+  const providers = catalog && catalog.hostId === chosenHost?.id ? catalog.providers : null;
+  const provider = providers?.find((p) => p.kind === kind) ?? providers?.[0];
+  const model = useMemo(() => provider?.models.find((m) => m.slug === modelSlug)
+    ?? provider?.models.find((m) => m.slug === provider.defaultModel)
+    ?? provider?.models.find((m) => m.isDefault) ?? provider?.models[0], [provider, modelSlug]);
+  // A new model brings its own options: start from its defaults.
+  useEffect(() => { setOptions(defaultsOf(model)); }, [model?.slug, provider?.kind]);
+
+  const create = async (event: Event) => {
+    event.preventDefault();
+    if (!chosenHost || !provider || !model) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const chatId = crypto.randomUUID();
+      const info = await hostConnection(chosenHost.id).request('chat.create', {
+        chatId, provider: provider.kind, selection: { model: model.slug, options }, runtimeMode: mode, ...(cwd.trim() ? { cwd: cwd.trim() } : {}),
+      });
+      chatCreated(chosenHost.id, info);
+      navigate(`/hosts/${encodeURIComponent(chosenHost.id)}/chats/${encodeURIComponent(info.chatId)}`);
+    } catch (failure) {
+      setError(errorText(failure));
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="page" aria-labelledby="new-chat-title">
+      <h1 id="new-chat-title">New chat</h1>
+      {hostsError.value && <p class="notice error" role="alert">{hostsError.value}</p>}
+      {hosts.value && usable.length === 0 && <p class="notice">You have no host you may start chats on. <a href="/hosts">Pair a host</a> or ask its owner for the operator role.</p>}
+      {chosenHost && (
+        <form class="card stack" onSubmit={create}>
+          <label>
+            Host
+            <select value={chosenHost.id} onChange={(e) => { setHostId(e.currentTarget.value); setKind(''); setModelSlug(''); }}>
+              {usable.map((h) => <option key={h.id} value={h.id}>{h.name}{isOnline(h) ? '' : ' (offline)'}</option>)}
+            </select>
+          </label>
+          {!online && <p class="notice" role="status">This host is offline: a chat can be made once it is back.</p>}
+          {online && !providers && !catalogError && <p class="loading" aria-busy="true">Reading the host's agents…</p>}
+          {catalogError && <p class="notice error" role="alert">{catalogError}</p>}
+          {providers && providers.length === 0 && <p class="notice">No agent CLI that can chat is installed on this host.</p>}
+          {provider && model && (
+            <>
+              <label>
+                Agent
+                <select value={provider.kind} onChange={(e) => { setKind(e.currentTarget.value); setModelSlug(''); }}>
+                  {providers!.map((p) => <option key={p.kind} value={p.kind}>{p.name}{p.version ? ` ${p.version}` : ''}</option>)}
+                </select>
+              </label>
+              <label>
+                Model
+                <select value={model.slug} onChange={(e) => setModelSlug(e.currentTarget.value)}>
+                  {provider.models.map((m) => <option key={m.slug} value={m.slug}>{m.name}{m.badge ? ` (${m.badge})` : ''}{m.legacy ? ' (legacy)' : ''}</option>)}
+                </select>
+              </label>
+              {model.options.length > 0 && (
+                <fieldset class="model-options card">
+                  <legend>Model options</legend>
+                  {model.options.map((option) => (
+                    <ModelOption key={option.id} option={option} value={options[option.id]} onChange={(value) => setOptions({ ...options, [option.id]: value })} />
+                  ))}
+                </fieldset>
+              )}
+              <label>
+                Folder on the host
+                <input type="text" name="cwd" placeholder="The host's default folder" value={cwd} onInput={(e) => setCwd(e.currentTarget.value)} autoComplete="off" spellcheck={false} />
+              </label>
+              <label>
+                Runtime mode
+                <select value={mode} onChange={(e) => setMode(e.currentTarget.value as RuntimeMode)}>
+                  {MODE_ORDER.map((m) => <option key={m} value={m}>{MODES[m]}</option>)}
+                </select>
+              </label>
+              <button type="submit" class="primary" disabled={busy}>{busy ? 'Creating…' : 'Create chat'}</button>
+            </>
+          )}
+          {error && <p class="notice error" role="alert">{error}</p>}
+        </form>
+      )}
+    </section>
+  );
+}
+
+function ModelOption({ option, value, onChange }: { option: ModelOptionDescriptor; value: string | boolean | undefined; onChange: (value: string | boolean) => void }) {
+  if (option.type === 'boolean') {
+    return (
+      <label class="inline">
+        <input type="checkbox" checked={value === true} onChange={(e) => onChange(e.currentTarget.checked)} />
+        {option.label}
+        {option.description && <span class="muted small">{option.description}</span>}
+      </label>
+    );
+  }
+  return (
+    <label>
+      {option.label}
+      <select value={String(value ?? option.defaultChoice)} onChange={(e) => onChange(e.currentTarget.value)}>
+        {option.choices.map((c) => <option key={c.id} value={c.id}>{c.label}</option>)}
+      </select>
+    </label>
+  );
 }

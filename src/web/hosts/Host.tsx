@@ -1,4 +1,210 @@
-// (Being written: W1.)
-export function HostPage() {
-  return <section class="page"><h1>Host</h1></section>;
+// One host: presence, and for its owners rename, revoke, who may use it (grants to a person by email
+// or to a team, as viewer, operator or owner) and its audit log.
+import { useEffect, useState } from 'preact/hooks';
+import { ACCESS_ROLES, type AuditPage, type Grant, type TeamSummary } from '../../contracts/index.ts';
+import { errorText } from '../app/errors.ts';
+import { navigate } from '../app/router.ts';
+import { api } from '../app/session.ts';
+import { hosts, hostsChanged, hostsError, isOnline, loadHosts } from './host-list.ts';
+import { ago, when } from './time.ts';
+import './hosts.css';
+
+type Role = (typeof ACCESS_ROLES)[number];
+const ROLE_TEXT: Record<Role, string> = { viewer: 'Viewer (reads)', operator: 'Operator (chats)', owner: 'Owner (manages)' };
+
+export function HostPage({ hostId }: { hostId: string }) {
+  useEffect(() => { void loadHosts(); }, []);
+  const host = hosts.value?.find((h) => h.id === hostId);
+  if (hostsError.value) return <section class="page"><p class="notice error" role="alert">{hostsError.value}</p></section>;
+  if (!hosts.value) return <p class="loading" aria-busy="true">Loading…</p>;
+  if (!host) return <section class="page"><h1>Host not found</h1><p>It was revoked, or you no longer have access. <a href="/hosts">All hosts</a></p></section>;
+  const online = isOnline(host);
+  return (
+    <section class="page stack" aria-labelledby="host-title">
+      <a href="/hosts">← Hosts</a>
+      <div>
+        <h1 id="host-title">{host.name}</h1>
+        <p class="row muted" role="status">
+          <span class={`dot${online ? ' online' : ''}`} aria-hidden="true" />
+          <span data-testid="presence">{online ? 'Online' : 'Offline'}</span>
+          {!online && host.lastSeenAt ? <span>· seen {ago(host.lastSeenAt)}</span> : null}
+          {host.version ? <span>· {host.version}</span> : null}
+          <span>· your role: {host.role ?? 'some chats'}</span>
+        </p>
+        {(host.role === 'owner' || host.role === 'operator') && <a class="button" href={`/chats/new?host=${encodeURIComponent(host.id)}`}>Start a chat here</a>}
+      </div>
+      {host.role === 'owner' && (
+        <>
+          <Rename hostId={host.id} name={host.name} />
+          <Grants hostId={host.id} />
+          <Audit hostId={host.id} />
+          <Revoke hostId={host.id} name={host.name} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function Rename({ hostId, name }: { hostId: string; name: string }) {
+  const [value, setValue] = useState(name);
+  const [state, setState] = useState<string | null>(null);
+  return (
+    <form class="card stack" aria-label="Rename host" onSubmit={async (e) => {
+      e.preventDefault();
+      try {
+        await api.renameHost(hostId, value.trim());
+        await hostsChanged();
+        setState('Renamed.');
+      } catch (failure) {
+        setState(errorText(failure));
+      }
+    }}>
+      <label>
+        Name
+        <input name="host-name" required maxLength={100} value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+      </label>
+      <div class="row">
+        <button type="submit" disabled={!value.trim() || value.trim() === name}>Rename</button>
+        {state && <span role="status" class="muted small">{state}</span>}
+      </div>
+    </form>
+  );
+}
+
+function Revoke({ hostId, name }: { hostId: string; name: string }) {
+  const [asking, setAsking] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <div class="card stack">
+      <h2>Revoke</h2>
+      <p class="muted small">The machine is disconnected for good and its chats can no longer be reached. To use it again, pair it again.</p>
+      {!asking
+        ? <div><button type="button" class="danger" onClick={() => setAsking(true)}>Revoke this host</button></div>
+        : (
+          <div class="row" role="group" aria-label="Confirm revoking">
+            <span>Revoke {name}?</span>
+            <button type="button" class="danger" onClick={async () => {
+              try {
+                await api.revokeHost(hostId);
+                await hostsChanged();
+                navigate('/hosts', { replace: true });
+              } catch (failure) {
+                setError(errorText(failure));
+              }
+            }}>Yes, revoke</button>
+            <button type="button" onClick={() => setAsking(false)}>Cancel</button>
+          </div>
+        )}
+      {error && <p class="notice error" role="alert">{error}</p>}
+    </div>
+  );
+}
+
+function Grants({ hostId }: { hostId: string }) {
+  const [grants, setGrants] = useState<Grant[] | null>(null);
+  const [teams, setTeams] = useState<TeamSummary[]>([]);
+  const [kind, setKind] = useState<'user' | 'team'>('user');
+  const [email, setEmail] = useState('');
+  const [teamId, setTeamId] = useState('');
+  const [role, setRole] = useState<Role>('operator');
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+
+  const reload = () => api.grants(hostId).then(setGrants, (failure: unknown) => setMessage({ ok: false, text: errorText(failure) }));
+  useEffect(() => {
+    void reload();
+    api.teams().then(setTeams, () => undefined);
+  }, [hostId]);
+
+  const run = async (what: () => Promise<unknown>, done: string) => {
+    setMessage(null);
+    try {
+      await what();
+      await reload();
+      setMessage({ ok: true, text: done });
+    } catch (failure) {
+      setMessage({ ok: false, text: errorText(failure) });
+    }
+  };
+  const team = teamId || teams[0]?.id || '';
+
+  return (
+    <div class="card">
+      <h2 id="grants-title">Who may use it</h2>
+      {!grants && <p class="loading">Loading…</p>}
+      {grants?.length === 0 && <p class="muted small">Only you. Give someone a role below.</p>}
+      <ul class="list table-list" aria-labelledby="grants-title">
+        {grants?.map((grant) => {
+          const who = grant.subject.name ?? grant.subject.id;
+          return (
+            <li key={grant.id}>
+              <span class="grow">
+                {who} <span class="muted small">{grant.subject.type === 'team' ? 'team' : 'person'}{grant.chatId ? ` · one chat (${grant.chatId})` : ''}</span>
+              </span>
+              <select aria-label={`Role of ${who}`} value={grant.role} onChange={(e) => {
+                const next = e.currentTarget.value as Role;
+                void run(() => api.grant(hostId, { subject: { type: grant.subject.type, id: grant.subject.id }, role: next, ...(grant.chatId ? { chatId: grant.chatId } : {}) }), `${who} is now ${next}.`);
+              }}>
+                {ACCESS_ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+              </select>
+              <button type="button" class="danger" aria-label={`Remove ${who}`} onClick={() => void run(() => api.revokeGrant(hostId, grant.id), `${who} no longer has access.`)}>Remove</button>
+            </li>
+          );
+        })}
+      </ul>
+      <form class="stack" aria-label="Give a role" onSubmit={(e) => {
+        e.preventDefault();
+        const subject = kind === 'user' ? { type: 'user' as const, email: email.trim() } : { type: 'team' as const, id: team };
+        void run(() => api.grant(hostId, { subject, role }), 'Given.').then(() => setEmail(''));
+      }}>
+        <h3 class="small">Give a role</h3>
+        <label>
+          To
+          <select value={kind} onChange={(e) => setKind(e.currentTarget.value as 'user' | 'team')}>
+            <option value="user">A person (by email)</option>
+            <option value="team" disabled={teams.length === 0}>A team{teams.length === 0 ? ' (you have none)' : ''}</option>
+          </select>
+        </label>
+        {kind === 'user'
+          ? <label>Email<input type="email" name="grant-email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} /></label>
+          : (
+            <label>
+              Team
+              <select value={team} onChange={(e) => setTeamId(e.currentTarget.value)}>
+                {teams.map((t) => <option key={t.id} value={t.id}>{t.name}</option>)}
+              </select>
+            </label>
+          )}
+        <label>
+          Role
+          <select value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+            {ACCESS_ROLES.map((r) => <option key={r} value={r}>{ROLE_TEXT[r]}</option>)}
+          </select>
+        </label>
+        <div><button type="submit" class="primary">Give</button></div>
+      </form>
+      {message && <p class={`notice ${message.ok ? 'ok' : 'error'}`} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+    </div>
+  );
+}
+
+function Audit({ hostId }: { hostId: string }) {
+  const [page, setPage] = useState<AuditPage | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <details class="card" onToggle={(e) => {
+      if ((e.currentTarget as HTMLDetailsElement).open && !page) api.audit(hostId, { limit: 50 }).then(setPage, (f: unknown) => setError(errorText(f)));
+    }}>
+      <summary>Audit log</summary>
+      {error && <p class="notice error" role="alert">{error}</p>}
+      {page && page.entries.length === 0 && <p class="muted small">Nothing recorded yet.</p>}
+      <ul class="list table-list audit">
+        {page?.entries.map((entry) => (
+          <li key={entry.id}>
+            <span class="grow"><strong>{entry.action}</strong>{entry.chatId ? ` · ${entry.chatId}` : ''} <span class="muted">{entry.detail ? JSON.stringify(entry.detail) : ''}</span></span>
+            <span class="muted small">{when(entry.at)}{entry.actor ? ` · ${entry.actor}` : ''}</span>
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
 }

@@ -1,4 +1,49 @@
-// (Being written: W1.)
+// The hosts this person reaches, with live presence, and the way to pair a new one: the machine runs
+// `tether host pair <relay>` and shows a code (or a link to /pair?code=…), which is approved here.
+import { useEffect, useState } from 'preact/hooks';
+import { navigate } from '../app/router.ts';
+import { hosts, hostsError, isOnline, loadHosts } from './host-list.ts';
+import { ago } from './time.ts';
+import './hosts.css';
+
 export function HostsPage() {
-  return <section class="page"><h1>Hosts</h1></section>;
+  useEffect(() => { void loadHosts(true); }, []);
+  const [code, setCode] = useState('');
+  return (
+    <section class="page" aria-labelledby="hosts-title">
+      <h1 id="hosts-title">Hosts</h1>
+      {hostsError.value && <p class="notice error" role="alert">{hostsError.value}</p>}
+      {!hosts.value && !hostsError.value && <p class="loading" aria-busy="true">Loading hosts…</p>}
+      {hosts.value?.length === 0 && <p class="muted">No hosts yet: pair your first machine below.</p>}
+      <ul class="list" aria-label="Hosts">
+        {hosts.value?.map((host) => {
+          const online = isOnline(host);
+          return (
+            <li key={host.id}>
+              <a class="host-row card" href={`/hosts/${encodeURIComponent(host.id)}`} data-online={online ? 'true' : 'false'}>
+                <span class={`dot${online ? ' online' : ''}`} aria-hidden="true" />
+                <span class="grow">
+                  <span class="host-name">{host.name}</span>
+                  <span class="muted small">
+                    {online ? 'Online' : host.lastSeenAt ? `Offline, seen ${ago(host.lastSeenAt)}` : 'Offline'}
+                    {host.role ? ` · ${host.role}` : ' · some chats'}
+                    {host.version ? ` · ${host.version}` : ''}
+                  </span>
+                </span>
+              </a>
+            </li>
+          );
+        })}
+      </ul>
+      <h2 id="pair-title">Pair a host</h2>
+      <form class="card stack" aria-labelledby="pair-title" onSubmit={(e) => { e.preventDefault(); navigate(`/pair?code=${encodeURIComponent(code.trim())}`); }}>
+        <p class="muted small">On the machine, run <code>npx tether host pair {location.origin}</code>; it shows a code like <code>ABCD-EFGH</code>.</p>
+        <label>
+          Code shown by the host
+          <input name="code" required autoComplete="off" autoCapitalize="characters" spellcheck={false} placeholder="ABCD-EFGH" value={code} onInput={(e) => setCode(e.currentTarget.value)} />
+        </label>
+        <button type="submit" class="primary">Continue</button>
+      </form>
+    </section>
+  );
 }

@@ -1,4 +1,150 @@
-// (Being written: W1.)
+// Settings: who is signed in and signing out, the sessions of this account (revoke any), push
+// notifications for this browser with what became of recent pushes, and installing the app.
+import { useEffect, useState } from 'preact/hooks';
+import type { PushDelivery, PushSubscriptionInfo } from '../../contracts/index.ts';
+import { subscribeToPush, unsubscribeFromPush, type PushManagerLike, type SessionSummary } from '../../client/index.ts';
+import { errorText } from '../app/errors.ts';
+import { install, installPrompt, installed } from '../app/install.ts';
+import { api, loadMe, me } from '../app/session.ts';
+import { ago, when } from './time.ts';
+import './hosts.css';
+
 export function SettingsPage() {
-  return <section class="page"><h1>Settings</h1></section>;
+  useEffect(() => { void loadMe().catch(() => undefined); }, []);
+  return (
+    <section class="page stack" aria-labelledby="settings-title">
+      <h1 id="settings-title">Settings</h1>
+      <div class="card stack">
+        <h2>Account</h2>
+        {me.value && <p>{me.value.name} <span class="muted">{me.value.email ?? ''}</span>{me.value.isOwner ? <span class="badge">relay owner</span> : null}</p>}
+        <div><button type="button" onClick={() => void api.signOut()}>Sign out</button></div>
+      </div>
+      <Sessions />
+      <Push />
+      <Install />
+    </section>
+  );
+}
+
+function Sessions() {
+  const [sessions, setSessions] = useState<SessionSummary[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const reload = () => api.sessions().then(setSessions, (f: unknown) => setError(errorText(f)));
+  useEffect(() => { void reload(); }, []);
+  return (
+    <div class="card">
+      <h2 id="sessions-title">Signed-in sessions</h2>
+      {!sessions && !error && <p class="loading">Loading…</p>}
+      <ul class="list table-list" aria-labelledby="sessions-title">
+        {sessions?.map((session) => {
+          const what = `${deviceOf(session.userAgent)} (${session.method})`;
+          return (
+            <li key={session.id} data-current={session.current ? 'true' : 'false'}>
+              <span class="grow">
+                {what} {session.current && <span class="badge">this device</span>}
+                <br /><span class="muted small">signed in {when(session.createdAt)} · last used {ago(session.lastUsedAt)}{session.ip ? ` · ${session.ip}` : ''}</span>
+              </span>
+              {session.current
+                ? <button type="button" onClick={() => void api.signOut()}>Sign out</button>
+                : <button type="button" class="danger" aria-label={`Revoke the session on ${what}, signed in ${when(session.createdAt)}`} onClick={async () => {
+                    try {
+                      await api.revokeSession(session.id);
+                      await reload();
+                    } catch (failure) {
+                      setError(errorText(failure));
+                    }
+                  }}>Revoke</button>}
+            </li>
+          );
+        })}
+      </ul>
+      {error && <p class="notice error" role="alert">{error}</p>}
+    </div>
+  );
+}
+
+/** A readable name for a browser from its user agent (enough to tell one's devices apart). */
+function deviceOf(userAgent: string | null): string {
+  if (!userAgent) return 'Unknown device';
+  const browser = /Edg\//.test(userAgent) ? 'Edge' : /Firefox\//.test(userAgent) ? 'Firefox' : /Chrom(e|ium)\//.test(userAgent) ? 'Chrome' : /Safari\//.test(userAgent) ? 'Safari' : /node|undici/i.test(userAgent) ? 'A program' : 'A browser';
+  const system = /iPhone|iPad/.test(userAgent) ? 'iOS' : /Android/.test(userAgent) ? 'Android' : /Mac OS X/.test(userAgent) ? 'macOS' : /Windows/.test(userAgent) ? 'Windows' : /Linux/.test(userAgent) ? 'Linux' : '';
+  return system ? `${browser} on ${system}` : browser;
+}
+
+const pushSupported = () => 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
+
+async function pushManager(): Promise<PushManagerLike> {
+  return (await navigator.serviceWorker.ready).pushManager as unknown as PushManagerLike;
+}
+
+function Push() {
+  const [on, setOn] = useState<boolean | null>(null);
+  const [deliveries, setDeliveries] = useState<PushDelivery[] | null>(null);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const reload = async () => {
+    const [{ subscriptions }, { deliveries: list }] = await Promise.all([
+      api.call<{ subscriptions: PushSubscriptionInfo[] }>('GET', '/api/push/subscriptions'),
+      api.call<{ deliveries: PushDelivery[] }>('GET', '/api/push/deliveries?limit=20'),
+    ]);
+    setDeliveries(list);
+    const mine = pushSupported() ? await (await pushManager()).getSubscription() : null;
+    setOn(Boolean(mine && subscriptions.some((s) => s.endpoint === mine.endpoint)));
+  };
+  useEffect(() => { reload().catch((f: unknown) => setMessage({ ok: false, text: errorText(f) })); }, []);
+
+  const toggle = async () => {
+    setBusy(true);
+    setMessage(null);
+    try {
+      if (on) {
+        await unsubscribeFromPush(api, await pushManager());
+        setMessage({ ok: true, text: 'Notifications are off for this browser.' });
+      } else {
+        const made = await subscribeToPush(api, await pushManager());
+        setMessage(made ? { ok: true, text: 'Notifications are on for this browser.' } : { ok: false, text: 'This relay sends no push notifications (it has no VAPID keys).' });
+      }
+      await reload();
+    } catch (failure) {
+      const denied = 'Notification' in window && Notification.permission === 'denied';
+      setMessage({ ok: false, text: denied ? 'Notifications are blocked for this site in the browser settings.' : errorText(failure) });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div class="card stack">
+      <h2 id="push-title">Notifications</h2>
+      <p class="muted small">A notification when a chat needs you (approve or deny right from it) and when a turn ends.</p>
+      {pushSupported()
+        ? <div><button type="button" class={on ? '' : 'primary'} disabled={busy || on === null} onClick={() => void toggle()}>{on ? 'Turn off notifications' : 'Turn on notifications'}</button></div>
+        : <p class="notice">This browser has no push notifications{/iPhone|iPad/.test(navigator.userAgent) ? ': add Tether to your Home Screen first' : ''}.</p>}
+      {message && <p class={`notice ${message.ok ? 'ok' : 'error'}`} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+      <h3 class="small" id="deliveries-title">Recent notifications</h3>
+      {deliveries?.length === 0 && <p class="muted small">None sent yet.</p>}
+      <ul class="list table-list" aria-labelledby="deliveries-title">
+        {deliveries?.map((d) => (
+          <li key={d.id}>
+            <a class="grow" href={`/hosts/${encodeURIComponent(d.hostId)}/chats/${encodeURIComponent(d.chatId)}`}>{d.kind === 'needs-you' ? 'Needs you' : 'Turn ended'}</a>
+            <span class="muted small">{ago(d.at)} · {d.removed ? 'subscription gone' : d.error ? `failed: ${d.error}` : d.status === null ? 'no answer' : d.status < 300 ? (d.buzz ? 'delivered' : 'delivered silently') : `refused (${d.status})`}</span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function Install() {
+  return (
+    <div class="card stack">
+      <h2>App</h2>
+      {installed.value
+        ? <p class="small">Tether runs as an installed app here.</p>
+        : installPrompt.value
+          ? <div><button type="button" onClick={() => void install()}>Install Tether</button></div>
+          : <p class="muted small">Install Tether from your browser's menu ("Install app" or "Add to Home Screen") to open it like an app, with notifications.</p>}
+    </div>
+  );
 }

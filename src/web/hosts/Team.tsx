@@ -1,4 +1,118 @@
-// (Being written: W1.)
-export function TeamPage() {
-  return <section class="page"><h1>Team</h1></section>;
+// One team: its members and their roles (owners and admins change them and remove members; only
+// owners make owners), invitation links with a role (optionally for one email), and leaving.
+import { useEffect, useState } from 'preact/hooks';
+import { TEAM_ROLES, type Invitation, type TeamDetail } from '../../contracts/index.ts';
+import { errorText } from '../app/errors.ts';
+import { navigate } from '../app/router.ts';
+import { api, loadMe, me } from '../app/session.ts';
+import './hosts.css';
+
+type TeamRole = (typeof TEAM_ROLES)[number];
+
+export function invitationLink(token: string): string {
+  return `${location.origin}/invitations/${encodeURIComponent(token)}`;
+}
+
+export function TeamPage({ teamId }: { teamId: string }) {
+  const [team, setTeam] = useState<TeamDetail | null>(null);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const [invitation, setInvitation] = useState<Invitation | null>(null);
+  const [inviteRole, setInviteRole] = useState<TeamRole>('member');
+  const [inviteEmail, setInviteEmail] = useState('');
+  const reload = () => api.team(teamId).then(setTeam, (f: unknown) => setMessage({ ok: false, text: errorText(f) }));
+  useEffect(() => { void reload(); void loadMe().catch(() => undefined); }, [teamId]);
+
+  const run = async (what: () => Promise<unknown>, done: string) => {
+    setMessage(null);
+    try {
+      await what();
+      await reload();
+      setMessage({ ok: true, text: done });
+    } catch (failure) {
+      setMessage({ ok: false, text: errorText(failure) });
+    }
+  };
+
+  if (!team) {
+    return <section class="page">{message ? <p class="notice error" role="alert">{message.text}</p> : <p class="loading" aria-busy="true">Loading…</p>}</section>;
+  }
+  const manages = team.role === 'owner' || team.role === 'admin';
+  const myId = me.value?.id ?? api.userId;
+  return (
+    <section class="page stack" aria-labelledby="team-title">
+      <a href="/teams">← Teams</a>
+      <h1 id="team-title">{team.name}</h1>
+      <p class="muted small">Your role: {team.role}</p>
+      <div class="card">
+        <h2 id="members-title">Members</h2>
+        <ul class="list table-list" aria-labelledby="members-title">
+          {team.members.map((member) => {
+            const who = member.name || member.email || member.userId;
+            return (
+              <li key={member.userId}>
+                <span class="grow">{who} <span class="muted small">{member.email ?? ''}</span></span>
+                {manages && member.userId !== myId
+                  ? (
+                    <>
+                      <select aria-label={`Role of ${who}`} value={member.role} onChange={(e) => {
+                        const role = e.currentTarget.value as TeamRole;
+                        void run(() => api.setMemberRole(team.id, member.userId, role), `${who} is now ${role}.`);
+                      }}>
+                        {TEAM_ROLES.map((r) => <option key={r} value={r} disabled={r === 'owner' && team.role !== 'owner'}>{r}</option>)}
+                      </select>
+                      <button type="button" class="danger" aria-label={`Remove ${who}`} onClick={() => void run(() => api.removeMember(team.id, member.userId), `${who} was removed.`)}>Remove</button>
+                    </>
+                  )
+                  : <span class="badge">{member.role}</span>}
+              </li>
+            );
+          })}
+        </ul>
+      </div>
+      {manages && (
+        <form class="card stack" aria-labelledby="invite-title" onSubmit={async (e) => {
+          e.preventDefault();
+          setMessage(null);
+          try {
+            setInvitation(await api.invite(team.id, { role: inviteRole, ...(inviteEmail.trim() ? { email: inviteEmail.trim() } : {}) }));
+          } catch (failure) {
+            setMessage({ ok: false, text: errorText(failure) });
+          }
+        }}>
+          <h2 id="invite-title">Invite someone</h2>
+          <label>
+            Role
+            <select value={inviteRole} onChange={(e) => setInviteRole(e.currentTarget.value as TeamRole)}>
+              {TEAM_ROLES.map((r) => <option key={r} value={r} disabled={r === 'owner' && team.role !== 'owner'}>{r}</option>)}
+            </select>
+          </label>
+          <label>
+            Their email (needed for someone without an account here)
+            <input type="email" name="invite-email" value={inviteEmail} onInput={(e) => setInviteEmail(e.currentTarget.value)} />
+          </label>
+          <div><button type="submit" class="primary">Make invitation link</button></div>
+          {invitation && (
+            <div class="stack" role="status">
+              <p class="small">Send this link (it works once, for 7 days{invitation.email ? `, for ${invitation.email}` : ''}):</p>
+              <p class="invite-link" data-testid="invitation-link">{invitationLink(invitation.token)}</p>
+              <div><button type="button" onClick={() => void navigator.clipboard?.writeText(invitationLink(invitation.token))}>Copy link</button></div>
+            </div>
+          )}
+        </form>
+      )}
+      {myId && (
+        <div>
+          <button type="button" class="danger" onClick={async () => {
+            try {
+              await api.removeMember(team.id, myId);
+              navigate('/teams', { replace: true });
+            } catch (failure) {
+              setMessage({ ok: false, text: errorText(failure) });
+            }
+          }}>Leave team</button>
+        </div>
+      )}
+      {message && <p class={`notice ${message.ok ? 'ok' : 'error'}`} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+    </section>
+  );
 }
