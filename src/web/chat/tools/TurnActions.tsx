@@ -1,7 +1,37 @@
-// What can be done with a finished turn: see its diff, fork the chat after it.
-import type { ChatTurnItem } from '../../../contracts/index.ts';
+// What can be done with a turn, at its foot: bookmark its reply, see the changes it made in the folder,
+// and fork the chat after it (a settled turn only: a fork takes the history through the whole turn).
+import { useState } from 'preact/hooks';
 import type { ChatChannel } from '../../../client/index.ts';
+import type { ChatItem, ChatTurnItem } from '../../../contracts/index.ts';
+import { BookmarkToggle } from './BookmarkToggle.tsx';
+import { ForkDialog } from './ForkDialog.tsx';
+import { TurnDiffDialog } from './TurnDiffDialog.tsx';
+import './tools.css';
 
-export function TurnActions(_props: { item: ChatTurnItem; channel: ChatChannel }) {
-  return <span class="turn-actions" />;
+/** The turn's last reply of the chat's own (not a subagent's), looking back from the turn's foot. */
+function replyOf(channel: ChatChannel, turn: ChatTurnItem): ChatItem | undefined {
+  const items = channel.thread.items;
+  const from = channel.thread.indexOf(turn.id) ?? items.length - 1;
+  for (let i = from; i >= 0; i--) {
+    const item = items[i]!;
+    if (item.turnId !== turn.id) continue;
+    if (item.kind === 'assistant' && !item.parentToolUseId) return item;
+    if (item.kind === 'user') return undefined;
+  }
+  return undefined;
+}
+
+export function TurnActions({ item, channel }: { item: ChatTurnItem; channel: ChatChannel }) {
+  const [open, setOpen] = useState<'diff' | 'fork' | null>(null);
+  const settled = item.state !== 'running';
+  const reply = settled ? replyOf(channel, item) : undefined;
+  return (
+    <span class="turn-actions" role="group" aria-label="This turn">
+      {reply ? <BookmarkToggle item={reply} channel={channel} label="reply" /> : null}
+      <button type="button" class="link" onClick={() => setOpen('diff')}>Changes</button>
+      {settled ? <button type="button" class="link" onClick={() => setOpen('fork')}>Fork from here</button> : null}
+      {open === 'diff' ? <TurnDiffDialog channel={channel} turnId={item.id} onClose={() => setOpen(null)} /> : null}
+      {open === 'fork' ? <ForkDialog channel={channel} turnId={item.id} onClose={() => setOpen(null)} /> : null}
+    </span>
+  );
 }

@@ -1,0 +1,70 @@
+// Fork the chat after one of its turns: a new chat with the history up to and including that turn,
+// on the same CLI (which continues its own conversation) or another one (which gets it as text).
+// `chat.forkInfo` says first whether the folder is a repository; this host makes no worktrees, so the
+// fork works in the same folder, and the dialog says so. Done, it opens the new chat.
+import { useEffect, useId, useState } from 'preact/hooks';
+import type { ChatChannel } from '../../../client/index.ts';
+import { CHAT_FORK_TITLE_MAX, type AgentKind, type ChatForkInfoResult } from '../../../contracts/index.ts';
+import { navigate } from '../../app/router.ts';
+import { useAction } from './action.ts';
+import { hostProviders } from './capabilities.ts';
+import { Dialog } from './Dialog.tsx';
+
+export function ForkDialog({ channel, turnId, onClose }: { channel: ChatChannel; turnId: string; onClose(): void }) {
+  const load = useAction();
+  const fork = useAction();
+  const [facts, setFacts] = useState<ChatForkInfoResult | null>(null);
+  const [title, setTitle] = useState('');
+  const info = channel.thread.info;
+  const [provider, setProvider] = useState<AgentKind | undefined>(info?.provider);
+  const titleId = useId();
+  const providerId = useId();
+  const providers = (hostProviders(channel.hostId) ?? []).filter((p) => p.installed && p.capabilities.chat);
+
+  useEffect(() => {
+    void load.run('info', () => channel.request('chat.forkInfo', { chatId: channel.chatId, turnId })).then((result) => { if (result) setFacts(result); });
+  }, [channel, turnId]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const result = await fork.run('fork', () => channel.request('chat.fork', {
+      chatId: channel.chatId,
+      turnId,
+      ...(title.trim() ? { title: title.trim() } : {}),
+      ...(provider && provider !== info?.provider ? { provider } : {}),
+    }));
+    if (!result) return;
+    onClose();
+    navigate(`/hosts/${encodeURIComponent(channel.hostId)}/chats/${encodeURIComponent(result.info.chatId)}`);
+  };
+
+  return (
+    <Dialog title="Fork this chat" onClose={onClose} className="fork-dialog">
+      <form class="stack" onSubmit={submit}>
+        <p class="muted small">A new chat that starts with this conversation up to and including this turn. This chat stays as it is.</p>
+        {load.busy ? <p class="muted" role="status">Reading the folder…</p> : null}
+        {load.error ? <p class="request-error" role="alert">{load.error}</p> : null}
+        {facts ? (
+          <p class="small">{facts.repository
+            ? `The fork works in the same folder${facts.branches.length ? ` (a git repository, ${facts.branches.length} branch${facts.branches.length === 1 ? '' : 'es'})` : ''}; its files are the folder's as they are now.`
+            : 'The fork works in the same folder; its files are the folder\'s as they are now.'}</p>
+        ) : null}
+        <label for={titleId}>Title (optional)</label>
+        <input id={titleId} type="text" maxLength={CHAT_FORK_TITLE_MAX} value={title} onInput={(event) => setTitle(event.currentTarget.value)} />
+        {providers.length > 1 ? (
+          <>
+            <label for={providerId}>Agent</label>
+            <select id={providerId} value={provider} onChange={(event) => setProvider(event.currentTarget.value as AgentKind)}>
+              {providers.map((p) => <option key={p.kind} value={p.kind}>{p.name}{p.kind === info?.provider ? ' (this chat’s)' : ''}</option>)}
+            </select>
+          </>
+        ) : null}
+        {fork.error ? <p class="request-error" role="alert">{fork.error}</p> : null}
+        <div class="request-actions">
+          <button type="submit" class="primary" disabled={fork.busy !== null || load.busy !== null}>{fork.busy ? 'Forking…' : 'Fork'}</button>
+          <button type="button" onClick={onClose}>Cancel</button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
