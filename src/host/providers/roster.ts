@@ -101,8 +101,9 @@ export const CLI_PROFILES: Readonly<Record<CliKind, CliProfile>> = {
       chat: true,
       terminal: false,
       hooks: false,
-      // A running shell's output arrives in `tool_call_update`s before it completes.
-      streamsToolOutput: true,
+      // Copilot sends a running shell's output in `tool_call_update`s, but the ACP adapter shows a
+      // tool's output once it ended.
+      streamsToolOutput: false,
       diffs: 'unified',
       attachments: true,
       mentions: false,
