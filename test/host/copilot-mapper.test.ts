@@ -248,5 +248,18 @@ describe('what Copilot sends that this host does not know', () => {
     expect(seen('supervised')).toMatchObject({ permissionMode: 'agent, ask', effectiveRuntimeMode: 'supervised' });
     expect(seen('auto')).toMatchObject({ permissionMode: 'agent, allow-tool=write', effectiveRuntimeMode: 'auto-accept-edits' });
     expect(seen('full-access')).toMatchObject({ permissionMode: 'agent, allow-all', effectiveRuntimeMode: 'full-access' });
+    // Autopilot allows everything whatever the flags.
+    const out: ProviderOutput[] = [];
+    new CopilotReader('supervised').turn((o) => out.push(o))({ type: 'mode', permissionMode: 'https://agentclientprotocol.com/protocol/session-modes#autopilot', effectiveRuntimeMode: 'full-access' });
+    expect(out).toEqual([{ type: 'mode', permissionMode: 'autopilot', effectiveRuntimeMode: 'full-access' }]);
+  });
+
+  it('a session refused for want of a sign-in (1.0.102 answers session/new "Authentication required") says how to give it one', () => {
+    const out: ProviderOutput[] = [];
+    new CopilotReader('supervised').turn((o) => out.push(o))({ type: 'turn-end', state: 'error', message: 'Copilot CLI could not start the turn: Authentication required' });
+    expect(out).toEqual([
+      { type: 'note', level: 'warning', text: expect.stringContaining('COPILOT_PROVIDER_BASE_URL') },
+      { type: 'turn-end', state: 'error', message: 'Copilot CLI could not start the turn: Authentication required' },
+    ]);
   });
 });

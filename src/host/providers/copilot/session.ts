@@ -8,7 +8,8 @@
 //     (github/copilot-cli#4537); a shell command, or an edit, that finished with no request in a
 //     chat that asks first gets a warning beside it, unless the person allowed that kind always.
 //   - A permission request matched to no tool call (permissions.ts) gets a note saying so.
-//   - Copilot's own `Info:` lines, which it sends as reply text, become info notes.
+//   - Copilot's own `Info:` lines, which it sends as reply text, become info notes; a session it
+//     cannot open for want of a sign-in says how to give it one.
 //   - `compact`: Copilot's `/compact` as a prompt; its answer is one line of text, the marker is ours.
 import type { RuntimeMode } from '../../../contracts/index.ts';
 import type { ProviderChatContext, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../provider.ts';
@@ -24,6 +25,7 @@ function askedFor(toolName: string): Asked | null {
 }
 
 const INFO = 'Info: ';
+const SIGN_IN = 'Copilot has no GitHub sign-in for this account: run `copilot login` with its COPILOT_HOME, or give the account your own model provider (COPILOT_PROVIDER_BASE_URL, COPILOT_PROVIDER_TYPE, COPILOT_MODEL; see `copilot help providers`).';
 const AFTER_TOOL = new Set<ProviderOutput['type']>(['tool-start', 'tool-output', 'tool-end', 'approval']);
 
 const WORDS: Record<Asked, string> = { shell: 'a shell command', write: 'a file edit' };
@@ -122,6 +124,9 @@ export class CopilotReader {
           if (compacting) return;
           break;
         case 'turn-end':
+          if (output.state === 'error' && /authentication required/i.test(output.message ?? '')) {
+            emit({ type: 'note', level: 'warning', text: SIGN_IN });
+          }
           if (compacting && output.state === 'done') {
             emit({ type: 'compaction', preTokens: this.contextTokens });
             if (reply.length) emit({ type: 'note', level: 'info', text: reply.join('') });
@@ -136,9 +141,10 @@ export class CopilotReader {
 
   /** The adapter reports Copilot's ACP mode; what Copilot may do unasked is its launch flags. */
   private confirmed<T extends Extract<ProviderOutput, { type: 'session' | 'mode' }>>(output: T): T {
-    if (output.effectiveRuntimeMode !== undefined) return output;
     const launched = COPILOT_FLAGS[this.runtimeMode];
+    // Its mode ids are URLs (`…/session-modes#agent`): the name is the fragment.
     const mode = output.permissionMode?.split('#').pop();
+    if (output.effectiveRuntimeMode !== undefined) return { ...output, ...(mode ? { permissionMode: mode } : {}) };
     return {
       ...output,
       permissionMode: mode ? `${mode}, ${launched.word}` : launched.word,
