@@ -73,6 +73,16 @@ export abstract class LiveSocket {
   private readonly frameListeners = new Set<(frame: unknown) => void>();
   private readonly presenceListeners = new Set<(online: boolean) => void>();
   private readonly wakeUp = () => this.retryNow();
+  /**
+   * The browser says the network is gone: a socket can stay half-open for minutes after that (the
+   * relay's client sockets have no heartbeat), so it is given up now and tried again when back online.
+   */
+  private readonly networkLost = () => {
+    const socket = this.socket;
+    if (!socket) return;
+    socket.close();
+    this.dropped(socket, 1006, 'the network went away');
+  };
 
   protected constructor(api: RelayApi, hostId: string, url: string, options: LiveSocketOptions = {}) {
     this.api = api;
@@ -86,7 +96,9 @@ export abstract class LiveSocket {
   /** Subclasses call this once their own fields are set. */
   protected start(): void {
     // A browser that comes back online is worth trying at once, whatever the backoff said.
-    (globalThis as { addEventListener?: (type: string, fn: () => void) => void }).addEventListener?.('online', this.wakeUp);
+    const events = globalThis as { addEventListener?: (type: string, fn: () => void) => void };
+    events.addEventListener?.('online', this.wakeUp);
+    events.addEventListener?.('offline', this.networkLost);
     void this.connect();
   }
 
@@ -258,7 +270,9 @@ export abstract class LiveSocket {
     this.endedWith = why;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    (globalThis as { removeEventListener?: (type: string, fn: () => void) => void }).removeEventListener?.('online', this.wakeUp);
+    const events = globalThis as { removeEventListener?: (type: string, fn: () => void) => void };
+    events.removeEventListener?.('online', this.wakeUp);
+    events.removeEventListener?.('offline', this.networkLost);
     const socket = this.socket;
     this.socket = null;
     socket?.close();

@@ -196,6 +196,32 @@ describe('ChatChannel over a socket that drops', () => {
   });
 });
 
+describe('the browser\'s network events', () => {
+  it('gives the socket up when the network goes and reconnects at once when it returns, whatever the backoff said', async () => {
+    const target = new EventTarget();
+    const scope = globalThis as { addEventListener?: unknown; removeEventListener?: unknown };
+    scope.addEventListener = target.addEventListener.bind(target);
+    scope.removeEventListener = target.removeEventListener.bind(target);
+    try {
+      const { relay, api } = await setUp(chatRoom([]));
+      const slow = { backoff: { baseMs: 120_000, maxMs: 120_000 } };
+      const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...slow, outbox: new MemoryOutboxStore() }));
+      await relay.when(() => relay.requests('chat.attach').length === 1);
+      await new Promise<void>((resolve) => { if (channel.state === 'open') resolve(); else channel.onState((s) => { if (s === 'open') resolve(); }); });
+      target.dispatchEvent(new Event('offline'));
+      expect(channel.state).toBe('offline');
+      const send = channel.send({ text: 'while offline' });
+      expect(send.state).toBe('kept');
+      target.dispatchEvent(new Event('online'));
+      expect((await send.settled).state).toBe('delivered');
+      expect(relay.requests('chat.attach').map((f) => [f.connection, f.payload.since])).toEqual([[1, undefined], [2, 1]]);
+    } finally {
+      delete scope.addEventListener;
+      delete scope.removeEventListener;
+    }
+  });
+});
+
 describe('HostConnection', () => {
   it('refreshes an access token the ticket route refuses, once, and keeps the statuses the lobby pushes', async () => {
     const { relay, api } = await setUp((frame, ws) => {
