@@ -16,12 +16,15 @@ import './chat.css';
 /** Redraws the caller when the channel's link, host presence or the thread changes in one of these ways. */
 function useChannel(channel: ChatChannel, kinds: ReadonlyArray<ThreadChange['kind']>): void {
   const [, redraw] = useReducer((n: number) => n + 1, 0);
+  const drawn = { version: channel.thread.version, state: channel.state, online: channel.online };
   useEffect(() => {
     const stops = [
       channel.onState(() => redraw(0)),
       channel.onPresence(() => redraw(0)),
       channel.thread.subscribe((change) => { if (kinds.includes(change.kind)) redraw(0); }),
     ];
+    // Whatever changed between the draw and these subscriptions (an attach can answer that quickly).
+    if (drawn.version !== channel.thread.version || drawn.state !== channel.state || drawn.online !== channel.online) redraw(0);
     return () => { for (const stop of stops) stop(); };
   }, [channel]); // eslint-disable-line react-hooks/exhaustive-deps
 }

@@ -43,6 +43,8 @@ function estimateRow(row: Row, thread: ThreadModel): number {
 
 interface Live {
   layout: ThreadLayout;
+  /** The thread's version the layout was made at. */
+  version: number;
   /** Row key → revision, bumped when anything drawn in that row changed. */
   revs: Map<string, number>;
 }
@@ -52,7 +54,7 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
   const scrollRef = useRef<HTMLDivElement>(null);
   const [, redraw] = useReducer((n: number) => n + 1, 0);
   const live = useRef<Live>(null as unknown as Live);
-  live.current ??= { layout: layoutThread(thread.items, thread.visuals, thread.hasOlder), revs: new Map() };
+  live.current ??= { layout: layoutThread(thread.items, thread.visuals, thread.hasOlder), version: thread.version, revs: new Map() };
   const [loadingOlder, setLoadingOlder] = useState(false);
   const [olderError, setOlderError] = useState<string | null>(null);
   const [atEnd, setAtEnd] = useState(true);
@@ -79,6 +81,7 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
       const state = live.current;
       if (relayout) state.layout = layoutThread(thread.items, thread.visuals, thread.hasOlder);
       relayout = false;
+      state.version = thread.version;
       for (const id of changed) {
         const key = state.layout.rowOf.get(id);
         if (key) state.revs.set(key, (state.revs.get(key) ?? 0) + 1);
@@ -112,6 +115,11 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
       }
       frame ||= requestAnimationFrame(flush);
     });
+    // What changed between the first draw and this subscription (an attach answer can be that quick).
+    if (thread.version !== live.current.version) {
+      relayout = true;
+      flush();
+    }
     return () => { unsubscribe(); if (frame) cancelAnimationFrame(frame); };
   }, [thread]);
 

@@ -1,0 +1,290 @@
+// The thread view in a real browser, against the real relay and a real host with the `script`
+// provider: a reply streams in (grows, ends complete, never twice), every kind it can make draws as it
+// should (tool calls folded with their output and diff, thinking folded, markdown with code and its
+// HTML shown as text, turn footers with cost and duration, notes, compaction), a long chat loads its
+// older pages as the person scrolls up without moving what they read, a stream never yanks a person
+// who scrolled up, and every fold toggle is a labelled button reached by Tab. Phone and desktop.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi } from '../../src/client/index.ts';
+import { screenshot, signedInPerson, type SignedInPerson, type Size } from './browser.ts';
+import { HostProcess, personCredentials, relayUrl, userToken } from './peers.ts';
+
+const PERSON = 'thread-reader';
+const STREAMED = Array.from({ length: 90 }, (_, i) => `w${i}`).join(' ');
+const MARKDOWN = [
+  '## Plan',
+  '',
+  '1. Read **the file**',
+  '2. Fix `answer`',
+  '',
+  '```ts',
+  'export const answer = 42;',
+  '```',
+  '',
+  'Raw HTML stays text: <img src=x onerror="window.__pwned=1"> and [a link](https://example.com/docs).',
+].join('\n');
+/** Replies of "many": 60 steps of text and a tool call each, so two of them make three history pages. */
+const MANY_STEPS = Array.from({ length: 60 }, (_, i) => [
+  { type: 'text', text: `Step ${i} of the long job.` },
+  { type: 'tool', name: 'Bash', input: { command: `echo ${i}` }, output: `${i}\n` },
+]).flat();
+
+const SCRIPT = {
+  replies: [
+    { match: '\\bstream', steps: [{ type: 'text', text: STREAMED, deltas: 90, delayMs: 25 }, { type: 'cost', usd: 0.0021 }] },
+    {
+      match: '\\btool',
+      steps: [
+        { type: 'text', text: 'Let me look at the file and fix it.', deltas: 2, delayMs: 10 },
+        { type: 'tool', name: 'Read', input: { file_path: 'src/app.ts' }, output: 'export const answer = 41;\n', delayMs: 10 },
+        {
+          type: 'tool', name: 'Edit', input: { file_path: 'src/app.ts', old_string: '41', new_string: '42' }, output: 'Updated src/app.ts', delayMs: 10,
+          changes: [{ path: 'src/app.ts', kind: 'update', diff: '@@ -1 +1 @@\n-export const answer = 41;\n+export const answer = 42;\n' }],
+        },
+        { type: 'cost', usd: 0.0031, contextTokens: 2400, contextWindow: 200000 },
+      ],
+    },
+    { match: '\\bmarkdown', steps: [{ type: 'text', text: MARKDOWN, deltas: 4, delayMs: 10 }, { type: 'cost', usd: 0.0012 }] },
+    { match: '\\bfail', steps: [{ type: 'text', text: 'Trying…' }, { type: 'fail', message: 'The scripted backend failed on purpose.' }] },
+    { match: '\\bmany', steps: [...MANY_STEPS, { type: 'cost', usd: 0.01 }] },
+    {
+      steps: [
+        { type: 'thinking', text: 'A plain message; I will answer it briefly.', deltas: 2, delayMs: 10 },
+        { type: 'text', text: 'You said: {{text}}', deltas: 2, delayMs: 10 },
+        { type: 'cost', usd: 0.0009, contextTokens: 800, contextWindow: 200000 },
+      ],
+    },
+  ],
+};
+
+const host = new HostProcess(`web-thread-${crypto.randomUUID().slice(0, 6)}`, PERSON);
+let api: RelayApi;
+let lobby: HostConnection;
+const channels: ChatChannel[] = [];
+const people: SignedInPerson[] = [];
+
+async function until<T>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-1500)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A chat made through the lobby, with a Node-side channel that sends into it (the page only reads). */
+async function newChat(chatId: string): Promise<ChatChannel> {
+  await lobby.request('chat.create', { chatId });
+  const channel = new ChatChannel(api, host.hostId, chatId, { outbox: new MemoryOutboxStore() });
+  channels.push(channel);
+  await until(() => channel.state === 'open' && channel.thread.attached, `the channel of ${chatId} open`);
+  return channel;
+}
+
+const settledTurns = (channel: ChatChannel) => channel.thread.items.filter((i) => i.kind === 'turn' && i.state !== 'running').length;
+
+/** Sends and waits for its turn to settle. */
+async function exchange(channel: ChatChannel, text: string): Promise<void> {
+  const before = settledTurns(channel);
+  expect((await channel.send({ text }).settled).state).toBe('delivered');
+  await until(() => settledTurns(channel) > before, `the turn of "${text}" settled`);
+}
+
+async function openChat(size: Size, chatId: string): Promise<{ person: SignedInPerson; page: Page }> {
+  const person = await signedInPerson(size, PERSON, { path: `/hosts/${host.hostId}/chats/${chatId}` });
+  people.push(person);
+  await person.page.locator('.thread-scroll').waitFor();
+  return { person, page: person.page };
+}
+
+const rows = (page: Page, kind: string) => page.locator(`.thread-row[data-kind="${kind}"]`);
+
+beforeAll(async () => {
+  await userToken(PERSON);
+  writeFileSync(path.join(host.dataDir, 'thread-script.json'), JSON.stringify(SCRIPT));
+  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ providers: { claude: { backend: 'script', script: 'thread-script.json' } } }));
+  await host.start();
+  api = new RelayApi(relayUrl());
+  const { email, password } = personCredentials(PERSON);
+  await api.signIn(email, password);
+  lobby = new HostConnection(api, host.hostId);
+  await until(() => lobby.online, 'the host online');
+});
+
+afterAll(async () => {
+  await Promise.all(people.map((p) => p.close()));
+  for (const channel of channels) channel.close();
+  lobby?.close();
+  await host.stop();
+});
+
+describe('the thread view', () => {
+  it.each(['desktop', 'phone'] as const)('at %s size: a reply streams in, and every kind it can make draws as it should', async (size) => {
+    const channel = await newChat(`thread-kinds-${size}`);
+    const { person, page } = await openChat(size, channel.chatId);
+    await expect.poll(() => page.locator('.thread-edge').textContent(), { timeout: 20_000 }).toContain('No messages yet');
+
+    // Streaming: sample the reply on every frame; it only grows, ends whole, and is never drawn twice.
+    await page.evaluate(() => {
+      const w = window as unknown as { samples: number[][]; sampling: boolean };
+      w.samples = [];
+      w.sampling = true;
+      const tick = () => {
+        const drawn = [...document.querySelectorAll('.thread-row[data-kind="assistant"] .markdown')]
+          .filter((el) => el.textContent!.startsWith('w0 '))
+          .map((el) => el.textContent!.trim().length);
+        if (drawn.length) w.samples.push(drawn);
+        if (w.sampling) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
+    await exchange(channel, 'please stream a reply');
+    await expect.poll(() => page.locator('.thread-row[data-kind="turn"]').count()).toBe(1);
+    const samples = await page.evaluate(() => {
+      const w = window as unknown as { samples: number[][]; sampling: boolean };
+      w.sampling = false;
+      return w.samples;
+    });
+    expect(samples.every((drawn) => drawn.length === 1), 'the reply is drawn once').toBe(true);
+    const lengths = samples.map((drawn) => drawn[0]!);
+    expect(lengths.every((n, i) => i === 0 || n >= lengths[i - 1]!), 'the reply only grows').toBe(true);
+    expect(new Set(lengths).size, 'the reply was seen growing').toBeGreaterThan(3);
+    expect(lengths.at(-1)).toBe(STREAMED.length);
+    await expect.poll(async () => (await rows(page, 'assistant').last().locator('.markdown').textContent())?.trim()).toBe(STREAMED);
+    expect(await page.locator('.msg-assistant.streaming').count()).toBe(0);
+
+    // A tool call: folded to one line; open, its output and its change as a diff.
+    await exchange(channel, 'use a tool');
+    const read = rows(page, 'tool').filter({ hasText: 'Read' }).locator('.fold-toggle');
+    await expect.poll(() => read.getAttribute('aria-expanded')).toBe('false');
+    expect(await page.getByText('export const answer = 41;').count()).toBe(0);
+    // Its turn's footer: done, its cost and duration.
+    const toolTurn = rows(page, 'turn').last();
+    expect(await toolTurn.locator('.turn-state').textContent()).toBe('Done');
+    expect(await toolTurn.locator('.turn-cost').textContent()).toBe('$0.0031');
+    expect(await toolTurn.locator('.turn-duration').textContent()).toMatch(/^\d+(\.\d)? (ms|s)$/);
+    await read.click();
+    await expect.poll(() => read.getAttribute('aria-expanded')).toBe('true');
+    await page.getByText('export const answer = 41;').first().waitFor();
+    const edit = rows(page, 'tool').filter({ hasText: 'Edit' });
+    await edit.locator('.fold-toggle').click();
+    expect(await edit.locator('.diff-add').first().textContent()).toBe('+export const answer = 42;\n');
+    expect(await edit.locator('.diff-del').first().textContent()).toBe('-export const answer = 41;\n');
+
+    // Thinking, folded.
+    await exchange(channel, 'hello there');
+    const thought = rows(page, 'thinking').last().locator('.fold-toggle');
+    await expect.poll(() => thought.getAttribute('aria-expanded')).toBe('false');
+    expect(await thought.textContent()).toMatch(/Thought for/);
+    expect(await page.getByText('A plain message; I will answer it briefly.').count()).toBe(0);
+    await thought.click();
+    await page.getByText('A plain message; I will answer it briefly.').waitFor();
+
+    // Markdown: a heading, a list, a code block with its language, a link that opens apart; HTML as text.
+    await exchange(channel, 'markdown please');
+    const md = rows(page, 'assistant').last().locator('.markdown');
+    await md.locator('h2', { hasText: 'Plan' }).waitFor();
+    expect(await md.locator('ol > li').count()).toBe(2);
+    expect(await md.locator('.code-block code.language-ts').textContent()).toBe('export const answer = 42;');
+    expect(await md.locator('.code-block .code-lang').textContent()).toBe('ts');
+    expect(await md.locator('button.code-copy').getAttribute('aria-label')).toBe('Copy code');
+    expect(await md.textContent()).toContain('<img src=x onerror="window.__pwned=1">');
+    expect(await page.locator('.thread img').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    const link = md.locator('a', { hasText: 'a link' });
+    expect(await link.getAttribute('target')).toBe('_blank');
+    expect(await link.getAttribute('rel')).toContain('noopener');
+
+    // A failed turn: an error note and a footer that says so.
+    await exchange(channel, 'now fail');
+    await page.locator('.thread-row[data-kind="note"] .note-error', { hasText: 'The scripted backend failed on purpose.' }).waitFor();
+    await expect.poll(() => rows(page, 'turn').last().locator('.turn-state').textContent()).toBe('Failed');
+
+    // The header: the chat's cost and context.
+    await expect.poll(() => page.locator('.chat-cost').textContent()).toBe(`$${(0.0021 + 0.0031 + 0.0009 + 0.0012).toFixed(4)}`);
+    expect(await page.locator('.context-meter meter').getAttribute('max')).toBe('200000');
+
+    // Compaction: a marker in the thread.
+    await channel.request('chat.compact', { chatId: channel.chatId });
+    await rows(page, 'compaction').first().waitFor();
+
+    // Keyboard: every fold toggle is a labelled button, reached by Tab and opened by Enter.
+    const toggles = page.locator('.thread .fold-toggle');
+    for (const toggle of await toggles.all()) {
+      expect(await toggle.evaluate((el) => el.tagName)).toBe('BUTTON');
+      expect((await toggle.getAttribute('aria-label'))?.length).toBeGreaterThan(3);
+    }
+    await page.locator('.thread-scroll').focus();
+    const reached = await until(async () => {
+      await page.keyboard.press('Tab');
+      return page.evaluate(() => {
+        const el = document.activeElement as HTMLElement | null;
+        return el?.classList.contains('fold-toggle') ? { label: el.getAttribute('aria-label'), open: el.getAttribute('aria-expanded') } : null;
+      });
+    }, 'Tab reaching a fold toggle', 10_000);
+    expect(reached.label).toBeTruthy();
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-expanded'))).toBe(reached.open === 'true' ? 'false' : 'true');
+
+    await screenshot(page, `thread-kinds-${size}`);
+    expect(person.errors).toEqual([]);
+  });
+
+  it('a long chat loads older pages as the person scrolls up, keeps their place, and a stream never yanks them down', async () => {
+    const channel = await newChat('thread-long');
+    await exchange(channel, 'many steps, first');
+    await exchange(channel, 'many steps, second');
+    expect(channel.thread.items.length, 'the chat is longer than two pages').toBeGreaterThan(200);
+    const { person, page } = await openChat('desktop', channel.chatId);
+    const scroller = page.locator('.thread-scroll');
+    await until(() => page.locator('.thread-row').count(), 'rows drawn');
+    expect(await page.locator('.thread-edge').textContent()).not.toContain('Start of the chat');
+    // It opens at the bottom, on the newest turn.
+    await expect.poll(() => scroller.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight)).toBeLessThan(41);
+
+    // Up to the top: older pages come, and the row read before each page stays where it was.
+    for (let pages = 0; pages < 20; pages++) {
+      if (await page.locator('.thread-edge', { hasText: 'Start of the chat' }).count()) break;
+      const before = await page.evaluate(() => {
+        const el = document.querySelector('.thread-scroll')!;
+        const top = el.getBoundingClientRect().top;
+        const row = [...document.querySelectorAll<HTMLElement>('.thread-row')].find((r) => r.getBoundingClientRect().bottom > top + 60);
+        return row ? { key: row.dataset.row!, y: row.getBoundingClientRect().top } : null;
+      });
+      await page.mouse.move(640, 400);
+      await page.mouse.wheel(0, -4_000);
+      await page.waitForTimeout(50);
+      if (before) {
+        // After a page lands above, the row we saw moves by exactly what we scrolled, not by what came.
+        const after = await page.evaluate((key) => document.querySelector<HTMLElement>(`.thread-row[data-row="${CSS.escape(key)}"]`)?.getBoundingClientRect().top ?? null, before.key);
+        if (after !== null) expect(after).toBeGreaterThan(before.y);
+      }
+    }
+    await page.locator('.thread-edge', { hasText: 'Start of the chat' }).waitFor();
+    await page.mouse.wheel(0, -100_000);
+    await rows(page, 'user').filter({ hasText: 'many steps, first' }).waitFor();
+    await page.locator('.thread-row[data-kind="assistant"]', { hasText: 'Step 0 of the long job.' }).first().waitFor();
+
+    // A stream while the person reads further up: nothing moves, a button offers the new messages.
+    await scroller.evaluate((el) => { el.scrollTop = el.scrollHeight / 2; });
+    const readingAt = await scroller.evaluate((el) => el.scrollTop);
+    const before = settledTurns(channel);
+    channel.send({ text: 'stream while I read' });
+    await until(() => settledTurns(channel) > before, 'the streamed turn settled');
+    await page.locator('.jump-to-end.unseen').waitFor();
+    expect(Math.abs(await scroller.evaluate((el) => el.scrollTop) - readingAt)).toBeLessThan(2);
+    await page.locator('.jump-to-end').click();
+    await expect.poll(() => scroller.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight)).toBeLessThan(41);
+    await expect.poll(async () => (await rows(page, 'assistant').last().locator('.markdown').textContent())?.trim()).toBe(STREAMED);
+    expect(await page.locator('.jump-to-end').count()).toBe(0);
+
+    // Virtualized: a chat of this length keeps only a screenful of rows in the page.
+    expect(await page.locator('.thread-row').count()).toBeLessThan(60);
+    await screenshot(page, 'thread-long-desktop');
+    expect(person.errors).toEqual([]);
+  });
+});
