@@ -119,8 +119,11 @@ export class RelaySocket implements FramePort {
     } catch {
       return;
     }
-    const parsed = parseServerFrame(raw);
-    if (parsed.ok && 'ok' in parsed.value && parsed.value.id !== null) {
+    // Only replies are read here (events go to the listeners as they are): a stream is mostly events,
+    // and checking each one's envelope would be work for nothing.
+    const reply = typeof raw === 'object' && raw !== null && 'ok' in raw;
+    const parsed = reply ? parseServerFrame(raw) : null;
+    if (parsed?.ok && 'ok' in parsed.value && parsed.value.id !== null) {
       const waiter = this.pending.get(parsed.value.id);
       if (waiter) {
         this.pending.delete(parsed.value.id);
