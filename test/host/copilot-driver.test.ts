@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { CopilotProvider } from '../../src/host/providers/copilot/index.ts';
 import { AnthropicServer, hasImage, lastUserText } from '../support/anthropic-server.ts';
+import { OpenAiServer } from '../support/openai-server.ts';
 import { copilotEnv, copilotScenario, GREETING, TEST_MODEL, THOUGHT } from './fixtures/copilot/scenario.ts';
 import { openCliChat, tempDir, TINY_PNG, until } from './harness.ts';
 import type { TestClient } from './harness.ts';
@@ -170,4 +171,33 @@ describe('the Copilot driver with the real binary', () => {
     expect(changes.map((c) => [path.basename(c.path), c.kind])).toEqual([['notes.md', 'add'], ['notes.md', 'update']]);
     expect(readFileSync(path.join(work, 'notes.md'), 'utf8')).toBe('second notes\n');
   });
+});
+
+describe('Copilot on an OpenAI-type provider of your own', () => {
+  it('COPILOT_PROVIDER_TYPE=openai with the Responses wire API: a text turn through the scripted Responses server', async () => {
+    const responses = await OpenAiServer.start(() => ({ steps: [{ type: 'text', text: 'Hello over the Responses API.' }] }));
+    const dir = tempDir('tether-copilot-openai-');
+    try {
+      const home = path.join(dir.dir, 'home');
+      const folder = path.join(dir.dir, 'work');
+      mkdirSync(home, { recursive: true });
+      mkdirSync(folder, { recursive: true });
+      const env = { ...copilotEnv(responses.url, home), COPILOT_PROVIDER_TYPE: 'openai', COPILOT_PROVIDER_WIRE_API: 'responses', COPILOT_MODEL: 'gpt-5.4' };
+      const opened = await openCliChat(dir.dir, new CopilotProvider({ command: copilot, env, clientVersion: '0.0.0' }, { probe: false }), { provider: 'copilot', cwd: folder });
+      try {
+        const { turnId } = await opened.client.ok('chat.send', { chatId: 'c', text: 'hello there' });
+        const own = () => opened.client.threads.get('c')!;
+        await until(() => own().items.some((i) => i.kind === 'turn' && i.id === turnId && i.state !== 'running'), 'the turn', TURN_MS);
+        expect(own().get(turnId)).toMatchObject({ state: 'done' });
+        expect(own().items.filter((i) => i.kind === 'assistant').map((i) => (i.kind === 'assistant' ? i.text : ''))).toEqual(['Hello over the Responses API.']);
+        expect(responses.requests.at(-1)!.userText).toContain('hello there');
+        expect(responses.strays).toEqual([]);
+      } finally {
+        await opened.core.close();
+      }
+    } finally {
+      await responses.close();
+      dir.cleanup();
+    }
+  }, TURN_MS);
 });

@@ -1,7 +1,8 @@
-// A scripted OpenAI Responses API server on loopback, for running real CLIs (Codex) without the
-// network. `POST /v1/responses` answers with the SSE stream of whichever reply `pick` chooses for
-// that request; anything else answers 404 with a JSON body, so a CLI probing other endpoints fails
-// fast instead of hanging.
+// A scripted OpenAI Responses API server on loopback, for running real CLIs (Codex; Copilot with
+// `COPILOT_PROVIDER_TYPE=openai`, `COPILOT_PROVIDER_WIRE_API=responses`) without the network.
+// `POST /v1/responses` answers with the SSE stream of whichever reply `pick` chooses for that
+// request; anything else answers 404 with a JSON body, so a CLI probing other endpoints fails fast
+// instead of hanging.
 //
 // Replies are lists of output steps (reasoning summary, text, function or freeform tool call), optionally held open
 // (`hold`: the stream stays open until `release()` or the client goes away) or answered with an HTTP
@@ -114,7 +115,10 @@ export class OpenAiServer {
   private stream(res: http.ServerResponse, reply: ScriptedReply): void {
     const n = ++this.counter;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers });
+    // What `response.completed` repeats as the whole response's output (Copilot reads it; Codex the items).
+    const output: unknown[] = [];
     const send = (event: Record<string, unknown>): void => {
+      if (event.type === 'response.output_item.done') output.push(event.item);
       res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
     };
     const responseId = `resp_${n}`;
@@ -165,6 +169,9 @@ export class OpenAiServer {
       type: 'response.completed',
       response: {
         id: responseId,
+        object: 'response',
+        status: 'completed',
+        output,
         usage: {
           input_tokens: usage.input,
           input_tokens_details: { cached_tokens: usage.cached ?? 0 },
