@@ -84,7 +84,7 @@ describe('Copilot through the host, the relay and a client', () => {
     expect(model.conversation.length).toBeGreaterThan(0);
     expect(model.unexpected).toEqual([]);
     const info = await chat.until(() => (chat.info().usage.turns === 1 ? chat.info() : undefined), 'info after the first turn');
-    expect(info).toMatchObject({ account: 'byok', effectiveRuntimeMode: 'supervised', usage: { contextWindow: 168000 } });
+    expect(info).toMatchObject({ account: 'byok', model: TEST_MODEL, effectiveRuntimeMode: 'supervised', usage: { contextWindow: 168000 } });
     expect(readdirSync(path.join(accountHome, 'session-state'))).toContain(info.agentSessionId);
   });
 

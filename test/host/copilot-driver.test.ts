@@ -73,7 +73,8 @@ describe('the Copilot driver with the real binary', () => {
     expect(inTurn(turnId).find((i) => i.kind === 'assistant')).toMatchObject({ text: GREETING, streaming: false });
     const info = core.session('c').info;
     expect(info.agentSessionId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(info).toMatchObject({ effectiveRuntimeMode: 'supervised', permissionMode: 'agent, ask' });
+    // The chat left the model to Copilot, which runs the one its variables name.
+    expect(info).toMatchObject({ effectiveRuntimeMode: 'supervised', permissionMode: 'agent, ask', model: TEST_MODEL });
     expect(info.usage.contextWindow).toBe(168000);
     expect(info.usage.contextTokens).toBeGreaterThan(0);
     // Nothing went anywhere but the scripted server.

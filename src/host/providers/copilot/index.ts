@@ -13,7 +13,7 @@ import { AcpProvider, type AcpAgentSpec } from '../acp/index.ts';
 import { expandHome } from '../acp/driver.ts';
 import type { Provider, ProviderChatContext, ProviderSession } from '../provider.ts';
 import { CLI_PROFILES } from '../roster.ts';
-import { AGENT_MODE, AUTOPILOT_MODE, COPILOT_FLAGS } from './modes.ts';
+import { AGENT_MODE, AUTOPILOT_MODE, COPILOT_DEFAULT_MODEL, COPILOT_FLAGS } from './modes.ts';
 import { matchPermission } from './permissions.ts';
 import { CopilotSession } from './session.ts';
 import { copilotToolResult } from './tool-result.ts';
@@ -30,8 +30,7 @@ export interface CopilotLaunch {
   clientVersion: string;
 }
 
-/** The choice that leaves the model to Copilot's own setting (`COPILOT_MODEL`, its config, or its default). */
-export const COPILOT_DEFAULT_MODEL = 'default';
+export { COPILOT_DEFAULT_MODEL };
 
 const DEFAULT_ENTRY: ModelInfo = { slug: COPILOT_DEFAULT_MODEL, name: 'Copilot default (its own setting)', legacy: false, isDefault: true, options: [] };
 
@@ -78,8 +77,10 @@ export class CopilotProvider implements Provider {
   readonly canSteer = false;
   readonly probed: Promise<void>;
   private readonly acp: AcpProvider;
+  private readonly env: Readonly<Record<string, string>>;
 
   constructor(launch: CopilotLaunch, options: { probe?: boolean } = {}) {
+    this.env = launch.env ?? {};
     this.acp = new AcpProvider(copilotSpec(launch), { clientVersion: launch.clientVersion, ...options });
     this.probed = this.acp.probed;
   }
@@ -93,6 +94,6 @@ export class CopilotProvider implements Provider {
   }
 
   open(context: ProviderChatContext): ProviderSession {
-    return new CopilotSession(this.acp.open(context), context);
+    return new CopilotSession(this.acp.open(context), context, this.env);
   }
 }

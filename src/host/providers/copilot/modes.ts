@@ -18,3 +18,6 @@ export const COPILOT_FLAGS: Record<RuntimeMode, { flags: string[]; word: string;
 /** Copilot's ACP session modes. Every chat runs in `agent`; `autopilot` allows everything and keeps going unasked. */
 export const AGENT_MODE = 'https://agentclientprotocol.com/protocol/session-modes#agent';
 export const AUTOPILOT_MODE = 'https://agentclientprotocol.com/protocol/session-modes#autopilot';
+
+/** The model choice that leaves the model to Copilot's own setting (`COPILOT_MODEL`, its config, or its default). */
+export const COPILOT_DEFAULT_MODEL = 'default';

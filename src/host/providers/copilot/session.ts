@@ -13,7 +13,7 @@
 //   - `compact`: Copilot's `/compact` as a prompt; its answer is one line of text, the marker is ours.
 import type { RuntimeMode } from '../../../contracts/index.ts';
 import type { ProviderChatContext, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../provider.ts';
-import { COPILOT_FLAGS } from './modes.ts';
+import { COPILOT_DEFAULT_MODEL, COPILOT_FLAGS } from './modes.ts';
 
 /** The permission Copilot asks for before a tool of this name (as the adapter names tools) runs. */
 type Asked = 'shell' | 'write';
@@ -44,8 +44,12 @@ export class CopilotReader {
   private readonly approvals = new Map<string, Asked | null>();
   private contextTokens: number | null = null;
 
-  constructor(runtimeMode: RuntimeMode) {
+  /** The model Copilot runs when the chat leaves it to Copilot (`COPILOT_MODEL`), if that is known. */
+  private readonly model: string | null;
+
+  constructor(runtimeMode: RuntimeMode, model: string | null = null) {
     this.runtimeMode = runtimeMode;
+    this.model = model;
     const effective = COPILOT_FLAGS[runtimeMode].effective;
     this.asks = new Set<Asked>(effective === 'full-access' ? [] : effective === 'supervised' ? ['shell', 'write'] : ['shell']);
   }
@@ -142,6 +146,7 @@ export class CopilotReader {
   /** The adapter reports Copilot's ACP mode; what Copilot may do unasked is its launch flags. */
   private confirmed<T extends Extract<ProviderOutput, { type: 'session' | 'mode' }>>(output: T): T {
     const launched = COPILOT_FLAGS[this.runtimeMode];
+    if (output.type === 'session' && output.model === COPILOT_DEFAULT_MODEL && this.model) output = { ...output, model: this.model };
     // Its mode ids are URLs (`…/session-modes#agent`): the name is the fragment.
     const mode = output.permissionMode?.split('#').pop();
     if (output.effectiveRuntimeMode !== undefined) return { ...output, ...(mode ? { permissionMode: mode } : {}) };
@@ -157,9 +162,11 @@ export class CopilotSession implements ProviderSession {
   private readonly inner: ProviderSession;
   private readonly reader: CopilotReader;
 
-  constructor(inner: ProviderSession, context: ProviderChatContext) {
+  /** `env`: the provider's own variables, under the account's. */
+  constructor(inner: ProviderSession, context: ProviderChatContext, env: Readonly<Record<string, string>> = {}) {
     this.inner = inner;
-    this.reader = new CopilotReader(context.runtimeMode);
+    const named = context.accountEnv?.COPILOT_MODEL ?? env.COPILOT_MODEL;
+    this.reader = new CopilotReader(context.runtimeMode, context.selection.model !== COPILOT_DEFAULT_MODEL ? context.selection.model : named ?? null);
   }
 
   get running(): boolean {
