@@ -12,6 +12,7 @@
 // (e.g. a 429 with Google's `RESOURCE_EXHAUSTED` details).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { text } from 'node:stream/consumers';
 
 export type GeminiStep =
   /** A thought summary (`thought: true`), which the CLI shows as its thinking. */
@@ -69,8 +70,8 @@ export class GeminiServer {
   readonly requests: GeminiRequest[] = [];
   readonly strays: string[] = [];
   private readonly server: http.Server;
-  private pick: GeminiPicker;
-  private pickSide: GeminiPicker;
+  private readonly pick: GeminiPicker;
+  private readonly pickSide: GeminiPicker;
 
   private constructor(pick: GeminiPicker, pickSide?: GeminiPicker) {
     this.pick = pick;
@@ -94,22 +95,13 @@ export class GeminiServer {
     return this.requests.filter((r) => r.method === 'streamGenerateContent');
   }
 
-  setPicker(pick: GeminiPicker): void {
-    this.pick = pick;
-  }
-
   close(): Promise<void> {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      raw += chunk;
-    });
-    req.on('end', () => {
+    void text(req).then((raw) => {
       const route = req.method === 'POST' ? ROUTE.exec(req.url ?? '') : null;
       if (!route) {
         this.strays.push(`${req.method} ${req.url}`);
@@ -208,10 +200,8 @@ function googleError(res: http.ServerResponse, code: number, status: string, mes
   res.end(JSON.stringify({ error: { code, message, status } }));
 }
 
-function pieces(text: string, n: number): string[] {
-  const chars = Array.from(text);
-  const size = Math.max(1, Math.ceil(chars.length / Math.max(1, n)));
-  const out: string[] = [];
-  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
-  return out;
+/** `whole` cut into about `n` pieces (whole code points). */
+function pieces(whole: string, n: number): string[] {
+  const size = Math.max(1, Math.ceil(Array.from(whole).length / Math.max(1, n)));
+  return whole.match(new RegExp(`[\\s\\S]{1,${size}}`, 'gu')) ?? [];
 }

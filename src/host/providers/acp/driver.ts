@@ -59,6 +59,11 @@ export class AcpSession implements ProviderSession {
   private readonly answers = new Map<string, (reply: RequestPermissionResponse | CreateElicitationResponse) => void>();
   private lastUpdateAt = 0;
   private killed = false;
+  /** The agent's session mode as it last confirmed it, and the model it named. */
+  private mode: { id: string | null } = { id: null };
+  private model: string | null = null;
+  /** Counts processes: JSON-RPC ids restart with each one. */
+  private processSerial = 0;
 
   constructor(spec: AcpAgentSpec, context: ProviderChatContext, options: AcpSessionOptions) {
     this.spec = spec;
@@ -209,10 +214,6 @@ export class AcpSession implements ProviderSession {
     this.readModels(record(opened.models));
   }
 
-  /** The runtime mode as the agent's session mode, when the agent has one for it; what it runs in is reported. */
-  private mode: { id: string | null } = { id: null };
-  private model: string | null = null;
-
   private async applyMode(peer: AcpPeer, modes: Record<string, unknown>): Promise<void> {
     const available = Array.isArray(modes.availableModes) ? modes.availableModes.map((m) => record(m).id).filter((id): id is string => typeof id === 'string') : [];
     let current = typeof modes.currentModeId === 'string' ? modes.currentModeId : null;
@@ -294,29 +295,32 @@ export class AcpSession implements ProviderSession {
   }
 
   private permission(id: string, params: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse> {
-    const requestId = this.requestKey(id);
-    const { outputs, reply } = this.mapper.permission(requestId, params);
-    if (reply) {
-      this.deliver(outputs);
-      return Promise.resolve(reply);
-    }
-    return this.wait<RequestPermissionResponse>(requestId, outputs, signal, { outcome: { outcome: 'cancelled' } });
+    return this.ask(id, (requestId) => this.mapper.permission(requestId, params), signal, { outcome: { outcome: 'cancelled' } });
   }
 
   private elicitation(id: string, params: unknown, signal: AbortSignal): Promise<CreateElicitationResponse> {
+    return this.ask(id, (requestId) => this.mapper.elicitation(requestId, params), signal, { action: 'cancel' });
+  }
+
+  /** A request the agent made: answered now when the mapper says so, else shown until the person answers. */
+  private ask<T extends RequestPermissionResponse | CreateElicitationResponse>(
+    id: string,
+    read: (requestId: string) => { outputs: ProviderOutput[]; reply?: T },
+    signal: AbortSignal,
+    cancelled: T,
+  ): Promise<T> {
     const requestId = this.requestKey(id);
-    const { outputs, reply } = this.mapper.elicitation(requestId, params);
-    if (reply) {
-      this.deliver(outputs);
-      return Promise.resolve(reply);
-    }
-    return this.wait<CreateElicitationResponse>(requestId, outputs, signal, { action: 'cancel' });
+    const { outputs, reply } = read(requestId);
+    if (!reply) return this.wait(requestId, outputs, signal, cancelled);
+    this.deliver(outputs);
+    return Promise.resolve(reply);
   }
 
   /** Shows a request and resolves with the person's answer; with nobody to ask it is cancelled at once. */
   private wait<T extends RequestPermissionResponse | CreateElicitationResponse>(requestId: string, outputs: ProviderOutput[], signal: AbortSignal, cancelled: T): Promise<T> {
     if (!this.emit) {
-      this.mapper.cancelAll();
+      // Nobody is there to decide (the turn was stopped): the agent hears a cancel at once.
+      this.cancelRequests();
       return Promise.resolve(cancelled);
     }
     return new Promise<T>((resolve) => {
@@ -347,8 +351,6 @@ export class AcpSession implements ProviderSession {
     // JSON-RPC ids restart with every process; the session and the sequence make them unique in the chat.
     return `acp:${this.sessionId ?? 'none'}:${this.processSerial}:${id}`;
   }
-
-  private processSerial = 0;
 
   private deliver(outputs: ProviderOutput[]): void {
     for (const output of outputs) {

@@ -110,6 +110,11 @@ export class AcpProvider implements Provider {
   private async probe(): Promise<void> {
     const commandLine = this.spec.commandLine({ selection: { model: this.spec.defaultModel, options: {} }, runtimeMode: 'supervised' });
     try {
+      const known = await this.spec.installedVersion?.(commandLine).catch(() => null);
+      if (known) {
+        this.found = { installed: true, version: known };
+        return;
+      }
       const { stdout } = await promisify(execFile)(commandLine.command, [...(this.spec.versionArgs ?? ['--version'])], {
         encoding: 'utf8', timeout: 20_000, env: commandLine.env, cwd: tmpdir(),
       });

@@ -89,6 +89,11 @@ export interface AcpAgentSpec {
   commandLine(context: AcpLaunchContext): AcpCommandLine;
   /** The probe's arguments: whatever the command needs first (e.g. a script when it is node), then `--version`. */
   versionArgs?: readonly string[];
+  /**
+   * The installed version read without running the CLI (e.g. from its npm package), or null to ask
+   * `--version`. For CLIs that take seconds to start: `provider.list` waits for the probe.
+   */
+  installedVersion?(commandLine: AcpCommandLine): Promise<string | null>;
   /** The models offered before the agent named its own (a session's `models` replaces them). */
   models: ModelInfo[];
   defaultModel: string;

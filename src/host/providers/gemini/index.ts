@@ -8,9 +8,12 @@
 //     `usage_update`, no context window, no cost), a 429 from the model is a JSON-RPC error 429;
 //   - after answering `session/load` it goes on replaying the history (ACP says before), and a load
 //     in the minute the session was created destroys it (its transcript is named by minute and id).
+import { constants } from 'node:fs';
+import { access, readFile, realpath } from 'node:fs/promises';
+import path from 'node:path';
 import type { ModelInfo, RuntimeMode } from '../../../contracts/index.ts';
 import type { ProviderOutput } from '../provider.ts';
-import { AcpProvider, type AcpAgentSpec } from '../acp/index.ts';
+import { AcpProvider, type AcpAgentSpec, type AcpCommandLine } from '../acp/index.ts';
 import { record } from '../acp/mapper.ts';
 import { expandHome } from '../acp/driver.ts';
 import { CLI_PROFILES } from '../roster.ts';
@@ -74,6 +77,7 @@ export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
         env: { ...process.env, ...launch.env, ...accountEnv, ...(home ? { GEMINI_CLI_HOME: home } : {}) },
       };
     },
+    installedVersion: geminiPackageVersion,
     models: GEMINI_MODELS,
     defaultModel: GEMINI_DEFAULT_MODEL,
     capabilities: CLI_PROFILES.gemini.capabilities,
@@ -92,6 +96,33 @@ export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
 
 export function geminiProvider(launch: GeminiLaunch, options: { probe?: boolean } = {}): AcpProvider {
   return new AcpProvider(geminiSpec(launch), { clientVersion: launch.clientVersion, ...options });
+}
+
+/**
+ * The version of the `@google/gemini-cli` package the command is (npm links `gemini` to its
+ * `bundle/gemini.js`): what `gemini --version` prints, without loading its bundle, which takes
+ * seconds (fifteen on a busy machine, longer than a relay waits for `provider.list`). Null when the
+ * command is not that package's, and the probe runs it instead.
+ */
+export async function geminiPackageVersion(commandLine: AcpCommandLine): Promise<string | null> {
+  const file = await onPath(commandLine.command, commandLine.env.PATH ?? '');
+  if (!file) return null;
+  const script = await realpath(file);
+  const pkg = JSON.parse(await readFile(path.join(path.dirname(script), '..', 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+  return pkg.name === '@google/gemini-cli' && typeof pkg.version === 'string' ? pkg.version : null;
+}
+
+async function onPath(command: string, searchPath: string): Promise<string | null> {
+  const candidates = command.includes('/') ? [command] : searchPath.split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, command));
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
 }
 
 /** A whole thought as `**subject**\ndescription`; an empty subject's `****` is dropped, thoughts kept apart. */
