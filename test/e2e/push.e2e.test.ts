@@ -8,6 +8,7 @@ import { subscribeToPush, unsubscribeFromPush, type PushApi, type PushManagerLik
 import { PushPayloadSchema, type PushPayload } from '../../src/contracts/index.ts';
 import { installPushHandlers, type NotificationShape, type PushScope } from '../../src/web/sw/push.ts';
 import { PushEndpoint } from '../support/push-endpoint.ts';
+import { newPersonPage } from './browser.ts';
 import { HostProcess, Peer, relayUrl, userToken } from './peers.ts';
 
 const OWNER = 'push-owner';
@@ -19,6 +20,8 @@ const endpoint = new PushEndpoint();
 const host = new HostProcess('push-host', OWNER);
 let chat: Peer;
 let ownerOld = '';
+/** The first test's decrypted pushes of one turn: the approval, then the turn's end. */
+const turnPushes: PushPayload[] = [];
 
 async function call(label: string | null, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(`${relayUrl()}${path}`, {
@@ -163,6 +166,7 @@ describe('push notifications through wrangler dev', () => {
 
     // The turn's end replaces the approval's notification in place, without a second buzz.
     const ended = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'turn-ended', 'the turn-ended push');
+    turnPushes.push(asked.payload, ended.payload);
     expect(ended.payload).toMatchObject({ buzz: false, tag: asked.payload.tag, body: 'Turn finished · push-host' });
     expect(ended).toMatchObject({ urgency: 'normal', topic: asked.payload.tag });
     await sw.push(ended.payload);
@@ -201,6 +205,40 @@ describe('push notifications through wrangler dev', () => {
     await sw.click(sw.shown[2]!);
     expect(sw.opened).toEqual([`${relayUrl()}/hosts/${host.hostId}/chats/${CHAT}`]);
     expect(endpoint.rejected).toEqual([]);
+  });
+
+  it('shows those pushes in Chromium through the app’s own service worker: the turn’s end replaces the approval, silently', async () => {
+    const person = await newPersonPage('phone');
+    try {
+      const origin = relayUrl();
+      await person.context.grantPermissions(['notifications'], { origin });
+      await person.page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
+      // DevTools delivers a push event to the registration, as the browser does once it decrypted one.
+      const cdp = await person.context.newCDPSession(person.page);
+      // The registration whose worker is activated: a push delivered to one still installing may be lost.
+      const registrationId = new Promise<string>((resolve) => cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+        const active = versions.find((v) => v.status === 'activated' && v.scriptURL === `${origin}/sw.js`);
+        if (active) resolve(active.registrationId);
+      }));
+      await cdp.send('ServiceWorker.enable');
+      const shown = () => person.page.evaluate(async () => (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
+        title: n.title, body: n.body, tag: n.tag, silent: n.silent, requireInteraction: n.requireInteraction,
+        actions: (n as unknown as { actions: { action: string; title: string }[] }).actions.map((a) => ({ action: a.action, title: a.title })),
+        data: n.data as unknown,
+      })));
+      const [asked, ended] = turnPushes;
+      await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId: await registrationId, data: JSON.stringify(asked) });
+      await until(async () => (await shown()).length === 1, 'the approval notification');
+      const [first] = await shown();
+      expect(first).toMatchObject({ title: asked!.title, body: asked!.body, tag: asked!.tag, silent: false, requireInteraction: true, data: asked });
+      expect(first!.actions.slice(0, 2)).toEqual([{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }]);
+      await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId: await registrationId, data: JSON.stringify(ended) });
+      await until(async () => (await shown())[0]?.body === ended!.body, 'the turn-ended notification');
+      expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: true, actions: [], body: 'Turn finished · push-host' })]);
+      expect(person.errors).toEqual([]);
+    } finally {
+      await person.close();
+    }
   });
 
   it('tells of a question without buttons, and lets that turn buzz once too', async () => {
