@@ -159,12 +159,12 @@ export function Composer({ channel }: { channel: ChatChannel }) {
         onDrop={(event) => { if (takesFiles && event.dataTransfer?.files.length) { event.preventDefault(); attach(event.dataTransfer.files); } }}
       >
         {attached.length > 0 ? (
-          <ul class="attachments" aria-label="Attached files">
+          <ul class="composer-files" aria-label="Attached files">
             {attached.map((a) => (
-              <li key={a.key} class="attachment">
-                {a.preview ? <img src={a.preview} alt={`Preview of ${a.file.name}`} /> : <span class="attachment-icon" aria-hidden="true">📄</span>}
-                <span class="attachment-name">{a.file.name}</span>
-                <span class="attachment-size">{formatBytes(a.file.size)}</span>
+              <li key={a.key} class="composer-file">
+                {a.preview ? <img src={a.preview} alt={`Preview of ${a.file.name}`} /> : <span class="composer-file-icon" aria-hidden="true">📄</span>}
+                <span class="composer-file-name">{a.file.name}</span>
+                <span class="composer-file-size">{formatBytes(a.file.size)}</span>
                 <button type="button" class="link" aria-label={`Remove ${a.file.name}`} onClick={() => detach(a.key)}>✕</button>
               </li>
             ))}

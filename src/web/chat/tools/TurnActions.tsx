@@ -8,17 +8,19 @@ import { ForkDialog } from './ForkDialog.tsx';
 import { TurnDiffDialog } from './TurnDiffDialog.tsx';
 import './tools.css';
 
-/** The turn's last reply of the chat's own (not a subagent's), looking back from the turn's foot. */
+/**
+ * The turn's last reply of the chat's own (not a subagent's). A turn's item is written when the turn
+ * opens, so its replies come after it in the thread, up to the next turn.
+ */
 function replyOf(channel: ChatChannel, turn: ChatTurnItem): ChatItem | undefined {
   const items = channel.thread.items;
-  const from = channel.thread.indexOf(turn.id) ?? items.length - 1;
-  for (let i = from; i >= 0; i--) {
+  let reply: ChatItem | undefined;
+  for (let i = channel.thread.indexOf(turn.id) ?? 0; i < items.length; i++) {
     const item = items[i]!;
-    if (item.turnId !== turn.id) continue;
-    if (item.kind === 'assistant' && !item.parentToolUseId) return item;
-    if (item.kind === 'user') return undefined;
+    if (item.kind === 'turn' && item.id !== turn.id) break;
+    if (item.turnId === turn.id && item.kind === 'assistant' && !item.parentToolUseId) reply = item;
   }
-  return undefined;
+  return reply;
 }
 
 export function TurnActions({ item, channel }: { item: ChatTurnItem; channel: ChatChannel }) {
