@@ -14,7 +14,7 @@ import {
 } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
 import { LiveSocket, type EventFrame, type LiveSocketOptions } from './live-socket.ts';
-import { PendingSend, defaultOutboxStore, nextOrder, type OutboxEntry, type OutboxStore } from './outbox.ts';
+import { PendingSend, defaultOutboxStore, nextOrder, type OutboxEntry, type OutboxScope, type OutboxStore } from './outbox.ts';
 import { RelaySocket, SocketClosedError, relayPaths } from './socket.ts';
 import { ThreadModel } from './thread.ts';
 
@@ -76,7 +76,7 @@ export class ChatChannel extends LiveSocket {
    */
   send(message: ChatMessage): PendingSend {
     const payload = { ...message, chatId: this.chatId } as ChatSendPayload;
-    const entry: OutboxEntry = { id: this.newId(), hostId: this.hostId, chatId: this.chatId, payload, createdAt: Date.now(), order: nextOrder() };
+    const entry: OutboxEntry = { ...this.scope(), id: this.newId(), payload, createdAt: Date.now(), order: nextOrder() };
     const send = this.track(new PendingSend(entry));
     const checked = ChatSendPayloadSchema.safeParse(payload);
     if (!checked.success) {
@@ -106,11 +106,16 @@ export class ChatChannel extends LiveSocket {
     return send;
   }
 
+  /** This person's sends to this chat (the session's user; its id when a sign-in did not say). */
+  private scope(): OutboxScope {
+    return { userId: this.api.userId ?? '', hostId: this.hostId, chatId: this.chatId };
+  }
+
   /** The sends an earlier page (or an earlier channel) kept and never got answered. */
   private async restore(): Promise<void> {
     let kept: OutboxEntry[] = [];
     try {
-      kept = await this.outbox.list(this.hostId, this.chatId);
+      kept = await this.outbox.list(this.scope());
     } catch {
       return; // an unreadable store holds nothing we can send
     }

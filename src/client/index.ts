@@ -13,7 +13,7 @@ export type { ChatChannelOptions, ChatMessage } from './chat-channel.ts';
 export { ThreadModel } from './thread.ts';
 export type { EventOutcome, HistorySource, RequestItem, ThreadChange } from './thread.ts';
 export { IdbOutboxStore, MemoryOutboxStore, PendingSend, defaultOutboxStore } from './outbox.ts';
-export type { DeliveryState, OutboxEntry, OutboxStore } from './outbox.ts';
+export type { DeliveryState, OutboxEntry, OutboxScope, OutboxStore } from './outbox.ts';
 export { RelaySocket, SocketClosedError, relayPaths } from './socket.ts';
 export type { RelaySocketOptions } from './socket.ts';
 export { pushKey, subscribeToPush, unsubscribeFromPush } from './push.ts';

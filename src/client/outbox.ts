@@ -1,4 +1,5 @@
-// Messages a person sent that have not been answered yet, kept on this device: in IndexedDB in the
+// Messages a person sent that have not been answered yet, kept on this device (per person: whoever
+// signs in next on a shared browser must not send them as themselves): in IndexedDB in the
 // browser (so a send made offline survives closing the tab), in memory in Node. Each is kept with the
 // request id it will be sent under, before it is sent at all; ChatChannel sends them in order when the
 // link is up and forgets each once the relay answered it. A resend after a reconnect (or a reload)
@@ -6,11 +7,16 @@
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { ChatSendPayload, ChatSendResult, WireError } from '../contracts/index.ts';
 
-export interface OutboxEntry {
-  /** The request id of its `chat.send`. */
-  id: string;
+/** Whose sends, to which chat: a browser's outbox is shared by whoever signs in on it. */
+export interface OutboxScope {
+  userId: string;
   hostId: string;
   chatId: string;
+}
+
+export interface OutboxEntry extends OutboxScope {
+  /** The request id of its `chat.send`. */
+  id: string;
   payload: ChatSendPayload;
   createdAt: number;
   /** Orders sends made in the same millisecond. */
@@ -18,8 +24,8 @@ export interface OutboxEntry {
 }
 
 export interface OutboxStore {
-  /** The entries of one chat, oldest first. */
-  list(hostId: string, chatId: string): Promise<OutboxEntry[]>;
+  /** The entries of one person in one chat, oldest first. */
+  list(scope: OutboxScope): Promise<OutboxEntry[]>;
   put(entry: OutboxEntry): Promise<void>;
   remove(id: string): Promise<void>;
 }
@@ -35,8 +41,10 @@ export function nextOrder(now = Date.now()): number {
 export class MemoryOutboxStore implements OutboxStore {
   private readonly entries = new Map<string, OutboxEntry>();
 
-  async list(hostId: string, chatId: string): Promise<OutboxEntry[]> {
-    return [...this.entries.values()].filter((e) => e.hostId === hostId && e.chatId === chatId).sort((a, b) => a.order - b.order);
+  async list(scope: OutboxScope): Promise<OutboxEntry[]> {
+    return [...this.entries.values()]
+      .filter((e) => e.userId === scope.userId && e.hostId === scope.hostId && e.chatId === scope.chatId)
+      .sort((a, b) => a.order - b.order);
   }
 
   async put(entry: OutboxEntry): Promise<void> {
@@ -52,7 +60,7 @@ interface OutboxDb extends DBSchema {
   sends: {
     key: string;
     value: OutboxEntry;
-    indexes: { byChat: [string, string, number] };
+    indexes: { byChat: [string, string, string, number] };
   };
 }
 
@@ -61,16 +69,18 @@ export class IdbOutboxStore implements OutboxStore {
   private readonly db: Promise<IDBPDatabase<OutboxDb>>;
 
   constructor(name = 'tether-outbox') {
-    this.db = openDB<OutboxDb>(name, 1, {
-      upgrade(db) {
+    this.db = openDB<OutboxDb>(name, 2, {
+      upgrade(db, oldVersion) {
+        // Version 1 (never released) kept sends without their person.
+        if (oldVersion >= 1) db.deleteObjectStore('sends');
         const sends = db.createObjectStore('sends', { keyPath: 'id' });
-        sends.createIndex('byChat', ['hostId', 'chatId', 'order']);
+        sends.createIndex('byChat', ['userId', 'hostId', 'chatId', 'order']);
       },
     });
   }
 
-  async list(hostId: string, chatId: string): Promise<OutboxEntry[]> {
-    const range = IDBKeyRange.bound([hostId, chatId, -Infinity], [hostId, chatId, Infinity]);
+  async list({ userId, hostId, chatId }: OutboxScope): Promise<OutboxEntry[]> {
+    const range = IDBKeyRange.bound([userId, hostId, chatId, -Infinity], [userId, hostId, chatId, Infinity]);
     return (await this.db).getAllFromIndex('sends', 'byChat', range);
   }
 
@@ -87,9 +97,12 @@ export class IdbOutboxStore implements OutboxStore {
   }
 }
 
-/** IndexedDB where there is one (browsers), memory elsewhere. */
+let shared: OutboxStore | null = null;
+
+/** IndexedDB where there is one (browsers), memory elsewhere; one store (one connection) for every channel. */
 export function defaultOutboxStore(): OutboxStore {
-  return typeof indexedDB === 'undefined' ? new MemoryOutboxStore() : new IdbOutboxStore();
+  shared ??= typeof indexedDB === 'undefined' ? new MemoryOutboxStore() : new IdbOutboxStore();
+  return shared;
 }
 
 /**

@@ -179,6 +179,21 @@ describe('ChatChannel over a socket that drops', () => {
     expect(relay.requests('chat.attach')[1]!.payload.since).toBe(2);
   });
 
+  it('sends what this person kept earlier, first, and never what another person kept on this device', async () => {
+    const { relay, api } = await setUp(chatRoom([]));
+    api.adopt({ sessionId: 's', refreshToken: 'r0', accessToken: 'a0', expiresAt: Date.now() + 600_000, userId: 'me' });
+    const outbox = new MemoryOutboxStore();
+    const kept = (id: string, userId: string) => ({ id, userId, hostId: 'h1', chatId: 'c1', payload: { chatId: 'c1', text: id }, createdAt: 1, order: 1 });
+    await outbox.put(kept('mine-earlier', 'me'));
+    await outbox.put(kept('theirs', 'someone-else'));
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox }));
+    const now = channel.send({ text: 'now' });
+    await now.settled;
+    expect(relay.requests('chat.send').map((f) => f.payload.text)).toEqual(['mine-earlier', 'now']);
+    expect(channel.pendingSends.map((send) => send.id)).toEqual(['mine-earlier', now.id]);
+    expect((await outbox.list({ userId: 'someone-else', hostId: 'h1', chatId: 'c1' })).map((e) => e.id)).toEqual(['theirs']);
+  });
+
   it('stops for good on a 4401 close, and says why', async () => {
     const { relay, api } = await setUp((frame, ws) => {
       if (frame.type === 'chat.attach') {

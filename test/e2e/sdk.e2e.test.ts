@@ -122,7 +122,7 @@ describe('the client SDK end to end', () => {
       proxy.offline();
       await until(() => tab1.state === 'offline', 'the first tab offline');
       const send = tab1.send({ text: 'sent while offline' });
-      expect((await outbox.list(host.hostId, 'sdk-offline')).map((e) => e.id)).toEqual([send.id]);
+      expect((await outbox.list({ userId: viaProxy.userId!, hostId: host.hostId, chatId: 'sdk-offline' })).map((e) => e.id)).toEqual([send.id]);
       expect(send.state).toBe('kept');
       // A second tab opens while still offline: it finds the kept send and will send it too (same id).
       const tab2 = track(new ChatChannel(viaProxy, host.hostId, 'sdk-offline', { ...fast, outbox }));
@@ -134,7 +134,7 @@ describe('the client SDK end to end', () => {
       const users = (channel: ChatChannel) => channel.thread.items.filter((i) => i.kind === 'user' && i.text === 'sent while offline');
       expect(users(tab1)).toHaveLength(1);
       expect(users(tab2)).toHaveLength(1);
-      expect(await outbox.list(host.hostId, 'sdk-offline')).toEqual([]);
+      expect(await outbox.list({ userId: viaProxy.userId!, hostId: host.hostId, chatId: 'sdk-offline' })).toEqual([]);
       const fresh = track(new ChatChannel(api, host.hostId, 'sdk-offline'));
       await until(() => fresh.state === 'open', 'a fresh channel open');
       expect(fresh.thread.items.filter((i) => i.kind === 'turn')).toHaveLength(1);
