@@ -28,6 +28,7 @@ const spec = (): AcpAgentSpec => ({
   resumeCommand: 'agent --resume {id}',
   modes: { supervised: 'ask', 'auto-accept-edits': 'edits', auto: 'edits', 'full-access': 'all' },
   runtimeModeOf: (id) => ({ ask: 'supervised', edits: 'auto-accept-edits', all: 'full-access' } as const)[id as 'ask'],
+  quirks: { modelUsed: (response) => (typeof response._meta?.model === 'string' ? response._meta.model : null) },
 });
 
 const context = (overrides: Partial<ProviderChatContext> = {}): ProviderChatContext => ({
@@ -173,6 +174,14 @@ describe('the ACP driver with a scripted SDK agent', () => {
     expect(replyText(next)).toBe('echo: after the hang');
     expect(agentLog().filter((l) => l.method === 'session/load')).toHaveLength(loads + 1);
   }, 20_000);
+
+  it('reports the model that really answered when the agent says, before the turn ends', async () => {
+    const outputs = await turn(session, 'routed');
+    expect(outputs.slice(-2)).toEqual([
+      { type: 'session', agentSessionId: 'session-1', model: 'big-model', permissionMode: 'edits', effectiveRuntimeMode: 'auto-accept-edits' },
+      { type: 'turn-end', state: 'done' },
+    ]);
+  });
 
   it('an error answer to the prompt ends the turn in error with the agent\'s message', async () => {
     const outputs = await turn(session, 'refuse');

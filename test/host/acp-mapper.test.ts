@@ -10,7 +10,7 @@ import type { PromptResponse, RequestPermissionRequest, RequestPermissionRespons
 import { describe, expect, it } from 'vitest';
 import { AcpMapper } from '../../src/host/providers/acp/mapper.ts';
 import type { AcpAgentSpec } from '../../src/host/providers/acp/spec.ts';
-import { geminiSpec } from '../../src/host/providers/gemini/index.ts';
+import { geminiModelUsed, geminiSpec } from '../../src/host/providers/gemini/index.ts';
 import type { ProviderOutput } from '../../src/host/providers/provider.ts';
 
 const fixtures = path.join(import.meta.dirname, 'fixtures', 'gemini');
@@ -123,6 +123,13 @@ describe('the ACP mapper on recorded Gemini transcripts', () => {
     expect(replies).toEqual([{ outcome: { outcome: 'cancelled' } }]);
     expect(replies).toEqual(recordedReplies);
     expect(outputs.at(-1)).toMatchObject({ type: 'turn-end', state: 'aborted' });
+  });
+
+  it('reads the model that answered from _meta.quota.model_usage (what -m auto routed to)', () => {
+    const result = transcript('text').find((l) => l.out?.result?.stopReason)!.out!.result;
+    expect(geminiModelUsed(result)).toBe('gemini-2.5-pro');
+    expect(geminiModelUsed({ _meta: { quota: { model_usage: [{ model: 'gemini-3.5-flash' }, { model: 'gemini-3.1-pro-preview' }] } } })).toBe('gemini-3.1-pro-preview');
+    expect(geminiModelUsed({})).toBeNull();
   });
 
   it('takes the JSON-RPC 429 as the turn\'s usage limit', () => {

@@ -130,6 +130,11 @@ export class AcpSession implements ProviderSession {
       try {
         const response = await peer.agent.request(methods.agent.session.prompt, { sessionId, prompt: this.promptBlocks(input) });
         outputs = this.mapper.promptDone(response);
+        const used = this.spec.quirks?.modelUsed?.(response);
+        if (used && used !== this.model) {
+          this.model = used;
+          outputs.unshift(this.sessionOutput());
+        }
       } catch (error) {
         outputs = this.mapper.promptFailed(failureOf(error));
       } finally {

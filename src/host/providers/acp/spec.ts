@@ -60,6 +60,8 @@ export interface AcpQuirks {
   thought?(text: string, first: boolean): string;
   /** Usage a prompt result carries outside the protocol (Gemini: `_meta.quota`). */
   promptUsage?(response: PromptResponse): ProviderOutput | null;
+  /** The model that really answered, when a prompt result says (Gemini's `auto` routes each turn). */
+  modelUsed?(response: PromptResponse): string | null;
   /**
    * A finished tool's output and file changes. Default: its text content (else its raw output) and
    * its `diff` contents as hunks (Copilot's `diff` holds only the edited snippet; its raw output

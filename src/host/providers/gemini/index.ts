@@ -87,6 +87,7 @@ export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
     quirks: {
       thought: geminiThought,
       promptUsage: geminiUsage,
+      modelUsed: geminiModelUsed,
       limitOf: (error) => (error.code === 429 ? { kind: 'usage' } : undefined),
       replaysAfterLoad: true,
       loadNeedsNewMinute: true,
@@ -96,6 +97,13 @@ export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
 
 export function geminiProvider(launch: GeminiLaunch, options: { probe?: boolean } = {}): AcpProvider {
   return new AcpProvider(geminiSpec(launch), { clientVersion: launch.clientVersion, ...options });
+}
+
+/** With `-m auto` Gemini picks a model per request: the last one `_meta.quota.model_usage` names answered. */
+export function geminiModelUsed(response: { _meta?: Record<string, unknown> | null }): string | null {
+  const usage = record(record(response._meta).quota).model_usage;
+  const last = Array.isArray(usage) ? record(usage.at(-1)).model : undefined;
+  return typeof last === 'string' && last !== '' ? last : null;
 }
 
 /**
