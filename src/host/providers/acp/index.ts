@@ -16,11 +16,14 @@
 //   });
 //   new AcpProvider(myAgentSpec(launch), { clientVersion })
 //
-// and register it in `src/host/config.ts` like the others. The spec is data plus a few hooks
-// (`AcpQuirks`): which tool call a permission request is about (Copilot's requests name a fixed
-// label, not the call), how a tool is named and shown, how a thought chunk reads, usage a prompt
-// result carries outside the protocol (Gemini's `_meta.quota`), what an error's limit is, whether
-// the agent replays a loaded session after answering. Everything else is the adapter's:
+// and register it in `src/host/config.ts` like the others (`gemini/index.ts` is a complete small
+// example; `copilot/` wraps the adapter's session to watch it too). The spec is data plus a few
+// hooks (`AcpQuirks`): which tool call a permission request is about (Copilot's requests name a
+// fixed label, not the call), how a tool is named and shown and what a finished one returned, how a
+// thought chunk reads, usage and the model a prompt result carries outside the protocol (Gemini's
+// `_meta.quota`), what an error's limit is, whether the agent replays a loaded session after
+// answering or destroys one loaded too soon; and `installedVersion` for a CLI slow to print its
+// version. Everything else is the adapter's:
 //   - connection.ts  the process (CliProcess: own process group, polite shutdown) and the SDK's
 //                    client connection (`@agentclientprotocol/sdk`), `session/update`s taken raw in order;
 //   - mapper.ts      pure: updates, permission requests (answered by option *kind*, never by an
