@@ -64,19 +64,6 @@ afterAll(async () => {
 const inTurn = (turnId: string) => chat.inTurn(turnId);
 
 describe('Copilot through the host, the relay and a client', () => {
-  it('provider.list reports all four CLIs: Copilot served, the others installed here but not served', async () => {
-    let { providers } = await chat.lobby.socket.request('provider.list', {});
-    // A version a CLI is slow to print comes with a later list (the first one waits for it only briefly).
-    for (let tries = 0; providers.some((p: { version: string | null }) => p.version === null) && tries < 100; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      ({ providers } = await chat.lobby.socket.request('provider.list', {}));
-    }
-    const pinned = (JSON.parse(readFileSync(path.join(root, 'node_modules/@github/copilot/package.json'), 'utf8')) as { version: string }).version;
-    expect(providers.map((p: { kind: string }) => p.kind)).toEqual(['copilot', 'claude', 'codex', 'gemini']);
-    expect(providers[0]).toMatchObject({ name: 'Copilot CLI', installed: true, version: pinned, defaultModel: 'default', capabilities: { chat: true, allowAlways: true, denyReason: false } });
-    for (const other of providers.slice(1)) expect(other).toMatchObject({ installed: true, version: expect.stringMatching(/^\d+\.\d+\.\d+/), models: [], capabilities: { chat: false } });
-  });
-
   it('runs on the account\'s own model provider: its variables reach Copilot, its folder holds the session', async () => {
     const turnId = await chat.send('hello there');
     expect(await chat.settled(turnId)).toMatchObject({ state: 'done' });
@@ -114,4 +101,19 @@ describe('Copilot through the host, the relay and a client', () => {
     expect(existsSync(path.join(work, denied))).toBe(false);
     expect(existsSync(path.join(work, allowed))).toBe(true);
   });
+
+  // Last, so the probes the host started with have long answered even on a loaded machine (the relay
+  // here waits 10 s for a host's answer; a first list waits for a served CLI's own --version).
+  it('provider.list reports all four CLIs: Copilot served, the others installed here but not served', async () => {
+    let { providers } = await chat.lobby.socket.request('provider.list', {});
+    // A version a CLI is slow to print comes with a later list (the first one waits for it only briefly).
+    for (const end = Date.now() + 100_000; providers.some((p: { version: string | null }) => p.version === null) && Date.now() < end;) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      ({ providers } = await chat.lobby.socket.request('provider.list', {}));
+    }
+    const pinned = (JSON.parse(readFileSync(path.join(root, 'node_modules/@github/copilot/package.json'), 'utf8')) as { version: string }).version;
+    expect(providers.map((p: { kind: string }) => p.kind)).toEqual(['copilot', 'claude', 'codex', 'gemini']);
+    expect(providers[0]).toMatchObject({ name: 'Copilot CLI', installed: true, version: pinned, defaultModel: 'default', capabilities: { chat: true, allowAlways: true, denyReason: false } });
+    for (const other of providers.slice(1)) expect(other).toMatchObject({ installed: true, version: expect.stringMatching(/^\d+\.\d+\.\d+/), models: [], capabilities: { chat: false } });
+  }, 120_000);
 });

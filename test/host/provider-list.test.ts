@@ -29,12 +29,12 @@ afterAll(async () => {
 });
 
 describe('provider.list', () => {
-  it('lists the served provider first, then every other CLI as installed here with its real version and nothing to chat with', async () => {
+  it('lists the served provider first, then every other CLI as installed here with its real version and nothing to chat with', { timeout: 120_000 }, async () => {
     const first = ProviderListResultSchema.parse(await client.ok('provider.list', {}));
     expect(first.providers.map((p) => [p.kind, p.installed])).toEqual([['claude', true], ['codex', true], ['gemini', true], ['copilot', true]]);
     // A version a CLI is slow to print comes with a later list (the first one waits for it only briefly).
     let providers = first.providers;
-    for (let tries = 0; providers.some((p) => p.version === null) && tries < 100; tries += 1) {
+    for (const end = Date.now() + 100_000; providers.some((p) => p.version === null) && Date.now() < end;) {
       await new Promise((resolve) => setTimeout(resolve, 200));
       ({ providers } = ProviderListResultSchema.parse(await client.ok('provider.list', {})));
     }

@@ -175,11 +175,13 @@ function probe(command: string): Probe {
       started = resolve;
     });
     const presence = new Promise<CliPresence>((resolve) => {
-      const child = execFile(command, ['--version'], { encoding: 'utf8', timeout: 15_000, windowsHide: true }, (error, stdout) => {
+      const child = execFile(command, ['--version'], { encoding: 'utf8', timeout: 30_000, windowsHide: true }, (error, stdout) => {
         // Not startable at all (no such file, not executable): not installed. Started but failed: installed, version unknown.
         const ran = !error || typeof error.code === 'number' || error.killed === true;
         started(ran);
         resolve({ installed: ran, version: error ? null : versionIn(stdout) });
+        // One that did not answer in time (a loaded machine) is asked again by a later list.
+        if (error?.killed) probes.delete(key);
       });
       child.once('spawn', () => started(true));
     });
