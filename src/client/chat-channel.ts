@@ -10,7 +10,7 @@
 // `info.queue` as `relay:<request id>`, see src/contracts/relay.ts), delivered, or failed.
 import {
   CHAT_PAGE_LIMITS, ChatSendPayloadSchema, KEPT_SEND_PREFIX, ProtocolError,
-  type ChatSendPayload, type ChatSendResult, type WireError,
+  type AgentRequestType, type ChatQueuePayload, type ChatSendPayload, type ChatSendResult, type RequestPayload, type RequestResult, type WireError,
 } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
 import { LiveSocket, type EventFrame, type LiveSocketOptions } from './live-socket.ts';
@@ -39,6 +39,8 @@ export class ChatChannel extends LiveSocket {
   private readonly outbox: OutboxStore;
   private readonly sends = new Map<string, PendingSend>();
   private readonly writes = new Map<string, Promise<void>>();
+  /** Sends being taken back from the relay's queue (see request). */
+  private readonly withdrawing = new Set<string>();
   private readonly sendListeners = new Set<(send: PendingSend) => void>();
   private readonly restored: Promise<void>;
   /** Events that came while an attach was in flight; applied after its answer. */
@@ -92,6 +94,27 @@ export class ChatChannel extends LiveSocket {
     write.catch(() => undefined).finally(() => this.writes.delete(entry.id));
     void this.pump();
     return send;
+  }
+
+  /**
+   * As LiveSocket's, and taking one of this channel's sends back from the relay's queue
+   * (`chat.unqueue` of `relay:<id>`) removes it from `pendingSends`: it is no longer on its way. Marked
+   * before the request goes, since the relay's new info (without it) arrives before the answer.
+   */
+  override async request<T extends AgentRequestType>(type: T, payload: RequestPayload<T>, id?: string): Promise<RequestResult<T>> {
+    const messageId = type === 'chat.unqueue' ? (payload as ChatQueuePayload).messageId : '';
+    const withdrawn = messageId.startsWith(KEPT_SEND_PREFIX) ? this.sends.get(messageId.slice(KEPT_SEND_PREFIX.length)) : undefined;
+    if (withdrawn) this.withdrawing.add(withdrawn.id);
+    try {
+      const result = await super.request(type, payload, id);
+      if (withdrawn && this.sends.delete(withdrawn.id)) for (const listener of this.sendListeners) listener(withdrawn);
+      return result;
+    } finally {
+      if (withdrawn) {
+        this.withdrawing.delete(withdrawn.id);
+        this.queueChanged();
+      }
+    }
   }
 
   /** Forgets the settled sends (a view that has shown their outcome). */
@@ -193,7 +216,7 @@ export class ChatChannel extends LiveSocket {
   private queueChanged(): void {
     const queue = this.thread.info?.queue ?? [];
     for (const send of this.sends.values()) {
-      if (send.state !== 'queued') continue;
+      if (send.state !== 'queued' || this.withdrawing.has(send.id)) continue;
       if (!queue.some((q) => q.id === `${KEPT_SEND_PREFIX}${send.id}`)) send.advance('delivered');
     }
   }

@@ -194,6 +194,35 @@ describe('ChatChannel over a socket that drops', () => {
     expect((await outbox.list({ userId: 'someone-else', hostId: 'h1', chatId: 'c1' })).map((e) => e.id)).toEqual(['theirs']);
   });
 
+  it('tells a send the relay keeps for an offline host (queued) from a delivered one, and drops one taken back from that queue', async () => {
+    let seq = 1;
+    const queueInfo = (ids: string[]) => ({ ...info, queue: ids.map((id) => ({ id: `relay:${id}`, text: id, createdAt: 1 })) });
+    const { relay, api } = await setUp((frame, ws, r) => {
+      if (frame.type === 'chat.send') {
+        // As the relay does: the info showing the kept send goes out before the answer.
+        event(ws, 'chat.event', { chatId: 'c1', event: { type: 'info', info: queueInfo([frame.id]) }, seq: ++seq });
+        return answer(ws, frame.id, { queued: true });
+      }
+      if (frame.type === 'chat.unqueue') {
+        event(ws, 'chat.event', { chatId: 'c1', event: { type: 'info', info: queueInfo([]) }, seq: ++seq });
+        return answer(ws, frame.id, { message: { id: frame.payload.messageId, text: 'x', createdAt: 1 } });
+      }
+      chatRoom([])(frame, ws, r);
+    });
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore() }));
+    const send = channel.send({ text: 'for the offline host' });
+    const states: string[] = [];
+    send.onChange((s) => states.push(s.state));
+    await relay.when(() => relay.requests('chat.send').length === 1);
+    await new Promise<void>((resolve) => {
+      if (send.state === 'queued') resolve();
+      send.onChange((s) => { if (s.state === 'queued') resolve(); });
+    });
+    await channel.request('chat.unqueue', { chatId: 'c1', messageId: `relay:${send.id}` });
+    expect(channel.pendingSends).toEqual([]);
+    expect(states).toEqual(['sent', 'queued']);
+  });
+
   it('stops for good on a 4401 close, and says why', async () => {
     const { relay, api } = await setUp((frame, ws) => {
       if (frame.type === 'chat.attach') {
