@@ -18,7 +18,7 @@ export default defineConfig({
     projects: [
       { test: { name: 'contracts', include: ['test/contracts/**/*.test.ts'], environment: 'node' } },
       { test: { name: 'host', include: ['test/host/**/*.test.ts'], environment: 'node', testTimeout: 20_000 } },
-      { test: { name: 'client', include: ['test/client/**/*.test.ts'], environment: 'node' } },
+      { test: { name: 'client', include: ['test/client/**/*.test.ts', 'test/web/**/*.test.ts'], environment: 'node' } },
       {
         plugins: [
           cloudflareTest(async () => ({
