@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Download, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi } from '../../src/client/index.ts';
-import { ChatTranscriptSchema } from '../../src/contracts/index.ts';
+import { ChatTranscriptSchema, visualFrameHeight } from '../../src/contracts/index.ts';
 import { screenshot, signedInPerson, type SignedInPerson, type Size } from './browser.ts';
 import { HostProcess, personCredentials, relayUrl, userToken } from './peers.ts';
 
@@ -34,6 +34,9 @@ attempt('origin', () => self.origin);
 parent.postMessage({ probe: out }, '*');
 parent.postMessage({ tetherVisual: 'height', height: 234 }, '*');
 </script></body></html>`;
+
+/** Heights the publisher measured at three widths: the frame takes the taller neighbour of its width. */
+const MEASURED: Array<[number, number]> = [[320, 150], [400, 170], [800, 120]];
 
 const SCRIPT = {
   replies: [
@@ -62,7 +65,16 @@ const SCRIPT = {
       match: '\\basync',
       steps: [{ type: 'question', async: true, questions: [{ id: 'later', header: 'Later', question: 'Anything else?', multiSelect: false, choices: [{ label: 'No', description: '' }] }] }],
     },
-    { match: '\\bvisual', steps: [{ type: 'text', text: 'A probe.' }, { type: 'visual', title: 'Probe', html: PROBE_HTML, maxHeight: 600 }] },
+    {
+      match: '\\bvisual',
+      steps: [
+        { type: 'text', text: 'A probe.' },
+        { type: 'visual', title: 'Probe', html: PROBE_HTML, maxHeight: 600 },
+        { type: 'visual', title: 'Measured', html: '<p>measured</p>', maxHeight: 900, heights: MEASURED },
+      ],
+    },
+    { match: '\\btool', steps: [{ type: 'tool', name: 'Read', input: { file_path: 'src/app.ts' }, output: 'export {};\n' }, { type: 'text', text: 'Read it.' }] },
+    { match: '\\blong', steps: [{ type: 'text', text: Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of a long reply.`).join('\n\n') }] },
     { match: '\\bstream', steps: [{ type: 'text', text: STREAMED, deltas: 80, delayMs: 40 }] },
     { match: '\\bedit', steps: [{ type: 'text', text: 'Editing the file.' }, { type: 'wait', ms: 1_500 }, { type: 'text', text: 'Edited.' }] },
     { match: '\\bslow', steps: [{ type: 'text', text: 'Working slowly.' }, { type: 'wait', ms: 20_000 }, { type: 'text', text: 'Slow done.' }] },
@@ -192,6 +204,19 @@ describe('chat interactions in the browser', () => {
     await sent.locator('.attachment', { hasText: 'f0.png' }).waitFor();
     expect(await page.locator('.composer-file').count()).toBe(0);
 
+    if (size === 'desktop') {
+      // `@` suggests the files this chat has touched; the keyboard picks one, and it goes as a mention.
+      await write(page, size, 'use a tool');
+      await rows(page, 'assistant').filter({ hasText: 'Read it.' }).waitFor();
+      await messageBox(page).pressSequentially('look at @app');
+      const suggestion = page.getByRole('listbox', { name: 'Files' }).getByRole('option', { name: '@src/app.ts' });
+      await suggestion.waitFor();
+      expect(await messageBox(page).getAttribute('aria-expanded')).toBe('true');
+      await messageBox(page).press('Enter');
+      expect(await messageBox(page).inputValue()).toBe('look at @src/app.ts ');
+      await messageBox(page).press('Enter');
+      await rows(page, 'user').filter({ hasText: 'look at @src/app.ts' }).locator('.msg-refs code', { hasText: '@src/app.ts' }).waitFor();
+    }
     await checkAccessible(page, ['.composer-area', '.chat-toolbar']);
     await screenshot(page, `interactions-send-${size}`);
     expect(appErrors(person)).toEqual([]);
@@ -298,14 +323,23 @@ describe('chat interactions in the browser', () => {
 
     // Scroll it away (a long reply), then jump: the thread brings it back and highlights it.
     await page.getByRole('button', { name: 'Bookmarks (1)' }).click();
-    await write(page, 'desktop', 'now stream a long one');
+    await write(page, 'desktop', 'now a long one');
     await poll(() => rows(page, 'turn').count()).toBe(2);
+    await rows(page, 'assistant').filter({ hasText: 'Paragraph 39' }).waitFor();
+    const shown = () => page.evaluate(() => {
+      const view = document.querySelector('.thread-scroll')!.getBoundingClientRect();
+      return [...document.querySelectorAll('.thread-row[data-kind="assistant"]')].some((row) => {
+        const box = row.getBoundingClientRect();
+        return row.textContent!.includes('You said: remember this one') && box.bottom > view.top && box.top < view.bottom;
+      });
+    });
+    await poll(shown).toBe(false);
     await page.getByRole('button', { name: 'Bookmarks (1)' }).click();
     await panel.getByRole('button', { name: /First answer, renamed/ }).click();
     const target = page.locator('.thread-row.focused');
     await target.waitFor();
     expect(await target.textContent()).toContain('You said: remember this one');
-    expect(await target.isVisible()).toBe(true);
+    await poll(shown).toBe(true);
     await screenshot(page, 'interactions-bookmarks-desktop');
 
     await page.getByRole('button', { name: 'Bookmarks (1)' }).click();
@@ -326,7 +360,7 @@ describe('chat interactions in the browser', () => {
     });
     expect(await page.evaluate(() => localStorage.getItem('tether.session'))).toContain('refreshToken');
     await write(page, 'phone', 'a visual please');
-    const frame = page.locator('.visual-frame iframe');
+    const frame = page.locator('iframe[title="Probe"]');
     await frame.waitFor();
     expect(await frame.getAttribute('sandbox')).toBe('allow-scripts');
     expect(await frame.getAttribute('title')).toBe('Probe');
@@ -339,6 +373,12 @@ describe('chat interactions in the browser', () => {
     expect(probe.origin).toBe('value:null');
     // The page asked for its height; the frame took it (within the visual's limits).
     await poll(() => frame.evaluate((el) => el.getBoundingClientRect().height)).toBe(234);
+    // A visual that says nothing is as tall as its publisher measured it at the frame's width.
+    const measured = page.locator('.visual-frame', { hasText: 'Measured' });
+    const width = await measured.evaluate((el) => el.getBoundingClientRect().width);
+    const expected = visualFrameHeight({ heights: MEASURED, maxHeight: 900 }, Math.round(width))!;
+    expect(expected).toBe(170);
+    await poll(() => measured.locator('iframe').evaluate((el) => el.getBoundingClientRect().height)).toBe(expected);
     // The frame's address carries a page ticket, never the person's token.
     const src = (await frame.getAttribute('src'))!;
     const session = JSON.parse((await page.evaluate(() => localStorage.getItem('tether.session')))!) as { accessToken: string; refreshToken: string };
@@ -404,7 +444,8 @@ describe('chat interactions in the browser', () => {
       const turn = rows(page, 'turn').last();
       await turn.getByRole('button', { name: 'Changes' }).click();
       const diff = page.getByRole('dialog', { name: 'Changes in this turn' });
-      await diff.getByRole('group', { name: 'Diff of notes.txt' }).waitFor();
+      await diff.waitFor();
+      await poll(async () => (await diff.textContent())?.includes('notes.txt') || await diff.textContent()).toBe(true);
       expect(await diff.locator('.diff-add').allTextContents()).toEqual(['+second line\n']);
       await checkAccessible(page, ['.tool-dialog']);
       await screenshot(page, 'interactions-turn-diff-phone');

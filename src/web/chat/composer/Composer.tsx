@@ -162,7 +162,7 @@ export function Composer({ channel }: { channel: ChatChannel }) {
           <ul class="composer-files" aria-label="Attached files">
             {attached.map((a) => (
               <li key={a.key} class="composer-file">
-                {a.preview ? <img src={a.preview} alt={`Preview of ${a.file.name}`} /> : <span class="composer-file-icon" aria-hidden="true">📄</span>}
+                {a.preview ? <img src={a.preview} alt={`Preview of ${a.file.name}`} /> : <span class="composer-file-icon" aria-hidden="true">{a.file.name.split('.').pop()?.slice(0, 4).toUpperCase() || 'FILE'}</span>}
                 <span class="composer-file-name">{a.file.name}</span>
                 <span class="composer-file-size">{formatBytes(a.file.size)}</span>
                 <button type="button" class="link" aria-label={`Remove ${a.file.name}`} onClick={() => detach(a.key)}>✕</button>
@@ -174,7 +174,11 @@ export function Composer({ channel }: { channel: ChatChannel }) {
         <div class="composer-row">
           {takesFiles ? (
             <>
-              <button type="button" class="composer-attach" aria-label="Attach files" onClick={() => files.current?.click()}>📎</button>
+              <button type="button" class="composer-attach" aria-label="Attach files" onClick={() => files.current?.click()}>
+                <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">
+                  <path d="M21 11.5l-8.6 8.6a5.5 5.5 0 01-7.8-7.8l8.6-8.6a3.7 3.7 0 015.2 5.2l-8.6 8.6a1.8 1.8 0 01-2.6-2.6l7.9-7.9" />
+                </svg>
+              </button>
               <input ref={files} type="file" multiple hidden tabIndex={-1}
                 onChange={(event) => { const list = event.currentTarget.files; if (list) attach([...list]); event.currentTarget.value = ''; }} />
             </>
@@ -184,7 +188,7 @@ export function Composer({ channel }: { channel: ChatChannel }) {
               ref={input}
               rows={1}
               aria-label="Message"
-              placeholder={running ? 'Message (the agent is working)' : 'Message'}
+              placeholder={running ? 'Message (while it works)' : 'Message'}
               role="combobox"
               aria-autocomplete="list"
               aria-expanded={open}
