@@ -1,8 +1,9 @@
 // The browser side of the end-to-end tests: every file connects to the ONE Chromium that
 // global-setup launched, and each person gets a context of their own (own storage, own cookies),
 // at a phone or a desktop size. Screenshots are test output (test-output/screenshots), not in git.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { inject } from 'vitest';
 import type { SessionTokens } from '../../src/client/index.ts';
@@ -33,7 +34,7 @@ export interface PersonPage {
 }
 
 /** A fresh browser context (a person on their own device) with one page, opened at the relay. */
-export async function newPersonPage(size: Size, options: { path?: string; session?: SessionTokens } = {}): Promise<PersonPage> {
+export async function newPersonPage(size: Size, options: { path?: string; session?: SessionTokens; beforeLoad?: (page: Page) => void } = {}): Promise<PersonPage> {
   const browser = await sharedBrowser();
   const context = await browser.newContext({ ...SIZES[size], baseURL: inject('relayUrl') });
   // Seeded once per context: a reload must not put back a refresh token the app has since rotated.
@@ -41,6 +42,7 @@ export async function newPersonPage(size: Size, options: { path?: string; sessio
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
+  options.beforeLoad?.(page);
   await page.goto(options.path ?? '/');
   return { context, page, errors, close: () => context.close() };
 }
@@ -81,7 +83,7 @@ export interface SignedInPerson extends PersonPage {
  * A person already signed in when the app loads: their session (through the API, a session of its
  * own) is put into the page's storage before any script runs. The sign-in UI is tested apart.
  */
-export async function signedInPerson(size: Size, label: string, options: { path?: string } = {}): Promise<SignedInPerson> {
+export async function signedInPerson(size: Size, label: string, options: { path?: string; beforeLoad?: (page: Page) => void } = {}): Promise<SignedInPerson> {
   const session = await personSession(label);
   const person = await newPersonPage(size, { ...options, session });
   return { ...person, label, email: personCredentials(label).email };
@@ -93,4 +95,52 @@ export async function signedInPerson(size: Size, label: string, options: { path?
  */
 export async function pairedHost(label: string, name = `web-${label}-${crypto.randomUUID().slice(0, 6)}`): Promise<HostProcess> {
   return new HostProcess(name, label).start();
+}
+
+/** axe-core's rules for names, labels and ARIA validity: every control reachable by name. */
+export const A11Y_RULES = [
+  'button-name', 'link-name', 'label', 'select-name', 'input-button-name', 'image-alt',
+  'aria-valid-attr', 'aria-valid-attr-value', 'aria-allowed-attr', 'aria-required-attr', 'aria-roles',
+  'aria-command-name', 'aria-input-field-name', 'aria-toggle-field-name', 'aria-hidden-focus', 'nested-interactive',
+];
+
+let axeSource: string | null = null;
+
+/**
+ * The page's violations of A11Y_RULES as `rule: target (summary)` lines, so a failing assertion says
+ * what and where. `exclude`: selectors of parts another test owns.
+ */
+export async function accessibilityViolations(page: Page, options: { exclude?: string[] } = {}): Promise<string[]> {
+  axeSource ??= readFileSync(path.resolve(import.meta.dirname, '..', '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  if (!await page.evaluate(() => 'axe' in window)) await page.addScriptTag({ content: axeSource });
+  const violations = await page.evaluate(async ({ rules, exclude }) => {
+    const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[] }> } }).axe;
+    const context = exclude.length > 0 ? { include: [['body']], exclude: exclude.map((s) => [s]) } : document;
+    const result = await axe.run(context, { runOnly: { type: 'rule', values: rules } });
+    return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} (${(n.failureSummary ?? '').replace(/\s+/g, ' ').trim()})`));
+  }, { rules: A11Y_RULES, exclude: options.exclude ?? [] });
+  return violations;
+}
+
+/**
+ * Records the scripts a page loads from its own origin (the service worker's own script aside: the
+ * browser fetches it apart from the page), to sum what a first load ships. Call before the page loads.
+ */
+export function recordScripts(page: Page): { sizes(): Promise<Map<string, { raw: number; gzip: number }>> } {
+  const bodies = new Map<string, Promise<Buffer | null>>();
+  page.on('response', (response) => {
+    const url = new URL(response.url());
+    if (url.origin !== new URL(inject('relayUrl')).origin || !url.pathname.endsWith('.js') || url.pathname === '/sw.js') return;
+    if (!bodies.has(url.pathname)) bodies.set(url.pathname, response.body().catch(() => null));
+  });
+  return {
+    async sizes() {
+      const out = new Map<string, { raw: number; gzip: number }>();
+      for (const [name, body] of bodies) {
+        const bytes = await body;
+        if (bytes) out.set(name, { raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length });
+      }
+      return out;
+    },
+  };
 }

@@ -85,6 +85,8 @@ export class HostProcess {
   output = '';
   /** The relay URL `host start` connects to when not the one it paired with (e.g. a LinkProxy in between). */
   linkVia: string | null = null;
+  /** Approves the code `host pair` shows (e.g. a person in a browser); the owner's API call when null. */
+  approveWith: ((userCode: string) => Promise<void>) | null = null;
 
   constructor(name: string, ownerId: string) {
     this.name = name;
@@ -120,12 +122,8 @@ export class HostProcess {
       child.stderr!.on('data', read);
       void exited.then((code) => reject(new Error(`tether host pair exited (${code}) before showing a code:\n${output}`)));
     });
-    const approved = await fetch(`${relayUrl()}/api/pair/approve`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await userToken(this.ownerId)}` },
-      body: JSON.stringify({ userCode }),
-    });
-    if (!approved.ok) throw new Error(`approving ${userCode} failed: ${approved.status} ${await approved.text()}`);
+    if (this.approveWith) await this.approveWith(userCode);
+    else await approveAsOwner(userCode, this.ownerId);
     const code = await exited;
     if (code !== 0) throw new Error(`tether host pair exited ${code}:\n${output}`);
     return readHostIdentity(this.dataDir)!;
@@ -140,6 +138,15 @@ export class HostProcess {
       child.kill(signal);
     });
   }
+}
+
+async function approveAsOwner(userCode: string, ownerId: string): Promise<void> {
+  const approved = await fetch(`${relayUrl()}/api/pair/approve`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${await userToken(ownerId)}` },
+    body: JSON.stringify({ userCode }),
+  });
+  if (!approved.ok) throw new Error(`approving ${userCode} failed: ${approved.status} ${await approved.text()}`);
 }
 
 type Frame = Record<string, any>;

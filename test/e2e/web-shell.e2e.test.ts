@@ -1,13 +1,20 @@
-// The web app is served by the Worker from the relay's own origin, installable (manifest and a
-// service worker), at phone and desktop sizes.
-import { afterAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { newPersonPage, screenshot, type PersonPage } from './browser.ts';
+// The web app's shell against the real relay (wrangler dev serving the built app) in the shared
+// Chromium: served as static assets with a manifest and a service worker; signing in through the form,
+// the sessions list and signing out; a session ended elsewhere signs the app out; the keyboard reaches
+// and works every main control; names and labels pass axe; the app starts offline from its cached
+// shell; and the first load ships at most 150 KB of compressed script.
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import {
+  accessibilityViolations, newPersonPage, personSession, recordScripts, screenshot, signedInPerson, type PersonPage,
+} from './browser.ts';
+import { relayUrl } from './peers.ts';
 
-describe('the web app', () => {
-  const opened: PersonPage[] = [];
-  afterAll(async () => { await Promise.all(opened.map((p) => p.close())); });
+const BUDGET_GZIP_BYTES = 150 * 1024;
+const opened: PersonPage[] = [];
+const keep = <T extends PersonPage>(person: T): T => (opened.push(person), person);
+afterAll(async () => { await Promise.all(opened.map((p) => p.close())); });
 
+describe('the web app shell', () => {
   it('is served by the Worker as static assets with a manifest and a service worker', async () => {
     const relay = inject('relayUrl');
     const manifest = await fetch(`${relay}/manifest.webmanifest`);
@@ -18,7 +25,7 @@ describe('the web app', () => {
     expect(sw.status).toBe(200);
     expect(sw.headers.get('content-type')).toMatch(/javascript/);
     // A deep link the app routes itself falls back to the app, while the API still answers as the API.
-    const deep = await fetch(`${relay}/chats/some-host/some-chat`);
+    const deep = await fetch(`${relay}/hosts/some-host/chats/some-chat`);
     expect(deep.status).toBe(200);
     expect(await deep.text()).toContain('<div id="app">');
     const api = await fetch(`${relay}/api/nothing-here`);
@@ -26,13 +33,158 @@ describe('the web app', () => {
     expect(await api.json()).toMatchObject({ code: 'not-found' });
   });
 
-  it.each(['phone', 'desktop'] as const)('loads at %s size and registers its service worker', async (size) => {
-    const person = await newPersonPage(size);
-    opened.push(person);
+  it.each(['phone', 'desktop'] as const)('signed out at %s size it shows the sign-in form and registers its service worker', async (size) => {
+    const person = keep(await newPersonPage(size));
     const { page } = person;
     await expect.poll(() => page.evaluate(async () => Boolean(await navigator.serviceWorker.getRegistration('/')))).toBe(true);
     expect(await page.title()).toBe('Tether');
-    await screenshot(page, `shell-${size}`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('link', { name: 'the setup page' }).getAttribute('href')).toBe('/setup');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, `shell-signed-out-${size}`);
     expect(person.errors).toEqual([]);
+  });
+
+  it('signs the owner in through the form (a wrong password is refused), lists sessions, and signs out', async () => {
+    const person = keep(await newPersonPage('phone'));
+    const { page } = person;
+    await page.getByLabel('Email').fill(inject('ownerEmail'));
+    await page.getByLabel('Password').fill('not-the-password-at-all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/password/i);
+
+    await page.getByLabel('Password').fill(inject('ownerPassword'));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Chats' }).waitFor();
+    expect(await page.evaluate(() => JSON.parse(localStorage.getItem('tether.session') ?? 'null')?.sessionId)).toMatch(/.+/);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'shell-chats-phone');
+
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Signed-in sessions' }).waitFor();
+    const current = page.locator('li[data-current="true"]');
+    await current.waitFor();
+    expect(await current.textContent()).toContain('this device');
+    expect(await current.textContent()).toContain('password');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'shell-settings-phone');
+
+    await page.getByRole('button', { name: 'Sign out' }).first().click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate(() => localStorage.getItem('tether.session'))).toBeNull();
+    expect(person.errors).toEqual([]);
+  });
+
+  it('revokes another session of the same person from the sessions list', async () => {
+    const label = 'web-shell-sessions';
+    const other = await personSession(label); // a second device of the same person
+    const person = keep(await signedInPerson('desktop', label, { path: '/settings' }));
+    const { page } = person;
+    const row = page.locator(`li[data-session="${other.sessionId}"]`);
+    await row.waitFor();
+    expect(await page.locator('li[data-current="true"]').count()).toBe(1);
+    await row.getByRole('button', { name: /^Revoke the session/ }).click();
+    await row.waitFor({ state: 'detached' });
+    // That session is over at the relay: its refresh token no longer works.
+    const refreshed = await fetch(`${relayUrl()}/api/auth/refresh`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refreshToken: other.refreshToken }),
+    });
+    expect(refreshed.status).toBe(401);
+    await screenshot(page, 'shell-sessions-desktop');
+  });
+
+  it('signs the app out when its session is ended elsewhere', async () => {
+    const label = 'web-shell-ended';
+    const person = keep(await signedInPerson('desktop', label));
+    const { page } = person;
+    await page.getByRole('heading', { name: 'Chats' }).waitFor();
+    const mine = await page.evaluate(() => JSON.parse(localStorage.getItem('tether.session')!) as { sessionId: string; accessToken: string });
+    // The person ends this browser's session from another device.
+    const elsewhere = await personSession(label);
+    const ended = await fetch(`${relayUrl()}/api/auth/sessions/${mine.sessionId}`, { method: 'DELETE', headers: { authorization: `Bearer ${elsewhere.accessToken}` } });
+    expect(ended.status).toBe(200);
+    // The app's next call finds out, and the app shows the sign-in form.
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate(() => localStorage.getItem('tether.session'))).toBeNull();
+  });
+
+  it('is worked by keyboard: Tab reaches the sign-in form and the sections, Enter acts', async () => {
+    const person = keep(await newPersonPage('desktop'));
+    const { page } = person;
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    /** The focused element as `tag:name-or-text`. */
+    const focused = () => page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      return el ? `${el.tagName.toLowerCase()}:${el.getAttribute('name') ?? el.textContent?.trim() ?? ''}` : '';
+    });
+    /** Presses Tab until the focus is on a `tag` whose name or text ends with `text` (at most 15 times). */
+    const tabTo = async (target: string) => {
+      const [tag, text] = target.split(':');
+      for (let i = 0; i < 15; i++) {
+        await page.keyboard.press('Tab');
+        const [atTag, atText] = (await focused()).split(/:(.*)/s);
+        if (atTag === tag && atText.endsWith(text)) return;
+      }
+      throw new Error(`Tab never reached ${target}; the focus is on ${await focused()}`);
+    };
+    await tabTo('input:email');
+    await page.keyboard.type(inject('ownerEmail'));
+    await tabTo('input:password');
+    await page.keyboard.type(inject('ownerPassword'));
+    await tabTo('button:Sign in');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Chats' }).waitFor();
+    await tabTo('a:Skip to content');
+    await tabTo('a:Chats');
+    await tabTo('a:Hosts');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Hosts' }).waitFor();
+    await tabTo('input:code');
+    await page.keyboard.type('ABCD-EFGH');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Approve a host' }).waitFor();
+    expect(await page.getByLabel('Code shown by the host').inputValue()).toBe('ABCD-EFGH');
+    await page.evaluate(() => localStorage.removeItem('tether.session'));
+  });
+
+  it('starts offline from the shell its service worker cached', async () => {
+    const person = keep(await signedInPerson('phone', 'web-shell-offline'));
+    const { page, context } = person;
+    await page.getByRole('heading', { name: 'Chats' }).waitFor();
+    // The first visit's code (warmed up, then named to the worker) is all in the worker's cache.
+    await page.waitForFunction(() => document.documentElement.dataset.warmed === 'true');
+    await expect.poll(() => page.evaluate(async () => {
+      const loaded = performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname).filter((p) => p.startsWith('/assets/'));
+      const missing = [];
+      for (const asset of loaded) if (!await caches.match(asset)) missing.push(asset);
+      return (await caches.match('/index.html')) ? missing : ['/index.html'];
+    }), { timeout: 20_000 }).toEqual([]);
+    await context.setOffline(true);
+    try {
+      await page.reload();
+      await page.getByRole('heading', { name: 'Chats' }).waitFor();
+      await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+      await screenshot(page, 'shell-offline-phone');
+    } finally {
+      await context.setOffline(false);
+    }
+  });
+
+  it('ships at most 150 KB of compressed script on a first load, page code warmed up included', async () => {
+    let scripts!: ReturnType<typeof recordScripts>;
+    const person = keep(await signedInPerson('desktop', 'web-shell-weight', { beforeLoad: (page) => { scripts = recordScripts(page); } }));
+    const { page } = person;
+    await page.getByRole('heading', { name: 'Chats' }).waitFor();
+    const firstPage = await scripts.sizes();
+    const sum = (sizes: Map<string, { gzip: number }>) => [...sizes.values()].reduce((total, s) => total + s.gzip, 0);
+    // Then, idle, the app fetches every other page's code: the whole first visit stays in budget too.
+    await page.waitForFunction(() => document.documentElement.dataset.warmed === 'true');
+    const everything = await scripts.sizes();
+    const report = (sizes: Map<string, { raw: number; gzip: number }>) => [...sizes].map(([name, s]) => `${name} ${(s.gzip / 1024).toFixed(1)} KB`).join(', ');
+    console.info(`first page: ${(sum(firstPage) / 1024).toFixed(1)} KB gzip (${report(firstPage)}); with every page warmed: ${(sum(everything) / 1024).toFixed(1)} KB`);
+    expect(firstPage.size).toBeGreaterThan(0);
+    expect(sum(firstPage)).toBeLessThanOrEqual(BUDGET_GZIP_BYTES);
+    expect(sum(everything)).toBeLessThanOrEqual(BUDGET_GZIP_BYTES);
   });
 });

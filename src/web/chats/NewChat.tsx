@@ -89,7 +89,7 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
         <form class="card stack" onSubmit={create}>
           <label>
             Host
-            <select value={chosenHost.id} onChange={(e) => { setHostId(e.currentTarget.value); setKind(''); setModelSlug(''); }}>
+            <select name="host" value={chosenHost.id} onChange={(e) => { setHostId(e.currentTarget.value); setKind(''); setModelSlug(''); }}>
               {usable.map((h) => <option key={h.id} value={h.id}>{h.name}{isOnline(h) ? '' : ' (offline)'}</option>)}
             </select>
           </label>
@@ -101,13 +101,13 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
             <>
               <label>
                 Agent
-                <select value={provider.kind} onChange={(e) => { setKind(e.currentTarget.value); setModelSlug(''); }}>
+                <select name="provider" value={provider.kind} onChange={(e) => { setKind(e.currentTarget.value); setModelSlug(''); }}>
                   {providers!.map((p) => <option key={p.kind} value={p.kind}>{p.name}{p.version ? ` ${p.version}` : ''}</option>)}
                 </select>
               </label>
               <label>
                 Model
-                <select value={model.slug} onChange={(e) => setModelSlug(e.currentTarget.value)}>
+                <select name="model" value={model.slug} onChange={(e) => setModelSlug(e.currentTarget.value)}>
                   {provider.models.map((m) => <option key={m.slug} value={m.slug}>{m.name}{m.badge ? ` (${m.badge})` : ''}{m.legacy ? ' (legacy)' : ''}</option>)}
                 </select>
               </label>
@@ -125,7 +125,7 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
               </label>
               <label>
                 Runtime mode
-                <select value={mode} onChange={(e) => setMode(e.currentTarget.value as RuntimeMode)}>
+                <select name="runtime-mode" value={mode} onChange={(e) => setMode(e.currentTarget.value as RuntimeMode)}>
                   {MODE_ORDER.map((m) => <option key={m} value={m}>{MODES[m]}</option>)}
                 </select>
               </label>

@@ -46,6 +46,14 @@ export function loadChats(): Promise<void> {
   return started;
 }
 
+// A host that left the list (revoked, access taken away) takes its chats with it.
+hosts.subscribe((list) => {
+  if (!list) return;
+  const reachable = new Set(list.map((h) => h.id));
+  if ([...entries.value.values()].every((e) => reachable.has(e.hostId))) return;
+  entries.value = new Map([...entries.value].filter(([, e]) => reachable.has(e.hostId)));
+});
+
 function update(hostId: string, info: ChatInfo): void {
   const key = keyOf(hostId, info.chatId);
   const held = entries.value.get(key);

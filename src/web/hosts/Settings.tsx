@@ -39,7 +39,7 @@ function Sessions() {
         {sessions?.map((session) => {
           const what = `${deviceOf(session.userAgent)} (${session.method})`;
           return (
-            <li key={session.id} data-current={session.current ? 'true' : 'false'}>
+            <li key={session.id} data-session={session.id} data-current={session.current ? 'true' : 'false'}>
               <span class="grow">
                 {what} {session.current && <span class="badge">this device</span>}
                 <br /><span class="muted small">signed in {when(session.createdAt)} · last used {ago(session.lastUsedAt)}{session.ip ? ` · ${session.ip}` : ''}</span>

@@ -42,7 +42,12 @@ function watch(hostId: string): void {
   const connection = hostConnection(hostId);
   const set = (online: boolean) => { presence.value = new Map(presence.value).set(hostId, online); };
   if (connection.online !== null) set(connection.online);
-  const stopPresence = connection.onPresence(set);
+  const stopPresence = connection.onPresence((online) => {
+    set(online);
+    // A host that drops may have been revoked (the relay keeps people's lobbies of a revoked host
+    // open): the list again says whether it still exists. Presence changes are rare; one GET each.
+    if (!online) void loadHosts(true);
+  });
   for (const info of connection.statuses.values()) for (const listener of statusListeners) listener(hostId, info);
   const stopStatus = connection.onStatus((info) => { for (const listener of statusListeners) listener(hostId, info); });
   // A lobby the relay closed for good (host revoked, access taken away) means the list changed.

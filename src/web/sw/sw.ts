@@ -27,7 +27,9 @@ self.addEventListener('install', (event) => {
   event.waitUntil((async () => {
     const shell = await caches.open(SHELL);
     await shell.addAll(STATIC).catch(() => undefined); // icons are nice to have offline, not required
-    const index = await fetch(INDEX, { cache: 'no-cache' });
+    // '/' and not '/index.html': the asset server redirects that to '/', and a redirected response
+    // cannot answer a navigation.
+    const index = await fetch('/', { cache: 'no-cache' });
     if (index.ok) await keepIndex(index);
     await self.skipWaiting();
   })());
@@ -49,6 +51,15 @@ self.addEventListener('fetch', (event) => {
   if (url.pathname.startsWith('/assets/')) event.respondWith(cacheFirst(request));
   else if (request.mode === 'navigate') event.respondWith(navigation(request, event));
   else if (STATIC.includes(url.pathname)) event.respondWith(staleWhileRevalidate(request, event));
+});
+
+// The page names the assets it loaded before this worker controlled it (the first visit's code, fetched
+// around the worker's install): kept too, so the next start works offline whatever page it opens.
+self.addEventListener('message', (event) => {
+  const data = event.data as { type?: unknown; paths?: unknown } | null;
+  if (data?.type !== 'keep-assets' || !Array.isArray(data.paths)) return;
+  const paths = data.paths.filter((p): p is string => typeof p === 'string' && /^\/assets\/[\w.-]+$/.test(p));
+  event.waitUntil(Promise.all(paths.map((path) => cacheFirst(new Request(path)).catch(() => undefined))));
 });
 
 async function cacheFirst(request: Request): Promise<Response> {
@@ -97,7 +108,8 @@ async function keepIndex(response: Response): Promise<void> {
   const html = await response.clone().text();
   const referenced = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]);
   const [shell, assets] = await Promise.all([caches.open(SHELL), caches.open(ASSETS)]);
-  await shell.put(INDEX, response);
+  // A copy without the `redirected` mark, which would make a navigation refuse it.
+  await shell.put(INDEX, response.redirected ? new Response(response.body, { status: response.status, headers: response.headers }) : response);
   const missing = [];
   for (const path of referenced) if (!(await assets.match(path))) missing.push(path);
   if (missing.length === 0) return;

@@ -1,0 +1,246 @@
+// The web app's hosts, chats and teams against the real relay and a real host process (the script
+// provider) in the shared Chromium: pairing a machine by approving its code at /pair?code=, live
+// presence, rename, grants (a second person sees the host), a chat made from the host's catalog, the
+// chat list across hosts with live status (needs-you first) and search, teams with an invitation link
+// accepted by someone new, and revoking the host. One person at a desktop size, others on phones.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi } from '../../src/client/index.ts';
+import {
+  accessibilityViolations, newPersonPage, screenshot, signedInPerson, type PersonPage, type SignedInPerson,
+} from './browser.ts';
+import { HostProcess, personCredentials, relayUrl } from './peers.ts';
+
+const OWNER = 'web-hosts-a';
+const GUEST = 'web-hosts-b';
+const NEWCOMER = { email: 'web-hosts-newcomer@e2e.test', name: 'Casey Newcomer', password: 'newcomer-password-0123' };
+
+let owner: SignedInPerson;
+let guest: SignedInPerson | null = null;
+const opened: PersonPage[] = [];
+const host = new HostProcess(`web-box-${crypto.randomUUID().slice(0, 6)}`, OWNER);
+let api: RelayApi;
+const sockets: { close(): void }[] = [];
+let lobby: HostConnection | null = null;
+/** The owner's SDK lobby of the host (as another device of theirs would hold it). */
+const ownerLobby = () => lobby ??= (() => { const made = new HostConnection(api, host.hostId); sockets.push(made); return made; })();
+
+/** The folders chats may work in: the host's policy allows only these (its default is the home folder). */
+const WORK = path.join(host.dataDir, 'work');
+
+beforeAll(async () => {
+  mkdirSync(WORK, { recursive: true });
+  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ policy: { roots: [WORK] } }));
+  owner = await signedInPerson('desktop', OWNER, { path: '/hosts' });
+  opened.push(owner);
+  api = new RelayApi(relayUrl());
+  const { email, password } = personCredentials(OWNER);
+  await api.signIn(email, password);
+});
+
+afterAll(async () => {
+  for (const socket of sockets) socket.close();
+  await Promise.all(opened.map((p) => p.close()));
+  await host.stop();
+});
+
+const noViolations = async (page: PersonPage['page']) => expect(await accessibilityViolations(page)).toEqual([]);
+const hostRow = (page: PersonPage['page'], name = host.name) => page.locator('a.host-row', { hasText: name });
+
+describe('hosts in the web app', () => {
+  it('pairs a machine by approving its code at /pair?code=, then shows its presence live', async () => {
+    const { page } = owner;
+    await page.getByRole('heading', { name: 'Hosts' }).waitFor();
+    await noViolations(page);
+    host.approveWith = async (userCode) => {
+      // The address `tether host pair` shows, opened by the person.
+      await page.goto(`/pair?code=${encodeURIComponent(userCode)}`);
+      expect(await page.getByLabel('Code shown by the host').inputValue()).toBe(userCode);
+      await noViolations(page);
+      await screenshot(page, 'hosts-pair-desktop');
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.getByRole('heading', { name: 'Host paired' }).waitFor();
+    };
+    await host.start();
+    expect(host.hostId).toMatch(/.+/);
+
+    await page.getByRole('link', { name: 'Back to hosts' }).click();
+    const row = hostRow(page);
+    await expect.poll(() => row.getAttribute('data-online'), { timeout: 20_000 }).toBe('true');
+    await screenshot(page, 'hosts-list-desktop');
+    // The machine goes away and comes back: the list follows without a reload.
+    await host.stop();
+    await expect.poll(() => row.getAttribute('data-online'), { timeout: 20_000 }).toBe('false');
+    await host.start();
+    await expect.poll(() => row.getAttribute('data-online'), { timeout: 20_000 }).toBe('true');
+  });
+
+  it('renames the host', async () => {
+    const { page } = owner;
+    await hostRow(page).click();
+    await page.getByRole('heading', { name: host.name }).waitFor();
+    await noViolations(page);
+    const renamed = `${host.name} renamed`;
+    await page.getByLabel('Name', { exact: true }).fill(renamed);
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await page.getByRole('heading', { name: renamed }).waitFor();
+    await page.getByRole('link', { name: '← Hosts' }).click();
+    await hostRow(page, renamed).waitFor();
+    expect((await api.hosts()).find((h) => h.id === host.hostId)?.name).toBe(renamed);
+  });
+
+  it('gives a second person a role, and the host appears for them', async () => {
+    const { page } = owner;
+    await hostRow(page).click();
+    const guestEmail = personCredentials(GUEST).email;
+    guest = await signedInPerson('phone', GUEST, { path: '/hosts' }); // the account exists from here
+    opened.push(guest);
+    await guest.page.getByRole('heading', { name: 'Hosts' }).waitFor();
+    expect(await hostRow(guest.page).count()).toBe(0);
+
+    const give = page.getByRole('form', { name: 'Give a role' });
+    await give.getByRole('textbox', { name: 'Email' }).fill(guestEmail);
+    await give.getByRole('combobox', { name: 'Role' }).selectOption('operator');
+    await give.getByRole('button', { name: 'Give' }).click();
+    await page.getByRole('combobox', { name: `Role of ${GUEST}` }).waitFor();
+    expect(await page.getByRole('combobox', { name: `Role of ${GUEST}` }).inputValue()).toBe('operator');
+    await noViolations(page);
+    await screenshot(page, 'hosts-grants-desktop');
+
+    await guest.page.reload();
+    await hostRow(guest.page).waitFor();
+    expect(await hostRow(guest.page).textContent()).toContain('operator');
+    await noViolations(guest.page);
+    await screenshot(guest.page, 'hosts-list-guest-phone');
+  });
+});
+
+describe('chats in the web app', () => {
+  const alpha = path.join(WORK, 'alpha-project');
+  const beta = path.join(WORK, 'beta-project');
+  let alphaUrl = '';
+
+  it('creates a chat from the host\'s catalog (agent, model, options, folder, runtime mode) and opens it', async () => {
+    mkdirSync(alpha, { recursive: true });
+    mkdirSync(beta, { recursive: true });
+    const { page } = owner;
+    await page.goto(`/chats/new?host=${encodeURIComponent(host.hostId)}`);
+    const agent = page.getByLabel('Agent');
+    await agent.waitFor();
+    // The catalog is the host's: the script provider answers as Claude Code with its model.
+    const catalog = await ownerLobby().request('provider.list', {});
+    const claude = catalog.providers.find((p) => p.kind === 'claude')!;
+    expect(await agent.inputValue()).toBe('claude');
+    const models = await page.locator('select[name="model"] option').allTextContents();
+    expect(models.length).toBe(claude.models.length);
+    await page.getByLabel('Folder on the host').fill(alpha);
+    await page.getByLabel('Runtime mode').selectOption('auto-accept-edits');
+    await noViolations(page);
+    await screenshot(page, 'chats-new-desktop');
+    await page.getByRole('button', { name: 'Create chat' }).click();
+    await page.waitForURL(new RegExp(`/hosts/${host.hostId}/chats/[0-9a-f-]{36}$`));
+    alphaUrl = new URL(page.url()).pathname;
+    const chatId = alphaUrl.split('/').pop()!;
+    const info = (await api.chats()).find((c) => c.info.chatId === chatId)?.info;
+    expect(info).toMatchObject({ provider: 'claude', cwd: alpha, runtimeMode: 'auto-accept-edits' });
+    // On a desktop the list stays beside the open chat, with this chat marked as the open one.
+    const listed = page.locator('.list-pane a.chat-row[aria-current="page"]');
+    await listed.waitFor();
+    expect(await listed.textContent()).toContain('Claude Code in alpha-project');
+    await screenshot(page, 'chats-open-desktop');
+  });
+
+  it('lists chats across hosts with live status, needs-you first, and searches by title', async () => {
+    expect(guest).not.toBeNull();
+    const { page } = guest!;
+    // A second chat, made and driven through the SDK as the owner would from another device.
+    const betaId = crypto.randomUUID();
+    await ownerLobby().request('chat.create', { chatId: betaId, cwd: beta });
+    await page.goto('/');
+    await page.getByRole('heading', { name: 'Chats' }).waitFor();
+    const rows = page.locator('a.chat-row');
+    await expect.poll(() => rows.count()).toBe(2);
+
+    const channel = new ChatChannel(api, host.hostId, betaId, { outbox: new MemoryOutboxStore() });
+    sockets.push(channel);
+    await channel.send({ text: 'please approve running the tests' }).settled;
+    // The list hears the status from the host's lobby: the chat needs the person, and comes first.
+    const first = rows.first();
+    await expect.poll(() => first.getAttribute('data-status'), { timeout: 20_000 }).toBe('needs-you');
+    expect(await first.textContent()).toContain('Claude Code in beta-project');
+    expect(await first.textContent()).toContain('Needs you');
+    await page.getByText('1 chat needs you').waitFor();
+    await noViolations(page);
+    await screenshot(page, 'chats-needs-you-phone');
+
+    await page.getByRole('searchbox', { name: 'Search chats by title' }).fill('alpha');
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain('alpha-project');
+    await page.getByRole('searchbox', { name: 'Search chats by title' }).fill('');
+    await expect.poll(() => rows.count()).toBe(2);
+
+    // On a phone a chat fills the screen, with the way back to the list.
+    await rows.first().click();
+    await page.getByRole('link', { name: '← Chats' }).waitFor();
+    expect(await page.locator('.list-pane').isVisible()).toBe(false);
+    await page.getByRole('link', { name: '← Chats' }).click();
+    await page.getByRole('heading', { name: 'Chats' }).waitFor();
+  });
+});
+
+describe('teams in the web app', () => {
+  it('makes a team, invites someone new by link, who joins, and a role changes', async () => {
+    const { page } = owner;
+    await page.goto('/teams');
+    await page.getByLabel('Team name').fill('Web crew');
+    await page.getByRole('button', { name: 'Create team' }).click();
+    await page.getByRole('heading', { name: 'Web crew' }).waitFor();
+    const invite = page.getByRole('form', { name: 'Invite someone' });
+    await invite.getByLabel('Role').selectOption('admin');
+    await invite.getByLabel(/Their email/).fill(NEWCOMER.email);
+    await invite.getByRole('button', { name: 'Make invitation link' }).click();
+    const link = await page.getByTestId('invitation-link').textContent();
+    expect(link).toMatch(/\/invitations\/[^/]+$/);
+    await noViolations(page);
+    await screenshot(page, 'teams-invite-desktop');
+
+    // Someone without an account opens the link on their phone.
+    const newcomer = await newPersonPage('phone', { path: new URL(link!).pathname });
+    opened.push(newcomer);
+    await newcomer.page.getByText('Join Web crew as admin').waitFor();
+    await noViolations(newcomer.page);
+    await newcomer.page.getByLabel('Your name').fill(NEWCOMER.name);
+    await newcomer.page.getByLabel('Password').fill(NEWCOMER.password);
+    await screenshot(newcomer.page, 'teams-invitation-phone');
+    await newcomer.page.getByRole('button', { name: 'Create account and join' }).click();
+    await newcomer.page.getByRole('heading', { name: 'Web crew' }).waitFor();
+    expect(await newcomer.page.getByText('Your role: admin').count()).toBe(1);
+
+    await page.reload();
+    const role = page.getByRole('combobox', { name: `Role of ${NEWCOMER.name}` });
+    await role.waitFor();
+    expect(await role.inputValue()).toBe('admin');
+    await role.selectOption('member');
+    await page.getByText(`${NEWCOMER.name} is now member.`).waitFor();
+    await newcomer.page.reload();
+    await newcomer.page.getByText('Your role: member').waitFor();
+  });
+});
+
+describe('revoking', () => {
+  it('revokes the host: gone from the owner\'s list, and from the guest\'s without a reload', async () => {
+    const { page: guestPage } = guest!;
+    await guestPage.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Hosts' }).click();
+    await hostRow(guestPage).waitFor();
+    const { page } = owner;
+    await page.goto(`/hosts/${encodeURIComponent(host.hostId)}`);
+    await page.getByRole('button', { name: 'Revoke this host' }).click();
+    await page.getByRole('button', { name: 'Yes, revoke' }).click();
+    await page.getByRole('heading', { name: 'Hosts' }).waitFor();
+    await expect.poll(() => hostRow(page).count()).toBe(0);
+    expect((await api.hosts()).some((h) => h.id === host.hostId)).toBe(false);
+    // The relay closes the guest's lobby of that host for good; their list reads itself again.
+    await expect.poll(() => hostRow(guestPage).count(), { timeout: 20_000 }).toBe(0);
+  });
+});
