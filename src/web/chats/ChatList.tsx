@@ -29,7 +29,7 @@ export function ChatListPage() {
         <input type="search" placeholder="Search chats" aria-label="Search chats by title" value={search.value} onInput={(e) => { search.value = e.currentTarget.value; }} />
       </div>
       {chatsError.value && <p class="notice error" role="alert">{chatsError.value}</p>}
-      {!chatsLoaded.value && !chatsError.value && <p class="loading" aria-busy="true">Loading chats…</p>}
+      {!chatsLoaded.value && !chatsError.value && shown.length === 0 && <p class="loading" aria-busy="true">Loading chats…</p>}
       {chatsLoaded.value && shown.length === 0 && (
         <p class="muted">{words ? 'No chat has that in its title.' : hosts.value?.length === 0 ? <>No hosts yet. <a href="/hosts">Pair one</a> to start chatting.</> : 'No chats yet.'}</p>
       )}
