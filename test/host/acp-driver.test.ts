@@ -188,6 +188,18 @@ describe('the ACP driver with a scripted SDK agent', () => {
     expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'error', message: 'Authentication required' });
   });
 
+  it('a session the agent cannot load is said in a note, and the turn runs in a new one', async () => {
+    const other = new AcpSession(spec(), context({ agentSessionId: 'gone' }), { clientVersion: '0.0.0' });
+    try {
+      const outputs = await turn(other, 'hello');
+      expect(outputs[0]).toEqual({ type: 'note', level: 'warning', text: 'Test agent could not continue its session gone (Resource not found: gone); this turn starts a new one' });
+      expect(outputs[1]).toMatchObject({ type: 'session', agentSessionId: expect.stringMatching(/^session-\d+$/) });
+      expect(replyText(outputs)).toBe('echo: hello');
+    } finally {
+      await other.kill();
+    }
+  });
+
   it('kill ends the process', async () => {
     await session.kill();
     expect(session.running).toBe(false);
