@@ -129,7 +129,7 @@ export class ChatChannel extends LiveSocket {
     return send;
   }
 
-  /** This person's sends to this chat (the session's user; its id when a sign-in did not say). */
+  /** This person's sends to this chat (the signed-in user; '' for a session whose sign-in did not name one). */
   private scope(): OutboxScope {
     return { userId: this.api.userId ?? '', hostId: this.hostId, chatId: this.chatId };
   }
