@@ -144,3 +144,21 @@ export function recordScripts(page: Page): { sizes(): Promise<Map<string, { raw:
     },
   };
 }
+
+/**
+ * Waits until `check` answers something truthy (asked every 25 ms) and answers it; after `ms` fails
+ * saying what it waited for, and `detail()` (a host's last output, say) to help find why.
+ */
+export async function until<T>(
+  check: () => T | false | null | undefined | Promise<T | false | null | undefined>,
+  what: string,
+  options: { ms?: number; detail?: () => string } = {},
+): Promise<T> {
+  const end = Date.now() + (options.ms ?? 20_000);
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out: ${what}${options.detail ? `\n${options.detail()}` : ''}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -14,7 +14,7 @@ import type { Download, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi } from '../../src/client/index.ts';
 import { ChatTranscriptSchema, visualFrameHeight } from '../../src/contracts/index.ts';
-import { screenshot, signedInPerson, type SignedInPerson, type Size } from './browser.ts';
+import { screenshot, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
 import { HostProcess, personCredentials, relayUrl, userToken } from './peers.ts';
 
 const OWNER = 'interactions-owner';
@@ -92,15 +92,9 @@ let api: RelayApi;
 let lobby: HostConnection;
 let axeSource = '';
 
-async function until<T>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-1500)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Waits for `check` to hold, with the host's last output when it never does. */
+const eventually = <T,>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string) =>
+  until(check, what, { detail: () => host.output.slice(-1500) });
 
 async function newChat(chatId: string): Promise<string> {
   await lobby.request('chat.create', { chatId });
@@ -170,7 +164,7 @@ beforeAll(async () => {
   const { email, password } = personCredentials(OWNER);
   await api.signIn(email, password);
   lobby = new HostConnection(api, host.hostId);
-  await until(() => lobby.online, 'the host online');
+  await eventually(() => lobby.online, 'the host online');
   // The helper may act in every chat of the host, as an operator (not its owner).
   await api.grant(host.hostId, { subject: { type: 'user', email: personCredentials(HELPER).email }, role: 'operator' });
 });
@@ -364,7 +358,7 @@ describe('chat interactions in the browser', () => {
     await frame.waitFor();
     expect(await frame.getAttribute('sandbox')).toBe('allow-scripts');
     expect(await frame.getAttribute('title')).toBe('Probe');
-    const probe = await until(() => page.evaluate(() => (window as unknown as { probes: Array<{ probe?: Record<string, string> }> }).probes.find((m) => m.probe)?.probe), 'the probe reported');
+    const probe = await eventually(() => page.evaluate(() => (window as unknown as { probes: Array<{ probe?: Record<string, string> }> }).probes.find((m) => m.probe)?.probe), 'the probe reported');
     expect(probe.storage).toBe('error:SecurityError');
     expect(probe.session).toBe('error:SecurityError');
     expect(probe.cookie).toBe('error:SecurityError');
@@ -440,7 +434,7 @@ describe('chat interactions in the browser', () => {
       await write(page, 'phone', 'please edit the notes');
       await rows(page, 'assistant').filter({ hasText: 'Editing the file.' }).waitFor();
       writeFileSync(path.join(work, 'notes.txt'), 'first line\nsecond line\n');
-      await until(() => watcher.thread.items.some((i) => i.kind === 'turn' && i.checkpointAfter), 'the turn\'s closing checkpoint');
+      await eventually(() => watcher.thread.items.some((i) => i.kind === 'turn' && i.checkpointAfter), 'the turn\'s closing checkpoint');
       const turn = rows(page, 'turn').last();
       await turn.getByRole('button', { name: 'Changes' }).click();
       const diff = page.getByRole('dialog', { name: 'Changes in this turn' });
