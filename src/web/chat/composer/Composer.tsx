@@ -53,7 +53,10 @@ export function Composer({ channel }: { channel: ChatChannel }) {
   const takesMentions = capabilities?.mentions === true;
   const skillNames = useMemo(() => [...new Set([...(info?.skills ?? []), ...skills])], [info?.skills, skills]);
 
-  useEffect(() => () => releasePreviews(attached), []); // eslint-disable-line react-hooks/exhaustive-deps
+  // Previews still shown when the view closes are let go with it.
+  const shown = useRef(attached);
+  shown.current = attached;
+  useEffect(() => () => releasePreviews(shown.current), []);
 
   const options = useMemo(() => {
     if (!token) return [];

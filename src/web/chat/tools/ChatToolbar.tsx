@@ -3,6 +3,7 @@
 // toggle button, so the bar works from the keyboard and reads well to a screen reader.
 import { useState } from 'preact/hooks';
 import type { ChatChannel } from '../../../client/index.ts';
+import type { ChatItem } from '../../../contracts/index.ts';
 import { useAction } from './action.ts';
 import { BookmarksPanel } from './BookmarksPanel.tsx';
 import { exportChat, type ExportFormat } from './export.ts';
@@ -13,13 +14,22 @@ import './tools.css';
 
 type Panel = 'bookmarks' | 'visuals' | 'export';
 
+/** The newest turn that ended (a fork takes the history through a whole turn); looks back from the end. */
+function latestSettledTurn(items: readonly ChatItem[]): ChatItem | undefined {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i]!;
+    if (item.kind === 'turn' && item.state !== 'running') return item;
+  }
+  return undefined;
+}
+
 export function ChatToolbar({ channel, hostId: _hostId }: { channel: ChatChannel; hostId: string }) {
   const thread = useThread(channel, ['bookmarks', 'visuals', 'item', 'snapshot']);
   const [panel, setPanel] = useState<Panel | null>(null);
   const [forking, setForking] = useState<string | null>(null);
   const saving = useAction();
   const toggle = (next: Panel) => setPanel((current) => (current === next ? null : next));
-  const lastTurn = [...thread.items].reverse().find((item) => item.kind === 'turn' && item.state !== 'running');
+  const lastTurn = latestSettledTurn(thread.items);
   const save = (format: ExportFormat) => void saving.run(format, () => exportChat(channel, format));
 
   return (
