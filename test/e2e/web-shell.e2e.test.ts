@@ -9,6 +9,12 @@ import {
 } from './browser.ts';
 import { relayUrl } from './peers.ts';
 
+/** Tells the loopback identity provider who signs in next (test/support/idp-server.ts). */
+async function nextProviderSignIn(next: { email: string; emailVerified: boolean; name: string }): Promise<void> {
+  const res = await fetch(`${inject('idpUrl')}/test/next`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(next) });
+  if (!res.ok) throw new Error(`the identity provider refused: ${res.status} ${await res.text()}`);
+}
+
 const BUDGET_GZIP_BYTES = 150 * 1024;
 const opened: PersonPage[] = [];
 const keep = <T extends PersonPage>(person: T): T => (opened.push(person), person);
@@ -107,6 +113,23 @@ describe('the web app shell', () => {
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(await page.evaluate(() => localStorage.getItem('tether.session'))).toBeNull();
+  });
+
+  it('finishes a single sign-on (OIDC) that comes back with #login=, and shows one that failed', async () => {
+    const person = keep(await newPersonPage('phone', { path: '/#login-error=The%20provider%20said%20no' }));
+    const { page } = person;
+    expect(await page.getByRole('alert').textContent()).toBe('The provider said no');
+    expect(new URL(page.url()).hash).toBe('');
+
+    const email = `web-oidc-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    await nextProviderSignIn({ email, emailVerified: true, name: 'Web Oidc' });
+    // Where the app's "Sign in with single sign-on" link goes: the relay, the provider, back to the app.
+    await page.goto(`/api/auth/oidc/start?return=${encodeURIComponent('/settings')}`);
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    await page.getByText(email).waitFor();
+    expect(new URL(page.url()).hash).toBe(''); // the one-time code is out of the address
+    expect(await page.locator('li[data-current="true"]').textContent()).toContain('oidc');
+    expect(person.errors).toEqual([]);
   });
 
   it('is worked by keyboard: Tab reaches the sign-in form and the sections, Enter acts', async () => {

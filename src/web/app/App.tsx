@@ -24,7 +24,7 @@ export function App() {
     return (
       <Shell section="chats" detail={open}>
         <div class="panes">
-          <div class="list-pane"><LazyPage load={chatList} props={{ compact: open, query }} /></div>
+          <div class="list-pane"><LazyPage load={chatList} props={{ query }} /></div>
           <div class="detail-pane">
             {open
               ? <>
