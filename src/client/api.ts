@@ -8,12 +8,15 @@
 // single-flight: the refresh token rotates on every use, and presenting a used one ends the session.
 import { z } from 'zod';
 import {
-  AuditPageSchema, GrantSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, PairedHostSchema,
-  ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, TeamDetailSchema, TeamSummarySchema,
+  AuditPageSchema, GrantSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, MeSchema, PairedHostSchema,
+  ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamSummarySchema,
+  type Me, type SessionSummary, type SignInMethods,
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
   type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
 import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
+
+export type { Me, SessionSummary, SignInMethods };
 
 /** Refresh when the access token has less than this left. */
 const REFRESH_BEFORE_MS = 60_000;
@@ -24,30 +27,8 @@ export interface RelayApiOptions {
   fetch?: typeof fetch;
 }
 
-// The shapes below are declared by the relay as plain TypeScript (src/relay/db/users.ts, db/sessions.ts,
-// http/teams.ts); they have no contract schema yet, so they are typed here and not checked.
-/** `GET /api/me`. */
-export interface Me {
-  id: string;
-  email: string | null;
-  name: string;
-  isOwner: boolean;
-  createdAt: number;
-  sessionId: string;
-}
-
-/** One of `GET /api/auth/sessions`. */
-export interface SessionSummary {
-  id: string;
-  method: string;
-  createdAt: number;
-  lastUsedAt: number;
-  expiresAt: number;
-  ip: string | null;
-  userAgent: string | null;
-  current: boolean;
-}
-
+// The shapes below are declared by the relay as plain TypeScript (http/teams.ts, http/visuals.ts); they
+// have no contract schema yet, so they are typed here and not checked.
 /** `GET /api/invitations/:token`: what an invitation is for, shown before accepting. */
 export interface InvitationView {
   teamId: string | null;
@@ -55,13 +36,6 @@ export interface InvitationView {
   role: string;
   email: string | null;
   expiresAt: number;
-}
-
-/** Which sign-in methods this relay offers. */
-export interface SignInMethods {
-  password: boolean;
-  access: boolean;
-  oidc: boolean;
 }
 
 export interface VisualTicket {
@@ -113,17 +87,17 @@ export class RelayApi {
   }
 
   async signIn(email: string, password: string): Promise<SessionTokens> {
-    return this.adopt(await this.send<SessionTokens>('POST', '/api/auth/signin', { email, password }));
+    return this.adopt(await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/signin', { email, password }));
   }
 
   /** Finishes an OIDC sign-in: the app got `#login=<code>` back from the relay. */
   async signInWithCode(code: string): Promise<SessionTokens> {
-    return this.adopt(await this.send<SessionTokens>('POST', '/api/auth/oidc/exchange', { code }));
+    return this.adopt(await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/oidc/exchange', { code }));
   }
 
   /** Behind Cloudflare Access: trades the assertion Access adds to this request for a session. */
   async signInWithAccess(): Promise<SessionTokens> {
-    return this.adopt(await this.send<SessionTokens>('POST', '/api/auth/access'));
+    return this.adopt(await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/access'));
   }
 
   /** Where the browser goes to start an OIDC sign-in; it comes back to `returnTo` with `#login=`. */
@@ -170,7 +144,7 @@ export class RelayApi {
       if (fresh) return this.session = stored;
       let next: SessionTokens;
       try {
-        next = await this.send<SessionTokens>('POST', '/api/auth/refresh', { refreshToken: stored.refreshToken });
+        next = await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/refresh', { refreshToken: stored.refreshToken });
       } catch (error) {
         if (error instanceof ProtocolError && error.code === 'unauthorized') throw this.ended(error);
         throw error;
@@ -221,37 +195,31 @@ export class RelayApi {
 
   /** A call whose answer has a contract schema: checked, so a mismatch is a clear error. */
   private async checked<S extends z.ZodType>(schema: S, method: string, path: string, body?: unknown): Promise<z.output<S>> {
-    const answer = await this.call<unknown>(method, path, body);
-    const parsed = schema.safeParse(answer);
-    if (!parsed.success) throw new ProtocolError('internal', `The relay answered ${method} ${path} in an unexpected shape: ${z.prettifyError(parsed.error)}`);
-    return parsed.data;
+    return shaped(schema, await this.call<unknown>(method, path, body), method, path);
+  }
+
+  /** `checked` for the calls made before there is a session (sign-in, refresh, the sign-in methods). */
+  private async checkedSend<S extends z.ZodType>(schema: S, method: string, path: string, body?: unknown): Promise<z.output<S>> {
+    return shaped(schema, await this.send<unknown>(method, path, body), method, path);
   }
 
   // ---- who, and where ----
 
   me(): Promise<Me> {
-    return this.call('GET', '/api/me');
+    return this.checked(MeSchema, 'GET', '/api/me');
   }
 
   async sessions(): Promise<SessionSummary[]> {
-    return (await this.call<{ sessions: SessionSummary[] }>('GET', '/api/auth/sessions')).sessions;
+    return (await this.checked(SessionListSchema, 'GET', '/api/auth/sessions')).sessions;
   }
 
   async revokeSession(sessionId: string): Promise<void> {
     await this.call('DELETE', `/api/auth/sessions/${encodeURIComponent(sessionId)}`);
   }
 
-  /**
-   * Which sign-in methods the relay offers. The relay has no route that says so yet
-   * (`GET /api/auth/methods` is expected to answer this shape); until it does, password only.
-   */
-  async signInMethods(): Promise<SignInMethods> {
-    try {
-      return await this.send<SignInMethods>('GET', '/api/auth/methods');
-    } catch (error) {
-      if (error instanceof ProtocolError && (error.code as string) === 'not-found') return { password: true, access: false, oidc: false };
-      throw error;
-    }
+  /** Which sign-in methods the relay offers (Access and OIDC only where configured). */
+  signInMethods(): Promise<SignInMethods> {
+    return this.checkedSend(SignInMethodsSchema, 'GET', '/api/auth/methods');
   }
 
   // ---- hosts and pairing ----
@@ -380,4 +348,11 @@ function statusCode(status: number): WireErrorCode {
   if (status === 429) return 'rate-limited';
   if (status === 400) return 'bad-request';
   return 'internal';
+}
+
+/** An answer checked against its contract schema: a relay of another version fails loudly here, not deep in a view. */
+function shaped<S extends z.ZodType>(schema: S, answer: unknown, method: string, path: string): z.output<S> {
+  const parsed = schema.safeParse(answer);
+  if (!parsed.success) throw new ProtocolError('internal', `The relay answered ${method} ${path} in an unexpected shape: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
 }

@@ -4,15 +4,9 @@
 // so a tab that finds its copy rotated adopts the other tab's token instead of refreshing again), and
 // `exclusive` runs a refresh under a lock all tabs see (Web Locks where the browser has them).
 
-/** What the relay answers on sign-in and refresh (`src/relay/auth/sessions.ts` SessionTokens, plus the user on sign-in). */
-export interface SessionTokens {
-  sessionId: string;
-  refreshToken: string;
-  accessToken: string;
-  /** When the access token expires (ms since epoch). */
-  expiresAt: number;
-  userId?: string;
-}
+import type { SessionTokens } from '../contracts/index.ts';
+
+export type { SessionTokens };
 
 export interface TokenStore {
   load(): SessionTokens | null;

@@ -21,3 +21,4 @@ export * from './hosts.ts';
 export * from './teams.ts';
 export * from './push.ts';
 export * from './transcript.ts';
+export * from './sessions.ts';

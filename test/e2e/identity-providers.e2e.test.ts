@@ -2,6 +2,7 @@
 // identity provider the global setup started (test/support/idp-server.ts) with its own keys. The test
 // plays the browser: it follows every redirect itself (`redirect: 'manual'`).
 import { describe, expect, inject, it } from 'vitest';
+import { SignInMethodsSchema } from '../../src/contracts/index.ts';
 import { IDP_ACCESS_AUD, type MintRequest, type NextSignIn } from '../support/idp-server.ts';
 
 const relay = () => inject('relayUrl');
@@ -28,6 +29,11 @@ interface SessionReply {
 async function me(accessToken: string): Promise<Response> {
   return fetch(`${relay()}/api/me`, { headers: { Authorization: `Bearer ${accessToken}` } });
 }
+
+it('the relay offers Access and OIDC beside passwords once both are configured', async () => {
+  const methods = SignInMethodsSchema.parse(await (await fetch(`${relay()}/api/auth/methods`)).json());
+  expect(methods).toEqual({ password: true, access: true, oidc: true });
+});
 
 describe('Cloudflare Access', () => {
   const assertion = (email: string, patch: Partial<MintRequest> & { claims?: Record<string, unknown> } = {}) => mint({

@@ -3,6 +3,7 @@
 import { SELF, env } from 'cloudflare:test';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { SignInMethodsSchema } from '../../src/contracts/index.ts';
 import { hashPassword } from '../../src/relay/auth/passwords.ts';
 import { hostToken, userToken } from './peers.ts';
 import { api, lobbyOf, type Person } from './people.ts';
@@ -63,6 +64,12 @@ describe('the owner account', () => {
 });
 
 describe('password sign-in', () => {
+  it('is the only method a relay without Access or OIDC settings offers', async () => {
+    const res = await SELF.fetch('http://relay.test/api/auth/methods');
+    expect(res.status).toBe(200);
+    expect(SignInMethodsSchema.parse(await res.json())).toEqual({ password: true, access: false, oidc: false });
+  });
+
   it('opens a session for the right password; a wrong password and an unknown email get the same answer', async () => {
     const user = await account();
     const ok = await signIn(user.email, user.password);

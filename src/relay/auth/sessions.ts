@@ -2,7 +2,7 @@
 // replaced (rotation); presenting a used one means two parties hold it, so the whole session ends
 // (`refresh-reused`). Every access token names its session, and every door asks `sessionIsLive`, so
 // ending a session ends its access at once, not when the 10-minute token runs out.
-import { ProtocolError } from '../../contracts/index.ts';
+import { ProtocolError, type SessionTokens } from '../../contracts/index.ts';
 import { endSessions, findLiveSession, insertSession, refreshTokenOwner, rotateRefreshToken, useRefreshToken } from '../db/sessions.ts';
 import type { Env } from '../env.ts';
 import { hashOpaque, newId, newOpaqueToken } from './opaque.ts';
@@ -12,13 +12,7 @@ import { ACCESS_TOKEN_SECONDS, mintAccessToken } from './tokens.ts';
 /** A session ends this long after it was last refreshed. */
 export const SESSION_IDLE_MS = 30 * 24 * 60 * 60 * 1000;
 
-export interface SessionTokens {
-  sessionId: string;
-  refreshToken: string;
-  accessToken: string;
-  /** When the access token expires (ms since epoch): refresh before then. */
-  expiresAt: number;
-}
+export type { SessionTokens };
 
 export interface SessionMeta {
   ip?: string | null;

@@ -3,7 +3,7 @@
 // and the public keys that verify access tokens. `GET /api/me` answers who a token belongs to.
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { ProtocolError } from '../../contracts/index.ts';
+import { ProtocolError, type Me, type SessionSummary } from '../../contracts/index.ts';
 import { SetupSchema, SignInSchema, checkPassword, claimOwner, ownerClaimed, userIdOfEmail } from '../auth/accounts.ts';
 import { keySetOf } from '../auth/keys.ts';
 import { LIMITS, rateLimit } from '../auth/rate-limit.ts';
@@ -82,7 +82,7 @@ accounts.post('/signout', requireUser, async (c) => {
 accounts.get('/sessions', requireUser, async (c) => {
   const { userId, sessionId } = c.get('user');
   const sessions = await liveSessionsOf(c.env.DB, userId, Date.now());
-  return c.json({ sessions: sessions.map((s) => ({ ...s, current: s.id === sessionId })) });
+  return c.json({ sessions: sessions.map((s) => ({ ...s, current: s.id === sessionId })) } satisfies { sessions: SessionSummary[] });
 });
 
 accounts.delete('/sessions/:id', requireUser, async (c) => {
@@ -112,5 +112,5 @@ me.get('/', requireUser, async (c) => {
   const { userId, sessionId } = c.get('user');
   const user = await findUser(c.env.DB, userId);
   if (!user) throw new ProtocolError('unauthorized', 'No such user');
-  return c.json({ ...user, sessionId });
+  return c.json({ ...user, sessionId } satisfies Me);
 });

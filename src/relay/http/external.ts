@@ -3,7 +3,7 @@
 // (ACCESS_TEAM_DOMAIN + ACCESS_AUD; OIDC_ISSUER + OIDC_CLIENT_ID), and answer 404 `not-found` then.
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { ProtocolError } from '../../contracts/index.ts';
+import { ProtocolError, type SignInMethods } from '../../contracts/index.ts';
 import { accessConfigured, verifyAccessAssertion, userForEmail } from '../auth/external.ts';
 import { finishSignIn, issueLoginCode, oidcConfigured, startSignIn, takeLoginCode, takeState } from '../auth/oidc.ts';
 import { LIMITS, rateLimit } from '../auth/rate-limit.ts';
@@ -14,6 +14,9 @@ import { parseBody } from './body.ts';
 import { appOrigins, clientIp } from './identity.ts';
 
 export const external = new Hono<{ Bindings: Env }>();
+
+// What the sign-in page offers: a password always, Access and OIDC when this relay is configured for them.
+external.get('/methods', (c) => c.json({ password: true, access: accessConfigured(c.env), oidc: oidcConfigured(c.env) } satisfies SignInMethods));
 
 // An unconfigured provider is no route at all.
 external.use('/access', async (c, next) => {
