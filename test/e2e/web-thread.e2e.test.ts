@@ -103,6 +103,13 @@ async function openChat(size: Size, chatId: string): Promise<{ person: SignedInP
 
 const rows = (page: Page, kind: string) => page.locator(`.thread-row[data-kind="${kind}"]`);
 
+/** Back to the newest rows the way a person does after reading further up (a click scrolls the row it hits into view). */
+async function toNewest(page: Page): Promise<void> {
+  const jump = page.locator('.jump-to-end');
+  if (await jump.count()) await jump.click();
+  await expect.poll(() => page.locator('.jump-to-end').count()).toBe(0);
+}
+
 beforeAll(async () => {
   await userToken(PERSON);
   writeFileSync(path.join(host.dataDir, 'thread-script.json'), JSON.stringify(SCRIPT));
@@ -177,6 +184,7 @@ describe('the thread view', () => {
 
     // Thinking, folded.
     await exchange(channel, 'hello there');
+    await toNewest(page);
     const thought = rows(page, 'thinking').last().locator('.fold-toggle');
     await expect.poll(() => thought.getAttribute('aria-expanded')).toBe('false');
     expect(await thought.textContent()).toMatch(/Thought for/);
@@ -186,6 +194,7 @@ describe('the thread view', () => {
 
     // Markdown: a heading, a list, a code block with its language, a link that opens apart; HTML as text.
     await exchange(channel, 'markdown please');
+    await toNewest(page);
     const md = rows(page, 'assistant').last().locator('.markdown');
     await md.locator('h2', { hasText: 'Plan' }).waitFor();
     expect(await md.locator('ol > li').count()).toBe(2);
@@ -201,6 +210,7 @@ describe('the thread view', () => {
 
     // A failed turn: an error note and a footer that says so.
     await exchange(channel, 'now fail');
+    await toNewest(page);
     await page.locator('.thread-row[data-kind="note"] .note-error', { hasText: 'The scripted backend failed on purpose.' }).waitFor();
     await expect.poll(() => rows(page, 'turn').last().locator('.turn-state').textContent()).toBe('Failed');
 
@@ -210,6 +220,7 @@ describe('the thread view', () => {
 
     // Compaction: a marker in the thread.
     await channel.request('chat.compact', { chatId: channel.chatId });
+    await toNewest(page);
     await rows(page, 'compaction').first().waitFor();
 
     // Keyboard: every fold toggle is a labelled button, reached by Tab and opened by Enter.
@@ -246,26 +257,27 @@ describe('the thread view', () => {
     // It opens at the bottom, on the newest turn.
     await expect.poll(() => scroller.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight)).toBeLessThan(41);
 
-    // Up to the top: older pages come, and the row read before each page stays where it was.
+    // Up to the top: older pages come, and the row on screen when a page lands above stays where it was.
+    let steady = 0;
     for (let pages = 0; pages < 20; pages++) {
       if (await page.locator('.thread-edge', { hasText: 'Start of the chat' }).count()) break;
-      const before = await page.evaluate(() => {
-        const el = document.querySelector('.thread-scroll')!;
+      const seen = await scroller.evaluate(async (el) => {
+        el.scrollTop = 0;
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
         const top = el.getBoundingClientRect().top;
-        const row = [...document.querySelectorAll<HTMLElement>('.thread-row')].find((r) => r.getBoundingClientRect().bottom > top + 60);
-        return row ? { key: row.dataset.row!, y: row.getBoundingClientRect().top } : null;
+        const row = [...el.querySelectorAll<HTMLElement>('.thread-row')].find((r) => r.getBoundingClientRect().top >= top);
+        return row ? { key: row.dataset.row!, y: row.getBoundingClientRect().top, height: el.scrollHeight } : null;
       });
-      await page.mouse.move(640, 400);
-      await page.mouse.wheel(0, -4_000);
-      await page.waitForTimeout(50);
-      if (before) {
-        // After a page lands above, the row we saw moves by exactly what we scrolled, not by what came.
-        const after = await page.evaluate((key) => document.querySelector<HTMLElement>(`.thread-row[data-row="${CSS.escape(key)}"]`)?.getBoundingClientRect().top ?? null, before.key);
-        if (after !== null) expect(after).toBeGreaterThan(before.y);
-      }
+      if (!seen) continue;
+      const landed = await until(() => scroller.evaluate((el, height) => el.scrollHeight > height || null, seen.height), 'an older page', 5_000).catch(() => null);
+      if (!landed) continue; // the page came before the row was read: nothing to compare
+      const y = () => page.evaluate((key) => document.querySelector<HTMLElement>(`.thread-row[data-row="${CSS.escape(key)}"]`)?.getBoundingClientRect().top ?? null, seen.key);
+      await expect.poll(async () => Math.abs((await y() ?? Infinity) - seen.y), { message: 'the row read stays put' }).toBeLessThan(3);
+      steady++;
     }
+    expect(steady, 'at least one page landed above a row being read').toBeGreaterThan(0);
     await page.locator('.thread-edge', { hasText: 'Start of the chat' }).waitFor();
-    await page.mouse.wheel(0, -100_000);
+    await scroller.evaluate((el) => { el.scrollTop = 0; });
     await rows(page, 'user').filter({ hasText: 'many steps, first' }).waitFor();
     await page.locator('.thread-row[data-kind="assistant"]', { hasText: 'Step 0 of the long job.' }).first().waitFor();
 
