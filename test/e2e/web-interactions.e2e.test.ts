@@ -278,7 +278,7 @@ describe('chat interactions in the browser', () => {
     expect(appErrors(person)).toEqual([]);
   });
 
-  it('at desktop size: while a turn runs a message is queued, taken back to edit, and the turn stopped', async () => {
+  it('at desktop size: while a turn runs a message is queued, taken back to edit, another steers it, and the turn stopped', async () => {
     const chatId = await newChat('web-queue');
     const { person, page } = await openChat('desktop', chatId);
     await write(page, 'desktop', 'something slow');
@@ -290,6 +290,15 @@ describe('chat interactions in the browser', () => {
     await page.locator('.queued', { hasText: 'after that, this' }).getByRole('button', { name: 'Edit' }).click();
     await poll(() => page.locator('.queued').count()).toBe(0);
     expect(await messageBox(page).inputValue()).toBe('after that, this');
+    // Steering instead: the message goes into the running turn (the scripted CLI can steer), not the queue.
+    await messageBox(page).fill('');
+    await page.getByRole('radio', { name: 'Steer this turn' }).check();
+    await write(page, 'desktop', 'steer this way');
+    await poll(() => sendState(page, 'steer this way')).toBe('delivered');
+    // In the running turn at once: a queued message would wait in the queue, with no message in the thread yet.
+    await rows(page, 'user').filter({ hasText: 'steer this way' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(1);
+    expect(await page.locator('.queued').count()).toBe(0);
     await page.getByRole('button', { name: 'Stop' }).click();
     await poll(() => rows(page, 'turn').last().locator('.turn-state').textContent()).toBe('Stopped');
     await poll(() => page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
