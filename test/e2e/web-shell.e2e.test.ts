@@ -44,8 +44,11 @@ describe('the web app shell', () => {
     const { page } = person;
     await expect.poll(() => page.evaluate(async () => Boolean(await navigator.serviceWorker.getRegistration('/')))).toBe(true);
     expect(await page.title()).toBe('Tether');
-    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     expect(await page.getByRole('link', { name: 'the setup page' }).getAttribute('href')).toBe('/setup');
+    // This relay has Cloudflare Access and OIDC configured (global setup): the form offers both.
+    await page.getByRole('button', { name: 'Sign in with Cloudflare Access' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Sign in with single sign-on' }).getAttribute('href')).toMatch(/\/api\/auth\/oidc\/start\?return=/);
     expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, `shell-signed-out-${size}`);
     expect(person.errors).toEqual([]);
@@ -56,11 +59,11 @@ describe('the web app shell', () => {
     const { page } = person;
     await page.getByLabel('Email').fill(inject('ownerEmail'));
     await page.getByLabel('Password').fill('not-the-password-at-all');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/password/i);
 
     await page.getByLabel('Password').fill(inject('ownerPassword'));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Chats' }).waitFor();
     expect(await page.evaluate(() => JSON.parse(localStorage.getItem('tether.session') ?? 'null')?.sessionId)).toMatch(/.+/);
     expect(await accessibilityViolations(page)).toEqual([]);
@@ -76,7 +79,7 @@ describe('the web app shell', () => {
     await screenshot(page, 'shell-settings-phone');
 
     await page.getByRole('button', { name: 'Sign out' }).first().click();
-    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     expect(await page.evaluate(() => localStorage.getItem('tether.session'))).toBeNull();
     expect(person.errors).toEqual([]);
   });
@@ -111,8 +114,49 @@ describe('the web app shell', () => {
     expect(ended.status).toBe(200);
     // The app's next call finds out, and the app shows the sign-in form.
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings' }).click();
-    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     expect(await page.evaluate(() => localStorage.getItem('tether.session'))).toBeNull();
+  });
+
+  it('turns push notifications on and off for this browser from Settings', async () => {
+    const label = 'web-shell-push';
+    const person = keep(await signedInPerson('phone', label, { path: '/settings' }));
+    const { page, context } = person;
+    await context.grantPermissions(['notifications'], { origin: relayUrl() });
+    // This machine reaches no real push service: the page's PushManager is a stand-in whose
+    // subscription (a real P-256 key) points at a loopback address the relay accepts in tests.
+    await page.evaluate(async () => {
+      const pair = await crypto.subtle.generateKey({ name: 'ECDH', namedCurve: 'P-256' }, true, ['deriveBits']);
+      const b64 = (bytes: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+      const keys = { p256dh: b64(await crypto.subtle.exportKey('raw', pair.publicKey)), auth: b64(crypto.getRandomValues(new Uint8Array(16))) };
+      let held: object | null = null;
+      const endpoint = `http://127.0.0.1:9/push/${crypto.randomUUID()}`;
+      PushManager.prototype.getSubscription = async () => held as PushSubscription | null;
+      PushManager.prototype.subscribe = async (options) => {
+        const sub = {
+          endpoint, options: { applicationServerKey: options?.applicationServerKey }, toJSON: () => ({ endpoint, expirationTime: null, keys }),
+          unsubscribe: async () => { held = null; return true; },
+        };
+        held = sub;
+        return sub as unknown as PushSubscription;
+      };
+    });
+    const toggle = page.getByRole('button', { name: 'Turn on notifications' });
+    await toggle.click();
+    await page.getByText('Notifications are on for this browser.').waitFor();
+    await page.getByRole('button', { name: 'Turn off notifications' }).waitFor();
+    await page.getByText('None sent yet.').waitFor();
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'shell-push-on-phone');
+    const listed = async () => {
+      const session = await personSession(label);
+      const res = await fetch(`${relayUrl()}/api/push/subscriptions`, { headers: { authorization: `Bearer ${session.accessToken}` } });
+      return ((await res.json()) as { subscriptions: { endpoint: string }[] }).subscriptions.filter((s) => s.endpoint.startsWith('http://127.0.0.1:9/push/'));
+    };
+    expect(await listed()).toHaveLength(1);
+    await page.getByRole('button', { name: 'Turn off notifications' }).click();
+    await page.getByText('Notifications are off for this browser.').waitFor();
+    expect(await listed()).toHaveLength(0);
   });
 
   it('finishes a single sign-on (OIDC) that comes back with #login=, and shows one that failed', async () => {
@@ -123,8 +167,10 @@ describe('the web app shell', () => {
 
     const email = `web-oidc-${crypto.randomUUID().slice(0, 8)}@example.com`;
     await nextProviderSignIn({ email, emailVerified: true, name: 'Web Oidc' });
-    // Where the app's "Sign in with single sign-on" link goes: the relay, the provider, back to the app.
-    await page.goto(`/api/auth/oidc/start?return=${encodeURIComponent('/settings')}`);
+    // The app's "Sign in with single sign-on" link: the relay, the provider, and back to the app.
+    await page.getByRole('link', { name: 'Sign in with single sign-on' }).click();
+    await page.getByRole('heading', { name: 'Chats' }).waitFor();
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
     await page.getByText(email).waitFor();
     expect(new URL(page.url()).hash).toBe(''); // the one-time code is out of the address
@@ -135,7 +181,7 @@ describe('the web app shell', () => {
   it('is worked by keyboard: Tab reaches the sign-in form and the sections, Enter acts', async () => {
     const person = keep(await newPersonPage('desktop'));
     const { page } = person;
-    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     /** The focused element as `tag:name-or-text`. */
     const focused = () => page.evaluate(() => {
       const el = document.activeElement as HTMLElement | null;
