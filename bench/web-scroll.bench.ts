@@ -110,6 +110,21 @@ function report(label: string, run: ScrollRun, metrics: Metrics, before: Metrics
   console.log(`  JS heap: ${(run.heapBefore / 1_048_576).toFixed(1)} MB before, ${(run.heapAfter / 1_048_576).toFixed(1)} MB after; CDP JSHeapUsedSize ${(metrics.JSHeapUsedSize! / 1_048_576).toFixed(1)} MB, DOM nodes ${metrics.Nodes}, layouts ${metrics.LayoutCount}, style recalcs ${metrics.RecalcStyleCount}`);
 }
 
+/** The functions with the most self time in a CPU profile, as "name (file) share". */
+function hotspots(profile: { nodes: Array<{ id: number; callFrame: { functionName: string; url: string }; hitCount?: number }> }, top = 8): string {
+  const byName = new Map<string, number>();
+  let total = 0;
+  for (const node of profile.nodes) {
+    const hits = node.hitCount ?? 0;
+    const { functionName, url } = node.callFrame;
+    if (!hits || functionName === '(idle)' || functionName === '(program)') continue;
+    total += hits;
+    const name = `${functionName || '(anonymous)'}${url ? ` (${url.split('/').pop()})` : ''}`;
+    byName.set(name, (byName.get(name) ?? 0) + hits);
+  }
+  return [...byName].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, hits]) => `${name} ${((hits / total) * 100).toFixed(0)}%`).join(', ');
+}
+
 const state = mkdtempSync(path.join(tmpdir(), 'tether-web-bench-'));
 const web = path.join(state, 'web');
 console.log('Building the web app and bundling the Worker…');
@@ -191,8 +206,13 @@ try {
     const idle = await idleFrames(page);
     const read = async (): Promise<Metrics> => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
     const before = await read();
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 1_000 });
+    await cdp.send('Profiler.start');
     const run = await scrollTopToBottom(page);
+    const { profile } = await cdp.send('Profiler.stop');
     report(`${label}: scroll top to bottom, ${STEP_PX} px per frame`, run, await read(), before, idle);
+    console.log(`  where the script time goes (sampled, self time): ${hotspots(profile)}`);
     await context.close();
   }
 } finally {
