@@ -8,7 +8,7 @@
 // runs it twice, so a retry after a reconnect is safe. HostConnection (the lobby) and ChatChannel (one
 // chat) are built on this; each says what to do once a new socket is open (`opened`).
 import {
-  ProtocolError,
+  CLIENT_HEARTBEAT, ProtocolError,
   type AgentRequestType, type HostPresenceEvent, type Request, type RequestPayload, type RequestResult, type WireError,
 } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
@@ -23,6 +23,8 @@ export interface LiveSocketOptions {
   timeoutMs?: number;
   /** Request ids; unique per person (the relay answers a repeated id once). Default: random UUIDs. */
   newId?: () => string;
+  /** The heartbeat's timing (tests shorten it). Default CLIENT_HEARTBEAT's. */
+  heartbeat?: { intervalMs: number; silenceMs: number };
 }
 
 /** The close codes after which the relay will not take this socket back. */
@@ -68,14 +70,16 @@ export abstract class LiveSocket {
   private hostOnline: boolean | null = null;
   private socket: RelaySocket | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
+  private readonly heartbeat: { intervalMs: number; silenceMs: number };
   private waiters: OpenWaiter[] = [];
   private readonly stateListeners = new Set<(state: LinkState) => void>();
   private readonly frameListeners = new Set<(frame: unknown) => void>();
   private readonly presenceListeners = new Set<(online: boolean) => void>();
   private readonly wakeUp = () => this.retryNow();
   /**
-   * The browser says the network is gone: a socket can stay half-open for minutes after that (the
-   * relay's client sockets have no heartbeat), so it is given up now and tried again when back online.
+   * The browser says the network is gone: the socket is given up now (rather than after the
+   * heartbeat's silence) and tried again when the browser is back online.
    */
   private readonly networkLost = () => {
     const socket = this.socket;
@@ -91,6 +95,7 @@ export abstract class LiveSocket {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.newId = options.newId ?? (() => crypto.randomUUID());
     this.backoff = new Backoff(options.backoff);
+    this.heartbeat = options.heartbeat ?? CLIENT_HEARTBEAT;
   }
 
   /** Subclasses call this once their own fields are set. */
@@ -197,6 +202,7 @@ export abstract class LiveSocket {
     }
     if (this.isClosed()) return socket.close();
     this.socket = socket;
+    this.beat(socket);
     socket.onFrame((raw) => this.onRaw(raw));
     socket.onClose((closed) => this.dropped(socket, closed.code, closed.reason));
     try {
@@ -239,9 +245,32 @@ export abstract class LiveSocket {
     return this.currentState === 'closed';
   }
 
+  /**
+   * Pings the relay while this socket is the current one, and gives it up when the relay has said
+   * nothing for a while: a half-open socket (a phone that changed networks) never closes by itself.
+   */
+  private beat(socket: RelaySocket): void {
+    this.stopBeat();
+    this.heartbeatTimer = setInterval(() => {
+      if (socket !== this.socket) return this.stopBeat();
+      if (Date.now() - socket.lastHeard > this.heartbeat.silenceMs) {
+        socket.close();
+        return this.dropped(socket, 1006, 'the relay went silent');
+      }
+      socket.ping();
+    }, this.heartbeat.intervalMs);
+    (this.heartbeatTimer as { unref?: () => void }).unref?.();
+  }
+
+  private stopBeat(): void {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+  }
+
   private dropped(socket: RelaySocket, code: number, reason: string): void {
     if (socket !== this.socket) return;
     this.socket = null;
+    this.stopBeat();
     const final = FINAL_CLOSES[code];
     if (final) {
       // The session ended: a signed-in call finds that out and tells the app (RelayApi.onSignedOut).
@@ -275,6 +304,7 @@ export abstract class LiveSocket {
     events.removeEventListener?.('offline', this.networkLost);
     const socket = this.socket;
     this.socket = null;
+    this.stopBeat();
     socket?.close();
     this.setState('closed');
     const error = why ? new ProtocolError(why.code as never, why.message) : new SocketClosedError('The connection was closed');

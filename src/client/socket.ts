@@ -4,7 +4,7 @@
 // (`POST /api/auth/tickets`) and opens the socket with `?ticket=`: a token never rides in a URL.
 // Reconnect, replay and offline sends are layered on top of this, not in it.
 import {
-  ProtocolError, parseServerFrame,
+  CLIENT_HEARTBEAT, ProtocolError, parseServerFrame,
   type AgentRequestType, type FramePort, type Request, type RequestPayload, type RequestResult, type ServerFrame, type WireErrorCode,
 } from '../contracts/index.ts';
 
@@ -41,6 +41,7 @@ export class RelaySocket implements FramePort {
   private readonly pending = new Map<string, Pending>();
   private readonly options: Required<RelaySocketOptions>;
   private closedWith: { code: number; reason: string } | null = null;
+  private heardAt = Date.now();
 
   constructor(url: string, token: string, options: RelaySocketOptions = {}) {
     this.options = { timeoutMs: options.timeoutMs ?? 30_000, newId: options.newId ?? (() => crypto.randomUUID()) };
@@ -112,7 +113,19 @@ export class RelaySocket implements FramePort {
     this.ws?.close(1000, 'client closed');
   }
 
+  /** When the relay last said anything on this socket (a frame or a heartbeat's pong). */
+  get lastHeard(): number {
+    return this.heardAt;
+  }
+
+  /** Sends the heartbeat's ping; the relay's runtime answers `pong` (CLIENT_HEARTBEAT). */
+  ping(): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(CLIENT_HEARTBEAT.ping);
+  }
+
   private onMessage(data: unknown): void {
+    this.heardAt = Date.now();
+    if (data === CLIENT_HEARTBEAT.pong) return;
     let raw: unknown;
     try {
       raw = JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data as ArrayBuffer));

@@ -26,6 +26,18 @@ export const ChatSendRefusedEventSchema = z.object({
 });
 export type ChatSendRefusedEvent = z.output<typeof ChatSendRefusedEventSchema>;
 
+/**
+ * A client socket's heartbeat: the client sends the text `ping` and the relay answers `pong` without
+ * waking its object. A browser learns of a half-open socket (a phone that changed networks) only this
+ * way: a client that hears nothing for `silenceMs` drops the socket and reconnects.
+ */
+export const CLIENT_HEARTBEAT = {
+  ping: 'ping',
+  pong: 'pong',
+  intervalMs: 15_000,
+  silenceMs: 40_000,
+} as const;
+
 /** The queue id of a send the relay keeps for an offline host. */
 export const KEPT_SEND_PREFIX = 'relay:';
 

@@ -22,6 +22,9 @@ class ScriptedRelay {
   readonly frames: Array<Frame & { connection: number }> = [];
   connections = 0;
   tickets = 0;
+  /** Heartbeat pings heard, and whether they go unanswered (a half-open socket). */
+  pings = 0;
+  silent = false;
   /** Access tokens the ticket route takes; others are 401. */
   accepted = new Set(['a0']);
   private readonly http: Server;
@@ -47,6 +50,11 @@ class ScriptedRelay {
     this.http.on('upgrade', (req, socket, head) => this.wss.handleUpgrade(req, socket, head, (ws) => {
       const connection = ++this.connections;
       ws.on('message', (data) => {
+        if (String(data) === 'ping') {
+          this.pings += 1;
+          if (!this.silent) ws.send('pong');
+          return this.settle();
+        }
         const frame = JSON.parse(String(data)) as Frame;
         this.frames.push({ ...frame, connection });
         this.converse(frame, ws, this);
@@ -241,6 +249,22 @@ describe('ChatChannel over a socket that drops', () => {
 });
 
 describe('the browser\'s network events', () => {
+  it('pings while open, and gives a socket the relay went silent on up for a new one (a half-open socket never closes itself)', async () => {
+    const { relay, api } = await setUp(chatRoom([]));
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore(), heartbeat: { intervalMs: 20, silenceMs: 1_000 } }));
+    await relay.when(() => relay.pings >= 3);
+    expect(relay.connections).toBe(1); // answered pings keep the socket
+    relay.silent = true;
+    await relay.when(() => relay.connections === 2);
+    relay.silent = false;
+    await relay.when(() => relay.requests('chat.attach').length === 2);
+    expect(relay.requests('chat.attach')[1]!.payload.since).toBe(1);
+    await new Promise<void>((resolve) => { const off = channel.onState((s) => { if (s === 'open') { off(); resolve(); } }); if (channel.state === 'open') resolve(); });
+    const pingsNow = relay.pings;
+    await relay.when(() => relay.pings >= pingsNow + 3);
+    expect(relay.connections).toBe(2);
+  });
+
   it('gives the socket up when the network goes and reconnects at once when it returns, whatever the backoff said', async () => {
     const target = new EventTarget();
     const scope = globalThis as { addEventListener?: unknown; removeEventListener?: unknown };

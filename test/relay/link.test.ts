@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { Client, FakeHost, hostToken, openSocket, until, userItem } from './peers.ts';
+import { Client, FakeHost, hostToken, openSocket, until, userItem, userToken } from './peers.ts';
 
 let hosts = 0;
 const newHost = () => new FakeHost(`host-link-${++hosts}`).connect();
@@ -105,5 +105,23 @@ describe('the host link', () => {
     host.disconnect();
     await until(async () => !(await link.isOnline()), 'host offline');
     await until(async () => (await watching()).length === 0, 'the empty room no longer watched');
+  });
+});
+
+describe('client sockets', () => {
+  it('answer the heartbeat ping with pong on the lobby and on a chat, and take it for no request', async () => {
+    const host = await newHost();
+    for (const path of [`/v1/hosts/${host.hostId}/lobby`, `/v1/hosts/${host.hostId}/chats/beat`]) {
+      const ws = await openSocket(path, await userToken());
+      const heard: string[] = [];
+      ws.addEventListener('message', (event) => heard.push(String(event.data)));
+      ws.send('ping');
+      await until(() => heard.includes('pong'), `pong on ${path}`);
+      // Anything else that is not a frame is still a bad request, answered as one.
+      ws.send('not json');
+      await until(() => heard.some((text) => text.includes('bad-request')), `bad-request on ${path}`);
+      expect(heard.filter((text) => text === 'pong')).toHaveLength(1);
+      ws.close();
+    }
   });
 });

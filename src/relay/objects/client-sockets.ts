@@ -3,7 +3,7 @@
 // with the protocol's codes, and broadcasting one serialized frame to many sockets.
 import { DurableObject } from 'cloudflare:workers';
 import {
-  AGENT_REQUEST_SCHEMAS, LINK_MAX_FRAME_BYTES, ProtocolError, isAgentRequestType, parseRequest, toWireError,
+  AGENT_REQUEST_SCHEMAS, CLIENT_HEARTBEAT, LINK_MAX_FRAME_BYTES, ProtocolError, isAgentRequestType, parseRequest, toWireError,
   type AgentRequestType, type Reply, type WireError,
 } from '../../contracts/index.ts';
 import { CLOSE_FOR, HostAccess, standingIn, type Standing } from '../auth/access.ts';
@@ -116,6 +116,12 @@ export abstract class ClientSockets extends DurableObject<Env> {
   private readonly revalidating = new Set<WebSocket>();
   /** Each socket's identity, read from its attachment once per life of this object rather than per push. */
   private readonly identities = new WeakMap<WebSocket, Identity>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Clients' heartbeats are answered by the runtime: they never wake the object or count as frames.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(CLIENT_HEARTBEAT.ping, CLIENT_HEARTBEAT.pong));
+  }
 
   /** The host (and chat) this object serves, or null before anyone named it. */
   protected abstract place(): Place | null;
