@@ -88,7 +88,7 @@ describe('hosts: list, rename, revoke', () => {
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM audit WHERE host_id = ? AND action = 'host.renamed'").bind(hostId).first('n')).toBe(1);
   });
 
-  it('revoking closes the open link at once (4401), and neither the same key nor a token signed before gets back in', async () => {
+  it('revoking closes the open link at once (4401) and every person\'s socket on the host (4403), and neither the same key nor a token signed before gets back in', async () => {
     const owner = `hosts-owner-${unique()}`;
     const hostId = `h-revoke-${unique()}`;
     const key = await hostKey(hostId, owner);
@@ -96,11 +96,18 @@ describe('hosts: list, rename, revoke', () => {
     const operator = `hosts-operator-${unique()}`;
     await grant(hostId, operator, 'operator');
     const { closed } = await link(hostId, await key.sign());
+    // People's sockets on the host, the owner's too, end with it.
+    const people = await Promise.all([
+      openSocket(`/v1/hosts/${hostId}/lobby`, await userToken(owner)),
+      openSocket(`/v1/hosts/${hostId}/chats/c-revoke`, await userToken(operator)),
+    ]);
+    const peopleClosed = people.map((ws) => new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code))));
 
     expect((await api('DELETE', `/api/hosts/${hostId}`, operator)).status).toBe(403);
     const revoked = await api('DELETE', `/api/hosts/${hostId}`, owner);
     expect(revoked.status).toBe(200);
     expect(await closed).toEqual({ code: 4401, reason: 'host revoked' });
+    expect(await Promise.all(peopleClosed)).toEqual([4403, 4403]);
 
     for (const token of [held, await key.sign()]) {
       expect(await knock(hostId, token)).toEqual({ status: 401, body: { code: 'unauthorized', message: 'host revoked' } });

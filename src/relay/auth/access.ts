@@ -68,10 +68,12 @@ export async function readView(db: D1Database, identity: Identity, hostId: strin
     return { live: true, known: own, hostRole: own ? 'owner' : null, chatRoles: new Map() };
   }
   const { userId, sessionId } = identity;
-  const [live, { ownerId: owner, grants }] = await Promise.all([
+  const [live, { ownerId: owner, revoked, grants }] = await Promise.all([
     sessionIsLive(db, userId, sessionId),
     grantsReaching(db, hostId, userId),
   ]);
+  // A revoked host is gone for everyone, its owner too: its people's sockets close like a lost grant's.
+  if (revoked) return { live, known: true, hostRole: null, chatRoles: new Map() };
   let hostRole: Role | null = owner === userId ? 'owner' : null;
   for (const grant of grants) if (grant.chatId === '') hostRole = higher(hostRole, grant.role);
   const chatRoles = new Map<string, Role>();

@@ -75,13 +75,13 @@ export async function hostsGrantedToTeam(d1: D1Database, teamId: string): Promis
  * What decides one person's roles on a host, in one round trip: the host's owner (null for a host the
  * relay never met) and the grants on it to them or to a team of theirs.
  */
-export async function grantsReaching(d1: D1Database, hostId: string, userId: string): Promise<{ ownerId: string | null; grants: { chatId: string; role: Grant['role'] }[] }> {
+export async function grantsReaching(d1: D1Database, hostId: string, userId: string): Promise<{ ownerId: string | null; revoked: boolean; grants: { chatId: string; role: Grant['role'] }[] }> {
   const db = drizzle(d1);
   const [owners, reaching] = await db.batch([
-    db.select({ ownerId: hosts.ownerId }).from(hosts).where(eq(hosts.id, hostId)),
+    db.select({ ownerId: hosts.ownerId, revokedAt: hosts.revokedAt }).from(hosts).where(eq(hosts.id, hostId)),
     db.select({ chatId: grants.chatId, role: grants.role }).from(grants).where(and(eq(grants.hostId, hostId), grantedTo(db, userId))),
   ]);
-  return { ownerId: owners[0]?.ownerId ?? null, grants: reaching };
+  return { ownerId: owners[0]?.ownerId ?? null, revoked: owners[0]?.revokedAt != null, grants: reaching };
 }
 
 /** Every host a user may reach now: owned, granted to them, or granted to a team of theirs. */
