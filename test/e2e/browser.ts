@@ -59,6 +59,8 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 const SESSION_KEY = 'tether.session';
 
 function seedSession({ key, session }: { key: string; session: SessionTokens }): void {
+  // Init scripts run in every frame; a sandboxed visual's must not (and cannot) touch storage.
+  if (window !== window.top) return;
   if (localStorage.getItem(`${key}.e2e-seeded`)) return;
   localStorage.setItem(`${key}.e2e-seeded`, '1');
   localStorage.setItem(key, JSON.stringify(session));
