@@ -261,16 +261,23 @@ describe('the thread view', () => {
     let steady = 0;
     for (let pages = 0; pages < 20; pages++) {
       if (await page.locator('.thread-edge', { hasText: 'Start of the chat' }).count()) break;
+      // Scroll into the distance at which older pages load and read a row: it stays where it is when
+      // the page lands above it.
       const seen = await scroller.evaluate(async (el) => {
-        el.scrollTop = 0;
-        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        el.scrollTop = el.clientHeight * 1.5 + 100;
+        await frames();
         const top = el.getBoundingClientRect().top;
         const row = [...el.querySelectorAll<HTMLElement>('.thread-row')].find((r) => r.getBoundingClientRect().top >= top);
-        return row ? { key: row.dataset.row!, y: row.getBoundingClientRect().top, height: el.scrollHeight } : null;
+        if (!row) return null;
+        const height = el.scrollHeight;
+        el.scrollTop -= 200;
+        await new Promise((r) => requestAnimationFrame(r));
+        return { key: row.dataset.row!, y: row.getBoundingClientRect().top, height };
       });
       if (!seen) continue;
       const landed = await until(() => scroller.evaluate((el, height) => el.scrollHeight > height || null, seen.height), 'an older page', 5_000).catch(() => null);
-      if (!landed) continue; // the page came before the row was read: nothing to compare
+      if (!landed) continue;
       const y = () => page.evaluate((key) => document.querySelector<HTMLElement>(`.thread-row[data-row="${CSS.escape(key)}"]`)?.getBoundingClientRect().top ?? null, seen.key);
       await expect.poll(async () => Math.abs((await y() ?? Infinity) - seen.y), { message: 'the row read stays put' }).toBeLessThan(3);
       steady++;
