@@ -105,9 +105,10 @@ const rows = (page: Page, kind: string) => page.locator(`.thread-row[data-kind="
 
 /** Back to the newest rows the way a person does after reading further up (a click scrolls the row it hits into view). */
 async function toNewest(page: Page): Promise<void> {
-  const jump = page.locator('.jump-to-end');
-  if (await jump.count()) await jump.click();
-  await expect.poll(() => page.locator('.jump-to-end').count()).toBe(0);
+  // The button goes away by itself once the view reaches the end (a stream may get there first), so it
+  // is clicked in the page only if it is still there, rather than waited for.
+  await page.evaluate(() => document.querySelector<HTMLButtonElement>('.jump-to-end')?.click());
+  await expect.poll(() => page.locator('.jump-to-end').count(), { timeout: 10_000 }).toBe(0);
 }
 
 beforeAll(async () => {
@@ -174,11 +175,12 @@ describe('the thread view', () => {
     expect(await toolTurn.locator('.turn-state').textContent()).toBe('Done');
     expect(await toolTurn.locator('.turn-cost').textContent()).toBe('$0.0031');
     expect(await toolTurn.locator('.turn-duration').textContent()).toMatch(/^\d+(\.\d)? (ms|s)$/);
-    await read.click();
+    // Fold toggles are opened from the keyboard: a pointer click can land on the floating "newest" button.
+    await read.press('Enter');
     await expect.poll(() => read.getAttribute('aria-expanded')).toBe('true');
     await page.getByText('export const answer = 41;').first().waitFor();
     const edit = rows(page, 'tool').filter({ hasText: 'Edit' });
-    await edit.locator('.fold-toggle').click();
+    await edit.locator('.fold-toggle').press('Enter');
     expect(await edit.locator('.diff-add').first().textContent()).toBe('+export const answer = 42;\n');
     expect(await edit.locator('.diff-del').first().textContent()).toBe('-export const answer = 41;\n');
 
@@ -189,7 +191,7 @@ describe('the thread view', () => {
     await expect.poll(() => thought.getAttribute('aria-expanded')).toBe('false');
     expect(await thought.textContent()).toMatch(/Thought for/);
     expect(await page.getByText('A plain message; I will answer it briefly.').count()).toBe(0);
-    await thought.click();
+    await thought.press('Enter');
     await page.getByText('A plain message; I will answer it briefly.').waitFor();
 
     // Markdown: a heading, a list, a code block with its language, a link that opens apart; HTML as text.
@@ -220,7 +222,13 @@ describe('the thread view', () => {
 
     // Compaction: a marker in the thread.
     await channel.request('chat.compact', { chatId: channel.chatId });
-    await toNewest(page);
+    await until(() => channel.thread.items.some((item) => item.kind === 'compaction'), 'the compaction marker in the thread');
+    // The marker may reach this page after its last jump to the newest; the view is brought down
+    // again until it shows (following appends is what the streaming checks above are about).
+    await expect.poll(async () => {
+      await toNewest(page);
+      return rows(page, 'compaction').count();
+    }, { timeout: 20_000 }).toBeGreaterThan(0);
     await rows(page, 'compaction').first().waitFor();
 
     // Keyboard: every fold toggle is a labelled button, reached by Tab and opened by Enter.
