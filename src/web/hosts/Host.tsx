@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ACCESS_ROLES, type AuditPage, type Grant, type TeamSummary } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
+import { useOutcome } from './outcome.ts';
 import { navigate } from '../app/router.ts';
 import { api } from '../app/session.ts';
 import { hosts, hostsChanged, hostsError, isOnline, loadHosts } from './host-list.ts';
@@ -107,24 +108,12 @@ function Grants({ hostId }: { hostId: string }) {
   const [email, setEmail] = useState('');
   const [teamId, setTeamId] = useState('');
   const [role, setRole] = useState<Role>('operator');
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
-
-  const reload = () => api.grants(hostId).then(setGrants, (failure: unknown) => setMessage({ ok: false, text: errorText(failure) }));
+  const { message, setMessage, failed, run } = useOutcome(() => reload());
+  const reload = () => api.grants(hostId).then(setGrants, failed);
   useEffect(() => {
     void reload();
     api.teams().then(setTeams, () => undefined);
   }, [hostId]);
-
-  const run = async (what: () => Promise<unknown>, done: string) => {
-    setMessage(null);
-    try {
-      await what();
-      await reload();
-      setMessage({ ok: true, text: done });
-    } catch (failure) {
-      setMessage({ ok: false, text: errorText(failure) });
-    }
-  };
   const team = teamId || teams[0]?.id || '';
 
   return (

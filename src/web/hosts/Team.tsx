@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { TEAM_ROLES, type Invitation, type TeamDetail } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
+import { useOutcome } from './outcome.ts';
 import { navigate } from '../app/router.ts';
 import { api, loadMe, me } from '../app/session.ts';
 import './hosts.css';
@@ -15,23 +16,12 @@ export function invitationLink(token: string): string {
 
 export function TeamPage({ teamId }: { teamId: string }) {
   const [team, setTeam] = useState<TeamDetail | null>(null);
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const { message, setMessage, failed, run } = useOutcome(() => reload());
   const [invitation, setInvitation] = useState<Invitation | null>(null);
   const [inviteRole, setInviteRole] = useState<TeamRole>('member');
   const [inviteEmail, setInviteEmail] = useState('');
-  const reload = () => api.team(teamId).then(setTeam, (f: unknown) => setMessage({ ok: false, text: errorText(f) }));
+  const reload = () => api.team(teamId).then(setTeam, failed);
   useEffect(() => { void reload(); void loadMe().catch(() => undefined); }, [teamId]);
-
-  const run = async (what: () => Promise<unknown>, done: string) => {
-    setMessage(null);
-    try {
-      await what();
-      await reload();
-      setMessage({ ok: true, text: done });
-    } catch (failure) {
-      setMessage({ ok: false, text: errorText(failure) });
-    }
-  };
 
   if (!team) {
     return <section class="page">{message ? <p class="notice error" role="alert">{message.text}</p> : <p class="loading" aria-busy="true">Loading…</p>}</section>;
