@@ -44,7 +44,11 @@ export const PushSubscriptionInfoSchema = z.object({
 });
 export type PushSubscriptionInfo = z.output<typeof PushSubscriptionInfoSchema>;
 
-export const PushNoticeKindSchema = z.enum(['needs-you', 'turn-ended']);
+/**
+ * `needs-you`: an approval or question waits. `answered`: it was answered (anywhere) or withdrawn, so
+ * the notification that asked loses its buttons. `turn-ended`: the turn stopped running.
+ */
+export const PushNoticeKindSchema = z.enum(['needs-you', 'answered', 'turn-ended']);
 export type PushNoticeKind = z.output<typeof PushNoticeKindSchema>;
 
 /** `GET /api/push/deliveries`: what became of each push to one of the person's subscriptions, newest first. */

@@ -248,6 +248,11 @@ export const pushSubscriptions = sqliteTable('push_subscriptions', {
   /** The VAPID public key the browser subscribed with (base64url): pushes are signed with its private half. */
   vapidKey: text('vapid_key').notNull(),
   userAgent: text('user_agent'),
+  /**
+   * The relay's origin as the browser reached it when subscribing: when it is https it is the VAPID
+   * contact (`sub`) of this subscription's pushes, unless PUSH_SUBJECT names one.
+   */
+  relayOrigin: text('relay_origin'),
   createdAt: integer('created_at').notNull(),
 }, (t) => [index('push_subscriptions_user').on(t.userId, t.createdAt)]);
 
@@ -273,8 +278,8 @@ export const pushDeliveries = sqliteTable('push_deliveries', {
   subscriptionId: text('subscription_id').notNull(),
   hostId: text('host_id').notNull(),
   chatId: text('chat_id').notNull(),
-  /** `needs-you` (an approval or question waits) or `turn-ended`. */
-  kind: text('kind', { enum: ['needs-you', 'turn-ended'] }).notNull(),
+  /** `needs-you` (an approval or question waits), `answered` (it no longer does) or `turn-ended`. */
+  kind: text('kind', { enum: ['needs-you', 'answered', 'turn-ended'] }).notNull(),
   turnKey: text('turn_key').notNull(),
   /** Whether this push was the one of its turn that may alert (sound, vibration). */
   buzz: integer('buzz', { mode: 'boolean' }).notNull(),
@@ -287,6 +292,8 @@ export const pushDeliveries = sqliteTable('push_deliveries', {
 }, (t) => [
   index('push_deliveries_user').on(t.userId, t.id),
   index('push_deliveries_at').on(t.at),
+  // The browsers a turn's notification went to: only they are told when its request is answered.
+  index('push_deliveries_turn').on(t.hostId, t.chatId, t.turnKey),
 ]);
 
 /** Action tokens (approve or deny from a notification) already used: each works once. Kept until they expire. */
