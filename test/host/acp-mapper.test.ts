@@ -201,11 +201,18 @@ describe('the ACP mapper on frames from other agents and from the future', () =>
     const mapper = new AcpMapper(generic);
     expect(feed(mapper,
       { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'hi' } },
-      { sessionUpdate: 'session_info_update', title: 'A chat' },
+      { sessionUpdate: 'session_info_update', updatedAt: '2026-01-01T00:00:00Z' },
+      { sessionUpdate: 'session_info_update', title: null },
+      { sessionUpdate: 'session_info_update', title: '   ' },
       { sessionUpdate: 'config_option_update', configOptions: [] },
       { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'memory', description: 'm' }, { name: 'init', description: 'i' }] },
     )).toEqual([]);
     expect(mapper.slashCommands).toEqual(['/memory', '/init']);
+  });
+
+  it("passes the session's title on as the agent's title for the chat", () => {
+    expect(feed(new AcpMapper(generic), { sessionUpdate: 'session_info_update', title: 'Fix the flaky test', updatedAt: '2026-01-01T00:00:00Z' }))
+      .toEqual([{ type: 'title', title: 'Fix the flaky test' }]);
   });
 
   it('splits replies by messageId, and a tool call closes the reply before it', () => {

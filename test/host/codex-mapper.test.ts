@@ -131,6 +131,15 @@ describe('the Codex mapper on recorded transcripts', () => {
     expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'aborted' });
   });
 
+  it("passes the thread's name on as the agent's title for the chat, and a cleared name not at all", () => {
+    const mapper = new CodexMapper();
+    mapper.threadId = 'th-1';
+    expect(mapper.notification('thread/name/updated', { threadId: 'th-1', threadName: 'Fix the flaky test' })).toEqual([{ type: 'title', title: 'Fix the flaky test' }]);
+    expect(mapper.notification('thread/name/updated', { threadId: 'th-1', threadName: null })).toEqual([]);
+    expect(mapper.notification('thread/name/updated', { threadId: 'th-1' })).toEqual([]);
+    expect(mapper.notification('thread/name/updated', { threadId: 'th-2', threadName: 'Another thread' })).toEqual([]);
+  });
+
   it('makes a note of unknown notifications, unknown requests and malformed lines, and never throws', () => {
     const mapper = new CodexMapper();
     expect(mapper.notification('thread/teleported', { threadId: 'x' })).toEqual([

@@ -94,6 +94,7 @@ describe('the Copilot frames through the ACP mapper', () => {
     expect(text(outputs, 'thinking')).toBe(THOUGHT);
     expect(text(outputs, 'text')).toBe(GREETING);
     expect(of(outputs, 'usage').at(-1)).toEqual({ type: 'usage', contextTokens: expect.any(Number), contextWindow: 168000 });
+    expect(of(outputs, 'title'), "Copilot's own title for the session").toEqual([{ type: 'title', title: 'hello there' }]);
     expect(of(outputs, 'note')).toEqual([]);
     expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'done' });
   });

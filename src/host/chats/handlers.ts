@@ -19,6 +19,7 @@ import { listProviders } from '../providers/roster.ts';
 import { continueOn, forkChat, forkInfo, forkPreamble, summarize } from './forks.ts';
 import type { ChatSession } from './session.ts';
 import { storableChatId } from './store.ts';
+import { titleFromMessage } from './title.ts';
 
 type Handler<T extends AgentRequestType> = (
   payload: RequestPayload<T>,
@@ -119,6 +120,7 @@ export function createHandlers(core: HostCore): HandlerTable {
         await Promise.all(attachments.map((attachment) => core.store.removeAttachment(attachment.path)));
         throw new ProtocolError('chat-not-found', `Chat ${payload.chatId} was removed`);
       }
+      nameChat(session, payload.text, attachments);
       const prompt = forkPreamble(session, payload.text);
       const message = {
         text: payload.text,
@@ -297,6 +299,17 @@ export function createHandlers(core: HostCore): HandlerTable {
     'usage.limits': () => ({ providers: [] }),
     'usage.refreshLimits': () => ({ providers: [] }),
   };
+}
+
+/**
+ * A chat nobody named is called after its first message, once a message is accepted: the first one
+ * in its thread (a chat from before titles), else this one. An agent's own title replaces it later.
+ */
+function nameChat(session: ChatSession, text: string, attachments: readonly { name: string }[]): void {
+  if (session.info.suggestedTitle) return;
+  const first = session.thread.items.find((item) => item.kind === 'user');
+  const title = first?.kind === 'user' ? titleFromMessage(first.text, first.attachments) ?? titleFromMessage(text, attachments) : titleFromMessage(text, attachments);
+  if (title) session.updateInfo({ suggestedTitle: title });
 }
 
 /** A whole thread, or with `historyLimit` its newest page plus `history` and every waiting request. */

@@ -29,6 +29,7 @@ import { turnImages } from './attachments.ts';
 import { ChatLog } from './chat-log.ts';
 import { isPendingRequest, requestSummaries } from './requests.ts';
 import type { ChatRecord, ChatStore, LogEntry } from './store.ts';
+import { titleFromAgent } from './title.ts';
 import type { VisualInput } from './visuals.ts';
 
 /** What a session needs from the runtime around it. */
@@ -467,6 +468,13 @@ export class ChatSession {
       case 'mode':
         this.updateInfo({ permissionMode: output.permissionMode, effectiveRuntimeMode: output.effectiveRuntimeMode });
         return;
+      case 'title': {
+        // The model named the conversation: that beats the host's wording of its first message. A
+        // fork keeps the title it was given (its agent may name it after the fork's preamble).
+        const title = this.info.forkOf ? null : titleFromAgent(output.title);
+        if (title) this.updateInfo({ suggestedTitle: title });
+        return;
+      }
       case 'text': {
         if (turn.thought) this.closeThought(turn);
         const parent = output.parentToolUseId ?? null;

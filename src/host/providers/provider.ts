@@ -34,6 +34,8 @@ export type ProviderOutput =
     effectiveRuntimeMode?: RuntimeMode;
     slashCommands?: string[];
   }
+  /** The backend's own title for the conversation (Codex thread names, ACP session info), as it sent it. */
+  | { type: 'title'; title: string }
   /** The backend switched its permission mode mid-session (e.g. an approval set `acceptEdits`). */
   | { type: 'mode'; permissionMode: string; effectiveRuntimeMode?: RuntimeMode }
   /** Reply text; opens an assistant item on the first piece, appends after. `parentToolUseId`: a subagent wrote it. */

@@ -50,7 +50,7 @@ export interface AcpFailure {
 }
 
 // Updates that carry nothing a chat shows (the person's own words are written by the runtime).
-const QUIET = new Set(['user_message_chunk', 'config_option_update', 'session_info_update', 'compaction_summary_chunk']);
+const QUIET = new Set(['user_message_chunk', 'config_option_update', 'compaction_summary_chunk']);
 
 const CANCELLED: RequestPermissionResponse = { outcome: { outcome: 'cancelled' } };
 
@@ -106,6 +106,9 @@ export class AcpMapper {
       }
       case 'usage_update':
         return this.usage(update);
+      case 'session_info_update':
+        // Only its title is shown (the chat's name); a cleared title leaves the chat's name as it is.
+        return typeof update.title === 'string' && update.title.trim() !== '' ? [{ type: 'title', title: update.title }] : [];
       case 'notice': {
         const level = update.severity === 'error' ? 'error' : update.severity === 'warning' ? 'warning' : 'info';
         const text = [update.title, update.description].filter((t): t is string => typeof t === 'string' && t !== '').join(': ');

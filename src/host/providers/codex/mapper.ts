@@ -59,7 +59,7 @@ interface OpenItem {
 
 // Known notifications that carry nothing a chat shows.
 const QUIET = new Set([
-  'thread/started', 'thread/status/changed', 'thread/readState/changed', 'thread/name/updated', 'thread/settings/updated',
+  'thread/started', 'thread/status/changed', 'thread/readState/changed', 'thread/settings/updated',
   'thread/archived', 'thread/unarchived', 'thread/closed', 'thread/deleted', 'thread/goal/updated', 'thread/goal/cleared',
   'thread/prediction/updated', 'thread/queue/changed', 'thread/section/changed', 'thread/attachment/updated',
   'thread/project/updated', 'thread/environment/connected', 'thread/environment/disconnected', 'turn/started',
@@ -102,6 +102,9 @@ export class CodexMapper {
     const p = record(params);
     if (typeof p.threadId === 'string' && this.threadId && p.threadId !== this.threadId) return [];
     switch (method) {
+      case 'thread/name/updated':
+        // The thread's name (set by Codex or `thread/name/set`) is the chat's title; a cleared one leaves it.
+        return typeof p.threadName === 'string' && p.threadName.trim() !== '' ? [{ type: 'title', title: p.threadName }] : [];
       case 'item/started':
         return this.itemStarted(record(p.item));
       case 'item/completed':

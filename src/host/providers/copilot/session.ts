@@ -71,6 +71,8 @@ export class CopilotReader {
     /** The output before this one: whether the model can be speaking now. */
     let last: ProviderOutput['type'] | null = null;
     return (output) => {
+      // A title says nothing of what the model is doing: it must not part an `Info:` line from its tool.
+      if (output.type === 'title') return emit(output);
       const previous = last;
       last = output.type;
       switch (output.type) {
