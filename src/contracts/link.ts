@@ -64,3 +64,34 @@ export type LinkHello = z.output<typeof LinkHelloSchema>;
 export const RelayControlFrameSchema = z.discriminatedUnion('link', [LinkAckSchema]);
 /** Host → relay control frames. */
 export const HostControlFrameSchema = z.discriminatedUnion('link', [LinkHelloSchema]);
+
+// ---------------------------------------------------------------------------
+// Tether's own requests on the link, beside the agent-contracts table (a host answers them itself).
+
+/**
+ * `attachment.read`: the bytes of one stored attachment of one chat, for the relay's attachment route.
+ * A host keeps uploads under the chat's attachment folder by content hash (40 hex digits and the
+ * upload's short extension), so the file is named by that alone: nothing else can be read this way.
+ */
+export const LINK_ATTACHMENT_READ = 'attachment.read';
+
+/** A stored attachment's file name: its content hash and an optional short lower-case extension. */
+export const ATTACHMENT_FILE_NAME = /^[0-9a-f]{40}(\.[a-z0-9]{1,10})?$/;
+
+export const AttachmentReadPayloadSchema = z.object({
+  chatId: z.string().min(1),
+  file: z.string().regex(ATTACHMENT_FILE_NAME, 'An attachment file is its content hash and extension'),
+});
+export type AttachmentReadPayload = z.output<typeof AttachmentReadPayloadSchema>;
+
+export const AttachmentReadResultSchema = z.object({
+  /** The file's bytes, base64. */
+  data: z.string(),
+});
+export type AttachmentReadResult = z.output<typeof AttachmentReadResultSchema>;
+
+/** The stored file name of an attachment from its host path (either separator), or null when it is not one the store wrote. */
+export function attachmentFileName(hostPath: string): string | null {
+  const name = hostPath.slice(Math.max(hostPath.lastIndexOf('/'), hostPath.lastIndexOf('\\')) + 1);
+  return ATTACHMENT_FILE_NAME.test(name) ? name : null;
+}

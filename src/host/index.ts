@@ -13,6 +13,7 @@ import { replaceFile } from './disk.ts';
 import type { HostConfig } from './config.ts';
 import { Outbox } from './link/outbox.ts';
 import { RelayLink } from './link/relay-link.ts';
+import { serveRelayFrame } from './link/relay-requests.ts';
 import type { LinkState, RelayLinkOptions } from './link/relay-link.ts';
 import type { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
@@ -93,7 +94,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       hostId: options.hostId,
       token: typeof token === 'function' ? token : () => token,
       outbox: box,
-      onRequest: (frame) => core.serve(frame, RELAY_CLIENT_ID),
+      onRequest: (frame) => serveRelayFrame(core, frame, RELAY_CLIENT_ID),
       version: HOST_VERSION,
       log,
       ...options.link,

@@ -4,6 +4,7 @@ import { cors } from 'hono/cors';
 import { ProtocolError } from '../contracts/index.ts';
 import { failureText } from './db/failures.ts';
 import type { Env } from './env.ts';
+import { attachmentFiles } from './http/attachments.ts';
 import { auditApi } from './http/audit.ts';
 import { accounts, me } from './http/auth.ts';
 import { chatIndex } from './http/chats.ts';
@@ -44,6 +45,7 @@ app.route('/api/chats', chatIndex);
 app.route('/api', teamsApi);
 app.route('/api/push', pushApi);
 app.route('/v1/visuals', visualPages);
+app.route('/v1/attachments', attachmentFiles);
 app.route('/v1/hosts', sockets);
 app.notFound((c) => c.json({ code: 'not-found', message: 'No such route' }, 404));
 app.onError((error, c) => {

@@ -4,10 +4,10 @@
 // paths and mime types, and for images also the bytes (base64), read when the turn starts, so a
 // driver can hand them to its CLI as image input.
 import { createHash, randomBytes } from 'node:crypto';
-import { access, copyFile, mkdir, readdir } from 'node:fs/promises';
+import { access, copyFile, mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { attachmentImageMime } from '../../contracts/index.ts';
+import { ATTACHMENT_FILE_NAME, CHAT_ATTACHMENT_MAX_BYTES, ProtocolError, attachmentImageMime } from '../../contracts/index.ts';
 import type { ChatAttachment, ChatAttachmentUploads, ChatItem } from '../../contracts/index.ts';
 import { replaceFile } from '../disk.ts';
 import type { TurnImage } from '../providers/provider.ts';
@@ -33,6 +33,25 @@ export class AttachmentStore {
       await this.writeOnce(file, bytes);
       return { id: `att-${randomBytes(9).toString('base64url')}`, name: upload.name, mime: upload.mime, size: bytes.length, path: file };
     }));
+  }
+
+  /**
+   * The bytes of one stored upload of `chatId`, by its file name (content hash and extension), for the
+   * relay's attachment route. Only names the store writes are read, only from the chat's own folder:
+   * no other file on this machine can be asked for this way.
+   */
+  async read(chatId: string, file: string): Promise<Buffer> {
+    if (!ATTACHMENT_FILE_NAME.test(file)) throw new ProtocolError('bad-request', 'An attachment file is its content hash and extension');
+    const full = path.join(this.store.attachmentDir(chatId), file);
+    let size: number;
+    try {
+      size = (await stat(full)).size;
+    } catch {
+      throw new ProtocolError('item-not-found', 'This attachment is no longer on the host');
+    }
+    // Uploads are at most this large; anything bigger is not one of them and would not fit the link.
+    if (size > CHAT_ATTACHMENT_MAX_BYTES) throw new ProtocolError('frame-too-large', 'This file is larger than an attachment may be');
+    return readFile(full);
   }
 
   private writeOnce(file: string, bytes: Buffer): Promise<void> {
