@@ -132,7 +132,7 @@ export class HostProcess {
   /** Ends the process: SIGTERM lets it write everything; SIGKILL is a crash. */
   stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return Promise.resolve();
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => {
       child.once('exit', () => resolve());
       child.kill(signal);

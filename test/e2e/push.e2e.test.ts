@@ -2,13 +2,15 @@
 // (test/support/push-endpoint.ts) that checks each push's VAPID signature and decrypts it with
 // http_ece, independently of the relay's code. A real host with the `script` provider raises an
 // approval; the service worker's own handlers (src/web/sw/push.ts, driven here with a stand-in for the
-// browser's scope) show it and approve it from the notification through the relay.
+// browser's scope) show it and approve it from the notification through the relay. Chromium runs the
+// app's real service worker on those pushes (delivered through DevTools) and the Settings page lists
+// what became of them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subscribeToPush, unsubscribeFromPush, type PushApi, type PushManagerLike } from '../../src/client/index.ts';
 import { PushPayloadSchema, type PushPayload } from '../../src/contracts/index.ts';
 import { installPushHandlers, type NotificationShape, type PushScope } from '../../src/web/sw/push.ts';
-import { PushEndpoint } from '../support/push-endpoint.ts';
-import { newPersonPage } from './browser.ts';
+import { PushEndpoint, type ReceivedPush } from '../support/push-endpoint.ts';
+import { signedInPerson } from './browser.ts';
 import { HostProcess, Peer, relayUrl, userToken } from './peers.ts';
 
 const OWNER = 'push-owner';
@@ -20,7 +22,7 @@ const endpoint = new PushEndpoint();
 const host = new HostProcess('push-host', OWNER);
 let chat: Peer;
 let ownerOld = '';
-/** The first test's decrypted pushes of one turn: the approval, then the turn's end. */
+/** The first test's decrypted pushes of one turn: the approval, its answer, then the turn's end. */
 const turnPushes: PushPayload[] = [];
 
 async function call(label: string | null, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -75,7 +77,11 @@ function serviceWorker() {
   const scope: PushScope = {
     addEventListener: (type: string, listener: (event: any) => void) => listeners.set(type, listener),
     registration: { showNotification: async (title, options) => { shown.push({ title, ...options }); } },
-    clients: { matchAll: async () => [], openWindow: async (url) => { opened.push(url); } },
+    clients: {
+      // The app open in front, elsewhere than the chat: pushes still alert, and a tap brings that window to the chat.
+      matchAll: async () => [{ url: `${relayUrl()}/`, focused: true, visibilityState: 'visible', navigate: async (url: string) => { opened.push(url); } }],
+      openWindow: async (url) => { opened.push(url); },
+    },
     location: { origin: relayUrl() },
     fetch: (input, init) => fetch(input, init),
   };
@@ -161,12 +167,19 @@ describe('push notifications through wrangler dev', () => {
       actions: [{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }, { action: 'allow-always', title: 'Always allow npm test' }],
     });
     await sw.click(sw.shown[0]!, 'allow');
-    expect(sw.shown[1]).toMatchObject({ tag: asked.payload.tag, body: 'Approved', silent: true });
+    expect(sw.shown[1]).toMatchObject({ tag: asked.payload.tag, body: 'Approved', silent: true, actions: undefined, requireInteraction: false });
     await chat.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'approval' && f.payload.event.item.decision === 'allow', 'the approval settled');
+
+    // The request settled: every browser that was asked hears so, quietly, under the same tag.
+    const answered = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'answered', 'the answered push');
+    expect(answered.payload).toMatchObject({ buzz: false, tag: asked.payload.tag, body: 'Approved: Bash · push-host' });
+    expect(answered.payload.action).toBeUndefined();
+    expect(answered).toMatchObject({ urgency: 'normal', topic: asked.payload.tag });
+    await endpoint.waitFor((p) => p.name === 'viewer-phone' && p.payload.kind === 'answered', 'the viewer’s answered push');
 
     // The turn's end replaces the approval's notification in place, without a second buzz.
     const ended = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'turn-ended', 'the turn-ended push');
-    turnPushes.push(asked.payload, ended.payload);
+    turnPushes.push(asked.payload, answered.payload, ended.payload);
     expect(ended.payload).toMatchObject({ buzz: false, tag: asked.payload.tag, body: 'Turn finished · push-host' });
     expect(ended).toMatchObject({ urgency: 'normal', topic: asked.payload.tag });
     await sw.push(ended.payload);
@@ -181,10 +194,11 @@ describe('push notifications through wrangler dev', () => {
     expect(await deliveries(STRANGER)).toEqual([]);
 
     const mine = await deliveries(OWNER);
-    // Newest first; the pushes of one notice in any order.
-    expect(mine).toHaveLength(3);
+    // Newest first; the pushes of one notice in any order. The old subscription was gone before the answer.
+    expect(mine).toHaveLength(4);
     expect(mine[0]).toMatchObject({ kind: 'turn-ended', status: 201, buzz: false, removed: false, error: null });
-    expect(mine.slice(1).map((d) => [d.kind, d.status, d.buzz, d.removed, d.error]).sort()).toEqual([
+    expect(mine[1]).toMatchObject({ kind: 'answered', status: 201, buzz: false, removed: false, error: null });
+    expect(mine.slice(2).map((d) => [d.kind, d.status, d.buzz, d.removed, d.error]).sort()).toEqual([
       ['needs-you', 201, true, false, null],
       ['needs-you', 410, true, true, 'push service answered 410'],
     ]);
@@ -195,9 +209,9 @@ describe('push notifications through wrangler dev', () => {
 
     // The notification's token worked once.
     const again = await call(null, 'POST', '/api/push/act', { token: asked.payload.action!.token, decision: 'allow' });
-    expect(again).toEqual({ status: 401, body: { code: 'unauthorized', message: 'This action token was already used' } });
+    expect(again).toEqual({ status: 404, body: { code: 'request-not-found', message: 'This approval was already answered' } });
     await sw.click(sw.shown[0]!, 'deny');
-    expect(sw.shown.at(-1)).toMatchObject({ body: 'This action token was already used. Tap to open the chat.', silent: true });
+    expect(sw.shown.at(-1)).toMatchObject({ body: 'This approval was already answered. Tap to open the chat.', silent: true, actions: undefined });
     // The answer is audited like any chat.approve, under the person and the session that subscribed.
     const audit = (await call(OWNER, 'GET', `/api/hosts/${host.hostId}/audit`)).body.entries.filter((e: any) => e.action === 'chat.approve');
     expect(audit).toEqual([expect.objectContaining({ chatId: CHAT, detail: { requestId: expect.stringMatching(/^push-/) } })]);
@@ -207,10 +221,11 @@ describe('push notifications through wrangler dev', () => {
     expect(endpoint.rejected).toEqual([]);
   });
 
-  it('shows those pushes in Chromium through the app’s own service worker: the turn’s end replaces the approval, silently', async () => {
-    const person = await newPersonPage('phone');
+  it('shows those pushes in Chromium through the app’s own service worker: silently while the person looks at that chat, the answer and the turn’s end replacing the approval; Settings lists them', async () => {
+    const origin = relayUrl();
+    const chatPath = `/hosts/${host.hostId}/chats/${CHAT}`;
+    const person = await signedInPerson('desktop', OWNER, { path: chatPath });
     try {
-      const origin = relayUrl();
       await person.context.grantPermissions(['notifications'], { origin });
       await person.page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
       // DevTools delivers a push event to the registration, as the browser does once it decrypted one.
@@ -221,20 +236,46 @@ describe('push notifications through wrangler dev', () => {
         if (active) resolve(active.registrationId);
       }));
       await cdp.send('ServiceWorker.enable');
+      const deliver = async (payload: PushPayload) => cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId: await registrationId, data: JSON.stringify(payload) });
       const shown = () => person.page.evaluate(async () => (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
         title: n.title, body: n.body, tag: n.tag, silent: n.silent, requireInteraction: n.requireInteraction,
         actions: (n as unknown as { actions: { action: string; title: string }[] }).actions.map((a) => ({ action: a.action, title: a.title })),
         data: n.data as unknown,
       })));
-      const [asked, ended] = turnPushes;
-      await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId: await registrationId, data: JSON.stringify(asked) });
+      const [asked, answered, ended] = turnPushes;
+
+      // The person is looking at this chat (the page is in front and focused, at the chat's path): the
+      // approval that would buzz is still shown, with its buttons, but silently.
+      expect(await person.page.evaluate(() => [document.visibilityState, document.hasFocus()])).toEqual(['visible', true]);
+      await deliver(asked!);
       await until(async () => (await shown()).length === 1, 'the approval notification');
       const [first] = await shown();
-      expect(first).toMatchObject({ title: asked!.title, body: asked!.body, tag: asked!.tag, silent: false, requireInteraction: true, data: asked });
+      expect(first).toMatchObject({ title: asked!.title, body: asked!.body, tag: asked!.tag, silent: true, requireInteraction: true, data: asked });
       expect(first!.actions.slice(0, 2)).toEqual([{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }]);
-      await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId: await registrationId, data: JSON.stringify(ended) });
+
+      // Answered elsewhere: the same notification, without its buttons, quietly.
+      await deliver(answered!);
+      await until(async () => (await shown())[0]?.body === answered!.body, 'the answered notification');
+      expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: true, requireInteraction: false, actions: [], body: 'Approved: Bash · push-host' })]);
+      await deliver(ended!);
       await until(async () => (await shown())[0]?.body === ended!.body, 'the turn-ended notification');
       expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: true, actions: [], body: 'Turn finished · push-host' })]);
+
+      // Elsewhere in the app (Settings, not that chat), the same approval alerts.
+      await person.page.goto('/settings');
+      await deliver(asked!);
+      await until(async () => (await shown())[0]?.body === asked!.body, 'the approval notification again');
+      expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: false, requireInteraction: true })]);
+
+      // Settings lists what became of each push of the first test, newest first.
+      const list = person.page.getByRole('list', { name: 'Recent notifications' });
+      await list.getByRole('listitem').nth(3).waitFor();
+      const rows = await list.getByRole('listitem').evaluateAll((items) => items.map((li) => [
+        li.querySelector('a')?.textContent ?? '', (li.querySelector('span')?.textContent ?? '').replace(/^.* · /, ''),
+      ]));
+      expect(rows.slice(0, 2)).toEqual([['Turn ended', 'sent silently'], ['Answered', 'sent silently']]);
+      expect(rows.slice(2).sort()).toEqual([['Needs you', 'sent'], ['Needs you', 'subscription gone']]);
+      expect(await list.getByRole('link', { name: 'Turn ended' }).getAttribute('href')).toBe(chatPath);
       expect(person.errors).toEqual([]);
     } finally {
       await person.close();
@@ -260,6 +301,58 @@ describe('push notifications through wrangler dev', () => {
     expect(ended.payload).toMatchObject({ kind: 'turn-ended', buzz: true });
     expect(ended.payload.tag).not.toBe(endpoint.of('owner-phone')[0]!.payload.tag);
     expect(endpoint.rejected).toEqual([]);
+  });
+
+  it('replaces an approval answered in the app with a quiet "answered" one, and a stale Approve says so without acting', async () => {
+    const sw = serviceWorker();
+    const before = endpoint.of('owner-phone').length;
+    const fresh = (p: ReceivedPush) => p.name === 'owner-phone' && endpoint.of('owner-phone').indexOf(p) >= before;
+    await chat.socket.request('chat.send', { chatId: CHAT, text: 'approve the deploy' });
+    const asked = await endpoint.waitFor((p) => fresh(p) && p.payload.kind === 'needs-you', 'the approval push');
+    expect(asked.payload).toMatchObject({ buzz: true, action: { decisions: ['allow', 'deny', 'allow-always'] } });
+    await sw.push(asked.payload);
+    const requestId = asked.payload.action!.requestId;
+
+    // Denied in the app: the notification that asked loses its buttons, quietly, in place.
+    await chat.socket.request('chat.approve', { chatId: CHAT, requestId, decision: 'deny' });
+    const answered = await endpoint.waitFor((p) => fresh(p) && p.payload.kind === 'answered', 'the answered push');
+    expect(answered.payload).toMatchObject({ buzz: false, tag: asked.payload.tag, body: 'Denied: Bash · push-host' });
+    expect(answered.payload.action).toBeUndefined();
+    await sw.push(answered.payload);
+    expect(sw.shown[1]).toMatchObject({ tag: asked.payload.tag, silent: true, requireInteraction: false, actions: undefined, body: 'Denied: Bash · push-host' });
+
+    // A browser that missed that push still shows Approve: pressing it says what happened and does nothing.
+    await sw.click(sw.shown[0]!, 'allow');
+    expect(sw.shown[2]).toMatchObject({ tag: asked.payload.tag, silent: true, actions: undefined, body: 'This approval was already answered. Tap to open the chat.' });
+    await endpoint.waitFor((p) => fresh(p) && p.payload.kind === 'turn-ended', 'the denied turn’s end');
+    const decisions = chat.frames.filter((f) => f.event === 'chat.event' && f.payload.event.item?.requestId === requestId).map((f) => f.payload.event.item.decision);
+    expect(decisions).toContain('deny');
+    expect(decisions).not.toContain('allow');
+    expect(endpoint.of('owner-phone').filter((p) => fresh(p) && p.payload.buzz)).toHaveLength(1);
+  });
+
+  it('keeps the notification’s buttons and its token when the host is offline: nothing was answered', async () => {
+    const sw = serviceWorker();
+    const before = endpoint.of('owner-phone').length;
+    await chat.socket.request('chat.send', { chatId: CHAT, text: 'approve it while I am away' });
+    const asked = await endpoint.waitFor((p) => p.name === 'owner-phone' && endpoint.of('owner-phone').indexOf(p) >= before && p.payload.kind === 'needs-you', 'the approval push');
+    await sw.push(asked.payload);
+    const lobby = await Peer.lobby(host.hostId, OWNER);
+    // The host's machine goes away without a goodbye (a crash, a closed lid); the approval still waits.
+    await host.stop('SIGKILL');
+    await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online === false, 'the host offline');
+    lobby.close();
+
+    await sw.click(sw.shown[0]!, 'allow');
+    expect(sw.shown[1]).toMatchObject({
+      tag: asked.payload.tag, silent: true, requireInteraction: true,
+      body: 'The host is offline, so nothing was answered. Try again, or tap to open the chat.',
+      actions: [{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }, { action: 'allow-always', title: 'Always allow npm test' }],
+    });
+    // Nothing was spent: the same token is refused for the same reason, not as used.
+    expect(await call(null, 'POST', '/api/push/act', { token: asked.payload.action!.token, decision: 'deny' })).toEqual({
+      status: 503, body: { code: 'host-offline', message: 'The host is offline, so nothing was answered' },
+    });
   });
 
   it('turning push off unsubscribes the browser and removes the relay’s record', async () => {

@@ -1,28 +1,34 @@
 // Web Push on the relay, inside workerd: the API (key, subscriptions, deliveries) and its validation,
-// who hears of a chat, the one-buzz-per-turn rule, and acting from a notification with an action token.
+// who hears of a chat, the one-buzz-per-turn rule, the VAPID contact, telling a turn's browsers that
+// its request was answered, and acting from a notification with an action token (spent only by an
+// answer the host took).
 // Sending real pushes (encrypted, VAPID-signed, to a loopback push service) is test/e2e/push.e2e.test.ts.
 import { SELF, createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
+import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { ChatItem } from '../../src/contracts/index.ts';
 import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { signRelayJwt } from '../../src/relay/auth/tokens.ts';
-import { audienceOf, claimTurn, recordDeliveries } from '../../src/relay/db/push.ts';
+import { audienceOf, claimTurn, reachedThisTurn, recordDeliveries } from '../../src/relay/db/push.ts';
 import app from '../../src/relay/index.ts';
 import { mintPushAction, type PushAction } from '../../src/relay/push/action-token.ts';
 import { noticeOf } from '../../src/relay/push/notices.ts';
-import { FakeHost, OWNER, approvalItem, hostKey, until, userItem } from './peers.ts';
+import { vapidAuthorization, vapidKeysOf, vapidSubject } from '../../src/relay/push/vapid.ts';
+import { Client, FakeHost, OWNER, approvalItem, hostKey, until, userItem } from './peers.ts';
 import { api, disable, expire, grant, signIn, team, type ApiReply, type Person } from './people.ts';
 
 const VAPID = JSON.stringify([await generateSigningKey('vapid-test')]);
 const pushEnv = { ...env, TETHER_VAPID_KEYS: VAPID };
 
 /** The relay's API with push configured (the shared test bindings have no VAPID keys). */
-async function pushApi(who: Person | null, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<ApiReply> {
+async function pushApi(
+  who: Person | null, method: string, path: string, body?: unknown, extra: Record<string, string> = {}, origin = 'http://relay.test',
+): Promise<ApiReply> {
   const headers: Record<string, string> = { 'User-Agent': 'push-test' };
   if (who) headers.Authorization = `Bearer ${who.token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const ctx = createExecutionContext();
-  const request = new Request(`http://relay.test${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const request = new Request(`${origin}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const res = await app.fetch(request, { ...pushEnv, ...extra }, ctx);
   await waitOnExecutionContext(ctx);
   return { status: res.status, body: await res.json() };
@@ -122,6 +128,27 @@ describe('the push API', () => {
   });
 });
 
+describe('the VAPID contact', () => {
+  it('is PUSH_SUBJECT when set, else the relay’s https origin the browser subscribed at, else a mailto', async () => {
+    expect(vapidSubject({ PUSH_SUBJECT: 'mailto:ops@example.org' }, 'https://relay.example.org')).toBe('mailto:ops@example.org');
+    expect(vapidSubject({}, 'https://relay.example.org')).toBe('https://relay.example.org');
+    expect(vapidSubject({}, 'http://127.0.0.1:8787')).toBe('mailto:push@tether.invalid');
+    expect(vapidSubject({}, null)).toBe('mailto:push@tether.invalid');
+
+    // A subscription keeps the origin its request came to; the push's JWT names it.
+    const me = await signIn('push-origin');
+    const made = await pushApi(me, 'POST', '/api/push/subscriptions', subscription(fcm('origin-1')), {}, 'https://relay.example.org');
+    expect(made.status).toBe(201);
+    const row = await env.DB.prepare('SELECT relay_origin FROM push_subscriptions WHERE id = ?').bind(made.body.id).first<{ relay_origin: string }>();
+    expect(row?.relay_origin).toBe('https://relay.example.org');
+    const keys = await vapidKeysOf(pushEnv)!;
+    const header = await vapidAuthorization(keys.current, fcm('origin-1'), vapidSubject(pushEnv, row!.relay_origin));
+    const jwt = /^vapid t=([^,]+), k=(.+)$/.exec(header)!;
+    expect(jwt[2]).toBe(keys.current.publicKey);
+    expect(decodeJwt(jwt[1]!)).toMatchObject({ aud: 'https://fcm.googleapis.com', sub: 'https://relay.example.org' });
+  });
+});
+
 describe('who hears of a chat', () => {
   it('is the host’s owner and everyone granted the host or that chat, directly or through a team, with their live subscriptions', async () => {
     const hostId = 'host-push-audience';
@@ -198,7 +225,6 @@ describe('a turn buzzes once', () => {
     const always = { ...pending, canAllowAlways: true, allowAlways: { label: 'Always allow rm', description: '' } };
     expect(noticeOf(always, undefined)?.approval).toEqual({ requestId: 'req-1', itemId: 'ap1', decisions: ['allow', 'deny', 'allow-always'], allowAlwaysLabel: 'Always allow rm' });
     expect(noticeOf(pending, pending)).toBeNull();
-    expect(noticeOf({ ...pending, decision: 'allow' }, pending)).toBeNull();
     expect(noticeOf({ ...pending, turnId: null }, undefined)?.turnKey).toBe('item:ap1');
     const question: ChatItem = {
       kind: 'question', id: 'q1', createdAt: 1, turnId: 't1', requestId: 'req-q', answers: null, state: 'pending',
@@ -210,6 +236,37 @@ describe('a turn buzzes once', () => {
     expect(noticeOf(turn('error'), undefined)?.body).toBe('Turn failed');
     expect(noticeOf(turn('done'), turn('done'))).toBeNull();
     expect(noticeOf(userItem('u1', 'hello'), undefined)).toBeNull();
+  });
+
+  it('tells of a request that stopped waiting, however it was settled, so its notification loses its buttons', () => {
+    const pending = approvalItem('ap1', 'req-1');
+    expect(noticeOf({ ...pending, decision: 'allow' }, pending)).toEqual({ kind: 'answered', turnKey: 't1', body: 'Approved: Bash' });
+    expect(noticeOf({ ...pending, decision: 'deny' }, pending)?.body).toBe('Denied: Bash');
+    expect(noticeOf({ ...pending, decision: 'allow-always' }, pending)?.body).toBe('Always allowed: Bash');
+    expect(noticeOf({ ...pending, decision: 'cancelled' }, pending)?.body).toBe('No longer needed: Bash');
+    // Only on the transition: a settled approval seen again, or first seen settled, tells nothing.
+    expect(noticeOf({ ...pending, decision: 'allow' }, { ...pending, decision: 'allow' })).toBeNull();
+    expect(noticeOf({ ...pending, decision: 'allow' }, undefined)).toBeNull();
+    const question: ChatItem = {
+      kind: 'question', id: 'q1', createdAt: 1, turnId: null, requestId: 'req-q', answers: null, state: 'pending',
+      questions: [{ id: 'x', header: 'X', question: 'Which?', choices: [], multiSelect: false }],
+    };
+    expect(noticeOf({ ...question, state: 'answered', answers: { x: 'a' } }, question)).toEqual({ kind: 'answered', turnKey: 'item:q1', body: 'Question answered' });
+    expect(noticeOf({ ...question, state: 'dismissed' }, question)?.body).toBe('Question dismissed');
+  });
+
+  it('tells that a request was answered only to the browsers a push of that turn reached', async () => {
+    const now = Date.now();
+    const delivery = (subscriptionId: string, turnKey: string, status: number | null) => ({
+      userId: 'u', subscriptionId, hostId: 'host-reached', chatId: 'c1', kind: 'needs-you' as const, turnKey, buzz: true,
+      status, error: null, removed: false, at: now,
+    });
+    await recordDeliveries(env.DB, [
+      delivery('ps-phone', 't1', 201), delivery('ps-laptop', 't1', 201), delivery('ps-laptop', 't1', 201),
+      delivery('ps-gone', 't1', 410), delivery('ps-timeout', 't1', null), delivery('ps-other-turn', 't2', 201),
+    ], now);
+    expect(await reachedThisTurn(env.DB, 'host-reached', 'c1', 't1')).toEqual(new Set(['ps-phone', 'ps-laptop']));
+    expect(await reachedThisTurn(env.DB, 'host-reached', 'c2', 't1')).toEqual(new Set());
   });
 
   it('lets only the first notice of a turn buzz, per chat and turn', async () => {
@@ -251,11 +308,10 @@ describe('acting from a notification', () => {
     expect(host.requestsOf('chat.approve').map((f) => [f.payload.decision, f.payload.message])).toEqual([['deny', 'not now']]);
 
     const again = await api(null, 'POST', '/api/push/act', { token, decision: 'deny' });
-    expect(again).toEqual({ status: 401, body: { code: 'unauthorized', message: 'This action token was already used' } });
+    expect(again).toEqual({ status: 404, body: { code: 'request-not-found', message: 'This approval was already answered' } });
     // Another token for the same (now settled) request: the first answer won.
     const late = await api(null, 'POST', '/api/push/act', { token: (await mintPushAction(env, action(owner))).token, decision: 'allow' });
-    expect(late.status).toBe(404);
-    expect(late.body.code).toBe('request-not-found');
+    expect(late).toEqual({ status: 404, body: { code: 'request-not-found', message: 'This approval was already answered' } });
     expect(host.requestsOf('chat.approve')).toHaveLength(1);
 
     let lines: any[] = [];
@@ -264,6 +320,40 @@ describe('acting from a notification', () => {
       return lines.length >= 1;
     }, 'the audit line');
     expect(lines[0]).toMatchObject({ actor: OWNER, sessionId: owner.sessionId, chatId: 'c', detail: { requestId: expect.stringMatching(/^push-/) } });
+    close();
+  });
+
+  it('keeps the token when the host is offline: nothing is answered, and the same button works once the host is back', async () => {
+    const { host, owner, action, close } = await waitingApproval();
+    const { token } = await mintPushAction(env, action(owner));
+    const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId));
+    host.disconnect();
+    await until(async () => !(await link.isOnline()), 'host offline');
+    const away = await api(null, 'POST', '/api/push/act', { token, decision: 'allow' });
+    expect(away).toEqual({
+      status: 503, body: { code: 'host-offline', message: 'The host is offline, so nothing was answered' },
+    });
+    // Still waiting for an answer, from anyone: the room reopened the request it had settled for the press.
+    expect(await env.DB.prepare('SELECT state FROM requests WHERE host_id = ? AND request_id = ?').bind(host.hostId, 'req-1').first('state')).toBe('pending');
+
+    await host.connect();
+    await until(() => link.isOnline(), 'host back');
+    const back = await api(null, 'POST', '/api/push/act', { token, decision: 'allow' });
+    expect(back).toEqual({ status: 200, body: { ok: true, requestId: 'req-1', decision: 'allow' } });
+    expect(host.requestsOf('chat.approve').map((f) => f.payload.decision)).toEqual(['allow']);
+    expect((await api(null, 'POST', '/api/push/act', { token, decision: 'allow' })).body.code).toBe('request-not-found');
+    close();
+  });
+
+  it('answers "already answered" for a request settled in the app first, and never reaches the host twice', async () => {
+    const { host, owner, action, close } = await waitingApproval();
+    const { token } = await mintPushAction(env, action(owner));
+    const app = await Client.chat(host.hostId, 'c');
+    expect((await app.request('chat.approve', { chatId: 'c', requestId: 'req-1', decision: 'deny' })).ok).toBe(true);
+    const stale = await api(null, 'POST', '/api/push/act', { token, decision: 'allow' });
+    expect(stale).toEqual({ status: 404, body: { code: 'request-not-found', message: 'This approval was already answered' } });
+    expect(host.requestsOf('chat.approve').map((f) => f.payload.decision)).toEqual(['deny']);
+    app.ws.close(1000, 'done');
     close();
   });
 

@@ -2,7 +2,7 @@
 // who should hear of a chat, the turns a push already went out for, what each push did, and the
 // action tokens already spent. Old deliveries, turns and spent tokens are pruned by the writes that
 // add new ones, so no sweep of its own is needed.
-import { and, desc, eq, gt, inArray, isNull, lt, notInArray, or } from 'drizzle-orm';
+import { and, desc, eq, gt, gte, inArray, isNull, lt, notInArray, or } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
 import type { PushDelivery, PushNoticeKind, PushSubscriptionInfo } from '../../contracts/index.ts';
 import { higher } from '../auth/access.ts';
@@ -24,7 +24,7 @@ export async function putSubscription(d1: D1Database, row: Omit<SubscriptionRow,
     target: pushSubscriptions.endpoint,
     set: {
       userId: row.userId, sessionId: row.sessionId, p256dh: row.p256dh, auth: row.auth, vapidKey: row.vapidKey,
-      userAgent: row.userAgent, createdAt: row.createdAt,
+      userAgent: row.userAgent, relayOrigin: row.relayOrigin, createdAt: row.createdAt,
     },
   }).returning({ id: pushSubscriptions.id });
   // Subscriptions of this person's ended sessions can never be pushed to again; past the cap, the oldest go.
@@ -124,6 +124,18 @@ export async function claimTurn(d1: D1Database, hostId: string, chatId: string, 
   return claimed.length === 1;
 }
 
+/**
+ * The subscriptions a push of this turn reached (the push service took it): the browsers that may be
+ * showing the turn's notification, and so the only ones to tell that its request was answered.
+ */
+export async function reachedThisTurn(d1: D1Database, hostId: string, chatId: string, turnKey: string): Promise<Set<string>> {
+  const rows = await drizzle(d1).selectDistinct({ id: pushDeliveries.subscriptionId }).from(pushDeliveries).where(and(
+    eq(pushDeliveries.hostId, hostId), eq(pushDeliveries.chatId, chatId), eq(pushDeliveries.turnKey, turnKey),
+    gte(pushDeliveries.status, 200), lt(pushDeliveries.status, 300),
+  ));
+  return new Set(rows.map((row) => row.id));
+}
+
 export interface DeliveryRecord {
   userId: string;
   subscriptionId: string;
@@ -156,7 +168,11 @@ export async function deliveriesOf(d1: D1Database, userId: string, limit: number
   return rows.map(({ userId: _, turnKey: __, ...row }) => row);
 }
 
-/** Spends an action token: true the first time its id is presented, false ever after (until it has expired anyway). */
+/**
+ * Spends an action token: true the first time its id is presented, false ever after (until it has
+ * expired anyway). Spent before the action is tried, so two presses cannot both go through; an action
+ * that did not happen gives it back (`releaseAction`).
+ */
 export async function spendAction(d1: D1Database, jti: string, userId: string, expiresAt: number, now: number): Promise<boolean> {
   const db = drizzle(d1);
   const [, spent] = await db.batch([
@@ -164,4 +180,9 @@ export async function spendAction(d1: D1Database, jti: string, userId: string, e
     db.insert(pushActions).values({ jti, userId, usedAt: now, expiresAt }).onConflictDoNothing().returning({ jti: pushActions.jti }),
   ]);
   return spent.length === 1;
+}
+
+/** Gives back a token spent for an action that did not happen (the host was away, the room refused): it works again. */
+export async function releaseAction(d1: D1Database, jti: string): Promise<void> {
+  await drizzle(d1).delete(pushActions).where(eq(pushActions.jti, jti));
 }

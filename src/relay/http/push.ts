@@ -1,9 +1,15 @@
 // The push API (`/api/push`): the VAPID key to subscribe with, a person's subscriptions (per browser,
 // tied to the session that made them), what became of their pushes, and `act`, the door a service
 // worker uses to answer an approval from a notification. `act` takes no bearer token: the action token
-// (push/action-token.ts) is the proof, spent once, and the request then runs as that person through
-// the chat's own room, like any `chat.approve` from a socket: the room checks the role again, records
-// the audit line and settles the approval (first answer wins) before the host hears of it.
+// (push/action-token.ts) is the proof, and the request then runs as that person through the chat's
+// own room, like any `chat.approve` from a socket: the room checks the role again, records the audit
+// line and settles the approval (first answer wins) before the host hears of it.
+//
+// The token is spent only by an answer the host took. It is claimed before the room is asked (two
+// presses cannot both go through) and given back when the answer did not happen: the host was offline
+// (the room does not keep an approval for later, unlike a message: it reopens the request and answers
+// `host-offline`), it timed out, or the room refused. Then the same button works again later. A
+// request settled elsewhere answers `request-not-found`, "already answered", and is never acted on.
 import { Hono } from 'hono';
 import { z } from 'zod';
 import {
@@ -13,7 +19,7 @@ import {
 import { readView, roleIn } from '../auth/access.ts';
 import { newId } from '../auth/opaque.ts';
 import { roleAllows } from '../auth/roles.ts';
-import { DELIVERIES_PAGE_MAX, deliveriesOf, putSubscription, removeSubscription, spendAction, subscriptionsOf } from '../db/push.ts';
+import { DELIVERIES_PAGE_MAX, deliveriesOf, putSubscription, releaseAction, removeSubscription, spendAction, subscriptionsOf } from '../db/push.ts';
 import type { Env } from '../env.ts';
 import { roomOf } from '../objects/stubs.ts';
 import { readPushAction } from '../push/action-token.ts';
@@ -28,6 +34,8 @@ type App = { Bindings: Env; Variables: { user: SignedIn } };
 const DeliveriesQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(DELIVERIES_PAGE_MAX).default(50) });
 
 export const pushApi = new Hono<App>();
+
+const ALREADY_ANSWERED = 'This approval was already answered';
 
 pushApi.get('/key', async (c) => {
   const keys = vapidKeysOf(c.env);
@@ -49,7 +57,8 @@ pushApi.post('/subscriptions', requireUser, async (c) => {
   const userAgent = c.req.header('User-Agent')?.slice(0, 200) ?? null;
   const id = await putSubscription(c.env.DB, {
     id: newId('ps_'), userId: user.userId, sessionId: user.sessionId, endpoint: body.endpoint,
-    p256dh: body.keys.p256dh, auth: body.keys.auth, vapidKey: (await keys).current.publicKey, userAgent, createdAt: now,
+    p256dh: body.keys.p256dh, auth: body.keys.auth, vapidKey: (await keys).current.publicKey, userAgent,
+    relayOrigin: new URL(c.req.url).origin, createdAt: now,
   }, now);
   const created: PushSubscriptionInfo = { id, endpoint: body.endpoint, userAgent, createdAt: now, current: true };
   return c.json(created, 201);
@@ -81,14 +90,37 @@ pushApi.post('/act', async (c) => {
   const role = roleIn(view, action.chatId);
   if (!role || !roleAllows(role, 'operator')) throw new ProtocolError('forbidden', 'chat.approve needs the operator role on this chat');
   if (!(await spendAction(c.env.DB, action.jti, action.userId, action.expiresAt, Date.now()))) {
-    throw new ProtocolError('unauthorized', 'This action token was already used');
+    throw new ProtocolError('request-not-found', ALREADY_ANSWERED);
   }
   const payload = AGENT_REQUEST_SCHEMAS['chat.approve'].payload.parse({
     chatId: action.chatId, requestId: action.requestId, decision: body.decision, ...(body.message ? { message: body.message } : {}),
   });
   // The request id names the token: the audit line shows the answer came from a notification.
   const request = { id: `push-${action.jti}`, type: 'chat.approve' as const, payload };
-  const reply = JSON.parse(await roomOf(c.env, action.hostId, action.chatId).serveForLobby(action.hostId, action.chatId, identity, request)) as Reply;
+  let reply: Reply;
+  try {
+    reply = JSON.parse(await roomOf(c.env, action.hostId, action.chatId).serveForLobby(action.hostId, action.chatId, identity, request)) as Reply;
+  } catch (error) {
+    await releaseAction(c.env.DB, action.jti);
+    throw error;
+  }
   if (reply.ok) return c.json({ ok: true, requestId: action.requestId, decision: body.decision });
-  return c.json(reply.error, statusOf(reply.error.code as WireErrorCode));
+  await releaseAction(c.env.DB, action.jti);
+  const error = refusalOf(reply.error);
+  return c.json(error, statusOf(error.code));
 });
+
+/** What the room's refusal means to someone pressing a notification's button. */
+function refusalOf(error: { code: string; message: string }): { code: WireErrorCode; message: string } {
+  const code = error.code as WireErrorCode;
+  switch (code) {
+    case 'request-not-found':
+      return { code, message: ALREADY_ANSWERED };
+    case 'host-offline':
+      return { code, message: 'The host is offline, so nothing was answered' };
+    case 'host-timeout':
+      return { code, message: 'The host did not answer in time, so the approval may not have gone through' };
+    default:
+      return { code, message: error.message };
+  }
+}

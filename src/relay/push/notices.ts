@@ -1,7 +1,12 @@
 // When a chat pushes, and what the push says. A ChatRoom asks `noticeOf` for every item it stores,
 // comparing the item with the version it held before (in memory, no I/O): a push goes out only on a
-// transition, when an approval or question starts waiting (`needs-you`) or a turn stops running
-// (`turn-ended`). Streaming deltas, repeated upserts and whole-thread snapshots never push.
+// transition, when an approval or question starts waiting (`needs-you`), stops waiting (`answered`:
+// in the app, by another person, at the terminal, from a notification, or withdrawn) or a turn stops
+// running (`turn-ended`). Streaming deltas, repeated upserts and whole-thread snapshots never push.
+//
+// `answered` exists so a notification never keeps offering Approve and Deny for a request that is
+// settled: it replaces the asking notification (same tag) with a quiet one that says what happened,
+// and goes only to the browsers that were pushed something of that turn (send.ts). It never alerts.
 //
 // The collapse rule: a turn buzzes once. The first notice of a turn (claimed in D1, one conditional
 // insert) alerts; every later notice of the same turn (a second approval, the turn's end) goes out
@@ -13,7 +18,7 @@
 // browser that is offline. A question or approval outside any turn counts as a turn of its own.
 import { base64url } from 'jose';
 import type { ChatApproveDecision, ChatItem, PushNoticeKind } from '../../contracts/index.ts';
-import { isPending, isRequestItem } from '../db/requests.ts';
+import { isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 
 export interface Notice {
   kind: PushNoticeKind;
@@ -29,8 +34,10 @@ const ENDED: Record<string, string> = { done: 'Turn finished', aborted: 'Turn st
 /** The notice an item's new version makes, given the version the room held before (if any); null for most. */
 export function noticeOf(item: ChatItem, before: ChatItem | undefined): Notice | null {
   if (isRequestItem(item)) {
-    if (!isPending(item) || (before && isRequestItem(before) && isPending(before))) return null;
     const turnKey = item.turnId ?? `item:${item.id}`;
+    const wasPending = before !== undefined && isRequestItem(before) && isPending(before);
+    if (!isPending(item)) return wasPending ? { kind: 'answered', turnKey, body: settledText(item) } : null;
+    if (wasPending) return null;
     if (item.kind === 'question') return { kind: 'needs-you', turnKey, body: 'A question is waiting for you' };
     // In the order the buttons appear: a browser may show only the first two (Chrome does), and Deny matters more than Always.
     const decisions: ChatApproveDecision[] = item.canAllowAlways ? ['allow', 'deny', 'allow-always'] : ['allow', 'deny'];
@@ -47,6 +54,14 @@ export function noticeOf(item: ChatItem, before: ChatItem | undefined): Notice |
     return { kind: 'turn-ended', turnKey: item.turnId ?? item.id, body: ENDED[item.state] ?? 'Turn ended' };
   }
   return null;
+}
+
+const APPROVAL_SETTLED: Record<string, string> = { allow: 'Approved', 'allow-always': 'Always allowed', deny: 'Denied', cancelled: 'No longer needed' };
+const QUESTION_SETTLED: Record<string, string> = { answered: 'Question answered', dismissed: 'Question dismissed', cancelled: 'Question withdrawn' };
+
+function settledText(item: RequestItem): string {
+  if (item.kind === 'question') return QUESTION_SETTLED[item.state] ?? 'Question settled';
+  return `${APPROVAL_SETTLED[item.decision] ?? 'Settled'}: ${item.toolName}`;
 }
 
 /**

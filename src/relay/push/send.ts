@@ -10,13 +10,13 @@
 import { encryptNotification } from '@block65/webcrypto-web-push';
 import type { PushPayload } from '../../contracts/index.ts';
 import { roleAllows } from '../auth/roles.ts';
-import { audienceOf, claimTurn, recordDeliveries, type DeliveryRecord, type SubscriptionRow } from '../db/push.ts';
+import { audienceOf, claimTurn, reachedThisTurn, recordDeliveries, type DeliveryRecord, type Recipient, type SubscriptionRow } from '../db/push.ts';
 import { failureText } from '../db/failures.ts';
 import type { Env } from '../env.ts';
 import { mintPushAction } from './action-token.ts';
 import { checkEndpoint } from './endpoint.ts';
 import { chatPath, topicOf, type Notice } from './notices.ts';
-import { vapidAuthorization, vapidKeysOf, type VapidKeys } from './vapid.ts';
+import { vapidAuthorization, vapidKeysOf, vapidSubject, type VapidKeys } from './vapid.ts';
 
 /** How long a push service keeps a push for a browser that is offline. */
 const TTL_SECONDS = 60 * 60;
@@ -54,10 +54,10 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
   if (!keys) return;
   try {
     const now = Date.now();
-    const { hostName, recipients } = await audienceOf(env.DB, place.hostId, place.chatId, now);
+    const { hostName, recipients: everyone } = await audienceOf(env.DB, place.hostId, place.chatId, now);
+    if (everyone.length === 0) return;
+    const { recipients, buzz } = await hearing(env, place, notice, everyone, now);
     if (recipients.length === 0) return;
-    // Claimed only when someone will hear it: the first push anyone gets for a turn is the one that buzzes.
-    const buzz = await claimTurn(env.DB, place.hostId, place.chatId, notice.turnKey, now);
     const base: Omit<PushPayload, 'action'> = {
       v: 1, kind: notice.kind, title: (title?.trim() || hostName || 'Tether').slice(0, TITLE_MAX),
       body: hostName ? `${notice.body} · ${hostName}` : notice.body,
@@ -78,6 +78,21 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
   } catch (error) {
     console.error(JSON.stringify({ msg: 'push not sent', hostId: place.hostId, kind: notice.kind, error: failureText(error) }));
   }
+}
+
+/** Who of those who may see the chat hear this notice, and whether it may alert. */
+async function hearing(env: Env, place: ChatPlace, notice: Notice, everyone: Recipient[], now: number): Promise<{ recipients: Recipient[]; buzz: boolean }> {
+  if (notice.kind !== 'answered') {
+    // Claimed only when someone will hear it: the first push anyone gets for a turn is the one that buzzes.
+    return { recipients: everyone, buzz: await claimTurn(env.DB, place.hostId, place.chatId, notice.turnKey, now) };
+  }
+  // Only a browser that may be showing this turn's notification has one to replace; to any other an
+  // "Approved" would come out of nowhere. It never alerts and never takes the turn's one buzz.
+  const reached = await reachedThisTurn(env.DB, place.hostId, place.chatId, notice.turnKey);
+  const recipients = everyone
+    .map((recipient) => ({ ...recipient, subscriptions: recipient.subscriptions.filter((subscription) => reached.has(subscription.id)) }))
+    .filter((recipient) => recipient.subscriptions.length > 0);
+  return { recipients, buzz: false };
 }
 
 type Outcome = Pick<DeliveryRecord, 'status' | 'error' | 'removed'>;
@@ -102,7 +117,7 @@ async function push(env: Env, keys: VapidKeys, subscription: SubscriptionRow, pa
       redirect: 'manual',
       signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
       headers: {
-        Authorization: await vapidAuthorization(env, key, subscription.endpoint),
+        Authorization: await vapidAuthorization(key, subscription.endpoint, vapidSubject(env, subscription.relayOrigin)),
         'Content-Encoding': 'aes128gcm',
         'Content-Type': 'application/octet-stream',
         TTL: String(TTL_SECONDS),

@@ -5,7 +5,11 @@
 // can be put first without cutting off the browsers subscribed under the old one.
 //
 // The Authorization header is `vapid t=<JWT>, k=<public key>`: an ES256 JWT (jose) whose audience is
-// the push service's origin, good for at most 24 hours (we use 12), naming a contact (`PUSH_SUBJECT`).
+// the push service's origin, good for at most 24 hours (we use 12), naming a contact: `PUSH_SUBJECT`
+// when set; otherwise the relay's own origin when it is https (RFC 8292 §2.1 takes an https URL, and a
+// push service that has a problem with our pushes finds the operator there), as the browser reached it
+// when it subscribed (the relay has no configured URL of its own, and pushes leave from a Durable
+// Object that no request of the browser reaches); a mailto of no one for a relay on plain http.
 import { SignJWT, base64url, importJWK, type CryptoKey } from 'jose';
 import { z } from 'zod';
 
@@ -27,7 +31,7 @@ export interface VapidKeys {
 }
 
 const JWT_SECONDS = 12 * 60 * 60;
-const DEFAULT_SUBJECT = 'mailto:push@tether.invalid';
+const FALLBACK_SUBJECT = 'mailto:push@tether.invalid';
 
 const PrivateJwkSchema = z.object({
   kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string().min(1), y: z.string().min(1), d: z.string().min(1),
@@ -73,12 +77,18 @@ function publicKeyOf(x: string, y: string): string {
   return base64url.encode(point);
 }
 
-/** The `Authorization` header for one push to `endpoint`, signed by `key`. */
-export async function vapidAuthorization(env: VapidSource, key: VapidKey, endpoint: string): Promise<string> {
+/** The VAPID contact: PUSH_SUBJECT, else the relay's https origin (`relayOrigin`, null when unknown), else a mailto. */
+export function vapidSubject(env: VapidSource, relayOrigin: string | null): string {
+  if (env.PUSH_SUBJECT) return env.PUSH_SUBJECT;
+  return relayOrigin?.startsWith('https://') ? relayOrigin : FALLBACK_SUBJECT;
+}
+
+/** The `Authorization` header for one push to `endpoint`, signed by `key`, naming `subject` as the contact. */
+export async function vapidAuthorization(key: VapidKey, endpoint: string, subject: string): Promise<string> {
   const jwt = await new SignJWT({})
     .setProtectedHeader({ alg: 'ES256', typ: 'JWT' })
     .setAudience(new URL(endpoint).origin)
-    .setSubject(env.PUSH_SUBJECT || DEFAULT_SUBJECT)
+    .setSubject(subject)
     .setExpirationTime(`${JWT_SECONDS}s`)
     .sign(key.privateKey);
   return `vapid t=${jwt}, k=${key.publicKey}`;

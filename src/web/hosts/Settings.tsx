@@ -71,6 +71,8 @@ function deviceOf(userAgent: string | null): string {
   return system ? `${browser} on ${system}` : browser;
 }
 
+const KIND: Record<PushDelivery['kind'], string> = { 'needs-you': 'Needs you', answered: 'Answered', 'turn-ended': 'Turn ended' };
+
 const pushSupported = () => 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
 
 async function pushManager(): Promise<PushManagerLike> {
@@ -127,8 +129,8 @@ function Push() {
       <ul class="list table-list" aria-labelledby="deliveries-title">
         {deliveries?.map((d) => (
           <li key={d.id}>
-            <a class="grow" href={`/hosts/${encodeURIComponent(d.hostId)}/chats/${encodeURIComponent(d.chatId)}`}>{d.kind === 'needs-you' ? 'Needs you' : 'Turn ended'}</a>
-            <span class="muted small">{ago(d.at)} · {d.removed ? 'subscription gone' : d.error ? `failed: ${d.error}` : d.status === null ? 'no answer' : d.status < 300 ? (d.buzz ? 'delivered' : 'delivered silently') : `refused (${d.status})`}</span>
+            <a class="grow" href={`/hosts/${encodeURIComponent(d.hostId)}/chats/${encodeURIComponent(d.chatId)}`}>{KIND[d.kind]}</a>
+            <span class="muted small">{ago(d.at)} · {d.removed ? 'subscription gone' : d.error ? `failed: ${d.error}` : d.status === null ? 'no answer' : d.status < 300 ? (d.buzz ? 'sent' : 'sent silently') : `refused (${d.status})`}</span>
           </li>
         ))}
       </ul>

@@ -5,6 +5,14 @@
 // access token); a tap anywhere else opens the chat. A later push of the same turn has the same tag,
 // so it replaces the notification, and it alerts only when the relay says so (`buzz`).
 //
+// Every push shows a notification, even one nobody needs to see (an approval settled elsewhere
+// replaces its notification with a quiet "Approved" rather than closing it): Chrome shows its own
+// "updated in the background" notification for a push that showed none unless a tab of the site is in
+// front, and Safari ends the subscription of a site whose pushes show nothing. So a person looking at
+// the very chat a push is about, on this device, gets it silently instead of not at all: this worker
+// sees its window clients (focused and visible, at the chat's path), the relay cannot tell a tab in
+// front from one in the background, and a phone put away a second later still has the approval.
+//
 // `installPushHandlers(self)` is called once by sw.ts. The scope is typed by what is used here, so this
 // file compiles with or without the WebWorker lib and a test can drive it with its own scope.
 import type { ChatApproveDecision, PushPayload } from '../../contracts/index.ts';
@@ -28,6 +36,8 @@ interface NotificationClickLike {
 /** A window client (matchAll with `type: 'window'` answers only those, though its type says Client). */
 interface WindowLike {
   url: string;
+  focused?: boolean;
+  visibilityState?: string;
   focus?(): Promise<unknown>;
   navigate?(url: string): Promise<unknown>;
 }
@@ -59,6 +69,8 @@ export interface PushScope {
 const ICON = '/icon.svg';
 const BUTTON: Record<ChatApproveDecision, string> = { allow: 'Approve', deny: 'Deny', 'allow-always': 'Always allow' };
 const DONE: Record<ChatApproveDecision, string> = { allow: 'Approved', deny: 'Denied', 'allow-always': 'Always allowed' };
+/** Refusals after which the same button may work later (the token was not spent): the buttons stay. */
+const TRY_AGAIN = new Set(['host-offline', 'rate-limited', 'internal', 'relay-unreachable']);
 
 export function installPushHandlers(scope: PushScope): void {
   scope.addEventListener('push', (event) => event.waitUntil(showPush(scope, event)));
@@ -78,16 +90,22 @@ function payloadOf(event: PushEventLike): PushPayload | null {
   }
 }
 
-function showPush(scope: PushScope, event: PushEventLike): Promise<void> {
+async function showPush(scope: PushScope, event: PushEventLike): Promise<void> {
   const payload = payloadOf(event);
   if (!payload) return scope.registration.showNotification('Tether', { body: 'Something changed in one of your chats', icon: ICON });
+  // The first notice of a turn alerts, unless the chat is in front of the person here; later ones of the turn replace it without a sound.
+  const silent = !payload.buzz || await watching(scope, payload.url);
+  return scope.registration.showNotification(payload.title, notificationOf(payload, payload.body, silent));
+}
+
+/** A notification of the payload's turn; its buttons are the payload's action's, if it still has one. */
+function notificationOf(payload: PushPayload, body: string, silent: boolean): NotificationShape {
   const action = payload.action;
-  return scope.registration.showNotification(payload.title, {
-    body: payload.body,
+  return {
+    body,
     tag: payload.tag,
     data: payload,
-    // The first notice of a turn alerts; later ones of the turn replace it without a sound.
-    silent: !payload.buzz,
+    silent,
     renotify: false,
     requireInteraction: action !== undefined,
     icon: ICON,
@@ -96,6 +114,17 @@ function showPush(scope: PushScope, event: PushEventLike): Promise<void> {
       action: decision,
       title: decision === 'allow-always' ? action.allowAlwaysLabel ?? BUTTON[decision] : BUTTON[decision],
     })),
+  };
+}
+
+/** Whether a window of this app is focused and visible at this path: the person is looking at that chat. */
+async function watching(scope: PushScope, path: string): Promise<boolean> {
+  const target = new URL(path, scope.location.origin);
+  const windows = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  return windows.some((client) => {
+    if (client.focused !== true || client.visibilityState !== 'visible') return false;
+    const at = new URL(client.url);
+    return at.origin === target.origin && at.pathname === target.pathname;
   });
 }
 
@@ -104,14 +133,19 @@ async function onClick(scope: PushScope, event: NotificationClickLike): Promise<
   const offered = payload?.action?.decisions.find((decision) => decision === event.action);
   if (!payload?.action || !offered) return openChat(scope, payload?.url ?? '/');
   const outcome = await act(scope, payload.action.token, offered);
-  // What happened replaces the notification, silently; on failure a tap opens the chat to answer there.
-  await scope.registration.showNotification(payload.title, {
-    body: outcome.ok ? DONE[offered] : `${outcome.message.replace(/\.?$/, '.')} Tap to open the chat.`,
-    tag: payload.tag,
-    data: { ...payload, action: undefined },
-    silent: true,
-    icon: ICON,
-  });
+  // What happened replaces the notification, silently. When the answer may work later (nothing was
+  // spent) the buttons stay; otherwise a tap opens the chat to answer or look there.
+  const settled = { ...payload, action: undefined };
+  const shown = outcome.ok
+    ? notificationOf(settled, DONE[offered], true)
+    : TRY_AGAIN.has(outcome.code)
+      ? notificationOf(payload, `${sentence(outcome.message)} Try again, or tap to open the chat.`, true)
+      : notificationOf(settled, `${sentence(outcome.message)} Tap to open the chat.`, true);
+  await scope.registration.showNotification(payload.title, shown);
+}
+
+function sentence(text: string): string {
+  return text.replace(/\.?$/, '.');
 }
 
 /** Answers an approval with a notification's action token; the relay's `{code, message}` on refusal. */
@@ -126,7 +160,7 @@ async function act(scope: PushScope, token: string, decision: ChatApproveDecisio
     const error = await res.json().catch(() => ({})) as { code?: string; message?: string };
     return { ok: false, code: error.code ?? 'internal', message: error.message ?? `The relay answered ${res.status}.` };
   } catch {
-    return { ok: false, code: 'host-offline', message: 'The relay could not be reached.' };
+    return { ok: false, code: 'relay-unreachable', message: 'Tether could not be reached, so nothing was answered' };
   }
 }
 
