@@ -19,4 +19,5 @@ export type { RelaySocketOptions } from './socket.ts';
 export { pushKey, subscribeToPush, unsubscribeFromPush } from './push.ts';
 export type { PushApi, PushManagerLike } from './push.ts';
 export { transcriptJson, transcriptMarkdown } from './transcript.ts';
+export { chatTitle, providerName } from './chat-title.ts';
 export type { TranscriptSource } from './transcript.ts';

@@ -3,6 +3,7 @@
 // pages first (`thread.loadAll()`) to export the whole chat. Markdown is split into blocks with marked's
 // lexer, the parser the app draws replies with, so a block here is a block there.
 import { marked, type Token, type Tokens } from 'marked';
+import { chatTitle } from './chat-title.ts';
 import {
   ChatTranscriptSchema,
   type ChatInfo, type ChatItem, type ChatTranscript, type TranscriptAttachment, type TranscriptBlock, type TranscriptMessage,
@@ -114,7 +115,7 @@ export function transcriptJson(thread: TranscriptSource): ChatTranscript {
   const effort = info.selection.options.effort;
   return ChatTranscriptSchema.parse({
     chat: {
-      id: chatId, title: titleOf(info, items), private: false,
+      id: chatId, title: chatTitle(info), private: false,
       current_model: { ...model, default_reasoning: typeof effort === 'string' ? effort : 'default' },
       branched_from: info.forkOf ? { chat_id: info.forkOf.chatId, through_message_id: info.forkOf.turnId } : null,
       agent_working_folder: info.cwd, agent_mode: info.effectiveRuntimeMode ?? info.runtimeMode, agent_fast: false,
@@ -133,7 +134,7 @@ export function transcriptJson(thread: TranscriptSource): ChatTranscript {
 export function transcriptMarkdown(thread: TranscriptSource): string {
   const info = thread.info;
   if (!info) throw new Error('The chat has not been loaded yet (attach first)');
-  const out: string[] = [`# ${titleOf(info, thread.items)}`, '', `${info.provider} · ${info.model ?? info.selection.model} · ${info.cwd}`];
+  const out: string[] = [`# ${chatTitle(info)}`, '', `${info.provider} · ${info.model ?? info.selection.model} · ${info.cwd}`];
   for (const item of thread.items) {
     out.push('', ...itemMarkdown(item));
   }
@@ -223,12 +224,6 @@ function compactionText(preTokens: number | null): string {
   return preTokens === null ? 'Context compacted' : `Context compacted (${preTokens} tokens before)`;
 }
 
-function titleOf(info: ChatInfo, items: readonly ChatItem[]): string {
-  if (info.suggestedTitle) return info.suggestedTitle;
-  const first = items.find((item) => item.kind === 'user');
-  const text = first?.kind === 'user' ? first.text.trim().split('\n')[0]!.slice(0, 80) : '';
-  return text || info.chatId;
-}
 
 /** A fence longer than any backtick run inside, so the content cannot end it. */
 function fenced(text: string, lang: string): string {

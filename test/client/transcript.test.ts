@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { marked } from 'marked';
 import { ChatTranscriptSchema, type ChatItem } from '../../src/contracts/index.ts';
-import { ThreadModel, transcriptJson, transcriptMarkdown } from '../../src/client/index.ts';
+import { ThreadModel, chatTitle, transcriptJson, transcriptMarkdown } from '../../src/client/index.ts';
 import { ITEMS, chatInfo } from '../contracts/fixtures.ts';
 
 const T0 = 1_760_000_000_000;
@@ -78,6 +78,15 @@ describe('transcriptJson', () => {
     const placed = new Set([...t.messages.map((m) => m.id), ...t.blocks.map((b) => b.id), ...t.tool_activities.map((a) => a.id),
       ...t.notices.map((n) => n.id), ...t.usage.map((u) => u.turn_id)]);
     expect(items.filter((i) => !placed.has(i.id)).map((i) => i.id)).toEqual([]);
+  });
+
+  it("calls a chat without a title after its agent and folder, as the app's list and header do", () => {
+    const model = new ThreadModel('chat-y');
+    model.applyAttach({ info: chatInfo({ chatId: 'chat-y', cwd: '/home/me/web-app' }), items: [], seq: 1 });
+    expect(transcriptJson(model).chat.title).toBe('Claude Code in web-app');
+    expect(transcriptMarkdown(model).startsWith('# Claude Code in web-app\n')).toBe(true);
+    expect(chatTitle({ suggestedTitle: 'Named', provider: 'codex', cwd: '/x' })).toBe('Named');
+    expect(chatTitle({ provider: 'gemini', cwd: '/' })).toBe('Gemini');
   });
 
   it('refuses a thread that was never attached', () => {

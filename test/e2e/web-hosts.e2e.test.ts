@@ -168,21 +168,31 @@ describe('chats in the web app', () => {
     // The list hears the status from the host's lobby: the chat needs the person, and comes first.
     const first = rows.first();
     await expect.poll(() => first.getAttribute('data-status'), { timeout: 20_000 }).toBe('needs-you');
-    expect(await first.textContent()).toContain('Claude Code in beta-project');
+    // The host named the chat after its first message: the list shows that title (the other, never
+    // sent to, is still called after its agent and folder).
+    await expect.poll(() => first.locator('.chat-row-title').textContent()).toBe('please approve running the tests');
     expect(await first.textContent()).toContain('Needs you');
     await page.getByText('1 chat needs you').waitFor();
     await noViolations(page);
     await screenshot(page, 'chats-needs-you-phone');
 
-    await page.getByRole('searchbox', { name: 'Search chats by title' }).fill('alpha');
+    const search = page.getByRole('searchbox', { name: 'Search chats by title' });
+    await search.fill('alpha');
     await expect.poll(() => rows.count()).toBe(1);
-    expect(await rows.first().textContent()).toContain('alpha-project');
-    await page.getByRole('searchbox', { name: 'Search chats by title' }).fill('');
+    expect(await rows.first().textContent()).toContain('Claude Code in alpha-project');
+    // Words of the title, in any order and case.
+    await search.fill('TESTS  approve');
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().locator('.chat-row-title').textContent()).toBe('please approve running the tests');
+    await search.fill('approve alpha');
+    await page.getByText('No chat has that in its title.').waitFor();
+    await search.fill('');
     await expect.poll(() => rows.count()).toBe(2);
 
-    // On a phone a chat fills the screen, with the way back to the list.
+    // On a phone a chat fills the screen, with the way back to the list; its header shows its title.
     await rows.first().click();
     await page.getByRole('link', { name: '← Chats' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'please approve running the tests' }).waitFor();
     expect(await page.locator('.list-pane').isVisible()).toBe(false);
     await page.getByRole('link', { name: '← Chats' }).click();
     await page.getByRole('heading', { name: 'Chats' }).waitFor();

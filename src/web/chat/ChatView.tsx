@@ -2,7 +2,7 @@
 // tools (W3), the thread, the requests waiting in pages not loaded yet, a "working" line while a turn
 // runs, and the composer (W3). The chat's socket is held while this view is open.
 import { useEffect, useMemo, useReducer } from 'preact/hooks';
-import type { ChatChannel, ThreadChange } from '../../client/index.ts';
+import { chatTitle, type ChatChannel, type ThreadChange } from '../../client/index.ts';
 import type { AgentStatus } from '../../contracts/index.ts';
 import { chatChannel, releaseChat } from '../app/session.ts';
 import { Composer } from './composer/Composer.tsx';
@@ -52,7 +52,7 @@ function ChatHeader({ channel }: { channel: ChatChannel }) {
   return (
     <header class="chat-header">
       <div class="chat-title">
-        <h1>{info?.suggestedTitle ?? 'New chat'}</h1>
+        <h1>{info ? chatTitle(info) : 'Chat'}</h1>
         <p class="chat-subtitle">
           {info ? <span title={info.cwd}>{folder || info.cwd}</span> : null}
           {info?.model ? <span>{info.model}</span> : null}

@@ -15,8 +15,12 @@ const DOT: Record<AgentStatus, string> = { running: 'running', 'needs-you': 'att
 
 export function ChatListPage() {
   useEffect(() => { void loadChats(); }, []);
-  const words = search.value.trim().toLowerCase();
-  const shown = sortedChats.value.filter((e) => !words || chatTitle(e.info).toLowerCase().includes(words));
+  // Every word searched for is somewhere in the title, in any order.
+  const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
+  const shown = sortedChats.value.filter((e) => {
+    const title = chatTitle(e.info).toLowerCase();
+    return words.every((word) => title.includes(word));
+  });
   const needsYou = sortedChats.value.filter((e) => e.info.status === 'needs-you').length;
   return (
     <section class="chat-list page" aria-labelledby="chats-title">
@@ -31,7 +35,7 @@ export function ChatListPage() {
       {chatsError.value && <p class="notice error" role="alert">{chatsError.value}</p>}
       {!chatsLoaded.value && !chatsError.value && shown.length === 0 && <p class="loading" aria-busy="true">Loading chats…</p>}
       {chatsLoaded.value && shown.length === 0 && (
-        <p class="muted">{words ? 'No chat has that in its title.' : hosts.value?.length === 0 ? <>No hosts yet. <a href="/hosts">Pair one</a> to start chatting.</> : 'No chats yet.'}</p>
+        <p class="muted">{words.length > 0 ? 'No chat has that in its title.' : hosts.value?.length === 0 ? <>No hosts yet. <a href="/hosts">Pair one</a> to start chatting.</> : 'No chats yet.'}</p>
       )}
       <ul class="list chat-rows" aria-label="Chats">
         {shown.map((entry) => <ChatRow key={`${entry.hostId}/${entry.info.chatId}`} entry={entry} />)}

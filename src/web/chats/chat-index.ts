@@ -2,7 +2,7 @@
 // chats too), then each host's `chat.status` through its lobby (host-list.ts). A chat that needs the
 // person sorts first; the rest newest first.
 import { computed, signal } from '@preact/signals';
-import type { AgentKind, ChatInfo, IndexedChat } from '../../contracts/index.ts';
+import type { ChatInfo, IndexedChat } from '../../contracts/index.ts';
 import { api } from '../app/session.ts';
 import { hosts, loadHosts, onChatStatus } from '../hosts/host-list.ts';
 
@@ -68,18 +68,8 @@ export function chatCreated(hostId: string, info: ChatInfo): void {
   update(hostId, info);
 }
 
-const PROVIDERS: Record<AgentKind, string> = { claude: 'Claude Code', codex: 'Codex', gemini: 'Gemini', copilot: 'Copilot', apple: 'Apple' };
-
-export function providerName(kind: AgentKind): string {
-  return PROVIDERS[kind] ?? kind;
-}
-
-/** What a chat is called: the title it was given, else its agent and folder. */
-export function chatTitle(info: ChatInfo): string {
-  if (info.suggestedTitle) return info.suggestedTitle;
-  const folder = info.cwd.split(/[\\/]/).filter(Boolean).pop();
-  return folder ? `${providerName(info.provider)} in ${folder}` : providerName(info.provider);
-}
+// What a chat is called (its title, else its agent and folder), the same here as in its header and exports.
+export { chatTitle, providerName } from '../../client/chat-title.ts';
 
 api.onSignedOut(() => {
   stopStatus?.();

@@ -1,13 +1,15 @@
 // A chat saved as a transcript file: the whole chat (older pages loaded first), as JSON in the
 // ChatTranscript shape or as Markdown, handed to the browser as a download.
-import { transcriptJson, transcriptMarkdown, type ChatChannel } from '../../../client/index.ts';
+import { chatTitle, transcriptJson, transcriptMarkdown, type ChatChannel } from '../../../client/index.ts';
 
 export type ExportFormat = 'json' | 'markdown';
 
 function fileName(channel: ChatChannel, extension: string): string {
-  const title = channel.thread.info?.suggestedTitle ?? 'chat';
-  const slug = title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'chat';
-  return `${slug}-${channel.chatId.slice(0, 8)}.${extension}`;
+  const info = channel.thread.info;
+  const title = info ? chatTitle(info) : 'chat';
+  // Letters and digits of any script stay (a title in Greek or Japanese names its file too).
+  const slug = title.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-|-$/g, '');
+  return `${Array.from(slug).slice(0, 60).join('').replace(/-$/, '') || 'chat'}-${channel.chatId.slice(0, 8)}.${extension}`;
 }
 
 export async function exportChat(channel: ChatChannel, format: ExportFormat): Promise<void> {

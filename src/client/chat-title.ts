@@ -1,0 +1,18 @@
+// What a chat is called wherever a person sees or saves it (the chat list and its search, the chat's
+// header, exported transcripts): the title the host gave it (its agent's, or the words of its first
+// message), else its agent and the folder it works in.
+import type { AgentKind, ChatInfo } from '../contracts/index.ts';
+
+const PROVIDERS: Record<AgentKind, string> = { claude: 'Claude Code', codex: 'Codex', gemini: 'Gemini', copilot: 'Copilot', apple: 'Apple' };
+
+/** An agent kind as people call it. */
+export function providerName(kind: AgentKind): string {
+  return PROVIDERS[kind] ?? kind;
+}
+
+/** The chat's title, else "<agent> in <folder>". */
+export function chatTitle(info: Pick<ChatInfo, 'suggestedTitle' | 'provider' | 'cwd'>): string {
+  if (info.suggestedTitle) return info.suggestedTitle;
+  const folder = info.cwd.split(/[\\/]/).filter(Boolean).pop();
+  return folder ? `${providerName(info.provider)} in ${folder}` : providerName(info.provider);
+}
