@@ -38,8 +38,9 @@ export interface InvitationView {
   expiresAt: number;
 }
 
+/** An address that opens one visual's page or one attachment (`attachmentTicket`), with its ticket in it. */
 export interface VisualTicket {
-  /** The visual's page, with a one-minute ticket for that page only. */
+  /** The visual's page (or the attachment), with a short-lived ticket for that one thing only. */
   url: string;
   expiresAt: number;
 }
@@ -277,6 +278,12 @@ export class RelayApi {
   visualTicket(hostId: string, chatId: string, visualId: string): Promise<VisualTicket> {
     const path = [hostId, chatId, visualId].map(encodeURIComponent).join('/');
     return this.call('POST', `/v1/visuals/${path}/ticket`);
+  }
+
+  /** A five-minute address for one attachment of a chat (an image to show, or a file to download). */
+  attachmentTicket(hostId: string, chatId: string, attachmentId: string): Promise<VisualTicket> {
+    const path = [hostId, chatId, attachmentId].map(encodeURIComponent).join('/');
+    return this.call('POST', `/v1/attachments/${path}/ticket`);
   }
 
   // ---- push ----

@@ -114,7 +114,7 @@ describe('the attachment route', () => {
     const res = await open(await ticketUrl(host.hostId, 'a1', 'att-big'));
     expect(res.status).toBe(200);
     expect(res.headers.get('Content-Length')).toBe(String(CHAT_ATTACHMENT_MAX_BYTES));
-    const digest = async (bytes: BufferSource) => new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)).join(',');
+    const digest = async (bytes: ArrayBuffer | Uint8Array) => new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array(bytes))).join(',');
     const body = await res.arrayBuffer();
     expect(body.byteLength).toBe(CHAT_ATTACHMENT_MAX_BYTES);
     expect(await digest(body)).toBe(await digest(FILES[`${hash(5)}.bin`]!));

@@ -8,6 +8,7 @@ import { Missing } from './Missing.tsx';
 import { Nav } from './Nav.tsx';
 import { SignIn, finishRedirectSignIn } from './SignIn.tsx';
 import { signedIn } from './session.ts';
+import { Icon } from './icons.tsx';
 
 const chatList = ROUTES[0].load;
 
@@ -28,7 +29,7 @@ export function App() {
           <div class="detail-pane">
             {open
               ? <>
-                  <a class="back-link" href="/">← Chats</a>
+                  <a class="back-link" href="/" aria-label="Back to chats"><Icon name="back" /> Chats</a>
                   <LazyPage load={route.load} props={{ hostId: params.hostId, chatId: params.chatId, key: `${params.hostId}/${params.chatId}` }} />
                 </>
               : <p class="empty-detail">Pick a chat, or <a href="/chats/new">start a new one</a>.</p>}

@@ -9,6 +9,7 @@ import { api } from '../app/session.ts';
 import { hosts, hostsChanged, hostsError, isOnline, loadHosts } from './host-list.ts';
 import { ago, when } from './time.ts';
 import './hosts.css';
+import { Icon } from '../app/icons.tsx';
 
 type Role = (typeof ACCESS_ROLES)[number];
 const ROLE_TEXT: Record<Role, string> = { viewer: 'Viewer (reads)', operator: 'Operator (chats)', owner: 'Owner (manages)' };
@@ -22,7 +23,7 @@ export function HostPage({ hostId }: { hostId: string }) {
   const online = isOnline(host);
   return (
     <section class="page stack" aria-labelledby="host-title">
-      <a href="/hosts">← Hosts</a>
+      <a href="/hosts" aria-label="Back to hosts"><Icon name="back" /> Hosts</a>
       <div>
         <h1 id="host-title">{host.name}</h1>
         <p class="row muted" role="status">

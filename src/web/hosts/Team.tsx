@@ -7,6 +7,7 @@ import { useOutcome } from './outcome.ts';
 import { navigate } from '../app/router.ts';
 import { api, loadMe, me } from '../app/session.ts';
 import './hosts.css';
+import { Icon } from '../app/icons.tsx';
 
 type TeamRole = (typeof TEAM_ROLES)[number];
 
@@ -30,7 +31,7 @@ export function TeamPage({ teamId }: { teamId: string }) {
   const myId = me.value?.id ?? api.userId;
   return (
     <section class="page stack" aria-labelledby="team-title">
-      <a href="/teams">← Teams</a>
+      <a href="/teams" aria-label="Back to teams"><Icon name="back" /> Teams</a>
       <h1 id="team-title">{team.name}</h1>
       <p class="muted small">Your role: {team.role}</p>
       <div class="card">

@@ -9,6 +9,7 @@ import { hostConnection } from '../../app/session.ts';
 import { useAction } from '../tools/action.ts';
 import { chatCapabilities } from '../tools/capabilities.ts';
 import { useThread } from '../tools/live.ts';
+import { Icon } from '../../app/icons.tsx';
 import { addFiles, formatBytes, releasePreviews, toUploads, type Attached } from './attachments.ts';
 import { knownFiles, namedIn, pick, suggest, tokenAt, type Token } from './mentions.ts';
 import { QueueList } from './QueueList.tsx';
@@ -168,7 +169,7 @@ export function Composer({ channel }: { channel: ChatChannel }) {
                 {a.preview ? <img src={a.preview} alt={`Preview of ${a.file.name}`} /> : <span class="composer-file-icon" aria-hidden="true">{a.file.name.split('.').pop()?.slice(0, 4).toUpperCase() || 'FILE'}</span>}
                 <span class="composer-file-name">{a.file.name}</span>
                 <span class="composer-file-size">{formatBytes(a.file.size)}</span>
-                <button type="button" class="link" aria-label={`Remove ${a.file.name}`} onClick={() => detach(a.key)}>✕</button>
+                <button type="button" class="link" aria-label={`Remove ${a.file.name}`} onClick={() => detach(a.key)}><Icon name="close" size={16} /></button>
               </li>
             ))}
           </ul>
@@ -178,9 +179,7 @@ export function Composer({ channel }: { channel: ChatChannel }) {
           {takesFiles ? (
             <>
               <button type="button" class="composer-attach" aria-label="Attach files" onClick={() => files.current?.click()}>
-                <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">
-                  <path d="M21 11.5l-8.6 8.6a5.5 5.5 0 01-7.8-7.8l8.6-8.6a3.7 3.7 0 015.2 5.2l-8.6 8.6a1.8 1.8 0 01-2.6-2.6l7.9-7.9" />
-                </svg>
+                <Icon name="attach" size={20} />
               </button>
               <input ref={files} type="file" multiple hidden tabIndex={-1}
                 onChange={(event) => { const list = event.currentTarget.files; if (list) attach([...list]); event.currentTarget.value = ''; }} />

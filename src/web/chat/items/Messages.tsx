@@ -1,22 +1,12 @@
 // The plain kinds: what the person wrote, what the agent answered, what it thought, notes and
 // compaction markers.
 import type {
-  ChatAssistantItem, ChatAttachment, ChatCompactionItem, ChatNoteItem, ChatThinkingItem, ChatUserItem,
+  ChatAssistantItem, ChatCompactionItem, ChatNoteItem, ChatThinkingItem, ChatUserItem,
 } from '../../../contracts/index.ts';
+import { Attachments } from './Attachments.tsx';
 import { Fold } from './Fold.tsx';
-import { formatBytes, formatDuration, formatTime, formatTokens } from './format.ts';
+import { formatDuration, formatTime, formatTokens } from './format.ts';
 import { Markdown } from './Markdown.tsx';
-
-function Attachment({ attachment }: { attachment: ChatAttachment }) {
-  const dims = attachment.width && attachment.height ? ` · ${attachment.width}×${attachment.height}` : '';
-  return (
-    <li class="attachment" title={attachment.path}>
-      <span class="attachment-icon" aria-hidden="true">{attachment.mime.startsWith('image/') ? '🖼' : '📄'}</span>
-      <span class="attachment-name">{attachment.name}</span>
-      <span class="attachment-meta">{formatBytes(attachment.size)}{dims}</span>
-    </li>
-  );
-}
 
 export function UserMessage({ item }: { item: ChatUserItem }) {
   const refs = [...(item.mentions ?? []).map((m) => `@${m}`), ...(item.skills ?? []).map((s) => `$${s}`)];
@@ -25,7 +15,7 @@ export function UserMessage({ item }: { item: ChatUserItem }) {
       {item.uiChoice ? <p class="ui-choice">Chose “{item.uiChoice.label}”</p> : null}
       {item.text ? <p class="user-text">{item.text}</p> : null}
       {refs.length ? <p class="msg-refs">{refs.map((ref) => <code key={ref}>{ref}</code>)}</p> : null}
-      {item.attachments?.length ? <ul class="attachments" aria-label="Attachments">{item.attachments.map((a) => <Attachment key={a.id} attachment={a} />)}</ul> : null}
+      {item.attachments?.length ? <Attachments attachments={item.attachments} /> : null}
     </article>
   );
 }

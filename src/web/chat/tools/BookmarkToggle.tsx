@@ -2,6 +2,7 @@
 // marked), or removes the bookmark it has. Mounted on such items; the bookmarks panel names them.
 import type { ChatChannel } from '../../../client/index.ts';
 import type { ChatItem } from '../../../contracts/index.ts';
+import { Icon } from '../../app/icons.tsx';
 import { useAction } from './action.ts';
 import { useThread } from './live.ts';
 
@@ -24,7 +25,7 @@ export function BookmarkToggle({ item, channel, label = 'message' }: { item: Cha
       <button type="button" class={`link bookmark-toggle${marked ? ' marked' : ''}`} aria-pressed={marked}
         aria-label={marked ? `Remove the bookmark on this ${label}` : `Bookmark this ${label}`}
         disabled={action.busy !== null} onClick={toggle}>
-        <span aria-hidden="true">{marked ? '★' : '☆'}</span> {marked ? 'Bookmarked' : 'Bookmark'}
+        <Icon name={marked ? 'starFilled' : 'star'} /> {marked ? 'Bookmarked' : 'Bookmark'}
       </button>
       {action.error ? <span class="request-error" role="alert">{action.error}</span> : null}
     </>

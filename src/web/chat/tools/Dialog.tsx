@@ -2,6 +2,7 @@
 // it, and focus returns to where it was. Closing (any way) calls onClose; the caller unmounts it.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef } from 'preact/hooks';
+import { Icon } from '../../app/icons.tsx';
 
 export function Dialog({ title, onClose, children, className = '' }: {
   title: string;
@@ -26,7 +27,7 @@ export function Dialog({ title, onClose, children, className = '' }: {
       <div class="tool-dialog-body">
         <header class="tool-dialog-head">
           <h2 id={headingId}>{title}</h2>
-          <button type="button" class="link" aria-label="Close" onClick={onClose}>✕</button>
+          <button type="button" class="link" aria-label="Close" onClick={onClose}><Icon name="close" size={18} /></button>
         </header>
         {children}
       </div>

@@ -9,23 +9,15 @@
 // within the visual's and the contract's limits.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { VISUAL_LIMITS, visualFrameHeight, type ChatVisual } from '../../../contracts/index.ts';
-import type { VisualTicket as Ticket } from '../../../client/index.ts';
 import { api } from '../../app/session.ts';
+import { ticketedUrl } from '../ticket-urls.ts';
 import './visuals.css';
 
 /** Unmeasured and silent pages start this tall (or their own max, if smaller). */
 const UNMEASURED_HEIGHT = 360;
 
-/** Tickets by visual, reused while they have some life left (a virtualized row mounts again and again). */
-const tickets = new Map<string, Ticket>();
-
-async function pageUrl(hostId: string, chatId: string, visualId: string): Promise<string> {
-  const key = `${hostId}/${chatId}/${visualId}`;
-  const kept = tickets.get(key);
-  if (kept && kept.expiresAt - Date.now() > 10_000) return kept.url;
-  const ticket = await api.visualTicket(hostId, chatId, visualId);
-  tickets.set(key, ticket);
-  return ticket.url;
+function pageUrl(hostId: string, chatId: string, visualId: string): Promise<string> {
+  return ticketedUrl(`visual/${hostId}/${chatId}/${visualId}`, () => api.visualTicket(hostId, chatId, visualId));
 }
 
 /** A height a page asked for, if the message is one. */
