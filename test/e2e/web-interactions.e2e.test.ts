@@ -195,6 +195,10 @@ describe('chat interactions in the browser', () => {
     await poll(() => sendState(page, 'with a picture')).toBe('delivered');
     const sent = rows(page, 'user').filter({ hasText: 'with a picture' });
     await sent.locator('.attachment', { hasText: 'f0.png' }).waitFor();
+    // The picture comes back from the host through the relay's attachment route and is drawn.
+    const picture = sent.getByRole('img', { name: 'f0.png' });
+    await poll(() => picture.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0))).toBeGreaterThan(0);
+    expect(new URL(await picture.getAttribute('src') ?? '', 'http://x').pathname).toMatch(/^\/v1\/attachments\//);
     expect(await page.locator('.composer-file').count()).toBe(0);
 
     if (size === 'desktop') {

@@ -13,6 +13,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
 import type { ChatChannel, ThreadModel } from '../../client/index.ts';
 import type { ChatItem } from '../../contracts/index.ts';
+import { Icon } from '../app/icons.tsx';
 import { focusedItem } from './focus.ts';
 import { ItemRow, VisualRow } from './items/ItemView.tsx';
 import { layoutThread, type Row, type ThreadLayout } from './items/rows.ts';
@@ -249,7 +250,7 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
         </div>
         {!atEnd && (unseen || rows.length > 0)
           ? <button type="button" class={`jump-to-end${unseen ? ' unseen' : ''}`} onClick={jumpToEnd}>
-              {unseen ? 'New messages' : 'Jump to the newest'} <span aria-hidden="true">↓</span>
+              {unseen ? 'New messages' : 'Jump to the newest'} <Icon name="down" />
             </button>
           : null}
       </div>
