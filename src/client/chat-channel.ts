@@ -7,7 +7,10 @@
 // Sends go through the Outbox (outbox.ts): kept on this device first, then sent in order, one at a
 // time, whenever the link is up, each under the id it was kept with. Each send's PendingSend tells
 // where it is: kept here, sent, queued by the relay for an offline host (the relay shows those in
-// `info.queue` as `relay:<request id>`, see src/contracts/relay.ts), delivered, or failed.
+// `info.queue` as `relay:<request id>`, see src/contracts/relay.ts), delivered, or failed. A queued one
+// is delivered when it leaves that queue, unless the relay said first that the host refused it: the
+// relay tells that to whoever is attached then, and to its sender's next attach (before the answer,
+// so before the queue in it is read) if they were away.
 import {
   CHAT_PAGE_LIMITS, ChatSendPayloadSchema, KEPT_SEND_PREFIX, ProtocolError,
   type AgentRequestType, type ChatQueuePayload, type ChatSendPayload, type ChatSendResult, type RequestPayload, type RequestResult, type WireError,
@@ -89,9 +92,7 @@ export class ChatChannel extends LiveSocket {
       send.advance('failed', { error: this.ended });
       return send;
     }
-    const write = this.outbox.put(entry);
-    this.writes.set(entry.id, write);
-    write.catch(() => undefined).finally(() => this.writes.delete(entry.id));
+    void this.store(entry.id, () => this.outbox.put(entry)).catch(() => undefined);
     void this.pump();
     return send;
   }
@@ -107,7 +108,10 @@ export class ChatChannel extends LiveSocket {
     if (withdrawn) this.withdrawing.add(withdrawn.id);
     try {
       const result = await super.request(type, payload, id);
-      if (withdrawn && this.sends.delete(withdrawn.id)) for (const listener of this.sendListeners) listener(withdrawn);
+      if (withdrawn && this.sends.delete(withdrawn.id)) {
+        void this.store(withdrawn.id, () => this.outbox.remove(withdrawn.id)).catch(() => undefined);
+        for (const listener of this.sendListeners) listener(withdrawn);
+      }
       return result;
     } finally {
       if (withdrawn) {
@@ -142,7 +146,7 @@ export class ChatChannel extends LiveSocket {
     } catch {
       return; // an unreadable store holds nothing we can send
     }
-    for (const entry of kept) if (!this.sends.has(entry.id)) this.track(new PendingSend(entry));
+    for (const entry of kept) if (!this.sends.has(entry.id)) this.track(new PendingSend(entry, entry.state === 'queued' ? 'queued' : 'kept'));
     // Kept ones are older than anything sent since this channel opened: they go first.
     const fresh = [...this.sends.entries()].filter(([id]) => !kept.some((e) => e.id === id));
     for (const [id, send] of fresh) {
@@ -196,10 +200,28 @@ export class ChatChannel extends LiveSocket {
     }, TRY_AGAIN_MS);
   }
 
-  /** The relay answered it: it leaves the outbox (a resend would only get the same answer). */
-  private async settle(send: PendingSend, state: 'queued' | 'delivered' | 'failed', detail: { error?: WireError; result?: ChatSendResult }): Promise<void> {
+  /**
+   * The relay answered it: it leaves the outbox (a resend would only get the same answer), except a
+   * send the relay keeps for the offline host, which stays as `queued` (never sent again) until it is
+   * delivered or refused, so that a reload still learns how it ended.
+   */
+  private async settle(send: PendingSend, state: 'queued' | 'delivered' | 'failed', detail: { error?: WireError; result?: ChatSendResult } = {}): Promise<void> {
     send.advance(state, detail);
-    await this.outbox.remove(send.id).catch(() => undefined);
+    if (send.state !== state) return; // settled otherwise already (a refusal heard before the answer): that was stored
+    const write = state === 'queued'
+      ? () => this.outbox.put({ ...this.scope(), id: send.id, payload: send.payload, createdAt: send.createdAt, order: send.order, state })
+      : () => this.outbox.remove(send.id);
+    await this.store(send.id, write).catch(() => undefined);
+  }
+
+  /** Outbox writes of one send, one after another in the order asked: a removal is never overtaken by an earlier put. */
+  private store(id: string, write: () => Promise<void>): Promise<void> {
+    // The first write starts at once: a send is on the device by the time `send()` answers (as far as the store is synchronous).
+    const previous = this.writes.get(id);
+    const next = previous ? previous.catch(() => undefined).then(write) : write();
+    this.writes.set(id, next);
+    void next.catch(() => undefined).finally(() => { if (this.writes.get(id) === next) this.writes.delete(id); });
+    return next;
   }
 
   /**
@@ -217,13 +239,15 @@ export class ChatChannel extends LiveSocket {
     const queue = this.thread.info?.queue ?? [];
     for (const send of this.sends.values()) {
       if (send.state !== 'queued' || this.withdrawing.has(send.id)) continue;
-      if (!queue.some((q) => q.id === `${KEPT_SEND_PREFIX}${send.id}`)) send.advance('delivered');
+      if (!queue.some((q) => q.id === `${KEPT_SEND_PREFIX}${send.id}`)) void this.settle(send, 'delivered');
     }
   }
 
   // ---- the socket ----
 
   protected override async opened(socket: RelaySocket): Promise<void> {
+    // The sends a reload kept must be known before the attach, whose answer may settle them.
+    await this.restored;
     const since = this.thread.attached ? this.thread.seq : undefined;
     this.early = [];
     try {
@@ -260,8 +284,9 @@ export class ChatChannel extends LiveSocket {
       case 'chat.bookmarks': return this.thread.applyBookmarks(payload.bookmarks);
       case 'chat.visuals': return this.thread.applyVisuals(payload.visuals);
       case 'chat.sendRefused': {
+        // Heard live, or again on attaching (the relay cannot know this device heard it): once is enough.
         const send = this.sends.get(payload.requestId);
-        send?.advance('failed', { error: payload.error });
+        if (send && !send.done) void this.settle(send, 'failed', { error: payload.error });
         return;
       }
     }

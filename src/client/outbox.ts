@@ -2,8 +2,11 @@
 // signs in next on a shared browser must not send them as themselves): in IndexedDB in the
 // browser (so a send made offline survives closing the tab), in memory in Node. Each is kept with the
 // request id it will be sent under, before it is sent at all; ChatChannel sends them in order when the
-// link is up and forgets each once the relay answered it. A resend after a reconnect (or a reload)
-// reuses the id, and the relay answers a repeated id once: a message is never delivered twice.
+// link is up and forgets each once it is delivered or refused. A resend after a reconnect (or a reload)
+// reuses the id, and the relay answers a repeated id once: a message is never delivered twice. One the
+// relay keeps for an offline host stays here as `queued`, never sent again, until the relay's queue
+// lets it go (delivered) or says the host refused it (`chat.sendRefused`, kept by the relay for a
+// device that was away then): a reload still learns how it ended.
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { ChatSendPayload, ChatSendResult, WireError } from '../contracts/index.ts';
 
@@ -21,6 +24,8 @@ export interface OutboxEntry extends OutboxScope {
   createdAt: number;
   /** Orders sends made in the same millisecond. */
   order: number;
+  /** `queued`: the relay answered that it keeps it for the offline host; watched, not sent again. */
+  state?: 'queued';
 }
 
 export interface OutboxStore {
@@ -119,6 +124,8 @@ export class PendingSend {
   readonly id: string;
   readonly payload: ChatSendPayload;
   readonly createdAt: number;
+  /** Its place among this person's sends to the chat (OutboxEntry.order). */
+  readonly order: number;
   private currentState: DeliveryState;
   private failure: WireError | null = null;
   private answer: ChatSendResult | null = null;
@@ -127,10 +134,11 @@ export class PendingSend {
   /** Resolves once the message is `delivered` or `failed`. */
   readonly settled: Promise<PendingSend>;
 
-  constructor(entry: Pick<OutboxEntry, 'id' | 'payload' | 'createdAt'>, state: DeliveryState = 'kept') {
+  constructor(entry: Pick<OutboxEntry, 'id' | 'payload' | 'createdAt'> & { order?: number }, state: DeliveryState = 'kept') {
     this.id = entry.id;
     this.payload = entry.payload;
     this.createdAt = entry.createdAt;
+    this.order = entry.order ?? nextOrder(entry.createdAt);
     this.currentState = state;
     this.settled = new Promise((resolve) => { this.finish = resolve; });
   }

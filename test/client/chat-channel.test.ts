@@ -111,6 +111,15 @@ function keep<T extends LiveSocket>(socket: T): T {
 
 const fast = { backoff: { baseMs: 10, maxMs: 50 } };
 
+/** Waits until `check` holds (asked every few ms); fails after a generous limit. */
+async function until(check: () => boolean | Promise<boolean>, limitMs = 5_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 /** A stand-in chat: attach answers a snapshot (or the replay of `log` after since); sends are answered by `onSend`. */
 function chatRoom(log: unknown[], onSend: Conversation = (f, ws) => answer(ws, f.id, { queued: false, turnId: 'turn-1' })): Conversation {
   return (frame, ws, relay) => {
@@ -229,6 +238,55 @@ describe('ChatChannel over a socket that drops', () => {
     await channel.request('chat.unqueue', { chatId: 'c1', messageId: `relay:${send.id}` });
     expect(channel.pendingSends).toEqual([]);
     expect(states).toEqual(['sent', 'queued']);
+  });
+
+  it('keeps a queued send on this device until it ends: a reload learns it was refused (told before the attach answer) or delivered, once', async () => {
+    let seq = 1;
+    const queueInfo = (ids: string[]) => ({ ...info, queue: ids.map((id) => ({ id: `relay:${id}`, text: id, createdAt: 1 })) });
+    let held: string[] = [];
+    let refusedOnAttach: string | null = null;
+    const { relay, api } = await setUp((frame, ws) => {
+      if (frame.type === 'chat.send') {
+        held = [...held, frame.id];
+        event(ws, 'chat.event', { chatId: 'c1', event: { type: 'info', info: queueInfo(held) }, seq: ++seq });
+        return answer(ws, frame.id, { queued: true });
+      }
+      if (frame.type === 'chat.attach') {
+        // As the relay does for a sender who was away: the refusal first, then the answer (twice here: it cannot know what was heard).
+        if (refusedOnAttach) {
+          for (let i = 0; i < 2; i++) {
+            event(ws, 'chat.sendRefused', { chatId: 'c1', messageId: `relay:${refusedOnAttach}`, requestId: refusedOnAttach, error: { code: 'folder-denied', message: 'Not that folder' } });
+          }
+        }
+        return answer(ws, frame.id, { info: queueInfo(held), items: [], seq });
+      }
+    });
+    const outbox = new MemoryOutboxStore();
+    const scope = { userId: '', hostId: 'h1', chatId: 'c1' };
+    const first = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox }));
+    const refused = first.send({ text: 'refused later' });
+    const delivered = first.send({ text: 'delivered later' });
+    await relay.when(() => relay.requests('chat.send').length === 2);
+    const queuedBoth = () => refused.state === 'queued' && delivered.state === 'queued';
+    await new Promise<void>((resolve) => { const check = () => { if (queuedBoth()) resolve(); }; check(); refused.onChange(check); delivered.onChange(check); });
+    await until(async () => (await outbox.list(scope)).every((e) => e.state === 'queued'));
+    expect((await outbox.list(scope)).map((e) => e.id)).toEqual([refused.id, delivered.id]);
+    first.close();
+
+    // Meanwhile the host came back: it refused one and took the other (it left the relay's queue).
+    held = [];
+    refusedOnAttach = refused.id;
+    const second = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox }));
+    const seen: string[] = [];
+    second.onSend((send) => seen.push(`${send.id === refused.id ? 'refused' : 'delivered'}:${send.state}`));
+    await relay.when(() => relay.requests('chat.attach').length === 2);
+    await until(() => second.pendingSends.every((send) => send.done));
+    const [again, other] = second.pendingSends;
+    expect(again).toMatchObject({ id: refused.id, state: 'failed', error: { code: 'folder-denied', message: 'Not that folder' } });
+    expect(other).toMatchObject({ id: delivered.id, state: 'delivered' });
+    expect(seen.filter((s) => s === 'refused:failed'), 'failed once, though told twice').toHaveLength(1);
+    expect(relay.requests('chat.send'), 'a queued send is never sent again').toHaveLength(2);
+    await until(async () => (await outbox.list(scope)).length === 0);
   });
 
   it('stops for good on a 4401 close, and says why', async () => {

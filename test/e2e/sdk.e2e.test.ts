@@ -1,7 +1,8 @@
 // The client SDK against the real relay (wrangler dev) and a real host process with the `script`
 // provider: RelayApi over the real routes, a ChatChannel that survives a relay restart mid-stream, a
 // send made while the network is down delivered once (by two channels sharing one outbox, as two tabs
-// would), and a socket whose grant is removed stopping for good on 4403.
+// would), a send the relay kept for an offline host and the host refused while this device was away
+// learned on reconnecting, once, and a socket whose grant is removed stopping for good on 4403.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -9,12 +10,13 @@ import {
   ChatChannel, HostConnection, MemoryOutboxStore, RelayApi, type LinkState, type LiveSocket,
 } from '../../src/client/index.ts';
 import { LinkProxy } from '../support/link-proxy.ts';
-import { HostProcess, RELAY_OWNER, relayUrl } from './peers.ts';
+import { HostProcess, Peer, RELAY_OWNER, relayUrl } from './peers.ts';
 
 const host = new HostProcess('sdk-host', RELAY_OWNER);
 /** A reply long and slow enough (60 pieces, 40 ms apart) that a relay restart lands in its middle. */
 const STREAMED = Array.from({ length: 60 }, (_, i) => `word${i} `).join('');
 const fast = { backoff: { baseMs: 100, maxMs: 1_000 } };
+const CONFIG = { providers: { claude: { backend: 'script', script: 'sdk-script.json' } } };
 let api: RelayApi;
 let lobby: HostConnection;
 const opened: LiveSocket[] = [];
@@ -24,10 +26,10 @@ function track<T extends LiveSocket>(socket: T): T {
   return socket;
 }
 
-async function until<T>(check: () => T | false | null | undefined, what: string, ms = 20_000): Promise<T> {
+async function until<T>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value) return value;
     if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 20));
@@ -49,13 +51,13 @@ beforeAll(async () => {
       { steps: [{ type: 'text', text: 'Got it: {{text}}', deltas: 2, delayMs: 5 }] },
     ],
   }));
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ providers: { claude: { backend: 'script', script: 'sdk-script.json' } } }));
+  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify(CONFIG));
   await host.start();
   api = new RelayApi(relayUrl());
   await api.signIn(inject('ownerEmail'), inject('ownerPassword'));
   lobby = track(new HostConnection(api, host.hostId, fast));
   await until(() => lobby.online, 'the host online in its lobby');
-  for (const chatId of ['sdk-restart', 'sdk-offline', 'sdk-queued', 'sdk-shared']) await lobby.request('chat.create', { chatId });
+  for (const chatId of ['sdk-restart', 'sdk-offline', 'sdk-queued', 'sdk-refused', 'sdk-shared']) await lobby.request('chat.create', { chatId });
 });
 
 afterAll(async () => {
@@ -158,6 +160,63 @@ describe('the client SDK end to end', () => {
     expect(channel.thread.items.filter((i) => i.kind === 'user' && i.text === 'kept by the relay')).toHaveLength(1);
     expect(channel.thread.info?.queue ?? []).toEqual([]);
     await until(() => lobby.online, 'the host back in the lobby');
+  });
+
+  it('a send the relay kept for an offline host, refused by the host while this device was offline, fails with why on reconnecting, once', async () => {
+    const proxy = await LinkProxy.start(relayUrl());
+    const watcher = await Peer.chat(host.hostId, 'sdk-refused', RELAY_OWNER);
+    try {
+      const viaProxy = new RelayApi(proxy.url);
+      await viaProxy.signIn(inject('ownerEmail'), inject('ownerPassword'));
+      const outbox = new MemoryOutboxStore();
+      const channel = track(new ChatChannel(viaProxy, host.hostId, 'sdk-refused', { ...fast, outbox }));
+      const refusals: unknown[] = [];
+      channel.onFrame((frame) => { if ((frame as { event?: string }).event === 'chat.sendRefused') refusals.push(frame); });
+      await until(() => channel.state === 'open' && channel.online, 'the channel open, the host online');
+      await watcher.socket.request('chat.attach', { chatId: 'sdk-refused' });
+
+      await host.stop();
+      await until(() => channel.online === false, 'the host offline on the chat socket');
+      const send = channel.send({ text: 'kept by the relay, then refused' });
+      await until(() => send.state === 'queued', 'the send queued by the relay');
+      const failures: unknown[] = [];
+      send.onChange((changed) => { if (changed.state === 'failed') failures.push(changed.error); });
+      proxy.offline();
+      await until(() => channel.state === 'offline', 'this device offline');
+
+      // The host returns with a policy that no longer allows the chat's folder: it refuses the kept send.
+      writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ ...CONFIG, policy: { roots: [path.join(host.dataDir, 'elsewhere')] } }));
+      await host.start();
+      const refused = await watcher.waitFor((f) => f.event === 'chat.sendRefused' && f.payload.requestId === send.id, 'the refusal, live, to whoever was attached');
+      expect(refused.payload.error.code).toBe('folder-denied');
+      await watcher.waitFor((f) => f.event === 'chat.event' && f.payload.event.type === 'info' && (f.payload.event.info.queue ?? []).length === 0, 'the relay queue emptied');
+      expect(send.state, 'away, this device knows nothing yet').toBe('queued');
+
+      proxy.online();
+      const settled = await send.settled;
+      expect(settled.state).toBe('failed');
+      expect(settled.error).toMatchObject({ code: 'folder-denied' });
+      expect(failures).toHaveLength(1);
+      expect(refusals).toHaveLength(1);
+      expect(channel.thread.info?.queue ?? []).toEqual([]);
+      expect(channel.thread.items.filter((i) => i.kind === 'user'), 'it never reached the thread').toEqual([]);
+      await until(async () => (await outbox.list({ userId: viaProxy.userId!, hostId: host.hostId, chatId: 'sdk-refused' })).length === 0, 'the send gone from this device');
+
+      // Reconnecting again (replaying from where it is) hears it no more.
+      proxy.offline();
+      await until(() => channel.state === 'offline', 'offline again');
+      proxy.online();
+      await until(() => channel.state === 'open', 'open again');
+      expect(refusals).toHaveLength(1);
+      expect(failures).toHaveLength(1);
+    } finally {
+      watcher.close();
+      await proxy.close();
+      await host.stop();
+      writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify(CONFIG));
+      await host.start();
+      await until(() => lobby.online, 'the host back in the lobby');
+    }
   });
 
   it('a channel whose grant is removed closes with forbidden and stops reconnecting', async () => {

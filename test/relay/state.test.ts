@@ -302,6 +302,59 @@ describe('sends while the host is offline', () => {
     expect(host.requestsOf('chat.send').map((f) => f.payload.text)).toEqual(['bad', 'good']);
   });
 
+  it('tells a sender who was away when the host refused their kept send, once, before the answer to their next attach', async () => {
+    const host = await newHost();
+    host.create('q6', []);
+    host.handlers['chat.send'] = (p) => {
+      if (p.text === 'bad') throw Object.assign(new Error('That folder is not allowed any more'), { code: 'folder-denied' });
+      return { queued: false };
+    };
+    const me = await Client.chat(host.hostId, 'q6');
+    await me.request('chat.attach', { chatId: 'q6' });
+    host.disconnect();
+    await me.waitFor((f) => f.event === 'host.presence' && f.payload.online === false, 'offline');
+    expect((await me.request('chat.send', { chatId: 'q6', text: 'bad' }, 'away-1')).result).toEqual({ queued: true });
+    expect((await me.request('chat.send', { chatId: 'q6', text: 'good' }, 'away-2')).result).toEqual({ queued: true });
+    await until(() => me.chatEvents().some((f) => f.payload.event.type === 'info' && f.payload.event.info.queue?.length === 2), 'both queued');
+    const since = Math.max(...me.chatEvents().map((f) => f.payload.seq));
+    me.close(); // the phone goes away before the host returns
+
+    // Someone else is attached (another person with a role on the host): they see it happen.
+    const bea = 'state-bea';
+    await userToken(bea);
+    await env.DB.prepare("INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_at, created_by) VALUES (?, ?, '', 'user', ?, 'operator', ?, ?)")
+      .bind(`grant-${bea}`, host.hostId, bea, Date.now(), 'owner-1').run();
+    const watcher = await Client.chat(host.hostId, 'q6', bea);
+    await watcher.request('chat.attach', { chatId: 'q6' });
+    await host.connect();
+    await watcher.waitFor((f) => f.event === 'chat.sendRefused', 'refusal pushed live');
+    await until(() => watcher.chatEvents().some((f) => f.payload.event.type === 'info' && (f.payload.event.info.queue ?? []).length === 0), 'queue emptied');
+    expect(host.requestsOf('chat.send').map((f) => f.payload.text)).toEqual(['bad', 'good']);
+
+    // It survives the room's restart; the sender's next attach gets it first, then the answer.
+    await evictAllDurableObjects();
+    await host.connect();
+    const back = await Client.chat(host.hostId, 'q6');
+    const replay = await back.request('chat.attach', { chatId: 'q6', since });
+    const refusals = (c: Client) => c.frames.filter((f) => f.event === 'chat.sendRefused');
+    expect(refusals(back).map((f) => f.payload)).toEqual([
+      { chatId: 'q6', messageId: 'relay:away-1', requestId: 'away-1', error: { code: 'folder-denied', message: 'That folder is not allowed any more' } },
+    ]);
+    expect(back.frames.indexOf(refusals(back)[0]!), 'before the answer').toBeLessThan(back.frames.indexOf(replay));
+    expect(replay.result.events.at(-1).info.queue ?? []).toEqual([]);
+
+    // Once past it, an attach hears it no more; a snapshot (nothing known) hears it again; other people never.
+    const again = await Client.chat(host.hostId, 'q6');
+    await again.request('chat.attach', { chatId: 'q6', since: replay.result.seq });
+    expect(refusals(again)).toEqual([]);
+    const fresh = await Client.chat(host.hostId, 'q6');
+    await fresh.request('chat.attach', { chatId: 'q6' });
+    expect(refusals(fresh).map((f) => f.payload.requestId)).toEqual(['away-1']);
+    const other = await Client.chat(host.hostId, 'q6', bea);
+    await other.request('chat.attach', { chatId: 'q6' });
+    expect(refusals(other)).toEqual([]);
+  });
+
   it('answers other changes with host-offline, and reads keep working', async () => {
     const host = await newHost();
     host.create('q2', [userItem('u1', 'hi')]);

@@ -63,6 +63,7 @@ export class ChatRoom extends ClientSockets {
       isOnline: () => this.hostLink().isOnline(),
       waitForHost: () => this.hostLink().waitForHost(this.key().chatId),
       queueChanged: () => this.queueChanged(),
+      seq: () => this.seq,
       fanOut: (text) => this.fanOut(text),
     });
   }
@@ -217,7 +218,7 @@ export class ChatRoom extends ClientSockets {
     const p = request.payload as Record<string, unknown>;
     switch (type) {
       case 'chat.attach': {
-        const text = await this.attach(id, p as { historyLimit?: number; since?: number });
+        const text = await this.attach(id, p as { historyLimit?: number; since?: number }, ws && { ws, userId });
         if (ws) this.markAttached(ws, true);
         return text;
       }
@@ -273,7 +274,8 @@ export class ChatRoom extends ClientSockets {
     return synced;
   }
 
-  private async attach(id: string, p: { historyLimit?: number; since?: number }): Promise<string> {
+  /** `to`: the socket the answer goes to, which first gets the refusals of its person's kept sends it may have missed. */
+  private async attach(id: string, p: { historyLimit?: number; since?: number }, to?: { ws: WebSocket; userId: string }): Promise<string> {
     let thread: Thread;
     try {
       thread = await this.ready();
@@ -290,9 +292,11 @@ export class ChatRoom extends ClientSockets {
     const seq = this.seq;
     const info = this.decorate(thread.info);
     const floor = this.store.state.logFloor;
-    if (p.since !== undefined && p.since >= floor && p.since <= seq) {
+    const since = p.since !== undefined && p.since >= floor && p.since <= seq ? p.since : undefined;
+    if (to) for (const frame of this.kept.refusalsFor(to.userId, since)) send(to.ws, frame);
+    if (since !== undefined) {
       // Replay: the logged events as they were sent, joined without parsing them again.
-      const events = this.store.logAfter(p.since);
+      const events = this.store.logAfter(since);
       const head = JSON.stringify({ id, ok: true, result: { info, items: [], seq, bookmarks, visuals } });
       return `${head.slice(0, -2)},"events":[${events.join(',')}]}}`;
     }

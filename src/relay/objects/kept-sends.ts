@@ -3,6 +3,9 @@
 // `relay:<request id>`. When the host returns they go out in order, each under the link id of the
 // person's own request, so a resend the host already took is answered from its journal, not run again.
 // While any are kept, new sends queue behind them: the host gets messages in the order people sent them.
+// A send the host refuses when it finally gets it is told to everyone attached (`chat.sendRefused`)
+// and remembered, so that its sender, if away then, hears it when they attach again (`refusalsFor`):
+// without that their device would take the send's leaving the queue for its delivery.
 import {
   KEPT_SEND_PREFIX, withRequestLimit, type ChatInfo, type ChatQueuedMessage, type Reply,
 } from '../../contracts/index.ts';
@@ -22,6 +25,8 @@ export interface KeptSendsRoom {
   waitForHost(): Promise<boolean>;
   /** The queue changed: the room sends its (decorated) info again. */
   queueChanged(): Promise<void>;
+  /** The room's seq now: the info event that follows a refusal is logged one past it. */
+  seq(): number;
   fanOut(text: string): void;
 }
 
@@ -68,15 +73,27 @@ export class KeptSends {
       }
       failures = 0;
       if (!reply.ok) {
-        // The sender was told `{queued: true}` long ago: everyone attached hears why it did not go.
+        // The sender was told `{queued: true}` long ago: everyone attached hears why it did not go, and
+        // the refusal is kept (in the same step that drops the send) for a sender who is away now.
         console.warn(JSON.stringify({ msg: 'kept send refused by host', chat: this.room.chatId(), code: reply.error.code }));
-        this.room.fanOut(eventFrame('chat.sendRefused', {
+        const frame = eventFrame('chat.sendRefused', {
           chatId: this.room.chatId(), messageId: `${KEPT_SEND_PREFIX}${kept.requestId}`, requestId: kept.requestId, error: reply.error,
-        }));
+        });
+        this.store.refuse(kept.requestId, kept.userId, this.room.seq() + 1, frame);
+        this.room.fanOut(frame);
       }
       this.store.unkeep(kept.pos);
       await this.room.queueChanged();
     }
+  }
+
+  /**
+   * The refusals a person's client may have missed, to send it before answering its attach (so they
+   * are known before the queue it gets is read): those after `since` when the attach replays from
+   * there, else every one kept (a snapshot says nothing of what the client heard).
+   */
+  refusalsFor(userId: string, since: number | undefined): string[] {
+    return this.store.refusals(userId, since ?? 0);
   }
 
   /** `chat.unqueue` takes a kept send back for editing; `chat.sendNow` cannot hurry a host that is away. */

@@ -10,6 +10,8 @@
 //   deltas logged after an item's row are applied again.
 // - `log`: the events clients may replay, as the JSON that was sent (never serialized twice).
 // - `kept`: `chat.send`s kept while the host was offline, in order, until it takes them.
+// - `refused`: kept sends the host refused when it got them, each with the frame that said so and the
+//   first room seq after it, so the sender learns it on attaching again even if they were away then.
 // - `removed_visuals`: visuals a person removed, kept out of the host's later lists.
 // - `blobs`: large values in parts under SQLite's value limit: visual pages, kept payloads, and any
 //   item, logged event or info too large for its own row (the row then holds '').
@@ -18,6 +20,8 @@ import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../cont
 // UTF-16 units per part: at most 3 bytes each in UTF-8, well under the 2 MB a SQLite value may hold.
 const PART = 500_000;
 export const LOG_KEEP = 5_000;
+const REFUSED_KEEP_MS = 30 * 24 * 60 * 60 * 1000;
+const REFUSED_KEEP_COUNT = 200;
 const INFO_KEY = 'info';
 const itemKey = (id: string) => `item:${id}`;
 const visualKey = (id: string) => `visual:${id}`;
@@ -64,6 +68,8 @@ export class RoomStore {
         at INTEGER NOT NULL, preview TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS blobs (key TEXT NOT NULL, part INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, part));
       CREATE TABLE IF NOT EXISTS removed_visuals (visual_id TEXT PRIMARY KEY);
+      CREATE TABLE IF NOT EXISTS refused (request_id TEXT NOT NULL, user_id TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL,
+        frame TEXT NOT NULL, PRIMARY KEY (user_id, request_id));
     `);
     this.state = this.readState();
   }
@@ -216,6 +222,22 @@ export class RoomStore {
     this.sql.exec('DELETE FROM kept WHERE pos = ?', pos);
     this.dropBlob(`kept:${pos}`);
     this.previews = null;
+  }
+
+  /**
+   * Remembers that the host refused a kept send: `frame` is the `chat.sendRefused` event as sent, `seq`
+   * the first room seq after the refusal. Refusals older than REFUSED_KEEP_MS go, and at most
+   * REFUSED_KEEP_COUNT are kept: a device away longer than that finds its send gone from the queue.
+   */
+  refuse(requestId: string, userId: string, seq: number, frame: string, now = Date.now()): void {
+    this.sql.exec('INSERT OR REPLACE INTO refused (request_id, user_id, seq, at, frame) VALUES (?, ?, ?, ?, ?)', requestId, userId, seq, now, frame);
+    this.sql.exec('DELETE FROM refused WHERE at < ? OR rowid NOT IN (SELECT rowid FROM refused ORDER BY at DESC LIMIT ?)', now - REFUSED_KEEP_MS, REFUSED_KEEP_COUNT);
+  }
+
+  /** The refusal frames of one person's kept sends, those a client that applied the events up to `since` may have missed; oldest first. */
+  refusals(userId: string, since = 0): string[] {
+    return this.sql.exec<{ frame: string }>('SELECT frame FROM refused WHERE user_id = ? AND seq > ? ORDER BY seq, at', userId, since).toArray()
+      .map((row) => row.frame);
   }
 
   // ---- visual pages ----
