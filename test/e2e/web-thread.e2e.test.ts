@@ -1,7 +1,8 @@
 // The thread view in a real browser, against the real relay and a real host with the `script`
 // provider: a reply streams in (grows, ends complete, never twice), every kind it can make draws as it
 // should (tool calls folded with their output and diff, thinking folded, markdown with code and its
-// HTML shown as text, turn footers with cost and duration, notes), a long chat loads its
+// HTML shown as text, turn footers with cost and duration, notes, compaction), a person at the end
+// stays there through a turn (though the composer grows while it runs), a long chat loads its
 // older pages as the person scrolls up without moving what they read, a stream never yanks a person
 // who scrolled up, and every fold toggle is a labelled button reached by Tab. Phone and desktop.
 import { writeFileSync } from 'node:fs';
@@ -103,6 +104,9 @@ async function openChat(size: Size, chatId: string): Promise<{ person: SignedInP
 
 const rows = (page: Page, kind: string) => page.locator(`.thread-row[data-kind="${kind}"]`);
 
+/** How far the thread's view is above its end, in pixels. */
+const distanceFromEnd = (page: Page) => page.locator('.thread-scroll').evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+
 /** Back to the newest rows the way a person does after reading further up (a click scrolls the row it hits into view). */
 async function toNewest(page: Page): Promise<void> {
   // The button goes away by itself once the view reaches the end (a stream may get there first), so it
@@ -194,9 +198,14 @@ describe('the thread view', () => {
     await thought.press('Enter');
     await page.getByText('A plain message; I will answer it briefly.').waitFor();
 
-    // Markdown: a heading, a list, a code block with its language, a link that opens apart; HTML as text.
-    await exchange(channel, 'markdown please');
+    // A person at the end stays there through a turn: the view gets shorter from below while it runs
+    // (on a phone the composer grows by a line or two), and still the reply shows without a button.
     await toNewest(page);
+    await exchange(channel, 'markdown please');
+    await expect.poll(() => distanceFromEnd(page), { timeout: 5_000 }).toBeLessThanOrEqual(40);
+    expect(await page.locator('.jump-to-end').count()).toBe(0);
+
+    // Markdown: a heading, a list, a code block with its language, a link that opens apart; HTML as text.
     const md = rows(page, 'assistant').last().locator('.markdown');
     await md.locator('h2', { hasText: 'Plan' }).waitFor();
     expect(await md.locator('ol > li').count()).toBe(2);
@@ -220,11 +229,18 @@ describe('the thread view', () => {
     await expect.poll(() => page.locator('.chat-cost').textContent()).toBe(`$${(0.0021 + 0.0031 + 0.0009 + 0.0012).toFixed(4)}`);
     expect(await page.locator('.context-meter meter').getAttribute('max')).toBe('200000');
 
+    // Compaction: a marker in the thread, at the end where the person is.
+    await channel.request('chat.compact', { chatId: channel.chatId });
+    await rows(page, 'compaction').first().waitFor({ timeout: 20_000 });
+    await expect.poll(() => rows(page, 'turn').last().locator('.turn-state').textContent()).toBe('Compact: Done');
+
     // Keyboard: every fold toggle is a labelled button, reached by Tab and opened by Enter.
-    const toggles = page.locator('.thread .fold-toggle');
-    for (const toggle of await toggles.all()) {
-      expect(await toggle.evaluate((el) => el.tagName)).toBe('BUTTON');
-      expect((await toggle.getAttribute('aria-label'))?.length).toBeGreaterThan(3);
+    // Read in one go: rows come and go as the list moves, so a toggle found first may be gone after.
+    const toggles = await page.locator('.thread .fold-toggle').evaluateAll((els) => els.map((el) => ({ tag: el.tagName, label: el.getAttribute('aria-label') ?? '' })));
+    expect(toggles.length).toBeGreaterThan(0);
+    for (const toggle of toggles) {
+      expect(toggle.tag).toBe('BUTTON');
+      expect(toggle.label.length).toBeGreaterThan(3);
     }
     await page.locator('.thread-scroll').focus();
     const reached = await until(async () => {
@@ -241,11 +257,6 @@ describe('the thread view', () => {
     await screenshot(page, `thread-kinds-${size}`);
     expect(person.errors).toEqual([]);
   });
-
-  // Known bug (issue 5 note): after `chat.compact` the compaction marker reached the test's own
-  // channel but, twice in fresh-clone CI runs at phone size, never showed in the page, even with the
-  // view brought to the newest rows for 20 s. Not understood yet; the check is parked here until it is.
-  it.todo('at phone size: the compaction marker of a chat.compact shows in the thread');
 
   it('a long chat loads older pages as the person scrolls up, keeps their place, and a stream never yanks them down', async () => {
     const channel = await newChat('thread-long');

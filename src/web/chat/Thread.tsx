@@ -121,7 +121,19 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
       relayout = true;
       flush();
     }
-    return () => { unsubscribe(); if (frame) cancelAnimationFrame(frame); };
+    // The view getting shorter from below (on a phone the composer grows while a turn runs; a keyboard
+    // opens) keeps its scrollTop, so the newest rows slip out of sight with no scroll event: the
+    // virtualizer, now past its end slack, stops following appends, and `atEnd` never learns it. A
+    // person at the end is kept there.
+    const el = scrollRef.current;
+    let height = el?.clientHeight ?? 0;
+    const resized = new ResizeObserver(() => {
+      if (!el || el.clientHeight === height) return;
+      height = el.clientHeight;
+      if (atEndRef.current) virtualizer.scrollToEnd();
+    });
+    if (el) resized.observe(el);
+    return () => { unsubscribe(); resized.disconnect(); if (frame) cancelAnimationFrame(frame); };
   }, [thread]);
 
   const { rows } = live.current.layout;
