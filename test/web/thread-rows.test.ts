@@ -33,6 +33,18 @@ describe('thread rows', () => {
     expect(rowOf.has('t2')).toBe(false);
   });
 
+  it('draws a compaction turn (no message, only the marker) as the marker, then its footer once it settled', () => {
+    const compaction = (id: string, turnId: string): ChatItem => ({ id, kind: 'compaction', createdAt: at(), turnId, preTokens: 1200 });
+    const before = [user('u1', 't1'), turn('t1'), reply('r1', 't1')];
+    // As the host writes it: the turn first (running), its marker, then the turn again, settled.
+    const running = [...before, { ...turn('c1', 'running'), label: 'Compact' } as ChatItem, compaction('m1', 'c1')];
+    expect(layoutThread(running, [], false).rows.map((r) => r.key)).toEqual(['i:u1', 'i:r1', 't:t1', 'i:m1']);
+    const settled = running.map((item) => (item.id === 'c1' ? { ...item, state: 'done', endedAt: clock } as ChatItem : item));
+    const { rows, rowOf } = layoutThread(settled, [], false);
+    expect(rows.map((r) => r.key)).toEqual(['i:u1', 'i:r1', 't:t1', 'i:m1', 't:c1']);
+    expect(rowOf.get('m1')).toBe('i:m1');
+  });
+
   it("draws a subagent's work inside its row, nested subagents inside theirs; work of a parent not loaded stands alone", () => {
     const items = [
       user('u1', 't1'), turn('t1'), subagent('s1', 't1', 'agent-1'), reply('a1', 't1', 'agent-1'), tool('x1', 't1', 'agent-1'),
