@@ -5,6 +5,21 @@ import { Client, FakeHost, approvalItem, assistantItem, until, userItem, userTok
 let hosts = 0;
 const newHost = () => new FakeHost(`host-state-${++hosts}`).connect();
 
+/** A chat with a person attached whose host, now gone, will refuse the message 'bad' with `error` when it is back. */
+async function awayRefusingHost(chatId: string, error: { code: string; message: string }) {
+  const host = await newHost();
+  host.create(chatId, []);
+  host.handlers['chat.send'] = (p) => {
+    if (p.text === 'bad') throw Object.assign(new Error(error.message), { code: error.code });
+    return { queued: false };
+  };
+  const me = await Client.chat(host.hostId, chatId);
+  await me.request('chat.attach', { chatId });
+  host.disconnect();
+  await me.waitFor((f) => f.event === 'host.presence' && f.payload.online === false, 'offline');
+  return { host, me };
+}
+
 describe('bookmarks, answered by the relay', () => {
   it('follows the documented rules and broadcasts the whole list', async () => {
     const host = await newHost();
@@ -273,16 +288,7 @@ describe('sends while the host is offline', () => {
   });
 
   it('lets people take a kept send back, and tells them when the host refuses one it was finally given', async () => {
-    const host = await newHost();
-    host.create('q4', []);
-    host.handlers['chat.send'] = (p) => {
-      if (p.text === 'bad') throw Object.assign(new Error('That attachment is not allowed'), { code: 'invalid-attachments' });
-      return { queued: false };
-    };
-    const me = await Client.chat(host.hostId, 'q4');
-    await me.request('chat.attach', { chatId: 'q4' });
-    host.disconnect();
-    await me.waitFor((f) => f.event === 'host.presence' && f.payload.online === false, 'offline');
+    const { host, me } = await awayRefusingHost('q4', { code: 'invalid-attachments', message: 'That attachment is not allowed' });
     await me.request('chat.send', { chatId: 'q4', text: 'first draft' }, 'k-1');
     await me.request('chat.send', { chatId: 'q4', text: 'bad' }, 'k-2');
     await me.request('chat.send', { chatId: 'q4', text: 'good' }, 'k-3');
@@ -303,16 +309,7 @@ describe('sends while the host is offline', () => {
   });
 
   it('tells a sender who was away when the host refused their kept send, once, before the answer to their next attach', async () => {
-    const host = await newHost();
-    host.create('q6', []);
-    host.handlers['chat.send'] = (p) => {
-      if (p.text === 'bad') throw Object.assign(new Error('That folder is not allowed any more'), { code: 'folder-denied' });
-      return { queued: false };
-    };
-    const me = await Client.chat(host.hostId, 'q6');
-    await me.request('chat.attach', { chatId: 'q6' });
-    host.disconnect();
-    await me.waitFor((f) => f.event === 'host.presence' && f.payload.online === false, 'offline');
+    const { host, me } = await awayRefusingHost('q6', { code: 'folder-denied', message: 'That folder is not allowed any more' });
     expect((await me.request('chat.send', { chatId: 'q6', text: 'bad' }, 'away-1')).result).toEqual({ queued: true });
     expect((await me.request('chat.send', { chatId: 'q6', text: 'good' }, 'away-2')).result).toEqual({ queued: true });
     await until(() => me.chatEvents().some((f) => f.payload.event.type === 'info' && f.payload.event.info.queue?.length === 2), 'both queued');
