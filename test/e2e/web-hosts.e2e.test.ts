@@ -2,7 +2,10 @@
 // provider) in the shared Chromium: pairing a machine by approving its code at /pair?code=, live
 // presence, rename, grants (a second person sees the host), a chat made from the host's catalog, the
 // chat list across hosts with live status (needs-you first) and search, teams with an invitation link
-// accepted by someone new, and revoking the host. One person at a desktop size, others on phones.
+// accepted by someone new, that team given a role on the host (its member sees the host, opens a chat
+// and approves; taking the role away closes their access live), revoking the host, and the app's
+// installability (manifest, service worker, the Install button answering the browser's prompt). One
+// person at a desktop size, others on phones.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +21,8 @@ const NEWCOMER = { email: 'web-hosts-newcomer@e2e.test', name: 'Casey Newcomer',
 
 let owner: SignedInPerson;
 let guest: SignedInPerson | null = null;
+/** Joins the team "Web crew" by its invitation link (teams), then holds the team's role on the host. */
+let member: PersonPage | null = null;
 const opened: PersonPage[] = [];
 const host = new HostProcess(`web-box-${crypto.randomUUID().slice(0, 6)}`, OWNER);
 let api: RelayApi;
@@ -85,7 +90,7 @@ describe('hosts in the web app', () => {
     await page.getByLabel('Name', { exact: true }).fill(renamed);
     await page.getByRole('button', { name: 'Rename' }).click();
     await page.getByRole('heading', { name: renamed }).waitFor();
-    await page.getByRole('link', { name: '← Hosts' }).click();
+    await page.getByRole('link', { name: 'Back to hosts' }).click();
     await hostRow(page, renamed).waitFor();
     expect((await api.hosts()).find((h) => h.id === host.hostId)?.name).toBe(renamed);
   });
@@ -191,10 +196,10 @@ describe('chats in the web app', () => {
 
     // On a phone a chat fills the screen, with the way back to the list; its header shows its title.
     await rows.first().click();
-    await page.getByRole('link', { name: '← Chats' }).waitFor();
+    await page.getByRole('link', { name: 'Back to chats' }).waitFor();
     await page.getByRole('heading', { level: 1, name: 'please approve running the tests' }).waitFor();
     expect(await page.locator('.list-pane').isVisible()).toBe(false);
-    await page.getByRole('link', { name: '← Chats' }).click();
+    await page.getByRole('link', { name: 'Back to chats' }).click();
     await page.getByRole('heading', { name: 'Chats' }).waitFor();
   });
 });
@@ -216,7 +221,7 @@ describe('teams in the web app', () => {
     await screenshot(page, 'teams-invite-desktop');
 
     // Someone without an account opens the link on their phone.
-    const newcomer = await newPersonPage('phone', { path: new URL(link!).pathname });
+    const newcomer = member = await newPersonPage('phone', { path: new URL(link!).pathname });
     opened.push(newcomer);
     await newcomer.page.getByText('Join Web crew as admin').waitFor();
     await noViolations(newcomer.page);
@@ -238,6 +243,58 @@ describe('teams in the web app', () => {
   });
 });
 
+describe('a team\'s role on the host', () => {
+  it('reaches the team\'s members: they see the host, open a chat and approve; taking it away closes their access live', async () => {
+    expect(member).not.toBeNull();
+    const { page: theirs } = member!;
+    // A chat waiting for an approval, made and driven by the owner through the SDK.
+    const chatId = crypto.randomUUID();
+    await ownerLobby().request('chat.create', { chatId, cwd: WORK });
+    const channel = new ChatChannel(api, host.hostId, chatId, { outbox: new MemoryOutboxStore() });
+    sockets.push(channel);
+    await channel.send({ text: 'please approve running the tests' }).settled;
+    await theirs.goto('/hosts');
+    await theirs.getByRole('heading', { name: 'Hosts' }).waitFor();
+    expect(await hostRow(theirs).count()).toBe(0);
+
+    const { page } = owner;
+    await page.goto(`/hosts/${encodeURIComponent(host.hostId)}`);
+    const give = page.getByRole('form', { name: 'Give a role' });
+    await give.getByRole('combobox', { name: 'To' }).selectOption('team');
+    await give.getByRole('combobox', { name: 'Team' }).selectOption({ label: 'Web crew' });
+    await give.getByRole('combobox', { name: 'Role' }).selectOption('operator');
+    await give.getByRole('button', { name: 'Give' }).click();
+    const teamRole = page.getByRole('combobox', { name: 'Role of Web crew' });
+    await teamRole.waitFor();
+    expect(await teamRole.inputValue()).toBe('operator');
+    expect(await page.getByRole('list', { name: 'Who may use it' }).getByText('team', { exact: true }).count()).toBe(1);
+    await noViolations(page);
+
+    // The member, through the team: the host is listed with the team's role, its chat opens, and their Allow runs the command.
+    await theirs.reload();
+    await hostRow(theirs).waitFor();
+    expect(await hostRow(theirs).textContent()).toContain('operator');
+    await theirs.goto(`/hosts/${encodeURIComponent(host.hostId)}/chats/${chatId}`);
+    const allow = theirs.locator('.approval-card').getByRole('button', { name: 'Allow', exact: true });
+    await allow.waitFor();
+    await noViolations(theirs);
+    await allow.click();
+    await theirs.locator('.thread-row[data-kind="assistant"]', { hasText: 'All 42 tests passed.' }).waitFor();
+    await expect.poll(() => channel.thread.items.some((i) => i.kind === 'approval' && i.decision === 'allow')).toBe(true);
+    await screenshot(theirs, 'hosts-team-member-approved-phone');
+
+    // Taken away: their open chat is closed by the relay at once, and the host leaves their list.
+    await page.getByRole('button', { name: 'Remove Web crew' }).click();
+    await page.getByText('Web crew no longer has access.').waitFor();
+    await theirs.getByRole('alert').filter({ hasText: 'Your access to this host was revoked' }).waitFor();
+    // On a phone the open chat fills the screen: back to the list, then to Hosts, without a reload.
+    await theirs.getByRole('link', { name: 'Back to chats' }).click();
+    await theirs.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Hosts' }).click();
+    await theirs.getByRole('heading', { name: 'Hosts' }).waitFor();
+    await expect.poll(() => hostRow(theirs).count()).toBe(0);
+  });
+});
+
 describe('revoking', () => {
   it('revokes the host: gone from the owner\'s list, and from the guest\'s without a reload', async () => {
     const { page: guestPage } = guest!;
@@ -252,5 +309,67 @@ describe('revoking', () => {
     expect((await api.hosts()).some((h) => h.id === host.hostId)).toBe(false);
     // The relay closes the guest's lobby of that host for good; their list reads itself again.
     await expect.poll(() => hostRow(guestPage).count(), { timeout: 20_000 }).toBe(0);
+  });
+});
+
+describe('installing the app', () => {
+  it('is installable: a valid manifest, a service worker in control, and Install in Settings answers the browser\'s prompt', async () => {
+    const { page } = owner;
+    await page.goto('/settings');
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    await expect.poll(() => page.evaluate(() => navigator.serviceWorker.controller?.scriptURL ?? null), { timeout: 20_000 }).toMatch(/\/sw\.js$/);
+
+    // The manifest the page links, as the browser reads it, with every icon it names.
+    const manifest = await page.evaluate(async () => {
+      const link = document.querySelector<HTMLLinkElement>('link[rel="manifest"]');
+      if (!link) return null;
+      const res = await fetch(link.href);
+      const body = await res.json() as { name: string; short_name: string; start_url: string; scope: string; display: string; icons: { src: string; sizes: string; type: string }[] };
+      const icons = await Promise.all(body.icons.map(async (icon) => {
+        const got = await fetch(new URL(icon.src, res.url));
+        const blob = await got.blob();
+        const size = icon.type === 'image/png' ? await createImageBitmap(blob).then((b) => `${b.width}x${b.height}`) : 'any';
+        return { sizes: icon.sizes, type: icon.type, status: got.status, served: got.headers.get('content-type'), size };
+      }));
+      return { status: res.status, body, icons };
+    });
+    expect(manifest).not.toBeNull();
+    expect(manifest!.status).toBe(200);
+    expect(manifest!.body).toMatchObject({ name: 'Tether', short_name: 'Tether', start_url: '/', scope: '/', display: 'standalone' });
+    for (const icon of manifest!.icons) {
+      expect(icon.status).toBe(200);
+      expect(icon.served).toContain(icon.type);
+      expect(icon.size).toBe(icon.sizes);
+    }
+    expect(manifest!.icons.map((i) => i.sizes)).toEqual(expect.arrayContaining(['192x192', '512x512']));
+    // Chromium's own verdict on this page: the manifest parses without a complaint, and nothing stands
+    // in the way of installing but the test's browser context itself (every context here is incognito).
+    const cdp = await page.context().newCDPSession(page);
+    const parsed = await cdp.send('Page.getAppManifest');
+    expect(parsed.url).toMatch(/\/manifest\.webmanifest$/);
+    expect(parsed.errors).toEqual([]);
+    const { installabilityErrors } = await cdp.send('Page.getInstallabilityErrors');
+    expect(installabilityErrors.filter((e) => e.errorId !== 'in-incognito')).toEqual([]);
+    await cdp.detach();
+
+    // The browser offers to install: the app keeps the offer (no mini-bar) and shows its own button,
+    // which asks the browser's prompt; accepted, the offer is spent and the button goes.
+    expect(await page.getByRole('button', { name: 'Install Tether' }).count()).toBe(0);
+    const kept = await page.evaluate(() => {
+      const offer = Object.assign(new Event('beforeinstallprompt', { cancelable: true }), {
+        prompt: () => { (window as unknown as { prompted: number }).prompted += 1; return Promise.resolve(); },
+        userChoice: Promise.resolve({ outcome: 'accepted', platform: 'web' }),
+      });
+      (window as unknown as { prompted: number }).prompted = 0;
+      dispatchEvent(offer);
+      return offer.defaultPrevented;
+    });
+    expect(kept).toBe(true);
+    const install = page.getByRole('button', { name: 'Install Tether' });
+    await install.waitFor();
+    await noViolations(page);
+    await install.click();
+    await expect.poll(() => page.evaluate(() => (window as unknown as { prompted: number }).prompted)).toBe(1);
+    await expect.poll(() => install.count()).toBe(0);
   });
 });
