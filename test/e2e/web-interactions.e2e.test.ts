@@ -12,7 +12,7 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Download, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi } from '../../src/client/index.ts';
+import { HostConnection, RelayApi } from '../../src/client/index.ts';
 import { ChatTranscriptSchema, visualFrameHeight } from '../../src/contracts/index.ts';
 import { screenshot, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
 import { HostProcess, personCredentials, relayUrl, userToken } from './peers.ts';
@@ -76,7 +76,17 @@ const SCRIPT = {
     { match: '\\btool', steps: [{ type: 'tool', name: 'Read', input: { file_path: 'src/app.ts' }, output: 'export {};\n' }, { type: 'text', text: 'Read it.' }] },
     { match: '\\blong', steps: [{ type: 'text', text: Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of a long reply.`).join('\n\n') }] },
     { match: '\\bstream', steps: [{ type: 'text', text: STREAMED, deltas: 80, delayMs: 40 }] },
-    { match: '\\bedit', steps: [{ type: 'text', text: 'Editing the file.' }, { type: 'wait', ms: 1_500 }, { type: 'text', text: 'Edited.' }] },
+    // The turn waits on its approval while the test changes the file, so the change is inside the turn
+    // at any machine speed (with a fixed 1.5 s wait, a page that showed the reply later than that had
+    // the file written after the turn's closing snapshot: a Changes dialog without notes.txt).
+    {
+      match: '\\bedit',
+      steps: [
+        { type: 'text', text: 'Editing the file.' },
+        { type: 'approval', toolName: 'Write', input: { file_path: 'notes.txt', content: 'first line\nsecond line\n' }, description: 'Write the notes' },
+        { type: 'text', text: 'Edited.' },
+      ],
+    },
     { match: '\\bslow', steps: [{ type: 'text', text: 'Working slowly.' }, { type: 'wait', ms: 20_000 }, { type: 'text', text: 'Slow done.' }] },
     { steps: [{ type: 'text', text: 'You said: {{text}}', deltas: 2, delayMs: 5 }] },
   ],
@@ -439,37 +449,34 @@ describe('chat interactions in the browser', () => {
   it('at phone size: a turn\'s changes show as a diff, and a fork from it opens a new chat with its history', async () => {
     const chatId = 'web-fork';
     await lobby.request('chat.create', { chatId, cwd: work });
-    // Watches from here for the turn's closing checkpoint (written just after the turn settles).
-    const watcher = new ChatChannel(api, host.hostId, chatId, { outbox: new MemoryOutboxStore() });
-    try {
-      const { person, page } = await openChat('phone', chatId);
-      await write(page, 'phone', 'please edit the notes');
-      await rows(page, 'assistant').filter({ hasText: 'Editing the file.' }).waitFor();
-      writeFileSync(path.join(work, 'notes.txt'), 'first line\nsecond line\n');
-      await eventually(() => watcher.thread.items.some((i) => i.kind === 'turn' && i.checkpointAfter), 'the turn\'s closing checkpoint');
-      const turn = rows(page, 'turn').last();
-      await turn.getByRole('button', { name: 'Changes' }).click();
-      const diff = page.getByRole('dialog', { name: 'Changes in this turn' });
-      await diff.waitFor();
-      await poll(async () => (await diff.textContent())?.includes('notes.txt') || await diff.textContent()).toBe(true);
-      expect(await diff.locator('.diff-add').allTextContents()).toEqual(['+second line\n']);
-      await checkAccessible(page, ['.tool-dialog']);
-      await screenshot(page, 'interactions-turn-diff-phone');
-      await page.keyboard.press('Escape');
-      await poll(() => diff.count()).toBe(0);
+    const { person, page } = await openChat('phone', chatId);
+    await write(page, 'phone', 'please edit the notes');
+    const approval = page.locator('.approval-card').last().getByRole('button', { name: 'Allow', exact: true });
+    await approval.waitFor();
+    writeFileSync(path.join(work, 'notes.txt'), 'first line\nsecond line\n');
+    await approval.click();
+    // Opened as soon as the turn settles: the dialog reads the diff again once the closing snapshot
+    // (taken just after) is in the turn's item.
+    const turn = rows(page, 'turn').last();
+    await turn.getByRole('button', { name: 'Changes' }).click();
+    const diff = page.getByRole('dialog', { name: 'Changes in this turn' });
+    await diff.waitFor();
+    await poll(async () => (await diff.textContent())?.includes('notes.txt') || await diff.textContent()).toBe(true);
+    expect(await diff.locator('.diff-add').allTextContents()).toEqual(['+second line\n']);
+    await checkAccessible(page, ['.tool-dialog']);
+    await screenshot(page, 'interactions-turn-diff-phone');
+    await page.keyboard.press('Escape');
+    await poll(() => diff.count()).toBe(0);
 
-      await turn.getByRole('button', { name: 'Fork from here' }).click();
-      const dialog = page.getByRole('dialog', { name: 'Fork this chat' });
-      await dialog.getByText('git repository').waitFor();
-      await dialog.getByRole('textbox', { name: 'Title (optional)' }).fill('A forked copy');
-      await dialog.getByRole('button', { name: 'Fork', exact: true }).click();
-      await poll(() => new URL(page.url()).pathname).not.toBe(`/hosts/${host.hostId}/chats/${chatId}`);
-      expect(new URL(page.url()).pathname).toMatch(new RegExp(`^/hosts/${host.hostId}/chats/[^/]+$`));
-      await rows(page, 'user').filter({ hasText: 'please edit the notes' }).waitFor();
-      await rows(page, 'assistant').filter({ hasText: 'Edited.' }).waitFor();
-      expect(appErrors(person)).toEqual([]);
-    } finally {
-      watcher.close();
-    }
+    await turn.getByRole('button', { name: 'Fork from here' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Fork this chat' });
+    await dialog.getByText('git repository').waitFor();
+    await dialog.getByRole('textbox', { name: 'Title (optional)' }).fill('A forked copy');
+    await dialog.getByRole('button', { name: 'Fork', exact: true }).click();
+    await poll(() => new URL(page.url()).pathname).not.toBe(`/hosts/${host.hostId}/chats/${chatId}`);
+    expect(new URL(page.url()).pathname).toMatch(new RegExp(`^/hosts/${host.hostId}/chats/[^/]+$`));
+    await rows(page, 'user').filter({ hasText: 'please edit the notes' }).waitFor();
+    await rows(page, 'assistant').filter({ hasText: 'Edited.' }).waitFor();
+    expect(appErrors(person)).toEqual([]);
   });
 });

@@ -1,5 +1,7 @@
 // What one turn changed in the chat's folder (`chat.turnDiff`: between the work tree's snapshots
-// around the turn, so far for a running one), file by file as diffs.
+// around the turn, so far for a running one), file by file as diffs. The closing snapshot is taken
+// just after the turn settles, so a dialog opened in between (or on a running turn) reads the diff
+// again once the turn's item says that snapshot exists; an answer overtaken by a newer ask is dropped.
 import { useEffect, useState } from 'preact/hooks';
 import type { ChatChannel } from '../../../client/index.ts';
 import type { ChatCheckpointDiff } from '../../../contracts/index.ts';
@@ -10,9 +12,15 @@ import { Dialog } from './Dialog.tsx';
 export function TurnDiffDialog({ channel, turnId, onClose }: { channel: ChatChannel; turnId: string; onClose(): void }) {
   const load = useAction();
   const [diff, setDiff] = useState<ChatCheckpointDiff | null | undefined>(undefined);
+  const [closed, setClosed] = useState(() => closingSnapshot(channel, turnId));
+  useEffect(() => channel.thread.subscribe((change) => {
+    if ((change.kind === 'item' && change.id === turnId) || change.kind === 'snapshot') setClosed(closingSnapshot(channel, turnId));
+  }), [channel, turnId]);
   useEffect(() => {
-    void load.run('diff', () => channel.request('chat.turnDiff', { chatId: channel.chatId, turnId })).then((result) => { if (result) setDiff(result.diff); });
-  }, [channel, turnId]); // eslint-disable-line react-hooks/exhaustive-deps
+    let current = true;
+    void load.run('diff', () => channel.request('chat.turnDiff', { chatId: channel.chatId, turnId })).then((result) => { if (result && current) setDiff(result.diff); });
+    return () => { current = false; };
+  }, [channel, turnId, closed]); // eslint-disable-line react-hooks/exhaustive-deps
   return (
     <Dialog title="Changes in this turn" onClose={onClose} className="turn-diff-dialog">
       {load.busy ? <p class="muted" role="status">Reading the changes…</p> : null}
@@ -36,4 +44,10 @@ export function TurnDiffDialog({ channel, turnId, onClose }: { channel: ChatChan
       ) : null}
     </Dialog>
   );
+}
+
+/** The turn's closing snapshot, once taken (null before, or for a turn that has none). */
+function closingSnapshot(channel: ChatChannel, turnId: string): string | null {
+  const turn = channel.thread.get(turnId);
+  return turn?.kind === 'turn' ? turn.checkpointAfter ?? null : null;
 }
