@@ -2,23 +2,23 @@
 // file name, and nothing else on the machine (another chat's folder, a path, a visual's page).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LINK_ATTACHMENT_READ, attachmentFileName } from '../../src/contracts/index.ts';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { serveRelayFrame } from '../../src/host/link/relay-requests.ts';
 import { TINY_PNG, TestClient, idle, openCore, tempDir } from './harness.ts';
 
-let data: ReturnType<typeof tempDir>;
+// One host for the file: each test makes its own chats.
+const data = tempDir();
 let core: HostCore;
 let client: TestClient;
 
-beforeEach(async () => {
-  data = tempDir();
+beforeAll(async () => {
   core = await openCore(data.dir);
   client = new TestClient(core);
 });
 
-afterEach(async () => {
+afterAll(async () => {
   await core.close();
   data.cleanup();
 });
@@ -50,7 +50,9 @@ describe('attachment.read', () => {
   });
 
   it('passes every other frame to the runtime', async () => {
-    expect(await serveRelayFrame(core, { id: 'l1', type: 'chat.list', payload: {} }, 'relay')).toMatchObject({ id: 'l1', ok: true, result: { chats: [] } });
+    const listed = await serveRelayFrame(core, { id: 'l1', type: 'chat.list', payload: {} }, 'relay');
+    expect(listed).toMatchObject({ id: 'l1', ok: true });
+    expect(listed.ok && (listed.result as { chats: { chatId: string }[] }).chats.map((c) => c.chatId).sort()).toEqual(['c1', 'c2']);
     expect(await serveRelayFrame(core, { id: 'x1', type: 'no.such', payload: {} }, 'relay')).toMatchObject({ ok: false, error: { code: 'unknown-request' } });
     expect(await serveRelayFrame(core, 'garbage', 'relay')).toMatchObject({ ok: false, error: { code: 'bad-request' } });
   });
