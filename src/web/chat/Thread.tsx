@@ -15,6 +15,7 @@ import type { ChatChannel, ThreadModel } from '../../client/index.ts';
 import type { ChatItem } from '../../contracts/index.ts';
 import { Icon } from '../app/icons.tsx';
 import { focusedItem } from './focus.ts';
+import { prerenderMarkdown } from './markdown.ts';
 import { ItemRow, VisualRow } from './items/ItemView.tsx';
 import { layoutThread, type Row, type ThreadLayout } from './items/rows.ts';
 import { ThreadScopeContext, type ThreadScope } from './items/scope.ts';
@@ -39,6 +40,14 @@ function estimateRow(row: Row, thread: ThreadModel): number {
     case 'approval': case 'question': return 180;
     case 'compaction': return 40;
     default: return 46;
+  }
+}
+
+/** The markdown texts of settled items (key and text as items/ draws them), to render ahead. */
+function* settledTexts(items: readonly ChatItem[]): Iterable<readonly [string, string]> {
+  for (const item of items) {
+    if (item.kind === 'assistant' && !item.streaming) yield [item.id, item.text];
+    else if (item.kind === 'subagent' && item.result) yield [`${item.id}:result`, item.result];
   }
 }
 
@@ -75,6 +84,7 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
     let frame = 0;
     let relayout = false;
     let newer = false;
+    let bulk = false;
     const changed = new Set<string>();
     const flush = () => {
       if (frame) cancelAnimationFrame(frame);
@@ -82,6 +92,8 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
       const state = live.current;
       if (relayout) state.layout = layoutThread(thread.items, thread.visuals, thread.hasOlder);
       relayout = false;
+      if (bulk) prerenderMarkdown(settledTexts(thread.items));
+      bulk = false;
       state.version = thread.version;
       for (const id of changed) {
         const key = state.layout.rowOf.get(id);
@@ -97,6 +109,9 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
       switch (change.kind) {
         case 'snapshot':
         case 'older':
+          bulk = true;
+          relayout = true;
+          break;
         case 'visuals':
           relayout = true;
           break;
@@ -117,6 +132,7 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
       frame ||= requestAnimationFrame(flush);
     });
     // What changed between the first draw and this subscription (an attach answer can be that quick).
+    prerenderMarkdown(settledTexts(thread.items));
     if (thread.version !== live.current.version) {
       relayout = true;
       flush();

@@ -45,8 +45,28 @@ export function markdownToHtml(text: string): string {
   return purify.sanitize(html, PURIFY_OPTIONS);
 }
 
-const CACHE_LIMIT = 1_500;
+/**
+ * The cache holds every rendered text of a long chat (a 5,000-item thread is a few MB of HTML) so a
+ * row scrolled back into view never parses again; past this many characters the oldest go.
+ */
+const CACHE_CHARS = 8_000_000;
 const cache = new Map<string, { length: number; html: string }>();
+let cachedChars = 0;
+
+function remember(key: string, length: number, html: string): void {
+  const held = cache.get(key);
+  if (held) {
+    cache.delete(key);
+    cachedChars -= held.html.length;
+  }
+  cache.set(key, { length, html });
+  cachedChars += html.length;
+  for (const [oldest, entry] of cache) {
+    if (cachedChars <= CACHE_CHARS) break;
+    cache.delete(oldest);
+    cachedChars -= entry.html.length;
+  }
+}
 
 /**
  * The HTML of an item's text, parsed once per (key, text length): `key` names an append-only text
@@ -56,8 +76,40 @@ export function renderMarkdown(key: string, text: string): string {
   const held = cache.get(key);
   if (held && held.length === text.length) return held.html;
   const html = markdownToHtml(text);
-  cache.delete(key);
-  cache.set(key, { length: text.length, html });
-  if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  remember(key, text.length, html);
   return html;
+}
+
+// Pre-rendering: a row drawn while the person scrolls must not parse then (parsing and sanitizing a
+// reply costs more than drawing it), so texts that arrive in bulk (a snapshot, an older page) are
+// rendered ahead, in idle time, newest first (the person scrolls up from the end).
+const ahead: Array<readonly [string, string]> = [];
+const queued = new Set<string>();
+let aheadScheduled = false;
+type IdleDeadline = { timeRemaining(): number };
+const whenIdle: (work: (deadline: IdleDeadline) => void) => void = typeof requestIdleCallback === 'function'
+  ? (work) => { requestIdleCallback(work); }
+  : (work) => { setTimeout(() => { const end = performance.now() + 8; work({ timeRemaining: () => end - performance.now() }); }, 16); };
+
+function renderAhead(deadline: IdleDeadline): void {
+  while (ahead.length > 0 && deadline.timeRemaining() > 2) {
+    const [key, text] = ahead.pop()!;
+    queued.delete(key);
+    renderMarkdown(key, text);
+  }
+  if (ahead.length > 0) whenIdle(renderAhead);
+  else aheadScheduled = false;
+}
+
+/** Renders these texts (in thread order) in idle time unless already cached. */
+export function prerenderMarkdown(texts: Iterable<readonly [key: string, text: string]>): void {
+  for (const entry of texts) {
+    if (queued.has(entry[0]) || cache.get(entry[0])?.length === entry[1].length) continue;
+    queued.add(entry[0]);
+    ahead.push(entry);
+  }
+  if (ahead.length > 0 && !aheadScheduled) {
+    aheadScheduled = true;
+    whenIdle(renderAhead);
+  }
 }
