@@ -166,6 +166,9 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
     anchorTo: 'end',
     followOnAppend: true,
     scrollEndThreshold: END_SLACK,
+    // Scrolling moves rows by writing their positions straight to the DOM; the list is drawn again only
+    // when rows come or go, not on every scroll event.
+    directDomUpdates: true,
   });
 
   const loadOlder = useCallback(() => {
@@ -245,7 +248,7 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
     <ThreadScopeContext.Provider value={scope}>
       <div class="thread">
         <div class="thread-scroll" ref={scrollRef} onScroll={onScroll} tabIndex={0} role="region" aria-label="Messages">
-          <div class="thread-list" style={{ height: `${virtualizer.getTotalSize()}px` }}>
+          <div class="thread-list" ref={virtualizer.containerRef}>
             <div class="thread-edge" style={{ height: `${EDGE_HEIGHT}px` }}>
               {!thread.attached
                 ? <span>Loading the chat…</span>
@@ -268,7 +271,6 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
                   ref={virtualizer.measureElement}
                   class={`thread-row${highlight === row.key ? ' focused' : ''}`}
                   tabIndex={-1}
-                  style={{ transform: `translateY(${virtual.start}px)` }}
                 >
                   {item ? <ItemRow item={item} rev={revs.get(row.key) ?? 0} /> : visual ? <VisualRow visual={visual} /> : null}
                 </div>
