@@ -7,7 +7,7 @@
 // first part again at a reading pace. Scrolling is driven from the page (scrollTop per frame), so
 // every frame waits for the main thread: the harshest case. Prints frames, vsyncs missed (dropped
 // frames), frame-time percentiles and memory, at desktop speed and with the CPU slowed 4× (a
-// phone, roughly).
+// phone, roughly); WEB_SCROLL_PROFILE=desktop|phone runs one of the two.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -186,7 +186,10 @@ try {
   channel.close();
 
   const signedIn = await (await post('/api/auth/signin', { email: OWNER.email, password: OWNER.password })).json();
-  for (const [label, throttle] of [['Desktop (1280×800), CPU unthrottled', 1], ['Phone size (390×844), CPU slowed 4×', 4]] as const) {
+  const profiles = [['Desktop (1280×800), CPU unthrottled', 1], ['Phone size (390×844), CPU slowed 4×', 4]] as const;
+  // WEB_SCROLL_PROFILE=desktop or phone runs just that one.
+  const only = process.env.WEB_SCROLL_PROFILE;
+  for (const [label, throttle] of profiles.filter(([, t]) => !only || (only === 'phone') === (t > 1))) {
     const phone = throttle > 1;
     const context = await browser.newContext(phone
       ? { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, baseURL: relay.url }

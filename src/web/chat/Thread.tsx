@@ -167,8 +167,10 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
     followOnAppend: true,
     scrollEndThreshold: END_SLACK,
     // Scrolling moves rows by writing their positions straight to the DOM; the list is drawn again only
-    // when rows come or go, not on every scroll event.
+    // when rows come or go, not on every scroll event. Positions as `top`, not a 3D transform, which
+    // would make every row a compositing layer of its own (measured: fewer dropped frames on a slow CPU).
     directDomUpdates: true,
+    directDomUpdatesMode: 'position',
   });
 
   const loadOlder = useCallback(() => {
