@@ -1,6 +1,6 @@
 // The relay's own tokens, all ES256 JWTs signed by the key set (keys.ts) and verified by kid:
-// a person's access token (10 minutes, names its session so revoking the session reaches it), and the
-// one-minute ticket that opens one visual page. Refresh tokens and socket tickets are opaque and live
+// a person's access token (10 minutes, names its session so revoking the session reaches it), the
+// tickets in an address (chat-tickets.ts) and push action tokens (push/action-token.ts). Refresh tokens and socket tickets are opaque and live
 // in D1 (sessions.ts, tickets.ts); hosts sign their own tokens with their own keys.
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTHeaderParameters } from 'jose';
 import { z } from 'zod';
@@ -9,7 +9,6 @@ import { SIGNING_ALG, keySetOf, type SigningKeysSource } from './keys.ts';
 
 export const ISSUER = 'tether';
 export const ACCESS_AUDIENCE = 'tether-api';
-const VISUAL_AUDIENCE = 'tether-visual';
 export const ACCESS_TOKEN_SECONDS = 10 * 60;
 
 export type Identity =
@@ -65,28 +64,6 @@ export async function verifyAccessToken(env: SigningKeysSource, token: string): 
   const claims = AccessClaimsSchema.safeParse(await verify(env, token, ACCESS_AUDIENCE, 'token'));
   if (!claims.success) throw new ProtocolError('unauthorized', 'invalid token');
   return { userId: claims.data.sub, sessionId: claims.data.sid };
-}
-
-/**
- * A visual page runs an agent's scripts, which can read the page's own URL: the URL may carry only a
- * ticket that opens that one page, for a minute, and nothing else (no socket or API takes it: its
- * audience is its own).
- */
-export const VISUAL_TICKET_SECONDS = 60;
-
-const VisualClaimsSchema = z.object({ typ: z.literal('visual'), sub: z.string().min(1), sid: z.string().min(1), page: z.string().min(1) });
-
-const pageOf = (hostId: string, chatId: string, visualId: string) => JSON.stringify([hostId, chatId, visualId]);
-
-export function mintVisualTicket(env: SigningKeysSource, user: { userId: string; sessionId: string }, hostId: string, chatId: string, visualId: string): Promise<string> {
-  return sign(env, { typ: 'visual', sid: user.sessionId, page: pageOf(hostId, chatId, visualId) }, user.userId, VISUAL_AUDIENCE, VISUAL_TICKET_SECONDS);
-}
-
-/** The person a visual ticket was made for, when it names exactly this page and has not expired. */
-export async function verifyVisualTicket(env: SigningKeysSource, ticket: string, hostId: string, chatId: string, visualId: string): Promise<Identity> {
-  const claims = VisualClaimsSchema.safeParse(await verify(env, ticket, VISUAL_AUDIENCE, 'ticket'));
-  if (!claims.success || claims.data.page !== pageOf(hostId, chatId, visualId)) throw new ProtocolError('unauthorized', 'invalid ticket');
-  return { kind: 'user', userId: claims.data.sub, sessionId: claims.data.sid };
 }
 
 /** Whom a journal or the host records a request under: a user, or a host acting as a client of its own relay. */

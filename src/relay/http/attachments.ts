@@ -10,7 +10,7 @@
 import { Hono } from 'hono';
 import { ProtocolError, attachmentImageMime } from '../../contracts/index.ts';
 import { HostAccess } from '../auth/access.ts';
-import { ATTACHMENT_TICKET_SECONDS, mintAttachmentTicket, verifyAttachmentTicket } from '../auth/attachment-tickets.ts';
+import { attachmentTickets } from '../auth/chat-tickets.ts';
 import type { Env } from '../env.ts';
 import { roomOf } from '../objects/stubs.ts';
 import { signedInUser } from './identity.ts';
@@ -31,10 +31,10 @@ attachmentFiles.post('/:hostId/:chatId/:attachmentId/ticket', async (c) => {
   const { hostId, chatId } = c.req.param();
   const attachmentId = checkedId(c.req.param('attachmentId'));
   await new HostAccess(c.env.DB).check({ kind: 'user', ...user }, hostId, 'chat.attach', chatId);
-  const ticket = await mintAttachmentTicket(c.env, user, hostId, chatId, attachmentId);
+  const ticket = await attachmentTickets.mint(c.env, user, hostId, chatId, attachmentId);
   const url = new URL(`/v1/attachments/${[hostId, chatId, attachmentId].map(encodeURIComponent).join('/')}`, c.req.url);
   url.searchParams.set('ticket', ticket);
-  return c.json({ url: url.toString(), expiresAt: Date.now() + ATTACHMENT_TICKET_SECONDS * 1000 });
+  return c.json({ url: url.toString(), expiresAt: Date.now() + attachmentTickets.seconds * 1000 });
 });
 
 attachmentFiles.get('/:hostId/:chatId/:attachmentId', async (c) => {
@@ -42,7 +42,7 @@ attachmentFiles.get('/:hostId/:chatId/:attachmentId', async (c) => {
   if (!ticket) throw new ProtocolError('unauthorized', 'An attachment ticket is required');
   const { hostId, chatId } = c.req.param();
   const attachmentId = checkedId(c.req.param('attachmentId'));
-  const identity = await verifyAttachmentTicket(c.env, ticket, hostId, chatId, attachmentId);
+  const identity = await attachmentTickets.verify(c.env, ticket, hostId, chatId, attachmentId);
   // Read afresh (the room's views are kept for seconds): a role taken away closes a ticket already handed out.
   await new HostAccess(c.env.DB).check(identity, hostId, 'chat.attach', chatId);
   const file = await roomOf(c.env, hostId, chatId).attachmentFile(hostId, chatId, attachmentId, identity);
@@ -58,7 +58,7 @@ attachmentFiles.get('/:hostId/:chatId/:attachmentId', async (c) => {
       'Content-Security-Policy': "sandbox; default-src 'none'; img-src 'self'",
       'Referrer-Policy': 'no-referrer',
       // The ticket makes the address one person's; the bytes behind it never change (stored by content hash).
-      'Cache-Control': `private, max-age=${ATTACHMENT_TICKET_SECONDS}`,
+      'Cache-Control': `private, max-age=${attachmentTickets.seconds}`,
     },
   });
 });

@@ -6,7 +6,7 @@
 import { Hono } from 'hono';
 import { ProtocolError } from '../../contracts/index.ts';
 import { HostAccess } from '../auth/access.ts';
-import { VISUAL_TICKET_SECONDS, mintVisualTicket, verifyVisualTicket } from '../auth/tokens.ts';
+import { visualTickets } from '../auth/chat-tickets.ts';
 import type { Env } from '../env.ts';
 import { roomOf } from '../objects/stubs.ts';
 import { appOrigins, signedInUser } from './identity.ts';
@@ -25,10 +25,10 @@ visualPages.post('/:hostId/:chatId/:visualId/ticket', async (c) => {
   } catch (error) {
     return c.json({ code: 'forbidden', message: error instanceof ProtocolError ? error.message : 'forbidden' }, 403);
   }
-  const ticket = await mintVisualTicket(c.env, user, hostId, chatId, visualId);
+  const ticket = await visualTickets.mint(c.env, user, hostId, chatId, visualId);
   const url = new URL(`/v1/visuals/${encodeURIComponent(hostId)}/${encodeURIComponent(chatId)}/${encodeURIComponent(visualId)}`, c.req.url);
   url.searchParams.set('ticket', ticket);
-  return c.json({ url: url.toString(), expiresAt: Date.now() + VISUAL_TICKET_SECONDS * 1000 });
+  return c.json({ url: url.toString(), expiresAt: Date.now() + visualTickets.seconds * 1000 });
 });
 
 visualPages.get('/:hostId/:chatId/:visualId', async (c) => {
@@ -37,7 +37,7 @@ visualPages.get('/:hostId/:chatId/:visualId', async (c) => {
   const { hostId, chatId, visualId } = c.req.param();
   let identity;
   try {
-    identity = await verifyVisualTicket(c.env, ticket, hostId, chatId, visualId);
+    identity = await visualTickets.verify(c.env, ticket, hostId, chatId, visualId);
   } catch (error) {
     return c.json(unauthorized(error), 401);
   }
