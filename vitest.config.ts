@@ -18,6 +18,9 @@ export default defineConfig({
     projects: [
       { test: { name: 'contracts', include: ['test/contracts/**/*.test.ts'], environment: 'node' } },
       { test: { name: 'host', include: ['test/host/**/*.test.ts'], environment: 'node', testTimeout: 20_000 } },
+      // The self-hosting path without a Cloudflare account: the deploy bundle, migrations on fresh and
+      // upgraded D1s, and `npm run deploy` against a stand-in wrangler (wrangler's cloud commands need an account).
+      { test: { name: 'deploy', include: ['test/deploy/**/*.test.ts'], environment: 'node', testTimeout: 120_000, hookTimeout: 180_000, fileParallelism: false } },
       { test: { name: 'client', include: ['test/client/**/*.test.ts', 'test/web/**/*.test.ts'], environment: 'node' } },
       {
         plugins: [

@@ -11,7 +11,7 @@ const root = path.resolve(import.meta.dirname, '..');
 const tool = (script: string, args: string[]) => spawnSync(process.execPath, [path.join(root, 'node_modules', script), ...args], {
   cwd: root, stdio: 'inherit', env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` },
 });
-const projects = ['contracts', 'client', 'host', 'relay', 'e2e'];
+const projects = ['contracts', 'client', 'host', 'relay', 'deploy', 'e2e'];
 const only = process.argv.slice(2);
 const reports = mkdtempSync(path.join(tmpdir(), 'tether-test-'));
 let passed = 0;
