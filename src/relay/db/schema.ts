@@ -303,3 +303,31 @@ export const pushActions = sqliteTable('push_actions', {
   usedAt: integer('used_at').notNull(),
   expiresAt: integer('expires_at').notNull(),
 }, (t) => [index('push_actions_expires').on(t.expiresAt)]);
+
+/**
+ * The relay's counters (src/relay/metrics): what happened, added up per hour. Each Durable Object (and
+ * each Worker isolate) counts in memory and adds what it counted here at most once a minute, so a row
+ * is the sum of many flushes. `hour` is the hour's start (ms); hour 0 holds the hours older than the
+ * kept window, rolled up, so totals stay whole while the table stays small.
+ */
+export const relayCounters = sqliteTable('relay_counters', {
+  hour: integer('hour').notNull(),
+  /** `events.in`, `events.delivered`, `errors.<code>` (RELAY_COUNTERS in src/contracts/metrics.ts). */
+  name: text('name').notNull(),
+  value: integer('value').notNull(),
+}, (t) => [primaryKey({ columns: [t.hour, t.name] })]);
+
+/**
+ * What is connected now: one row per Durable Object with sockets open (a HostLink with its host, a
+ * Lobby or ChatRoom with clients), written by that object when its count changes and renewed while it
+ * has any. A row whose object died without saying so (a deploy drops every socket) runs out at
+ * `expiresAt`; an object with no sockets has no row.
+ */
+export const relaySockets = sqliteTable('relay_sockets', {
+  /** The Durable Object's id (hex). */
+  objectId: text('object_id').primaryKey(),
+  /** `host`, `lobby` or `chat`. */
+  kind: text('kind', { enum: ['host', 'lobby', 'chat'] }).notNull(),
+  sockets: integer('sockets').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+});
