@@ -22,3 +22,5 @@ export * from './teams.ts';
 export * from './push.ts';
 export * from './transcript.ts';
 export * from './sessions.ts';
+export * from './health.ts';
+export * from './metrics.ts';

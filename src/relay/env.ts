@@ -11,6 +11,11 @@ export interface Env {
   /** One token bucket per rate-limit key (src/relay/auth/rate-limit.ts). */
   RATE_GATE: DurableObjectNamespace<RateGate>;
   /**
+   * Workers Analytics Engine (optional, `[[analytics_engine_datasets]] binding = "METRICS"`): each flush of
+   * the relay's counters (src/relay/metrics) also goes there as data points. D1 keeps them either way.
+   */
+  METRICS?: AnalyticsEngineDataset;
+  /**
    * The relay's signing keys (secret): a JSON array of private ES256 JWKs, each with a `kid`. The first
    * signs access tokens and tickets; all verify (rotate by prepending a key, drop the old one after
    * 10 minutes). `npm start` generates it into .dev.vars; a deployment: `wrangler secret put`.
@@ -19,6 +24,8 @@ export interface Env {
   /** Claims the relay's owner account once (`POST /api/auth/setup`); a secret. Unset: no setup possible. */
   TETHER_SETUP_SECRET?: string;
   HOST_TIMEOUT_MS?: string;
+  /** The git commit this deployment was built from, when the deploy recorded it (a var); `GET /api/health` answers it. */
+  TETHER_COMMIT?: string;
   /**
    * The web app's origins, comma-separated: they may frame visual pages (CSP frame-ancestors) and open
    * sockets (a socket request carrying any other `Origin` than these or the relay's own is refused).
