@@ -16,6 +16,7 @@ import { ProtocolError } from '../../contracts/index.ts';
 import { consumeCode, deleteExpiredCodes, keepCode } from '../db/auth-codes.ts';
 import { disabledAtOf } from '../db/users.ts';
 import type { Env } from '../env.ts';
+import { log } from '../log.ts';
 import { PROVIDER_ALGORITHMS, canonicalIssuer, refusal, remoteKeys, userForEmail } from './external.ts';
 import { hashOpaque, newOpaqueToken } from './opaque.ts';
 
@@ -53,7 +54,7 @@ function discover(issuer: string): Promise<Discovery> {
     found.catch(() => discoveries.delete(issuer));
   }
   return found.catch((error: unknown) => {
-    console.error(JSON.stringify({ msg: 'oidc discovery failed', issuer, error: String(error) }));
+    log.error('oidc discovery failed', { issuer, error: String(error) });
     throw new ProtocolError('internal', 'The sign-in provider could not be reached');
   });
 }

@@ -7,6 +7,7 @@
 import { chatIdsOf } from '../db/chats.ts';
 import { reachableHosts } from '../db/grants.ts';
 import type { Env } from '../env.ts';
+import { log } from '../log.ts';
 import { hostLinkOf, lobbyOf, roomOf } from '../objects/stubs.ts';
 import { failureText } from '../db/failures.ts';
 
@@ -17,7 +18,7 @@ export async function recheckHosts(env: Env, hostIds: Iterable<string>): Promise
 
 async function recheckHost(env: Env, hostId: string): Promise<void> {
   const failed = (what: string) => (error: unknown) => {
-    console.error(JSON.stringify({ msg: 'recheck failed', hostId, what, error: failureText(error) }));
+    log.error('recheck failed', { hostId, what, error: failureText(error) });
   };
   // Rooms with people connected, as HostLink knows them, and every chat in the index: a room that
   // holds sockets is in one or the other.

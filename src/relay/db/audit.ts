@@ -5,6 +5,7 @@
 import { and, desc, eq, lt } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
 import type { Env } from '../env.ts';
+import { log } from '../log.ts';
 import { audit } from './schema.ts';
 import { failureText } from './failures.ts';
 
@@ -68,7 +69,7 @@ export async function record(where: Env | D1Database, entry: AuditEntry): Promis
       detail: entry.detail ? JSON.stringify(entry.detail) : null,
     });
   } catch (error) {
-    console.error(JSON.stringify({ msg: 'audit not written', action: entry.action, hostId: entry.hostId ?? null, error: failureText(error) }));
+    log.error('audit not written', { action: entry.action, hostId: entry.hostId ?? null, error: failureText(error) });
   }
 }
 

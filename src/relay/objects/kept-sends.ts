@@ -9,6 +9,7 @@
 import {
   KEPT_SEND_PREFIX, withRequestLimit, type ChatInfo, type ChatQueuedMessage, type Reply,
 } from '../../contracts/index.ts';
+import { log } from '../log.ts';
 import { eventFrame, linkId, relabel, replyError, replyOk } from './client-sockets.ts';
 import type { LinkRequestInput } from './host-link.ts';
 import type { KeptPreview, RoomStore } from './room-store.ts';
@@ -75,7 +76,7 @@ export class KeptSends {
       if (!reply.ok) {
         // The sender was told `{queued: true}` long ago: everyone attached hears why it did not go, and
         // the refusal is kept (in the same step that drops the send) for a sender who is away now.
-        console.warn(JSON.stringify({ msg: 'kept send refused by host', chat: this.room.chatId(), code: reply.error.code }));
+        log.warn('kept send refused by host', { chatId: this.room.chatId(), code: reply.error.code });
         const frame = eventFrame('chat.sendRefused', {
           chatId: this.room.chatId(), messageId: `${KEPT_SEND_PREFIX}${kept.requestId}`, requestId: kept.requestId, error: reply.error,
         });

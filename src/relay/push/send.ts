@@ -13,6 +13,7 @@ import { roleAllows } from '../auth/roles.ts';
 import { audienceOf, claimTurn, reachedThisTurn, recordDeliveries, type DeliveryRecord, type Recipient, type SubscriptionRow } from '../db/push.ts';
 import { failureText } from '../db/failures.ts';
 import type { Env } from '../env.ts';
+import { log } from '../log.ts';
 import { mintPushAction } from './action-token.ts';
 import { checkEndpoint } from './endpoint.ts';
 import { chatPath, topicOf, type Notice } from './notices.ts';
@@ -76,7 +77,7 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
     })));
     await recordDeliveries(env.DB, records, now);
   } catch (error) {
-    console.error(JSON.stringify({ msg: 'push not sent', hostId: place.hostId, kind: notice.kind, error: failureText(error) }));
+    log.error('push not sent', { hostId: place.hostId, kind: notice.kind, error: failureText(error) });
   }
 }
 
