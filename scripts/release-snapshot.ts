@@ -7,19 +7,20 @@
 // host), grants, chats with an approval answered from a push notification, a question, a visual, a
 // bookmark and an approval left waiting, push subscriptions and deliveries. Then `wrangler d1 export`.
 //
-//   node scripts/release-snapshot.ts            (through npm/npx so Node 24 runs it)
+//   npx node scripts/release-snapshot.ts [out.sql]      (default: the fixture itself)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { localD1File, wrangler } from '../test/deploy/local-d1.ts';
+import { rowCounts } from '../test/deploy/local-d1.ts';
 import {
   FIXTURE_DISABLED, FIXTURE_HOST, FIXTURE_MEMBER, FIXTURE_OIDC_ONLY, FIXTURE_OWNER, RELEASE, RELEASE_FIXTURE,
 } from '../test/deploy/release-fixture.ts';
-import { DatabaseSync } from 'node:sqlite';
+import { wrangler } from '../test/deploy/wrangler.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
+const out = path.resolve(process.argv[2] ?? RELEASE_FIXTURE);
 const work = mkdtempSync(path.join(tmpdir(), 'tether-release-'));
 const release = path.join(work, 'release');
 
@@ -37,8 +38,17 @@ function extractRelease(): void {
   if (archived.status !== 0) throw new Error(`git archive ${RELEASE.commit} failed: ${archived.stderr}`);
   const extracted = spawnSync('tar', ['-xf', tar, '-C', release], { encoding: 'utf8' });
   if (extracted.status !== 0) throw new Error(`extracting the release failed: ${extracted.stderr}`);
-  // The release pins the same dependencies as this tree (package.json unchanged since); reuse them.
-  symlinkSync(path.join(root, 'node_modules'), path.join(release, 'node_modules'), 'dir');
+  // The release's own dependencies: this tree's when it pins the same ones, else installed from its lock file.
+  const pins = (text: string) => {
+    const pkg = JSON.parse(text) as Record<string, unknown>;
+    return JSON.stringify([pkg.dependencies, pkg.devDependencies, pkg.overrides]);
+  };
+  if (pins(readFileSync(path.join(release, 'package.json'), 'utf8')) === pins(readFileSync(path.join(root, 'package.json'), 'utf8'))) {
+    symlinkSync(path.join(root, 'node_modules'), path.join(release, 'node_modules'), 'dir');
+  } else {
+    const installed = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: release, stdio: 'inherit' });
+    if (installed.status !== 0) throw new Error('npm ci in the release failed');
+  }
   // No web app is needed for the API; wrangler wants an assets folder to exist.
   mkdirSync(path.join(release, 'dist', 'web'), { recursive: true });
   writeFileSync(path.join(release, 'dist', 'web', 'index.html'), '<!doctype html><title>Tether</title>');
@@ -210,9 +220,9 @@ async function main(): Promise<void> {
   wrangler(['d1', 'export', 'tether', '--local', '--output', exported], release);
   const sql = importable(readFileSync(exported, 'utf8'));
   if (!/INSERT INTO "d1_migrations"/.test(sql)) throw new Error('the export has no d1_migrations rows');
-  mkdirSync(path.dirname(RELEASE_FIXTURE), { recursive: true });
-  writeFileSync(RELEASE_FIXTURE, sql);
-  console.log(`wrote ${path.relative(root, RELEASE_FIXTURE)} (${sql.length} bytes)`);
+  mkdirSync(path.dirname(out), { recursive: true });
+  writeFileSync(out, sql);
+  console.log(`wrote ${path.relative(root, out)} (${sql.length} bytes)`);
   rmSync(work, { recursive: true, force: true });
 }
 
@@ -278,15 +288,8 @@ function importable(sql: string): string {
 
 /** The fixture is only worth its name if every table of the release holds something. */
 function requireEveryTable(state: string): void {
-  const db = new DatabaseSync(localD1File(state), { readOnly: true });
-  try {
-    const empty = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'").all()
-      .map((row) => String(row.name))
-      .filter((table) => Number(db.prepare(`SELECT count(*) AS n FROM "${table}"`).get()!.n) === 0);
-    if (empty.length > 0) throw new Error(`tables left empty: ${empty.join(', ')}`);
-  } finally {
-    db.close();
-  }
+  const empty = Object.entries(rowCounts(state)).filter(([, rows]) => rows === 0).map(([table]) => table);
+  if (empty.length > 0) throw new Error(`tables left empty: ${empty.join(', ')}`);
 }
 
 await main();

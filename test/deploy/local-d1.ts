@@ -1,23 +1,9 @@
 // A local D1 (the SQLite file miniflare keeps under `<persistTo>/v3/d1`) read straight from disk with
 // node:sqlite once wrangler has exited: exact values and the full schema, without a wrangler call
-// per query. Also runs wrangler itself the way scripts/local-relay.ts does (this Node, no metrics).
-import { spawnSync } from 'node:child_process';
+// per query.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLOutputValue } from 'node:sqlite';
-
-const root = path.resolve(import.meta.dirname, '../..');
-const wranglerJs = path.join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-
-/** Runs `wrangler <args>` in `cwd` (the project by default); answers its output, throws with it on failure. */
-export function wrangler(args: string[], cwd = root): string {
-  const run = spawnSync(process.execPath, [wranglerJs, ...args], {
-    cwd, encoding: 'utf8', env: { ...process.env, CI: 'true', WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
-  });
-  const output = `${run.stdout}${run.stderr}`;
-  if (run.status !== 0) throw new Error(`wrangler ${args.join(' ')} failed (${run.status}):\n${output}`);
-  return output;
-}
 
 export type Row = Record<string, SQLOutputValue>;
 
@@ -92,4 +78,11 @@ export function rowsOf(persistTo: string, columnsByTable: Record<string, string[
 /** The names wrangler recorded as applied, in order. */
 export function appliedMigrations(persistTo: string): string[] {
   return withDb(persistTo, (db) => db.prepare('SELECT name FROM d1_migrations ORDER BY id').all().map((row) => String(row.name)));
+}
+
+/** How many rows each app table holds. */
+export function rowCounts(persistTo: string): Record<string, number> {
+  return withDb(persistTo, (db) => Object.fromEntries(tableNamesIn(db).map((table) => [
+    table, Number(db.prepare(`SELECT count(*) AS n FROM ${quoted(table)}`).get()!.n),
+  ])));
 }

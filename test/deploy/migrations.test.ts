@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalRelay } from '../../scripts/local-relay.ts';
 import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { databaseShape, drizzleShape } from './drizzle-shape.ts';
-import { appliedMigrations, rowsOf, schemaOf, tableNames, wrangler, type Row, type TableShape } from './local-d1.ts';
+import { appliedMigrations, rowsOf, schemaOf, tableNames, type Row, type TableShape } from './local-d1.ts';
+import { wrangler } from './wrangler.ts';
 import {
   FIXTURE_DISABLED, FIXTURE_HOST, FIXTURE_MEMBER, FIXTURE_OWNER, RELEASE_FIXTURE, RELEASE_MIGRATIONS,
 } from './release-fixture.ts';
