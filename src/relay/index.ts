@@ -1,6 +1,7 @@
 // The Tether relay: a hono app in front of three Durable Objects (HostLink, ChatRoom, Lobby) and D1.
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
+import { routePath } from 'hono/route';
 import { ProtocolError } from '../contracts/index.ts';
 import { failureText } from './db/failures.ts';
 import type { Env } from './env.ts';
@@ -14,6 +15,7 @@ import { grantsApi } from './http/grants.ts';
 import { health } from './http/health.ts';
 import { appOrigins } from './http/identity.ts';
 import { hostsApi } from './http/hosts.ts';
+import { metricsApi } from './http/metrics.ts';
 import { pairing } from './http/pairing.ts';
 import { pushApi } from './http/push.ts';
 import { setupPage } from './http/setup-page.ts';
@@ -21,13 +23,28 @@ import { sockets } from './http/sockets.ts';
 import { teamsApi } from './http/teams.ts';
 import { usersApi } from './http/users.ts';
 import { visualPages } from './http/visuals.ts';
+import { REQUEST_ID_HEADER, currentRid, httpRid, inScope, log } from './log.ts';
+import { countError, writeDueCounts } from './metrics/worker-meter.ts';
 
 const app = new Hono<{ Bindings: Env }>();
+
+// Every request runs under its id (log.ts), answered in X-Request-Id for a person to quote, and ends
+// in one line: the route's pattern, never its path, which may carry a secret (an invitation's token).
+app.use('*', (c, next) => inScope(httpRid(c.req.raw), async () => {
+  const started = Date.now();
+  await next();
+  c.header(REQUEST_ID_HEADER, currentRid());
+  log.info('request', { method: c.req.method, route: routePath(c), status: c.res.status, ms: Date.now() - started });
+}));
+
+// This isolate's counts (errors answered) go to D1 when due, after the response (metrics/worker-meter.ts).
+app.use('*', writeDueCounts);
 
 // The web app on one of APP_ORIGINS calls the API from the browser (sign-in, tickets): only those origins may.
 app.use('/api/*', cors({
   origin: (origin, c) => (appOrigins(c.env).includes(origin) ? origin : null),
   allowHeaders: ['Authorization', 'Content-Type'],
+  exposeHeaders: [REQUEST_ID_HEADER],
   allowMethods: ['GET', 'POST', 'PATCH', 'DELETE'],
   maxAge: 600,
 }));
@@ -36,6 +53,7 @@ app.route('/api/auth', accounts);
 app.route('/api/auth', external);
 app.route('/api/me', me);
 app.route('/api/users', usersApi);
+app.route('/api/relay/metrics', metricsApi);
 app.route('/setup', setupPage);
 app.route('/api/pair', pairing);
 app.route('/api/hosts', hostsApi);
@@ -49,10 +67,10 @@ app.route('/v1/attachments', attachmentFiles);
 app.route('/v1/hosts', sockets);
 app.notFound((c) => c.json({ code: 'not-found', message: 'No such route' }, 404));
 app.onError((error, c) => {
+  countError(error instanceof ProtocolError ? error.code : 'internal');
   if (error instanceof ProtocolError) return errorResponse(c, error);
-  // The route's pattern, not its path: a path may carry a secret (an invitation's token).
   // D1's reason, not drizzle's message, which carries the statement's parameters (hashes, emails).
-  console.error(JSON.stringify({ msg: 'unhandled', route: c.req.routePath, error: failureText(error) }));
+  log.error('unhandled', { route: routePath(c), error: failureText(error) });
   return c.json({ code: 'internal', message: 'Request failed' }, 500);
 });
 

@@ -14,7 +14,7 @@
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
 // survives hibernation through its attachment).
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, ProtocolError, Thread, toWireError,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, ProtocolError, RELAY_COUNTERS, Thread, toWireError,
   type ChatAttachResult, type ChatEvent, type ChatInfo, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
 import { roleIn, standingIn } from '../auth/access.ts';
@@ -23,7 +23,7 @@ import { forgetChat } from '../db/chats.ts';
 import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 import type { Env } from '../env.ts';
 import {
-  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest, type Place,
+  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyOk, send, type ClientRequest, type Place,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
@@ -33,6 +33,8 @@ import { RoomRecords } from './room-records.ts';
 import { readAttachment, type AttachmentAnswer } from './room-attachments.ts';
 import { LOG_KEEP, RoomStore } from './room-store.ts';
 import { failureText } from '../db/failures.ts';
+import { log } from '../log.ts';
+import { Meter } from '../metrics/meter.ts';
 import { noticeOf } from '../push/notices.ts';
 import { pushConfigured, queueNotice } from '../push/send.ts';
 
@@ -51,6 +53,7 @@ export class ChatRoom extends ClientSockets {
   private readonly kept: KeptSends;
   private syncing: Promise<void> | null = null;
   private reconciling: Promise<void> | null = null;
+  readonly meter = new Meter(this.ctx, this.env, 'chat', () => this.openClients());
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -109,7 +112,7 @@ export class ChatRoom extends ClientSockets {
     const chatId = request.headers.get('X-Tether-Chat');
     if (!hostId || chatId === null) return new Response('missing chat', { status: 400 });
     this.name(hostId, chatId);
-    return this.acceptClient(identity);
+    return this.acceptClient(request, identity);
   }
 
   protected override onConnect(ws: WebSocket): void {
@@ -139,11 +142,16 @@ export class ChatRoom extends ClientSockets {
     // and one whose person may not read it (now that the host is known) is closed.
     const standings = await Promise.all(sockets.map((ws) => this.access.view(this.attachmentOf(ws).identity, hostId)
       .then((view) => ({ standing: standingIn(view, chatId), reads: roleIn(view, chatId) !== null }), () => null)));
+    let told = 0;
     sockets.forEach((ws, i) => {
       const seen = standings[i];
       if (seen && seen.standing !== 'keep') this.expel(ws, seen.standing);
-      else if (seen?.reads) send(ws, text);
+      else if (seen?.reads) {
+        send(ws, text);
+        told += 1;
+      }
     });
+    this.meter.count(RELAY_COUNTERS.eventsDelivered, told);
     return sockets.length > 0;
   }
 
@@ -165,7 +173,13 @@ export class ChatRoom extends ClientSockets {
     const sockets = this.attachedSockets();
     if (sockets.size === 0) return;
     const place = this.key();
-    for (const ws of sockets) if (this.mayHear(ws, place)) send(ws, text);
+    let sent = 0;
+    for (const ws of sockets) {
+      if (!this.mayHear(ws, place)) continue;
+      send(ws, text);
+      sent += 1;
+    }
+    this.meter.count(RELAY_COUNTERS.eventsDelivered, sent);
   }
 
   /** recheckHosts: closes the sockets of people who may no longer read this chat; the others keep their (new) role. */
@@ -191,8 +205,8 @@ export class ChatRoom extends ClientSockets {
     try {
       return await this.serveChecked(identity, request, ws);
     } catch (error) {
-      if (!(error instanceof ProtocolError)) console.error(JSON.stringify({ msg: 'request failed', type: request.type, error: failureText(error) }));
-      return replyError(request.id, toWireError(error));
+      if (!(error instanceof ProtocolError)) log.error('request failed', { chatId: this.store.state.chatId, type: request.type, error: failureText(error) });
+      return this.refuse(request.id, toWireError(error));
     }
   }
 
@@ -201,14 +215,14 @@ export class ChatRoom extends ClientSockets {
     await this.access.check(identity, hostId, request.type, chatId);
     const payload = request.payload as { chatId?: string };
     if (payload.chatId !== undefined && payload.chatId !== chatId) {
-      return replyError(request.id, { code: 'bad-request', message: `This socket serves chat ${chatId}` });
+      return this.refuse(request.id, { code: 'bad-request', message: `This socket serves chat ${chatId}` });
     }
     this.audit(identity, request, { hostId, chatId });
     const userId = principalOf(identity);
     if (SETTLING.has(request.type)) await this.reconcileRequests();
     if (!ANSWERED_ONCE.has(request.type)) return this.answer(userId, request, ws);
     return this.journal.once(userId, request.id, () => this.answer(userId, request, ws).catch((error: unknown) => {
-      if (error instanceof ProtocolError) return replyError(request.id, error.toWire());
+      if (error instanceof ProtocolError) return this.refuse(request.id, error.toWire());
       throw error;
     }));
   }
@@ -360,7 +374,8 @@ export class ChatRoom extends ClientSockets {
   private async onChatEvent(raw: unknown): Promise<void> {
     const parsed = AGENT_EVENT_SCHEMAS['chat.event'].safeParse(raw);
     if (!parsed.success) {
-      console.warn(JSON.stringify({ msg: 'bad chat.event from host', chat: this.store.state.chatId, error: parsed.error.issues[0]?.message }));
+      log.warn('bad chat.event from host', { chatId: this.store.state.chatId, error: parsed.error.issues[0]?.message });
+      this.meter.count(RELAY_COUNTERS.hostFramesDropped);
       return;
     }
     const { event, seq } = parsed.data;
@@ -381,7 +396,7 @@ export class ChatRoom extends ClientSockets {
     // keeps answering with a gap gets its event applied anyway rather than a stuck chat).
     for (let tries = 0; this.hostSeq < 0 || this.loaded() === null || seq > this.hostSeq + 1; tries++) {
       if (tries === 2) {
-        console.warn(JSON.stringify({ msg: 'host seq gap persists', chat: this.store.state.chatId, hostSeq: this.hostSeq, seq }));
+        log.warn('host seq gap persists', { chatId: this.store.state.chatId, hostSeq: this.hostSeq, seq });
         break;
       }
       try {
@@ -531,7 +546,11 @@ export class ChatRoom extends ClientSockets {
     if (this.dirty.size === 0) return;
     const now = Date.now();
     if (now - this.lastFlush >= FLUSH_EVERY_MS) this.flush();
-    else void this.ctx.storage.getAlarm().then((at) => at === null ? this.ctx.storage.setAlarm(this.lastFlush + FLUSH_EVERY_MS) : undefined);
+    else {
+      // Sooner than an alarm the meter set for its own write: items must not wait for the counters.
+      const due = this.lastFlush + FLUSH_EVERY_MS;
+      void this.ctx.storage.getAlarm().then((at) => at === null || at > due ? this.ctx.storage.setAlarm(due) : undefined);
+    }
   }
 
   private flush(): void {
@@ -548,6 +567,7 @@ export class ChatRoom extends ClientSockets {
 
   override async alarm(): Promise<void> {
     this.flush();
+    await super.alarm();
   }
 
   // ---- visual pages (records in room-records.ts) ----
@@ -599,7 +619,7 @@ export class ChatRoom extends ClientSockets {
     const p = request.payload as { requestId?: string; itemId?: string };
     const requestId = request.type === 'chat.dismiss' ? await this.ledger().byItem(p.itemId!) : p.requestId!;
     if (!requestId || !(await this.ledger().settle(requestId, userId, request.type, request.payload, request.id))) {
-      return replyError(request.id, { code: 'request-not-found', message: 'That request was already settled' });
+      return this.refuse(request.id, { code: 'request-not-found', message: 'That request was already settled' });
     }
     const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
     // Whatever the host refused (it was away, it timed out, it found the answer malformed), the request

@@ -1,9 +1,8 @@
 // The socket plumbing the client-facing objects (ChatRoom, Lobby) share: accepting a hibernatable
 // socket with the caller's identity in its attachment, reading a frame once, answering bad input
 // with the protocol's codes, and broadcasting one serialized frame to many sockets.
-import { DurableObject } from 'cloudflare:workers';
 import {
-  AGENT_REQUEST_SCHEMAS, CLIENT_HEARTBEAT, LINK_MAX_FRAME_BYTES, ProtocolError, isAgentRequestType, parseRequest, toWireError,
+  AGENT_REQUEST_SCHEMAS, CLIENT_HEARTBEAT, LINK_MAX_FRAME_BYTES, ProtocolError, errorCounter, isAgentRequestType, parseRequest, toWireError,
   type AgentRequestType, type Reply, type WireError,
 } from '../../contracts/index.ts';
 import { CLOSE_FOR, HostAccess, standingIn, type Standing } from '../auth/access.ts';
@@ -12,10 +11,12 @@ import { principalOf, type Identity } from '../auth/tokens.ts';
 import { MACHINE_ACTING, record } from '../db/audit.ts';
 import type { Env } from '../env.ts';
 import { failureText } from '../db/failures.ts';
+import { currentRid, log } from '../log.ts';
+import type { Meter } from '../metrics/meter.ts';
+import { ScopedObject, type SocketScope } from './scoped-calls.ts';
 
-export interface SocketAttachment {
+export interface SocketAttachment extends SocketScope {
   identity: Identity;
-  connectedAt: number;
 }
 
 /** The header the Worker uses to hand a verified identity to an object; never taken from a client. */
@@ -72,33 +73,38 @@ export interface ClientRequest<T extends AgentRequestType = AgentRequestType> {
  * Reads one client frame. Answers the frame's error reply (as text) when it is not a request we can
  * serve, or the parsed request. Never throws.
  */
-export function readClientFrame(message: string | ArrayBuffer): ClientRequest | { reject: string } {
+export function readClientFrame(message: string | ArrayBuffer): ClientRequest | { reject: string; code: string } {
   const size = typeof message === 'string' ? message.length : message.byteLength;
   if (size > LINK_MAX_FRAME_BYTES) {
-    return { reject: replyError(null, { code: 'frame-too-large', message: `Frames are limited to ${LINK_MAX_FRAME_BYTES} bytes` }) };
+    return refusal(null, { code: 'frame-too-large', message: `Frames are limited to ${LINK_MAX_FRAME_BYTES} bytes` });
   }
   let raw: unknown;
   try {
     raw = JSON.parse(typeof message === 'string' ? message : new TextDecoder().decode(message));
   } catch {
-    return { reject: replyError(null, { code: 'bad-request', message: 'Frame is not JSON' }) };
+    return refusal(null, { code: 'bad-request', message: 'Frame is not JSON' });
   }
   const parsed = parseRequest(raw);
   if (!parsed.ok) {
     const id = typeof raw === 'object' && raw !== null && 'id' in raw && typeof raw.id === 'string' && raw.id.length > 0 ? raw.id : null;
-    return { reject: replyError(id, { code: 'bad-request', message: parsed.message }) };
+    return refusal(id, { code: 'bad-request', message: parsed.message });
   }
   const { id, type, payload } = parsed.value;
   if (!isAgentRequestType(type)) {
-    return { reject: replyError(id, { code: 'unknown-request', message: `Unknown request type: ${type}` }) };
+    return refusal(id, { code: 'unknown-request', message: `Unknown request type: ${type}` });
   }
   const checked = AGENT_REQUEST_SCHEMAS[type].payload.safeParse(payload ?? {});
   if (!checked.success) {
     const issue = checked.error.issues[0];
     const field = issue?.path.length ? issue.path.join('.') : 'payload';
-    return { reject: replyError(id, { code: 'bad-request', message: `Invalid payload for ${type}: ${field}: ${issue?.message ?? 'invalid'}` }) };
+    return refusal(id, { code: 'bad-request', message: `Invalid payload for ${type}: ${field}: ${issue?.message ?? 'invalid'}` });
   }
   return { id, type, payload: checked.data };
+}
+
+/** A frame's error reply, with its code (counted by the object that answers it). */
+function refusal(id: string | null, error: WireError): { reject: string; code: string } {
+  return { reject: replyError(id, error), code: error.code };
 }
 
 /** Where an object's sockets stand: a host (the Lobby) or one chat of it (a ChatRoom). */
@@ -107,7 +113,7 @@ export interface Place {
   chatId?: string;
 }
 
-export abstract class ClientSockets extends DurableObject<Env> {
+export abstract class ClientSockets extends ScopedObject {
   /** Who may do what on the host; asked on every request. */
   protected readonly access = new HostAccess(this.env.DB);
   /** Frames per socket and per person (rate-limit.ts); over it a frame is answered `rate-limited` and not served. */
@@ -126,14 +132,39 @@ export abstract class ClientSockets extends DurableObject<Env> {
   /** The host (and chat) this object serves, or null before anyone named it. */
   protected abstract place(): Place | null;
 
-  /** Accepts a client socket for this object, remembering who it is across hibernation. */
-  protected acceptClient(identity: Identity, tags: string[] = []): Response {
-    const pair = new WebSocketPair();
-    const [client, server] = [pair[0], pair[1]];
-    this.ctx.acceptWebSocket(server, ['client', ...tags]);
-    server.serializeAttachment({ identity, connectedAt: Date.now() } satisfies SocketAttachment);
-    this.onConnect(server, identity);
-    return new Response(null, { status: 101, webSocket: client });
+  /** This object's counters and socket count (metrics/meter.ts); public for tests to flush. */
+  abstract readonly meter: Meter;
+
+  /** An error reply this object answers, counted by its code. */
+  protected refuse(id: string | null, error: WireError): string {
+    this.meter.count(errorCounter(error.code));
+    return replyError(id, error);
+  }
+
+  /** Client sockets open here now; hibernation keeps them, so this holds after a wake too. */
+  protected openClients(): number {
+    return this.clients().filter((ws) => ws.readyState === WebSocket.OPEN).length;
+  }
+
+  override alarm(): Promise<void> {
+    return this.inOwnScope(() => this.meter.alarm());
+  }
+
+  /**
+   * Accepts a client socket for this object, remembering who it is across hibernation, and the id of
+   * the request that opened it (its frames' log lines derive theirs from it).
+   */
+  protected acceptClient(request: Request, identity: Identity, tags: string[] = []): Response {
+    return this.inRequestScope(request, () => {
+      const pair = new WebSocketPair();
+      const [client, server] = [pair[0], pair[1]];
+      this.ctx.acceptWebSocket(server, ['client', ...tags]);
+      server.serializeAttachment({ identity, connectedAt: Date.now(), rid: currentRid() } satisfies SocketAttachment);
+      log.info('socket open', this.logPlace());
+      this.onConnect(server, identity);
+      this.meter.socketsChanged();
+      return new Response(null, { status: 101, webSocket: client });
+    });
   }
 
   protected attachmentOf(ws: WebSocket): SocketAttachment {
@@ -158,39 +189,64 @@ export abstract class ClientSockets extends DurableObject<Env> {
   /** Serves one request that passed every check but authorization; answers the reply text. */
   protected abstract onRequest(ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string>;
 
-  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    return this.inSocketScope(ws, () => this.onFrame(ws, message));
+  }
+
+  private async onFrame(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const { identity } = this.attachmentOf(ws);
     // Counted before anything else is spent on it; parsed only to answer under its id.
     const overBudget = this.frameBudget.take(ws, principalOf(identity));
     const frame = readClientFrame(message);
-    if ('reject' in frame) return send(ws, frame.reject);
-    if (overBudget) return send(ws, replyError(frame.id, overBudget.toWire()));
+    if ('reject' in frame) {
+      this.meter.count(errorCounter(frame.code));
+      return send(ws, frame.reject);
+    }
+    if (overBudget) return send(ws, this.refuse(frame.id, overBudget.toWire()));
     // A socket whose person lost all access here (or whose session ended) is answered and closed, not
     // just refused frame by frame: it would otherwise keep hearing pushes.
     const place = this.place();
     const standing = place ? await this.access.standing(identity, place.hostId, place.chatId).catch(() => 'keep' as const) : 'keep';
     if (standing !== 'keep') {
       const code = standing === 'ended' ? 'unauthorized' : 'forbidden';
-      send(ws, replyError(frame.id, { code, message: standing === 'ended' ? 'Your session has ended; sign in again' : 'Your access was revoked' }));
+      send(ws, this.refuse(frame.id, { code, message: standing === 'ended' ? 'Your session has ended; sign in again' : 'Your access was revoked' }));
       return this.expel(ws, standing);
     }
     let reply: string;
     try {
       reply = await this.onRequest(ws, frame, identity);
     } catch (error) {
-      if (!(error instanceof ProtocolError)) console.error(JSON.stringify({ msg: 'request failed', type: frame.type, error: failureText(error) }));
-      reply = replyError(frame.id, toWireError(error));
+      if (!(error instanceof ProtocolError)) log.error('request failed', { ...this.logPlace(), type: frame.type, error: failureText(error) });
+      reply = this.refuse(frame.id, toWireError(error));
     }
     send(ws, reply);
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
-    this.onDisconnect(ws);
+    this.inSocketScope(ws, () => {
+      this.logClosed(ws, 'socket close', code);
+      this.onDisconnect(ws);
+      this.meter.socketsChanged();
+    });
     try { ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing'); } catch { /* already closed */ }
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
-    this.onDisconnect(ws);
+    this.inSocketScope(ws, () => {
+      this.logClosed(ws, 'socket error', null);
+      this.onDisconnect(ws);
+      this.meter.socketsChanged();
+    });
+  }
+
+  private logClosed(ws: WebSocket, msg: string, code: number | null): void {
+    log.info(msg, { ...this.logPlace(), code, seconds: Math.round((Date.now() - this.attachmentOf(ws).connectedAt) / 1000) });
+  }
+
+  /** Where this object's lines happened: ids only. */
+  private logPlace() {
+    const place = this.place();
+    return { socket: place?.chatId === undefined ? 'lobby' : 'chat', hostId: place?.hostId, chatId: place?.chatId };
   }
 
   protected onDisconnect(_ws: WebSocket): void {}
@@ -212,8 +268,10 @@ export abstract class ClientSockets extends DurableObject<Env> {
   /** Closes a socket that lost its standing here. */
   protected expel(ws: WebSocket, standing: Exclude<Standing, 'keep'>): void {
     const { code, reason } = CLOSE_FOR[standing];
+    log.info('socket expelled', { ...this.logPlace(), code });
     try { ws.close(code, reason); } catch { /* already closed */ }
     this.onDisconnect(ws);
+    this.meter.socketsChanged();
   }
 
   /**

@@ -15,13 +15,15 @@
 //
 // It never interprets a chat: it keeps no thread, and what survives a restart is only its host id,
 // the set of chats waiting for the host to return, and the socket itself (hibernation keeps it).
-import { DurableObject } from 'cloudflare:workers';
 import {
-  LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema,
+  LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema, RELAY_COUNTERS, errorCounter,
   type LinkEventFrame, type Reply, type WireError,
 } from '../../contracts/index.ts';
 import type { Env } from '../env.ts';
+import { currentRid, log } from '../log.ts';
+import { Meter } from '../metrics/meter.ts';
 import { identityOf } from './client-sockets.ts';
+import { ScopedObject, type SocketScope } from './scoped-calls.ts';
 import { hostLinkOf, lobbyOf, roomOf } from './stubs.ts';
 
 const CHECK_EVERY_MS = 2_000;
@@ -31,9 +33,8 @@ const BATCH_BYTES = 8 * 1024 * 1024;
 /** Events that belong to one chat and go to its ChatRoom; everything else is host-wide. */
 const CHAT_EVENTS = new Set(['chat.event', 'chat.visuals', 'chat.subagentChanged', 'visual.page']);
 
-interface HostSocketAttachment {
+interface HostSocketAttachment extends SocketScope {
   hostId: string;
-  connectedAt: number;
   /** When the host said hello on this socket; until then nobody is known to be there. */
   helloAt?: number;
 }
@@ -59,7 +60,7 @@ interface Route {
   running: boolean;
 }
 
-export class HostLink extends DurableObject<Env> {
+export class HostLink extends ScopedObject {
   private readonly waiters = new Map<string, Waiter>();
   private readonly routes = new Map<string, Route>();
   private acks: number[] = [];
@@ -67,6 +68,8 @@ export class HostLink extends DurableObject<Env> {
   private lastHeard = 0;
   /** Chats that asked to watch presence since the last announcement began; see announce. */
   private readonly rewatched = new Set<string>();
+  /** Counts events and errors; its socket count is 1 while the host is here (said hello, not silent). */
+  readonly meter = new Meter(this.ctx, this.env, 'host', () => (this.hostSocket() ? 1 : 0));
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -78,21 +81,24 @@ export class HostLink extends DurableObject<Env> {
 
   // ---- the host connects ----------------------------------------------------------------------
 
-  override async fetch(request: Request): Promise<Response> {
+  override fetch(request: Request): Promise<Response> {
+    return this.inRequestScope(request, () => this.open(request));
+  }
+
+  private async open(request: Request): Promise<Response> {
     const identity = identityOf(request);
     if (identity.kind !== 'host') return new Response('host token required', { status: 403 });
     // Asked again here, not only at the door: a revocation that lands between the two still wins.
     const row = await this.env.DB.prepare('SELECT revoked_at FROM hosts WHERE id = ?').bind(identity.hostId).first<{ revoked_at: number | null }>();
     if (!row) return new Response('unknown host', { status: 403 });
     if (row.revoked_at !== null) return new Response('host revoked', { status: 403 });
-    for (const old of this.ctx.getWebSockets('host')) {
-      try { old.close(4000, 'replaced by a newer connection'); } catch { /* gone */ }
-    }
+    for (const old of this.ctx.getWebSockets('host')) this.closeLink(old, 4000, 'replaced by a newer connection');
     // A host answers on the socket a request came by: what the old one carried will not be answered.
     this.failWaiting('The host reconnected before it answered');
     const pair = new WebSocketPair();
     this.ctx.acceptWebSocket(pair[1], ['host']);
-    pair[1].serializeAttachment({ hostId: identity.hostId, connectedAt: Date.now() } satisfies HostSocketAttachment);
+    pair[1].serializeAttachment({ hostId: identity.hostId, connectedAt: Date.now(), rid: currentRid() } satisfies HostSocketAttachment);
+    log.info('host link open', { hostId: identity.hostId });
     this.lastHeard = Date.now();
     this.setMeta('hostId', identity.hostId);
     // Online is announced at the host's hello; a socket that never says it is closed by the alarm.
@@ -102,7 +108,11 @@ export class HostLink extends DurableObject<Env> {
 
   // ---- frames from the host -------------------------------------------------------------------
 
-  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    return this.inSocketScope(ws, () => this.onMessage(ws, message));
+  }
+
+  private async onMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     this.lastHeard = Date.now();
     const size = typeof message === 'string' ? message.length : message.byteLength;
     if (size > LINK_MAX_FRAME_BYTES) return this.complain('frame-too-large', size);
@@ -148,13 +158,17 @@ export class HostLink extends DurableObject<Env> {
   }
 
   private onEvent(ws: WebSocket, frame: LinkEventFrame, size: number): void {
+    this.meter.count(RELAY_COUNTERS.eventsIn);
     // An outbox position that is not one would spoil the whole ack it joins; such a frame is not acked.
     if (frame.n !== undefined && !(Number.isSafeInteger(frame.n) && frame.n > 0)) frame = { ...frame, n: undefined };
     const payload = frame.payload as { chatId?: unknown } | null;
     const chatId = payload && typeof payload.chatId === 'string' ? payload.chatId : null;
     const hostId = (ws.deserializeAttachment() as HostSocketAttachment).hostId;
     if (CHAT_EVENTS.has(frame.event)) {
-      if (!chatId) return this.ackLater(frame.n); // unroutable: nothing would ever store it
+      if (!chatId) { // unroutable: nothing would ever store it
+        this.meter.count(RELAY_COUNTERS.hostFramesDropped);
+        return this.ackLater(frame.n);
+      }
       this.route(hostId, `chat:${chatId}`, frame, size);
     } else {
       this.route(hostId, 'lobby', frame, size);
@@ -194,7 +208,10 @@ export class HostLink extends DurableObject<Env> {
           error = String(thrown);
         }
         // What was not stored is not acknowledged: the host keeps it and sends it again on its next connection.
-        if (error !== undefined) console.error(JSON.stringify({ msg: 'ingest failed', hostId, target, stored, of: batch.length, error }));
+        if (error !== undefined) {
+          log.error('ingest failed', { hostId, target, stored, of: batch.length, error });
+          this.meter.count(RELAY_COUNTERS.ingestFailed);
+        }
         for (const frame of batch.slice(0, stored)) this.ackLater(frame.n);
       }
     } finally {
@@ -223,7 +240,8 @@ export class HostLink extends DurableObject<Env> {
   }
 
   private complain(why: string, size: number): void {
-    console.warn(JSON.stringify({ msg: 'host frame dropped', why, size, hostId: this.getMeta('hostId') }));
+    log.warn('host frame dropped', { why, size, hostId: this.getMeta('hostId') });
+    this.meter.count(RELAY_COUNTERS.hostFramesDropped);
   }
 
   // ---- requests to the host (RPC from ChatRoom and Lobby) --------------------------------------
@@ -231,7 +249,7 @@ export class HostLink extends DurableObject<Env> {
   async request(input: LinkRequestInput): Promise<Reply> {
     const ws = this.newestOpen();
     const id = input.id ?? crypto.randomUUID();
-    if (!ws) return failure(id, { code: 'host-offline', message: 'The host is offline' });
+    if (!ws) return this.relayFailure(id, { code: 'host-offline', message: 'The host is offline' });
     const existing = this.waiters.get(id);
     if (existing) return existing.promise;
     const limit = Number(this.env.HOST_TIMEOUT_MS ?? 30_000);
@@ -239,7 +257,7 @@ export class HostLink extends DurableObject<Env> {
     const promise = new Promise<Reply>((r) => { resolve = r; });
     const timer = setTimeout(() => {
       this.waiters.delete(id);
-      resolve(failure(id, { code: 'host-timeout', message: `The host did not answer within ${limit} ms` }));
+      resolve(this.relayFailure(id, { code: 'host-timeout', message: `The host did not answer within ${limit} ms` }));
     }, limit);
     this.waiters.set(id, { resolve, timer, promise });
     try {
@@ -247,7 +265,7 @@ export class HostLink extends DurableObject<Env> {
     } catch {
       this.waiters.delete(id);
       clearTimeout(timer);
-      return failure(id, { code: 'host-offline', message: 'The host is offline' });
+      return this.relayFailure(id, { code: 'host-offline', message: 'The host is offline' });
     }
     return promise;
   }
@@ -283,9 +301,7 @@ export class HostLink extends DurableObject<Env> {
     if (hostId) {
       const row = await this.env.DB.prepare('SELECT revoked_at FROM hosts WHERE id = ?').bind(hostId).first<{ revoked_at: number | null }>();
       if (row?.revoked_at != null) {
-        for (const ws of this.ctx.getWebSockets('host')) {
-          try { ws.close(4403, 'host revoked'); } catch { /* gone */ }
-        }
+        for (const ws of this.ctx.getWebSockets('host')) this.closeLink(ws, 4403, 'host revoked');
         this.failWaiting('The host was revoked');
         await this.announce(false);
       }
@@ -300,20 +316,26 @@ export class HostLink extends DurableObject<Env> {
    * link closes at once with 4401, and whatever it was asked fails `host-offline`.
    */
   async revoke(): Promise<void> {
-    for (const ws of this.ctx.getWebSockets('host')) {
-      try { ws.close(4401, 'host revoked'); } catch { /* gone */ }
-    }
+    for (const ws of this.ctx.getWebSockets('host')) this.closeLink(ws, 4401, 'host revoked');
     this.failWaiting('The host was revoked');
     await this.announce(false);
   }
 
   // ---- presence -------------------------------------------------------------------------------
 
-  override async alarm(): Promise<void> {
+  override alarm(): Promise<void> {
+    return this.inOwnScope(async () => {
+      await this.check();
+      // Last: an alarm check() set for the next silence check is earlier than a metrics write.
+      await this.meter.alarm();
+    });
+  }
+
+  private async check(): Promise<void> {
     const ws = this.newestOpen();
     if (!ws) return;
     if (this.silent(ws)) {
-      try { ws.close(4001, 'heartbeat missed'); } catch { /* gone */ }
+      this.closeLink(ws, 4001, 'heartbeat missed');
       await this.lost();
       return;
     }
@@ -324,13 +346,30 @@ export class HostLink extends DurableObject<Env> {
     if (this.hostSocket() === ws) void this.wakeWaiting();
   }
 
-  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
-    try { ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing'); } catch { /* gone */ }
-    await this.lost();
+  override webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    return this.inSocketScope(ws, () => {
+      this.logClosed(ws, 'host link close', code);
+      try { ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing'); } catch { /* gone */ }
+      return this.lost();
+    });
   }
 
-  override async webSocketError(): Promise<void> {
-    await this.lost();
+  override webSocketError(ws: WebSocket): Promise<void> {
+    return this.inSocketScope(ws, () => {
+      this.logClosed(ws, 'host link error', null);
+      return this.lost();
+    });
+  }
+
+  private logClosed(ws: WebSocket, msg: string, code: number | null): void {
+    const { hostId, connectedAt } = ws.deserializeAttachment() as HostSocketAttachment;
+    log.info(msg, { hostId, code, seconds: Math.round((Date.now() - connectedAt) / 1000) });
+  }
+
+  /** The relay ends a host's socket (replaced, silent, revoked). */
+  private closeLink(ws: WebSocket, code: number, reason: string): void {
+    if (ws.readyState === WebSocket.OPEN) log.info('host link closed by relay', { hostId: this.getMeta('hostId'), code });
+    try { ws.close(code, reason); } catch { /* gone */ }
   }
 
   private async lost(): Promise<void> {
@@ -339,15 +378,22 @@ export class HostLink extends DurableObject<Env> {
     await this.announce(false);
   }
 
+  /** An answer the relay gives for the host (offline, timed out), counted by its code. */
+  private relayFailure(id: string, error: WireError): Reply {
+    this.meter.count(errorCounter(error.code));
+    return failure(id, error);
+  }
+
   private failWaiting(message: string): void {
     for (const [id, waiter] of this.waiters) {
       clearTimeout(waiter.timer);
-      waiter.resolve(failure(id, { code: 'host-offline', message }));
+      waiter.resolve(this.relayFailure(id, { code: 'host-offline', message }));
     }
     this.waiters.clear();
   }
 
   private async announce(online: boolean): Promise<void> {
+    this.meter.socketsChanged();
     const hostId = this.getMeta('hostId');
     if (!hostId) return;
     const at = Date.now();
@@ -361,7 +407,7 @@ export class HostLink extends DurableObject<Env> {
         // Unless someone connected there while it answered: their room asked to watch again meanwhile.
         if (!anyone && !this.rewatched.has(chat_id)) this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chat_id);
       }),
-    ].map((p) => p.catch((error: unknown) => console.error(JSON.stringify({ msg: 'presence not delivered', hostId, error: String(error) })))));
+    ].map((p) => p.catch((error: unknown) => log.error('presence not delivered', { hostId, error: String(error) }))));
   }
 
   private async wakeWaiting(): Promise<void> {
@@ -373,7 +419,7 @@ export class HostLink extends DurableObject<Env> {
     await Promise.all(chats.map(({ chat_id }) => roomOf(this.env, hostId, chat_id).hostReturned(hostId, chat_id).catch((error: unknown) => {
       // Still waiting: the room is told again on the next hello rather than never.
       this.ctx.storage.sql.exec('INSERT OR IGNORE INTO waiting (chat_id) VALUES (?)', chat_id);
-      console.error(JSON.stringify({ msg: 'deliver kept sends failed', hostId, chatId: chat_id, error: String(error) }));
+      log.error('deliver kept sends failed', { hostId, chatId: chat_id, error: String(error) });
     })));
   }
 
@@ -439,7 +485,7 @@ export async function askHost(env: Env, hostId: string, input: LinkRequestInput)
   } catch (error) {
     // HostLink itself went away mid-request (restarted, evicted): whether the host acted is unknown,
     // as when its socket drops, and the request ids make a retry safe.
-    console.warn(JSON.stringify({ msg: 'host link call failed', hostId, type: input.type, error: String(error) }));
+    log.warn('host link call failed', { hostId, type: input.type, error: String(error) });
     return { id: input.id ?? 'unknown', ok: false, error: { code: 'host-offline', message: 'The relay lost its link to the host; try again' } };
   }
 }

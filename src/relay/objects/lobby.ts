@@ -8,7 +8,7 @@
 //
 // It keeps nothing of its own but the reply journal; the chat index is in D1.
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, withRequestLimit,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, RELAY_COUNTERS, withRequestLimit,
   type ChatInfo, type EventPayload, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
 import { reachesHost, roleIn, standingIn, type AccessView } from '../auth/access.ts';
@@ -17,8 +17,10 @@ import { principalOf, type Identity } from '../auth/tokens.ts';
 import { indexChats, indexedChatInfos } from '../db/chats.ts';
 import { failureText } from '../db/failures.ts';
 import type { Env } from '../env.ts';
+import { log } from '../log.ts';
+import { Meter } from '../metrics/meter.ts';
 import {
-  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyError, replyOk, send, type ClientRequest, type Place,
+  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyOk, send, type ClientRequest, type Place,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
@@ -41,6 +43,7 @@ interface Push {
 
 export class Lobby extends ClientSockets {
   private readonly journal: ReplyJournal;
+  readonly meter = new Meter(this.ctx, this.env, 'lobby', () => this.openClients());
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -76,7 +79,7 @@ export class Lobby extends ClientSockets {
     const hostId = request.headers.get('X-Tether-Host');
     if (!hostId) return new Response('missing host', { status: 400 });
     this.name(hostId);
-    return this.acceptClient(identity);
+    return this.acceptClient(request, identity);
   }
 
   protected override onConnect(ws: WebSocket): void {
@@ -124,10 +127,10 @@ export class Lobby extends ClientSockets {
 
   private async viaRoom(hostId: string, identity: Identity, request: ClientRequest): Promise<string> {
     if (ROOM_ONLY.has(request.type)) {
-      return replyError(request.id, { code: 'bad-request', message: `${request.type} is served on the chat's own socket` });
+      return this.refuse(request.id, { code: 'bad-request', message: `${request.type} is served on the chat's own socket` });
     }
     const chatId = (request.payload as { chatId?: string }).chatId;
-    if (typeof chatId !== 'string') return replyError(request.id, { code: 'bad-request', message: 'Invalid payload: chatId' });
+    if (typeof chatId !== 'string') return this.refuse(request.id, { code: 'bad-request', message: 'Invalid payload: chatId' });
     return roomOf(this.env, hostId, chatId).serveForLobby(hostId, chatId, identity, request);
   }
 
@@ -143,7 +146,8 @@ export class Lobby extends ClientSockets {
       const event = HOST_WIDE_EVENTS.find((name) => name === frame.event);
       const parsed = event && AGENT_EVENT_SCHEMAS[event].safeParse(frame.payload);
       if (!event || !parsed?.success) {
-        console.warn(JSON.stringify({ msg: 'host event dropped', hostId, event: frame.event }));
+        log.warn('host event dropped', { hostId, event: frame.event });
+        this.meter.count(RELAY_COUNTERS.hostFramesDropped);
         continue;
       }
       let payload = parsed.data;
@@ -174,13 +178,17 @@ export class Lobby extends ClientSockets {
       if (standing === 'keep') open.push([ws, view]);
       else this.expel(ws, standing);
     });
+    let sent = 0;
     for (const { event, text, chatId } of pushes) {
       const needed = roleToHear(event);
       for (const [ws, view] of open) {
         const role = chatId !== undefined ? roleIn(view, chatId) : event === 'host.presence' && reachesHost(view) ? 'viewer' : roleIn(view);
-        if (role && roleAllows(role, needed)) send(ws, text);
+        if (!role || !roleAllows(role, needed)) continue;
+        send(ws, text);
+        sent += 1;
       }
     }
+    this.meter.count(RELAY_COUNTERS.eventsDelivered, sent);
   }
 
   /** recheckHosts: closes the sockets of people who lost all access to this host. */
@@ -205,7 +213,7 @@ export class Lobby extends ClientSockets {
     try {
       await indexChats(this.env.DB, hostId, [...latest.values()], now);
     } catch (error) {
-      console.error(JSON.stringify({ msg: 'chat index not written', hostId, error: failureText(error) }));
+      log.error('chat index not written', { hostId, error: failureText(error) });
     }
   }
 }
