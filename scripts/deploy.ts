@@ -19,7 +19,7 @@ import { jsonIn, outputTail, runWrangler, runWranglerWithOutput, type WranglerOp
 const root = path.resolve(import.meta.dirname, '..');
 
 interface Options {
-  config: string;
+  config?: string;
   database?: string;
   account?: string;
   newSetupLink: boolean;
@@ -32,7 +32,7 @@ class DeployStopped extends Error {}
 
 const program = new Command('npm run deploy')
   .description('Deploy the Tether relay to your Cloudflare account (safe to run again: that is how you upgrade)')
-  .option('--config <file>', 'the wrangler config to deploy', path.join(root, 'wrangler.toml'))
+  .option('--config <file>', 'the wrangler config to deploy (default: this repository\'s wrangler.toml)')
   .option('--database <name-or-id>', 'use this existing D1 database (by name or id) instead of the one wrangler.toml names')
   .option('--account <id>', 'the Cloudflare account to deploy to, when you have several (or set CLOUDFLARE_ACCOUNT_ID)')
   .option('--new-setup-link', 'replace the owner setup secret and print a new setup link (only while no owner has signed up)', false)
@@ -41,7 +41,7 @@ const program = new Command('npm run deploy')
   .showHelpAfterError();
 
 const options = program.parse(process.argv).opts<Options>();
-const configPath = path.resolve(options.config);
+const configPath = options.config ? path.resolve(options.config) : path.join(root, 'wrangler.toml');
 const accountEnv: Record<string, string> = options.account ? { CLOUDFLARE_ACCOUNT_ID: options.account } : {};
 
 function wrangler(args: string[], extra: WranglerOptions = {}): Promise<WranglerResult> {
@@ -193,7 +193,7 @@ async function ensureSecrets(): Promise<SecretsOutcome> {
     stored.add(name);
     if (name === SETUP_SECRET) setupSecret = value;
   }
-  const kept = names.filter((name) => !missing.includes(name));
+  const kept = names.filter((name) => !missing.includes(name)).sort();
   step('secrets', [missing.length ? `stored ${missing.join(', ')}` : '', kept.length ? `kept ${kept.join(', ')}` : ''].filter(Boolean).join('; ') || 'none');
   return { workerExisted, stored, setupSecret };
 }

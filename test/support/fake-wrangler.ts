@@ -10,7 +10,11 @@
 // migrations apply --remote` runs as `--local` against a D1 kept in the state folder (real SQLite,
 // wrangler's own bookkeeping of applied migrations), and `deploy` runs as `deploy --dry-run` (the
 // config is read, the Worker bundled, every binding resolved) before the stand-in reports the URL
-// the test gave it (FAKE_WRANGLER_URL) the way wrangler does: in WRANGLER_OUTPUT_FILE_PATH.
+// the test gave it (FAKE_WRANGLER_URL) the way wrangler does: in WRANGLER_OUTPUT_FILE_PATH. Each costs
+// seconds, so a run whose test is about something else may name the ones it needs in FAKE_WRANGLER_REAL
+// ("migrations", "deploy", comma-separated; unset: both). Without the real one, the migrations answer
+// "No migrations to apply" (true when none were added since the last real run) and the deploy is not
+// bundled.
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -56,7 +60,12 @@ function environment(): string {
 }
 
 /** Runs the real wrangler (the caller's own flags in `realArgs`), passing its output through. */
-function real(realArgs: string[]): void {
+function real(realArgs: string[], otherwise: string): void {
+  const wanted = process.env.FAKE_WRANGLER_REAL?.split(',') ?? ['migrations', 'deploy'];
+  if (!wanted.includes(realArgs[0] === 'deploy' ? 'deploy' : 'migrations')) {
+    process.stdout.write(otherwise);
+    return;
+  }
   const env: NodeJS.ProcessEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' };
   delete env.WRANGLER_OUTPUT_FILE_PATH;
   const run = spawnSync(process.execPath, [realWrangler, ...realArgs], { cwd: root, env, encoding: 'utf8' });
@@ -90,7 +99,7 @@ if (command.startsWith('whoami')) {
   const config = flag('--config');
   if (!config) fail('this stand-in expects --config');
   mkdirSync(path.join(stateDir, 'd1'), { recursive: true });
-  real(['d1', 'migrations', 'apply', positional[3]!, '--local', '--persist-to', path.join(stateDir, 'd1'), '--env', environment(), '--config', config]);
+  real(['d1', 'migrations', 'apply', positional[3]!, '--local', '--persist-to', path.join(stateDir, 'd1'), '--env', environment(), '--config', config], '✅ No migrations to apply!\n');
 } else if (command.startsWith('secret list')) {
   requireAuth();
   const worker = state.workers[environment()];
@@ -111,7 +120,7 @@ if (command.startsWith('whoami')) {
   const env = environment();
   const config = flag('--config');
   if (!config) fail('this stand-in expects --config');
-  real(['deploy', '--dry-run', '--outdir', path.join(stateDir, 'bundle'), '--env', env, '--config', config]);
+  real(['deploy', '--dry-run', '--outdir', path.join(stateDir, 'bundle'), '--env', env, '--config', config], '');
   const url = process.env.FAKE_WRANGLER_URL ?? 'https://tether.example.workers.dev';
   state.workers[env] ??= { secrets: {}, deploys: 0 };
   state.workers[env].deploys += 1;
