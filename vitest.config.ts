@@ -15,6 +15,9 @@ export const TEST_APP_ORIGIN = 'https://app.tether.test';
 
 export default defineConfig({
   test: {
+    // The relay logs a JSON line per request and socket (src/relay/log.ts): its info lines are not
+    // shown (the logs test reads them itself); warnings and errors still are.
+    onConsoleLog: (text) => !text.startsWith('{"level":"info"'),
     projects: [
       { test: { name: 'contracts', include: ['test/contracts/**/*.test.ts'], environment: 'node' } },
       { test: { name: 'host', include: ['test/host/**/*.test.ts'], environment: 'node', testTimeout: 20_000 } },
