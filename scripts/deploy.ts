@@ -7,6 +7,7 @@
 // Re-running is the upgrade: wrangler applies only the migrations D1 has not recorded, every stored
 // secret is kept (a new signing key would sign everyone out, a new VAPID key would orphan every push
 // subscription), and the setup secret is put back only while the owner account is unclaimed.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -215,8 +216,16 @@ function buildWebApp(): void {
   step('web app', `built into ${shown(dir)}`);
 }
 
+/** The commit being deployed (GET /api/health answers it as `commit`), or null outside a git checkout. */
+function gitCommit(): string | null {
+  const run = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' });
+  return run.status === 0 && /^[0-9a-f]{4,40}$/.test(run.stdout.trim()) ? run.stdout.trim() : null;
+}
+
 async function deployWorker(): Promise<string> {
-  const result = await runWranglerWithOutput(['deploy', ...env, ...cfg], { echo: options.verbose, env: accountEnv });
+  const commit = gitCommit();
+  const vars = commit ? ['--var', `TETHER_COMMIT:${commit}`] : [];
+  const result = await runWranglerWithOutput(['deploy', ...env, ...cfg, ...vars], { echo: options.verbose, env: accountEnv });
   stopOn(result, 'Deploying the Worker (wrangler deploy)');
   const deployed = result.entries.find((entry) => entry.type === 'deploy');
   const targets = Array.isArray(deployed?.targets) ? deployed.targets.filter((t): t is string => typeof t === 'string') : [];

@@ -8,7 +8,7 @@
 // `deploy --dry-run` of the config the deploy wrote. The "deployed relay" is a small HTTP server here
 // answering /api/health and /api/auth/setup. The not-signed-in check runs the real wrangler too (with
 // no credentials it answers without the network).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -209,7 +209,11 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
     test('builds the web app, deploys the production Worker and prints the URL, health, the setup link and the pair line', () => {
       const secrets = readFakeAccount(account).workers.production!.secrets;
       expect(readFakeAccount(account).workers.production!.deploys).toBe(1);
-      expect(readFakeCalls(account).find((call) => call.args[0] === 'deploy')!.args).toEqual(expect.arrayContaining(['--env', 'production']));
+      const deployArgs = readFakeCalls(account).find((call) => call.args[0] === 'deploy')!.args;
+      expect(deployArgs).toEqual(expect.arrayContaining(['--env', 'production', '--var']));
+      // The checkout's commit goes with the deploy as a var, for /api/health to answer (HEAD may have moved since).
+      const commit = /^TETHER_COMMIT:([0-9a-f]+)$/.exec(deployArgs[deployArgs.indexOf('--var') + 1]!)?.[1];
+      expect(spawnSync('git', ['cat-file', '-e', `${commit}^{commit}`], { cwd: root }).status).toBe(0);
       expect(existsSync(path.join(dir, 'dist', 'web', 'index.html'))).toBe(true);
       // The real wrangler bundled the production Worker from the config as the deploy left it.
       expect(existsSync(path.join(account, 'bundle', 'index.js'))).toBe(true);
