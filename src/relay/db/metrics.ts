@@ -1,9 +1,8 @@
 // The relay's counters and what is connected, in D1 (relay_counters, relay_sockets): written by the
-// flushes of src/relay/metrics, read for the owner's route.
-import { eq, gt, gte, lte, sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/d1';
+// flushes of src/relay/metrics, read for the owner's route. Plain D1 statements: the counters' upsert
+// reads its rows from a JSON object, which drizzle's builders do not express.
 import { HOUR_MS, hourOf } from '../metrics/tally.ts';
-import { relayCounters, relaySockets } from './schema.ts';
+import type { relaySockets } from './schema.ts';
 
 export type ObjectKind = (typeof relaySockets.kind.enumValues)[number];
 
@@ -28,28 +27,26 @@ export interface FlushWrite {
 
 /** What one flush writes: counts added to their hour's rows, and the object's socket row. One round trip. */
 export async function writeFlush(d1: D1Database, write: FlushWrite): Promise<void> {
-  const db = drizzle(d1);
-  const statements = [];
+  const statements: D1PreparedStatement[] = [];
   if (write.counts && write.counts.size > 0) {
     // Every name in one statement however many there are (D1 binds at most 100 parameters to one): the
     // counts go as one JSON object that json_each reads back into rows. `WHERE true` keeps SQLite from
     // reading the upsert's ON as a join's.
-    const counts = JSON.stringify(Object.fromEntries(write.counts));
-    statements.push(db.run(sql`INSERT INTO relay_counters (hour, name, value)
-      SELECT ${write.hour}, key, value FROM json_each(${counts}) WHERE true
-      ON CONFLICT (hour, name) DO UPDATE SET value = relay_counters.value + excluded.value`));
+    statements.push(d1.prepare(`INSERT INTO relay_counters (hour, name, value)
+      SELECT ?, key, value FROM json_each(?) WHERE true
+      ON CONFLICT (hour, name) DO UPDATE SET value = relay_counters.value + excluded.value`)
+      .bind(write.hour, JSON.stringify(Object.fromEntries(write.counts))));
   }
   const row = write.sockets;
   if (row && row.sockets > 0) {
-    statements.push(db.insert(relaySockets).values(row).onConflictDoUpdate({
-      target: relaySockets.objectId,
-      set: { kind: row.kind, sockets: row.sockets, expiresAt: row.expiresAt },
-    }));
+    statements.push(d1.prepare(`INSERT INTO relay_sockets (object_id, kind, sockets, expires_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (object_id) DO UPDATE SET kind = excluded.kind, sockets = excluded.sockets, expires_at = excluded.expires_at`)
+      .bind(row.objectId, row.kind, row.sockets, row.expiresAt));
   } else if (row) {
-    statements.push(db.delete(relaySockets).where(eq(relaySockets.objectId, row.objectId)));
+    statements.push(d1.prepare('DELETE FROM relay_sockets WHERE object_id = ?').bind(row.objectId));
   }
-  const [first, ...rest] = statements;
-  if (first) await db.batch([first, ...rest]);
+  if (statements.length === 1) await statements[0]!.run();
+  else if (statements.length > 1) await d1.batch(statements);
 }
 
 export interface StoredMetrics {
@@ -64,21 +61,23 @@ export interface StoredMetrics {
  * them (it died with its sockets, as on a deploy) are dropped.
  */
 export async function readMetrics(d1: D1Database, now: number): Promise<StoredMetrics> {
-  const db = drizzle(d1);
   const thisHour = hourOf(now);
   const cutoff = thisHour - KEEP_HOURS * HOUR_MS;
-  const [, , , sockets, recent, totals] = await db.batch([
-    db.run(sql`INSERT INTO relay_counters (hour, name, value)
-      SELECT 0, name, SUM(value) FROM relay_counters WHERE hour > 0 AND hour < ${cutoff} GROUP BY name
-      ON CONFLICT (hour, name) DO UPDATE SET value = relay_counters.value + excluded.value`),
-    db.run(sql`DELETE FROM relay_counters WHERE hour > 0 AND hour < ${cutoff}`),
-    db.delete(relaySockets).where(lte(relaySockets.expiresAt, now)),
-    db.select({ kind: relaySockets.kind, sockets: sql<number>`SUM(${relaySockets.sockets})` }).from(relaySockets)
-      .where(gt(relaySockets.expiresAt, now)).groupBy(relaySockets.kind),
-    db.select().from(relayCounters).where(gte(relayCounters.hour, thisHour - (RECENT_HOURS - 1) * HOUR_MS)),
-    db.select({ name: relayCounters.name, value: sql<number>`SUM(${relayCounters.value})` }).from(relayCounters).groupBy(relayCounters.name),
+  const [, , , sockets, recent, totals] = await d1.batch([
+    d1.prepare(`INSERT INTO relay_counters (hour, name, value)
+      SELECT 0, name, SUM(value) FROM relay_counters WHERE hour > 0 AND hour < ? GROUP BY name
+      ON CONFLICT (hour, name) DO UPDATE SET value = relay_counters.value + excluded.value`).bind(cutoff),
+    d1.prepare('DELETE FROM relay_counters WHERE hour > 0 AND hour < ?').bind(cutoff),
+    d1.prepare('DELETE FROM relay_sockets WHERE expires_at <= ?').bind(now),
+    d1.prepare('SELECT kind, SUM(sockets) AS sockets FROM relay_sockets GROUP BY kind'),
+    d1.prepare('SELECT hour, name, value FROM relay_counters WHERE hour >= ?').bind(thisHour - (RECENT_HOURS - 1) * HOUR_MS),
+    d1.prepare('SELECT name, SUM(value) AS value FROM relay_counters GROUP BY name'),
   ]);
   const connected: Record<ObjectKind, number> = { host: 0, lobby: 0, chat: 0 };
-  for (const { kind, sockets: n } of sockets) connected[kind] = Number(n);
-  return { connected, recent, totals: totals.map(({ name, value }) => ({ name, value: Number(value) })) };
+  for (const { kind, sockets: n } of sockets!.results as { kind: ObjectKind; sockets: number }[]) connected[kind] = n;
+  return {
+    connected,
+    recent: recent!.results as StoredMetrics['recent'],
+    totals: totals!.results as StoredMetrics['totals'],
+  };
 }

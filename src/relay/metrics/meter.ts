@@ -40,7 +40,11 @@ export class Meter {
   private retryAt: number | null = null;
   /** The alarm time this meter last asked for (it may have been moved earlier since, never later by the meter). */
   private armedFor: number | null = null;
-  private flushing: Promise<void> | null = null;
+  /**
+   * The writes, one after another: a flush resolves once everything counted before it is in D1, even
+   * when an alarm's write was under way (an object shares promises across its events, unlike a Worker).
+   */
+  private writes: Promise<void> = Promise.resolve();
 
   /** `sockets`: the object's open sockets now (the hello'd host link, or clients), read at each write. */
   constructor(ctx: DurableObjectState, env: Env, kind: ObjectKind, sockets: () => number) {
@@ -72,8 +76,8 @@ export class Meter {
 
   /** Writes what was counted and, when it changed or needs renewing, the socket count. Never throws. */
   flush(): Promise<void> {
-    this.flushing ??= this.flushOnce().finally(() => { this.flushing = null; });
-    return this.flushing;
+    this.writes = this.writes.then(() => this.flushOnce());
+    return this.writes;
   }
 
   private async flushOnce(): Promise<void> {

@@ -17,7 +17,8 @@ export class IsolateMeter {
   now: () => number = () => Date.now();
   private readonly tally = new Tally();
   private lastWrite = -Infinity;
-  private flushing: Promise<void> | null = null;
+  /** Writes under way. Not chained: a promise of one request is not awaited by another's. */
+  private writing = 0;
 
   count(name: string, n = 1): void {
     this.tally.add(name, n, this.now);
@@ -25,24 +26,22 @@ export class IsolateMeter {
 
   /** Whether a write is due: something counted, and a minute since the last write (the first one at once). */
   due(): boolean {
-    return !this.tally.empty && this.flushing === null && this.now() >= this.lastWrite + FLUSH_EVERY_MS;
+    return !this.tally.empty && this.writing === 0 && this.now() >= this.lastWrite + FLUSH_EVERY_MS;
   }
 
   /** Writes what was counted. Never throws: counts D1 refused go with the next write. */
-  flush(env: Env): Promise<void> {
-    this.flushing ??= this.flushOnce(env).finally(() => { this.flushing = null; });
-    return this.flushing;
-  }
-
-  private async flushOnce(env: Env): Promise<void> {
+  async flush(env: Env): Promise<void> {
+    this.lastWrite = this.now();
     const taken = this.tally.take();
     if (!taken) return;
-    this.lastWrite = this.now();
+    this.writing += 1;
     try {
       await recordFlush(env, 'worker', { hour: taken.hour, counts: taken.counts, sockets: null });
     } catch (error) {
       this.tally.restore(taken);
       log.warn('metrics not written', { kind: 'worker', error: failureText(error) });
+    } finally {
+      this.writing -= 1;
     }
   }
 }
