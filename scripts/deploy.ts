@@ -237,6 +237,37 @@ async function deployWorker(): Promise<string> {
   return url;
 }
 
+const INDENT = '\n               ';
+
+/**
+ * The owner's line of the summary, and the setup secret to keep: a link while the owner is unclaimed
+ * (the secret made anew when asked, or when Cloudflare has none), nothing once claimed.
+ */
+async function settleOwner(url: string, secrets: SecretsOutcome, kept: string | undefined): Promise<{ line: string; setupSecret?: string }> {
+  const claimed = await ownerClaimed(url);
+  if (claimed === true) {
+    let line = 'signed up; sign in at the URL above';
+    if (options.newSetupLink) line += ' (no new setup link: the owner account exists)';
+    if (secrets.stored.has(SETUP_SECRET)) {
+      line += `${INDENT}The setup secret still lets whoever holds it add hosts under the owner; once you need it no more:`;
+      line += `${INDENT}npx wrangler secret delete ${SETUP_SECRET} --env ${DEPLOY_ENV}   (a later deploy does not put it back)`;
+    }
+    return { line };
+  }
+  let setupSecret = secrets.setupSecret ?? kept;
+  if (claimed === false && (options.newSetupLink || !secrets.stored.has(SETUP_SECRET))) {
+    setupSecret = await newSecretValue(SETUP_SECRET);
+    await putSecret(SETUP_SECRET, setupSecret);
+    step('secrets', `stored a new ${SETUP_SECRET}`);
+  }
+  if (setupSecret) {
+    const lead = claimed === null ? 'not known (the relay did not answer); if nobody has signed up yet, open' : 'not set up yet. Open';
+    return { line: `${lead} this one-time link to create the owner account:${INDENT}${setupLink(url, setupSecret)}`, setupSecret };
+  }
+  if (claimed === null) return { line: 'not known (the relay did not answer); run npm run deploy again once it does' };
+  return { line: `not set up yet, and this machine does not hold the setup secret (another machine deployed it).${INDENT}npm run deploy -- --new-setup-link   replaces it and prints a new link.` };
+}
+
 async function main(): Promise<void> {
   console.log(`Deploying Tether (${shown(configPath)}, environment ${DEPLOY_ENV})`);
   await checkSignIn();
@@ -246,42 +277,21 @@ async function main(): Promise<void> {
   await ensureDatabase();
   await applyMigrations();
   const secrets = await ensureSecrets();
+  // Kept at once: the secret is on Cloudflare now, and this file is the only way to print its link again.
   if (secrets.setupSecret) writeState(statePath, { ...state, setupSecret: secrets.setupSecret });
   buildWebApp();
   const url = await deployWorker();
   const health = await checkHealth(url, 60_000);
   step('health', `GET ${url}/api/health: ${health.status ?? 'no answer'} ${health.detail}`);
 
-  // The owner: a link while unclaimed, made anew when asked or when this machine does not hold the secret.
-  const claimed = await ownerClaimed(url);
-  let setupSecret = secrets.setupSecret ?? readState(statePath).setupSecret;
-  let owner: string;
-  if (claimed === false && (options.newSetupLink || !secrets.stored.has(SETUP_SECRET))) {
-    setupSecret = await newSecretValue(SETUP_SECRET);
-    await putSecret(SETUP_SECRET, setupSecret);
-    step('secrets', `stored a new ${SETUP_SECRET}`);
-  }
-  if (claimed === true) {
-    setupSecret = undefined;
-    owner = 'signed up; sign in at the URL above';
-    if (options.newSetupLink) owner += ' (no new setup link: the owner account exists)';
-    if (secrets.stored.has(SETUP_SECRET)) {
-      owner += `\n               The setup secret still lets whoever holds it add hosts under the owner; once you need it no more:\n               npx wrangler secret delete ${SETUP_SECRET} --env ${DEPLOY_ENV}   (a later deploy does not put it back)`;
-    }
-  } else if (setupSecret) {
-    owner = `${claimed === null ? 'not known (the relay did not answer); if nobody has signed up yet, open' : 'not set up yet. Open'} this one-time link to create the owner account:\n               ${setupLink(url, setupSecret)}`;
-  } else {
-    owner = claimed === null
-      ? 'not known (the relay did not answer); run npm run deploy again once it does'
-      : 'not set up yet, and this machine does not hold the setup secret (another machine deployed it).\n               npm run deploy -- --new-setup-link   replaces it and prints a new link.';
-  }
-  writeState(statePath, { url, setupSecret });
+  const owner = await settleOwner(url, secrets, state.setupSecret);
+  writeState(statePath, { url, setupSecret: owner.setupSecret });
 
   console.log(`
 Tether is deployed.
 
   relay        ${url}   (health: ${url}/api/health)
-  owner        ${owner}
+  owner        ${owner.line}
 
 Pair each machine whose agents you want to reach (in a clone of this repository, after npm install):
   tether host pair ${url}
