@@ -75,6 +75,11 @@ describe('the web app shell', () => {
     await current.waitFor();
     expect(await current.textContent()).toContain('this device');
     expect(await current.textContent()).toContain('password');
+    // The owner's Relay section: the health check's answer and the counters.
+    const relay = page.getByRole('region', { name: 'Relay' });
+    await relay.locator('[data-health="ok"]').waitFor();
+    await relay.locator('tr[data-counter="events.delivered"]').waitFor();
+    expect(await relay.locator('[data-gauge="hosts"]').textContent()).toMatch(/^\d+$/);
     expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, 'shell-settings-phone');
 

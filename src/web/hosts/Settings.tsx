@@ -1,11 +1,13 @@
 // Settings: who is signed in and signing out, the sessions of this account (revoke any), push
-// notifications for this browser with what became of recent pushes, and installing the app.
+// notifications for this browser with what became of recent pushes, installing the app, and for the
+// relay's owner its health and counters (RelayPanel.tsx).
 import { useEffect, useState } from 'preact/hooks';
 import type { PushDelivery, PushSubscriptionInfo } from '../../contracts/index.ts';
 import { subscribeToPush, unsubscribeFromPush, type PushManagerLike, type SessionSummary } from '../../client/index.ts';
 import { errorText } from '../app/errors.ts';
 import { install, installPrompt, installed } from '../app/install.ts';
 import { api, loadMe, me } from '../app/session.ts';
+import { RelayPanel } from './RelayPanel.tsx';
 import { ago, when } from './time.ts';
 import './hosts.css';
 
@@ -22,6 +24,7 @@ export function SettingsPage() {
       <Sessions />
       <Push />
       <Install />
+      {me.value?.isOwner && <RelayPanel />}
     </section>
   );
 }
