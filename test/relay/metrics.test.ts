@@ -53,9 +53,8 @@ async function metrics(): Promise<RelayMetrics> {
   return RelayMetricsSchema.parse(reply.body);
 }
 
-async function online(host: FakeHost): Promise<void> {
-  await until(() => (linkOf(host.hostId) as DurableObjectStub<import('../../src/relay/objects/host-link.ts').HostLink>).isOnline(), 'host online');
-}
+const isOnline = (host: FakeHost) => env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId)).isOnline();
+const online = (host: FakeHost) => until(() => isOnline(host), 'host online');
 
 describe('relay counters', () => {
   it('counts a host and its clients while connected (a hibernated object too), and drops them when they leave', async () => {
@@ -146,7 +145,7 @@ describe('relay counters', () => {
     host.sendEvent('chat.event', { chatId: 'x1', event: { type: 'bogus' }, seq: 1 });
     await until(() => host.outbox.size === 0, 'acknowledged');
     host.disconnect();
-    await until(async () => !(await (linkOf(host.hostId) as DurableObjectStub<import('../../src/relay/objects/host-link.ts').HostLink>).isOnline()), 'host offline');
+    await until(async () => !(await isOnline(host)), 'host offline');
     expect((await lobbyClient.request('provider.list', {})).error.code).toBe('host-offline');
 
     // The Worker's own: written by this isolate's meter, put on the clock after it wrote what it held.
