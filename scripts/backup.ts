@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { DB_BINDING, DEPLOY_ENV, productionDatabase } from './deploy/config-file.ts';
-import { configPath, runMain, Stopped, wranglerStep, whereFlags, type Where } from './backup/d1-target.ts';
+import { configPath, shown, runMain, Stopped, wranglerStep, whereFlags, type Where } from './backup/d1-target.ts';
 import { migrationRange, readExport, rowTotal } from './backup/export-file.ts';
 
 interface Options {
@@ -54,12 +54,12 @@ async function main(): Promise<void> {
   if (contents.migrations.length === 0) {
     throw new Stopped(`The export in ${output} records no migrations (no d1_migrations rows): the database "${name}" is not one a Tether relay has used, or it was never migrated.`);
   }
-  console.log(`Backed up D1 "${name}" (${options.local ? 'local' : 'remote'}) to ${path.relative(process.cwd(), output) || output}
+  console.log(`Backed up D1 "${name}" (${options.local ? 'local' : 'remote'}) to ${shown(output)}
   ${rowTotal(contents)} rows in ${contents.rows.size} tables; migrations ${migrationRange(contents.migrations)}
 
 Restore it into a new, empty database with:
   npx wrangler d1 create ${name}-restored
-  npm run restore -- ${path.relative(process.cwd(), output) || output} --database ${name}-restored`);
+  npm run restore -- ${shown(output)} --database ${name}-restored`);
 }
 
 runMain(main);

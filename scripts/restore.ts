@@ -18,7 +18,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { DB_BINDING, DEPLOY_ENV, productionDatabase, withProductionDatabase } from './deploy/config-file.ts';
 import { jsonIn, outputTail, runWrangler } from './deploy/wrangler-cli.ts';
-import { configPath, localStateOf, query, quoted, runMain, Stopped, whereFlags, wranglerStep, type Row, type Where } from './backup/d1-target.ts';
+import { configPath, shown, localStateOf, query, quoted, runMain, Stopped, whereFlags, wranglerStep, type Row, type Where } from './backup/d1-target.ts';
 import { migrationRange, MIGRATIONS_TABLE, readExport, rowTotal, type D1Export } from './backup/export-file.ts';
 import { loadSql, parentsFirst, type TableSchema } from './backup/load-file.ts';
 
@@ -96,7 +96,7 @@ async function findTarget(config: string): Promise<Target> {
   const wanted = options.database ?? configured.id ?? configured.name;
   const found = databases.find((db) => db.uuid === wanted || db.name === wanted);
   if (!found) {
-    throw new Stopped(`This Cloudflare account has no D1 database "${wanted}". Make one for the restore: npx wrangler d1 create ${configured.name}-restored, then npm run restore -- ${path.relative(process.cwd(), file)} --database ${configured.name}-restored`);
+    throw new Stopped(`This Cloudflare account has no D1 database "${wanted}". Make one for the restore: npx wrangler d1 create ${configured.name}-restored, then npm run restore -- ${shown(file)} --database ${configured.name}-restored`);
   }
   return { name: found.name, id: found.uuid };
 }
@@ -151,7 +151,7 @@ async function main(): Promise<void> {
   const backup = readBackup();
   const shipped = readdirSync(migrationsDir).filter((name) => name.endsWith('.sql')).sort();
   checkMigrations(backup, shipped);
-  console.log(`Restoring ${path.relative(process.cwd(), file) || file}: ${rowTotal(backup)} rows in ${backup.rows.size} tables, migrations ${migrationRange(backup.migrations)}`);
+  console.log(`Restoring ${shown(file)}: ${rowTotal(backup)} rows in ${backup.rows.size} tables, migrations ${migrationRange(backup.migrations)}`);
   const target = await findTarget(config);
 
   const stage = mkdtempSync(path.join(tmpdir(), 'tether-restore-'));

@@ -53,6 +53,12 @@ export async function query(database: string, sql: string, where: Where, what: s
   return answer.map((statement) => statement.results ?? []);
 }
 
+/** A path as the person running the script would type it: relative when it is under the current folder. */
+export function shown(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative && !relative.startsWith('..') ? relative : file;
+}
+
 /** An identifier for SQL text. */
 export function quoted(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
