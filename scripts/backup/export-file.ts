@@ -69,14 +69,17 @@ function listItems(text: string): string[] {
   return items;
 }
 
-/** A column's value in an INSERT with its column list, as text when it is a plain string literal. */
-function stringValue(statement: string, column: string): string | null {
-  const afterTable = unquoteIdentifier(statement.replace(INSERT_INTO, ''))?.rest ?? '';
-  const valuesAt = afterTable.search(/\)\s*VALUES\s*\(/i);
+/**
+ * A column's value in an INSERT, as text when it is a plain string literal: found by the statement's
+ * column list (wrangler writes one), else at the column's `position` in the table.
+ */
+function stringValue(statement: string, column: string, position: number): string | null {
+  const afterTable = (unquoteIdentifier(statement.replace(INSERT_INTO, ''))?.rest ?? '').trimStart();
+  const valuesAt = afterTable.search(/\bVALUES\s*\(/i);
   if (valuesAt < 0) return null;
-  const columns = listItems(afterTable.slice(0, valuesAt + 1)).map((item) => unquoteIdentifier(item)?.name);
-  const values = listItems(afterTable.slice(afterTable.indexOf('(', valuesAt + 1)));
-  const value = values[columns.indexOf(column)];
+  const columns = valuesAt > 0 ? listItems(afterTable.slice(0, valuesAt)).map((item) => unquoteIdentifier(item)?.name) : null;
+  const values = listItems(afterTable.slice(afterTable.indexOf('(', valuesAt)));
+  const value = values[columns ? columns.indexOf(column) : position];
   return value && /^'.*'$/s.test(value) ? value.slice(1, -1).replaceAll("''", "'") : null;
 }
 
@@ -88,11 +91,11 @@ export function readExport(sql: string): D1Export {
     const table = unquoteIdentifier(statement.replace(INSERT_INTO, ''))?.name;
     if (!table) throw new Error(`an INSERT whose table cannot be read: ${statement.slice(0, 80)}`);
     if (table === MIGRATIONS_TABLE) {
-      const name = stringValue(statement, 'name');
+      const name = stringValue(statement, 'name', 1);
       if (!name) throw new Error(`a d1_migrations row without a name: ${statement.slice(0, 120)}`);
       contents.migrations.push(name);
     } else if (table === SEQUENCE_TABLE) {
-      const name = stringValue(statement, 'name');
+      const name = stringValue(statement, 'name', 0);
       if (!name) throw new Error(`a sqlite_sequence row without a name: ${statement.slice(0, 120)}`);
       if (name !== MIGRATIONS_TABLE) contents.sequences.set(name, statement);
     } else {

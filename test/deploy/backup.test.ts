@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readExport } from '../../scripts/backup/export-file.ts';
+import { loadSql, parentsFirst } from '../../scripts/backup/load-file.ts';
 import { appliedMigrations, localD1File, rowCounts, rowsOf, schemaOf, type Row } from './local-d1.ts';
 import { RELEASE_FIXTURE, RELEASE_MIGRATIONS } from './release-fixture.ts';
 import { wrangler } from './wrangler.ts';
@@ -190,5 +192,31 @@ describe('npm run restore', () => {
     expect(fromNotes.stderr).toContain('is not a D1 export that can be restored');
     // No wrangler ran: it would have made the local state folder.
     expect(readdirSync(path.dirname(untouched))).toEqual(['wrangler.toml']);
+  });
+});
+
+describe('reading an export', () => {
+  it('takes rows, migrations and counters from INSERTs with or without a column list, quotes and semicolons inside values kept', () => {
+    const backup = readExport([
+      'PRAGMA defer_foreign_keys=TRUE;',
+      "INSERT INTO d1_migrations VALUES(1,'0000_init.sql','2026-01-01 00:00:00');",
+      'CREATE TABLE `chats` (`host_id` text NOT NULL, FOREIGN KEY (`host_id`) REFERENCES `hosts`(`id`));',
+      `INSERT INTO "chats" ("host_id","title") VALUES('h1',replace('it''s; done\\nnext','\\n',char(10)));`,
+      'INSERT INTO "hosts" ("id") VALUES(\'h1\');',
+      "INSERT INTO `sqlite_sequence` VALUES('audit',9);",
+      `INSERT INTO "sqlite_sequence" ("name","seq") VALUES('d1_migrations',1);`,
+    ].join('\n'));
+    expect(backup.migrations).toEqual(['0000_init.sql']);
+    expect([...backup.rows.keys()]).toEqual(['chats', 'hosts']);
+    expect(backup.rows.get('chats')![0]).toContain("'it''s; done");
+    expect([...backup.sequences.keys()]).toEqual(['audit']);
+    const order = parentsFirst([
+      { name: 'chats', sql: 'CREATE TABLE `chats` (`host_id` text, FOREIGN KEY (`host_id`) REFERENCES `hosts`(`id`))' },
+      { name: 'hosts', sql: 'CREATE TABLE `hosts` (`id` text, `owner_id` text REFERENCES "users"("id"))' },
+      { name: 'users', sql: 'CREATE TABLE `users` (`id` text)' },
+    ]);
+    expect(order).toEqual(['users', 'hosts', 'chats']);
+    expect(loadSql(backup, order).split('\n').filter((line) => line.startsWith('INSERT')).map((line) => line.slice(0, 20)))
+      .toEqual(['INSERT INTO "hosts" ', 'INSERT INTO "chats" ', 'INSERT INTO `sqlite_']);
   });
 });
