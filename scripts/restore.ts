@@ -122,7 +122,7 @@ async function contentsOf(tables: string[], where: Where, what: string): Promise
 }
 
 /** Refuses a target that holds any row, or migrations the backup had not reached, before anything is changed. */
-async function checkEmpty(target: Target, backup: D1Export, where: Where): Promise<string[]> {
+async function checkEmpty(target: Target, backup: D1Export, where: Where): Promise<void> {
   const tables = (await tablesOf(where, 'Reading the target database\'s tables')).map((table) => table.name);
   const { counts, applied } = await contentsOf(tables, where, 'Counting the target database\'s rows');
   const holding = [...counts].filter(([, n]) => n !== 0);
@@ -138,7 +138,6 @@ async function checkEmpty(target: Target, backup: D1Export, where: Where): Promi
     throw new Stopped(`${label} is empty but already has migrations the backup had not reached (it has ${migrationRange(recorded)}, the backup ${migrationRange(backup.migrations)}): the backup's rows would miss what those migrations do to existing rows. Nothing was changed. Restore into a new database (npx wrangler d1 create <name>, then --database <name>); npm run deploy applies the newer migrations after.`);
   }
   step('target', `D1 "${target.name}" (${options.local ? 'local' : target.id}) holds no rows; migrations applied so far: ${migrationRange(recorded)}`);
-  return recorded;
 }
 
 async function applyMigrations(where: Where, what: string): Promise<string[]> {
