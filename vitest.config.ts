@@ -28,7 +28,7 @@ export default defineConfig({
       {
         plugins: [
           cloudflareTest(async () => ({
-            wrangler: { configPath: './wrangler.toml' },
+            wrangler: { configPath: './wrangler.toml', environment: 'local' },
             miniflare: {
               bindings: {
                 TETHER_SIGNING_KEYS: TEST_SIGNING_KEYS,

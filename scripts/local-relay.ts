@@ -31,6 +31,8 @@ const root = path.resolve(import.meta.dirname, '..');
 const wranglerJs = path.join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 const wrangler = process.execPath;
 const quietEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' };
+/** wrangler.toml's local environment: every local wrangler command names it (the top level is no Worker). */
+export const LOCAL_ENV = ['--env', 'local'];
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -45,7 +47,7 @@ export function freePort(): Promise<number> {
 }
 
 export function applyMigrations(persistTo: string): void {
-  const run = spawnSync(wrangler, [wranglerJs, 'd1', 'migrations', 'apply', 'tether', '--local', '--persist-to', persistTo], {
+  const run = spawnSync(wrangler, [wranglerJs, 'd1', 'migrations', 'apply', 'tether', '--local', '--persist-to', persistTo, ...LOCAL_ENV], {
     cwd: root, env: { ...quietEnv, CI: 'true' }, encoding: 'utf8',
   });
   if (run.status !== 0) throw new Error(`migrations failed:\n${run.stdout}\n${run.stderr}`);
@@ -53,7 +55,7 @@ export function applyMigrations(persistTo: string): void {
 
 /** Bundles the Worker as `wrangler deploy` would (nothing is uploaded) into `outDir`; answers the script's path. */
 export function bundleWorker(outDir: string, assets: string): string {
-  const run = spawnSync(wrangler, [wranglerJs, 'deploy', '--dry-run', '--outdir', outDir, '--assets', assets], {
+  const run = spawnSync(wrangler, [wranglerJs, 'deploy', '--dry-run', '--outdir', outDir, '--assets', assets, ...LOCAL_ENV], {
     cwd: root, env: { ...quietEnv, CI: 'true' }, encoding: 'utf8',
   });
   if (run.status !== 0) throw new Error(`bundling the Worker failed:\n${run.stdout}\n${run.stderr}`);
@@ -64,7 +66,7 @@ export async function startLocalRelay(options: LocalRelayOptions): Promise<Local
   applyMigrations(options.persistTo);
   const port = options.port ?? await freePort();
   const args = [
-    wranglerJs, 'dev', ...(options.script ? [options.script, '--no-bundle', '--config', path.join(root, 'wrangler.toml')] : []), '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()),
+    wranglerJs, 'dev', ...(options.script ? [options.script, '--no-bundle', '--config', path.join(root, 'wrangler.toml')] : []), ...LOCAL_ENV, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()),
     '--persist-to', options.persistTo, '--show-interactive-dev-session=false', '--log-level', options.quiet ? 'warn' : 'info',
   ];
   if (options.assets) args.push('--assets', options.assets);

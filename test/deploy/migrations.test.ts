@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalRelay } from '../../scripts/local-relay.ts';
+import { LOCAL_ENV, startLocalRelay } from '../../scripts/local-relay.ts';
 import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { databaseShape, drizzleShape } from './drizzle-shape.ts';
 import { appliedMigrations, rowsOf, schemaOf, tableNames, type Row, type TableShape } from './local-d1.ts';
@@ -23,7 +23,7 @@ const newer = migrations.filter((name) => !RELEASE_MIGRATIONS.includes(name));
 const work = mkdtempSync(path.join(tmpdir(), 'tether-migrations-'));
 const fresh = path.join(work, 'fresh');
 const upgraded = path.join(work, 'upgraded');
-const apply = (persistTo: string) => wrangler(['d1', 'migrations', 'apply', 'tether', '--local', '--persist-to', persistTo]);
+const apply = (persistTo: string) => wrangler(['d1', 'migrations', 'apply', 'tether', '--local', '--persist-to', persistTo, ...LOCAL_ENV]);
 
 let freshSchema: Record<string, TableShape>;
 
@@ -69,7 +69,7 @@ describe('the previous release\'s D1, upgraded', () => {
   let releaseColumns: Record<string, string[]>;
 
   beforeAll(() => {
-    wrangler(['d1', 'execute', 'tether', '--local', '--persist-to', upgraded, '--file', RELEASE_FIXTURE]);
+    wrangler(['d1', 'execute', 'tether', '--local', '--persist-to', upgraded, '--file', RELEASE_FIXTURE, ...LOCAL_ENV]);
     const schema = schemaOf(upgraded);
     before = { schema, migrations: appliedMigrations(upgraded) };
     const { d1_migrations: _applied, ...tables } = schema;
