@@ -40,9 +40,14 @@ export function newRid(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+// Events of one isolate numbered in turn: a frame's id costs no randomness, and the parent's id (random,
+// per socket) already keeps ids apart across isolates.
+let events = 0;
+
 /** An id for one event of a longer-lived piece of work (a frame on a socket): the parent's id, then its own. */
 export function childRid(parent: string): string {
-  return `${parent}.${newRid().slice(0, 8)}`;
+  events = (events + 1) % 0x7fffffff;
+  return `${parent}.${events.toString(36)}`;
 }
 
 // Cloudflare's ray id (16 hex digits, then the data centre): it ties our lines to Cloudflare's own.
