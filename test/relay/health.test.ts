@@ -1,9 +1,11 @@
 // GET /api/health inside workerd with real D1: the version, the migration level against the
-// migrations this build brings, and 503 when D1 lacks one of them or does not answer.
+// migrations this build brings, whether the key secrets import, and 503 when D1 lacks a migration or
+// does not answer, when the signing keys are missing or broken, or when push keys are set but broken.
 import { SELF, env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { HealthSchema } from '../../src/contracts/index.ts';
 import app from '../../src/relay/index.ts';
+import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import pkg from '../../package.json' with { type: 'json' };
 
 // The migrations directory as the test pool applied it (vitest.config.ts reads it with readD1Migrations).
@@ -21,7 +23,7 @@ describe('GET /api/health', () => {
     expect(status).toBe(200);
     expect(HealthSchema.parse(body)).toEqual({
       ok: true, version: pkg.version, commit: null, db: 'ok',
-      migrations: { applied: newest, expected: newest, pending: [] },
+      migrations: { applied: newest, expected: newest, pending: [] }, keys: { signing: 'ok', push: 'off' },
     });
     expect(rid).toMatch(/^[0-9a-f]{16}$/);
   });
@@ -57,7 +59,48 @@ describe('GET /api/health', () => {
     expect(res.status).toBe(503);
     expect(HealthSchema.parse(await res.json())).toEqual({
       ok: false, version: pkg.version, commit: '4eb4aff', db: 'unreachable',
-      migrations: { applied: null, expected: newest, pending: null },
+      migrations: { applied: null, expected: newest, pending: null }, keys: { signing: 'ok', push: 'off' },
     });
+  });
+
+  /** The answer to a relay whose secrets are these, its body as text too (to look for key material in). */
+  async function withSecrets(secrets: Partial<Record<'TETHER_SIGNING_KEYS' | 'TETHER_VAPID_KEYS', string | undefined>>) {
+    const res = await app.request('/api/health', {}, { ...env, ...secrets });
+    const text = await res.text();
+    return { status: res.status, text, body: HealthSchema.parse(JSON.parse(text)) };
+  }
+
+  it('answers 503 when the signing keys are missing, so a deploy without them is not reported healthy', async () => {
+    for (const missing of [undefined, '']) {
+      const { status, body } = await withSecrets({ TETHER_SIGNING_KEYS: missing });
+      expect(status).toBe(503);
+      expect(body).toMatchObject({ ok: false, db: 'ok', migrations: { pending: [] }, keys: { signing: 'missing', push: 'off' } });
+    }
+  });
+
+  it('answers 503 when the signing keys do not parse or import, without echoing them', async () => {
+    const key = await generateSigningKey('bad');
+    const broken = [
+      'not json',
+      JSON.stringify([{ ...key, crv: 'P-384' }]), // not the shape: the wrong curve
+      JSON.stringify([{ ...key, x: key.y }]), // the shape, but no point on the curve: the import fails
+    ];
+    for (const source of broken) {
+      const { status, text, body } = await withSecrets({ TETHER_SIGNING_KEYS: source });
+      expect(status).toBe(503);
+      expect(body.keys).toEqual({ signing: 'invalid', push: 'off' });
+      expect(text).not.toContain(key.d);
+    }
+  });
+
+  it('answers ok with push on when the push keys import, and 503 when they are set but broken', async () => {
+    const vapid = await generateSigningKey('vapid');
+    const on = await withSecrets({ TETHER_VAPID_KEYS: JSON.stringify([vapid]) });
+    expect(on.status).toBe(200);
+    expect(on.body).toMatchObject({ ok: true, keys: { signing: 'ok', push: 'ok' } });
+    const broken = await withSecrets({ TETHER_VAPID_KEYS: JSON.stringify([{ ...vapid, d: undefined }]) });
+    expect(broken.status).toBe(503);
+    expect(broken.body).toMatchObject({ ok: false, keys: { signing: 'ok', push: 'invalid' } });
+    expect(broken.text).not.toContain(vapid.x);
   });
 });

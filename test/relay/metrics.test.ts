@@ -6,7 +6,7 @@
 import { SELF, env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { RELAY_COUNTERS, RelayMetricsSchema, errorCounter, type RelayMetrics } from '../../src/contracts/index.ts';
-import type { Meter } from '../../src/relay/metrics/meter.ts';
+import { Meter } from '../../src/relay/metrics/meter.ts';
 import { HOUR_MS, Tally, hourOf } from '../../src/relay/metrics/tally.ts';
 import { workerMeter } from '../../src/relay/metrics/worker-meter.ts';
 import { roomName } from '../../src/relay/objects/stubs.ts';
@@ -209,6 +209,46 @@ describe('relay counters', () => {
     clock.t += 5_000;
     expect(await runDurableObjectAlarm(lobby)).toBe(true);
     expect(await socketRow(lobby)).toBeNull();
+  });
+
+  it('keeps writing after a socket count or a setAlarm fails, and arms again after an alarm not its own fired', async () => {
+    // The meter alone, on an object's one alarm as the runtime keeps it (a set replaces it, a firing uses it up).
+    const clock = newClock();
+    const store = {
+      alarm: null as number | null, sets: 0, refuse: 1,
+      getAlarm: async () => store.alarm,
+      setAlarm: async (at: number) => {
+        store.sets++;
+        if (store.refuse-- > 0) throw new Error('alarm refused');
+        store.alarm = at;
+      },
+    };
+    let readable = false;
+    const sockets = () => { if (!readable) throw new Error('sockets unreadable'); return 0; };
+    const meter = new Meter({ id: env.LOBBY.newUniqueId(), storage: store } as unknown as DurableObjectState, env, 'lobby', sockets);
+    meter.now = () => clock.t;
+    const name = `meter-${unique()}`;
+
+    // The first count's alarm is refused: a later count (not the first since a write) asks again.
+    meter.count(name);
+    await until(() => store.sets === 1, 'the refused alarm');
+    meter.count(name);
+    await until(() => store.alarm === clock.t + 60_000, 'the alarm asked again');
+
+    // A write whose socket count throws keeps what was counted, and the writes after it still happen.
+    await meter.flush();
+    readable = true;
+    await meter.flush();
+    expect(await countsAt(clock.t)).toEqual({ [name]: 2 });
+
+    // The object's own earlier alarm replaced the meter's and fired: the meter's next write needs an alarm again.
+    clock.t += 1_000;
+    meter.count(name);
+    store.alarm = clock.t + 10;
+    clock.t += 10;
+    store.alarm = null;
+    await meter.alarm();
+    await until(() => store.alarm === clock.t - 10 + 60_000, 'the meter\'s alarm set again');
   });
 
   it('writes counts under the hour of the first, and no later than that hour\'s end', () => {

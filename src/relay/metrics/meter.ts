@@ -10,12 +10,18 @@
 // from the runtime at each write, never kept by hand. While an object has sockets it renews its row
 // every ten minutes; the row of an object that died with its sockets (a deploy drops every socket)
 // runs out unrenewed.
+//
+// The cost of that design: every Lobby and ChatRoom holding sockets wakes from hibernation every ten
+// minutes, with nothing else to do, for one D1 upsert (a HostLink is awake anyway: its presence check
+// runs every two seconds). An idle relay with many open chats pays that many wake-ups and writes. It
+// buys a gauge that heals: without renewal, the row of an object that died with its sockets would
+// count them for ever.
 import { failureText } from '../db/failures.ts';
 import type { ObjectKind, SocketsRow } from '../db/metrics.ts';
 import type { Env } from '../env.ts';
 import { log } from '../log.ts';
 import { recordFlush } from './record.ts';
-import { Tally, hourOf } from './tally.ts';
+import { Tally, hourOf, type Taken } from './tally.ts';
 
 export const FLUSH_EVERY_MS = 60_000;
 /** A change in sockets is written this long after it: a burst of connects is one write. */
@@ -54,11 +60,15 @@ export class Meter {
     this.sockets = sockets;
   }
 
-  /** Adds `n` to a counter. On hot paths: a map update, and for the first count after a write an alarm asked for. */
+  /**
+   * Adds `n` to a counter. On hot paths: a map update, and an alarm asked for by the first count after a
+   * write (its write is due sooner than a renewal's) or by any count while no alarm is known to be armed
+   * (after a failed `setAlarm`, so a failure costs one more try at the next count, not the counts).
+   */
   count(name: string, n = 1): void {
     const first = this.tally.empty;
     this.tally.add(name, n, this.now);
-    if (first && !this.tally.empty) this.arm();
+    if ((first || this.armedFor === null) && !this.tally.empty) this.arm();
   }
 
   /** A socket opened or closed here: the count is written shortly. */
@@ -67,7 +77,14 @@ export class Meter {
     this.arm();
   }
 
-  /** Called from the object's alarm handler: writes what is due and asks for the next alarm if anything waits. Never throws. */
+  /**
+   * Called from the object's alarm handler: writes what is due and asks for the next alarm if anything
+   * waits. Never throws. An object has one alarm, and any alarm that fires uses it up, whether it was
+   * the meter's or not (a ChatRoom's item write replaces a later meter alarm with its own), so after
+   * one the meter knows of none and asks the storage again. For a HostLink with a host that is every
+   * two seconds: one `getAlarm()`, which SQLite-backed objects answer from memory, and no `setAlarm()`
+   * while the presence check's alarm comes first. Only the object could say what it armed itself.
+   */
   async alarm(): Promise<void> {
     this.armedFor = null;
     if (this.due(this.now())) await this.flush();
@@ -76,7 +93,10 @@ export class Meter {
 
   /** Writes what was counted and, when it changed or needs renewing, the socket count. Never throws. */
   flush(): Promise<void> {
-    this.writes = this.writes.then(() => this.flushOnce());
+    // The chain must never stay rejected: every later flush waits on it.
+    this.writes = this.writes.then(() => this.flushOnce()).catch((error: unknown) => {
+      log.warn('metrics flush failed', { kind: this.kind, error: String(error) });
+    });
     return this.writes;
   }
 
@@ -85,13 +105,14 @@ export class Meter {
     const changedAt = this.socketsChangedAt;
     // Cleared before the count is read: a socket that comes or goes during the write asks again.
     this.socketsChangedAt = null;
-    const sockets = this.sockets();
-    const written = this.written;
-    const stale = written === null || written.sockets !== sockets || (sockets > 0 && now >= written.at + SOCKETS_RENEW_MS);
-    const row: SocketsRow | null = stale ? { objectId: this.ctx.id.toString(), kind: this.kind, sockets, expiresAt: now + SOCKETS_ROW_LIFE_MS } : null;
-    const taken = this.tally.take();
-    if (!taken && !row) return;
+    let taken: Taken | null = null;
     try {
+      const sockets = this.sockets();
+      const written = this.written;
+      const stale = written === null || written.sockets !== sockets || (sockets > 0 && now >= written.at + SOCKETS_RENEW_MS);
+      const row: SocketsRow | null = stale ? { objectId: this.ctx.id.toString(), kind: this.kind, sockets, expiresAt: now + SOCKETS_ROW_LIFE_MS } : null;
+      taken = this.tally.take();
+      if (!taken && !row) return;
       await recordFlush(this.env, this.kind, { hour: taken?.hour ?? hourOf(now), counts: taken?.counts ?? null, sockets: row });
       if (row) this.written = { sockets, at: now };
       this.retryAt = null;
@@ -131,7 +152,8 @@ export class Meter {
     void storage.getAlarm()
       .then((current) => (current === null || current > at ? storage.setAlarm(at) : undefined))
       .catch((error: unknown) => {
-        this.armedFor = null;
+        // Only this request's: an earlier alarm asked for since is not undone by this one failing.
+        if (this.armedFor === at) this.armedFor = null;
         log.warn('metrics alarm not set', { kind: this.kind, error: String(error) });
       });
   }

@@ -1,5 +1,5 @@
 // Settings' Relay section, for the relay's owner: whether the deployment can serve (GET /api/health:
-// version, commit, D1, migrations) and its counters (GET /api/relay/metrics): what is connected now,
+// version, commit, D1, migrations, key secrets) and its counters (GET /api/relay/metrics): what is connected now,
 // the last 24 hours and the totals.
 import { useEffect, useState } from 'preact/hooks';
 import {
@@ -58,11 +58,21 @@ export function RelayPanel() {
   );
 }
 
+const SIGNING_TEXT = { ok: 'sign-in keys ok', missing: 'sign-in keys not set', invalid: 'sign-in keys do not parse' } as const;
+const PUSH_TEXT = { ok: 'push on', off: 'push off (no keys set)', invalid: 'push keys do not parse' } as const;
+
+/** What keeps the relay from serving, first things first; null when the answer names nothing. */
+function problemOf({ db, migrations, keys }: Health): string | null {
+  if (db === 'unreachable') return 'D1 does not answer';
+  if (migrations.pending?.length) return `migrations not applied: ${migrations.pending.join(', ')}`;
+  if (keys.signing !== 'ok') return `${SIGNING_TEXT[keys.signing]} (TETHER_SIGNING_KEYS)`;
+  if (keys.push === 'invalid') return `${PUSH_TEXT.invalid} (TETHER_VAPID_KEYS)`;
+  return null;
+}
+
 function HealthLine({ health }: { health: Health }) {
-  const { migrations } = health;
-  const problem = health.db === 'unreachable'
-    ? 'D1 does not answer'
-    : migrations.pending?.length ? `migrations not applied: ${migrations.pending.join(', ')}` : null;
+  const { migrations, keys } = health;
+  const problem = problemOf(health);
   return (
     <div class="stack relay-health">
       <p class={`notice ${health.ok ? 'ok' : 'error'}`} data-health={health.ok ? 'ok' : 'failing'}>
@@ -71,6 +81,7 @@ function HealthLine({ health }: { health: Health }) {
       <p class="small muted">
         Version {health.version}{health.commit ? ` (${health.commit.slice(0, 12)})` : ''} · D1 {health.db === 'ok' ? 'answers' : 'unreachable'}
         {' · '}migrations up to {migrations.applied ?? 'none'}{migrations.applied !== migrations.expected ? ` (this build: ${migrations.expected})` : ''}
+        {' · '}<span data-keys={`${keys.signing} ${keys.push}`}>{SIGNING_TEXT[keys.signing]}, {PUSH_TEXT[keys.push]}</span>
       </p>
     </div>
   );
