@@ -1,5 +1,6 @@
 // After a deploy: which URL the relay answers at, whether it is healthy, and whether its owner
 // account has been claimed (which decides whether the setup link is printed).
+import { HealthSchema, type Health } from '../../src/contracts/health.ts';
 
 /**
  * The relay's URL among the targets `wrangler deploy` reports: a custom domain first (what the
@@ -17,31 +18,55 @@ export function relayUrlFrom(targets: readonly string[]): string | null {
   return url ? url.replace(/\/$/, '') : null;
 }
 
-export interface Health {
+export interface HealthAnswer {
   /** The HTTP status, or null when nothing answered in time. */
   status: number | null;
   /** The body as the relay sent it (a small JSON object), or why nothing answered. */
   detail: string;
+  /** The body read as the relay's health (src/contracts), or null when it is not one. */
+  health: Health | null;
 }
 
 /**
  * GET /api/health, asked again until it answers 200 or `waitMs` runs out: a Worker just deployed to
- * a new workers.dev subdomain can take a little while to be reachable.
+ * a new workers.dev subdomain can take a little while to be reachable. The answer is read with the
+ * contract's HealthSchema, so the deploy can say what is wrong in the relay's own terms.
  */
-export async function checkHealth(url: string, waitMs: number): Promise<Health> {
+export async function checkHealth(url: string, waitMs: number): Promise<HealthAnswer> {
   const deadline = Date.now() + waitMs;
-  let last: Health = { status: null, detail: 'no answer' };
+  let last: HealthAnswer = { status: null, detail: 'no answer', health: null };
   for (;;) {
     try {
       const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(10_000) });
-      last = { status: res.status, detail: (await res.text()).trim().slice(0, 500) };
-      if (res.ok) return last;
+      const body = (await res.text()).trim();
+      last = { status: res.status, detail: body.slice(0, 500), health: healthIn(body) };
+      // Missing migrations do not heal by waiting (the deploy applied them just before): no point asking again.
+      if (res.ok || last.health?.migrations.pending?.length) return last;
     } catch (error) {
-      last = { status: null, detail: error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error) };
+      last = { status: null, detail: error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error), health: null };
     }
     if (Date.now() >= deadline) return last;
     await new Promise((resolve) => setTimeout(resolve, 2_000));
   }
+}
+
+function healthIn(body: string): Health | null {
+  try {
+    const parsed = HealthSchema.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Why a relay that answered its health check is not healthy, in its own terms; null when it is. */
+export function healthProblem(health: Health): string | null {
+  if (health.db === 'unreachable') return 'the relay cannot reach its D1 database';
+  const pending = health.migrations.pending ?? [];
+  if (pending.length > 0) return `D1 lacks ${pending.length === 1 ? 'the migration' : 'the migrations'} ${pending.join(', ')} this build expects (applied up to ${health.migrations.applied ?? 'none'})`;
+  if (health.keys.signing !== 'ok') return `its signing keys (TETHER_SIGNING_KEYS) are ${health.keys.signing}`;
+  if (health.keys.push === 'invalid') return 'its push keys (TETHER_VAPID_KEYS) do not import';
+  return health.ok ? null : 'the relay says it is not healthy';
 }
 
 /** Whether the owner account is claimed (GET /api/auth/setup answers `{claimed}`); null when the relay did not say. */

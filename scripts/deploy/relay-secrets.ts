@@ -1,8 +1,8 @@
-// The secrets a deployed relay needs, how each is made, and the one kept on this machine. Cloudflare
-// never hands a secret back (`wrangler secret list` names them only), so a deploy that must print the
-// owner's setup link again later keeps that one secret in a file of its own (0600, under .tether/,
-// which git ignores) until the owner account is claimed; the signing and VAPID keys are never kept
-// anywhere but on Cloudflare.
+// The secrets a relay needs, how each is made (for a deploy and for `npm start`'s .dev.vars), and what
+// a deploy keeps on this machine. Cloudflare never hands a secret back (`wrangler secret list` names
+// them only), so a deploy that must print the owner's setup link again later keeps that one secret in
+// a file of its own (0600, under .tether/, which git ignores) until the owner account is claimed; the
+// signing and VAPID keys are never kept anywhere but on Cloudflare.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -28,9 +28,14 @@ export async function newSecretValue(name: string): Promise<string> {
   }
 }
 
-/** What the deploy keeps between runs for one Worker: its last URL and, until the owner is claimed, the setup secret. */
+/**
+ * What the deploy keeps between runs for one Worker: its last URL, its D1 database (so a wrangler.toml
+ * reset by `git checkout` or a pull, holding the placeholder id again, still finds it) and, until the
+ * owner is claimed, the setup secret.
+ */
 export interface DeployState {
   url?: string;
+  database?: { name: string; id: string };
   setupSecret?: string;
 }
 
@@ -50,7 +55,7 @@ export function readState(file: string): DeployState {
 
 /** Writes the state readable by this user only; an empty state removes the file. */
 export function writeState(file: string, state: DeployState): void {
-  if (!state.url && !state.setupSecret) {
+  if (!state.url && !state.database && !state.setupSecret) {
     rmSync(file, { force: true });
     return;
   }

@@ -6,16 +6,18 @@
 // "account" in a folder; it hands the rest to the real wrangler: the migrations are applied to a real
 // local D1 (wrangler's own bookkeeping decides what is new), and `deploy` runs as a real
 // `deploy --dry-run` of the config the deploy wrote. The "deployed relay" is a small HTTP server here
-// answering /api/health and /api/auth/setup. The not-signed-in check runs the real wrangler too (with
+// answering /api/health (the contract's Health) and /api/auth/setup. The deploy's output is no terminal
+// here, so a run that should print the setup link asks with --show-setup-link. The not-signed-in check runs the real wrangler too (with
 // no credentials it answers without the network).
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { productionDatabase, productionWorkerName, withProductionDatabase } from '../../scripts/deploy/config-file.ts';
 import { relayUrlFrom } from '../../scripts/deploy/relay-checks.ts';
+import { HealthSchema, type Health } from '../../src/contracts/health.ts';
 import { keySetOf } from '../../src/relay/auth/keys.ts';
 import { vapidKeysOf } from '../../src/relay/push/vapid.ts';
 import { clearFakeCalls, FAKE_WRANGLER, readFakeAccount, readFakeCalls, writeFakeAccount, type FakeCall } from '../support/fake-wrangler-account.ts';
@@ -26,6 +28,12 @@ const SECRET_NAMES = ['TETHER_SIGNING_KEYS', 'TETHER_SETUP_SECRET', 'TETHER_VAPI
 /** The deployed relay, as far as the deploy asks it anything. */
 class RelayStandIn {
   claimed = false;
+  /** What GET /api/health answers (503 when not ok, as the relay does). */
+  health: Health = HealthSchema.parse({
+    ok: true, version: '0.0.0-test', commit: 'abc1234', db: 'ok',
+    migrations: { applied: '0004_relay_metrics', expected: '0004_relay_metrics', pending: [] },
+    keys: { signing: 'ok', push: 'ok' },
+  } satisfies Health);
   asked: string[] = [];
   private server: Server;
   url = '';
@@ -34,8 +42,10 @@ class RelayStandIn {
     this.server = createServer((req, res) => {
       this.asked.push(`${req.method} ${req.url}`);
       res.setHeader('content-type', 'application/json');
-      if (req.url === '/api/health') res.end(JSON.stringify({ ok: true, db: 'ok' }));
-      else if (req.url === '/api/auth/setup') res.end(JSON.stringify({ claimed: this.claimed }));
+      if (req.url === '/api/health') {
+        res.statusCode = this.health.ok ? 200 : 503;
+        res.end(JSON.stringify(this.health));
+      } else if (req.url === '/api/auth/setup') res.end(JSON.stringify({ claimed: this.claimed }));
       else {
         res.statusCode = 404;
         res.end(JSON.stringify({ code: 'not-found', message: 'not here' }));
@@ -159,7 +169,7 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       ({ dir, account } = fresh());
       original = readFileSync(path.join(dir, 'wrangler.toml'), 'utf8');
       relay.claimed = false;
-      first = await deploy(dir, [], { account, relayUrl: relay.url });
+      first = await deploy(dir, ['--show-setup-link'], { account, relayUrl: relay.url });
     });
 
     test('creates the D1 database and records its id in [env.production], changing nothing else in wrangler.toml', () => {
@@ -218,7 +228,7 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       // The real wrangler bundled the production Worker from the config as the deploy left it.
       expect(existsSync(path.join(account, 'bundle', 'index.js'))).toBe(true);
       expect(first.stdout).toContain(`relay        ${relay.url}`);
-      expect(first.stdout).toContain(`GET ${relay.url}/api/health: 200 {"ok":true,"db":"ok"}`);
+      expect(first.stdout).toContain(`GET ${relay.url}/api/health: 200 ${JSON.stringify(relay.health)}`);
       expect(first.stdout).toContain(`${relay.url}/setup#secret=${encodeURIComponent(secrets.TETHER_SETUP_SECRET!)}`);
       expect(first.stdout).toContain(`tether host pair ${relay.url}`);
       expect(relay.asked).toEqual(expect.arrayContaining(['GET /api/health', 'GET /api/auth/setup']));
@@ -228,7 +238,8 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       const file = path.join(dir, '.tether', 'deploy', `${productionWorkerName(original)}.json`);
       expect(statSync(file).mode & 0o777).toBe(0o600);
       const state = JSON.parse(readFileSync(file, 'utf8')) as { url: string; setupSecret: string };
-      expect(state).toEqual({ url: relay.url, setupSecret: readFakeAccount(account).workers.production!.secrets.TETHER_SETUP_SECRET });
+      const [db] = readFakeAccount(account).databases;
+      expect(state).toEqual({ url: relay.url, database: { name: 'tether', id: db!.uuid }, setupSecret: readFakeAccount(account).workers.production!.secrets.TETHER_SETUP_SECRET });
     });
 
     test('a second run creates nothing, puts no secret, applies only a new migration and prints the URL and the same link', async () => {
@@ -236,7 +247,7 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       const config = readFileSync(path.join(dir, 'wrangler.toml'), 'utf8');
       writeFileSync(path.join(dir, 'migrations', '9999_deploy_probe.sql'), 'CREATE TABLE `deploy_probe` (`id` integer PRIMARY KEY NOT NULL);\n');
       clearFakeCalls(account);
-      const run = await deploy(dir, ['--skip-build'], { account, relayUrl: relay.url, env: { FAKE_WRANGLER_REAL: 'migrations' } });
+      const run = await deploy(dir, ['--skip-build', '--show-setup-link'], { account, relayUrl: relay.url, env: { FAKE_WRANGLER_REAL: 'migrations' } });
       expect(run.stderr).toBe('');
       expect(run.status).toBe(0);
       const calls = readFakeCalls(account);
@@ -252,6 +263,21 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       expect(readFakeAccount(account).workers.production!.deploys).toBe(2);
     });
 
+    test('output that is no terminal (a CI log) gets no setup link unless --show-setup-link asks: it says how to get one', async () => {
+      const secret = readFakeAccount(account).workers.production!.secrets.TETHER_SETUP_SECRET!;
+      const run = await deploy(dir, ['--skip-build'], { account, relayUrl: relay.url, env: quick });
+      expect(run.status, run.stderr).toBe(0);
+      expect(setupLinkIn(run.stdout)).toBeUndefined();
+      expect(run.stdout + run.stderr).not.toContain(secret);
+      expect(run.stdout + run.stderr).not.toContain(encodeURIComponent(secret));
+      expect(run.stdout).toContain('The one-time setup link was not printed: this output is not a terminal');
+      expect(run.stdout).toContain('npm run deploy -- --show-setup-link');
+      expect(run.stdout).toContain(path.join('.tether', 'deploy', 'tether.json'));
+      expect(run.stdout).toContain('npm run deploy -- --new-setup-link');
+      // Still kept for the next run that may show it.
+      expect(JSON.parse(readFileSync(path.join(dir, '.tether', 'deploy', 'tether.json'), 'utf8')).setupSecret).toBe(secret);
+    });
+
     test('from a machine without the setup secret: it says how to get a link, and --new-setup-link replaces only that secret', async () => {
       rmSync(path.join(dir, '.tether'), { recursive: true });
       const before = readFakeAccount(account).workers.production!.secrets;
@@ -264,7 +290,7 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       expect(puts(readFakeCalls(account))).toEqual([]);
 
       clearFakeCalls(account);
-      const renewed = await deploy(dir, ['--skip-build', '--new-setup-link'], { account, relayUrl: relay.url, env: quick });
+      const renewed = await deploy(dir, ['--skip-build', '--new-setup-link', '--show-setup-link'], { account, relayUrl: relay.url, env: quick });
       expect(renewed.status).toBe(0);
       const after = readFakeAccount(account).workers.production!.secrets;
       expect(puts(readFakeCalls(account)).map((call) => call.args[2])).toEqual(['TETHER_SETUP_SECRET']);
@@ -283,7 +309,8 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       expect(setupLinkIn(claimed.stdout)).toBeUndefined();
       expect(claimed.stdout).toContain('owner        signed up');
       expect(claimed.stdout).toContain('npx wrangler secret delete TETHER_SETUP_SECRET --env production');
-      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ url: relay.url });
+      const [db] = readFakeAccount(account).databases;
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ url: relay.url, database: { name: 'tether', id: db!.uuid } });
 
       // The owner deletes the setup secret, as the deploy suggested; the next deploy leaves it deleted.
       const state = readFakeAccount(account);
@@ -313,6 +340,54 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
     expect(readFakeAccount(account).databases).toEqual([existing]);
     expect(productionDatabase(readFileSync(path.join(dir, 'wrangler.toml'), 'utf8'))).toEqual({ name: 'my-tether', id: existing.uuid });
     expect(run.stdout).toContain(`D1 "my-tether" (${existing.uuid}), the one you named; id recorded`);
+
+    // `git pull` (or a checkout) puts the repository's wrangler.toml back: database "tether", placeholder id.
+    writeFileSync(path.join(dir, 'wrangler.toml'), readFileSync(path.join(root, 'wrangler.toml'), 'utf8'));
+    clearFakeCalls(account);
+    const pulled = await deploy(dir, ['--skip-build'], { account, relayUrl: relay.url, env: quick });
+    if (pulled.status !== 0) throw new Error(pulled.stderr);
+    expect(readFakeCalls(account).filter((call) => isCommand(call, 'd1', 'create'))).toEqual([]);
+    expect(readFakeAccount(account).databases).toEqual([existing]);
+    expect(productionDatabase(readFileSync(path.join(dir, 'wrangler.toml'), 'utf8'))).toEqual({ name: 'my-tether', id: existing.uuid });
+    expect(pulled.stdout).toContain(`D1 "my-tether" (${existing.uuid}), the one this machine deployed on last; id recorded`);
+  });
+
+  test('a secret list that fails other than "Worker not found" (an auth error, the network) stops the deploy before any secret is put', async () => {
+    const { dir, account } = fresh();
+    // A live relay: its database and its keys.
+    const database = { uuid: '5d0c3f6a-2b7e-4c1d-8e9f-0a1b2c3d4e5f', name: 'tether', created_at: '2026-01-01T00:00:00.000Z' };
+    const secrets = { TETHER_SIGNING_KEYS: '[{"kid":"live"}]', TETHER_VAPID_KEYS: '[{"kid":"vapid-live"}]' };
+    for (const failure of [
+      'A request to the Cloudflare API (/accounts/acc-1/workers/scripts/tether/secrets) failed.\n  Authentication error [code: 10000]\n  The route was not found for this token.',
+      'fetch failed: getaddrinfo ENOTFOUND api.cloudflare.com',
+    ]) {
+      writeFakeAccount(account, { databases: [database], workers: { production: { secrets, deploys: 3 } }, failures: { 'secret list': failure } });
+      const run = await deploy(dir, ['--skip-build'], { account, relayUrl: relay.url, env: quick });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain('Listing the relay\'s secrets (wrangler secret list); nothing was stored');
+      expect(run.stderr).toContain(failure.split('\n').at(-1)!.trim());
+      expect(puts(readFakeCalls(account))).toEqual([]);
+      expect(readFakeCalls(account).some((call) => call.args[0] === 'deploy')).toBe(false);
+      expect(readFakeAccount(account).workers.production!.secrets).toEqual(secrets);
+    }
+  });
+
+  test('a relay whose health check says D1 lacks migrations: the deploy names them and exits 1', async () => {
+    const { dir, account } = fresh();
+    const healthy = relay.health;
+    relay.health = HealthSchema.parse({
+      ...healthy, ok: false, migrations: { applied: '0003_push_origin', expected: '0004_relay_metrics', pending: ['0004_relay_metrics'] },
+    });
+    mkdirSync(path.join(dir, 'dist', 'web'), { recursive: true });
+    writeFileSync(path.join(dir, 'dist', 'web', 'index.html'), '<!doctype html><title>Tether</title>');
+    try {
+      const run = await deploy(dir, ['--skip-build'], { account, relayUrl: relay.url, env: quick });
+      expect(run.status).toBe(1);
+      expect(run.stdout).toContain(`GET ${relay.url}/api/health: 503`);
+      expect(run.stderr).toContain('The relay is deployed but not healthy: D1 lacks the migration 0004_relay_metrics this build expects (applied up to 0003_push_origin)');
+    } finally {
+      relay.health = healthy;
+    }
   });
 });
 

@@ -10,6 +10,8 @@ export interface FakeAccountState {
   databases: { uuid: string; name: string; created_at: string }[];
   /** By wrangler environment (the deploy always passes --env). */
   workers: Record<string, { secrets: Record<string, string>; deploys: number }>;
+  /** Commands that fail with this message (by the command's first words, e.g. `secret list`). */
+  failures?: Record<string, string>;
 }
 
 /** One wrangler command the deploy ran: its argv, what it wrote on stdin, and the environment it set. */

@@ -15,10 +15,11 @@
 // ("migrations", "deploy", comma-separated; unset: both). Without the real one, the migrations answer
 // "No migrations to apply" (true when none were added since the last real run) and the deploy is not
 // bundled.
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { productionWorkerName } from '../../scripts/deploy/config-file.ts';
+import { runWranglerSync } from '../../scripts/wrangler.ts';
 import type { FakeAccountState, FakeCall } from './fake-wrangler-account.ts';
 
 const stateDir = process.env.FAKE_WRANGLER_STATE;
@@ -27,8 +28,6 @@ if (!stateDir) {
   process.exit(2);
 }
 const stateFile = path.join(stateDir, 'state.json');
-const root = path.resolve(import.meta.dirname, '..', '..');
-const realWrangler = path.join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 
 const args = process.argv.slice(2);
 const stdin = process.stdin.isTTY ? '' : readFileSync(0, 'utf8');
@@ -42,6 +41,10 @@ const flag = (name: string) => { const i = args.indexOf(name); return i >= 0 ? a
 const has = (name: string) => args.includes(name);
 const positional = args.filter((arg, i) => !arg.startsWith('--') && !(i > 0 && args[i - 1]!.startsWith('--') && !['--json', '--remote', '--local'].includes(args[i - 1]!)));
 const command = positional.slice(0, 3).join(' ');
+
+// A failure the test arranged (an expired token, a network error): wrangler's way, message and exit 1.
+const failure = Object.entries(state.failures ?? {}).find(([prefix]) => command.startsWith(prefix))?.[1];
+if (failure) fail(failure);
 
 function fail(message: string): never {
   process.stderr.write(`\n✘ [ERROR] ${message}\n\n`);
@@ -66,9 +69,7 @@ function real(realArgs: string[], otherwise: string): void {
     process.stdout.write(otherwise);
     return;
   }
-  const env: NodeJS.ProcessEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' };
-  delete env.WRANGLER_OUTPUT_FILE_PATH;
-  const run = spawnSync(process.execPath, [realWrangler, ...realArgs], { cwd: root, env, encoding: 'utf8' });
+  const run = runWranglerSync(realArgs, { real: true, env: { WRANGLER_OUTPUT_FILE_PATH: undefined } });
   process.stdout.write(run.stdout);
   process.stderr.write(run.stderr);
   if (run.status !== 0) process.exit(run.status ?? 1);
@@ -103,7 +104,11 @@ if (command.startsWith('whoami')) {
 } else if (command.startsWith('secret list')) {
   requireAuth();
   const worker = state.workers[environment()];
-  if (!worker) fail(`Worker "tether" (env: ${environment()}) not found.\n\nIf this is a new Worker, run \`wrangler deploy\` first to create it.`);
+  if (!worker) {
+    // wrangler 4.164's words (secretListCommand), the Worker named as the config names it.
+    const name = productionWorkerName(readFileSync(flag('--config') ?? fail('this stand-in expects --config'), 'utf8'));
+    fail(`Worker "${name}" (env: ${environment()}) not found.\n\nIf this is a new Worker, run \`wrangler deploy\` first to create it.\nOtherwise, check that the Worker name is correct and you're logged into the right account.`);
+  }
   process.stdout.write(`${JSON.stringify(Object.keys(worker.secrets).map((name) => ({ name, type: 'secret_text' })), null, '  ')}\n`);
 } else if (command.startsWith('secret put')) {
   requireAuth();
