@@ -7,7 +7,8 @@ import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { DB_BINDING, DEPLOY_ENV, productionDatabase } from './deploy/config-file.ts';
-import { configPath, shown, runMain, Stopped, wranglerStep, whereFlags, type Where } from './backup/d1-target.ts';
+import { wranglerStep, whereFlags, type Where } from './backup/d1-target.ts';
+import { configPath, runMain, shown, Stopped } from './self-host-cli.ts';
 import { migrationRange, readExport, rowTotal } from './backup/export-file.ts';
 
 interface Options {

@@ -1,9 +1,10 @@
 // Runs the relay locally on workerd through `wrangler dev`: migrations applied to the local D1 first,
 // state kept in the folder given (`.wrangler/state` for `npm start`). Used by `npm start`, the
 // end-to-end tests and the benchmark, so all three run the same real Worker.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { runWranglerSync, wranglerSpawn } from './wrangler.ts';
 
 export interface LocalRelay {
   url: string;
@@ -27,10 +28,6 @@ export interface LocalRelayOptions {
 }
 
 const root = path.resolve(import.meta.dirname, '..');
-// Run wrangler's script with this very Node (>= 22), whatever `node` the PATH would find first.
-const wranglerJs = path.join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-const wrangler = process.execPath;
-const quietEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' };
 /** wrangler.toml's local environment: every local wrangler command names it (the top level is no Worker). */
 export const LOCAL_ENV = ['--env', 'local'];
 
@@ -46,32 +43,42 @@ export function freePort(): Promise<number> {
   });
 }
 
-export function applyMigrations(persistTo: string): void {
-  const run = spawnSync(wrangler, [wranglerJs, 'd1', 'migrations', 'apply', 'tether', '--local', '--persist-to', persistTo, ...LOCAL_ENV], {
-    cwd: root, env: { ...quietEnv, CI: 'true' }, encoding: 'utf8',
-  });
-  if (run.status !== 0) throw new Error(`migrations failed:\n${run.stdout}\n${run.stderr}`);
+/** Applies the migrations D1 has not recorded to the local D1 in `persistTo`; answers wrangler's output. */
+export function applyMigrations(persistTo: string): string {
+  return wranglerOrThrow(['d1', 'migrations', 'apply', 'tether', '--local', '--persist-to', persistTo, ...LOCAL_ENV], 'migrations');
 }
 
-/** Bundles the Worker as `wrangler deploy` would (nothing is uploaded) into `outDir`; answers the script's path. */
+/**
+ * `wrangler deploy --dry-run --outdir` of an environment (nothing is uploaded), the web app in
+ * `assets`: the Worker as that deploy would upload it. Answers wrangler's output (its size report).
+ */
+export function dryRunDeploy(outDir: string, assets: string, environment = 'local'): string {
+  return wranglerOrThrow(['deploy', '--dry-run', '--outdir', outDir, '--assets', assets, '--env', environment], 'bundling the Worker');
+}
+
+/** Bundles the local Worker as `wrangler deploy` would (nothing is uploaded) into `outDir`; answers the script's path. */
 export function bundleWorker(outDir: string, assets: string): string {
-  const run = spawnSync(wrangler, [wranglerJs, 'deploy', '--dry-run', '--outdir', outDir, '--assets', assets, ...LOCAL_ENV], {
-    cwd: root, env: { ...quietEnv, CI: 'true' }, encoding: 'utf8',
-  });
-  if (run.status !== 0) throw new Error(`bundling the Worker failed:\n${run.stdout}\n${run.stderr}`);
+  dryRunDeploy(outDir, assets);
   return path.join(outDir, 'index.js');
+}
+
+function wranglerOrThrow(args: string[], what: string): string {
+  const run = runWranglerSync(args);
+  if (run.status !== 0) throw new Error(`${what} failed:\n${run.stdout}\n${run.stderr}`);
+  return `${run.stdout}${run.stderr}`;
 }
 
 export async function startLocalRelay(options: LocalRelayOptions): Promise<LocalRelay> {
   applyMigrations(options.persistTo);
   const port = options.port ?? await freePort();
   const args = [
-    wranglerJs, 'dev', ...(options.script ? [options.script, '--no-bundle', '--config', path.join(root, 'wrangler.toml')] : []), ...LOCAL_ENV, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()),
+    'dev', ...(options.script ? [options.script, '--no-bundle', '--config', path.join(root, 'wrangler.toml')] : []), ...LOCAL_ENV, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()),
     '--persist-to', options.persistTo, '--show-interactive-dev-session=false', '--log-level', options.quiet ? 'warn' : 'info',
   ];
   if (options.assets) args.push('--assets', options.assets);
   for (const [name, value] of Object.entries(options.vars ?? {})) args.push('--var', `${name}:${value}`);
-  const child = spawn(wrangler, args, { cwd: root, env: quietEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const run = wranglerSpawn(args);
+  const child = spawn(run.command, run.args, { ...run.options, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-20_000);

@@ -13,6 +13,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { statementsOf } from './backup/export-file.ts';
+import { newSecretValue, SETUP_SECRET, SIGNING_KEYS, VAPID_KEYS } from './deploy/relay-secrets.ts';
 import { rowCounts } from '../test/deploy/local-d1.ts';
 import {
   FIXTURE_DISABLED, FIXTURE_HOST, FIXTURE_MEMBER, FIXTURE_OIDC_ONLY, FIXTURE_OWNER, RELEASE, RELEASE_FIXTURE,
@@ -29,7 +31,6 @@ type LocalRelayModule = typeof import('./local-relay.ts');
 type ClientModule = typeof import('../src/client/index.ts');
 type PushEndpointModule = typeof import('../test/support/push-endpoint.ts');
 type IdpModule = typeof import('../test/support/idp-server.ts');
-type KeysModule = typeof import('../src/relay/auth/keys.ts');
 
 function extractRelease(): void {
   mkdirSync(release);
@@ -65,19 +66,19 @@ async function main(): Promise<void> {
   const { RelaySocket, relayPaths } = await load<ClientModule>('src/client/index.ts');
   const { PushEndpoint } = await load<PushEndpointModule>('test/support/push-endpoint.ts');
   const { IdentityProvider, IDP_CLIENT_ID, IDP_CLIENT_SECRET } = await load<IdpModule>('test/support/idp-server.ts');
-  const { generateSigningKey } = await load<KeysModule>('src/relay/auth/keys.ts');
 
   const idp = await new IdentityProvider().start();
   const pushService = await new PushEndpoint().start();
-  const setupSecret = crypto.randomUUID();
+  // The secrets made as a deploy makes them (the release's relay reads the same shapes).
+  const setupSecret = await newSecretValue(SETUP_SECRET);
   // `wrangler d1 export --local` reads the default state folder of the config's directory.
   const relay = await startLocalRelay({
     persistTo: path.join(release, '.wrangler', 'state'),
     quiet: true,
     vars: {
-      TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('release')]),
-      TETHER_SETUP_SECRET: setupSecret,
-      TETHER_VAPID_KEYS: JSON.stringify([await generateSigningKey('vapid')]),
+      [SIGNING_KEYS]: await newSecretValue(SIGNING_KEYS),
+      [SETUP_SECRET]: setupSecret,
+      [VAPID_KEYS]: await newSecretValue(VAPID_KEYS),
       PUSH_SUBJECT: `mailto:${FIXTURE_OWNER.email}`,
       PUSH_ALLOW_LOOPBACK: '1',
       OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: IDP_CLIENT_ID, OIDC_CLIENT_SECRET: IDP_CLIENT_SECRET,
@@ -266,23 +267,8 @@ function stopHost(child: ChildProcess | null): Promise<void> {
  * tables first, then the rows (foreign keys are deferred by the export's own PRAGMA), then indexes.
  */
 function importable(sql: string): string {
-  const statements: string[] = [];
-  let start = 0;
-  let quote: string | null = null;
-  for (let i = 0; i < sql.length; i++) {
-    const ch = sql[i]!;
-    if (quote) {
-      if (ch === quote) quote = null; // a doubled quote closes and reopens: same result
-    } else if (ch === "'" || ch === '"' || ch === '`') {
-      quote = ch;
-    } else if (ch === ';') {
-      statements.push(sql.slice(start, i + 1).trim());
-      start = i + 1;
-    }
-  }
-  if (sql.slice(start).trim()) throw new Error('the export ends inside a statement');
   const rank = (statement: string) => /^PRAGMA /i.test(statement) ? 0 : /^CREATE TABLE /i.test(statement) ? 1 : /^INSERT /i.test(statement) ? 2 : 3;
-  return `${statements.map((statement, i) => ({ statement, i })).sort((a, b) => rank(a.statement) - rank(b.statement) || a.i - b.i)
+  return `${statementsOf(sql).map((statement, i) => ({ statement, i })).sort((a, b) => rank(a.statement) - rank(b.statement) || a.i - b.i)
     .map(({ statement }) => statement).join('\n')}\n`;
 }
 

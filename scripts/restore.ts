@@ -17,8 +17,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { DB_BINDING, DEPLOY_ENV, productionDatabase, withProductionDatabase } from './deploy/config-file.ts';
-import { jsonIn, outputTail, runWrangler } from './deploy/wrangler-cli.ts';
-import { configPath, shown, localStateOf, query, quoted, runMain, Stopped, whereFlags, wranglerStep, type Row, type Where } from './backup/d1-target.ts';
+import { APP_TABLES, localStateOf, query, quoted, whereFlags, wranglerStep, type Row, type Where } from './backup/d1-target.ts';
+import { configPath, findDatabase, listDatabases, runMain, shown, step, Stopped } from './self-host-cli.ts';
+import { migrationsAppliedIn } from './wrangler.ts';
 import { migrationRange, MIGRATIONS_TABLE, readExport, rowTotal, type D1Export } from './backup/export-file.ts';
 import { loadSql, parentsFirst, type TableSchema } from './backup/load-file.ts';
 
@@ -44,10 +45,6 @@ const program = new Command('npm run restore --')
 program.parse(process.argv);
 const options = program.opts<Options>();
 const file = path.resolve(program.args[0]!);
-
-function step(label: string, detail: string): void {
-  console.log(`  ${label.padEnd(10)} ${detail}`);
-}
 
 function readBackup(): D1Export {
   let text: string;
@@ -90,18 +87,14 @@ async function findTarget(config: string): Promise<Target> {
     if (options.database) throw new Stopped('--database names a database on Cloudflare; with --local the restore goes into the local D1 of the config.');
     return { name: configured.name, id: configured.id ?? 'local' };
   }
-  const listed = await runWrangler(['d1', 'list', '--json', '--config', config], { echo: options.verbose });
-  const databases = jsonIn<{ uuid: string; name: string }[]>(listed.stdout, '[');
-  if (listed.status !== 0 || !databases) throw new Stopped(`Listing your D1 databases (wrangler d1 list) failed; are you signed in (npx wrangler login)?\n${outputTail(listed)}`);
+  const databases = await listDatabases(config, { echo: options.verbose });
   const wanted = options.database ?? configured.id ?? configured.name;
-  const found = databases.find((db) => db.uuid === wanted || db.name === wanted);
+  const found = findDatabase(databases, wanted);
   if (!found) {
     throw new Stopped(`This Cloudflare account has no D1 database "${wanted}". Make one for the restore: npx wrangler d1 create ${configured.name}-restored, then npm run restore -- ${shown(file)} --database ${configured.name}-restored`);
   }
   return { name: found.name, id: found.uuid };
 }
-
-const APP_TABLES = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY name";
 
 async function tablesOf(where: Where, what: string): Promise<TableSchema[]> {
   const [rows] = await query(DB_BINDING, APP_TABLES, where, what);
@@ -142,7 +135,7 @@ async function checkEmpty(target: Target, backup: D1Export, where: Where): Promi
 
 async function applyMigrations(where: Where, what: string): Promise<string[]> {
   const result = await wranglerStep(['d1', 'migrations', 'apply', DB_BINDING, ...whereFlags(where)], where, what);
-  return [...new Set(result.stdout.match(/\b\d{4}_[\w-]+\.sql\b/g) ?? [])];
+  return migrationsAppliedIn(result.stdout);
 }
 
 async function main(): Promise<void> {

@@ -1,15 +1,15 @@
 // `npm start`: the whole product on this machine. The relay on workerd through `wrangler dev`
 // (migrations applied, state kept in .wrangler/ across restarts), and a host on this machine linked
 // to it, serving the `script` provider until real CLIs are configured.
-import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { consoleLog, startHost } from '../src/host/index.ts';
 import { hostTokenSigner } from '../src/host/identity.ts';
 import { pairWithSetupSecret } from '../src/host/pairing.ts';
-import { generateSigningKey } from '../src/relay/auth/keys.ts';
 import { buildWeb } from './build-web.ts';
+import { ownerClaimed, setupLink } from './deploy/relay-checks.ts';
+import { newSecretValue, SETUP_SECRET, SIGNING_KEYS, VAPID_KEYS } from './deploy/relay-secrets.ts';
 import { startLocalRelay } from './local-relay.ts';
 
 const [major] = process.versions.node.split('.').map(Number);
@@ -32,12 +32,12 @@ async function devSecrets(): Promise<{ signingKeys: string; setupSecret: string 
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const read = (name: string) => new RegExp(`^${name}=(.+)$`, 'm').exec(text)?.[1]?.trim();
   const add = (name: string, value: string) => { text = `${text.trimEnd()}${text.trim() ? '\n' : ''}${name}=${value}\n`; };
-  let signingKeys = read('TETHER_SIGNING_KEYS');
-  let setupSecret = read('TETHER_SETUP_SECRET');
-  if (!signingKeys) add('TETHER_SIGNING_KEYS', signingKeys = `'${JSON.stringify([await generateSigningKey()])}'`);
-  if (!setupSecret) add('TETHER_SETUP_SECRET', setupSecret = randomBytes(24).toString('base64url'));
+  let signingKeys = read(SIGNING_KEYS);
+  let setupSecret = read(SETUP_SECRET);
+  if (!signingKeys) add(SIGNING_KEYS, signingKeys = `'${await newSecretValue(SIGNING_KEYS)}'`);
+  if (!setupSecret) add(SETUP_SECRET, setupSecret = await newSecretValue(SETUP_SECRET));
   // Web Push's VAPID key: browsers subscribe under it, so it is kept too (a new one orphans every subscription).
-  if (!read('TETHER_VAPID_KEYS')) add('TETHER_VAPID_KEYS', `'${JSON.stringify([await generateSigningKey('vapid')])}'`);
+  if (!read(VAPID_KEYS)) add(VAPID_KEYS, `'${await newSecretValue(VAPID_KEYS)}'`);
   writeFileSync(file, text, { mode: 0o600 });
   chmodSync(file, 0o600);
   // .dev.vars quotes the JSON (dotenv syntax); the value itself is what is between the quotes.
@@ -72,11 +72,11 @@ const host = await startHost({
 
 // Until the owner has a password, the one-time setup link (the secret rides in the fragment, which
 // no server sees) is how they get one.
-const claimed = ((await (await fetch(`${relay.url}/api/auth/setup`)).json()) as { claimed: boolean }).claimed;
-const owner = claimed
+const claimed = await ownerClaimed(relay.url);
+const owner = claimed === true
   ? '  owner        signed up; sign in with your email and password'
   : `  owner        not set up yet. Open this one-time link to create the owner account:
-                 ${relay.url}/setup#secret=${encodeURIComponent(secrets.setupSecret)}`;
+                 ${setupLink(relay.url, secrets.setupSecret)}`;
 
 console.log(`
 Tether is running.

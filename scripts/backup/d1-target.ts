@@ -4,12 +4,8 @@
 // way in, since no Cloudflare account can be reached from a test; also a way to copy a local relay).
 import path from 'node:path';
 import { DEPLOY_ENV } from '../deploy/config-file.ts';
-import { jsonIn, outputTail, runWrangler, type WranglerResult } from '../deploy/wrangler-cli.ts';
-
-const root = path.resolve(import.meta.dirname, '..', '..');
-
-/** A step that cannot go on: its message is the whole story for the person running the script. */
-export class Stopped extends Error {}
+import { Stopped } from '../self-host-cli.ts';
+import { jsonIn, outputTail, runWrangler, type WranglerResult } from '../wrangler.ts';
 
 export interface Where {
   /** The wrangler config wrangler reads. */
@@ -18,11 +14,6 @@ export interface Where {
   /** The local state folder, when the config read is not the one beside it (a restore's staged copy). */
   persistTo?: string;
   verbose: boolean;
-}
-
-/** The config a script was pointed at: --config, else this repository's wrangler.toml. */
-export function configPath(option: string | undefined): string {
-  return option ? path.resolve(option) : path.join(root, 'wrangler.toml');
 }
 
 /** The local D1 state wrangler keeps for a config: `.wrangler/state` in the config's folder. */
@@ -53,22 +44,10 @@ export async function query(database: string, sql: string, where: Where, what: s
   return answer.map((statement) => statement.results ?? []);
 }
 
-/** A path as the person running the script would type it: relative when it is under the current folder. */
-export function shown(file: string): string {
-  const relative = path.relative(process.cwd(), file);
-  return relative && !relative.startsWith('..') ? relative : file;
-}
-
 /** An identifier for SQL text. */
 export function quoted(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-/** Runs a script's main, printing a Stopped as its message alone and exiting 1. */
-export function runMain(main: () => Promise<void>): void {
-  main().catch((error: unknown) => {
-    if (error instanceof Stopped) console.error(`\n${error.message}`);
-    else console.error(error);
-    process.exit(1);
-  });
-}
+/** The app's tables and their CREATE statements: SQLite's own and D1's `_cf_*` left out, `d1_migrations` kept. */
+export const APP_TABLES = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY name";

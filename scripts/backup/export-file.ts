@@ -43,7 +43,8 @@ export function statementsOf(sql: string): string[] {
 const IDENTIFIER = /^(?:"((?:[^"]|"")+)"|`((?:[^`]|``)+)`|([\w$]+))/;
 const INSERT_INTO = /^INSERT\s+INTO\s+/i;
 
-function unquoteIdentifier(text: string): { name: string; rest: string } | null {
+/** The identifier at the start of `text`, unquoted, and the text after it; null when none starts it. */
+export function unquoteIdentifier(text: string): { name: string; rest: string } | null {
   const match = IDENTIFIER.exec(text);
   if (!match) return null;
   const name = match[1]?.replaceAll('""', '"') ?? match[2]?.replaceAll('``', '`') ?? match[3]!;

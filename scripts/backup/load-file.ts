@@ -4,7 +4,7 @@
 // `chats` rows before `hosts` rows, which only loads because its `PRAGMA defer_foreign_keys` holds the
 // check to the end of the transaction. The load keeps that PRAGMA (it covers a cycle, were there
 // ever one) but does not lean on it.
-import type { D1Export } from './export-file.ts';
+import { unquoteIdentifier, type D1Export } from './export-file.ts';
 
 export interface TableSchema {
   name: string;
@@ -13,9 +13,10 @@ export interface TableSchema {
 }
 
 /** The tables a CREATE TABLE statement's foreign keys reference (itself left out). */
-export function referencedTables(table: TableSchema): string[] {
-  const names = [...table.sql.matchAll(/\bREFERENCES\s+(?:"((?:[^"]|"")+)"|`((?:[^`]|``)+)`|([\w$]+))/gi)]
-    .map((match) => match[1]?.replaceAll('""', '"') ?? match[2]?.replaceAll('``', '`') ?? match[3]!);
+function referencedTables(table: TableSchema): string[] {
+  const names = [...table.sql.matchAll(/\bREFERENCES\s+/gi)]
+    .map((match) => unquoteIdentifier(table.sql.slice(match.index + match[0].length))?.name)
+    .filter((name): name is string => name !== undefined);
   return [...new Set(names)].filter((name) => name !== table.name);
 }
 

@@ -9,7 +9,7 @@ export const DEPLOY_ENV = 'production';
 /** The D1 binding the relay reads (`Env.DB`). */
 export const DB_BINDING = 'DB';
 /** wrangler.toml's stand-in id until a deploy records the real one (any id works locally). */
-export const PLACEHOLDER_DATABASE_ID = '00000000-0000-0000-0000-000000000000';
+const PLACEHOLDER_DATABASE_ID = '00000000-0000-0000-0000-000000000000';
 
 export interface ProductionDatabase {
   name: string;
@@ -92,23 +92,18 @@ export function withProductionDatabase(text: string, database: { name: string; i
   return lines.join('\n');
 }
 
-/** The Worker's name in production: the environment's own `name`, else wrangler's `<name>-<env>`. */
+/** The Worker's name in production: [env.production]'s own `name` (the top level is no Worker). */
 export function productionWorkerName(text: string): string {
   const lines = text.split('\n');
   const own = blocks(lines, `[env.${DEPLOY_ENV}]`)[0];
   const name = own && valueIn(lines, own, 'name');
-  if (name) return name;
-  // The top level runs from the first line to the first header.
-  let firstHeader = lines.findIndex((line) => HEADER.test(line));
-  if (firstHeader < 0) firstHeader = lines.length;
-  const top = valueIn(lines, { start: -1, end: firstHeader }, 'name');
-  if (!top) throw new Error('wrangler.toml has no name');
-  return `${top}-${DEPLOY_ENV}`;
+  if (!name) throw new Error(`wrangler.toml has no name in [env.${DEPLOY_ENV}]; restore it from the repository's wrangler.toml`);
+  return name;
 }
 
-/** The folder of the web app's static assets as written in the config (relative to it), or null. */
+/** The folder of the web app's static assets as written in [env.production.assets] (relative to the config), or null. */
 export function assetsDirectory(text: string): string | null {
   const lines = text.split('\n');
-  const block = blocks(lines, `[env.${DEPLOY_ENV}.assets]`)[0] ?? blocks(lines, '[assets]')[0];
+  const block = blocks(lines, `[env.${DEPLOY_ENV}.assets]`)[0];
   return block ? valueIn(lines, block, 'directory') : null;
 }

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localStateOf as stateOf } from '../../scripts/backup/d1-target.ts';
 import { readExport } from '../../scripts/backup/export-file.ts';
 import { loadSql, parentsFirst } from '../../scripts/backup/load-file.ts';
 import { appliedMigrations, localD1File, rowCounts, rowsOf, schemaOf, type Row } from './local-d1.ts';
@@ -30,7 +31,6 @@ function configIn(name: string, withMigrations = false): string {
   if (withMigrations) cpSync(path.join(root, 'migrations'), path.join(dir, 'migrations'), { recursive: true });
   return path.join(dir, 'wrangler.toml');
 }
-const stateOf = (config: string) => path.join(path.dirname(config), '.wrangler', 'state');
 
 interface Run { status: number | null; stdout: string; stderr: string }
 

@@ -1,5 +1,5 @@
 // The Worker as `npm run deploy` would upload it, built without a Cloudflare account:
-// `wrangler deploy --dry-run --outdir` (the production environment when wrangler.toml has one) with
+// `wrangler deploy --dry-run --outdir --env production` with
 // the web app built from this tree as its assets. It must stay within the Workers limits of the FREE
 // plan, since self-hosters may be on it. The limits, from developers.cloudflare.com/workers/platform/limits/:
 // - Worker size: 3 MB after compression on Workers Free (10 MB on Paid); Cloudflare's docs are moving to a
@@ -14,7 +14,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWeb } from '../../scripts/build-web.ts';
-import { wrangler } from './wrangler.ts';
+import { dryRunDeploy } from '../../scripts/local-relay.ts';
 
 const MB = 1000 * 1000;
 const MiB = 1024 * 1024;
@@ -30,7 +30,6 @@ const root = path.resolve(import.meta.dirname, '../..');
 const work = mkdtempSync(path.join(tmpdir(), 'tether-bundle-'));
 const web = path.join(work, 'web');
 const outDir = path.join(work, 'worker');
-const production = /^\[env\.production\]/m.test(readFileSync(path.join(root, 'wrangler.toml'), 'utf8'));
 let output = '';
 
 /** Every file under `dir`, with its path relative to it. */
@@ -43,12 +42,12 @@ function filesIn(dir: string): { name: string; bytes: number }[] {
 
 beforeAll(() => {
   buildWeb({ quiet: true, outDir: web });
-  output = wrangler(['deploy', '--dry-run', '--outdir', outDir, '--assets', web, ...(production ? ['--env', 'production'] : [])]);
+  output = dryRunDeploy(outDir, web, 'production');
 });
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-describe(`the deploy bundle (wrangler deploy --dry-run${production ? ' --env production' : ''})`, () => {
+describe('the deploy bundle (wrangler deploy --dry-run --env production)', () => {
   it('stays under the free plan\'s Worker size limits, measured as wrangler measures it', () => {
     expect(output).toContain('--dry-run: exiting now.');
     // The modules wrangler uploads: not its README, nor source maps (not uploaded unless upload_source_maps).

@@ -4,6 +4,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLOutputValue } from 'node:sqlite';
+import { APP_TABLES, quoted } from '../../scripts/backup/d1-target.ts';
 
 export type Row = Record<string, SQLOutputValue>;
 
@@ -32,7 +33,6 @@ function withDb<T>(persistTo: string, read: (db: DatabaseSync) => T): T {
   }
 }
 
-const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 const collapse = (sql: string) => sql.replace(/\s+/g, ' ').trim();
 
 /** The app's tables (SQLite's own and D1's `_cf_*` left out; `d1_migrations` kept). */
@@ -59,9 +59,7 @@ export function schemaOf(persistTo: string): Record<string, TableShape> {
 }
 
 function tableNamesIn(db: DatabaseSync): string[] {
-  return db.prepare(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY name",
-  ).all().map((row) => String(row.name));
+  return db.prepare(APP_TABLES).all().map((row) => String(row.name));
 }
 
 /**

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_ENV, startLocalRelay } from '../../scripts/local-relay.ts';
+import { applyMigrations as apply, LOCAL_ENV, startLocalRelay } from '../../scripts/local-relay.ts';
 import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { databaseShape, drizzleShape } from './drizzle-shape.ts';
 import { appliedMigrations, rowsOf, schemaOf, tableNames, type Row, type TableShape } from './local-d1.ts';
@@ -23,7 +23,6 @@ const newer = migrations.filter((name) => !RELEASE_MIGRATIONS.includes(name));
 const work = mkdtempSync(path.join(tmpdir(), 'tether-migrations-'));
 const fresh = path.join(work, 'fresh');
 const upgraded = path.join(work, 'upgraded');
-const apply = (persistTo: string) => wrangler(['d1', 'migrations', 'apply', 'tether', '--local', '--persist-to', persistTo, ...LOCAL_ENV]);
 
 let freshSchema: Record<string, TableShape>;
 
