@@ -251,6 +251,36 @@ describe('relay counters', () => {
     await until(() => store.alarm === clock.t - 10 + 60_000, 'the meter\'s alarm set again');
   });
 
+  it('asks the storage nothing after an alarm whose handler said which alarm it set (HostLink\'s presence check)', async () => {
+    const clock = newClock();
+    const store = {
+      alarm: null as number | null, gets: 0, sets: 0,
+      getAlarm: async () => { store.gets++; return store.alarm; },
+      setAlarm: async (at: number) => { store.sets++; store.alarm = at; },
+    };
+    const meter = new Meter({ id: env.HOST_LINK.newUniqueId(), storage: store } as unknown as DurableObjectState, env, 'host', () => 1);
+    meter.now = () => clock.t;
+    meter.socketsChanged();
+    await until(() => store.alarm === clock.t + 5_000, 'the settle alarm');
+    clock.t += 5_000;
+    store.alarm = null;
+    await meter.alarm(); // writes the row; the renewal is ten minutes away
+    await until(() => store.alarm === clock.t + 10 * 60_000, 'the renewal alarm');
+    const asked = { gets: store.gets, sets: store.sets };
+    // Presence checks every two seconds, each setting the next: the meter's renewal waits behind them.
+    for (let i = 0; i < 5; i++) {
+      clock.t += 2_000;
+      store.alarm = clock.t + 2_000;
+      await meter.alarm(store.alarm);
+    }
+    expect({ gets: store.gets, sets: store.sets }).toEqual(asked);
+    // Without being told, the meter asks again after each alarm.
+    clock.t += 2_000;
+    store.alarm = null;
+    await meter.alarm();
+    await until(() => store.gets === asked.gets + 1, 'the storage asked');
+  });
+
   it('writes counts under the hour of the first, and no later than that hour\'s end', () => {
     const tally = new Tally();
     const hour = hourOf(FAR);

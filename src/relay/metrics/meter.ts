@@ -81,12 +81,11 @@ export class Meter {
    * Called from the object's alarm handler: writes what is due and asks for the next alarm if anything
    * waits. Never throws. An object has one alarm, and any alarm that fires uses it up, whether it was
    * the meter's or not (a ChatRoom's item write replaces a later meter alarm with its own), so after
-   * one the meter knows of none and asks the storage again. For a HostLink with a host that is every
-   * two seconds: one `getAlarm()`, which SQLite-backed objects answer from memory, and no `setAlarm()`
-   * while the presence check's alarm comes first. Only the object could say what it armed itself.
+   * one the meter knows only of the alarm the handler says it set (`setByObject`, HostLink's next
+   * presence check every two seconds), and otherwise asks the storage again.
    */
-  async alarm(): Promise<void> {
-    this.armedFor = null;
+  async alarm(setByObject: number | null = null): Promise<void> {
+    this.armedFor = setByObject;
     if (this.due(this.now())) await this.flush();
     this.arm();
   }

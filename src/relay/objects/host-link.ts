@@ -325,25 +325,29 @@ export class HostLink extends ScopedObject {
 
   override alarm(): Promise<void> {
     return this.inOwnScope(async () => {
-      await this.check();
-      // Last: an alarm check() set for the next silence check is earlier than a metrics write.
-      await this.meter.alarm();
+      const next = await this.check();
+      // Last: an alarm check() set for the next silence check is earlier than a metrics write, and the
+      // meter, told of it, need not ask the storage every two seconds.
+      await this.meter.alarm(next);
     });
   }
 
-  private async check(): Promise<void> {
+  /** The silence check; answers the time of the next one it set, or null when it set none. */
+  private async check(): Promise<number | null> {
     const ws = this.newestOpen();
-    if (!ws) return;
+    if (!ws) return null;
     if (this.silent(ws)) {
       this.closeLink(ws, 4001, 'heartbeat missed');
       await this.lost();
-      return;
+      return null;
     }
-    await this.ctx.storage.setAlarm(Date.now() + CHECK_EVERY_MS);
+    const next = Date.now() + CHECK_EVERY_MS;
+    await this.ctx.storage.setAlarm(next);
     // A room whose delivery gave up while the host stayed (it timed out, or a reconnect failed the
     // send) asked to wait again; with the host here, no hello would come to tell it. Not awaited: a
     // slow delivery must not hold back the next silence check.
     if (this.hostSocket() === ws) void this.wakeWaiting();
+    return next;
   }
 
   override webSocketClose(ws: WebSocket, code: number): Promise<void> {
