@@ -14,7 +14,8 @@ import { linkMessages } from '../src/host/link/relay-link.ts';
 import { hostTokenSigner } from '../src/host/identity.ts';
 import { pairWithSetupSecret } from '../src/host/pairing.ts';
 import { generateSigningKey } from '../src/relay/auth/keys.ts';
-import { freePort, startLocalRelay } from '../scripts/local-relay.ts';
+import { buildWeb } from '../scripts/build-web.ts';
+import { bundleWorker, freePort, startLocalRelay } from '../scripts/local-relay.ts';
 
 // The relay's owner signs in with these; the bench host pairs with the setup secret (as `npm start`'s does).
 const SETUP_SECRET = process.env.TETHER_SETUP_SECRET ?? 'bench-setup-secret-0123456789';
@@ -253,10 +254,18 @@ async function replayMissed(url: string, host: BenchHost): Promise<number> {
 // BENCH_RELAY_URL points the benchmark at a relay already running (for profiling): give it that relay's
 // TETHER_SETUP_SECRET, and TETHER_EMAIL / TETHER_PASSWORD of its owner.
 const state = mkdtempSync(path.join(tmpdir(), 'tether-bench-'));
+/** The bench builds what wrangler dev needs (the web app it serves as assets) into its own folder, as a fresh clone has no dist/web. */
+function builtWorker(): { assets: string; script: string } {
+  const assets = path.join(state, 'web');
+  buildWeb({ quiet: true, outDir: assets });
+  // Bundled once: edits to src/relay while the bench runs cannot reload the relay under it.
+  return { assets, script: bundleWorker(path.join(state, 'worker'), assets) };
+}
 const relay = process.env.BENCH_RELAY_URL
   ? { url: process.env.BENCH_RELAY_URL, stop: async () => undefined }
   : await startLocalRelay({
     persistTo: state,
+    ...builtWorker(),
     vars: { TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('bench')]), TETHER_SETUP_SECRET: SETUP_SECRET, RATE_FRAMES: '100000/60', RATE_FRAMES_USER: '100000/60' },
     quiet: true,
   });
