@@ -24,3 +24,4 @@ export * from './transcript.ts';
 export * from './sessions.ts';
 export * from './health.ts';
 export * from './metrics.ts';
+export * from './signing.ts';
