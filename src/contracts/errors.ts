@@ -48,6 +48,18 @@ export const TETHER_ERROR_CODES = [
   'email-taken',
   /** No push subscription by that id among the caller's. */
   'subscription-not-found',
+  /** No device by that id among the caller's. */
+  'device-not-found',
+  /** That device key is registered to someone else already. */
+  'device-taken',
+  /** The host requires a device's signature on this request, and it carried none. */
+  'signature-required',
+  /** A signature that does not verify, names another request, or comes from a device the host cannot follow to a person it trusts. */
+  'signature-invalid',
+  /** A signature made outside the host's freshness window. */
+  'signature-expired',
+  /** A signed request id the host has seen already. */
+  'signature-replayed',
 ] as const;
 
 export type WireErrorCode = (typeof AGENT_ERROR_CODES)[number] | (typeof TETHER_ERROR_CODES)[number];

@@ -194,10 +194,28 @@ export const DeviceRecordSchema = z.object({
   created: z.int().nonnegative(),
   /** The device that vouched for this one (cross-signing), or null for a person's first device. */
   vouchedBy: DeviceIdSchema.nullable(),
+  /** The vouching device's signed statement, which a host checks itself rather than trust the relay's word. */
+  vouch: z.lazy(() => SignedDeviceSchema).nullable(),
   /** When it was revoked; a revoked device's signatures no longer count. */
   revoked: z.int().nonnegative().nullable(),
 });
 export type DeviceRecord = z.output<typeof DeviceRecordSchema>;
+
+/** Devices beyond this many live ones per person are refused: revoke one first. */
+export const DEVICES_PER_USER = 50;
+
+/** `POST /api/devices`: a device registers its public key; a person's later device brings a vouch from an earlier one. */
+export const DeviceRegisterRequestSchema = z.object({
+  name: DeviceNameSchema,
+  publicKey: DevicePublicKeySchema,
+  vouch: z.lazy(() => SignedDeviceSchema).optional(),
+});
+export type DeviceRegisterRequest = z.input<typeof DeviceRegisterRequestSchema>;
+
+export const DeviceRenameRequestSchema = z.object({ name: DeviceNameSchema });
+
+export const DeviceListResultSchema = z.object({ devices: z.array(DeviceRecordSchema) });
+export type DeviceListResult = z.output<typeof DeviceListResultSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // Statements

@@ -331,3 +331,23 @@ export const relaySockets = sqliteTable('relay_sockets', {
   sockets: integer('sockets').notNull(),
   expiresAt: integer('expires_at').notNull(),
 });
+
+/**
+ * A person's device keys (issue 15): each client install makes its own Ed25519 key pair and registers
+ * the public half here. The id is the key's RFC 7638 thumbprint, so one key is one row and belongs to
+ * one person. A later device carries `vouch`, an earlier device's signed statement naming it (what a
+ * host checks, never trusting this table's word). The relay never sees a private key; revoking a
+ * device keeps its row, so a host that asks later learns it was revoked rather than that it vanished.
+ */
+export const devices = sqliteTable('devices', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id),
+  name: text('name').notNull(),
+  /** The public JWK, as JSON (`{kty:'OKP', crv:'Ed25519', x}`). */
+  publicKey: text('public_key').notNull(),
+  createdAt: integer('created_at').notNull(),
+  vouchedBy: text('vouched_by'),
+  /** The signed DeviceStatement (JSON), or null for a person's first device. */
+  vouch: text('vouch'),
+  revokedAt: integer('revoked_at'),
+}, (t) => [index('devices_user').on(t.userId, t.createdAt)]);

@@ -12,6 +12,7 @@ const STATUS: Partial<Record<WireErrorCode, ContentfulStatusCode>> = {
   'host-offline': 503,
   'host-timeout': 504,
   'frame-too-large': 413,
+  'device-taken': 409,
   internal: 500,
 };
 
