@@ -25,3 +25,4 @@ export * from './sessions.ts';
 export * from './health.ts';
 export * from './metrics.ts';
 export * from './signing.ts';
+export * from './requests.ts';

@@ -18,6 +18,7 @@ import {
   isAgentRequestType,
   narrowerMode,
   parseRequest,
+  requestsWhere,
 } from '../../contracts/index.ts';
 import type {
   AgentKind,
@@ -28,6 +29,7 @@ import type {
   ChatPreferencesPayload,
   ChatTurnItem,
   ChatVisual,
+  RequestType,
   RuntimeMode,
 } from '../../contracts/index.ts';
 import { readFile } from 'node:fs/promises';
@@ -97,14 +99,8 @@ export interface ClientState {
   preferences: ChatPreferencesPayload;
 }
 
-/** Requests that change something: a retried id gets the first reply and never runs twice. */
-const MUTATING: ReadonlySet<AgentRequestType> = new Set<AgentRequestType>([
-  'chat.create', 'chat.send', 'chat.uiChoice', 'chat.unqueue', 'chat.sendNow', 'chat.cancel', 'chat.kill',
-  'chat.approve', 'chat.answer', 'chat.dismiss', 'chat.configure', 'chat.compact', 'chat.clear',
-  'chat.fork', 'chat.continueOn', 'chat.summarize', 'chat.stopSubagent', 'chat.stopTask',
-  'chat.addBookmark', 'chat.renameBookmark', 'chat.removeBookmark', 'chat.removeVisual',
-  'accounts.save', 'accounts.create',
-]);
+/** Requests that change something: a retried id gets the first reply and never runs twice (the registry's `answeredOnce`). */
+const MUTATING: ReadonlySet<RequestType> = requestsWhere((rule) => rule.answeredOnce);
 
 const silentLog: HostLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 

@@ -5,10 +5,10 @@
 // One view per (user, session, host) is read from D1 and kept for at most two seconds, so a check per
 // frame costs no D1 read while a change still reaches open sockets within seconds; `recheckHosts`
 // (revocations.ts) drops the views at once where it matters.
-import { ProtocolError, type AgentRequestType } from '../../contracts/index.ts';
+import { ProtocolError, REQUEST_RULES, requirementOf, type RequestType } from '../../contracts/index.ts';
 import { grantsReaching } from '../db/grants.ts';
 import type { Identity } from './tokens.ts';
-import { MAKES_CHATS, MINIMAL_ROLE, roleAllows, type Role } from './roles.ts';
+import { roleAllows, type Role } from './roles.ts';
 import { sessionIsLive } from './sessions.ts';
 
 const CACHE_MS = 2_000;
@@ -152,19 +152,22 @@ export class HostAccess {
   }
 
   /**
-   * Throws `unauthorized` for an ended session, `forbidden` unless the role covers the request: on the
-   * named chat for a chat's request, host-wide for a host-level one or one that makes chats (MAKES_CHATS).
+   * Throws `unauthorized` for an ended session, `forbidden` unless the role covers the request as the
+   * registry says (requirementOf): on the named chat for a chat's request, on the whole host for a
+   * host request, one that makes chats, or one that moves a chat onto another account (`switches`).
    */
-  async check(identity: Identity, hostId: string, type: AgentRequestType, chatId?: string): Promise<void> {
+  async check(identity: Identity, hostId: string, type: RequestType, chatId?: string, switches = false): Promise<void> {
     const view = await this.view(identity, hostId);
     if (!view.live) throw new ProtocolError('unauthorized', 'Your session has ended; sign in again');
     // A chat list is answered to anyone who may see one of its chats, filtered to those (Lobby).
     if (type === 'chat.list' && chatId === undefined && reachesHost(view)) return;
-    const hostWide = MAKES_CHATS.has(type);
+    const { role: needed, hostWide } = requirementOf(type, switches);
     const role = roleIn(view, hostWide ? undefined : chatId);
     if (!role) throw new ProtocolError('forbidden', chatId === undefined || hostWide ? 'You have no access to this host' : 'You have no access to this chat');
-    const needed = MINIMAL_ROLE[type];
-    if (!roleAllows(role, needed)) throw new ProtocolError('forbidden', `${type} needs the ${needed} role${hostWide ? ' on the whole host' : ''}`);
+    if (!roleAllows(role, needed)) {
+      const what = switches && REQUEST_RULES[type].switchesAccount ? `${type} onto another account` : type;
+      throw new ProtocolError('forbidden', `${what} needs the ${needed} role${hostWide ? ' on the whole host' : ''}`);
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 // holds only ids and names.
 import { and, desc, eq, lt } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
+import { requestsWhere, type RequestType } from '../../contracts/index.ts';
 import type { Env } from '../env.ts';
 import { log } from '../log.ts';
 import { audit } from './schema.ts';
@@ -37,16 +38,10 @@ export interface AuditRecord {
 export const AUDIT_PAGE_MAX = 100;
 
 /**
- * The requests that act on a machine: each is recorded with who, which host and chat (never its text).
- * Besides the plain ones, those that start a turn another way (a UI choice, a queued message sent now,
- * a compaction, a summary), make a chat (a fork, a continuation) or stop work.
+ * The requests recorded with who, which host and chat (never their text): every one that acts on the
+ * machine, and the reads of the owner's accounts (the registry's `audited`).
  */
-export const MACHINE_ACTING: ReadonlySet<string> = new Set([
-  'chat.create', 'chat.send', 'chat.approve', 'chat.answer', 'chat.cancel', 'chat.kill', 'chat.clear', 'chat.configure',
-  'chat.uiChoice', 'chat.sendNow', 'chat.compact', 'chat.summarize', 'chat.fork', 'chat.continueOn', 'chat.dismiss',
-  'chat.stopSubagent', 'chat.stopTask',
-  'accounts.list', 'accounts.refresh', 'accounts.save', 'accounts.create', 'accounts.watchLogin',
-]);
+export const AUDITED: ReadonlySet<RequestType> = requestsWhere((rule) => rule.audited);
 
 function databaseOf(where: Env | D1Database): D1Database {
   return 'DB' in where ? where.DB : where;

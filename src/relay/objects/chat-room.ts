@@ -14,7 +14,7 @@
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
 // survives hibernation through its attachment).
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, ProtocolError, RELAY_COUNTERS, Thread, toWireError,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, LINK_ATTACHMENT_READ, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, ROUTE_VISUAL_PAGE, Thread, toWireError,
   type ChatAttachResult, type ChatEvent, type ChatInfo, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
 import { roleIn, standingIn } from '../auth/access.ts';
@@ -39,7 +39,6 @@ import { noticeOf } from '../push/notices.ts';
 import { pushConfigured, queueNotice } from '../push/send.ts';
 
 const FLUSH_EVERY_MS = 1_000;
-const SETTLING = new Set(['chat.approve', 'chat.answer', 'chat.dismiss']);
 
 export class ChatRoom extends ClientSockets {
   private readonly store: RoomStore;
@@ -219,7 +218,7 @@ export class ChatRoom extends ClientSockets {
     }
     this.audit(identity, request, { hostId, chatId });
     const userId = principalOf(identity);
-    if (SETTLING.has(request.type)) await this.reconcileRequests();
+    if (REQUEST_RULES[request.type].settles) await this.reconcileRequests();
     if (!ANSWERED_ONCE.has(request.type)) return this.answer(userId, request, ws);
     return this.journal.once(userId, request.id, () => this.answer(userId, request, ws).catch((error: unknown) => {
       if (error instanceof ProtocolError) return this.refuse(request.id, error.toWire());
@@ -266,7 +265,7 @@ export class ChatRoom extends ClientSockets {
         return relabel(reply, id);
       }
       default:
-        if (SETTLING.has(type)) return this.settle(userId, request);
+        if (REQUEST_RULES[type].settles) return this.settle(userId, request);
         return this.forward(userId, request);
     }
   }
@@ -576,7 +575,7 @@ export class ChatRoom extends ClientSockets {
   async visualPage(hostId: string, chatId: string, visualId: string, identity: Identity): Promise<{ html: string | null } | 'forbidden'> {
     this.name(hostId, chatId);
     try {
-      await this.access.check(identity, hostId, 'chat.attach', chatId);
+      await this.access.check(identity, hostId, ROUTE_VISUAL_PAGE, chatId);
     } catch {
       return 'forbidden';
     }
@@ -587,7 +586,7 @@ export class ChatRoom extends ClientSockets {
   async attachmentFile(hostId: string, chatId: string, attachmentId: string, identity: Identity): Promise<AttachmentAnswer | 'forbidden'> {
     this.name(hostId, chatId);
     try {
-      await this.access.check(identity, hostId, 'chat.attach', chatId);
+      await this.access.check(identity, hostId, LINK_ATTACHMENT_READ, chatId);
     } catch {
       return 'forbidden';
     }

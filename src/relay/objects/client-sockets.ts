@@ -8,7 +8,7 @@ import {
 import { CLOSE_FOR, HostAccess, standingIn, type Standing } from '../auth/access.ts';
 import { FrameBudget } from '../auth/rate-limit.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
-import { MACHINE_ACTING, record } from '../db/audit.ts';
+import { AUDITED, record } from '../db/audit.ts';
 import type { Env } from '../env.ts';
 import { failureText } from '../db/failures.ts';
 import { currentRid, log } from '../log.ts';
@@ -303,7 +303,7 @@ export abstract class ClientSockets extends ScopedObject {
 
   /** Writes the audit line of a request that acts on the machine, off the frame's path. */
   protected audit(identity: Identity, request: ClientRequest, place: Place): void {
-    if (!MACHINE_ACTING.has(request.type)) return;
+    if (!AUDITED.has(request.type)) return;
     this.ctx.waitUntil(record(this.env.DB, {
       actor: principalOf(identity),
       sessionId: identity.kind === 'user' ? identity.sessionId : null,

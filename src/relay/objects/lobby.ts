@@ -8,7 +8,7 @@
 //
 // It keeps nothing of its own but the reply journal; the chat index is in D1.
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, RELAY_COUNTERS, withRequestLimit,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, isHostRequest, withRequestLimit,
   type ChatInfo, type EventPayload, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
 import { reachesHost, roleIn, standingIn, type AccessView } from '../auth/access.ts';
@@ -26,12 +26,6 @@ import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
 import { hostLinkOf, roomOf } from './stubs.ts';
 
-const HOST_LEVEL = new Set([
-  'chat.list', 'chat.create', 'chat.setPreferences', 'provider.list', 'skills.list',
-  'accounts.list', 'accounts.refresh', 'accounts.save', 'accounts.create', 'accounts.watchLogin',
-  'usage.summary', 'usage.subscribe', 'usage.unsubscribe', 'usage.limits', 'usage.refreshLimits',
-]);
-const ROOM_ONLY = new Set(['chat.attach', 'chat.detach', 'chat.history']);
 const HOST_WIDE_EVENTS = ['chat.status', 'accounts.changed', 'usage.changed', 'usage.limitsChanged'] as const;
 
 /** One pushed event, serialized once; a chat's status names its chat, for whom may see it. */
@@ -91,7 +85,7 @@ export class Lobby extends ClientSockets {
   protected override async onRequest(_ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string> {
     const hostId = this.hostId();
     // A chat's request is checked by its room, against the role on that chat.
-    if (!HOST_LEVEL.has(request.type)) return this.viaRoom(hostId, identity, request);
+    if (!isHostRequest(request.type)) return this.viaRoom(hostId, identity, request);
     await this.access.check(identity, hostId, request.type);
     const userId = principalOf(identity);
     this.audit(identity, request, { hostId, chatId: (request.payload as { chatId?: string }).chatId });
@@ -126,7 +120,7 @@ export class Lobby extends ClientSockets {
   }
 
   private async viaRoom(hostId: string, identity: Identity, request: ClientRequest): Promise<string> {
-    if (ROOM_ONLY.has(request.type)) {
+    if (REQUEST_RULES[request.type].socketBound) {
       return this.refuse(request.id, { code: 'bad-request', message: `${request.type} is served on the chat's own socket` });
     }
     const chatId = (request.payload as { chatId?: string }).chatId;

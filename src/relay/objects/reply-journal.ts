@@ -2,15 +2,10 @@
 // client's request keeps the replies it gave, per person and request id, for a while. A retry gets
 // the same reply; a retry that arrives while the first is still running waits for it.
 // Replies that say "try again" (the host was away or slow, a rate limit) are not kept.
-import type { AgentRequestType } from '../../contracts/index.ts';
+import { requestsWhere, type RequestType } from '../../contracts/index.ts';
 
-/** Requests that change something: answered once per person and request id, however often retried. */
-export const ANSWERED_ONCE: ReadonlySet<AgentRequestType> = new Set<AgentRequestType>([
-  'chat.create', 'chat.send', 'chat.uiChoice', 'chat.unqueue', 'chat.sendNow', 'chat.cancel', 'chat.approve', 'chat.answer',
-  'chat.dismiss', 'chat.configure', 'chat.compact', 'chat.clear', 'chat.kill', 'chat.fork', 'chat.continueOn', 'chat.summarize',
-  'chat.stopSubagent', 'chat.stopTask', 'chat.addBookmark', 'chat.renameBookmark', 'chat.removeBookmark', 'chat.removeVisual',
-  'accounts.save', 'accounts.create',
-]);
+/** Requests that change something: answered once per person and request id, however often retried (the registry's `answeredOnce`). */
+export const ANSWERED_ONCE: ReadonlySet<RequestType> = requestsWhere((rule) => rule.answeredOnce);
 
 const RETRYABLE = new Set(['host-offline', 'host-timeout', 'rate-limited', 'internal']);
 const KEEP_MS = 60 * 60 * 1000;
