@@ -6,7 +6,11 @@
 //       "claude": { "backend": "script", "script": "/path/to/script.json" },
 //       "codex": { "backend": "codex", "command": "codex", "home": "~/.codex" }
 //     },
-//     "policy": { "roots": ["~/code"], "modeCeiling": "auto" },
+//     "policy": {                                      // what no client can widen (policy.ts)
+//       "roots": ["~/code"], "modeCeiling": "auto-accept-edits",
+//       "accountEnv": ["ANTHROPIC_BASE_URL"],          // variables accounts may set, beyond the safe few
+//       "accountHomes": ["~/.agent-accounts"]          // where accounts' config folders may be
+//     },
 //     "coalesceMs": 30
 //   }
 //
@@ -79,6 +83,10 @@ export const HostConfigSchema = z.object({
   policy: z.object({
     roots: z.array(z.string().min(1)).min(1).optional(),
     modeCeiling: RuntimeModeSchema.optional(),
+    accountEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
+    accountHomes: z.array(z.string().min(1)).optional(),
+    /** Hidden forks (`chat.summarize`) running at once on this host and in one chat. */
+    hiddenForks: z.object({ host: z.int().min(0).max(64).optional(), chat: z.int().min(0).max(16).optional() }).optional(),
   }).optional(),
   coalesceMs: z.int().min(0).max(10_000).optional(),
 });
@@ -132,6 +140,16 @@ export function providersFrom(config: HostConfig, base: string, version: string)
   return out;
 }
 
-export function policyFrom(config: HostConfig, home?: string): HostPolicy {
-  return new HostPolicy({ roots: config.policy?.roots, modeCeiling: config.policy?.modeCeiling, home });
+/** The host policy a config names; `dataDir` is never a place for an account's config folder. */
+export function policyFrom(config: HostConfig, options: { home?: string; dataDir?: string } = {}): HostPolicy {
+  const policy = config.policy;
+  return new HostPolicy({
+    roots: policy?.roots,
+    modeCeiling: policy?.modeCeiling,
+    accountEnv: policy?.accountEnv,
+    accountHomes: policy?.accountHomes,
+    hiddenForks: policy?.hiddenForks,
+    home: options.home,
+    ...(options.dataDir ? { private: [options.dataDir] } : {}),
+  });
 }

@@ -6,7 +6,7 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentKind, ProviderAccountStatus } from '../contracts/index.ts';
 import { AccountBook } from './chats/accounts.ts';
-import { readHostConfig } from './config.ts';
+import { policyFrom, readHostConfig } from './config.ts';
 import type { HostConfig } from './config.ts';
 
 /** The CLIs a host can drive, by the command each is run as. */
@@ -75,7 +75,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     options.relayUrl ? checkRelay(options.relayUrl, timeoutMs) : Promise.resolve(null),
   ]);
   const kinds = backends.map(([kind]) => kind as AgentKind);
-  const accounts = new AccountBook(dataDir, kinds).snapshot().statuses;
+  const accounts = new AccountBook(dataDir, kinds, policyFrom(config, { dataDir })).snapshot().statuses;
   return { dataDir, config: configFile, clis, accounts, relay };
 }
 

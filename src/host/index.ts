@@ -73,7 +73,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   const coreOptions: HostCoreOptions = {
     dataDir,
     providers: options.providers ?? providersFrom(config, base, HOST_VERSION),
-    policy: options.policy ?? policyFrom(config),
+    policy: options.policy ?? policyFrom(config, { dataDir }),
     coalesceMs: options.coalesceMs ?? config.coalesceMs,
     writeDelayMs: options.writeDelayMs,
     log,

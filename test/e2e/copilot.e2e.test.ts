@@ -15,7 +15,8 @@ import { HostProcess, Peer } from './peers.ts';
 const root = path.resolve(import.meta.dirname, '../..');
 const chat = new CliChat(new HostProcess('copilot-host', 'copilot-owner'), 'copilot-chat');
 const work = mkdtempSync(path.join(tmpdir(), 'tether-copilot-e2e-work-'));
-const accountHome = path.join(chat.host.dataDir, 'byok-home');
+// Its own folder: the host's policy allows an account's config folder only where it names, never in its data folder.
+const accountHome = mkdtempSync(path.join(tmpdir(), 'tether-copilot-e2e-byok-'));
 let model: AnthropicServer;
 
 beforeAll(async () => {
@@ -31,7 +32,11 @@ beforeAll(async () => {
   };
   // As CliChat.open, with an account made and saved by a client before the chat is created.
   const { host } = chat;
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ providers: { copilot }, policy: { roots: [work] } }));
+  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
+    providers: { copilot },
+    // The account's model provider is a base URL: only a host that names it lets an account set it.
+    policy: { roots: [work], accountEnv: ['COPILOT_PROVIDER_BASE_URL', 'COPILOT_PROVIDER_TYPE'], accountHomes: [accountHome] },
+  }));
   await host.start();
   chat.lobby = await Peer.lobby(host.hostId, host.ownerId);
   await chat.lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online, 'host online');

@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { notResumedNote } from '../../src/contracts/index.ts';
 import type { HostCore } from '../../src/host/chats/core.ts';
+import { HostPolicy } from '../../src/host/policy.ts';
 import { ScriptFileSchema } from '../../src/host/providers/script.ts';
 import { idle, needsYou, openCore, TEST_SCRIPT, TestClient, tempDir, until } from './harness.ts';
 import { RecordingProvider } from './recording-provider.ts';
@@ -96,6 +97,14 @@ describe('the backend of a chat', () => {
   });
 
   it('runs under the chat\'s account: its folder and plain variables, never a secret\'s (absent) value', async () => {
+    // A policy that allows these variables and config folders under a home of its own (outside the chat folder and the data folder).
+    const home = tempDir('tether-gaps-home-');
+    await core.close();
+    core = await openCore(data.dir, {
+      providers: [provider],
+      policy: new HostPolicy({ home: home.dir, roots: [data.dir], accountEnv: ['REGION', 'API_KEY'], accountHomes: ['~'] }),
+    });
+    client = new TestClient(core);
     const { id } = await client.ok('accounts.create', { kind: 'claude', label: 'Work' }) as { id: string };
     await client.ok('accounts.save', {
       accounts: {
@@ -105,13 +114,14 @@ describe('the backend of a chat', () => {
         },
       },
     });
-    await client.ok('chat.create', { chatId: 'c3', account: id });
+    await client.ok('chat.create', { chatId: 'c3', account: id, cwd: data.dir });
     await client.ok('chat.send', { chatId: 'c3', text: 'hi' });
     await idle(core, 'c3');
     const opened = provider.opened.find((context) => context.chatId === 'c3')!;
     expect(opened.accountHome).toMatch(/\/\.claude-work$/);
     expect(opened.accountHome).not.toContain('~');
     expect(opened.accountEnv).toEqual({ REGION: 'eu' });
+    home.cleanup();
   });
 
   it('after a restart cut its turn: the turn is aborted with the note, and the next send resumes the stored session', async () => {

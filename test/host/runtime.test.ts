@@ -12,6 +12,7 @@ import {
 } from '../../src/contracts/index.ts';
 import type { ChatItem } from '../../src/contracts/index.ts';
 import type { HostCore } from '../../src/host/chats/core.ts';
+import { HostPolicy } from '../../src/host/policy.ts';
 import { idle, needsYou, openCore, TestClient, tempDir, until } from './harness.ts';
 
 let data: ReturnType<typeof tempDir>;
@@ -34,7 +35,7 @@ const kinds = (items: ChatItem[]) => items.map((item) => item.kind);
 describe('a chat turn', () => {
   it('creates a chat, streams the reply as deltas and settles the turn with its cost', async () => {
     const info = await client.ok('chat.create', { chatId: 'c1' });
-    expect(ChatInfoSchema.parse(info)).toMatchObject({ chatId: 'c1', provider: 'claude', cwd: data.dir, runtimeMode: 'full-access', status: 'idle' });
+    expect(ChatInfoSchema.parse(info)).toMatchObject({ chatId: 'c1', provider: 'claude', cwd: data.dir, runtimeMode: 'supervised', status: 'idle' });
     await client.attach('c1');
 
     const sent = await client.ok('chat.send', { chatId: 'c1', text: 'hi' });
@@ -497,7 +498,6 @@ describe('bad input', () => {
 
 describe('the host policy', () => {
   it('refuses folders outside its roots and modes above its ceiling', async () => {
-    const { HostPolicy } = await import('../../src/host/policy.ts');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(`${data.dir}/allowed/project`, { recursive: true });
     await core.close();
@@ -506,8 +506,10 @@ describe('the host policy', () => {
     expect(await client.fails('chat.create', { chatId: 'c1', cwd: '/etc' })).toBe('folder-denied');
     expect(await client.fails('chat.create', { chatId: 'c1', cwd: `${data.dir}/allowed/../elsewhere` })).toBe('folder-denied');
     expect(await client.fails('chat.create', { chatId: 'c1', cwd: `${data.dir}/allowed/project`, runtimeMode: 'full-access' })).toBe('mode-denied');
+    // Without a mode a chat is supervised, whatever the ceiling allows.
     const info = await client.ok('chat.create', { chatId: 'c1', cwd: `${data.dir}/allowed/project` });
-    expect(info.runtimeMode).toBe('auto');
+    expect(info.runtimeMode).toBe('supervised');
+    expect((await client.ok('chat.configure', { chatId: 'c1', runtimeMode: 'auto' })).runtimeMode).toBe('auto');
     expect(await client.fails('chat.configure', { chatId: 'c1', runtimeMode: 'full-access' })).toBe('mode-denied');
     expect((await client.ok('chat.configure', { chatId: 'c1', runtimeMode: 'supervised' })).runtimeMode).toBe('supervised');
   });
@@ -520,9 +522,13 @@ describe('the rest of the table', () => {
     expect(providers.providers[0]).toEqual(expect.objectContaining({ kind: 'claude', name: 'Claude Code (scripted)', installed: true }));
     const accounts = ProviderAccountsSchema.parse(await client.ok('accounts.list', {}));
     expect(accounts.statuses).toEqual([expect.objectContaining({ id: 'claude', kind: 'claude', state: 'ready' })]);
+    // Variable names are the host's to allow: this one names TOKEN.
+    await core.close();
+    core = await openCore(data.dir, { policy: new HostPolicy({ home: data.dir, accountEnv: ['TOKEN'] }) });
+    client = new TestClient(core);
     const created = await client.ok('accounts.create', { kind: 'claude', label: 'Work Account' });
     expect(created.id).toBe('work-account');
-    const saved = await client.ok('accounts.save', { accounts: { ...created.accounts, 'work-account': { kind: 'claude', env: [{ name: 'TOKEN', value: '', sensitive: true, valueRedacted: true }, { name: 'MODE', value: 'x', sensitive: false }] } } });
+    const saved = await client.ok('accounts.save', { accounts: { ...created.accounts, 'work-account': { kind: 'claude', env: [{ name: 'TOKEN', value: '', sensitive: true, valueRedacted: true }, { name: 'ANTHROPIC_MODEL', value: 'x', sensitive: false }] } } });
     expect(saved.accounts['work-account'].env[0]).toEqual({ name: 'TOKEN', value: '', sensitive: true, valueRedacted: true });
     expect(await client.fails('accounts.save', { accounts: { w: { kind: 'claude', env: [{ name: 'TOKEN', value: 'secret', sensitive: true }] } } })).toBe('secrets-unavailable');
     expect(client.events('accounts.changed').length).toBeGreaterThan(0);

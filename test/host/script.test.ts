@@ -60,8 +60,8 @@ describe('the script backend', () => {
     expect((await client.ok('chat.create', { chatId: 'a' })).runtimeMode).toBe('auto');
     await client.ok('chat.setPreferences', { runtimeMode: 'supervised', changedAt: 3 });
     expect((await client.ok('chat.create', { chatId: 'b' })).runtimeMode).toBe('supervised');
-    // Another connection has its own.
-    expect((await new TestClient(core).ok('chat.create', { chatId: 'c' })).runtimeMode).toBe('auto');
+    // Another connection has its own: none, so supervised.
+    expect((await new TestClient(core).ok('chat.create', { chatId: 'c' })).runtimeMode).toBe('supervised');
     await client.ok('chat.send', { chatId: 'a', text: 'hi' });
     await idle(core, 'a');
     await core.close();

@@ -57,7 +57,8 @@ beforeEach(async () => {
   provider = new SpyProvider(SLOW_TOOL);
   core = await openCore(data.dir, { providers: [provider] });
   client = new TestClient(core);
-  await client.ok('chat.create', { chatId: 'c1' });
+  // Wider than the default (supervised), so a configure to supervised is a change of mode.
+  await client.ok('chat.create', { chatId: 'c1', runtimeMode: 'auto-accept-edits' });
 });
 afterEach(async () => {
   await core.close();
@@ -102,11 +103,11 @@ describe('the backend a turn runs on', () => {
     await idle(core, 'c1');
     await client.ok('chat.send', { chatId: 'c1', text: 'hi' });
     await idle(core, 'c1');
-    expect(provider.opened.map((c) => c.runtimeMode)).toEqual(['full-access']);
+    expect(provider.opened.map((c) => c.runtimeMode)).toEqual(['auto-accept-edits']);
     await client.ok('chat.configure', { chatId: 'c1', runtimeMode: 'supervised' });
     await client.ok('chat.send', { chatId: 'c1', text: 'hi' });
     await idle(core, 'c1');
-    expect(provider.opened.map((c) => c.runtimeMode)).toEqual(['full-access', 'supervised']);
+    expect(provider.opened.map((c) => c.runtimeMode)).toEqual(['auto-accept-edits', 'supervised']);
     // The conversation goes on: the new backend resumes the session the first one announced.
     expect(provider.opened[1].agentSessionId).toBe(core.session('c1').info.agentSessionId);
   });

@@ -3,8 +3,11 @@
 // `{version: 1, accounts}` without secrets: this host has no keychain, so a sensitive variable is
 // never stored or sent (`value: ''`, `valueRedacted: true`), and saving a new secret value is refused
 // with `secrets-unavailable`.
+//
+// An account is the machine's configuration, not the client's: what it hands a CLI (variables, a
+// config folder) must be allowed by the host policy (policy.ts) when it is saved, and again each
+// time a CLI is started with it, so a file written before the policy (or by hand) cannot slip by.
 import { mkdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { ProviderAccountMapSchema } from '../../contracts/index.ts';
@@ -17,21 +20,26 @@ import type {
 } from '../../contracts/index.ts';
 import { ProtocolError } from '../../contracts/errors.ts';
 import { replaceFile } from '../disk.ts';
+import type { HostPolicy } from '../policy.ts';
 
 const AccountsFileSchema = z.object({ version: z.literal(1), accounts: ProviderAccountMapSchema });
 
 export class AccountBook {
   private readonly file: string;
+  private readonly dataDir: string;
   private readonly kinds: readonly AgentKind[];
+  private readonly policy: HostPolicy;
   private accounts: ProviderAccountMap = {};
   private checkedAt = Date.now();
   private chain: Promise<unknown> = Promise.resolve();
 
   /** `kinds`: the providers this host has, in config order. */
-  constructor(dataDir: string, kinds: readonly AgentKind[]) {
+  constructor(dataDir: string, kinds: readonly AgentKind[], policy: HostPolicy) {
     mkdirSync(dataDir, { recursive: true });
+    this.dataDir = path.resolve(dataDir);
     this.file = path.join(dataDir, 'providers.json');
     this.kinds = kinds;
+    this.policy = policy;
     try {
       const parsed = AccountsFileSchema.safeParse(JSON.parse(readFileSync(this.file, 'utf8')));
       if (parsed.success) this.accounts = parsed.data.accounts;
@@ -51,16 +59,30 @@ export class AccountBook {
    * What a CLI of this account starts with: its config folder (`~` expanded) and its plain variables.
    * Sensitive variables have no value here (this host keeps no secrets), so none is passed on.
    * The default account (id = kind) starts with the provider's own settings: undefined.
+   * Checked against the policy every time (`invalid-account` naming what it refuses).
    */
   launchSettings(kind: AgentKind, id: string): { home?: string; env?: Record<string, string> } | undefined {
     if (id === kind || !this.has(kind, id)) return undefined;
     const account = this.accounts[id]!;
+    this.admit(id, account);
     const env: Record<string, string> = {};
     for (const variable of account.env ?? []) if (!variable.sensitive) env[variable.name] = variable.value;
     return {
-      ...(account.home ? { home: account.home.replace(/^~(?=$|\/)/, homedir()) } : {}),
+      ...(account.home ? { home: this.policy.admitAccountHome(account.home, 'home', [this.dataDir]) } : {}),
       ...(Object.keys(env).length > 0 ? { env } : {}),
     };
+  }
+
+  /** Refuses (`invalid-account`) an account whose variables or config folders the policy does not allow. */
+  private admit(id: string, account: ProviderAccount): void {
+    try {
+      for (const variable of account.env ?? []) this.policy.admitVariable(variable.name, variable.value);
+      if (account.home !== undefined) this.policy.admitAccountHome(account.home, 'home', [this.dataDir]);
+      if (account.shadowHome !== undefined) this.policy.admitAccountHome(account.shadowHome, 'shadowHome', [this.dataDir]);
+    } catch (error) {
+      if (error instanceof ProtocolError) throw new ProtocolError(error.code, `Account ${id}: ${error.message}`);
+      throw error;
+    }
   }
 
   snapshot(): ProviderAccounts {
@@ -95,6 +117,7 @@ export class AccountBook {
   async save(next: ProviderAccountMap): Promise<ProviderAccounts> {
     const kept: ProviderAccountMap = {};
     for (const [id, account] of Object.entries(next)) {
+      this.admit(id, account);
       const env = account.env?.map((variable) => {
         if (!variable.sensitive) return { name: variable.name, value: variable.value, sensitive: false };
         if (variable.value !== '' && !variable.valueRedacted) {

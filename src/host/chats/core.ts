@@ -131,7 +131,7 @@ export class HostCore {
     this.providers = new Map(options.providers.map((p) => [p.kind, p]));
     this.store = new ChatStore(options.dataDir);
     this.journal = new RequestJournal(options.dataDir, options.journalLimit ?? 2_000);
-    this.accounts = new AccountBook(options.dataDir, [...this.providers.keys()]);
+    this.accounts = new AccountBook(options.dataDir, [...this.providers.keys()], this.policy);
     this.attachments = new AttachmentStore(this.store);
     this.checkpoints = new Checkpoints(options.dataDir);
     this.handlers = createHandlers(this);

@@ -62,6 +62,7 @@ export async function continueOn(core: HostCore, chatId: string, account: string
   const info = session.info;
   core.policy.admitFolder(info.cwd);
   if (!core.accounts.has(info.provider, account)) throw new ProtocolError('account-unavailable', `No ${info.provider} account ${account} on this host`);
+  core.accounts.launchSettings(info.provider, account);
   if (session.activeTurnId) throw new ProtocolError('chat-busy', 'A turn is running; continue on another account once it stopped');
   if ((info.account ?? info.provider) === account) return { chatId };
   if (info.agentSessionId === null) {
@@ -73,20 +74,68 @@ export async function continueOn(core: HostCore, chatId: string, account: string
   return { chatId: fork.chatId, fork: forkResult(fork) };
 }
 
+/**
+ * Hidden forks being made, by host and source chat: counted with the ones whose summary runs, so
+ * requests arriving together cannot all pass the caps while the first forks are still being made.
+ */
+const making = new WeakMap<HostCore, Map<string, number>>();
+
+/**
+ * Takes a place for one more hidden fork of `chatId`, or refuses (`chat-busy`) past the policy's caps:
+ * each is its own CLI process, so a client asking for summaries in a loop must not start one per ask.
+ * Answers the function that gives the place back once the fork's turn is running (or failed to start).
+ */
+function reserveSummary(core: HostCore, chatId: string): () => void {
+  const caps = core.policy.hiddenForks;
+  let pending = making.get(core);
+  if (!pending) making.set(core, (pending = new Map()));
+  let host = 0;
+  let chat = pending.get(chatId) ?? 0;
+  for (const count of pending.values()) host += count;
+  for (const session of core.sessions.values()) {
+    if (!session.info.hidden || session.activeTurnId === null) continue;
+    host += 1;
+    if (session.info.forkOf?.chatId === chatId) chat += 1;
+  }
+  if (chat >= caps.chat) throw new ProtocolError('chat-busy', `This chat already has ${chat} summar${chat === 1 ? 'y' : 'ies'} being written (this host allows ${caps.chat} at once per chat); ask again once it is done`);
+  if (host >= caps.host) throw new ProtocolError('chat-busy', `This host already writes ${host} summaries at once (its limit); ask again once one is done`);
+  const map = pending;
+  map.set(chatId, (map.get(chatId) ?? 0) + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = (map.get(chatId) ?? 1) - 1;
+    if (left > 0) map.set(chatId, left);
+    else map.delete(chatId);
+  };
+}
+
 /** A hidden fork writes a summary of the chat; when its turn is done, the summary reaches the chat as a note. */
 export async function summarize(core: HostCore, chatId: string): Promise<{ turnId: string }> {
   const source = core.session(chatId);
   core.policy.admitFolder(source.info.cwd);
-  const fork = await makeFork(core, source, latestTurn(source), {
-    kind: source.info.provider,
-    account: source.info.account,
-    selection: source.info.selection,
-    hidden: true,
-  });
-  const turnId = fork.begin({ text: SUMMARY_PROMPT });
+  const latest = latestTurn(source);
+  const release = reserveSummary(core, chatId);
+  let fork: ChatSession;
+  let turnId: string;
+  try {
+    fork = await makeFork(core, source, latest, {
+      kind: source.info.provider,
+      account: source.info.account,
+      selection: source.info.selection,
+      hidden: true,
+    });
+    turnId = fork.begin({ text: SUMMARY_PROMPT });
+  } finally {
+    // From here the fork's running turn holds its place (core.sessions), until it settles or is killed.
+    release();
+  }
   const item = fork.thread.get(turnId);
   if (item?.kind === 'turn') fork.upsert({ ...item, summaryFor: chatId });
   core.whenTurnSettles(fork.chatId, turnId, (turn) => {
+    // Its CLI process is not kept for a chat nobody sees: a later turn there resumes by session id.
+    fork.releaseBackend();
     const target = core.sessions.get(chatId);
     if (!target || turn.state !== 'done') return;
     const reply = fork.thread.items.filter((i) => i.kind === 'assistant' && i.turnId === turnId).map((i) => (i.kind === 'assistant' ? i.text : '')).join('\n\n').trim();
@@ -133,6 +182,7 @@ async function makeFork(core: HostCore, source: ChatSession, turn: ChatTurnItem,
   if (account !== undefined && !core.accounts.has(options.kind, account)) {
     throw new ProtocolError('account-unavailable', `No ${options.kind} account ${account} on this host`);
   }
+  if (account !== undefined) core.accounts.launchSettings(options.kind, account);
   const items = historyThrough(source, turn.id);
   let agentSessionId: string | null = null;
   if (options.kind === source.info.provider && source.info.agentSessionId !== null) {

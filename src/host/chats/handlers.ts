@@ -46,17 +46,20 @@ export function createHandlers(core: HostCore): HandlerTable {
       const kind = payload.provider ?? core.defaultProvider.kind;
       const provider = core.providers.get(kind);
       if (!provider) throw new ProtocolError('account-unavailable', `This host has no ${kind} provider`);
-      const cwd = core.policy.admitFolder(payload.cwd);
-      // An explicit ask above the ceiling is refused; a remembered preference is only narrowed.
+      // A real folder inside the roots: a chat is never made where no CLI could (or may) work.
+      const cwd = core.policy.admitNewFolder(payload.cwd);
+      // An explicit ask above the ceiling is refused; a remembered preference is only narrowed; none is supervised.
       const runtimeMode = payload.runtimeMode !== undefined
         ? core.policy.admitMode(payload.runtimeMode)
-        : core.policy.admitMode(undefined, prefs.runtimeMode ?? 'full-access');
+        : core.policy.admitMode(undefined, prefs.runtimeMode);
       if (payload.account !== undefined && !core.accounts.has(kind, payload.account)) {
         throw new ProtocolError('account-unavailable', `No ${kind} account ${payload.account} on this host`);
       }
       // A remembered pick that is gone since (removed, disabled) falls back to the default account.
       const picked = prefs.accounts?.[kind];
       const account = payload.account ?? (picked !== undefined && core.accounts.has(kind, picked) ? picked : undefined);
+      // What the account would hand the CLI must pass the policy now (`invalid-account` naming it).
+      if (account !== undefined) core.accounts.launchSettings(kind, account);
       const info: ChatInfo = {
         chatId: payload.chatId,
         provider: kind,
@@ -189,6 +192,7 @@ export function createHandlers(core: HostCore): HandlerTable {
         if (payload.account !== info.provider && !core.accounts.has(info.provider, payload.account)) {
           throw new ProtocolError('account-unavailable', `No ${info.provider} account ${payload.account} on this host`);
         }
+        core.accounts.launchSettings(info.provider, payload.account);
         patch.account = payload.account === info.provider ? undefined : payload.account;
       }
       if (payload.selection !== undefined) {

@@ -788,6 +788,11 @@ export class ChatSession {
     this.endDriver();
   }
 
+  /** Ends the backend's process while no turn runs (a hidden fork's, once its summary is written); the next turn resumes by session id. */
+  releaseBackend(): void {
+    if (!this.turn) this.endDriver();
+  }
+
   private endDriver(): void {
     const driver = this.driver;
     this.driver = null;
