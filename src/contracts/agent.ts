@@ -14,6 +14,17 @@ export type AgentStatus = z.output<typeof AgentStatusSchema>;
 export const SessionIdSchema = z.string().min(1);
 export type SessionId = z.output<typeof SessionIdSchema>;
 
+// A CLI's own conversation id, as a client names one to continue (`chat.create
+// {resume}`). It reaches the CLI's command line or its protocol, so it is a
+// letter or digit, then letters, digits or . _ : - (never a flag, a path or a
+// word a shell splits). Each host backend checks its own, narrower shape too.
+export const AGENT_SESSION_ID_MAX = 128;
+export const AgentSessionIdSchema = z
+  .string()
+  .max(AGENT_SESSION_ID_MAX)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'Expected a CLI session id: a letter or digit, then letters, digits or . _ : -');
+export type AgentSessionId = z.output<typeof AgentSessionIdSchema>;
+
 // A model wrote it, so clients show it as plain text only.
 export const SuggestedTitleSchema = z.string().min(1).max(SUGGESTED_TITLE_LIMIT);
 export type SuggestedTitle = z.output<typeof SuggestedTitleSchema>;

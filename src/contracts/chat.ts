@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentKindSchema, AgentStatusSchema, SuggestedTitleSchema } from './agent.ts';
+import { AgentKindSchema, AgentSessionIdSchema, AgentStatusSchema, SuggestedTitleSchema } from './agent.ts';
 import { ChatIdSchema } from './ids.ts';
 import {
   CHAT_ATTACHMENT_MAX_BYTES,
@@ -757,7 +757,7 @@ export const ChatCreatePayloadSchema = z.object({
   account: ProviderAccountIdSchema.optional(),
   cwd: z.string().optional(),
   // A CLI session id to continue, e.g. one opened in a terminal.
-  resume: z.string().optional(),
+  resume: AgentSessionIdSchema.optional(),
   selection: ModelSelectionSchema.optional(),
   runtimeMode: RuntimeModeSchema.optional(),
 });

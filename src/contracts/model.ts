@@ -1,10 +1,20 @@
 import { z } from 'zod';
 import { AgentKindSchema } from './agent.ts';
 
+// A model as a client names it: a catalog slug or an alias (Claude Code's
+// `claude-opus-4-8[1m]`). It ends up on a command line, so it never starts with
+// anything but a letter or digit and has none of a shell's or a CLI's syntax.
+export const MODEL_NAME_MAX = 128;
+export const ModelNameSchema = z
+  .string()
+  .min(1)
+  .max(MODEL_NAME_MAX)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/[\]-]*$/, 'Expected a model name: a letter or digit, then letters, digits or . _ : / [ ] -');
+
 // Shape only: the host's catalog normalizes a selection (alias → slug, unknown
 // model → default, bad option → its default, unknown options dropped).
 export const ModelSelectionSchema = z.object({
-  model: z.string().min(1),
+  model: ModelNameSchema,
   options: z.record(z.string(), z.union([z.string(), z.boolean()])),
 });
 export type ModelSelection = z.output<typeof ModelSelectionSchema>;

@@ -16,6 +16,7 @@ import type {
 } from '../../contracts/index.ts';
 import type { ClientState, HostCore } from './core.ts';
 import { listProviders } from '../providers/roster.ts';
+import { admitSessionId, AGENT_SESSION_ID } from '../providers/cli-values.ts';
 import { continueOn, forkChat, forkInfo, forkPreamble, summarize } from './forks.ts';
 import type { ChatSession } from './session.ts';
 import { storableChatId } from './store.ts';
@@ -60,12 +61,14 @@ export function createHandlers(core: HostCore): HandlerTable {
       const account = payload.account ?? (picked !== undefined && core.accounts.has(kind, picked) ? picked : undefined);
       // What the account would hand the CLI must pass the policy now (`invalid-account` naming it).
       if (account !== undefined) core.accounts.launchSettings(kind, account);
+      // The session to continue reaches the CLI: it must be this backend's own kind of id.
+      const resume = payload.resume !== undefined ? admitSessionId('resume', payload.resume, provider.sessionIds ?? AGENT_SESSION_ID) : null;
       const info: ChatInfo = {
         chatId: payload.chatId,
         provider: kind,
         ...(account !== undefined && account !== kind ? { account } : {}),
         cwd,
-        agentSessionId: payload.resume ?? null,
+        agentSessionId: resume,
         model: null,
         selection: provider.normalizeSelection(payload.selection ?? prefs.selections?.[kind]),
         runtimeMode,
@@ -196,8 +199,10 @@ export function createHandlers(core: HostCore): HandlerTable {
         patch.account = payload.account === info.provider ? undefined : payload.account;
       }
       if (payload.selection !== undefined) {
+        // Only a selection the provider made its own is kept: it reaches the CLI's command line.
         const provider = core.providers.get(info.provider);
-        patch.selection = provider ? provider.normalizeSelection(payload.selection) : payload.selection;
+        if (!provider) throw new ProtocolError('account-unavailable', `This host has no ${info.provider} provider any more`);
+        patch.selection = provider.normalizeSelection(payload.selection);
       }
       if (payload.resumeAtReset !== undefined) patch.resumeAtReset = payload.resumeAtReset;
       session.updateInfo(patch);

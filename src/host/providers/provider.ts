@@ -21,6 +21,7 @@ import type {
   ProviderInfo,
   RuntimeMode,
 } from '../../contracts/index.ts';
+import type { SessionIdShape } from './cli-values.ts';
 
 /** One thing the backend did, in the order it did it. A turn ends with exactly one `turn-end`. */
 export type ProviderOutput =
@@ -177,6 +178,11 @@ export interface Provider {
    * blocking the host; `provider.list` waits for it. Absent = known from the start.
    */
   readonly probed?: Promise<void>;
+  /**
+   * The shape of this backend's own session ids: a `chat.create {resume}` that does not fit is
+   * refused before it reaches the CLI (cli-values.ts). Absent: AGENT_SESSION_ID, the contract's.
+   */
+  readonly sessionIds?: SessionIdShape;
   /** Turns any model selection into one this backend serves (alias → slug, unknown → default, options dropped). */
   normalizeSelection(selection: ModelSelection | undefined): ModelSelection;
   open(context: ProviderChatContext): ProviderSession;

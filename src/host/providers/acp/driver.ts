@@ -21,6 +21,7 @@ import { methods, PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 import type { ModelInfo } from '../../../contracts/index.ts';
 import type { ProviderChatContext, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../provider.ts';
 import type { CliExit } from '../cli-process.ts';
+import { admitSessionId, AGENT_SESSION_ID } from '../cli-values.ts';
 import { AcpPeer } from './connection.ts';
 import { AcpMapper, record } from './mapper.ts';
 import type { AcpFailure } from './mapper.ts';
@@ -170,6 +171,9 @@ export class AcpSession implements ProviderSession {
 
   private async start(emit: ProviderEmit): Promise<void> {
     if (this.killed) throw new Error(`this chat's ${this.spec.name} was ended`);
+    // Every client value is checked before the process starts: the session to load, then (in the
+    // spec's command line) the model. A refusal is a `bad-request` naming the field.
+    if (this.sessionId !== null) admitSessionId('resume', this.sessionId, this.spec.sessionIds ?? AGENT_SESSION_ID);
     const commandLine = this.spec.commandLine({
       selection: this.context.selection,
       runtimeMode: this.context.runtimeMode,

@@ -39,6 +39,7 @@ import { promisify } from 'node:util';
 import type { AgentKind, ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import type { Provider, ProviderChatContext, ProviderSession } from '../provider.ts';
 import { versionIn } from '../roster.ts';
+import { AGENT_SESSION_ID, type SessionIdShape } from '../cli-values.ts';
 import { AcpSession } from './driver.ts';
 import type { AcpAgentSpec } from './spec.ts';
 
@@ -59,6 +60,7 @@ export class AcpProvider implements Provider {
   // A prompt that is running cannot take more input in ACP; a message waits for the turn.
   readonly canSteer = false;
   readonly probed: Promise<void>;
+  readonly sessionIds: SessionIdShape;
   private readonly spec: AcpAgentSpec;
   private readonly options: AcpProviderOptions;
   private found: { installed: boolean; version: string | null } = { installed: false, version: null };
@@ -69,6 +71,7 @@ export class AcpProvider implements Provider {
   constructor(spec: AcpAgentSpec, options: AcpProviderOptions) {
     this.spec = spec;
     this.kind = spec.kind;
+    this.sessionIds = spec.sessionIds ?? AGENT_SESSION_ID;
     this.options = options;
     this.models = spec.models;
     this.probed = options.probe === false ? Promise.resolve() : this.probe();

@@ -12,6 +12,7 @@ import type {
 } from '../../../contracts/index.ts';
 import type { PromptResponse, RequestPermissionRequest, ToolCallContent, ToolCallLocation, ToolKind } from '@agentclientprotocol/sdk';
 import type { ProviderOutput } from '../provider.ts';
+import type { SessionIdShape } from '../cli-values.ts';
 
 /** What a spec needs to build one chat's command line. */
 export interface AcpLaunchContext {
@@ -87,8 +88,14 @@ export interface AcpAgentSpec {
   kind: AgentKind;
   /** What people call it (`Gemini CLI`). */
   name: string;
-  /** The command line for one chat (the version probe runs its command with the default context). */
+  /**
+   * The command line for one chat (the version probe runs its command with the default context).
+   * A client's value in it (the model) is checked with cli-values.ts and given as `--flag=value`;
+   * one that does not fit throws `bad-request`, and nothing is started.
+   */
   commandLine(context: AcpLaunchContext): AcpCommandLine;
+  /** The shape of the agent's session ids (what `session/load` is given). Absent: AGENT_SESSION_ID. */
+  sessionIds?: SessionIdShape;
   /** The probe's arguments: whatever the command needs first (e.g. a script when it is node), then `--version`. */
   versionArgs?: readonly string[];
   /**

@@ -11,6 +11,8 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import type { ProviderChatContext, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../provider.ts';
 import { CliProcess } from '../cli-process.ts';
+import { admitChoice, admitModelSlug, admitSessionId, flagValue, UUID_SESSION_ID } from '../cli-values.ts';
+import { CLAUDE_MODELS } from './catalog.ts';
 import { ClaudeStreamMapper, interruptLine, PERMISSION_MODES, userLine, type ImageInput } from './mapper.ts';
 
 export interface ClaudeLaunch {
@@ -22,19 +24,37 @@ export interface ClaudeLaunch {
   env: Readonly<Record<string, string>>;
 }
 
-/** The flags every chat process gets. */
+/**
+ * The command line of one chat's process: the flags the driver sets, then the config's own `extra`.
+ * Every value that came from a client is checked here (cli-values.ts) and given as `--flag=value`:
+ * `--resume` takes an optional value, so a separate argument starting with `-` would be read as a
+ * flag of its own (`--settings=…`, `--dangerously-skip-permissions`). Throws `bad-request` naming
+ * the field when a value does not fit; nothing is started then.
+ */
 export function claudeArgs(context: ProviderChatContext, sessionId: string | null, extra: readonly string[]): string[] {
-  const effort = context.selection.options.effort;
+  const { model, options } = context.selection;
+  const effort = options.effort;
+  const efforts = effortChoices(model);
   return [
-    '-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose',
-    '--include-partial-messages', '--permission-prompt-tool', 'stdio',
-    '--permission-mode', PERMISSION_MODES[context.runtimeMode],
-    '--model', context.selection.model,
-    ...(typeof effort === 'string' ? ['--effort', effort] : []),
-    ...(sessionId ? ['--resume', sessionId] : []),
-    ...(sessionId && context.forkSession ? ['--fork-session'] : []),
+    '-p', '--input-format=stream-json', '--output-format=stream-json', '--verbose',
+    '--include-partial-messages', '--permission-prompt-tool=stdio',
+    flagValue('--permission-mode', PERMISSION_MODES[context.runtimeMode]),
+    flagValue('--model', admitModelSlug('selection.model', model)),
+    ...(effort !== undefined ? [flagValue('--effort', admitChoice('selection.options.effort', effort, efforts))] : []),
+    ...(sessionId !== null ? [flagValue('--resume', admitSessionId('resume', sessionId, CLAUDE_SESSION_IDS))] : []),
+    ...(sessionId !== null && context.forkSession ? ['--fork-session'] : []),
     ...extra,
   ];
+}
+
+/** Claude Code's session ids (`--resume` would take a session title too; this host never passes one). */
+export const CLAUDE_SESSION_IDS = UUID_SESSION_ID;
+
+/** The effort levels the catalog offers for `model` (none: the model takes no `--effort`). */
+function effortChoices(model: string): string[] {
+  const entry = CLAUDE_MODELS.models.find((m) => m.slug === model);
+  const option = entry ? CLAUDE_MODELS.profiles[entry.profile]?.options.find((o) => o.id === 'effort') : undefined;
+  return option?.type === 'select' ? option.choices.map((c) => c.id) : [];
 }
 
 /** The child's environment: the host's, the configured variables, then the account (its folder is `CLAUDE_CONFIG_DIR`). */
@@ -128,7 +148,14 @@ export class ClaudeSession implements ProviderSession {
   /** Sends one user line as the running turn (a process is started, resuming the session, if none runs). */
   private write(line: string, emit: ProviderEmit): void {
     if (this.emit !== emit) return; // interrupted meanwhile
-    const process = this.process?.alive ? this.process : this.start();
+    let process: CliProcess;
+    try {
+      process = this.process?.alive ? this.process : this.start();
+    } catch (error) {
+      // A value the command line refused (cli-values.ts): no process was started.
+      this.endTurn(emit, { type: 'turn-end', state: 'error', message: `Claude Code was not started: ${describe(error)}` });
+      return;
+    }
     if (!process.writeLine(line)) {
       this.endTurn(emit, { type: 'turn-end', state: 'error', message: this.exitMessage(process) });
       return;
@@ -138,12 +165,13 @@ export class ClaudeSession implements ProviderSession {
   }
 
   private start(): CliProcess {
+    const context = this.context;
+    // First, as it may refuse a value: nothing below runs then.
+    const args = claudeArgs({ ...context, forkSession: this.fork }, this.sessionId, this.launch.args);
     // A new process counts its cost and its turns from zero.
     this.mapper = new ClaudeStreamMapper();
     this.sent = 0;
     this.ended = 0;
-    const context = this.context;
-    const args = claudeArgs({ ...context, forkSession: this.fork }, this.sessionId, this.launch.args);
     const process: CliProcess = new CliProcess({
       command: this.launch.command,
       args,

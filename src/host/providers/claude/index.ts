@@ -5,7 +5,7 @@ import { ProtocolError } from '../../../contracts/errors.ts';
 import type { Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
 import { CLI_PROFILES, readCliVersion } from '../roster.ts';
 import { CLAUDE_MODELS, modelInfos, normalizeSelection } from './catalog.ts';
-import { ClaudeSession, type ClaudeLaunch } from './driver.ts';
+import { CLAUDE_SESSION_IDS, ClaudeSession, type ClaudeLaunch } from './driver.ts';
 
 export interface ClaudeProviderOptions {
   /** Default: Claude Code answers as `claude`. */
@@ -20,6 +20,7 @@ export class ClaudeProvider implements Provider {
   readonly kind: AgentKind;
   // Lines sent while a turn runs wait for it in the CLI; they are not steering.
   readonly canSteer = false;
+  readonly sessionIds = CLAUDE_SESSION_IDS;
   private readonly launch: ClaudeLaunch;
   private found: { installed: boolean; version: string | null } = { installed: false, version: null };
   /** Resolves once the CLI answered `--version` (or could not). */

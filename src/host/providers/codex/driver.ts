@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { ProviderChatContext, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../provider.ts';
 import { CliProcess } from '../cli-process.ts';
 import type { CliExit } from '../cli-process.ts';
+import { admitChoice, admitModelSlug, admitOptionValue, admitSessionId, UUID_SESSION_ID } from '../cli-values.ts';
 import { CODEX_MODES, CodexMapper, runtimeModeOf } from './mapper.ts';
 import type { CodexReply } from './mapper.ts';
 import { JsonRpcPeer, RpcError } from './rpc.ts';
@@ -36,6 +37,40 @@ const INTERRUPT_GRACE_MS = 5_000;
 
 export function codexArgs(launch: CodexLaunch): string[] {
   return [...(launch.prefixArgs ?? []), 'app-server', '--enable', QUESTIONS_FEATURE, ...(launch.args ?? [])];
+}
+
+/** Codex's thread ids (`thread.id`, what `thread/resume` and `thread/fork` take). */
+export const CODEX_THREAD_IDS = UUID_SESSION_ID;
+
+/** How one process opens the chat's thread, and what each turn adds; every client value in it checked. */
+export interface CodexThreadPlan {
+  method: 'thread/start' | 'thread/resume' | 'thread/fork';
+  params: Record<string, unknown>;
+  /** What a new thread gets when the old one cannot be continued (`thread/start`). */
+  settings: Record<string, unknown>;
+  /** Added to every `turn/start`. */
+  turn: Record<string, unknown>;
+}
+
+/**
+ * The thread a process opens for `context`: `threadId` resumed (or forked), else a new one. The
+ * thread id, the model and the effort came from a client, so each is checked (cli-values.ts) and a
+ * value that does not fit throws `bad-request` naming the field, before any process starts.
+ * `efforts`: the model's own effort choices, null when the catalog does not know the model.
+ */
+export function codexThreadPlan(context: ProviderChatContext, threadId: string | null, forking: boolean, efforts: readonly string[] | null): CodexThreadPlan {
+  const { approvalPolicy, sandbox } = CODEX_MODES[context.runtimeMode];
+  const model = context.selection.model;
+  const settings = {
+    cwd: context.cwd, approvalPolicy, sandbox,
+    ...(model !== DEFAULT_MODEL ? { model: admitModelSlug('selection.model', model) } : {}),
+  };
+  const effort = context.selection.options.effort;
+  const field = 'selection.options.effort';
+  const turn = effort === undefined ? {} : { effort: efforts ? admitChoice(field, effort, efforts) : admitOptionValue(field, effort) };
+  if (threadId === null) return { method: 'thread/start', params: settings, settings, turn };
+  const id = admitSessionId('resume', threadId, CODEX_THREAD_IDS);
+  return { method: forking ? 'thread/fork' : 'thread/resume', params: { threadId: id, ...settings }, settings, turn };
 }
 
 export function codexEnv(launch: CodexLaunch, home?: string, extra?: Record<string, string>): NodeJS.ProcessEnv {
@@ -64,10 +99,15 @@ export class CodexSession implements ProviderSession {
   private killed = false;
   /** A `thread/compact/start` was sent and its turn has not shown itself yet. */
   private compacting = false;
+  /** The model's own effort choices (null: the catalog does not know it). */
+  private readonly efforts: readonly string[] | null;
+  /** What every `turn/start` adds, as the last process's plan checked it. */
+  private turnParams: Record<string, unknown> = {};
 
-  constructor(launch: CodexLaunch, context: ProviderChatContext) {
+  constructor(launch: CodexLaunch, context: ProviderChatContext, efforts: readonly string[] | null = null) {
     this.launch = launch;
     this.context = context;
+    this.efforts = efforts;
     this.threadId = context.agentSessionId;
     this.forking = context.forkSession === true;
   }
@@ -138,11 +178,10 @@ export class CodexSession implements ProviderSession {
 
   private run(input: TurnInput, emit: ProviderEmit): Promise<void> {
     return this.begin(emit, async (peer) => {
-      const effort = this.context.selection.options.effort;
       const result = record(await peer.request('turn/start', {
         threadId: this.threadId,
         input: codexInput(input),
-        ...(typeof effort === 'string' ? { effort } : {}),
+        ...this.turnParams,
       }));
       const turnId = record(result.turn).id;
       if (typeof turnId !== 'string') throw new Error('Codex accepted the turn without naming it');
@@ -200,6 +239,9 @@ export class CodexSession implements ProviderSession {
 
   private async start(emit: ProviderEmit): Promise<void> {
     if (this.killed) throw new Error('this chat\'s Codex was ended');
+    // First, as it may refuse a value: no process is started then.
+    const plan = codexThreadPlan(this.context, this.threadId, this.forking, this.efforts);
+    this.turnParams = plan.turn;
     const launch = this.launch;
     let peer!: JsonRpcPeer;
     const process = new CliProcess({
@@ -225,21 +267,17 @@ export class CodexSession implements ProviderSession {
       capabilities: { experimentalApi: true },
     });
     peer.notify('initialized');
-    const { approvalPolicy, sandbox } = CODEX_MODES[this.context.runtimeMode];
-    const model = this.context.selection.model;
-    const settings = { cwd: this.context.cwd, approvalPolicy, sandbox, ...(model !== DEFAULT_MODEL ? { model } : {}) };
     let result: Record<string, unknown>;
-    if (this.threadId) {
-      const method = this.forking ? 'thread/fork' : 'thread/resume';
+    if (plan.method !== 'thread/start') {
       try {
-        result = record(await peer.request(method, { threadId: this.threadId, ...settings }));
+        result = record(await peer.request(plan.method, plan.params));
       } catch (error) {
         if (!(error instanceof RpcError)) throw error;
         emit({ type: 'note', level: 'warning', text: `Codex could not continue its session ${this.threadId} (${error.message}); this turn starts a new one` });
-        result = record(await peer.request('thread/start', settings));
+        result = record(await peer.request('thread/start', plan.settings));
       }
     } else {
-      result = record(await peer.request('thread/start', settings));
+      result = record(await peer.request('thread/start', plan.settings));
     }
     const threadId = record(result.thread).id;
     if (typeof threadId !== 'string') throw new Error('Codex opened a thread without naming it');

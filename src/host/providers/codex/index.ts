@@ -9,7 +9,7 @@ import { ProtocolError } from '../../../contracts/errors.ts';
 import { CliProcess } from '../cli-process.ts';
 import type { Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
 import { CLI_PROFILES } from '../roster.ts';
-import { codexArgs, codexEnv, CodexSession, DEFAULT_MODEL } from './driver.ts';
+import { codexArgs, codexEnv, CodexSession, CODEX_THREAD_IDS, DEFAULT_MODEL } from './driver.ts';
 import type { CodexLaunch } from './driver.ts';
 import { JsonRpcPeer } from './rpc.ts';
 
@@ -26,6 +26,7 @@ export interface CodexCatalog {
 export class CodexProvider implements Provider {
   readonly kind = 'codex' as const;
   readonly canSteer = true;
+  readonly sessionIds = CODEX_THREAD_IDS;
   private readonly launch: CodexLaunch;
   private catalog: CodexCatalog = { version: null, models: [DEFAULT_ENTRY] };
   private installed = true;
@@ -62,7 +63,10 @@ export class CodexProvider implements Provider {
   }
 
   open(context: ProviderChatContext): ProviderSession {
-    return new CodexSession(this.launch, context);
+    // The model's own effort choices, which a turn's effort must be one of (null: a model the catalog does not know).
+    const model = this.catalog.models.find((m) => m.slug === context.selection.model);
+    const effort = model?.options.find((o) => o.id === 'effort');
+    return new CodexSession(this.launch, context, model ? (effort?.type === 'select' ? effort.choices.map((c) => c.id) : []) : null);
   }
 
   /**

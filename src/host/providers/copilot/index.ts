@@ -13,6 +13,7 @@ import { AcpProvider, type AcpAgentSpec } from '../acp/index.ts';
 import { expandHome } from '../acp/driver.ts';
 import type { Provider, ProviderChatContext, ProviderSession } from '../provider.ts';
 import { CLI_PROFILES } from '../roster.ts';
+import { admitModelSlug, flagValue, UUID_SESSION_ID, type SessionIdShape } from '../cli-values.ts';
 import { AGENT_MODE, AUTOPILOT_MODE, COPILOT_DEFAULT_MODEL, COPILOT_FLAGS } from './modes.ts';
 import { matchPermission } from './permissions.ts';
 import { CopilotSession } from './session.ts';
@@ -47,12 +48,13 @@ export function copilotSpec(launch: CopilotLaunch): AcpAgentSpec {
         args: [
           '--acp', '--stdio', '--no-auto-update',
           ...COPILOT_FLAGS[runtimeMode].flags,
-          ...(selection.model !== COPILOT_DEFAULT_MODEL ? ['--model', selection.model] : []),
+          ...(selection.model !== COPILOT_DEFAULT_MODEL ? [flagValue('--model', admitModelSlug('selection.model', selection.model))] : []),
           ...(launch.args ?? []),
         ],
         env: { ...process.env, ...launch.env, ...accountEnv, ...(home ? { COPILOT_HOME: home } : {}) },
       };
     },
+    sessionIds: UUID_SESSION_ID,
     models: copilotModels(launch.env),
     defaultModel: COPILOT_DEFAULT_MODEL,
     capabilities: profile.capabilities,
@@ -76,6 +78,7 @@ export class CopilotProvider implements Provider {
   readonly kind = 'copilot' as const;
   readonly canSteer = false;
   readonly probed: Promise<void>;
+  readonly sessionIds: SessionIdShape;
   private readonly acp: AcpProvider;
   private readonly env: Readonly<Record<string, string>>;
 
@@ -83,6 +86,7 @@ export class CopilotProvider implements Provider {
     this.env = launch.env ?? {};
     this.acp = new AcpProvider(copilotSpec(launch), { clientVersion: launch.clientVersion, ...options });
     this.probed = this.acp.probed;
+    this.sessionIds = this.acp.sessionIds;
   }
 
   info() {

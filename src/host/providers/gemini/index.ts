@@ -1,4 +1,4 @@
-// The Gemini CLI backend: `gemini --acp -m <model>` per chat, through the ACP adapter (../acp).
+// The Gemini CLI backend: `gemini --acp --model=<model>` per chat, through the ACP adapter (../acp).
 // This file is only what makes Gemini Gemini (as observed with @google/gemini-cli 0.61.0):
 //   - an account is a folder: `GEMINI_CLI_HOME` (the folder holding `.gemini/`);
 //   - it announces a tool call only inside its permission request (no `tool_call` first), and sends
@@ -17,11 +17,12 @@ import { AcpProvider, type AcpAgentSpec, type AcpCommandLine } from '../acp/inde
 import { record } from '../acp/mapper.ts';
 import { expandHome } from '../acp/driver.ts';
 import { CLI_PROFILES } from '../roster.ts';
+import { admitModelSlug, flagValue, UUID_SESSION_ID } from '../cli-values.ts';
 
 export interface GeminiLaunch {
   /** The `gemini` executable (default: `gemini` on PATH). */
   command?: string;
-  /** Added after `--acp -m <model>`. */
+  /** Added after `--acp --model=<model>`. */
   args?: readonly string[];
   env?: Readonly<Record<string, string>>;
   /** GEMINI_CLI_HOME of the default account; absent = Gemini's own (`~`). */
@@ -73,10 +74,11 @@ export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
       const home = accountHome ?? (launch.home ? expandHome(launch.home) : undefined);
       return {
         command,
-        args: ['--acp', '-m', selection.model, ...(launch.args ?? [])],
+        args: ['--acp', flagValue('--model', admitModelSlug('selection.model', selection.model)), ...(launch.args ?? [])],
         env: { ...process.env, ...launch.env, ...accountEnv, ...(home ? { GEMINI_CLI_HOME: home } : {}) },
       };
     },
+    sessionIds: UUID_SESSION_ID,
     installedVersion: geminiPackageVersion,
     models: GEMINI_MODELS,
     defaultModel: GEMINI_DEFAULT_MODEL,
