@@ -91,15 +91,35 @@ describe('Claude Code: claudeArgs', () => {
     expect(baseline).not.toContain('--resume');
   });
 
-  it('a hostile session id, model or effort is refused or only a --flag=value', () => {
-    fc.assert(fc.property(hostile, hostile, hostile, (session, model, effort) => {
-      const argv = built(['resume', 'selection.model', 'selection.options.effort'], () =>
-        claudeArgs(context({ model, options: { effort } }, 'supervised', session), session, []));
+  const build = (session: string | null, model: string, effort: string | undefined, fork = false) =>
+    claudeArgs({ ...context({ model, options: effort === undefined ? {} : { effort } }, 'supervised', session), forkSession: fork }, session, []);
+
+  // One value hostile at a time, the others harmless, so each field's own check is what answers.
+  it('a hostile session id is refused, or is a UUID inside --resume=', () => {
+    fc.assert(fc.property(hostile, fc.boolean(), (session, fork) => {
+      const argv = built(['resume'], () => build(session, 'opus', 'high', fork));
       if (!argv) return;
-      onlyAsFlagValues(argv, claudeArgs(context({ model: 'opus', options: { effort: 'high' } }, 'supervised', SESSION), SESSION, []));
-      // Claude's ids are UUIDs; an effort is one of the catalog's.
+      onlyAsFlagValues(argv.filter((a) => a !== '--fork-session'), baseline);
       expect(argv).toContain(`--resume=${session}`);
+      expect(session).toMatch(/^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$/);
+    }), { numRuns: 500 });
+  });
+
+  it('a hostile model is refused, or is a slug inside --model=', () => {
+    fc.assert(fc.property(hostile, (model) => {
+      // No effort: whether a model takes one is the effort's own check, below.
+      const argv = built(['selection.model'], () => build(SESSION, model, undefined));
+      if (argv) onlyAsFlagValues(argv, build(SESSION, 'opus', undefined));
+    }), { numRuns: 500 });
+  });
+
+  it('a hostile effort is refused unless it is one of the model\'s own levels, inside --effort=', () => {
+    fc.assert(fc.property(hostile, fc.constantFrom('opus', 'sonnet', 'haiku'), (effort, model) => {
+      const argv = built(['selection.options.effort'], () => build(SESSION, model, effort));
+      if (!argv) return;
+      expect(model).not.toBe('haiku');
       expect(['low', 'medium', 'high', 'xhigh', 'max']).toContain(effort);
+      onlyAsFlagValues(argv, baseline);
     }), { numRuns: 500 });
   });
 
@@ -118,15 +138,30 @@ describe('Claude Code: claudeArgs', () => {
 describe('Codex: codexThreadPlan (thread/resume, thread/fork, thread/start and turn/start params)', () => {
   const efforts = ['low', 'medium', 'high'];
 
-  it('a hostile thread id, model or effort is refused, or reaches Codex only in its own field, in its shape', () => {
-    fc.assert(fc.property(hostile, hostile, hostile, fc.boolean(), modes, (thread, model, effort, forking, mode) => {
-      const plan = built(['resume', 'selection.model', 'selection.options.effort'], () =>
-        codexThreadPlan(context({ model, options: { effort } }, mode, thread), thread, forking, efforts));
-      if (!plan) return;
-      expect(plan.method).toBe(forking ? 'thread/fork' : 'thread/resume');
-      expect(plan.params.threadId).toMatch(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/);
-      if (model !== 'default') expect(plan.params.model).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/);
-      expect(efforts).toContain(plan.turn.effort);
+  const plan = (thread: string | null, model: string, effort: string, forking = false, mode: RuntimeMode = 'supervised') =>
+    codexThreadPlan(context({ model, options: { effort } }, mode, thread), thread, forking, efforts);
+
+  it('a hostile thread id is refused, or is a UUID in thread/resume\'s or thread/fork\'s threadId', () => {
+    fc.assert(fc.property(hostile, fc.boolean(), modes, (thread, forking, mode) => {
+      const opened = built(['resume'], () => plan(thread, 'gpt-5.1-codex', 'high', forking, mode));
+      if (!opened) return;
+      expect(opened.method).toBe(forking ? 'thread/fork' : 'thread/resume');
+      expect(opened.params.threadId).toMatch(/^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$/);
+    }), { numRuns: 500 });
+  });
+
+  it('a hostile model is refused, or is a slug in the thread\'s model', () => {
+    fc.assert(fc.property(hostile, (model) => {
+      const opened = built(['selection.model'], () => plan(SESSION, model, 'high'));
+      if (opened && model !== 'default') expect(opened.params.model).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/);
+      if (opened && model === 'default') expect(opened.params.model).toBeUndefined();
+    }), { numRuns: 500 });
+  });
+
+  it('a hostile effort is refused unless it is one of the model\'s own', () => {
+    fc.assert(fc.property(hostile, (effort) => {
+      const opened = built(['selection.options.effort'], () => plan(null, 'gpt-5.1-codex', effort));
+      if (opened) expect(efforts).toContain(opened.turn.effort);
     }), { numRuns: 500 });
   });
 
