@@ -1,7 +1,7 @@
 // Turn checkpoints with real git in temp repositories: what a turn changed, and nothing of the
 // user's (index, branches, status, HEAD) touched.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChatCheckpointDiffSchema, ChatTurnItemSchema } from '../../src/contracts/index.ts';
@@ -51,6 +51,12 @@ beforeEach(() => {
 
 afterEach(() => data.cleanup());
 
+/** The host's private repositories (one per work tree snapshotted). */
+function privateRepos(): string[] {
+  const dir = path.join(data.dir, 'host', 'checkpoints');
+  return existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.git')).map((name) => path.join(dir, name)) : [];
+}
+
 describe('Checkpoints', () => {
   it('diffs what changed between two snapshots: update, add, delete, rename, binary, too large', async () => {
     const checkpoints = new Checkpoints(path.join(data.dir, 'host'));
@@ -93,14 +99,82 @@ describe('Checkpoints', () => {
     expect(byPath.get('big.txt')).toEqual({ path: 'big.txt', kind: 'add', added: CHECKPOINT_DIFF_LIMITS.fileLines + 1, deleted: 0, diff: '', omitted: 'too-large' });
     expect(byPath.get('sub dir/ünïcode name.txt')!.diff).toContain('+x');
 
-    // The trees are kept by a private ref, not a branch; the user's refs are as they were.
+    // The trees are kept by a private ref in the host's own repository; the user's refs are as they were.
     const refs = git('for-each-ref', '--format=%(refname)');
-    expect(refs.split('\n').filter((r) => r.startsWith('refs/tether/checkpoints/'))).toHaveLength(1);
+    expect(refs.split('\n').filter((r) => r.startsWith('refs/tether/'))).toEqual([]);
     expect(refs.split('\n').filter((r) => r.startsWith('refs/heads/'))).toEqual(['refs/heads/main']);
+    const own = privateRepos();
+    expect(own).toHaveLength(1);
+    const ownGit = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', env: { ...process.env, GIT_DIR: own[0], GIT_CONFIG_NOSYSTEM: '1' } });
+    expect(ownGit('for-each-ref', '--format=%(refname)').split('\n').filter((r) => r.startsWith('refs/tether/checkpoints/'))).toHaveLength(1);
+    // The user's gc keeps what the snapshots borrow (their index and history); the diff is still there.
     git('gc', '-q', '--prune=now');
-    expect(git('cat-file', '-t', start!).trim()).toBe('tree');
-    expect(git('cat-file', '-t', end!).trim()).toBe('tree');
+    ownGit('gc', '-q', '--prune=now');
+    expect(ownGit('cat-file', '-t', start!).trim()).toBe('tree');
+    expect(ownGit('cat-file', '-t', end!).trim()).toBe('tree');
+    expect((await checkpoints.diff(repo, start!, end!))?.files.map((f) => f.path).sort()).toEqual([...byPath.keys()].sort());
     expect(userState()).toEqual(middle);
+  });
+
+  it('runs no program the work tree\'s git config names (fsmonitor, filters, hooks, external diff, textconv, a global config), and diffs stay right', async () => {
+    const marker = path.join(data.dir, 'ran');
+    const trap = path.join(data.dir, 'trap.sh');
+    // Every program git could be told to run writes the marker (and, as a filter, passes its input through).
+    writeFileSync(trap, `#!/bin/sh\necho "$0 $*" >> '${marker}'\ncat\n`, { mode: 0o755 });
+    const hooks = path.join(data.dir, 'hooks');
+    mkdirSync(hooks);
+    for (const hook of ['reference-transaction', 'post-index-change', 'pre-commit', 'post-commit']) {
+      writeFileSync(path.join(hooks, hook), `#!/bin/sh\necho ${hook} >> '${marker}'\n`, { mode: 0o755 });
+      writeFileSync(path.join(repo, '.git', 'hooks', hook), `#!/bin/sh\necho ${hook} >> '${marker}'\n`, { mode: 0o755 });
+    }
+    git('config', 'core.fsmonitor', trap);
+    git('config', 'core.hooksPath', hooks);
+    git('config', 'filter.evil.clean', trap);
+    git('config', 'filter.evil.smudge', trap);
+    git('config', 'filter.evil.required', 'true');
+    git('config', 'filter.proc.process', trap);
+    git('config', 'diff.external', trap);
+    git('config', 'diff.evil.textconv', trap);
+    git('config', 'diff.evil.command', trap);
+    git('config', 'core.pager', trap);
+    writeFileSync(path.join(repo, '.gitattributes'), '*.txt filter=evil diff=evil\n*.md filter=proc\n');
+    // The host's own environment names a global config with the same traps: it is not read either.
+    const globalConfig = path.join(data.dir, 'global.gitconfig');
+    writeFileSync(globalConfig, `[core]\n\tfsmonitor = ${trap}\n[filter "evil"]\n\tclean = ${trap}\n`);
+    const saved = process.env.GIT_CONFIG_GLOBAL;
+    process.env.GIT_CONFIG_GLOBAL = globalConfig;
+    try {
+      // The traps are armed: plain git in this repository runs them.
+      execFileSync('git', ['add', '-A', '--dry-run'], { cwd: repo, env: { ...process.env, GIT_INDEX_FILE: path.join(data.dir, 'probe.index') } });
+      expect(readFileSync(marker, 'utf8')).not.toBe('');
+      rmSync(marker);
+
+      const checkpoints = new Checkpoints(path.join(data.dir, 'host'));
+      const start = await checkpoints.take('c1', repo);
+      writeFileSync(path.join(repo, 'keep.txt'), 'one\ntwo\nthree\nfour\n');
+      writeFileSync(path.join(repo, 'notes.md'), '# notes\n');
+      const end = await checkpoints.take('c1', repo);
+      const diff = await checkpoints.diff(repo, start!, end!);
+      expect(await checkpoints.branches(repo)).toEqual(['main']);
+      expect(existsSync(marker)).toBe(false);
+      // Right, and of the files as they are (no filter rewrote them).
+      const byPath = new Map(diff!.files.map((f) => [f.path, f]));
+      expect(byPath.get('keep.txt')).toMatchObject({ kind: 'update', added: 1, deleted: 1, diff: expect.stringContaining('+four\n') });
+      expect(byPath.get('notes.md')).toMatchObject({ kind: 'add', added: 1, diff: expect.stringContaining('+# notes') });
+      expect([...byPath.keys()].sort()).toEqual(['keep.txt', 'notes.md']);
+    } finally {
+      if (saved === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+      else process.env.GIT_CONFIG_GLOBAL = saved;
+    }
+  });
+
+  it('refuses a work tree its config moves elsewhere (core.worktree), so no other folder is hashed', async () => {
+    const sub = path.join(repo, 'sub');
+    mkdirSync(sub);
+    git('config', 'core.worktree', '/');
+    const checkpoints = new Checkpoints(path.join(data.dir, 'host'));
+    expect(await checkpoints.take('c1', sub)).toBeNull();
+    expect(privateRepos()).toEqual([]);
   });
 
   it('answers null outside a git work tree and for trees git does not know', async () => {

@@ -1,18 +1,31 @@
 // Turn checkpoints: when a chat's folder is inside a git work tree, the whole tree is snapshotted
 // before and after each turn, and a turn's diff is the difference of its two snapshots.
 //
-// The user's repository is read, never changed where they look: the snapshot goes through a private
-// index file in the host's data folder (`GIT_INDEX_FILE`, seeded once from a copy of the user's index
-// so unchanged files are not hashed again), `git add -A` into it, `git write-tree`. The trees are
-// kept from garbage collection by a private ref per chat, `refs/tether/checkpoints/<hash>`, a chain of
-// commits nobody checks out — never a branch, never the user's index, HEAD or work tree.
+// The user's repository is read, never changed where they look, and never trusted: its
+// `.git/config` is the agent's to write (it may edit files in its folder), and git runs programs
+// that config names (core.fsmonitor on every index refresh, filter drivers on `add`, hooks such as
+// reference-transaction on `update-ref`, diff.external and textconv on diffs). So a snapshot runs
+// in a private bare repository of the host's (`<data>/checkpoints/<hash>.git`: GIT_DIR, with the
+// user's folder as GIT_WORK_TREE), whose config the host writes again before each use, which reads
+// the user's objects through `objects/info/alternates` and writes only its own; with no system or
+// global config (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null) and `-c core.fsmonitor=false -c
+// core.hooksPath=/dev/null` on every call. The work tree's .gitattributes still apply, but a
+// `filter=` there names a driver no config this git reads defines, so none runs. What is read from
+// the user's repository itself (its top, its index to seed from, its branches) is done by commands
+// that run no program whatever its config says (rev-parse, for-each-ref), with the same overrides.
+//
+// The snapshot goes through a private index file (`GIT_INDEX_FILE`, seeded once from a copy of the
+// user's index so unchanged files are not hashed again), `git add -A` into it, `git write-tree`. The
+// trees are kept from garbage collection by a private ref per chat in the private repository,
+// `refs/tether/checkpoints/<hash>`, a chain of commits nobody checks out. (A blob only the user's
+// index held, pruned later by their gc, makes that old diff answer null.)
 //
 // Snapshots of one folder run in the order they were asked for (a turn's "after" before the next
 // turn's "before"), and one private index is used by one git at a time.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { existsSync, realpathSync } from 'node:fs';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import type { ChatCheckpointDiff, ChatCheckpointFile } from '../../contracts/index.ts';
@@ -62,7 +75,8 @@ export class Checkpoints {
     try {
       const top = await workTreeOf(cwd);
       if (!top) return null;
-      return await treeDiff(top, before, after);
+      const repo = await this.privateRepo(top);
+      return await treeDiff((args) => git(top, args, repo.env), before, after);
     } catch {
       return null;
     }
@@ -79,11 +93,35 @@ export class Checkpoints {
     }
   }
 
+  /**
+   * The host's own bare repository for the work tree `top`: made once, its config and excludes
+   * written again on every use (the folder may be where an agent can write), its objects borrowed
+   * from the user's repository. Answers the environment that points git at it.
+   */
+  private async privateRepo(top: string): Promise<{ env: Record<string, string> }> {
+    const key = hash(top);
+    const gitDir = path.join(this.dir, `${key}.git`);
+    await mkdir(path.join(gitDir, 'objects', 'info'), { recursive: true });
+    await mkdir(path.join(gitDir, 'refs'), { recursive: true });
+    await mkdir(path.join(gitDir, 'info'), { recursive: true });
+    const common = (await git(top, ['rev-parse', '--path-format=absolute', '--git-common-dir'])).trim();
+    const userExclude = await readFile(path.join(common, 'info', 'exclude'), 'utf8').catch(() => '');
+    // What a fresh `git init --bare` writes, and nothing a program could hide in.
+    await writeFile(path.join(gitDir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tfsmonitor = false\n\thooksPath = /dev/null\n');
+    await writeFile(path.join(gitDir, 'HEAD'), 'ref: refs/heads/tether-none\n');
+    await writeFile(path.join(gitDir, 'objects', 'info', 'alternates'), `${path.join(common, 'objects')}\n`);
+    // The user's own ignore rules of this repository still hold (.gitignore files are read from the tree).
+    await writeFile(path.join(gitDir, 'info', 'exclude'), userExclude);
+    await rm(path.join(gitDir, 'info', 'attributes'), { force: true });
+    return { env: { GIT_DIR: gitDir, GIT_WORK_TREE: top } };
+  }
+
   private async snapshot(chatId: string, top: string): Promise<string> {
     const key = hash(top);
     const index = path.join(this.dir, `${key}.index`);
     await mkdir(this.dir, { recursive: true });
-    const env = { GIT_INDEX_FILE: index };
+    const repo = await this.privateRepo(top);
+    const env = { ...repo.env, GIT_INDEX_FILE: index };
     // The host's own files never go into a snapshot of a repository they happen to sit in.
     const inside = path.relative(top, this.dataDir);
     const exclude = inside && !inside.startsWith('..') && !path.isAbsolute(inside) ? [`:(exclude,literal)${inside}`] : [];
@@ -96,7 +134,7 @@ export class Checkpoints {
       await git(top, ['add', '-A', '--', '.', ...exclude], env);
     }
     const tree = (await git(top, ['write-tree'], env)).trim();
-    await this.keep(top, chatId, tree);
+    await this.keep(top, chatId, tree, repo.env);
     return tree;
   }
 
@@ -111,22 +149,22 @@ export class Checkpoints {
   }
 
   /** Chains `tree` onto the chat's private ref so git's garbage collection keeps it. */
-  private async keep(top: string, chatId: string, tree: string): Promise<void> {
+  private async keep(top: string, chatId: string, tree: string, env: Record<string, string>): Promise<void> {
     const ref = `refs/tether/checkpoints/${hash(chatId)}`;
     const key = `${top}\0${ref}`;
     let head = this.heads.get(key);
     if (head?.tree === tree) return;
     if (!head) {
-      const commit = (await git(top, ['rev-parse', '-q', '--verify', `${ref}^{commit}`]).catch(() => '')).trim();
-      const known = commit ? (await git(top, ['rev-parse', `${commit}^{tree}`])).trim() : '';
+      const commit = (await git(top, ['rev-parse', '-q', '--verify', `${ref}^{commit}`], env).catch(() => '')).trim();
+      const known = commit ? (await git(top, ['rev-parse', `${commit}^{tree}`], env)).trim() : '';
       head = commit ? { tree: known, commit } : undefined;
       if (head?.tree === tree) {
         this.heads.set(key, head);
         return;
       }
     }
-    const commit = (await git(top, ['commit-tree', '--no-gpg-sign', tree, ...(head ? ['-p', head.commit] : []), '-m', 'tether checkpoint'], IDENTITY)).trim();
-    await git(top, ['update-ref', '-m', 'tether checkpoint', ref, commit]);
+    const commit = (await git(top, ['commit-tree', '--no-gpg-sign', tree, ...(head ? ['-p', head.commit] : []), '-m', 'tether checkpoint'], { ...env, ...IDENTITY })).trim();
+    await git(top, ['update-ref', '-m', 'tether checkpoint', ref, commit], env);
     this.heads.set(key, { tree, commit });
   }
 
@@ -160,11 +198,22 @@ export function mayBeInWorkTree(cwd: string): boolean {
   }
 }
 
-/** The top of the work tree `cwd` is in, or null (not a repository, a bare one, or no git). */
+/**
+ * The top of the work tree `cwd` is in, or null (not a repository, a bare one, or no git). It must
+ * be the folder holding the nearest `.git` above `cwd`: a `core.worktree` in the repository's config
+ * that points elsewhere (`/`, say, to have the whole disk hashed) is refused.
+ */
 async function workTreeOf(cwd: string): Promise<string | null> {
   try {
     const out = (await git(cwd, ['rev-parse', '--show-toplevel'])).trim();
-    return out ? path.resolve(out) : null;
+    if (!out) return null;
+    const top = path.resolve(out);
+    let holder = realpathSync.native(path.resolve(cwd));
+    while (!existsSync(path.join(holder, '.git'))) {
+      if (path.dirname(holder) === holder) return null;
+      holder = path.dirname(holder);
+    }
+    return realpathSync.native(top) === holder ? top : null;
   } catch {
     return null;
   }
@@ -180,11 +229,11 @@ interface Change {
   binary: boolean;
 }
 
-async function treeDiff(top: string, before: string, after: string): Promise<ChatCheckpointDiff> {
+async function treeDiff(run: (args: string[]) => Promise<string>, before: string, after: string): Promise<ChatCheckpointDiff> {
   const base = ['diff-tree', '-r', '-z', '-M', '--no-ext-diff', '--no-textconv'];
   const [status, numstat] = await Promise.all([
-    git(top, [...base, '--name-status', before, after]),
-    git(top, [...base, '--numstat', before, after]),
+    run([...base, '--name-status', before, after]),
+    run([...base, '--numstat', before, after]),
   ]);
   const changes = readChanges(status, numstat);
   const listed = changes.slice(0, CHECKPOINT_DIFF_LIMITS.files);
@@ -192,7 +241,7 @@ async function treeDiff(top: string, before: string, after: string): Promise<Cha
   const patches = new Map<Change, string>();
   if (wanted.length > 0) {
     const spec = wanted.flatMap((c) => (c.from ? [c.from, c.path] : [c.path])).map((p) => `:(literal)${p}`);
-    const patch = await git(top, [
+    const patch = await run([
       'diff-tree', '-r', '-p', '-M', '--no-ext-diff', '--no-textconv', '--no-color', '--src-prefix=a/', '--dst-prefix=b/',
       before, after, '--', ...spec,
     ]);
@@ -251,9 +300,16 @@ function splitPatch(patch: string): string[] {
   }
 }
 
+/**
+ * Runs git so that no config can make it start a program: command-line settings win over every
+ * config file, and the only config files read are the repository's (the host's private one for
+ * anything that hashes, writes or diffs).
+ */
+const SAFE_SETTINGS = ['-c', 'core.quotepath=off', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'core.untrackedCache=false'];
+
 function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('git', ['-c', 'core.quotepath=off', ...args], {
+    execFile('git', [...SAFE_SETTINGS, ...args], {
       cwd,
       env: { ...gitEnv(), ...env },
       encoding: 'utf8',
@@ -271,6 +327,12 @@ function gitEnv(): NodeJS.ProcessEnv {
   // Reading never takes the user's index lock, nor refreshes their index.
   env.GIT_OPTIONAL_LOCKS = '0';
   env.GIT_TERMINAL_PROMPT = '0';
+  // No system or global config (the home folder may be a chat's folder, so ~/.gitconfig the agent's to write).
+  env.GIT_CONFIG_NOSYSTEM = '1';
+  env.GIT_CONFIG_GLOBAL = '/dev/null';
+  env.GIT_ATTR_NOSYSTEM = '1';
+  env.GIT_NO_REPLACE_OBJECTS = '1';
+  env.GIT_PAGER = 'cat';
   return env;
 }
 
