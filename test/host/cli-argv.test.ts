@@ -4,9 +4,11 @@
 // naming the field, so nothing starts) or carries it only inside one `--flag=value` argument, as a
 // value no CLI parser can read as a flag of its own. The builders are the pure functions the
 // drivers start their processes with (claudeArgs, codexThreadPlan, the ACP specs' commandLine).
+import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ChatCreatePayloadSchema, ModelSelectionSchema, ModelSlugSchema } from '../../src/contracts/index.ts';
+import { ChatCreatePayloadSchema, ModelSelectionSchema, ModelSlugSchema, resumeCommandFor } from '../../src/contracts/index.ts';
+import { CLI_KINDS, CLI_PROFILES } from '../../src/host/providers/roster.ts';
 import type { ModelSelection, RuntimeMode } from '../../src/contracts/index.ts';
 import { ProtocolError } from '../../src/contracts/errors.ts';
 import { claudeArgs } from '../../src/host/providers/claude/driver.ts';
@@ -231,5 +233,25 @@ describe('the wire: what a client may send at all', () => {
     function gemini() {
       return geminiSpec({ command: 'gemini', clientVersion: '0' });
     }
+  });
+});
+
+describe('the resume command a person pastes into a terminal (provider.list\'s resumeCommand)', () => {
+  it('keeps any session id one word, glued to its flag or after --, as a POSIX shell reads it', () => {
+    const expected: Record<string, (id: string) => string[]> = {
+      claude: (id) => [`--resume=${id}`],
+      codex: (id) => ['resume', '--', id],
+      gemini: (id) => [`--resume=${id}`],
+      copilot: (id) => [`--resume=${id}`],
+    };
+    // A shell cannot carry NUL in an argument at all; `$&`-like patterns are resumeCommandFor's own kept caveat.
+    fc.assert(fc.property(hostile.filter((id) => !id.includes('\0') && !/\$[$&`']/.test(id)), (id) => {
+      for (const kind of CLI_KINDS) {
+        const [, ...words] = resumeCommandFor(CLI_PROFILES[kind].resumeCommand, id).split(' ');
+        // The shell's own reading: the words after the CLI's name, as `printf` gets them.
+        const heard = execFileSync('sh', ['-c', `printf '%s\\0' ${words.join(' ')}`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+        expect(heard).toEqual(expected[kind]!(id));
+      }
+    }), { numRuns: 60 });
   });
 });

@@ -17,6 +17,10 @@ export interface CliProfile {
   /** The executable looked up on PATH. */
   command: string;
   capabilities: ProviderCapabilities;
+  /**
+   * What a person pastes into a terminal to go on with a chat. The id is glued to its flag (or
+   * after `--`), so even an id that is not what it should be stays that flag's value in a shell.
+   */
   resumeCommand: string;
 }
 
@@ -42,7 +46,7 @@ export const CLI_PROFILES: Readonly<Record<CliKind, CliProfile>> = {
       reportsThinking: true,
       slashCommands: true,
     },
-    resumeCommand: 'claude {flags} --resume {id}',
+    resumeCommand: 'claude {flags} --resume={id}',
   },
   codex: {
     name: 'Codex',
@@ -67,7 +71,7 @@ export const CLI_PROFILES: Readonly<Record<CliKind, CliProfile>> = {
       reportsThinking: true,
       slashCommands: false,
     },
-    resumeCommand: 'codex {flags} resume {id}',
+    resumeCommand: 'codex {flags} resume -- {id}',
   },
   gemini: {
     name: 'Gemini CLI',
@@ -92,7 +96,7 @@ export const CLI_PROFILES: Readonly<Record<CliKind, CliProfile>> = {
       reportsThinking: true,
       slashCommands: true,
     },
-    resumeCommand: 'gemini {flags} --resume {id}',
+    resumeCommand: 'gemini {flags} --resume={id}',
   },
   copilot: {
     name: 'Copilot CLI',
