@@ -10,6 +10,7 @@ import { grantsReaching } from '../db/grants.ts';
 import type { Identity } from './tokens.ts';
 import { roleAllows, type Role } from './roles.ts';
 import { sessionIsLive } from './sessions.ts';
+import { disabledAtOf } from '../db/users.ts';
 
 const CACHE_MS = 2_000;
 const PRUNE_AT = 512;
@@ -63,15 +64,26 @@ export function standingIn(view: AccessView, chatId?: string): Standing {
 
 /** Reads one person's view of a host from D1: the host's owner, their grants and their teams' grants, their session. */
 export async function readView(db: D1Database, identity: Identity, hostId: string): Promise<AccessView> {
-  if (identity.kind === 'host') {
-    const own = identity.hostId === hostId;
-    return { live: true, known: own, hostRole: own ? 'owner' : null, chatRoles: new Map() };
-  }
-  const { userId, sessionId } = identity;
-  const [live, { ownerId: owner, revoked, grants }] = await Promise.all([
-    sessionIsLive(db, userId, sessionId),
-    grantsReaching(db, hostId, userId),
-  ]);
+  if (identity.kind === 'host') return hostsView(identity.hostId === hostId);
+  return viewOf(db, identity.userId, hostId, sessionIsLive(db, identity.userId, identity.sessionId));
+}
+
+/**
+ * A principal's view of a host now, whichever session they used: for what the relay does later on
+ * someone's behalf (a send it kept while the host was away). A disabled user holds no role.
+ */
+export async function readPrincipalView(db: D1Database, principal: string, hostId: string): Promise<AccessView> {
+  if (principal.startsWith('host:')) return hostsView(principal === `host:${hostId}`);
+  return viewOf(db, principal, hostId, disabledAtOf(db, principal).then((user) => user !== null && user.disabledAt === null));
+}
+
+/** A host acting for itself owns itself and nothing else. */
+function hostsView(own: boolean): AccessView {
+  return { live: true, known: own, hostRole: own ? 'owner' : null, chatRoles: new Map() };
+}
+
+async function viewOf(db: D1Database, userId: string, hostId: string, liveness: Promise<boolean>): Promise<AccessView> {
+  const [live, { ownerId: owner, revoked, grants }] = await Promise.all([liveness, grantsReaching(db, hostId, userId)]);
   // A revoked host is gone for everyone, its owner too: its people's sockets close like a lost grant's.
   if (revoked) return { live, known: true, hostRole: null, chatRoles: new Map() };
   let hostRole: Role | null = owner === userId ? 'owner' : null;
@@ -81,6 +93,19 @@ export async function readView(db: D1Database, identity: Identity, hostId: strin
     if (grant.chatId !== '') chatRoles.set(grant.chatId, higher(higher(chatRoles.get(grant.chatId) ?? null, grant.role), hostRole)!);
   }
   return { live, known: owner !== null, hostRole, chatRoles };
+}
+
+/** Why a view does not cover a request, as the registry rules it (requirementOf), or null when it does. */
+export function refusalIn(view: AccessView, type: RequestType, chatId?: string, switches = false): ProtocolError | null {
+  if (!view.live) return new ProtocolError('unauthorized', 'Your session has ended; sign in again');
+  // A chat list is answered to anyone who may see one of its chats, filtered to those (Lobby).
+  if (type === 'chat.list' && chatId === undefined && reachesHost(view)) return null;
+  const { role: needed, hostWide } = requirementOf(type, switches);
+  const role = roleIn(view, hostWide ? undefined : chatId);
+  if (!role) return new ProtocolError('forbidden', chatId === undefined || hostWide ? 'You have no access to this host' : 'You have no access to this chat');
+  if (roleAllows(role, needed)) return null;
+  const what = switches && REQUEST_RULES[type].switchesAccount ? `${type} onto another account` : type;
+  return new ProtocolError('forbidden', `${what} needs the ${needed} role${hostWide ? ' on the whole host' : ''}`);
 }
 
 function keyOf(identity: Identity, hostId: string): string {
@@ -157,17 +182,8 @@ export class HostAccess {
    * host request, one that makes chats, or one that moves a chat onto another account (`switches`).
    */
   async check(identity: Identity, hostId: string, type: RequestType, chatId?: string, switches = false): Promise<void> {
-    const view = await this.view(identity, hostId);
-    if (!view.live) throw new ProtocolError('unauthorized', 'Your session has ended; sign in again');
-    // A chat list is answered to anyone who may see one of its chats, filtered to those (Lobby).
-    if (type === 'chat.list' && chatId === undefined && reachesHost(view)) return;
-    const { role: needed, hostWide } = requirementOf(type, switches);
-    const role = roleIn(view, hostWide ? undefined : chatId);
-    if (!role) throw new ProtocolError('forbidden', chatId === undefined || hostWide ? 'You have no access to this host' : 'You have no access to this chat');
-    if (!roleAllows(role, needed)) {
-      const what = switches && REQUEST_RULES[type].switchesAccount ? `${type} onto another account` : type;
-      throw new ProtocolError('forbidden', `${what} needs the ${needed} role${hostWide ? ' on the whole host' : ''}`);
-    }
+    const refusal = refusalIn(await this.view(identity, hostId), type, chatId, switches);
+    if (refusal) throw refusal;
   }
 }
 

@@ -7,23 +7,27 @@
 // `since` is still in the log), pages history, and sends every event to every attached client as one
 // frame serialized once. It owns bookmarks and visual records (room-records.ts) and approval state
 // (in D1), answering those requests whether the host is online or not, and keeps `chat.send`s made
-// while the host is offline, delivering them in order, once, when it returns (kept-sends.ts). Every
-// other request goes to the host.
+// while the host is offline, delivering them in order, once, when it returns (kept-sends.ts), each
+// only while its sender may still send here. Every other request about this chat goes to the host;
+// it serves no request about the whole host (the registry's `scope`, src/contracts/requests.ts), nor
+// one naming another chat.
 //
 // What survives a restart: everything in RoomStore (thread, log, kept sends, visual pages) and the
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
 // survives hibernation through its attachment).
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, LINK_ATTACHMENT_READ, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, ROUTE_VISUAL_PAGE, Thread, toWireError,
-  type ChatAttachResult, type ChatEvent, type ChatInfo, type LinkEventFrame, type Reply,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, LINK_ATTACHMENT_READ, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, ROUTE_VISUAL_PAGE, Thread,
+  isChatRequest, switchesAccount, toWireError,
+  type ChatAttachResult, type ChatRequestType, type RequestPayload, type ChatEvent, type ChatInfo, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
-import { roleIn, standingIn } from '../auth/access.ts';
+import { readPrincipalView, refusalIn, roleIn, standingIn } from '../auth/access.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
 import { forgetChat } from '../db/chats.ts';
 import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 import type { Env } from '../env.ts';
 import {
-  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyOk, send, type ClientRequest, type Place,
+  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyOk, send,
+  type ClientRequest, type Place, type ServedRequest, type ServedTable,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
@@ -39,6 +43,12 @@ import { noticeOf } from '../push/notices.ts';
 import { pushConfigured, queueNotice } from '../push/send.ts';
 
 const FLUSH_EVERY_MS = 1_000;
+
+/** What the room adds to each request it serves: the socket it came on (none when the Lobby passed it on). */
+interface RoomExtra {
+  ws?: WebSocket;
+}
+type RoomCall<T extends ChatRequestType> = ServedRequest<T> & RoomExtra;
 
 export class ChatRoom extends ClientSockets {
   private readonly store: RoomStore;
@@ -67,6 +77,11 @@ export class ChatRoom extends ClientSockets {
       queueChanged: () => this.queueChanged(),
       seq: () => this.seq,
       fanOut: (text) => this.fanOut(text),
+      senderRefusal: async (userId) => {
+        const { hostId, chatId } = this.key();
+        return refusalIn(await readPrincipalView(this.env.DB, userId, hostId), 'chat.send', chatId)?.toWire() ?? null;
+      },
+      hostQueue: () => this.loaded()?.info.queue ?? [],
     });
   }
 
@@ -183,8 +198,11 @@ export class ChatRoom extends ClientSockets {
 
   /** recheckHosts: closes the sockets of people who may no longer read this chat; the others keep their (new) role. */
   async recheck(hostId: string, chatId: string): Promise<void> {
-    if (this.clients().length === 0) return;
-    await this.recheckSockets({ hostId, chatId });
+    // A room nobody ever used has neither sockets nor sends: it is not named (nor stored) for this.
+    if (!this.place()) return;
+    if (this.clients().length > 0) await this.recheckSockets({ hostId, chatId });
+    // After the sockets: a sender who keeps a socket (now a viewer) hears why their message went.
+    await this.kept.recheckSenders();
   }
 
   // ---- requests from clients ----
@@ -211,68 +229,94 @@ export class ChatRoom extends ClientSockets {
 
   private async serveChecked(identity: Identity, request: ClientRequest, ws?: WebSocket): Promise<string> {
     const { hostId, chatId } = this.key();
-    await this.access.check(identity, hostId, request.type, chatId);
-    const payload = request.payload as { chatId?: string };
-    if (payload.chatId !== undefined && payload.chatId !== chatId) {
+    const { type } = request;
+    // Only requests about this chat: a host-wide one on a chat's socket would answer with the whole
+    // host (its list, usage, accounts) to someone whose grant is this one chat.
+    if (!isChatRequest(type)) {
+      return this.refuse(request.id, { code: 'bad-request', message: `${type} is about the whole host; it is served on the host's lobby socket` });
+    }
+    const payload = request.payload as RequestPayload<ChatRequestType>;
+    if (payload.chatId !== chatId) {
       return this.refuse(request.id, { code: 'bad-request', message: `This socket serves chat ${chatId}` });
     }
+    const switches = REQUEST_RULES[type].switchesAccount && switchesAccount(payload as { account?: string; provider?: string }, this.loaded()?.info ?? null);
+    await this.access.check(identity, hostId, type, chatId, switches);
     this.audit(identity, request, { hostId, chatId });
-    const userId = principalOf(identity);
-    if (REQUEST_RULES[request.type].settles) await this.reconcileRequests();
-    if (!ANSWERED_ONCE.has(request.type)) return this.answer(userId, request, ws);
-    return this.journal.once(userId, request.id, () => this.answer(userId, request, ws).catch((error: unknown) => {
+    const call = { id: request.id, type, payload, userId: principalOf(identity), ws } as RoomCall<ChatRequestType>;
+    if (REQUEST_RULES[type].settles) await this.reconcileRequests();
+    const run = () => (this.handlers[type] as (call: RoomCall<ChatRequestType>) => Promise<string>)(call);
+    if (!ANSWERED_ONCE.has(type)) return run();
+    return this.journal.once(call.userId, request.id, () => run().catch((error: unknown) => {
       if (error instanceof ProtocolError) return this.refuse(request.id, error.toWire());
       throw error;
     }));
   }
 
-  private async answer(userId: string, request: ClientRequest, ws?: WebSocket): Promise<string> {
-    const { id, type } = request;
-    const p = request.payload as Record<string, unknown>;
-    switch (type) {
-      case 'chat.attach': {
-        const text = await this.attach(id, p as { historyLimit?: number; since?: number }, ws && { ws, userId });
-        if (ws) this.markAttached(ws, true);
-        return text;
-      }
-      case 'chat.detach':
-        if (ws) this.markAttached(ws, false);
-        return replyOk(id, {});
-      case 'chat.history':
-        return replyOk(id, this.history(p.cursor as string, p.limit as number | undefined));
-      case 'chat.addBookmark': {
-        const item = (this.loaded() ?? await this.ready()).get(p.itemId as string);
-        return replyOk(id, { bookmarks: await this.records.addBookmark(item, p.itemId as string, p.name as string | undefined) });
-      }
-      case 'chat.renameBookmark':
-        return replyOk(id, { bookmarks: await this.records.renameBookmark(p.itemId as string, p.name as string) });
-      case 'chat.removeBookmark':
-        return replyOk(id, { bookmarks: await this.records.removeBookmark(p.itemId as string) });
-      case 'chat.removeVisual':
-        return replyOk(id, { visuals: await this.records.removeVisual(p.visualId as string) });
-      case 'chat.send':
-        return this.kept.send(userId, id, p);
-      case 'chat.unqueue':
-      case 'chat.sendNow': {
-        const messageId = p.messageId as string;
-        if (!messageId.startsWith(KEPT_SEND_PREFIX)) return this.forward(userId, request);
-        return this.kept.queueRequest(type, id, messageId.slice(KEPT_SEND_PREFIX.length));
-      }
-      case 'chat.clear':
-      case 'chat.kill': {
-        const reply = await this.ask({ type, payload: p, id: linkId(userId, id), by: userId });
-        if (reply.ok) await this.forget(type === 'chat.kill');
-        return relabel(reply, id);
-      }
-      default:
-        if (REQUEST_RULES[type].settles) return this.settle(userId, request);
-        return this.forward(userId, request);
-    }
+  /** How this room serves each request about its chat: the relay's own answers, or on to the host. */
+  private readonly handlers: ServedTable<ChatRequestType, RoomExtra> = {
+    // Open and read: from the room's copy of the thread.
+    'chat.attach': async ({ id, payload, ws, userId }) => {
+      const text = await this.attach(id, payload, ws && { ws, userId });
+      if (ws) this.markAttached(ws, true);
+      return text;
+    },
+    'chat.detach': async ({ id, ws }) => {
+      if (ws) this.markAttached(ws, false);
+      return replyOk(id, {});
+    },
+    'chat.history': async ({ id, payload }) => replyOk(id, this.history(payload.cursor, payload.limit)),
+    // Send and control: a send waits here while the host is away (kept-sends.ts).
+    'chat.send': ({ userId, id, payload }) => this.kept.send(userId, id, payload),
+    'chat.uiChoice': (call) => this.forward(call),
+    'ui.query': (call) => this.forward(call),
+    'chat.unqueue': (call) => this.queueRequest(call),
+    'chat.sendNow': (call) => this.queueRequest(call),
+    'chat.cancel': (call) => this.forward(call),
+    'chat.kill': (call) => this.forwardThenForget(call, true),
+    // Answer: the first answer wins (RequestLedger).
+    'chat.approve': (call) => this.settle(call),
+    'chat.answer': (call) => this.settle(call),
+    'chat.dismiss': (call) => this.settle(call),
+    // Configure, turns and forks, delegated work: the host's.
+    'chat.configure': (call) => this.forward(call),
+    'chat.compact': (call) => this.forward(call),
+    'chat.clear': (call) => this.forwardThenForget(call, false),
+    'chat.turnDiff': (call) => this.forward(call),
+    'chat.fork': (call) => this.forward(call),
+    'chat.continueOn': (call) => this.forward(call),
+    'chat.forkInfo': (call) => this.forward(call),
+    'chat.summarize': (call) => this.forward(call),
+    'chat.subagent': (call) => this.forward(call),
+    'chat.stopSubagent': (call) => this.forward(call),
+    'chat.stopTask': (call) => this.forward(call),
+    'skills.list': (call) => this.forward(call),
+    // Bookmarks and visual records: the relay's own (room-records.ts).
+    'chat.addBookmark': async ({ id, payload }) => {
+      const item = (this.loaded() ?? await this.ready()).get(payload.itemId);
+      return replyOk(id, { bookmarks: await this.records.addBookmark(item, payload.itemId, payload.name) });
+    },
+    'chat.renameBookmark': async ({ id, payload }) => replyOk(id, { bookmarks: await this.records.renameBookmark(payload.itemId, payload.name) }),
+    'chat.removeBookmark': async ({ id, payload }) => replyOk(id, { bookmarks: await this.records.removeBookmark(payload.itemId) }),
+    'chat.removeVisual': async ({ id, payload }) => replyOk(id, { visuals: await this.records.removeVisual(payload.visualId) }),
+  };
+
+  private async forward(call: ServedRequest<ChatRequestType>): Promise<string> {
+    const reply = await this.ask({ type: call.type, payload: call.payload, id: linkId(call.userId, call.id), by: call.userId });
+    return relabel(reply, call.id);
   }
 
-  private async forward(userId: string, request: ClientRequest): Promise<string> {
-    const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
-    return relabel(reply, request.id);
+  /** A queued message the relay keeps is the relay's to take back; one on the host, the host's. */
+  private async queueRequest(call: ServedRequest<'chat.unqueue' | 'chat.sendNow'>): Promise<string> {
+    const { messageId } = call.payload;
+    if (!messageId.startsWith(KEPT_SEND_PREFIX)) return this.forward(call);
+    return this.kept.queueRequest(call.type, call.id, messageId.slice(KEPT_SEND_PREFIX.length));
+  }
+
+  /** After a clear the relay's own records of the chat go too; after a kill, the whole room. */
+  private async forwardThenForget(call: ServedRequest<'chat.clear' | 'chat.kill'>, everything: boolean): Promise<string> {
+    const reply = await this.ask({ type: call.type, payload: call.payload, id: linkId(call.userId, call.id), by: call.userId });
+    if (reply.ok) await this.forget(everything);
+    return relabel(reply, call.id);
   }
 
   // ---- attach, replay, history ----
@@ -614,17 +658,17 @@ export class ChatRoom extends ClientSockets {
     return this.reconciling;
   }
 
-  private async settle(userId: string, request: ClientRequest): Promise<string> {
-    const p = request.payload as { requestId?: string; itemId?: string };
-    const requestId = request.type === 'chat.dismiss' ? await this.ledger().byItem(p.itemId!) : p.requestId!;
-    if (!requestId || !(await this.ledger().settle(requestId, userId, request.type, request.payload, request.id))) {
-      return this.refuse(request.id, { code: 'request-not-found', message: 'That request was already settled' });
+  private async settle(call: ServedRequest<'chat.approve' | 'chat.answer' | 'chat.dismiss'>): Promise<string> {
+    const { id, type, payload, userId } = call;
+    const requestId = 'itemId' in payload ? await this.ledger().byItem(payload.itemId) : payload.requestId;
+    if (!requestId || !(await this.ledger().settle(requestId, userId, type, payload, id))) {
+      return this.refuse(id, { code: 'request-not-found', message: 'That request was already settled' });
     }
-    const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
+    const reply = await this.ask({ type, payload, id: linkId(userId, id), by: userId });
     // Whatever the host refused (it was away, it timed out, it found the answer malformed), the request
     // stays open for the next answer, unless the host's thread shows it settled meanwhile.
     if (!reply.ok && this.stillWaiting(requestId)) await this.ledger().reopen(requestId, userId);
-    return relabel(reply, request.id);
+    return relabel(reply, id);
   }
 
   private stillWaiting(requestId: string): boolean {

@@ -3,7 +3,7 @@
 // with the protocol's codes, and broadcasting one serialized frame to many sockets.
 import {
   AGENT_REQUEST_SCHEMAS, CLIENT_HEARTBEAT, LINK_MAX_FRAME_BYTES, ProtocolError, errorCounter, isAgentRequestType, parseRequest, toWireError,
-  type AgentRequestType, type Reply, type WireError,
+  type AgentRequestType, type Reply, type RequestPayload, type WireError,
 } from '../../contracts/index.ts';
 import { CLOSE_FOR, HostAccess, standingIn, type Standing } from '../auth/access.ts';
 import { FrameBudget } from '../auth/rate-limit.ts';
@@ -68,6 +68,23 @@ export interface ClientRequest<T extends AgentRequestType = AgentRequestType> {
   type: T;
   payload: unknown;
 }
+
+/** One request an object serves, by whom, its payload typed by the protocol's table for its type. */
+export interface ServedRequest<T extends AgentRequestType> {
+  id: string;
+  type: T;
+  payload: RequestPayload<T>;
+  userId: string;
+}
+
+/**
+ * An object's handlers, typed from the request registry the way the host's HandlerTable is: one for
+ * each request type the object serves (`T`: its scope's types), so a type added to that scope does
+ * not compile until the object says how it serves it. `Extra`: what the object adds to each call.
+ */
+export type ServedTable<T extends AgentRequestType, Extra = object> = {
+  [K in T]: (call: ServedRequest<K> & Extra) => Promise<string>;
+};
 
 /**
  * Reads one client frame. Answers the frame's error reply (as text) when it is not a request we can

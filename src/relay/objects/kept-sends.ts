@@ -6,9 +6,15 @@
 // A send the host refuses when it finally gets it is told to everyone attached (`chat.sendRefused`)
 // and remembered, so that its sender, if away then, hears it when they attach again (`refusalsFor`):
 // without that their device would take the send's leaving the queue for its delivery.
+//
+// A send runs on the machine later than it was made, so it must still be its sender's to make then: a
+// kept send is delivered only while its sender may still send in this chat (else it is refused the
+// same way), and a send the host queued is taken back (`chat.unqueue`, on the sender's behalf) when
+// its sender loses that right before it ran (`recheckSenders`, on every access change).
 import {
-  KEPT_SEND_PREFIX, withRequestLimit, type ChatInfo, type ChatQueuedMessage, type Reply,
+  KEPT_SEND_PREFIX, withRequestLimit, type ChatInfo, type ChatQueuedMessage, type Reply, type WireError,
 } from '../../contracts/index.ts';
+import { failureText } from '../db/failures.ts';
 import { log } from '../log.ts';
 import { eventFrame, linkId, relabel, replyError, replyOk } from './client-sockets.ts';
 import type { LinkRequestInput } from './host-link.ts';
@@ -29,7 +35,16 @@ export interface KeptSendsRoom {
   /** The room's seq now: the info event that follows a refusal is logged one past it. */
   seq(): number;
   fanOut(text: string): void;
+  /** Why this person may not send in this chat now (their role read afresh), or null when they may. */
+  senderRefusal(userId: string): Promise<WireError | null>;
+  /** The host's queue as the room last saw it. */
+  hostQueue(): readonly ChatQueuedMessage[];
 }
+
+/** A host queue entry whose sender is gone is taken back under this id: stable, so a retry is answered once. */
+const takenBackId = (userId: string, requestId: string) => linkId(userId, `taken-back:${requestId}`);
+/** A sender row whose message is not in the host's queue is delivered after this long (not just not yet shown). */
+const DELIVERED_AFTER_MS = 60_000;
 
 export class KeptSends {
   private readonly store: RoomStore;
@@ -45,6 +60,7 @@ export class KeptSends {
   async send(userId: string, id: string, payload: Record<string, unknown>): Promise<string> {
     if (this.store.kept().length === 0 && await this.room.isOnline()) {
       const reply = await this.room.ask({ type: 'chat.send', payload, id: linkId(userId, id), by: userId });
+      this.noteQueued(reply, userId, id);
       if (reply.ok || !NOT_DELIVERED.has(reply.error.code)) return relabel(reply, id);
       // The host went away mid-request: keep it; the host's journal answers a resend it already took.
     }
@@ -64,8 +80,17 @@ export class KeptSends {
     let failures = 0;
     // The first kept send is read again each time: one kept while this runs goes out in this pass too.
     for (let kept = this.store.kept()[0]; kept; kept = this.store.kept()[0]) {
-      const payload = this.store.keptPayload(kept.pos);
-      const reply = await this.room.ask({ type: 'chat.send', payload, id: linkId(kept.userId, kept.requestId), by: kept.userId });
+      let lost: WireError | null;
+      try {
+        lost = await this.room.senderRefusal(kept.userId);
+      } catch (error) {
+        // Their access could not be read: the send stays kept for the next pass, never sent unchecked.
+        log.warn('kept send sender unreadable', { chatId: this.room.chatId(), error: failureText(error) });
+        return;
+      }
+      const reply: Reply = lost
+        ? { id: kept.requestId, ok: false, error: lost }
+        : await this.room.ask({ type: 'chat.send', payload: this.store.keptPayload(kept.pos), id: linkId(kept.userId, kept.requestId), by: kept.userId });
       if (!reply.ok && NOT_DELIVERED.has(reply.error.code)) {
         // HostLink calls again when the host returns; if it is already back, this pass tries again
         // (the same link id: the host's journal takes it once), a few times before leaving it for then.
@@ -73,18 +98,63 @@ export class KeptSends {
         return;
       }
       failures = 0;
-      if (!reply.ok) {
-        // The sender was told `{queued: true}` long ago: everyone attached hears why it did not go, and
-        // the refusal is kept (in the same step that drops the send) for a sender who is away now.
-        log.warn('kept send refused by host', { chatId: this.room.chatId(), code: reply.error.code });
-        const frame = eventFrame('chat.sendRefused', {
-          chatId: this.room.chatId(), messageId: `${KEPT_SEND_PREFIX}${kept.requestId}`, requestId: kept.requestId, error: reply.error,
-        });
-        this.store.refuse(kept.requestId, kept.userId, this.room.seq() + 1, frame);
-        this.room.fanOut(frame);
-      }
+      this.noteQueued(reply, kept.userId, kept.requestId);
+      // The sender was told `{queued: true}` long ago: everyone attached hears why it did not go, and
+      // the refusal is kept (in the same step that drops the send) for a sender who is away now.
+      if (!reply.ok) this.refused(`${KEPT_SEND_PREFIX}${kept.requestId}`, kept.requestId, kept.userId, reply.error, lost ? 'sender lost access' : 'refused by host');
       this.store.unkeep(kept.pos);
       await this.room.queueChanged();
+    }
+  }
+
+  /** Tells everyone attached that a send will not run, and keeps that for its sender. */
+  private refused(messageId: string, requestId: string, userId: string, error: WireError, why: string): void {
+    log.warn(`kept send ${why}`, { chatId: this.room.chatId(), code: error.code });
+    const frame = eventFrame('chat.sendRefused', { chatId: this.room.chatId(), messageId, requestId, error });
+    this.store.refuse(requestId, userId, this.room.seq() + 1, frame);
+    this.room.fanOut(frame);
+  }
+
+  /** Remembers who sent a message the host queued rather than ran, by the turn the host reserved for it. */
+  private noteQueued(reply: Reply, userId: string, requestId: string): void {
+    if (!reply.ok) return;
+    const result = reply.result as { queued?: unknown; turnId?: unknown } | null;
+    if (result?.queued === true && typeof result.turnId === 'string') this.store.hostQueued(result.turnId, userId, requestId);
+  }
+
+  /**
+   * After an access change: every message the host still queues whose sender may no longer send here is
+   * taken back from the host on the sender's behalf and refused (`chat.sendRefused`). The senders of
+   * messages that left the queue are forgotten. Never throws: what fails here is tried at the next change.
+   */
+  async recheckSenders(): Promise<void> {
+    const senders = this.store.hostQueuedSenders();
+    if (senders.length === 0) return;
+    const queue = new Map(this.room.hostQueue().flatMap((message) => message.turnId ? [[message.turnId, message] as const] : []));
+    const now = Date.now();
+    for (const sender of senders) {
+      const message = queue.get(sender.turnId);
+      if (!message) {
+        if (now - sender.at > DELIVERED_AFTER_MS) this.store.forgetHostQueued(sender.turnId);
+        continue;
+      }
+      try {
+        const lost = await this.room.senderRefusal(sender.userId);
+        if (!lost) continue;
+        const reply = await this.room.ask({
+          type: 'chat.unqueue', payload: { chatId: this.room.chatId(), messageId: message.id },
+          id: takenBackId(sender.userId, sender.requestId), by: sender.userId,
+        });
+        // Already gone from the host's queue (it ran meanwhile): nothing to refuse.
+        if (!reply.ok && reply.error.code !== 'request-not-found') {
+          log.warn('queued send of a lost sender not taken back', { chatId: this.room.chatId(), code: reply.error.code });
+          continue;
+        }
+        this.store.forgetHostQueued(sender.turnId);
+        if (reply.ok) this.refused(message.id, sender.requestId, sender.userId, lost, 'sender lost access');
+      } catch (error) {
+        log.warn('queued send recheck failed', { chatId: this.room.chatId(), error: failureText(error) });
+      }
     }
   }
 

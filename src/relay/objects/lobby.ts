@@ -1,15 +1,16 @@
 // Lobby: one per host, the host-level socket every client keeps open.
 //
-// It serves the host-wide requests (`chat.list`, `chat.create`, `provider.list`, `accounts.*`,
-// `usage.*`, `skills.list`) by passing them to the host, answers `chat.list` from the relay's chat
-// index while the host is offline, and sends every client the host's `chat.status`, `accounts.*` and
-// `usage.*` events and the host's presence. A chat request that arrives here is served by that chat's
-// ChatRoom, except attaching, which needs the chat's own socket.
+// It serves the requests about the whole host (the registry's `host` scope: `chat.list`, `chat.create`,
+// `provider.list`, `accounts.*`, `usage.*`, `chat.setPreferences`), checked against the role on the
+// whole host, by passing them to the host; answers `chat.list` from the relay's chat index while the
+// host is offline; and sends every client the host's `chat.status`, `accounts.*` and `usage.*` events
+// and the host's presence. A request about one chat that arrives here is served by that chat's
+// ChatRoom, under the chat's own rule, except attaching, which needs the chat's own socket.
 //
 // It keeps nothing of its own but the reply journal; the chat index is in D1.
 import {
   AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, isHostRequest, withRequestLimit,
-  type ChatInfo, type EventPayload, type LinkEventFrame, type Reply,
+  type ChatInfo, type EventPayload, type HostRequestType, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
 import { reachesHost, roleIn, standingIn, type AccessView } from '../auth/access.ts';
 import { roleAllows, roleToHear } from '../auth/roles.ts';
@@ -20,11 +21,19 @@ import type { Env } from '../env.ts';
 import { log } from '../log.ts';
 import { Meter } from '../metrics/meter.ts';
 import {
-  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyOk, send, type ClientRequest, type Place,
+  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyOk, send,
+  type ClientRequest, type Place, type ServedRequest, type ServedTable,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
 import { hostLinkOf, roomOf } from './stubs.ts';
+
+/** What the Lobby adds to each request it serves: who asks, on which host. */
+interface LobbyExtra {
+  identity: Identity;
+  hostId: string;
+}
+type LobbyCall<T extends HostRequestType> = ServedRequest<T> & LobbyExtra;
 
 const HOST_WIDE_EVENTS = ['chat.status', 'accounts.changed', 'usage.changed', 'usage.limitsChanged'] as const;
 
@@ -84,32 +93,63 @@ export class Lobby extends ClientSockets {
 
   protected override async onRequest(_ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string> {
     const hostId = this.hostId();
-    // A chat's request is checked by its room, against the role on that chat.
-    if (!isHostRequest(request.type)) return this.viaRoom(hostId, identity, request);
-    await this.access.check(identity, hostId, request.type);
+    const { type } = request;
+    // A chat's request is served by its room, checked there against the role on that chat.
+    if (!isHostRequest(type)) return this.viaRoom(hostId, identity, request);
+    await this.access.check(identity, hostId, type);
     const userId = principalOf(identity);
     this.audit(identity, request, { hostId, chatId: (request.payload as { chatId?: string }).chatId });
-    if (!ANSWERED_ONCE.has(request.type)) return this.answer(hostId, identity, request);
-    return this.journal.once(userId, request.id, () => this.answer(hostId, identity, request));
+    const call = { id: request.id, type, payload: request.payload, userId, identity, hostId } as LobbyCall<HostRequestType>;
+    const run = () => (this.handlers[type] as (call: LobbyCall<HostRequestType>) => Promise<string>)(call);
+    if (!ANSWERED_ONCE.has(type)) return run();
+    return this.journal.once(userId, request.id, run);
   }
 
-  private async answer(hostId: string, identity: Identity, request: ClientRequest): Promise<string> {
-    const userId = principalOf(identity);
-    const reply = await this.ask({ type: request.type, payload: request.payload, id: linkId(userId, request.id), by: userId });
-    if (request.type === 'chat.list') {
-      if (!reply.ok && reply.error.code === 'host-offline') {
-        return replyOk(request.id, { chats: await this.visible(identity, hostId, await indexedChatInfos(this.env.DB, hostId)) });
-      }
-      if (reply.ok) {
-        const { chats } = reply.result as { chats: { chatId: string }[] };
-        return replyOk(request.id, { ...(reply.result as object), chats: await this.visible(identity, hostId, chats) });
-      }
+  /** How the Lobby serves each request about the whole host: all go to the host; a list and a new chat are also read here. */
+  private readonly handlers: ServedTable<HostRequestType, LobbyExtra> = {
+    'chat.list': (call) => this.list(call),
+    'chat.create': (call) => this.create(call),
+    'chat.setPreferences': (call) => this.forward(call),
+    'provider.list': (call) => this.forward(call),
+    'accounts.list': (call) => this.forward(call),
+    'accounts.save': (call) => this.forward(call),
+    'accounts.refresh': (call) => this.forward(call),
+    'accounts.create': (call) => this.forward(call),
+    'accounts.watchLogin': (call) => this.forward(call),
+    'usage.summary': (call) => this.forward(call),
+    'usage.subscribe': (call) => this.forward(call),
+    'usage.unsubscribe': (call) => this.forward(call),
+    'usage.limits': (call) => this.forward(call),
+    'usage.refreshLimits': (call) => this.forward(call),
+  };
+
+  private askFor(call: ServedRequest<HostRequestType>): Promise<Reply> {
+    return this.ask({ type: call.type, payload: call.payload, id: linkId(call.userId, call.id), by: call.userId });
+  }
+
+  private async forward(call: ServedRequest<HostRequestType>): Promise<string> {
+    return relabel(await this.askFor(call), call.id);
+  }
+
+  /** The host's list (the relay's index while it is away), cut to the chats this person may see. */
+  private async list(call: LobbyCall<'chat.list'>): Promise<string> {
+    const { id, identity, hostId } = call;
+    const reply = await this.askFor(call);
+    if (!reply.ok && reply.error.code === 'host-offline') {
+      return replyOk(id, { chats: await this.visible(identity, hostId, await indexedChatInfos(this.env.DB, hostId)) });
     }
-    if (request.type === 'chat.create' && reply.ok) {
+    if (!reply.ok) return relabel(reply, id);
+    const { chats } = reply.result as { chats: { chatId: string }[] };
+    return replyOk(id, { ...(reply.result as object), chats: await this.visible(identity, hostId, chats) });
+  }
+
+  private async create(call: LobbyCall<'chat.create'>): Promise<string> {
+    const reply = await this.askFor(call);
+    if (reply.ok) {
       const info = AGENT_REQUEST_SCHEMAS['chat.create'].result.safeParse(reply.result);
-      if (info.success) await this.index(hostId, [info.data]);
+      if (info.success) await this.index(call.hostId, [info.data]);
     }
-    return relabel(reply, request.id);
+    return relabel(reply, call.id);
   }
 
   /** The chats of a list this person may see: all of them with a role on the host, else only those granted. */

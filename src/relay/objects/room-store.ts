@@ -12,6 +12,8 @@
 // - `kept`: `chat.send`s kept while the host was offline, in order, until it takes them.
 // - `refused`: kept sends the host refused when it got them, each with the frame that said so and the
 //   first room seq after it, so the sender learns it on attaching again even if they were away then.
+// - `host_queued`: who sent each message the host queued (by the turn it reserved for it), so that one
+//   whose sender lost access before it ran can be taken back.
 // - `removed_visuals`: visuals a person removed, kept out of the host's later lists.
 // - `blobs`: large values in parts under SQLite's value limit: visual pages, kept payloads, and any
 //   item, logged event or info too large for its own row (the row then holds '').
@@ -22,6 +24,8 @@ const PART = 500_000;
 export const LOG_KEEP = 5_000;
 const REFUSED_KEEP_MS = 30 * 24 * 60 * 60 * 1000;
 const REFUSED_KEEP_COUNT = 200;
+/** Far more than a queue holds: the senders of messages long delivered go as new ones come. */
+const HOST_QUEUED_KEEP = 500;
 const INFO_KEY = 'info';
 const itemKey = (id: string) => `item:${id}`;
 const visualKey = (id: string) => `visual:${id}`;
@@ -70,6 +74,7 @@ export class RoomStore {
       CREATE TABLE IF NOT EXISTS removed_visuals (visual_id TEXT PRIMARY KEY);
       CREATE TABLE IF NOT EXISTS refused (request_id TEXT NOT NULL, user_id TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL,
         frame TEXT NOT NULL, PRIMARY KEY (user_id, request_id));
+      CREATE TABLE IF NOT EXISTS host_queued (turn_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, request_id TEXT NOT NULL, at INTEGER NOT NULL);
     `);
     this.state = this.readState();
   }
@@ -238,6 +243,23 @@ export class RoomStore {
   refusals(userId: string, since = 0): string[] {
     return this.sql.exec<{ frame: string }>('SELECT frame FROM refused WHERE user_id = ? AND seq > ? ORDER BY seq, at', userId, since).toArray()
       .map((row) => row.frame);
+  }
+
+  // ---- who sent what the host queued ----
+
+  /** The host queued a person's send under this turn. At most HOST_QUEUED_KEEP are remembered, the newest. */
+  hostQueued(turnId: string, userId: string, requestId: string, now = Date.now()): void {
+    this.sql.exec('INSERT OR REPLACE INTO host_queued (turn_id, user_id, request_id, at) VALUES (?, ?, ?, ?)', turnId, userId, requestId, now);
+    this.sql.exec('DELETE FROM host_queued WHERE rowid NOT IN (SELECT rowid FROM host_queued ORDER BY at DESC LIMIT ?)', HOST_QUEUED_KEEP);
+  }
+
+  hostQueuedSenders(): { turnId: string; userId: string; requestId: string; at: number }[] {
+    return this.sql.exec<{ turn_id: string; user_id: string; request_id: string; at: number }>('SELECT turn_id, user_id, request_id, at FROM host_queued').toArray()
+      .map((row) => ({ turnId: row.turn_id, userId: row.user_id, requestId: row.request_id, at: row.at }));
+  }
+
+  forgetHostQueued(turnId: string): void {
+    this.sql.exec('DELETE FROM host_queued WHERE turn_id = ?', turnId);
   }
 
   // ---- visual pages ----
