@@ -8,11 +8,11 @@
 // single-flight: the refresh token rotates on every use, and presenting a used one ends the session.
 import { z } from 'zod';
 import {
-  AuditPageSchema, GrantSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, MeSchema, PairedHostSchema,
+  AuditPageSchema, DeviceListResultSchema, DeviceRecordSchema, GrantSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, MeSchema, PairedHostSchema,
   ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamSummarySchema,
   type Me, type SessionSummary, type SignInMethods,
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
-  type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
+  type DeviceRecord, type DeviceRegisterRequest, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
 import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
 
@@ -284,6 +284,26 @@ export class RelayApi {
   attachmentTicket(hostId: string, chatId: string, attachmentId: string): Promise<VisualTicket> {
     const path = [hostId, chatId, attachmentId].map(encodeURIComponent).join('/');
     return this.call('POST', `/v1/attachments/${path}/ticket`);
+  }
+
+  // ---- device keys ----
+
+  /** The person's devices (revoked ones too), oldest first. */
+  async devices(): Promise<DeviceRecord[]> {
+    return (await this.checked(DeviceListResultSchema, 'GET', '/api/devices')).devices;
+  }
+
+  /** Registers a device's public key (the same key again answers the same device). */
+  registerDevice(body: DeviceRegisterRequest): Promise<DeviceRecord> {
+    return this.checked(DeviceRecordSchema, 'POST', '/api/devices', body);
+  }
+
+  async renameDevice(deviceId: string, name: string): Promise<void> {
+    await this.call('PATCH', `/api/devices/${encodeURIComponent(deviceId)}`, { name });
+  }
+
+  async revokeDevice(deviceId: string): Promise<void> {
+    await this.call('DELETE', `/api/devices/${encodeURIComponent(deviceId)}`);
   }
 
   // ---- push ----

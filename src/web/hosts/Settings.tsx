@@ -1,9 +1,11 @@
-// Settings: who is signed in and signing out, the sessions of this account (revoke any), push
+// Settings: who is signed in and signing out, the sessions of this account (revoke any), this
+// person's device keys (this browser's registered on first view; name or revoke any), push
 // notifications for this browser with what became of recent pushes, installing the app, and for the
 // relay's owner its health and counters (RelayPanel.tsx).
 import { useEffect, useState } from 'preact/hooks';
-import type { PushDelivery, PushSubscriptionInfo } from '../../contracts/index.ts';
+import { shortFingerprint, type DeviceRecord, type PushDelivery, type PushSubscriptionInfo } from '../../contracts/index.ts';
 import { subscribeToPush, unsubscribeFromPush, type PushManagerLike, type SessionSummary } from '../../client/index.ts';
+import { browserDeviceKey } from '../app/device-key.ts';
 import { errorText } from '../app/errors.ts';
 import { install, installPrompt, installed } from '../app/install.ts';
 import { api, loadMe, me } from '../app/session.ts';
@@ -22,6 +24,7 @@ export function SettingsPage() {
         <div><button type="button" onClick={() => void api.signOut()}>Sign out</button></div>
       </div>
       <Sessions />
+      <Devices />
       <Push />
       <Install />
       {me.value?.isOwner && <RelayPanel />}
@@ -60,6 +63,63 @@ function Sessions() {
             </li>
           );
         })}
+      </ul>
+      {error && <p class="notice error" role="alert">{error}</p>}
+    </div>
+  );
+}
+
+function Devices() {
+  const [devices, setDevices] = useState<DeviceRecord[] | null>(null);
+  const [thisDevice, setThisDevice] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const reload = () => api.devices().then(setDevices, (f: unknown) => setError(errorText(f)));
+  useEffect(() => {
+    // This browser's key is made (non-extractable, in IndexedDB) and registered the first time; registering again is harmless.
+    void (async () => {
+      try {
+        const key = await browserDeviceKey();
+        setThisDevice(key.id);
+        await api.registerDevice({ name: deviceOf(navigator.userAgent), publicKey: key.publicKey });
+      } catch (failure) {
+        setError(errorText(failure));
+      }
+      await reload();
+    })();
+  }, []);
+  const act = async (work: () => Promise<void>) => {
+    setError(null);
+    try {
+      await work();
+      await reload();
+    } catch (failure) {
+      setError(errorText(failure));
+    }
+  };
+  return (
+    <div class="card">
+      <h2 id="devices-title">Devices</h2>
+      <p class="muted small">Each browser or program you use has its own key; a machine can check that a request came from one of them. Revoke a device you no longer have.</p>
+      {!devices && !error && <p class="loading">Loading…</p>}
+      <ul class="list table-list" aria-labelledby="devices-title">
+        {devices?.map((device) => (
+          <li key={device.id} data-device={device.id} data-revoked={device.revoked === null ? 'false' : 'true'}>
+            <form class="grow" onSubmit={(e) => {
+              e.preventDefault();
+              const name = new FormData(e.currentTarget).get('name');
+              if (typeof name === 'string') void act(() => api.renameDevice(device.id, name));
+            }}>
+              <label class="small" for={`device-name-${device.id}`}>Name</label>{' '}
+              <input id={`device-name-${device.id}`} name="name" defaultValue={device.name} maxLength={100} required disabled={device.revoked !== null} />{' '}
+              {device.revoked === null && <button type="submit">Save name</button>}
+              {device.id === thisDevice && <span class="badge">this device</span>}
+              <br /><span class="muted small"><code>{shortFingerprint(device.id)}</code> · added {when(device.created)}{device.vouchedBy ? ' · vouched for by another device' : ''}{device.revoked !== null ? ` · revoked ${ago(device.revoked)}` : ''}</span>
+            </form>
+            {device.revoked === null && (
+              <button type="button" class="danger" aria-label={`Revoke the device ${device.name}`} onClick={() => void act(() => api.revokeDevice(device.id))}>Revoke</button>
+            )}
+          </li>
+        ))}
       </ul>
       {error && <p class="notice error" role="alert">{error}</p>}
     </div>
