@@ -36,6 +36,11 @@ export const LINK_BATCH_BYTES = 1024 * 1024;
 export const LinkRequestSchema = RequestSchema.extend({
   /** The relay user this request acts for; the host records it, it grants nothing. */
   by: z.string().min(1).optional(),
+  /**
+   * The sender's device signature (RequestSignatureSchema, src/contracts/signing.ts), carried beside
+   * the frame as the client sent it; the host checks it, the relay only passes it on.
+   */
+  signature: z.unknown().optional(),
 });
 export type LinkRequest = z.output<typeof LinkRequestSchema>;
 

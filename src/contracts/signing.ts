@@ -278,6 +278,11 @@ export const GrantStatementSchema = z.strictObject({
     z.strictObject({ kind: z.literal('team'), teamId: text, members: z.array(text).max(1_000) }),
   ]),
   role: AccessRoleSchema,
+  /**
+   * The first devices of the people it names, as the owner saw them when granting: the host follows
+   * each person's later devices from these through their own vouches, never from the relay's word.
+   */
+  devices: z.array(z.strictObject({ userId: text, id: DeviceIdSchema, publicKey: DevicePublicKeySchema })).max(1_000),
   at,
   /** The owner's device that signs. */
   by: DeviceIdSchema,

@@ -4,6 +4,7 @@
 //   tether host start [--relay <url>] [--data <dir>] [--config <file>] [--verbose]
 //   tether host status [--data <dir>] [--json]
 //   tether host doctor [--relay <url>] [--data <dir>] [--config <file>] [--json]
+//   tether host audit [--data <dir>] [--json] [--last <n>]
 //
 // `pair` makes this host's key and waits until a signed-in person approves the code it shows; `start`
 // then links with that key (identity.json in the data folder). The relay URL and data folder also
@@ -20,6 +21,7 @@ import { hostTokenSigner, identityFile, readHostIdentity, type HostIdentity } fr
 import { consoleLog, HOST_VERSION, startHost, statusFilePath } from './index.ts';
 import type { HostStatus } from './index.ts';
 import { pairHost } from './pairing.ts';
+import { formatAudit, readAudit } from './trust/audit.ts';
 
 export function defaultDataDir(): string {
   return process.env.TETHER_DATA_DIR ?? path.join(homedir(), '.tether');
@@ -130,6 +132,28 @@ export function buildCli(): Command {
       const report = await runDoctor({ dataDir: opts.data, configFile: opts.config, relayUrl: opts.relay ?? lastRelayUrl(opts.data) });
       process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctor(report));
       if (report.relay && !report.relay.reachable) process.exitCode = 2;
+    });
+
+  host.command('audit')
+    .description('Print this machine\'s own audit: every request that acted on it, who sent it (verified or not) and how it ended')
+    .addOption(dataOption())
+    .option('--json', 'print the entries as JSON lines', false)
+    .option('--last <n>', 'only the newest n entries', (raw) => {
+      const n = Number(raw);
+      if (!Number.isInteger(n) || n < 1) fail('--last takes a whole number of at least 1');
+      return n;
+    })
+    .action((opts: { data: string; json: boolean; last?: number }) => {
+      const reading = readAudit(opts.data);
+      const entries = opts.last === undefined ? reading.entries : reading.entries.slice(-opts.last);
+      if (opts.json) {
+        process.stdout.write(entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
+        if (reading.broken) process.stderr.write(`The audit breaks at line ${reading.broken.line}: ${reading.broken.why}\n`);
+      } else {
+        process.stdout.write(formatAudit({ entries, broken: reading.broken }));
+      }
+      // A broken chain is a finding, not a detail: scripts see it in the exit code.
+      if (reading.broken) process.exitCode = 4;
     });
 
   return program;

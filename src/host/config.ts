@@ -17,7 +17,7 @@
 // Without a file (or without `providers`) the host serves `claude` from the default script.
 import path from 'node:path';
 import { z } from 'zod';
-import { AgentKindSchema, RuntimeModeSchema } from '../contracts/index.ts';
+import { AgentKindSchema, RuntimeModeSchema, isRequestType } from '../contracts/index.ts';
 import { readJsonFile } from './disk.ts';
 import { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
@@ -89,6 +89,16 @@ export const HostConfigSchema = z.object({
     hiddenForks: z.object({ host: z.int().min(0).max(64).optional(), chat: z.int().min(0).max(16).optional() }).optional(),
   }).optional(),
   coalesceMs: z.int().min(0).max(10_000).optional(),
+  /**
+   * Device signatures on requests that act on this machine (issue 15). `require` is OFF by default in
+   * this release: clients do not sign yet. With it on, an unsigned or unverifiable request is refused
+   * and nothing runs; `unsigned` names request types still let through unsigned (for a plain
+   * agent-contracts client), which gives up the protection for those types.
+   */
+  signatures: z.object({
+    require: z.boolean().default(false),
+    unsigned: z.array(z.string().refine(isRequestType, 'not a request type')).default([]),
+  }).optional(),
 });
 export type HostConfig = z.output<typeof HostConfigSchema>;
 

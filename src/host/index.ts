@@ -15,6 +15,7 @@ import { Outbox } from './link/outbox.ts';
 import { RelayLink } from './link/relay-link.ts';
 import { serveRelayFrame } from './link/relay-requests.ts';
 import type { LinkState, RelayLinkOptions } from './link/relay-link.ts';
+import { openGate } from './trust/open.ts';
 import type { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
 
@@ -82,11 +83,16 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
 
   let link: RelayLink | null = null;
   let outbox: Outbox | null = null;
+  let closeGate = (): void => undefined;
   const status = new StatusFile(dataDir, options);
   if (options.relayUrl) {
     if (!options.hostId) throw new Error('A relay link needs a host id');
     const token = options.token;
     if (token === undefined) throw new Error('A relay link needs a token');
+    // Every relay frame passes the gate: the host's own audit, and signatures when its config requires them.
+    const opened = await openGate(core, dataDir, config, options.hostId, log);
+    closeGate = opened.close;
+    const { gate } = opened;
     outbox = Outbox.open(path.join(dataDir, 'outbox'));
     const box = outbox;
     link = new RelayLink({
@@ -94,7 +100,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       hostId: options.hostId,
       token: typeof token === 'function' ? token : () => token,
       outbox: box,
-      onRequest: (frame) => serveRelayFrame(core, frame, RELAY_CLIENT_ID),
+      onRequest: (frame) => gate.serve(frame, (admitted) => serveRelayFrame(core, admitted, RELAY_CLIENT_ID)),
       version: HOST_VERSION,
       log,
       ...options.link,
@@ -130,6 +136,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
           await runtime;
         } finally {
           await linkClosed;
+          closeGate();
           outbox?.close();
           await status.stopped(outbox?.pendingCount ?? 0, core.sessions.size);
         }

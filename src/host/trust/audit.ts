@@ -1,0 +1,132 @@
+// The host's own audit: one line per request that acts on this machine, carried out or refused, in
+// `<data>/audit.jsonl` (0600), appended and never rewritten. Who asked (the verified person and
+// device when the request was signed; otherwise only the relay's claim, marked unverified), what
+// (type, request id, chat), when, and how it ended. Never the request's text.
+//
+// Each line carries the SHA-256 of the line before it (`prev`), so an edit, a removed line or a
+// reordering anywhere shows when the file is read (`tether host audit` says where the chain breaks).
+// That makes tampering visible, not impossible: whoever can write the file can rewrite all of it.
+// The relay never can: it holds no path to this file.
+import { createHash } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+export const AuditEntrySchema = z.object({
+  /** When the host decided, ms since the epoch. */
+  at: z.int(),
+  type: z.string(),
+  id: z.string(),
+  chatId: z.string().nullable(),
+  /** `done`: carried out; `failed`: carried out and answered an error; `refused`: nothing ran. */
+  outcome: z.enum(['done', 'failed', 'refused']),
+  /** The error code when it failed or was refused. */
+  code: z.string().optional(),
+  /** The verified sender, or null for an unsigned request. */
+  userId: z.string().nullable(),
+  device: z.string().nullable(),
+  /** The signature's time, for a signed request. */
+  signedAt: z.int().nullable(),
+  /** The signed payload's digest (what the verifier's replay memory is seeded with after a restart). */
+  payload: z.string().nullable(),
+  /** Who the relay said it acted for: a claim, recorded for comparison, never trusted. */
+  relaySays: z.string().nullable(),
+  /** SHA-256 (hex) of the previous line's bytes; the first line's is 64 zeros. */
+  prev: z.string(),
+});
+export type AuditEntry = z.output<typeof AuditEntrySchema>;
+export type AuditRecord = Omit<AuditEntry, 'prev'>;
+
+const GENESIS = '0'.repeat(64);
+const hashOf = (line: string): string => createHash('sha256').update(line).digest('hex');
+
+export function auditFile(dataDir: string): string {
+  return path.join(path.resolve(dataDir), 'audit.jsonl');
+}
+
+export interface AuditReading {
+  entries: AuditEntry[];
+  /** The first line (1-based) where the chain or the shape breaks, with why; null when whole. */
+  broken: { line: number; why: string } | null;
+}
+
+/** Reads the audit and checks its chain. A missing file is an empty audit. */
+export function readAudit(dataDir: string): AuditReading {
+  const file = auditFile(dataDir);
+  if (!existsSync(file)) return { entries: [], broken: null };
+  const lines = readFileSync(file, 'utf8').split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  const entries: AuditEntry[] = [];
+  let prev = GENESIS;
+  for (const [i, line] of lines.entries()) {
+    let entry: AuditEntry;
+    try {
+      entry = AuditEntrySchema.parse(JSON.parse(line));
+    } catch {
+      return { entries, broken: { line: i + 1, why: 'not an audit entry' } };
+    }
+    if (entry.prev !== prev) return { entries, broken: { line: i + 1, why: 'the line before it was changed, removed or reordered' } };
+    entries.push(entry);
+    prev = hashOf(line);
+  }
+  return { entries, broken: null };
+}
+
+/** The append side, held open by the running host. One synchronous write per audited request. */
+export class HostAudit {
+  private readonly fd: number;
+  private prev: string;
+
+  private constructor(fd: number, prev: string) {
+    this.fd = fd;
+    this.prev = prev;
+  }
+
+  /**
+   * Opens the audit for appending. A broken chain is not repaired or hidden: new lines chain on from
+   * the file's last line as it is, and the break stays where `tether host audit` finds it.
+   */
+  static open(dataDir: string): HostAudit {
+    const file = auditFile(dataDir);
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    let prev = GENESIS;
+    if (existsSync(file)) {
+      const lines = readFileSync(file, 'utf8').split('\n').filter((line) => line !== '');
+      if (lines.length > 0) prev = hashOf(lines.at(-1)!);
+    }
+    const fd = openSync(file, 'a', 0o600);
+    chmodSync(file, 0o600);
+    return new HostAudit(fd, prev);
+  }
+
+  record(entry: AuditRecord): void {
+    const line = JSON.stringify({ ...entry, prev: this.prev });
+    writeSync(this.fd, `${line}\n`);
+    this.prev = hashOf(line);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+/**
+ * A value from a request as a terminal may print it: ids, types and names come from clients and the
+ * relay, and a control character (an ANSI escape) would let them rewrite what the person sees.
+ */
+function shown(value: string, max = 80): string {
+  const plain = value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, '?');
+  return plain.length > max ? `${plain.slice(0, max - 1)}…` : plain;
+}
+
+/** The audit as a person reads it: one line per entry, oldest first. */
+export function formatAudit(reading: AuditReading): string {
+  const rows = reading.entries.map((e) => {
+    const who = e.userId ? `${shown(e.userId)} (device ${shown(e.device ?? '', 16)})` : `unverified${e.relaySays ? `, relay says ${shown(e.relaySays)}` : ''}`;
+    const how = e.outcome === 'done' ? 'done' : `${e.outcome} ${shown(e.code ?? '', 40)}`.trim();
+    return `${new Date(e.at).toISOString()}  ${shown(e.type, 40).padEnd(20)} ${how.padEnd(28)} ${who}${e.chatId ? `  chat ${shown(e.chatId)}` : ''}  id ${shown(e.id)}`;
+  });
+  if (rows.length === 0) rows.push('No request has acted on this machine yet.');
+  if (reading.broken) rows.push(`WARNING: the audit breaks at line ${reading.broken.line}: ${reading.broken.why}. Lines from there on are not shown.`);
+  return `${rows.join('\n')}\n`;
+}

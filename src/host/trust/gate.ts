@@ -1,0 +1,94 @@
+// The door every relay frame passes before the runtime serves it. For a request that acts on this
+// machine (the registry's `actsOnMachine`, and whatever it audits) it asks the verifier when this
+// host requires signatures, and writes one line to the host's own audit: carried out (done or
+// failed, with the code) or refused (nothing ran). Reads pass straight through, unaudited and
+// unverified: the per-frame cost of a read is one table look-up.
+//
+// Signatures are required only when the host config says so (`signatures.require`, default OFF in
+// this release, so nothing that signs nothing yet breaks): with it off, the audit still names each
+// request, marked unverified, with whom the relay said it acted for.
+import { REQUEST_RULES, chatIdOfPayload, isRequestType, type RequestType } from '../../contracts/index.ts';
+import type { HostLog, ReplyFrame } from '../chats/core.ts';
+import type { HostAudit } from './audit.ts';
+import type { RequestVerifier } from './verify.ts';
+
+export interface GateOptions {
+  audit: HostAudit;
+  /** null: signatures not required (the host config's switch is off). */
+  verifier: RequestVerifier | null;
+  /** Request types the host config lets through unsigned even when signatures are required. */
+  unsigned?: ReadonlySet<RequestType>;
+  now?: () => number;
+  log?: HostLog;
+}
+
+interface FrameFields {
+  id: string;
+  type: RequestType;
+  payload?: unknown;
+  by?: unknown;
+  signature?: unknown;
+}
+
+/** The fields the gate reads, or null for a frame it leaves to the runtime (which answers bad-request or unknown-request). */
+function fieldsOf(frame: unknown): FrameFields | null {
+  if (typeof frame !== 'object' || frame === null) return null;
+  const { id, type } = frame as { id?: unknown; type?: unknown };
+  if (typeof id !== 'string' || id.length === 0 || typeof type !== 'string' || !isRequestType(type)) return null;
+  return frame as FrameFields;
+}
+
+export class RequestGate {
+  private readonly options: GateOptions;
+  private readonly now: () => number;
+
+  constructor(options: GateOptions) {
+    this.options = options;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Serves one relay frame through `serve` if it may run; never throws. */
+  async serve(frame: unknown, serve: (frame: unknown) => Promise<ReplyFrame>): Promise<ReplyFrame> {
+    const fields = fieldsOf(frame);
+    if (!fields) return serve(frame);
+    const rule = REQUEST_RULES[fields.type];
+    if (!rule.actsOnMachine && !rule.audited) return serve(frame);
+
+    const base = {
+      type: fields.type,
+      id: fields.id,
+      chatId: chatIdOfPayload(fields.payload),
+      relaySays: typeof fields.by === 'string' ? fields.by : null,
+    };
+    const { verifier, unsigned } = this.options;
+    let sender: { userId: string; device: string; at: number; payload: string } | null = null;
+    if (verifier && rule.actsOnMachine && !unsigned?.has(fields.type)) {
+      const verdict = await verifier.check(fields, fields.signature);
+      if (!verdict.ok) {
+        this.record({ ...base, outcome: 'refused', code: verdict.error.code, userId: null, device: null, signedAt: null, payload: null });
+        return { id: fields.id, ok: false, error: verdict.error };
+      }
+      sender = verdict.sender;
+    }
+    const reply = await serve(frame);
+    this.record({
+      ...base,
+      outcome: reply.ok ? 'done' : 'failed',
+      ...(reply.ok ? {} : { code: reply.error.code }),
+      userId: sender?.userId ?? null,
+      device: sender?.device ?? null,
+      signedAt: sender?.at ?? null,
+      payload: sender?.payload ?? null,
+    });
+    return reply;
+  }
+
+  private record(entry: Omit<Parameters<HostAudit['record']>[0], 'at'>): void {
+    try {
+      this.options.audit.record({ at: this.now(), ...entry });
+    } catch (error) {
+      // A failed write (a full disk) must not stop the host answering; it is said in the log.
+      this.options.log?.error(`audit: could not record ${entry.type} ${entry.id}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}

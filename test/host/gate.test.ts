@@ -1,0 +1,133 @@
+// The gate in front of a real HostCore (scripted provider): with signatures required, an unsigned,
+// forged or moved request runs nothing and is in the host's audit as refused; the owner's signed
+// requests run, approvals included (bound to the approval the host shows), and are audited with the
+// verified person and device. With the switch off, requests run and are audited as unverified.
+// `tether host audit` prints it.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { deviceKeyOf, newDeviceKeyPair, signRequest, type DeviceKey } from '../../src/client/device-key.ts';
+import { settledRequestDigest } from '../../src/contracts/index.ts';
+import type { HostCore, ReplyFrame } from '../../src/host/chats/core.ts';
+import { HostAudit, readAudit } from '../../src/host/trust/audit.ts';
+import { TrustBook } from '../../src/host/trust/book.ts';
+import { coreView } from '../../src/host/trust/core-view.ts';
+import { RequestGate } from '../../src/host/trust/gate.ts';
+import { RequestVerifier } from '../../src/host/trust/verify.ts';
+import { openGate } from '../../src/host/trust/open.ts';
+import { writePinnedOwner } from '../../src/host/trust/pinned.ts';
+import { HostConfigSchema } from '../../src/host/config.ts';
+import { openCore, tempDir } from './harness.ts';
+
+const HOST = 'host-gate';
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup(require: boolean): Promise<{ core: HostCore; dir: string; owner: DeviceKey; serve: (frame: unknown) => Promise<ReplyFrame> }> {
+  const { dir, cleanup } = tempDir('tether-gate-');
+  cleanups.push(cleanup);
+  const core = await openCore(dir);
+  cleanups.push(() => core.close());
+  const owner = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
+  const book = await TrustBook.open(HOST, { userId: 'ada', name: 'Ada', device: { id: owner.id, publicKey: owner.publicKey } });
+  const audit = HostAudit.open(dir);
+  cleanups.push(() => audit.close());
+  const gate = new RequestGate({ audit, verifier: require ? new RequestVerifier({ book, view: coreView(core) }) : null });
+  core.connect('relay', () => undefined, { allChats: true });
+  return { core, dir, owner, serve: (frame) => gate.serve(frame, (admitted) => core.serve(admitted, 'relay')) };
+}
+
+const sign = (key: DeviceKey, frame: { id: string; type: string; payload?: unknown }, settles?: string) =>
+  signRequest(key, frame, { hostId: HOST, settles });
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+describe('the request gate', () => {
+  it('with signatures required, runs nothing unsigned or forged and audits each refusal', async () => {
+    const { core, dir, serve } = await setup(true);
+    const create = { id: 'c-1', type: 'chat.create', payload: { chatId: 'c1' }, by: 'ada' };
+    expect(await serve(create)).toMatchObject({ ok: false, error: { code: 'signature-required' } });
+    const mallory = await deviceKeyOf(await newDeviceKeyPair(false), 0);
+    expect(await serve({ ...create, signature: await sign(mallory, create) })).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
+    expect(core.sessions.size).toBe(0);
+    // Reads need no signature and are not audited.
+    expect(await serve({ id: 'l-1', type: 'chat.list', payload: {} })).toMatchObject({ ok: true });
+    expect(readAudit(dir).entries.map((e) => [e.type, e.outcome, e.code, e.userId, e.relaySays])).toEqual([
+      ['chat.create', 'refused', 'signature-required', null, 'ada'],
+      ['chat.create', 'refused', 'signature-invalid', null, 'ada'],
+    ]);
+  });
+
+  it('runs the owner\'s signed requests, an approval bound to what the host shows, and audits who did it', async () => {
+    const { core, dir, owner, serve } = await setup(true);
+    const create = { id: 'c-1', type: 'chat.create', payload: { chatId: 'c1' } };
+    expect(await serve({ ...create, signature: await sign(owner, create) })).toMatchObject({ ok: true });
+    const send = { id: 's-1', type: 'chat.send', payload: { chatId: 'c1', text: 'please approve' } };
+    expect(await serve({ ...send, signature: await sign(owner, send) })).toMatchObject({ ok: true });
+    const session = core.sessions.get('c1')!;
+    await until(() => session.pendingRequests().length === 1);
+    const waiting = session.pendingRequests()[0];
+    if (waiting.kind !== 'approval') throw new Error('expected an approval');
+    const approve = { id: 'a-1', type: 'chat.approve', payload: { chatId: 'c1', requestId: waiting.requestId, decision: 'allow' } };
+    // Signed for another command than the one waiting: refused, and the approval still waits.
+    const elsewhere = await settledRequestDigest({ kind: 'approval', requestId: waiting.requestId, toolName: 'Bash', input: { command: 'rm -rf ~' } });
+    expect(await serve({ ...approve, signature: await sign(owner, approve, elsewhere) })).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
+    expect(session.pendingRequests()).toHaveLength(1);
+    const shown = await settledRequestDigest({ kind: 'approval', requestId: waiting.requestId, toolName: waiting.toolName, input: waiting.input });
+    const honest = { ...approve, id: 'a-2' };
+    expect(await serve({ ...honest, signature: await sign(owner, honest, shown) })).toMatchObject({ ok: true });
+    await until(() => session.pendingRequests().length === 0);
+    const audit = readAudit(dir);
+    expect(audit.broken).toBeNull();
+    expect(audit.entries.map((e) => [e.type, e.outcome, e.userId, e.device])).toEqual([
+      ['chat.create', 'done', 'ada', owner.id],
+      ['chat.send', 'done', 'ada', owner.id],
+      ['chat.approve', 'refused', null, null],
+      ['chat.approve', 'done', 'ada', owner.id],
+    ]);
+  });
+
+  it('with the switch off, runs unsigned requests and audits them as unverified with the relay\'s claim', async () => {
+    const { core, dir, serve } = await setup(false);
+    expect(await serve({ id: 'c-1', type: 'chat.create', payload: { chatId: 'c1' }, by: 'bob' })).toMatchObject({ ok: true });
+    expect(await serve({ id: 'k-1', type: 'chat.kill', payload: { chatId: 'nope' }, by: 'bob' })).toMatchObject({ ok: false, error: { code: 'chat-not-found' } });
+    expect(core.sessions.has('c1')).toBe(true);
+    expect(readAudit(dir).entries.map((e) => [e.type, e.outcome, e.code, e.userId, e.relaySays])).toEqual([
+      ['chat.create', 'done', undefined, null, 'bob'],
+      ['chat.kill', 'failed', 'chat-not-found', null, 'bob'],
+    ]);
+
+    // `tether host audit` prints it, and exits 4 once the chain is broken.
+    const printed = execFileSync(process.execPath, ['bin/tether.js', 'host', 'audit', '--data', dir], { encoding: 'utf8' });
+    expect(printed).toMatch(/chat\.create\s+done\s+unverified, relay says bob/);
+    expect(printed).toMatch(/chat\.kill\s+failed chat-not-found/);
+    const json = execFileSync(process.execPath, ['bin/tether.js', 'host', 'audit', '--data', dir, '--json', '--last', '1'], { encoding: 'utf8' });
+    expect(json.trim().split('\n').map((line) => JSON.parse(line).type)).toEqual(['chat.kill']);
+    const { writeFileSync, readFileSync } = await import('node:fs');
+    const file = `${dir}/audit.jsonl`;
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"done"', '"failed"'));
+    const broken = spawnSync(process.execPath, ['bin/tether.js', 'host', 'audit', '--data', dir], { encoding: 'utf8' });
+    expect(broken.status).toBe(4);
+    expect(broken.stdout).toContain('WARNING: the audit breaks at line 2');
+  });
+
+  it('the host config switch: off by default; on, the host will not start without a pinned owner of this host', async () => {
+    const { core, dir, owner } = await setup(false);
+    const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    expect(HostConfigSchema.parse({ signatures: {} }).signatures).toEqual({ require: false, unsigned: [] });
+    expect(HostConfigSchema.safeParse({ signatures: { unsigned: ['chat.sned'] } }).success).toBe(false);
+    const on = HostConfigSchema.parse({ signatures: { require: true } });
+    await expect(openGate(core, dir, on, HOST, log)).rejects.toThrow(/no pinned owner/);
+    writePinnedOwner(dir, { hostId: 'host-other', owner: { userId: 'ada', name: 'Ada', device: { id: owner.id, publicKey: owner.publicKey } }, pinnedAt: 1 });
+    await expect(openGate(core, dir, on, HOST, log)).rejects.toThrow(/not this host/);
+    writePinnedOwner(dir, { hostId: HOST, owner: { userId: 'ada', name: 'Ada', device: { id: owner.id, publicKey: owner.publicKey } }, pinnedAt: 1 });
+    const { gate, close } = await openGate(core, dir, on, HOST, log);
+    cleanups.push(close);
+    const create = { id: 'c-9', type: 'chat.create', payload: { chatId: 'c9' } };
+    expect(await gate.serve(create, (f) => core.serve(f, 'relay'))).toMatchObject({ ok: false, error: { code: 'signature-required' } });
+    expect(await gate.serve({ ...create, signature: await sign(owner, create) }, (f) => core.serve(f, 'relay'))).toMatchObject({ ok: true });
+  });
+});
