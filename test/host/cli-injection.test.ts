@@ -32,7 +32,8 @@ import { CLAUDE_BIN, claudeTestEnv, scenarioReply } from './claude-scenario.ts';
 import { codexScenario, TEST_KEY_VARIABLE, writeCodexHome } from './fixtures/codex/scenario.ts';
 import { copilotEnv, copilotScenario, GREETING, TEST_MODEL as COPILOT_MODEL } from './fixtures/copilot/scenario.ts';
 import { geminiScenario, geminiTestEnv, TEST_MODEL as GEMINI_MODEL, writeGeminiHome } from './fixtures/gemini/scenario.ts';
-import { openCore, TestClient, tempDir } from './harness.ts';
+import { ScriptProvider } from '../../src/host/providers/script.ts';
+import { openCore, TEST_SCRIPT, TestClient, tempDir } from './harness.ts';
 
 const bin = (name: string) => path.resolve(import.meta.dirname, '../../node_modules/.bin', name);
 const UUID = '0199a213-81c0-7800-8aa1-bbab2a035a53';
@@ -209,6 +210,24 @@ describe('argument injection into the real CLIs', { timeout: 60_000 }, () => {
     const requests = copilotModel.requests.slice(asked).filter((r) => (r.body.tools?.length ?? 0) > 0);
     expect(requests.length).toBeGreaterThan(0);
     expect(new Set(requests.map((r) => r.body.model))).toEqual(new Set([COPILOT_MODEL]));
+  });
+});
+
+describe('a selection is kept only as the provider made it', () => {
+  it('chat.configure on a chat whose provider this host no longer has refuses a selection instead of keeping it raw for a later command line', async () => {
+    const dir = tempDir('tether-injection-gone-');
+    try {
+      let host = await openCore(dir.dir, { providers: [new ScriptProvider({ kind: 'claude', script: TEST_SCRIPT }), new ScriptProvider({ kind: 'codex', script: TEST_SCRIPT })] });
+      await new TestClient(host).ok('chat.create', { chatId: 'g', provider: 'codex' });
+      await host.close();
+      host = await openCore(dir.dir, { providers: [new ScriptProvider({ kind: 'claude', script: TEST_SCRIPT })] });
+      const reply = await new TestClient(host).request('chat.configure', { chatId: 'g', selection: { model: 'gpt-5.1-codex', options: { effort: 'max' } } });
+      expect(reply).toMatchObject({ ok: false, error: { code: 'account-unavailable' } });
+      expect(host.session('g').info.selection.model).not.toBe('gpt-5.1-codex');
+      await host.close();
+    } finally {
+      dir.cleanup();
+    }
   });
 });
 
