@@ -1,6 +1,6 @@
 // `tether`: the host's command line.
 //
-//   tether host pair <relay-url> [--name <name>] [--data <dir>]
+//   tether host pair <relay-url> [--name <name>] [--data <dir>] [--folder <dir>]... [--max-mode <mode>]
 //   tether host start [--relay <url>] [--data <dir>] [--config <file>] [--verbose]
 //   tether host status [--data <dir>] [--json]
 //   tether host doctor [--relay <url>] [--data <dir>] [--config <file>] [--json]
@@ -20,7 +20,12 @@ import { formatDoctor, runDoctor } from './doctor.ts';
 import { hostTokenSigner, identityFile, readHostIdentity, type HostIdentity } from './identity.ts';
 import { consoleLog, HOST_VERSION, startHost, statusFilePath } from './index.ts';
 import type { HostStatus } from './index.ts';
-import { pairHost } from './pairing.ts';
+import { createInterface } from 'node:readline/promises';
+import { MODE_ORDER } from '../contracts/index.ts';
+import { checkMode, checkRoot, defaultRoot, describePairPolicy, writePairPolicy } from './pair-policy.ts';
+import type { PairPolicyAnswers } from './pair-policy.ts';
+import { pairHost, relayBase } from './pairing.ts';
+import { DEFAULT_MODE_CEILING } from './policy.ts';
 import { formatAudit, readAudit } from './trust/audit.ts';
 
 export function defaultDataDir(): string {
@@ -74,19 +79,31 @@ export function buildCli(): Command {
 
   host.command('pair')
     .description('Pair this machine with a relay: shows a code that a signed-in person approves')
-    .argument('<relay-url>', 'the relay\'s base URL')
+    .argument('<relay-url>', 'the relay\'s base URL (https://, or http:// on loopback)')
     .option('--name <name>', 'how the host is called on the relay (default: this machine\'s name)', hostname())
+    .option('--folder <dir>', 'a folder chats may work in (repeat for more; default: asked, else the folder pair runs in)', (value: string, list: string[]) => [...list, value], [] as string[])
+    .option('--max-mode <mode>', `the widest runtime mode a chat may use (${MODE_ORDER.join(', ')}; default: asked, else ${DEFAULT_MODE_CEILING})`)
     .addOption(dataOption())
-    .action(async (relayUrl: string, opts: { name: string; data: string }) => {
+    .addOption(configOption())
+    .action(async (relayUrl: string, opts: { name: string; data: string; config?: string; folder: string[]; maxMode?: string }) => {
       const existing = identityIn(opts.data);
       if (existing) {
         fail(`This data folder is already paired: host ${existing.hostId} on ${existing.relayUrl}. To pair again, remove ${identityFile(opts.data)} (or use another --data).`);
+      }
+      let answers: PairPolicyAnswers;
+      try {
+        relayBase(relayUrl);
+        answers = { roots: opts.folder.map((folder) => checkRoot(folder)), ...(opts.maxMode ? { modeCeiling: checkMode(opts.maxMode) } : {}) };
+        if (process.stdin.isTTY && opts.folder.length === 0 && !opts.maxMode) answers = await askPolicy();
+      } catch (error) {
+        fail(error instanceof Error ? error.message : String(error));
       }
       const abort = new AbortController();
       process.once('SIGINT', () => abort.abort(new Error('Pairing cancelled')));
       try {
         const identity = await pairHost({ relayUrl, name: opts.name, dataDir: opts.data, say: (line) => process.stdout.write(`${line}\n`), signal: abort.signal });
-        process.stdout.write(`Paired: this machine is host ${identity.hostId} on ${identity.relayUrl}.\nStart it with: tether host start --data ${opts.data}\n`);
+        const policy = writePairPolicy(opts.config ?? path.join(opts.data, 'config.json'), answers);
+        process.stdout.write(`Paired: this machine is host ${identity.hostId} on ${identity.relayUrl}.\n${describePairPolicy(policy).join('\n')}\nStart it with: tether host start --data ${opts.data}\n`);
       } catch (error) {
         fail(error instanceof Error ? error.message : String(error));
       }
@@ -157,6 +174,34 @@ export function buildCli(): Command {
     });
 
   return program;
+}
+
+/** Asks the person on the terminal which folders and which widest mode this machine allows. */
+async function askPolicy(): Promise<PairPolicyAnswers> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    const here = defaultRoot();
+    const roots: string[] = [];
+    for (;;) {
+      const answer = (await rl.question(`Folders chats may work in, comma-separated [${here}]: `)).trim();
+      try {
+        roots.push(...(answer === '' ? [here] : answer.split(',')).map((folder) => checkRoot(folder)));
+        break;
+      } catch (error) {
+        process.stdout.write(`${error instanceof Error ? error.message : String(error)}\n`);
+      }
+    }
+    for (;;) {
+      const answer = (await rl.question(`Widest runtime mode (${MODE_ORDER.join(', ')}) [${DEFAULT_MODE_CEILING}]: `)).trim();
+      try {
+        return { roots, modeCeiling: answer === '' ? DEFAULT_MODE_CEILING : checkMode(answer) };
+      } catch (error) {
+        process.stdout.write(`${error instanceof Error ? error.message : String(error)}\n`);
+      }
+    }
+  } finally {
+    rl.close();
+  }
 }
 
 /** The identity kept in the data folder; a damaged one ends the command with what is wrong. */

@@ -31,15 +31,29 @@ export class PairingFailed extends Error {
 
 const ErrorBodySchema = z.object({ code: z.string(), message: z.string(), retryAfterMs: z.number().optional() });
 
-/** The relay's base URL as the host keeps it: http(s), no trailing slash. */
+/**
+ * The relay's base URL as the host keeps it: http(s), no trailing slash. Plain http only to this
+ * machine (a local relay, tests): anywhere else the link token and every frame would cross the
+ * network in clear, and anyone on the path could act as the relay.
+ */
 export function relayBase(relayUrl: string): string {
   const url = new URL(relayUrl);
   if (url.protocol === 'ws:') url.protocol = 'http:';
   else if (url.protocol === 'wss:') url.protocol = 'https:';
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`Not a relay URL: ${relayUrl}`);
+  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+    throw new Error(`A relay on another machine needs https:// (${url.host} is not this machine); plain http:// is only for a relay on loopback`);
+  }
   url.search = '';
   url.hash = '';
   return url.toString().replace(/\/+$/, '');
+}
+
+/** Whether a URL's host is this machine: localhost names, 127.0.0.0/8 and ::1. */
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost') || host === '::1') return true;
+  return /^127(?:\.\d{1,3}){3}$/.test(host);
 }
 
 export async function pairHost(options: PairOptions): Promise<HostIdentity> {

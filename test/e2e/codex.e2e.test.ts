@@ -21,7 +21,7 @@ beforeAll(async () => {
   mkdirSync(home, { recursive: true });
   writeCodexHome(home, model.url);
   const codex = { backend: 'codex', command: path.join(root, 'node_modules', '.bin', 'codex'), home, env: { [TEST_KEY_VARIABLE]: 'test-key' } };
-  await chat.open({ providers: { codex }, policy: { roots: [work] } }, { provider: 'codex', cwd: work, runtimeMode: 'auto-accept-edits' });
+  await chat.open({ providers: { codex }, policy: { roots: [work], modeCeiling: 'full-access' } }, { provider: 'codex', cwd: work, runtimeMode: 'auto-accept-edits' });
 });
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 // End-to-end peers: a real host process (`bin/tether.js host start`) and clients on the SDK socket.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { RelaySocket, relayPaths } from '../../src/client/index.ts';
@@ -107,8 +107,11 @@ export class HostProcess {
 
   /** Runs `tether host pair`, approves the code it prints as the owner, and answers the identity it kept. */
   private async pair(): Promise<HostIdentity> {
+    // A test whose config names no policy keeps the host's former wide one (home, full-access), which
+    // it was written for; pair writes it into the config and prints it.
+    const wide = hasPolicy(this.dataDir) ? [] : ['--folder', homedir(), '--folder', tmpdir(), '--max-mode', 'full-access'];
     const child = spawn(process.execPath, [
-      path.join(root, 'bin', 'tether.js'), 'host', 'pair', relayUrl(), '--data', this.dataDir, '--name', this.name,
+      path.join(root, 'bin', 'tether.js'), 'host', 'pair', relayUrl(), '--data', this.dataDir, '--name', this.name, ...wide,
     ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -126,6 +129,7 @@ export class HostProcess {
     else await approveAsOwner(userCode, this.ownerId);
     const code = await exited;
     if (code !== 0) throw new Error(`tether host pair exited ${code}:\n${output}`);
+    if (!/Chats on this machine may work only in: .+\nThe widest runtime mode a chat may use: /.test(output)) throw new Error(`tether host pair did not print its policy:\n${output}`);
     return readHostIdentity(this.dataDir)!;
   }
 
@@ -137,6 +141,14 @@ export class HostProcess {
       child.once('exit', () => resolve());
       child.kill(signal);
     });
+  }
+}
+
+function hasPolicy(dataDir: string): boolean {
+  try {
+    return JSON.parse(readFileSync(path.join(dataDir, 'config.json'), 'utf8')).policy !== undefined;
+  } catch {
+    return false;
   }
 }
 
