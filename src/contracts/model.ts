@@ -146,7 +146,23 @@ export const ProviderInfoSchema = z.object({
 });
 export type ProviderInfo = z.output<typeof ProviderInfoSchema>;
 
+// Tether addition (not in agent-contracts): what the host's own policy allows, so a client can show
+// it and offer only what will be accepted. The host enforces it whatever a client sends.
+export const HostPolicySummarySchema = z.object({
+  // Folders chats may work in (and below), resolved.
+  roots: z.array(z.string()),
+  // Where a chat works when `chat.create` names no folder.
+  defaultFolder: z.string(),
+  // The widest runtime mode a chat may ask for.
+  modeCeiling: RuntimeModeSchema,
+  // The mode of a chat created without one.
+  defaultMode: RuntimeModeSchema,
+});
+export type HostPolicySummary = z.output<typeof HostPolicySummarySchema>;
+
 export const ProviderListResultSchema = z.object({
   providers: z.array(ProviderInfoSchema),
+  // Tether addition: the host's policy (absent from hosts before it).
+  policy: HostPolicySummarySchema.optional(),
 });
 export type ProviderListResult = z.output<typeof ProviderListResultSchema>;

@@ -6,7 +6,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { MODE_ORDER, narrowerMode } from '../contracts/index.ts';
-import type { RuntimeMode } from '../contracts/index.ts';
+import type { HostPolicySummary, RuntimeMode } from '../contracts/index.ts';
 import { ProtocolError } from '../contracts/errors.ts';
 
 /** The ceiling when the config names none: edits without asking, never commands without asking. */
@@ -57,13 +57,6 @@ export interface HostPolicyOptions {
 /** Hidden forks at once when the config names no cap. */
 export const DEFAULT_HIDDEN_FORKS = { host: 4, chat: 1 } as const;
 
-/** What a host tells clients about its policy (Tether's addition to `provider.list`). */
-export interface PolicySummary {
-  roots: string[];
-  defaultFolder: string;
-  modeCeiling: RuntimeMode;
-  defaultMode: RuntimeMode;
-}
 
 export class HostPolicy {
   readonly roots: readonly string[];
@@ -87,7 +80,8 @@ export class HostPolicy {
     this.hiddenForks = { ...DEFAULT_HIDDEN_FORKS, ...options.hiddenForks };
   }
 
-  summary(): PolicySummary {
+  /** What a host tells clients about its policy (Tether's addition to `provider.list`). */
+  summary(): HostPolicySummary {
     return { roots: [...this.roots], defaultFolder: this.defaultFolder, modeCeiling: this.modeCeiling, defaultMode: narrowerMode(DEFAULT_CHAT_MODE, this.modeCeiling) };
   }
 

@@ -85,6 +85,10 @@ describe('hosts in the web app', () => {
     const { page } = owner;
     await hostRow(page).click();
     await page.getByRole('heading', { name: host.name }).waitFor();
+    // The host page says what the machine allows, as its own policy reports it.
+    const allows = page.getByTestId('host-policy');
+    await allows.waitFor();
+    expect(await allows.textContent()).toMatch(new RegExp(`Folders: ${WORK}.*Widest runtime mode: auto-accept-edits; a chat without a mode is supervised`));
     await noViolations(page);
     const renamed = `${host.name} renamed`;
     await page.getByLabel('Name', { exact: true }).fill(renamed);
@@ -139,6 +143,17 @@ describe('chats in the web app', () => {
     expect(await agent.inputValue()).toBe('claude');
     const models = await page.locator('select[name="model"] option').allTextContents();
     expect(models.length).toBe(claude.models.length);
+    // The host's policy comes with its catalog: its folders, its default folder, and no mode above its ceiling.
+    expect(catalog.policy).toEqual({ roots: [WORK], defaultFolder: WORK, modeCeiling: 'auto-accept-edits', defaultMode: 'supervised' });
+    expect(await page.getByTestId('host-policy').textContent()).toContain(WORK);
+    expect(await page.getByLabel('Folder on the host').getAttribute('placeholder')).toBe(WORK);
+    expect(await page.locator('select[name="runtime-mode"] option[disabled]').allTextContents()).toEqual([
+      expect.stringContaining('Auto'), expect.stringContaining('Full access'),
+    ]);
+    // A folder outside them is refused by the host, and the refusal names the folders it allows.
+    await page.getByLabel('Folder on the host').fill('/etc');
+    await page.getByRole('button', { name: 'Create chat' }).click();
+    await expect.poll(() => page.locator('form [role="alert"]').textContent()).toContain(`allowed folders: ${WORK}`);
     await page.getByLabel('Folder on the host').fill(alpha);
     await page.getByLabel('Runtime mode').selectOption('auto-accept-edits');
     await noViolations(page);

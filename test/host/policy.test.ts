@@ -188,3 +188,33 @@ describe('hidden forks', () => {
     expect(running()).toHaveLength(2);
   });
 });
+
+describe('a chat\'s uploads on the host\'s disk', () => {
+  it('are kept within the limits: the oldest go, never the message being sent, and the chat is told', async () => {
+    await core.close();
+    core = await openCore(data.dir, {
+      providers: [provider],
+      policy: new HostPolicy({ home: home.dir, roots: [work] }),
+      attachmentLimits: { files: 2, bytes: 1024 * 1024 },
+    });
+    client = new TestClient(core);
+    await client.ok('chat.create', { chatId: 'c', cwd: work });
+    const sent: string[] = [];
+    for (const text of ['one', 'two', 'three']) {
+      const data64 = Buffer.from(`file ${text}`).toString('base64');
+      await client.ok('chat.send', { chatId: 'c', text, attachments: [{ name: `${text}.txt`, mime: 'text/plain', data: data64 }] });
+      await idle(core, 'c');
+      const user = core.session('c').thread.items.findLast((i) => i.kind === 'user');
+      sent.push(user?.kind === 'user' ? user.attachments![0].path : '');
+    }
+    const { existsSync } = await import('node:fs');
+    expect(sent.map((file) => existsSync(file))).toEqual([false, true, true]);
+    const notes = core.session('c').thread.items.filter((i) => i.kind === 'note');
+    expect(notes).toEqual([expect.objectContaining({ level: 'info', text: expect.stringContaining('1 older attachment was removed from the host') })]);
+    // One larger than the byte limit alone still goes through (it is the message being sent); the rest make room.
+    const big = Buffer.alloc(1024 * 1024 + 1, 1).toString('base64');
+    await client.ok('chat.send', { chatId: 'c', text: 'big', attachments: [{ name: 'big.bin', mime: 'application/octet-stream', data: big }] });
+    await idle(core, 'c');
+    expect(sent.map((file) => existsSync(file))).toEqual([false, false, false]);
+  });
+});

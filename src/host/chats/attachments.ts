@@ -4,7 +4,7 @@
 // paths and mime types, and for images also the bytes (base64), read when the turn starts, so a
 // driver can hand them to its CLI as image input.
 import { createHash, randomBytes } from 'node:crypto';
-import { access, copyFile, mkdir, readFile, readdir, stat } from 'node:fs/promises';
+import { access, copyFile, mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ATTACHMENT_FILE_NAME, CHAT_ATTACHMENT_MAX_BYTES, ProtocolError, attachmentImageMime } from '../../contracts/index.ts';
@@ -13,13 +13,60 @@ import { replaceFile } from '../disk.ts';
 import type { TurnImage } from '../providers/provider.ts';
 import type { ChatStore } from './store.ts';
 
+/** What one chat keeps of its uploads on the host's disk; past it the oldest go (and the chat is told). */
+export interface AttachmentLimits {
+  files: number;
+  bytes: number;
+}
+
+export const DEFAULT_ATTACHMENT_LIMITS: AttachmentLimits = { files: 200, bytes: 256 * 1024 * 1024 };
+
 export class AttachmentStore {
   private readonly store: ChatStore;
+  readonly limits: AttachmentLimits;
   /** Writes under way by file: the same bytes sent twice at once are written once. */
   private readonly writing = new Map<string, Promise<void>>();
 
-  constructor(store: ChatStore) {
+  constructor(store: ChatStore, limits: AttachmentLimits = DEFAULT_ATTACHMENT_LIMITS) {
     this.store = store;
+    this.limits = limits;
+  }
+
+  /**
+   * Keeps a chat's uploads within the limits: the oldest files go first, never one in `keep` (the
+   * message being sent, the queued ones). Visual pages are not uploads and stay. Answers what went.
+   */
+  async prune(chatId: string, keep: ReadonlySet<string>): Promise<{ files: number; bytes: number }> {
+    const dir = this.store.attachmentDir(chatId);
+    let names: string[];
+    try {
+      names = (await readdir(dir)).filter((name) => ATTACHMENT_FILE_NAME.test(name));
+    } catch {
+      return { files: 0, bytes: 0 };
+    }
+    if (names.length === 0) return { files: 0, bytes: 0 };
+    const files = (await Promise.all(names.map(async (name) => {
+      const file = path.join(dir, name);
+      try {
+        const info = await stat(file);
+        return { file, size: info.size, at: info.mtimeMs };
+      } catch {
+        return null;
+      }
+    }))).filter((f) => f !== null).sort((a, b) => a.at - b.at);
+    let count = files.length;
+    let bytes = files.reduce((sum, f) => sum + f.size, 0);
+    const dropped = { files: 0, bytes: 0 };
+    for (const f of files) {
+      if (count <= this.limits.files && bytes <= this.limits.bytes) break;
+      if (keep.has(f.file)) continue;
+      await rm(f.file, { force: true });
+      count -= 1;
+      bytes -= f.size;
+      dropped.files += 1;
+      dropped.bytes += f.size;
+    }
+    return dropped;
   }
 
   /** Decodes and stores uploads (already checked against the uploads schema); answers them as stored. */

@@ -39,6 +39,7 @@ import { HostPolicy } from '../policy.ts';
 import type { Provider } from '../providers/provider.ts';
 import { AccountBook } from './accounts.ts';
 import { AttachmentStore } from './attachments.ts';
+import type { AttachmentLimits } from './attachments.ts';
 import { Checkpoints, mayBeInWorkTree } from './checkpoints.ts';
 import { createHandlers } from './handlers.ts';
 import type { HandlerTable } from './handlers.ts';
@@ -72,6 +73,8 @@ export interface HostCoreOptions {
   logLimit?: number;
   /** Request ids remembered for idempotency. Default 2 000. */
   journalLimit?: number;
+  /** Uploads one chat keeps on disk (count and bytes); past it the oldest go. Default 200 files, 256 MiB. */
+  attachmentLimits?: AttachmentLimits;
   log?: HostLog;
 }
 
@@ -132,7 +135,7 @@ export class HostCore {
     this.store = new ChatStore(options.dataDir);
     this.journal = new RequestJournal(options.dataDir, options.journalLimit ?? 2_000);
     this.accounts = new AccountBook(options.dataDir, [...this.providers.keys()], this.policy);
-    this.attachments = new AttachmentStore(this.store);
+    this.attachments = new AttachmentStore(this.store, options.attachmentLimits);
     this.checkpoints = new Checkpoints(options.dataDir);
     this.handlers = createHandlers(this);
   }

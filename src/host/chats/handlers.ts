@@ -18,6 +18,7 @@ import type { ClientState, HostCore } from './core.ts';
 import { listProviders } from '../providers/roster.ts';
 import { admitSessionId, AGENT_SESSION_ID } from '../providers/cli-values.ts';
 import { continueOn, forkChat, forkInfo, forkPreamble, summarize } from './forks.ts';
+import { newId } from './session.ts';
 import type { ChatSession } from './session.ts';
 import { storableChatId } from './store.ts';
 import { titleFromMessage } from './title.ts';
@@ -126,6 +127,7 @@ export function createHandlers(core: HostCore): HandlerTable {
         await Promise.all(attachments.map((attachment) => core.store.removeAttachment(attachment.path)));
         throw new ProtocolError('chat-not-found', `Chat ${payload.chatId} was removed`);
       }
+      if (attachments.length > 0) await keepWithinLimits(core, session, attachments);
       nameChat(session, payload.text, attachments);
       const prompt = forkPreamble(session, payload.text);
       const message = {
@@ -272,7 +274,8 @@ export function createHandlers(core: HostCore): HandlerTable {
 
     // Providers and accounts --------------------------------------------------------------------
     // Every agent CLI, served or not (roster.ts).
-    'provider.list': async () => ({ providers: await listProviders([...core.providers.values()]) }),
+    // With the host's policy (a Tether addition), so clients show the folders and the ceiling.
+    'provider.list': async () => ({ providers: await listProviders([...core.providers.values()]), policy: core.policy.summary() }),
     'accounts.list': () => core.accounts.snapshot(),
     'accounts.refresh': () => core.accounts.refresh(),
     'accounts.save': async (payload) => {
@@ -308,6 +311,22 @@ export function createHandlers(core: HostCore): HandlerTable {
     'usage.limits': () => ({ providers: [] }),
     'usage.refreshLimits': () => ({ providers: [] }),
   };
+}
+
+/**
+ * After new uploads, the chat's files on disk are kept within the host's limits: the oldest go
+ * (never this message's nor a queued one's), and the chat gets a note saying so.
+ */
+async function keepWithinLimits(core: HostCore, session: ChatSession, attachments: readonly { path: string }[]): Promise<void> {
+  const keep = new Set(attachments.map((a) => a.path));
+  for (const queued of session.info.queue ?? []) for (const a of queued.attachments ?? []) keep.add(a.path);
+  const dropped = await core.attachments.prune(session.chatId, keep);
+  if (dropped.files === 0) return;
+  const { files, bytes } = core.attachments.limits;
+  session.upsert({
+    id: newId('note'), kind: 'note', createdAt: Date.now(), turnId: null, level: 'info',
+    text: `${dropped.files} older attachment${dropped.files === 1 ? ' was' : 's were'} removed from the host (${Math.ceil(dropped.bytes / 1024)} KiB): a chat keeps at most ${files} files and ${Math.round(bytes / (1024 * 1024))} MiB of uploads there. Earlier messages still show their names.`,
+  });
 }
 
 /**

@@ -1,9 +1,11 @@
 // A new chat: which host, which agent (provider), model and model options from the host's own
 // catalog (`provider.list`), the folder it works in and how much it may do unasked (runtime mode).
+// The host's policy comes with the catalog: the folders it allows, its default folder and the widest
+// mode, shown here and used to offer only what the host will accept (it checks again anyway).
 // Made with `chat.create` on the host's lobby, then opened.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import {
-  MODE_ORDER, type ModelInfo, type ModelOptionDescriptor, type ProviderInfo, type RuntimeMode,
+  MODE_ORDER, type HostPolicySummary, type ModelInfo, type ModelOptionDescriptor, type ProviderInfo, type RuntimeMode,
 } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
 import { navigate } from '../app/router.ts';
@@ -32,7 +34,7 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
   const usable = (hosts.value ?? []).filter((h) => h.role === 'owner' || h.role === 'operator');
   const [hostId, setHostId] = useState(query.get('host') ?? '');
   const chosenHost = usable.find((h) => h.id === hostId) ?? usable.find(isOnline) ?? usable[0];
-  const [catalog, setCatalog] = useState<{ hostId: string; providers: ProviderInfo[] } | null>(null);
+  const [catalog, setCatalog] = useState<{ hostId: string; providers: ProviderInfo[]; policy?: HostPolicySummary } | null>(null);
   const [catalogError, setCatalogError] = useState<string | null>(null);
   const [kind, setKind] = useState('');
   const [modelSlug, setModelSlug] = useState('');
@@ -48,13 +50,19 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
     let live = true;
     setCatalogError(null);
     hostConnection(chosenHost.id).request('provider.list', {}).then(
-      ({ providers }) => { if (live) setCatalog({ hostId: chosenHost.id, providers: providers.filter((p) => p.installed && p.capabilities.chat && p.models.length > 0) }); },
+      ({ providers, policy }) => {
+        if (!live) return;
+        setCatalog({ hostId: chosenHost.id, providers: providers.filter((p) => p.installed && p.capabilities.chat && p.models.length > 0), ...(policy ? { policy } : {}) });
+        if (policy) setMode(policy.defaultMode);
+      },
       (failure: unknown) => { if (live) setCatalogError(errorText(failure)); },
     );
     return () => { live = false; };
   }, [chosenHost?.id, online]);
 
   const providers = catalog && catalog.hostId === chosenHost?.id ? catalog.providers : null;
+  const policy = catalog && catalog.hostId === chosenHost?.id ? catalog.policy : undefined;
+  const allowed = (m: RuntimeMode) => !policy || MODE_ORDER.indexOf(m) <= MODE_ORDER.indexOf(policy.modeCeiling);
   const provider = providers?.find((p) => p.kind === kind) ?? providers?.[0];
   const model = useMemo(() => provider?.models.find((m) => m.slug === modelSlug)
     ?? provider?.models.find((m) => m.slug === provider.defaultModel)
@@ -121,12 +129,17 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
               )}
               <label>
                 Folder on the host
-                <input type="text" name="cwd" placeholder="The host's default folder" value={cwd} onInput={(e) => setCwd(e.currentTarget.value)} autoComplete="off" spellcheck={false} />
+                <input type="text" name="cwd" placeholder={policy?.defaultFolder ?? 'The host\'s default folder'} value={cwd} onInput={(e) => setCwd(e.currentTarget.value)} autoComplete="off" spellcheck={false} />
               </label>
+              {policy && (
+                <p class="muted small" data-testid="host-policy">
+                  This host allows chats in {policy.roots.join(', ')} (empty: {policy.defaultFolder}), up to {MODES[policy.modeCeiling].split(':')[0].toLowerCase()}.
+                </p>
+              )}
               <label>
                 Runtime mode
                 <select name="runtime-mode" value={mode} onChange={(e) => setMode(e.currentTarget.value as RuntimeMode)}>
-                  {MODE_ORDER.map((m) => <option key={m} value={m}>{MODES[m]}</option>)}
+                  {MODE_ORDER.map((m) => <option key={m} value={m} disabled={!allowed(m)}>{MODES[m]}{allowed(m) ? '' : ' (not allowed on this host)'}</option>)}
                 </select>
               </label>
               <button type="submit" class="primary" disabled={busy}>{busy ? 'Creating…' : 'Create chat'}</button>

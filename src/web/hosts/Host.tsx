@@ -1,11 +1,11 @@
 // One host: presence, and for its owners rename, revoke, who may use it (grants to a person by email
 // or to a team, as viewer, operator or owner) and its audit log.
 import { useEffect, useState } from 'preact/hooks';
-import { ACCESS_ROLES, type AuditPage, type Grant, type TeamSummary } from '../../contracts/index.ts';
+import { ACCESS_ROLES, type AuditPage, type Grant, type HostPolicySummary, type TeamSummary } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
 import { useOutcome } from './outcome.ts';
 import { navigate } from '../app/router.ts';
-import { api } from '../app/session.ts';
+import { api, hostConnection } from '../app/session.ts';
 import { hosts, hostsChanged, hostsError, isOnline, loadHosts } from './host-list.ts';
 import { ago, when } from './time.ts';
 import './hosts.css';
@@ -35,6 +35,7 @@ export function HostPage({ hostId }: { hostId: string }) {
         </p>
         {(host.role === 'owner' || host.role === 'operator') && <a class="button" href={`/chats/new?host=${encodeURIComponent(host.id)}`}>Start a chat here</a>}
       </div>
+      {online && host.role !== null && <HostPolicyCard hostId={host.id} />}
       {host.role === 'owner' && (
         <>
           <Rename hostId={host.id} name={host.name} />
@@ -44,6 +45,30 @@ export function HostPage({ hostId }: { hostId: string }) {
         </>
       )}
     </section>
+  );
+}
+
+/** What the host's own policy allows (from its `provider.list`): the folders and the widest mode. */
+function HostPolicyCard({ hostId }: { hostId: string }) {
+  const [policy, setPolicy] = useState<HostPolicySummary | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    hostConnection(hostId).request('provider.list', {}).then(
+      (result) => { if (live) setPolicy(result.policy ?? null); },
+      (failure: unknown) => { if (live) setError(errorText(failure)); },
+    );
+    return () => { live = false; };
+  }, [hostId]);
+  if (error) return <p class="notice error" role="alert">{error}</p>;
+  if (!policy) return null;
+  return (
+    <div class="card stack" aria-label="What this host allows" data-testid="host-policy">
+      <h2>What this host allows</h2>
+      <p>Folders: {policy.roots.map((root, i) => <span key={root}>{i > 0 ? ', ' : ''}<code>{root}</code></span>)} (a chat without a folder works in <code>{policy.defaultFolder}</code>)</p>
+      <p>Widest runtime mode: <strong>{policy.modeCeiling}</strong>; a chat without a mode is {policy.defaultMode}.</p>
+      <p class="muted small">Set by the machine's owner in its host config; no one on the relay can widen it.</p>
+    </div>
   );
 }
 
