@@ -1,14 +1,21 @@
-// Every request type of the protocol × every kind of person: allowed or refused exactly as
-// MINIMAL_ROLE says, and a refused frame never reaches the host.
-import { env } from 'cloudflare:test';
+// Every request type of the registry × every role (none, viewer, operator, owner) held on the whole
+// host and on one chat × the socket it is sent on (the chat's own, the lobby): allowed or refused
+// exactly as the registry says (scope, least role, makes chats, account switch), and a refused frame
+// never reaches the host. The expectations are computed from the registry, so a new request type is
+// covered as soon as it has a rule (and a payload below, which the compiler asks for).
+import { SELF, env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_REQUEST_SCHEMAS, type AgentRequestType } from '../../src/contracts/index.ts';
-import { MINIMAL_ROLE, roleAllows, type Role } from '../../src/relay/auth/roles.ts';
-import { FakeHost, OWNER, approvalItem, userItem } from './peers.ts';
+import {
+  AGENT_REQUEST_SCHEMAS, REQUEST_RULES, REQUEST_TYPES, isChatRequest, isHostRequest, requirementOf,
+  type AgentRequestType, type RequestType,
+} from '../../src/contracts/index.ts';
+import { roleAllows, type Role } from '../../src/relay/auth/roles.ts';
+import { FakeHost, OWNER, approvalItem, userItem, visualTicket } from './peers.ts';
 import { api, chatOf, disable, expire, grant, lobbyOf, refusedAt, signIn, team, type Person, type Watched } from './people.ts';
 
 const HOST = 'host-matrix';
 const CHAT = 'm1';
+const OTHER_CHAT = 'm2';
 
 /** A valid minimal payload of every request type (checked against its schema below). */
 function payloadOf(type: AgentRequestType, who: string): Record<string, unknown> {
@@ -62,78 +69,176 @@ function payloadOf(type: AgentRequestType, who: string): Record<string, unknown>
   return table[type];
 }
 
-/** Requests the Lobby serves (host-wide); every other one goes on the chat's own socket. */
-const ON_LOBBY = new Set<string>([
-  'chat.list', 'chat.create', 'chat.setPreferences', 'provider.list', 'skills.list',
-  'accounts.list', 'accounts.refresh', 'accounts.save', 'accounts.create', 'accounts.watchLogin',
-  'usage.summary', 'usage.subscribe', 'usage.unsubscribe', 'usage.limits', 'usage.refreshLimits',
-]);
+/** A payload variant that moves the chat onto another account, for each request whose rule says it can. */
+const ANOTHER_ACCOUNT = { account: 'elsewhere' };
 
 // Clearing and killing the chat go last, so every other request meets the chat as it was.
-const TYPES = (Object.keys(AGENT_REQUEST_SCHEMAS) as AgentRequestType[])
-  .sort((a, b) => Number(a === 'chat.clear' || a === 'chat.kill') - Number(b === 'chat.clear' || b === 'chat.kill'));
+const LAST = (type: RequestType) => Number(type === 'chat.clear' || type === 'chat.kill');
+const SOCKET_TYPES = (REQUEST_TYPES.filter((type) => REQUEST_RULES[type].from === 'socket') as AgentRequestType[])
+  .sort((a, b) => LAST(a) - LAST(b));
+const ROUTE_TYPES = REQUEST_TYPES.filter((type) => REQUEST_RULES[type].from === 'route');
+
+/** Each request as sent: its type, a name for the variant, and its payload. */
+interface Sent { type: AgentRequestType; variant: string; switches: boolean; payload: (who: string) => Record<string, unknown> }
+const SENT: Sent[] = SOCKET_TYPES.flatMap((type) => [
+  { type, variant: type, switches: false, payload: (who: string) => payloadOf(type, who) },
+  ...(REQUEST_RULES[type].switchesAccount
+    ? [{ type, variant: `${type}+account`, switches: true, payload: (who: string) => ({ ...payloadOf(type, who), ...ANOTHER_ACCOUNT }) }]
+    : []),
+]).sort((a, b) => LAST(a.type) - LAST(b.type));
+
+type Where = 'host' | 'chat';
+type Held = Role | 'none';
+type Outcome = 'allowed' | 'forbidden' | 'wrong-socket';
+
+/**
+ * What the registry says of one request from someone holding `held` on the whole host (`where` =
+ * host) or on CHAT only, sent on `socket`.
+ */
+function expected(sent: Sent, where: Where, held: Held, socket: 'chat' | 'lobby'): Outcome {
+  const { type } = sent;
+  if (socket === 'chat' && !isChatRequest(type)) return 'wrong-socket';
+  if (socket === 'lobby' && isChatRequest(type) && REQUEST_RULES[type].socketBound) return 'wrong-socket';
+  // A list is answered to anyone who sees one chat of the host (filtered to those): everyone here does.
+  if (type === 'chat.list') return 'allowed';
+  const { role, hostWide } = requirementOf(type, sent.switches);
+  const holds = held === 'none' || (where === 'chat' && hostWide) ? null : held;
+  return holds !== null && roleAllows(holds, role) ? 'allowed' : 'forbidden';
+}
+
+function outcomeOf(reply: Record<string, any>): Outcome | string {
+  if (reply.ok) return 'allowed';
+  const { code, message } = reply.error as { code: string; message: string };
+  if (code === 'forbidden') return 'forbidden';
+  // Every payload here is valid: a bad-request is the socket refusing what it does not serve.
+  if (code === 'bad-request') return /lobby socket|chat's own socket/.test(message) ? 'wrong-socket' : `bad-request: ${message}`;
+  if (code === 'unauthorized') return 'unauthorized';
+  // Anything else came from serving it (the fake host, or the relay's own records): it was let through.
+  return 'allowed';
+}
 
 let host: FakeHost;
-const people: Record<string, Person> = {};
+let owner: Person;
+/** People by where and what they hold; `host-none` holds nothing on CHAT nor the host, only a viewer grant on another chat (so a lobby opens for them). */
+const people = {} as Record<`${Where}-${Held}`, Person>;
+const others: Record<string, Person> = {};
 
 beforeAll(async () => {
   host = await new FakeHost(HOST).connect();
   host.create(CHAT, [userItem('u1', 'hi'), approvalItem('ap1', 'req-1')]);
-  for (const type of TYPES) host.handlers[type] ??= () => ({});
-  for (const name of ['owner', 'operator', 'viewer', 'member', 'outsider', 'disabled', 'expired']) {
-    people[name] = await signIn(name === 'owner' ? OWNER : `matrix-${name}`);
+  host.create(OTHER_CHAT, [userItem('o1', 'other')]);
+  for (const type of SOCKET_TYPES) host.handlers[type] ??= () => ({});
+  owner = await signIn(OWNER);
+  people['host-owner'] = owner;
+  for (const where of ['host', 'chat'] as const) {
+    for (const held of ['none', 'viewer', 'operator', 'owner'] as const) {
+      if ((where === 'host' && held === 'owner') || (where === 'chat' && held === 'none')) continue;
+      const who = people[`${where}-${held}`] = await signIn(`matrix-${where}-${held}`);
+      if (held === 'none') await grant(owner, HOST, { type: 'user', id: who.userId }, 'viewer', OTHER_CHAT);
+      else await grant(owner, HOST, { type: 'user', id: who.userId }, held, where === 'chat' ? CHAT : undefined);
+    }
   }
-  const owner = people.owner!;
-  await grant(owner, HOST, { type: 'user', id: people.operator!.userId }, 'operator');
-  await grant(owner, HOST, { type: 'user', email: `${people.viewer!.userId}@test.invalid` }, 'viewer');
-  await grant(owner, HOST, { type: 'user', id: people.disabled!.userId }, 'operator');
-  await grant(owner, HOST, { type: 'user', id: people.expired!.userId }, 'operator');
+  for (const name of ['member', 'outsider', 'disabled', 'expired']) others[name] = await signIn(`matrix-${name}`);
+  await grant(owner, HOST, { type: 'user', id: others.disabled!.userId }, 'operator');
+  await grant(owner, HOST, { type: 'user', id: others.expired!.userId }, 'operator');
   // A team of which the member is part, with no grant on this host.
-  await team(owner, 'matrix team', [people.member!]);
-  await disable(people.disabled!.userId);
-  await expire(people.expired!.sessionId);
+  await team(owner, 'matrix team', [others.member!]);
+  await disable(others.disabled!.userId);
+  await expire(others.expired!.sessionId);
 });
 
+const CASES: [Where, Held][] = [
+  ['host', 'owner'], ['host', 'operator'], ['host', 'viewer'], ['host', 'none'],
+  ['chat', 'owner'], ['chat', 'operator'], ['chat', 'viewer'],
+];
+
 describe('the authorization matrix', () => {
-  it('has a valid minimal payload for every request type', () => {
-    for (const type of TYPES) expect(AGENT_REQUEST_SCHEMAS[type].payload.safeParse(payloadOf(type, 'x')).success, type).toBe(true);
+  it('has a valid minimal payload for every request type and variant', () => {
+    for (const sent of SENT) expect(AGENT_REQUEST_SCHEMAS[sent.type].payload.safeParse(sent.payload('x')).success, sent.variant).toBe(true);
   });
 
-  it.each([['owner', 'owner'], ['operator', 'operator'], ['viewer', 'viewer']] as [string, Role][])(
-    'the %s may send exactly the requests their role covers; a refused one never reaches the host',
-    async (name, role) => {
-      const who = people[name]!;
-      const lobby: Watched = await lobbyOf(who, HOST);
-      const chat: Watched = await chatOf(who, HOST, CHAT);
-      const outcome: Record<string, string> = {};
-      for (const type of TYPES) {
-        const id = `${name}-${type}`;
-        const reply = await (ON_LOBBY.has(type) ? lobby : chat).client.request(type, payloadOf(type, name), id);
-        const refused = !reply.ok && (reply.error.code === 'forbidden' || reply.error.code === 'unauthorized');
-        outcome[type] = refused ? reply.error.code : 'allowed';
-        if (refused) expect(host.received.some((f) => String(f.id).endsWith(`/${id}`)), `${type} reached the host`).toBe(false);
-        if (refused && type === 'chat.addBookmark') {
-          // Answered by the relay itself, not the host: nothing was written either.
-          expect(await env.DB.prepare('SELECT count(*) AS n FROM bookmarks WHERE host_id = ?').bind(HOST).first('n')).toBe(0);
+  it.each(CASES)('the %s %s: each request on each socket is served or refused as the registry says; a refused one never reaches the host', async (where, held) => {
+    const who = people[`${where}-${held}`]!;
+    const name = `${where}-${held}`;
+    const lobby: Watched = await lobbyOf(who, HOST);
+    // Someone with no role on the chat gets no socket on it: the door refuses it.
+    const chat: Watched | null = held === 'none' ? null : await chatOf(who, HOST, CHAT);
+    if (!chat) expect(await refusedAt(who, `/v1/hosts/${HOST}/chats/${CHAT}`)).toEqual({ status: 403, code: 'forbidden' });
+    const outcome: Record<string, Outcome | string> = {};
+    const want: Record<string, Outcome> = {};
+    for (const sent of SENT) {
+      for (const [socket, watched] of [['chat', chat], ['lobby', lobby]] as const) {
+        if (!watched) continue;
+        const key = `${socket} ${sent.variant}`;
+        const id = `${name}-${socket}-${sent.variant}`;
+        const reply = await watched.client.request(sent.type, sent.payload(name), id);
+        outcome[key] = outcomeOf(reply);
+        want[key] = expected(sent, where, held, socket);
+        if (sent.type === 'chat.list' && reply.ok) {
+          // Filtered to what they may see: the whole host for a host role, else the chats granted.
+          const listed = (reply.result.chats as { chatId: string }[]).map((c) => c.chatId);
+          if (where === 'host' && held !== 'none') expect(listed).toEqual(expect.arrayContaining([CHAT, OTHER_CHAT]));
+          else expect(listed).toEqual([where === 'chat' ? CHAT : OTHER_CHAT]);
+        }
+        if (outcome[key] !== 'allowed') {
+          expect(host.received.some((f) => String(f.id).endsWith(`/${id}`)), `${key} reached the host`).toBe(false);
         }
       }
-      const expected = Object.fromEntries(TYPES.map((type) => [type, roleAllows(role, MINIMAL_ROLE[type]) ? 'allowed' : 'forbidden']));
-      expect(outcome).toEqual(expected);
-      lobby.client.close();
-      chat.client.close();
-    },
-  );
+    }
+    expect(outcome).toEqual(want);
+    // The relay's own records were not written by a refused bookmark either (whoever was let through
+    // before removed theirs again: a bookmark's add is followed by its rename and removal).
+    if (want['lobby chat.addBookmark'] !== 'allowed') {
+      expect(await env.DB.prepare('SELECT count(*) AS n FROM bookmarks WHERE host_id = ?').bind(HOST).first('n')).toBe(0);
+    }
+    lobby.client.close();
+    chat?.client.close();
+  });
+
+  it.each(CASES)('the %s %s: the relay\'s own routes (visual pages, attachment files) open as the registry says', async (where, held) => {
+    const who = people[`${where}-${held}`]!;
+    for (const type of ROUTE_TYPES) {
+      const { role, hostWide } = requirementOf(type);
+      const holds = held === 'none' || (where === 'chat' && hostWide) ? null : held;
+      const status = holds !== null && roleAllows(holds, role) ? 200 : 403;
+      const res = type === 'visual.page'
+        ? await visualTicket(HOST, CHAT, 'v1', who.userId)
+        : await SELF.fetch(`http://relay.test/v1/attachments/${HOST}/${CHAT}/att-1/ticket`, { method: 'POST', headers: { Authorization: `Bearer ${who.token}` } });
+      expect(res.status, type).toBe(status);
+    }
+  });
+
+  it('refuses a request naming another chat than the socket\'s, before it reaches the host', async () => {
+    const chat = await chatOf(owner, HOST, CHAT);
+    const reply = await chat.client.request('chat.send', { chatId: OTHER_CHAT, text: 'elsewhere' }, 'owner-misaimed');
+    expect(reply.error).toEqual({ code: 'bad-request', message: `This socket serves chat ${CHAT}` });
+    expect(host.received.some((f) => String(f.id).endsWith('/owner-misaimed'))).toBe(false);
+    chat.client.close();
+  });
+
+  it('gives no chat.create to an operator of a chat id the host does not have, on either socket', async () => {
+    const early = await signIn('matrix-early');
+    await grant(owner, HOST, { type: 'user', id: early.userId }, 'operator', 'not-yet');
+    const chat = await chatOf(early, HOST, 'not-yet');
+    const lobby = await lobbyOf(early, HOST);
+    const payload = { chatId: 'not-yet', cwd: '/', runtimeMode: 'full-access' };
+    expect((await chat.client.request('chat.create', payload, 'early-chat')).error.code).toBe('bad-request');
+    expect((await lobby.client.request('chat.create', payload, 'early-lobby')).error.code).toBe('forbidden');
+    expect(host.received.some((f) => /\/early-(chat|lobby)$/.test(String(f.id)))).toBe(false);
+    chat.client.close();
+    lobby.client.close();
+  });
 
   it('gives no socket to a team member without a grant or an outsider (forbidden), nor to a disabled user or an ended session (unauthorized)', async () => {
     const paths = [`/v1/hosts/${HOST}/lobby`, `/v1/hosts/${HOST}/chats/${CHAT}`];
     for (const path of paths) {
-      expect(await refusedAt(people.member!, path)).toEqual({ status: 403, code: 'forbidden' });
-      expect(await refusedAt(people.outsider!, path)).toEqual({ status: 403, code: 'forbidden' });
-      expect(await refusedAt(people.disabled!, path)).toEqual({ status: 401, code: 'unauthorized' });
-      expect(await refusedAt(people.expired!, path)).toEqual({ status: 401, code: 'unauthorized' });
+      expect(await refusedAt(others.member!, path)).toEqual({ status: 403, code: 'forbidden' });
+      expect(await refusedAt(others.outsider!, path)).toEqual({ status: 403, code: 'forbidden' });
+      expect(await refusedAt(others.disabled!, path)).toEqual({ status: 401, code: 'unauthorized' });
+      expect(await refusedAt(others.expired!, path)).toEqual({ status: 401, code: 'unauthorized' });
     }
     // Nor anything over HTTP.
-    expect((await api(people.disabled!, 'GET', '/api/chats')).status).toBe(401);
-    expect((await api(people.outsider!, 'GET', '/api/chats')).body.chats).toEqual([]);
+    expect((await api(others.disabled!, 'GET', '/api/chats')).status).toBe(401);
+    expect((await api(others.outsider!, 'GET', '/api/chats')).body.chats).toEqual([]);
   });
 });

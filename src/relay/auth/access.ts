@@ -119,9 +119,10 @@ export class HostAccess {
     this.db = db;
   }
 
-  /** Forgets every cached view: the next question reads D1 again. */
-  forget(): void {
-    this.views.clear();
+  /** Forgets every cached view (or one person's view of one host): the next question reads D1 again. */
+  forget(one?: { identity: Identity; hostId: string }): void {
+    if (one) this.views.delete(keyOf(one.identity, one.hostId));
+    else this.views.clear();
   }
 
   /** The person's view of the host, from the cache while it is younger than two seconds. */

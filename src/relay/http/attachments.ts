@@ -8,7 +8,7 @@
 // else (HTML and SVG included) is a download of opaque bytes, and every answer carries nosniff and a CSP
 // sandbox in case a browser is asked to show it anyway.
 import { Hono } from 'hono';
-import { ProtocolError, attachmentImageMime } from '../../contracts/index.ts';
+import { ProtocolError, attachmentImageMime, LINK_ATTACHMENT_READ } from '../../contracts/index.ts';
 import { HostAccess } from '../auth/access.ts';
 import { attachmentTickets } from '../auth/chat-tickets.ts';
 import type { Env } from '../env.ts';
@@ -30,7 +30,7 @@ attachmentFiles.post('/:hostId/:chatId/:attachmentId/ticket', async (c) => {
   if (!user) throw new ProtocolError('unauthorized', 'A valid access token is required in the Authorization header');
   const { hostId, chatId } = c.req.param();
   const attachmentId = checkedId(c.req.param('attachmentId'));
-  await new HostAccess(c.env.DB).check({ kind: 'user', ...user }, hostId, 'chat.attach', chatId);
+  await new HostAccess(c.env.DB).check({ kind: 'user', ...user }, hostId, LINK_ATTACHMENT_READ, chatId);
   const ticket = await attachmentTickets.mint(c.env, user, hostId, chatId, attachmentId);
   const url = new URL(`/v1/attachments/${[hostId, chatId, attachmentId].map(encodeURIComponent).join('/')}`, c.req.url);
   url.searchParams.set('ticket', ticket);
@@ -44,7 +44,7 @@ attachmentFiles.get('/:hostId/:chatId/:attachmentId', async (c) => {
   const attachmentId = checkedId(c.req.param('attachmentId'));
   const identity = await attachmentTickets.verify(c.env, ticket, hostId, chatId, attachmentId);
   // Read afresh (the room's views are kept for seconds): a role taken away closes a ticket already handed out.
-  await new HostAccess(c.env.DB).check(identity, hostId, 'chat.attach', chatId);
+  await new HostAccess(c.env.DB).check(identity, hostId, LINK_ATTACHMENT_READ, chatId);
   const file = await roomOf(c.env, hostId, chatId).attachmentFile(hostId, chatId, attachmentId, identity);
   if (file === 'forbidden') throw new ProtocolError('forbidden', 'You may not see this chat');
   if ('error' in file) throw new ProtocolError(file.error.code as never, file.error.message);

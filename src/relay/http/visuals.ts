@@ -4,7 +4,7 @@
 // person's token: the app first asks for a ticket (with its token in a header) that opens this one
 // page for a minute.
 import { Hono } from 'hono';
-import { ProtocolError } from '../../contracts/index.ts';
+import { ProtocolError, ROUTE_VISUAL_PAGE } from '../../contracts/index.ts';
 import { HostAccess } from '../auth/access.ts';
 import { visualTickets } from '../auth/chat-tickets.ts';
 import type { Env } from '../env.ts';
@@ -21,7 +21,7 @@ visualPages.post('/:hostId/:chatId/:visualId/ticket', async (c) => {
   const { hostId, chatId, visualId } = c.req.param();
   const identity = { kind: 'user' as const, ...user };
   try {
-    await new HostAccess(c.env.DB).check(identity, hostId, 'chat.attach', chatId);
+    await new HostAccess(c.env.DB).check(identity, hostId, ROUTE_VISUAL_PAGE, chatId);
   } catch (error) {
     return c.json({ code: 'forbidden', message: error instanceof ProtocolError ? error.message : 'forbidden' }, 403);
   }
