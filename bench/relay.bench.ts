@@ -1,21 +1,31 @@
 // `npm run bench`: figures for the relay on workerd (`wrangler dev`), beside a plain `ws` broadcast in
-// Node on loopback as the baseline. Prints, in one run:
-//   - events per second and p50/p99 latency from host to 1, 10 and 100 attached clients;
-//   - bytes on the wire per streamed character (host → relay and relay → client);
-//   - attach time of a 5,000-item chat (cold: the relay fetches it from the host; warm: from the room);
-//   - replay time of 1,000 missed events.
-// The host here is a small in-process link peer (no disk, no CLI) so the figures are the relay's.
-import { mkdtempSync, rmSync } from 'node:fs';
+// Node on loopback as the baseline, in one run. Prints:
+//   - events per second and p50/p99 latency from host to 1, 10, 100 and 1,000 attached clients, as
+//     fast as the host can send (burst) and paced like a streamed reply;
+//   - one host with 200 chats streaming at once, each with a client, and the Lobby's chat.status fan-out;
+//   - bytes per streamed character, on the TCP socket (a counting proxy) and as message payload, both
+//     directions, host ↔ relay and relay ↔ client;
+//   - attach of a 5,000-item chat: first (the room fetches it from the host), cold (after a relay
+//     restart, from what the room keeps) and warm;
+//   - replay of 1,000 and 10,000 missed events; reconnect and replay after a relay restart;
+//   - memory per idle socket, whether idle rooms hibernate, storage bytes per event.
+// The host is a small in-process link peer (no disk, no CLI) so the figures are the relay's. Latency
+// is per host event per client: a client timestamps each event index it sees (the relay may join a
+// backlog of deltas into one event, so events are counted by what they carry, not by frames).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
 import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../src/contracts/index.ts';
-import { linkMessages } from '../src/host/link/relay-link.ts';
+import { LINK_DEFLATE, linkMessages } from '../src/host/link/relay-link.ts';
 import { hostTokenSigner } from '../src/host/identity.ts';
 import { pairWithSetupSecret } from '../src/host/pairing.ts';
 import { generateSigningKey } from '../src/relay/auth/keys.ts';
 import { buildWeb } from '../scripts/build-web.ts';
-import { bundleWorker, freePort, startLocalRelay } from '../scripts/local-relay.ts';
+import { bundleWorker, freePort, startLocalRelay, type LocalRelay } from '../scripts/local-relay.ts';
+import { LinkProxy } from '../test/support/link-proxy.ts';
+import { WorkerdProfiler } from './workerd-profile.ts';
 
 // The relay's owner signs in with these; the bench host pairs with the setup secret (as `npm start`'s does).
 const SETUP_SECRET = process.env.TETHER_SETUP_SECRET ?? 'bench-setup-secret-0123456789';
@@ -25,6 +35,11 @@ let HOST = '';
 let signHostToken: () => Promise<string>;
 let ownerToken = '';
 const now = () => performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The host link's deflate; BENCH_LINK_DEFLATE=default is ws's own (messages under 1 KiB sent as they are), as the link had before. */
+const HOST_DEFLATE = process.env.BENCH_LINK_DEFLATE === 'default' ? true : LINK_DEFLATE;
+/** Browsers offer permessage-deflate and compress what they send whatever its size; the bench's clients do the same. */
+const CLIENT_DEFLATE = process.env.BENCH_CLIENT_DEFLATE === "0" ? false : { threshold: 0 };
 
 function info(chatId: string): ChatInfo {
   return {
@@ -40,6 +55,10 @@ function percentile(values: number[], p: number): number {
 }
 
 const open = (ws: WebSocket) => new Promise<void>((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+const assistant = (id: string): ChatItem => ({ kind: 'assistant', id, createdAt: Date.now(), turnId: 't', text: '', streaming: true });
+/** A delta that carries its event index, which every client reads back to timestamp it. */
+const marked = (i: number) => `word${i} `;
+const MARK = /word(\d+) /g;
 
 /** A link peer: answers chat.attach from memory, sends events with outbox positions, counts bytes. */
 class BenchHost {
@@ -48,13 +67,19 @@ class BenchHost {
   private n = 0;
   unacked = 0;
   bytesSent = 0;
+  private batch: string[] = [];
 
+  /** Deflate as the real host's link offers it (relay-link.ts). */
   async connect(url: string): Promise<void> {
     const token = await signHostToken();
-    this.ws = new WebSocket(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/link`, { headers: { Authorization: `Bearer ${token}` } });
+    this.ws = new WebSocket(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/link`, { headers: { Authorization: `Bearer ${token}` }, perMessageDeflate: HOST_DEFLATE });
     await open(this.ws);
+    this.unacked = 0;
     this.ws.on('message', (data) => this.onMessage(String(data)));
-    setInterval(() => this.ws.send('ping'), 1_000).unref();
+    this.ws.send(JSON.stringify({ link: 'hello', version: 'bench', pending: 0 }));
+    const ws = this.ws;
+    const ping = setInterval(() => (ws.readyState === WebSocket.OPEN ? ws.send('ping') : clearInterval(ping)), 1_000);
+    ping.unref();
   }
 
   chat(chatId: string, items: ChatItem[] = []) {
@@ -68,15 +93,18 @@ class BenchHost {
     chat.thread.apply(event);
     chat.seq += 1;
     chat.log.push(event);
-    const text = JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId, event, seq: chat.seq }, n: ++this.n });
+    this.frame('chat.event', { chatId, event, seq: chat.seq });
+    return chat.seq;
+  }
+
+  frame(event: string, payload: unknown): void {
+    const text = JSON.stringify({ type: 'event', event, payload, n: ++this.n });
     this.bytesSent += Buffer.byteLength(text);
     this.unacked += 1;
     // Like the real host's link: what one tick produced goes out as one message.
     this.batch.push(text);
     if (this.batch.length === 1) setImmediate(() => { for (const m of linkMessages(this.batch.splice(0))) this.ws.send(m); });
-    return chat.seq;
   }
-  private batch: string[] = [];
 
   private onMessage(text: string): void {
     if (text === 'pong') return;
@@ -95,24 +123,30 @@ class BenchHost {
   }
 
   async drained(): Promise<void> {
-    while (this.unacked > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.unacked > 0) await sleep(5);
   }
 }
 
-/** A client socket that timestamps every chat.event by its seq. */
+/** A client socket that timestamps every event index it sees in a delta (and counts what it got). */
 class BenchClient {
   readonly ws: WebSocket;
   readonly arrivals = new Map<number, number>();
   bytes = 0;
+  chars = 0;
+  statuses = 0;
   private replies = new Map<string, (v: any) => void>();
   constructor(url: string) {
     // A program, not a browser: the access token rides in the header (a browser would mint a ticket).
-    this.ws = new WebSocket(url, { headers: { Authorization: `Bearer ${ownerToken}` } });
+    this.ws = new WebSocket(url, { headers: { Authorization: `Bearer ${ownerToken}` }, perMessageDeflate: CLIENT_DEFLATE });
     this.ws.on('message', (data: Buffer) => {
       const at = now();
       this.bytes += data.length;
       const frame = JSON.parse(data.toString());
-      if (frame.event === 'chat.event' && frame.payload.seq !== undefined) this.arrivals.set(frame.payload.seq, at);
+      if (frame.event === 'chat.event' && frame.payload.event.type === 'delta') {
+        const text: string = frame.payload.event.text;
+        this.chars += text.length;
+        for (const m of text.matchAll(MARK)) this.arrivals.set(Number(m[1]), at);
+      } else if (frame.event === 'chat.status') this.statuses += 1;
       else if ('ok' in frame) this.replies.get(frame.id)?.(frame);
     });
   }
@@ -120,20 +154,34 @@ class BenchClient {
     const id = crypto.randomUUID();
     return new Promise((resolve) => { this.replies.set(id, resolve); this.ws.send(JSON.stringify({ id, type, payload })); });
   }
+  close(): void { this.ws.close(); }
 }
 
 interface FanOutFigures { clients: number; eventsPerSecond: number; p50: number; p99: number }
 
-async function relayFanOut(url: string, host: BenchHost, clientCount: number, events: number, everyMs = 0): Promise<FanOutFigures> {
-  const chatId = `fan-${clientCount}-${everyMs}`;
+let fanOuts = 0;
+async function attachedClients(url: string, chatId: string, count: number): Promise<BenchClient[]> {
+  const clients: BenchClient[] = [];
+  // Opened a hundred at a time: a thousand upgrades at once is a connection storm, not a fan-out figure.
+  for (let at = 0; at < count; at += 100) {
+    const some = Array.from({ length: Math.min(100, count - at) }, () => new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`));
+    await Promise.all(some.map((c) => open(c.ws)));
+    await Promise.all(some.map((c) => c.request('chat.attach', { chatId })));
+    clients.push(...some);
+  }
+  return clients;
+}
+
+async function relayFanOut(url: string, host: BenchHost, clientCount: number, events: number, everyMs = 0, profile = profiled): Promise<FanOutFigures> {
+  const chatId = `fan-${++fanOuts}`;
   host.chat(chatId);
-  host.emit(chatId, { type: 'item', item: { kind: 'assistant', id: 'a', createdAt: Date.now(), turnId: 't', text: '', streaming: true } });
+  host.emit(chatId, { type: 'item', item: assistant('a') });
   await host.drained();
-  const clients = Array.from({ length: clientCount }, () => new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`));
-  await Promise.all(clients.map((c) => open(c.ws)));
-  const attached = await Promise.all(clients.map((c) => c.request('chat.attach', { chatId })));
-  const base = attached[0].result.seq as number;
-  return measure(events, (i) => host.emit(chatId, { type: 'delta', itemId: 'a', text: `word${i} ` }), clients.map((c) => c.arrivals), base, () => clients.forEach((c) => c.ws.close()), everyMs);
+  const clients = await attachedClients(url, chatId, clientCount);
+  const label = `${everyMs ? 'paced' : 'burst'}, ${clientCount} clients`;
+  const figures = await profile(label, () => measure(events, (i) => { host.emit(chatId, { type: 'delta', itemId: 'a', text: marked(i) }); }, clients.map((c) => c.arrivals), everyMs));
+  clients.forEach((c) => c.close());
+  return figures;
 }
 
 /**
@@ -141,134 +189,303 @@ async function relayFanOut(url: string, host: BenchHost, clientCount: number, ev
  * host sends as fast as it can (throughput; latency then includes queueing); paced, one event every
  * `everyMs` (a streamed reply as the host coalesces it: one delta per 30 ms).
  */
-async function measure(events: number, emit: (i: number) => number, arrivals: Map<number, number>[], base: number, done: () => void, everyMs = 0): Promise<FanOutFigures> {
-  const sentAt = new Map<number, number>();
+async function measure(events: number, emit: (i: number) => void, arrivals: Map<number, number>[], everyMs = 0): Promise<FanOutFigures> {
+  const sentAt: number[] = [];
   const start = now();
   for (let i = 0; i < events; i++) {
-    const seq = emit(i);
-    sentAt.set(seq, now());
-    if (everyMs > 0) await new Promise((r) => setTimeout(r, everyMs));
+    emit(i);
+    sentAt.push(now());
+    if (everyMs > 0) await sleep(everyMs);
     else if (i % 50 === 49) await new Promise((r) => setImmediate(r));
   }
-  const last = base + events;
-  while (!arrivals.every((a) => a.has(last))) await new Promise((r) => setTimeout(r, 2));
-  const elapsed = now() - start;
+  const deadline = Date.now() + 120_000;
+  while (!arrivals.every((a) => a.size === events)) {
+    if (Date.now() > deadline) throw new Error(`only ${Math.min(...arrivals.map((a) => a.size))} of ${events} events reached every client`);
+    await sleep(2);
+  }
+  const elapsed = Math.max(...arrivals.map((a) => Math.max(...a.values()))) - start;
   const latencies: number[] = [];
-  for (const a of arrivals) for (const [seq, t0] of sentAt) latencies.push(a.get(seq)! - t0);
-  done();
+  for (const a of arrivals) sentAt.forEach((t0, i) => latencies.push(a.get(i)! - t0));
   return { clients: arrivals.length, eventsPerSecond: Math.round(events / (elapsed / 1000)), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-async function baselineFanOut(clientCount: number, events: number, everyMs = 0): Promise<FanOutFigures> {
+/** The baseline: the least a relay must do (read the event, stamp it, serialize once, send to all), in Node with `ws`. */
+async function baselineServer(): Promise<{ port: number; close(): void }> {
   const port = await freePort();
   const server = new WebSocketServer({ host: '127.0.0.1', port });
-  const listeners = new Set<WebSocket>();
-  let seq = 0;
+  const listeners = new Map<string, Set<WebSocket>>();
+  const seqs = new Map<string, number>();
   server.on('connection', (ws, req) => {
-    if (req.url === '/host') {
+    const chat = new URL(req.url!, 'http://x').searchParams.get('chat') ?? 'b';
+    if (req.url!.startsWith('/host')) {
       ws.on('message', (data) => {
-        // The same work a relay must do at least: read the event, stamp it, serialize once, send to all.
-        const frame = JSON.parse(String(data));
-        const text = JSON.stringify({ type: 'event', event: 'chat.event', payload: { ...frame.payload, seq: ++seq } });
-        for (const l of listeners) l.send(text);
+        for (const frame of [JSON.parse(String(data))].flat()) {
+          const chatId = frame.payload.chatId as string;
+          const seq = (seqs.get(chatId) ?? 0) + 1;
+          seqs.set(chatId, seq);
+          const text = JSON.stringify({ type: 'event', event: frame.event, payload: { ...frame.payload, seq } });
+          for (const l of listeners.get(frame.event === 'chat.status' ? 'lobby' : chatId) ?? []) l.send(text);
+        }
       });
     } else {
-      listeners.add(ws);
+      if (!listeners.has(chat)) listeners.set(chat, new Set());
+      listeners.get(chat)!.add(ws);
     }
   });
-  const clients = Array.from({ length: clientCount }, () => new BenchClient(`ws://127.0.0.1:${port}/client`));
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  return { port, close: () => server.close() };
+}
+
+async function baselineFanOut(clientCount: number, events: number, everyMs = 0): Promise<FanOutFigures> {
+  const server = await baselineServer();
+  const clients = Array.from({ length: clientCount }, () => new BenchClient(`ws://127.0.0.1:${server.port}/client`));
   await Promise.all(clients.map((c) => open(c.ws)));
-  const host = new WebSocket(`ws://127.0.0.1:${port}/host`);
+  const host = new WebSocket(`ws://127.0.0.1:${server.port}/host`);
   await open(host);
-  let hostSeq = 0;
   const figures = await measure(events, (i) => {
-    host.send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: 'b', event: { type: 'delta', itemId: 'a', text: `word${i} ` } } }));
-    return ++hostSeq;
-  }, clients.map((c) => c.arrivals), 0, () => { clients.forEach((c) => c.ws.close()); host.close(); }, everyMs);
+    host.send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: 'b', event: { type: 'delta', itemId: 'a', text: marked(i) } } }));
+  }, clients.map((c) => c.arrivals), everyMs);
+  clients.forEach((c) => c.close());
+  host.close();
   server.close();
   return figures;
 }
 
-async function bytesPerChar(url: string, host: BenchHost): Promise<{ hostToRelay: number; relayToClient: number }> {
-  const chatId = 'bytes';
+interface ManyChats { eventsPerSecond: number; p50: number; p99: number; statuses: number; statusesExpected: number }
+
+/**
+ * One host, `chats` chats streaming at once, a client on each and one on the Lobby: every round the
+ * host sends one delta to each chat, and every fifth round a chat.status for each (the Lobby's fan-out).
+ */
+async function manyChats(relay: { url: string } | null, host: BenchHost | null, chats: number, rounds: number, everyMs: number): Promise<ManyChats> {
+  const ids = Array.from({ length: chats }, (_, i) => `many-${i}`);
+  let clients: BenchClient[];
+  let lobby: BenchClient;
+  let emit: (chatId: string, i: number) => void;
+  let status: (chatId: string) => void;
+  let close = () => undefined as void;
+  if (relay && host) {
+    for (const id of ids) { host.chat(id); host.emit(id, { type: 'item', item: assistant('a') }); }
+    await host.drained();
+    clients = [];
+    for (let at = 0; at < chats; at += 50) clients.push(...await Promise.all(ids.slice(at, at + 50).map(async (id) => (await attachedClients(relay.url, id, 1))[0]!)));
+    lobby = new BenchClient(`${relay.url.replace('http', 'ws')}/v1/hosts/${HOST}/lobby`);
+    await open(lobby.ws);
+    emit = (id, i) => { host.emit(id, { type: 'delta', itemId: 'a', text: marked(i) }); };
+    status = (id) => host.frame('chat.status', { chatId: id, info: { ...host.chat(id).thread.info, status: 'running', running: true } });
+  } else {
+    const server = await baselineServer();
+    clients = ids.map((id) => new BenchClient(`ws://127.0.0.1:${server.port}/client?chat=${id}`));
+    lobby = new BenchClient(`ws://127.0.0.1:${server.port}/client?chat=lobby`);
+    await Promise.all([...clients, lobby].map((c) => open(c.ws)));
+    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/host`);
+    await open(ws);
+    const batch: string[] = [];
+    const send = (text: string) => { batch.push(text); if (batch.length === 1) setImmediate(() => { for (const m of linkMessages(batch.splice(0))) ws.send(m); }); };
+    emit = (id, i) => send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: id, event: { type: 'delta', itemId: 'a', text: marked(i) } } }));
+    status = (id) => send(JSON.stringify({ type: 'event', event: 'chat.status', payload: { chatId: id, info: info(id) } }));
+    close = () => { ws.close(); server.close(); };
+  }
+  const sentAt: number[] = [];
+  const start = now();
+  for (let r = 0; r < rounds; r++) {
+    sentAt.push(now());
+    for (const id of ids) emit(id, r);
+    if (r % 5 === 0) for (const id of ids) status(id);
+    await sleep(everyMs);
+  }
+  const statusesExpected = Math.ceil(rounds / 5) * chats;
+  const deadline = Date.now() + 120_000;
+  while (!clients.every((c) => c.arrivals.size === rounds) || lobby.statuses < statusesExpected) {
+    if (Date.now() > deadline) throw new Error('the 200 chats did not all arrive');
+    await sleep(5);
+  }
+  const elapsed = Math.max(...clients.map((c) => Math.max(...c.arrivals.values()))) - start;
+  const latencies: number[] = [];
+  for (const c of clients) sentAt.forEach((t0, r) => latencies.push(c.arrivals.get(r)! - t0));
+  [...clients, lobby].forEach((c) => c.close());
+  close();
+  return { eventsPerSecond: Math.round((rounds * chats) / (elapsed / 1000)), p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses: lobby.statuses, statusesExpected };
+}
+
+/** Prose-like text (words drawn from a vocabulary, seeded): what a reply streams, so deflate sees no easy repeats. */
+function prose(chars: number): string {
+  const words = ('the of and to in is that for it as with was on be by this are from or at which an but not have has were can all '
+    + 'their one its they been more will would also when there if into some than other only any these may so what about time '
+    + 'function return value const file test error type string number request relay host client socket event thread stream '
+    + 'change update check build run state config path line code data list item chat model agent reply token message frame '
+    + 'because before after first last next each every while where could should might must always never often here then now').split(' ');
+  let seed = 42;
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+  let text = '';
+  while (text.length < chars) text += `${words[Math.floor(random() * words.length)]}${random() < 0.08 ? '. ' : ' '}`;
+  return text.slice(0, chars);
+}
+
+interface WireFigures { payloadHostToRelay: number; wireHostToRelay: number; wireRelayToHost: number; payloadRelayToClient: number; wireRelayToClient: number; wireClientToRelay: number; hostDeflate: boolean; clientDeflate: boolean }
+
+/**
+ * 2,000 deltas of 24 characters of prose, host → relay → one client, through counting TCP proxies:
+ * bytes on the socket per streamed character, each direction, beside the payload (after inflating).
+ */
+async function wireBytes(runtimeUrl: string, chatId = 'bytes', paced = false): Promise<WireFigures> {
+  const hostProxy = await LinkProxy.start(runtimeUrl);
+  const clientProxy = await LinkProxy.start(runtimeUrl);
+  const host = new BenchHost();
+  await host.connect(hostProxy.url);
   host.chat(chatId);
-  host.emit(chatId, { type: 'item', item: { kind: 'assistant', id: 'a', createdAt: Date.now(), turnId: 't', text: '', streaming: true } });
+  host.emit(chatId, { type: 'item', item: assistant('a') });
   await host.drained();
+  const client = new BenchClient(`${clientProxy.url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
+  await open(client.ws);
+  await client.request('chat.attach', { chatId });
+  await sleep(200);
+  const wire = { h2r: hostProxy.bytesToTarget, r2h: hostProxy.bytesFromTarget, c2r: clientProxy.bytesToTarget, r2c: clientProxy.bytesFromTarget };
+  client.bytes = 0;
+  client.chars = 0;
+  const before = host.bytesSent;
+  const count = 2_000;
+  const text = prose(24 * count);
+  for (let i = 0; i < count; i++) {
+    host.emit(chatId, { type: 'delta', itemId: 'a', text: text.slice(i * 24, i * 24 + 24) });
+    if (paced && i % 20 === 19) await sleep(5);
+  }
+  while (client.chars < text.length) await sleep(5);
+  await host.drained();
+  await sleep(200);
+  const chars = text.length;
+  const figures: WireFigures = {
+    payloadHostToRelay: (host.bytesSent - before) / chars,
+    wireHostToRelay: (hostProxy.bytesToTarget - wire.h2r) / chars,
+    wireRelayToHost: (hostProxy.bytesFromTarget - wire.r2h) / chars,
+    payloadRelayToClient: client.bytes / chars,
+    wireRelayToClient: (clientProxy.bytesFromTarget - wire.r2c) / chars,
+    wireClientToRelay: (clientProxy.bytesToTarget - wire.c2r) / chars,
+    hostDeflate: host.ws.extensions.includes('permessage-deflate'),
+    clientDeflate: client.ws.extensions.includes('permessage-deflate'),
+  };
+  client.close();
+  host.ws.close();
+  await hostProxy.close();
+  await clientProxy.close();
+  return figures;
+}
+
+const LARGE_ITEMS: ChatItem[] = Array.from({ length: 5_000 }, (_, i) => (i % 2 === 0
+  ? { kind: 'user', id: `u${i}`, createdAt: Date.now(), turnId: `t${i}`, text: `Question number ${i}: ${'lorem ipsum '.repeat(8)}` }
+  : { kind: 'assistant', id: `a${i}`, createdAt: Date.now(), turnId: `t${i - 1}`, text: `Answer ${i}: ${'dolor sit amet '.repeat(12)}`, streaming: false }));
+
+async function timeAttach(url: string, chatId: string, items: number): Promise<{ ms: number; bytes: number }> {
   const client = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
   await open(client.ws);
-  const base = (await client.request('chat.attach', { chatId })).result.seq as number;
-  client.bytes = 0;
-  const before = host.bytesSent;
-  const chunk = 'The quick brown fox jumps over the lazy dog. '.slice(0, 24); // a typical coalesced delta
-  const count = 2_000;
-  for (let i = 0; i < count; i++) host.emit(chatId, { type: 'delta', itemId: 'a', text: chunk });
-  while (!client.arrivals.has(base + count)) await new Promise((r) => setTimeout(r, 5));
-  client.ws.close();
-  const chars = chunk.length * count;
-  return { hostToRelay: (host.bytesSent - before) / chars, relayToClient: client.bytes / chars };
+  const t0 = now();
+  const reply = await client.request('chat.attach', { chatId });
+  const ms = now() - t0;
+  if (reply.result?.items?.length !== items) throw new Error(`attach answered the wrong thread: ${JSON.stringify(reply).slice(0, 300)}`);
+  const bytes = client.bytes;
+  client.close();
+  return { ms, bytes };
 }
 
-async function attachLarge(url: string, host: BenchHost): Promise<{ cold: number; warm: number; bytes: number }> {
-  const chatId = 'large';
-  const items: ChatItem[] = Array.from({ length: 5_000 }, (_, i) => (i % 2 === 0
-    ? { kind: 'user', id: `u${i}`, createdAt: Date.now(), turnId: `t${i}`, text: `Question number ${i}: ${'lorem ipsum '.repeat(8)}` }
-    : { kind: 'assistant', id: `a${i}`, createdAt: Date.now(), turnId: `t${i - 1}`, text: `Answer ${i}: ${'dolor sit amet '.repeat(12)}`, streaming: false }));
-  host.chat(chatId, items);
-  const time = async () => {
-    const client = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
-    await open(client.ws);
-    const t0 = now();
-    const reply = await client.request('chat.attach', { chatId });
-    const ms = now() - t0;
-    if (reply.result.items.length !== 5_000) throw new Error('attach answered the wrong thread');
-    const bytes = client.bytes;
-    client.ws.close();
-    return { ms, bytes };
-  };
-  const cold = await time();
-  const warm = await time();
-  return { cold: cold.ms, warm: warm.ms, bytes: warm.bytes };
-}
-
-async function replayMissed(url: string, host: BenchHost): Promise<number> {
-  const chatId = 'replay';
-  host.chat(chatId, []);
-  host.emit(chatId, { type: 'item', item: { kind: 'assistant', id: 'a', createdAt: Date.now(), turnId: 't', text: '', streaming: true } });
+/** Misses `count` events on a chat (two replies streaming in turns: nothing to join), then attaches with since. */
+async function missEvents(url: string, host: BenchHost, chatId: string, count: number): Promise<number> {
+  host.chat(chatId);
+  host.emit(chatId, { type: 'item', item: assistant('a') });
+  host.emit(chatId, { type: 'item', item: assistant('b') });
   await host.drained();
   const first = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
   await open(first.ws);
   const since = (await first.request('chat.attach', { chatId })).result.seq as number;
-  first.ws.close();
-  for (let i = 0; i < 1_000; i++) host.emit(chatId, { type: 'delta', itemId: 'a', text: `piece ${i} ` });
+  first.close();
+  for (let i = 0; i < count; i++) {
+    host.emit(chatId, { type: 'delta', itemId: i % 2 ? 'b' : 'a', text: `piece ${i} ` });
+    if (i % 500 === 499) await new Promise((r) => setImmediate(r));
+  }
   await host.drained();
-  const again = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
-  await open(again.ws);
-  const t0 = now();
-  const reply = await again.request('chat.attach', { chatId, since });
-  const ms = now() - t0;
-  if (reply.result.events?.length !== 1_000) throw new Error(`replay answered ${reply.result.events?.length} events`);
-  again.ws.close();
-  return ms;
+  return since;
 }
 
+async function timeReplay(url: string, chatId: string, since: number, count: number): Promise<{ ms: number; connectMs: number; text: string }> {
+  const t0 = now();
+  const again = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
+  await open(again.ws);
+  const t1 = now();
+  const reply = await again.request('chat.attach', { chatId, since });
+  const ms = now() - t1;
+  again.close();
+  const answered = reply.result?.events?.length;
+  // A relay whose log keeps fewer answers a snapshot instead: timed, and said.
+  const text = answered === count ? `${f(ms)} ms` : `${f(ms)} ms (not kept: ${answered === undefined ? 'a snapshot' : `${answered} events`})`;
+  return { ms, connectMs: t1 - t0, text };
+}
+
+// ---- the runtime behind wrangler dev ----
+
+/**
+ * wrangler dev puts a proxy Worker (a second workerd process) in front of the Worker and passes every
+ * socket through it: a hop, and a second compression negotiation, that no deployed relay has. The
+ * bench speaks to the Worker's own workerd: the process of wrangler's that serves our entry socket.
+ */
+async function runtimeOf(relay: LocalRelay): Promise<{ url: string; pid: number } | null> {
+  try {
+    const processes = execFileSync('ps', ['-o', 'pid=,args=', '-g', String(relay.process.pid)], { encoding: 'utf8' }).split('\n');
+    const worker = processes.find((line) => line.includes('workerd serve') && line.includes('--socket-addr=entry=127.0.0.1:0'));
+    const pid = Number(worker?.trim().split(/\s+/)[0]);
+    if (!pid) return null;
+    const listening = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' }).split('\n').filter((line) => line.includes(`pid=${pid},`));
+    for (const line of listening) {
+      const port = /127\.0\.0\.1:(\d+)/.exec(line)?.[1];
+      if (!port) continue;
+      const url = `http://127.0.0.1:${port}`;
+      const healthy = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+      if (healthy) return { url, pid };
+    }
+  } catch {
+    // no ps or ss here: measured through wrangler's proxy instead
+  }
+  return null;
+}
+
+function rssBytes(pid: number): number {
+  const status = execFileSync('cat', [`/proc/${pid}/status`], { encoding: 'utf8' });
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+function folderBytes(dir: string): number {
+  if (!existsSync(dir)) return NaN;
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: false })) {
+    const full = path.join(dir, entry.name);
+    total += entry.isDirectory() ? folderBytes(full) : statSync(full).size;
+  }
+  return total;
+}
+
+// ---- the run ----
+
 // BENCH_RELAY_URL points the benchmark at a relay already running (for profiling): give it that relay's
-// TETHER_SETUP_SECRET, and TETHER_EMAIL / TETHER_PASSWORD of its owner.
-const state = mkdtempSync(path.join(tmpdir(), 'tether-bench-'));
+// TETHER_SETUP_SECRET, and TETHER_EMAIL / TETHER_PASSWORD of its owner. The restart figures need the bench's own relay.
+// The relay's state lives on tmpfs where there is one (BENCH_STATE_DIR to choose): a Durable Object's
+// write is durable before its fan-out leaves (the output gate), so on a disk the figures would be this
+// machine's fsync (here, shared by several engineers, it made one client's paced p50 60 ms instead of 4).
+const stateRoot = process.env.BENCH_STATE_DIR ?? (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
+const state = mkdtempSync(path.join(stateRoot, 'tether-bench-'));
 /** The bench builds what wrangler dev needs (the web app it serves as assets) into its own folder, as a fresh clone has no dist/web. */
 function builtWorker(): { assets: string; script: string } {
   const assets = path.join(state, 'web');
   buildWeb({ quiet: true, outDir: assets });
   // Bundled once: edits to src/relay while the bench runs cannot reload the relay under it.
-  return { assets, script: bundleWorker(path.join(state, 'worker'), assets) };
+  return { assets, script: process.env.BENCH_WORKER ?? bundleWorker(path.join(state, 'worker'), assets) };
 }
-const relay = process.env.BENCH_RELAY_URL
-  ? { url: process.env.BENCH_RELAY_URL, stop: async () => undefined }
-  : await startLocalRelay({
-    persistTo: state,
-    ...builtWorker(),
-    vars: { TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('bench')]), TETHER_SETUP_SECRET: SETUP_SECRET, RATE_FRAMES: '100000/60', RATE_FRAMES_USER: '100000/60' },
-    quiet: true,
-  });
+const relayOptions = process.env.BENCH_RELAY_URL ? null : {
+  persistTo: state,
+  ...builtWorker(),
+  vars: { TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('bench')]), TETHER_SETUP_SECRET: SETUP_SECRET, RATE_FRAMES: '1000000/60', RATE_FRAMES_USER: '1000000/60' },
+  quiet: true,
+};
+let relay: LocalRelay | { url: string; stop(): Promise<void> } = relayOptions
+  ? await startLocalRelay(relayOptions)
+  : { url: process.env.BENCH_RELAY_URL!, stop: async () => undefined };
 
 /** Claims the owner on a fresh relay (or signs in on a running one); answers an access token (10 minutes: enough for a run). */
 async function ownerSignIn(url: string): Promise<string> {
@@ -279,35 +496,119 @@ async function ownerSignIn(url: string): Promise<string> {
   return ((await res.json()) as { accessToken: string }).accessToken;
 }
 
+// BENCH_PROFILE=1: a CPU profile of the relay's isolate for each relay phase, printed at the end.
+let profiler: WorkerdProfiler | null = null;
+const profiles: string[] = [];
+async function profiled<T>(label: string, run: () => Promise<T>): Promise<T> {
+  if (!profiler) return run();
+  const { value, report } = await profiler.during(run);
+  profiles.push(`${label}\n${report}`);
+  return value;
+}
+
+/** BENCH_ONLY=fanout,paced,chats,bytes,attach,restart runs only those parts (for profiling one). */
+const only = process.env.BENCH_ONLY?.split(',');
+const part = (name: string) => !only || only.includes(name);
+const f = (x: number) => x.toFixed(1);
+const ratio = (r: number, b: number) => (r / b).toFixed(2);
 try {
-  ownerToken = await ownerSignIn(relay.url);
-  const paired = await pairWithSetupSecret({ relayUrl: relay.url, secret: SETUP_SECRET, name: 'bench-host', dataDir: path.join(state, 'host') });
+  const runtime = 'process' in relay ? await runtimeOf(relay) : null;
+  const url = runtime?.url ?? relay.url;
+  ownerToken = await ownerSignIn(url);
+  const paired = await pairWithSetupSecret({ relayUrl: url, secret: SETUP_SECRET, name: 'bench-host', dataDir: path.join(state, 'host') });
   HOST = paired.hostId;
   signHostToken = hostTokenSigner(paired);
+  if (process.env.BENCH_PROFILE && 'inspectorPort' in relay) profiler = await WorkerdProfiler.connect(relay.inspectorPort);
   const host = new BenchHost();
-  await host.connect(relay.url);
-  const f = (x: number) => x.toFixed(1);
-  console.log(`Tether relay benchmark — wrangler dev (workerd) on ${relay.url}, Node ${process.version}\n`);
-  console.log('Fan-out of streamed deltas, host → relay → N attached clients (latency per event per client, ms)');
-  console.log('  clients | relay ev/s | relay p50 | relay p99 | ws baseline ev/s | baseline p50 | baseline p99');
-  for (const [clients, events] of [[1, 2_000], [10, 2_000], [100, 500]] as const) {
-    const r = await relayFanOut(relay.url, host, clients, events);
+  await host.connect(url);
+  console.log(`Tether relay benchmark, ${new Date().toISOString().slice(0, 10)}: wrangler dev (workerd) on ${url}${runtime ? ' (the Worker\'s own workerd, past wrangler\'s dev proxy)' : ''}, state in ${stateRoot}, Node ${process.version}, ${(await import('node:os')).cpus().length} cores`);
+  console.log('Relay and baseline run one after the other in this run; ratios are relay / baseline.\n');
+
+  if (part('fanout')) console.log('Fan-out of streamed deltas, host → relay → N attached clients, as fast as the host sends (latency per event per client, ms)');
+  if (part('fanout')) console.log('  clients | relay ev/s | baseline ev/s | ratio | relay p50 / p99 | baseline p50 / p99');
+  for (const [clients, events] of part('fanout') ? [[1, 2_000], [10, 2_000], [100, 500], [1_000, 200]] as const : []) {
+    const r = await relayFanOut(url, host, clients, events);
     const b = await baselineFanOut(clients, events);
-    console.log(`  ${String(clients).padStart(7)} | ${String(r.eventsPerSecond).padStart(10)} | ${f(r.p50).padStart(9)} | ${f(r.p99).padStart(9)} | ${String(b.eventsPerSecond).padStart(16)} | ${f(b.p50).padStart(12)} | ${f(b.p99).padStart(12)}`);
+    console.log(`  ${String(clients).padStart(7)} | ${String(r.eventsPerSecond).padStart(10)} | ${String(b.eventsPerSecond).padStart(13)} | ${ratio(r.eventsPerSecond, b.eventsPerSecond).padStart(5)} | ${`${f(r.p50)} / ${f(r.p99)}`.padStart(15)} | ${f(b.p50)} / ${f(b.p99)}`);
   }
-  console.log('\nThe same, paced as a streamed reply (one coalesced delta every 30 ms, 100 deltas): latency only');
-  console.log('  clients | relay p50 | relay p99 | baseline p50 | baseline p99');
-  for (const clients of [1, 10, 100]) {
-    const r = await relayFanOut(relay.url, host, clients, 100, 30);
+  if (part('paced')) console.log('\nThe same, paced as a streamed reply (one delta every 30 ms, 100 deltas): latency per event per client, ms');
+  if (part('paced')) console.log('  clients | relay p50 / p99 | baseline p50 / p99 | p99 gap');
+  for (const clients of part('paced') ? [1, 10, 100, 1_000] : []) {
+    const r = await relayFanOut(url, host, clients, 100, 30);
     const b = await baselineFanOut(clients, 100, 30);
-    console.log(`  ${String(clients).padStart(7)} | ${f(r.p50).padStart(9)} | ${f(r.p99).padStart(9)} | ${f(b.p50).padStart(12)} | ${f(b.p99).padStart(12)}`);
+    console.log(`  ${String(clients).padStart(7)} | ${`${f(r.p50)} / ${f(r.p99)}`.padStart(15)} | ${`${f(b.p50)} / ${f(b.p99)}`.padStart(18)} | +${f(r.p99 - b.p99)}`);
   }
-  const bytes = await bytesPerChar(relay.url, host);
-  console.log(`\nBytes on the wire per streamed character (24-character deltas): host → relay ${bytes.hostToRelay.toFixed(2)}, relay → client ${bytes.relayToClient.toFixed(2)}`);
-  const attach = await attachLarge(relay.url, host);
-  console.log(`Attach of a 5,000-item chat: cold (relay fetches it from the host) ${f(attach.cold)} ms, warm ${f(attach.warm)} ms, ${(attach.bytes / 1024 / 1024).toFixed(2)} MiB`);
-  console.log(`Replay of 1,000 missed events (chat.attach with since): ${f(await replayMissed(relay.url, host))} ms`);
+
+  if (part('chats')) {
+  const many = await profiled('200 chats', () => manyChats({ url }, host, 200, 20, 50));
+  const manyBase = await manyChats(null, null, 200, 20, 50);
+  console.log('\nOne host, 200 chats streaming at once (a delta to each every 50 ms, 20 rounds; a chat.status for each every 5th round to a Lobby client)');
+  console.log(`  relay: ${many.eventsPerSecond} deltas/s delivered, p50 ${f(many.p50)} / p99 ${f(many.p99)} ms, Lobby got ${many.statuses} of ${many.statusesExpected} statuses`);
+  console.log(`  baseline: ${manyBase.eventsPerSecond} deltas/s, p50 ${f(manyBase.p50)} / p99 ${f(manyBase.p99)} ms; ratio ${ratio(many.eventsPerSecond, manyBase.eventsPerSecond)}`);
+  }
+  if (part('bytes')) {
+
+  // Through proxies, with a host link of their own (it replaces the bench host's; the host connects again after).
+  const burst = await wireBytes(url, 'bytes');
+  const paced = await wireBytes(url, 'bytes-paced', true);
+  await host.connect(url);
+  console.log('\nBytes per streamed character (2,000 deltas of 24 characters of prose), payload and on the TCP socket');
+  for (const [label, w] of [['as fast as the host sends', burst], ['paced (20 deltas per 5 ms)', paced]] as const) {
+    console.log(`  ${label}: host → relay payload ${w.payloadHostToRelay.toFixed(2)}, wire ${w.wireHostToRelay.toFixed(2)} (relay → host acks ${w.wireRelayToHost.toFixed(2)}); relay → client payload ${w.payloadRelayToClient.toFixed(2)}, wire ${w.wireRelayToClient.toFixed(2)} (client → relay ${w.wireClientToRelay.toFixed(2)})`);
+  }
+  console.log(`  permessage-deflate negotiated: host link ${burst.hostDeflate ? 'yes' : 'no'}, client ${burst.clientDeflate ? 'yes' : 'no'}`);
+  }
+  if (part('attach')) {
+
+  host.chat('large', LARGE_ITEMS);
+  const first = await timeAttach(url, 'large', 5_000);
+  const warm = await timeAttach(url, 'large', 5_000);
+  const since1k = await missEvents(url, host, 'replay-1k', 1_000);
+  const replay1k = await timeReplay(url, 'replay-1k', since1k, 1_000);
+  const roomsBefore = relayOptions ? folderBytes(path.join(state, 'v3', 'do')) : 0;
+  const since10k = await missEvents(url, host, 'replay-10k', 10_000);
+  const storagePerEvent = relayOptions ? (folderBytes(path.join(state, 'v3', 'do')) - roomsBefore) / 10_002 : NaN;
+  const replay10k = await timeReplay(url, 'replay-10k', since10k, 10_000);
+  console.log(`\nAttach of a 5,000-item chat (${(warm.bytes / 1024 / 1024).toFixed(2)} MiB): first (the room fetches it from the host) ${f(first.ms)} ms, warm ${f(warm.ms)} ms`);
+  console.log(`Replay of missed events (chat.attach with since): 1,000 in ${replay1k.text}, 10,000 in ${replay10k.text}`);
+  if (relayOptions) console.log(`Storage per logged event (the Durable Objects' SQLite files, 10,000 deltas of ~10 characters): ${storagePerEvent.toFixed(0)} bytes`);
+  }
+
+  if (runtime && relayOptions && part('restart')) {
+    host.chat('large', LARGE_ITEMS);
+    if (!part('attach')) await timeAttach(url, 'large', 5_000);
+    // Idle sockets: 1,000 attached clients on one chat, then nothing for a while.
+    const rssBefore = rssBytes(runtime.pid);
+    host.chat('idle');
+    host.emit('idle', { type: 'item', item: assistant('a') });
+    await host.drained();
+    const idle = await attachedClients(url, 'idle', 1_000);
+    await sleep(2_000);
+    const rssAttached = rssBytes(runtime.pid);
+    idle.forEach((c) => c.close());
+    console.log(`Memory per idle attached socket (the Worker's workerd RSS, 1,000 sockets on one chat): ${((rssAttached - rssBefore) / 1_000 / 1024).toFixed(1)} KiB`);
+
+    // A relay restart: the host and a client come back; the client replays what it missed.
+    const sinceRestart = await missEvents(url, host, 'restart', 1_000);
+    host.ws.close();
+    await relay.stop();
+    const restartedAt = now();
+    relay = await startLocalRelay({ ...relayOptions, port: undefined });
+    const back = (await runtimeOf(relay as LocalRelay))?.url ?? relay.url;
+    const upAt = now();
+    const replayAfter = await timeReplay(back, 'restart', sinceRestart, 1_000);
+    const cold = await timeAttach(back, 'large', 5_000);
+    const warmAgain = await timeAttach(back, 'large', 5_000);
+    await host.connect(back);
+    console.log(`After a relay restart (${f((upAt - restartedAt) / 1000)} s to healthy): a client's reconnect ${f(replayAfter.connectMs)} ms and replay of 1,000 events ${replayAfter.text}, the room cold`);
+    console.log(`Attach of the 5,000-item chat after the restart: cold (the room from its own storage, no host round trip) ${f(cold.ms)} ms, warm ${f(warmAgain.ms)} ms`);
+  }
   host.ws.close();
+  if (profiler) {
+    console.log(`\nWhere the relay's time goes (CPU profile of the isolate, 250 µs samples)`);
+    for (const one of profiles) console.log(one);
+    profiler.close();
+  }
 } finally {
   await relay.stop();
   rmSync(state, { recursive: true, force: true });

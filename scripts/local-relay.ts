@@ -8,6 +8,8 @@ import { runWranglerSync, wranglerSpawn } from './wrangler.ts';
 
 export interface LocalRelay {
   url: string;
+  /** wrangler dev's inspector (Chrome DevTools protocol) for the Worker: the benchmark profiles through it. */
+  inspectorPort: number;
   process: ChildProcess;
   stop(): Promise<void>;
 }
@@ -71,8 +73,9 @@ function wranglerOrThrow(args: string[], what: string): string {
 export async function startLocalRelay(options: LocalRelayOptions): Promise<LocalRelay> {
   applyMigrations(options.persistTo);
   const port = options.port ?? await freePort();
+  const inspectorPort = await freePort();
   const args = [
-    'dev', ...(options.script ? [options.script, '--no-bundle', '--config', path.join(root, 'wrangler.toml')] : []), ...LOCAL_ENV, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()),
+    'dev', ...(options.script ? [options.script, '--no-bundle', '--config', path.join(root, 'wrangler.toml')] : []), ...LOCAL_ENV, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort),
     '--persist-to', options.persistTo, '--show-interactive-dev-session=false', '--log-level', options.quiet ? 'warn' : 'info',
   ];
   if (options.assets) args.push('--assets', options.assets);
@@ -104,6 +107,7 @@ export async function startLocalRelay(options: LocalRelayOptions): Promise<Local
   }
   return {
     url,
+    inspectorPort,
     process: child,
     stop: () => new Promise<void>((resolve) => {
       if (child.exitCode !== null) return resolve();

@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -14,14 +14,14 @@ import { TEST_SCRIPT, tempDir, until } from './harness.ts';
 /** A stand-in for the relay's HostLink: accepts the host's socket and records what crosses it. */
 class FakeRelay {
   readonly server: WebSocketServer;
-  readonly connections: Array<{ url: string; headers: IncomingHttpHeaders; socket: WebSocket; frames: string[] }> = [];
+  readonly connections: Array<{ url: string; headers: IncomingHttpHeaders; socket: WebSocket; frames: string[]; tcp: Socket }> = [];
   answerPings = true;
   autoAck = false;
 
   private constructor(server: WebSocketServer) {
     this.server = server;
     server.on('connection', (socket, request) => {
-      const connection = { url: request.url ?? '', headers: request.headers, socket, frames: [] as string[] };
+      const connection = { url: request.url ?? '', headers: request.headers, socket, frames: [] as string[], tcp: request.socket };
       this.connections.push(connection);
       socket.on('message', (data) => {
         const text = data.toString();
@@ -43,8 +43,9 @@ class FakeRelay {
     });
   }
 
-  static async start(): Promise<FakeRelay> {
-    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  /** `perMessageDeflate`: accept compression when the host offers it, as workerd does with web_socket_compression. */
+  static async start(options: { perMessageDeflate?: boolean } = {}): Promise<FakeRelay> {
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0, ...options });
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
     return new FakeRelay(server);
   }
@@ -145,6 +146,27 @@ describe('the relay link', () => {
     expect(relay.last.headers.authorization).toBe('Bearer token-1');
     expect(relay.frames()[0]).toEqual({ link: 'hello', version: 'test', pending: 1 });
     expect(relay.frames()[1]).toMatchObject({ type: 'event', n: 1, payload: { seq: 1 } });
+  });
+
+  it('offers permessage-deflate, and with a relay that takes it sends even small frames compressed and intact', async () => {
+    await relay.close();
+    relay = await FakeRelay.start({ perMessageDeflate: true });
+    const outbox = Outbox.open(data.dir);
+    const link = makeLink(outbox);
+    link.start();
+    await until(() => relay.frames().length === 1, 'hello');
+    expect(relay.last.socket.extensions).toContain('permessage-deflate');
+    const before = relay.last.tcp.bytesRead;
+    for (let i = 1; i <= 200; i += 1) {
+      link.sendEvent({ type: 'event', event: 'chat.event', payload: { chatId: 'c', event: { type: 'delta', itemId: 'a1', text: `word number ${i} ` }, seq: i } });
+      // A tick now and then: each tick's frames go out as one message, so there are several messages.
+      if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await until(() => relay.events().length === 200, 'every event');
+    expect(relay.events().map((e) => e.payload.event.text)).toEqual(Array.from({ length: 200 }, (_, i) => `word number ${i + 1} `));
+    // On the socket: fewer bytes than the frames' own text (each ~150 bytes) came to.
+    const payload = relay.events().reduce((sum, e) => sum + JSON.stringify(e).length, 0);
+    expect(relay.last.tcp.bytesRead - before).toBeLessThan(payload / 3);
   });
 
   it('sends events produced while down once the link is up, once and in order, and never what was acknowledged', async () => {

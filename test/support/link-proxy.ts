@@ -13,6 +13,9 @@ export class LinkProxy {
   asked = 0;
   /** Connections the target has answered on (sent its first bytes, e.g. a WebSocket's 101). */
   answered = 0;
+  /** Bytes passed on the TCP streams toward the target and back from it, over every connection (the benchmark's wire figures). */
+  bytesToTarget = 0;
+  bytesFromTarget = 0;
   private waiters: Array<{ count: Count; after: number; resolve(): void }> = [];
   private readonly server: Server;
   private readonly open = new Set<Socket>();
@@ -41,8 +44,10 @@ export class LinkProxy {
       inbound.on('data', (chunk: Buffer) => {
         const written = first ? () => this.count('asked') : undefined;
         first = false;
+        this.bytesToTarget += chunk.length;
         if (!outbound.write(chunk, written)) inbound.pause();
       });
+      outbound.on('data', (chunk: Buffer) => { this.bytesFromTarget += chunk.length; });
       outbound.on('drain', () => inbound.resume());
       outbound.once('data', () => this.count('answered'));
       outbound.pipe(inbound);

@@ -18,7 +18,7 @@
 import {
   AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, LINK_ATTACHMENT_READ, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, ROUTE_VISUAL_PAGE, Thread,
   isChatRequest, switchesAccount, toWireError,
-  type ChatAttachResult, type ChatRequestType, type RequestPayload, type ChatEvent, type ChatInfo, type LinkEventFrame, type Reply,
+  type ChatAttachResult, type ChatRequestType, type RequestPayload, type ChatEvent, type ChatEventEnvelope, type ChatInfo, type ChatItem, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
 import { readPrincipalView, refusalIn, roleIn, standingIn } from '../auth/access.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
@@ -264,7 +264,10 @@ export class ChatRoom extends ClientSockets {
       if (ws) this.markAttached(ws, false);
       return replyOk(id, {});
     },
-    'chat.history': async ({ id, payload }) => replyOk(id, this.history(payload.cursor, payload.limit)),
+    'chat.history': async ({ id, payload }) => {
+      const { items, history } = this.history(payload.cursor, payload.limit);
+      return this.replyWithItems(id, { history }, items);
+    },
     // Send and control: a send waits here while the host is away (kept-sends.ts).
     'chat.send': ({ userId, id, payload }) => this.kept.send(userId, id, payload),
     'chat.uiChoice': (call) => this.forward(call),
@@ -357,14 +360,21 @@ export class ChatRoom extends ClientSockets {
       const head = JSON.stringify({ id, ok: true, result: { info, items: [], seq, bookmarks, visuals } });
       return `${head.slice(0, -2)},"events":[${events.join(',')}]}}`;
     }
-    const result: ChatAttachResult = { info, items: thread.items, seq, bookmarks, visuals };
+    const result: Omit<ChatAttachResult, 'items'> = { info, seq, bookmarks, visuals };
+    let items = thread.items;
     if (p.historyLimit !== undefined && thread.items.length > p.historyLimit) {
       const start = thread.items.length - p.historyLimit;
-      result.items = thread.items.slice(start);
+      items = thread.items.slice(start);
       result.history = { start, cursor: this.cursor(start) };
       result.pending = thread.items.filter((item) => isRequestItem(item) && isPending(item));
     }
-    return replyOk(id, result);
+    return this.replyWithItems(id, result, items);
+  }
+
+  /** A reply whose result ends with `items`, each item's JSON joined as stored rather than serialized again. */
+  private replyWithItems(id: string, result: object, items: readonly ChatItem[]): string {
+    const head = JSON.stringify({ id, ok: true, result: { ...result, items: [] } });
+    return `${head.slice(0, -4)}[${items.map((item) => this.store.jsonOf(item)).join(',')}]}}`;
   }
 
   private cursor(start: number): string {
@@ -392,14 +402,30 @@ export class ChatRoom extends ClientSockets {
     this.name(hostId, chatId);
     let stored = 0;
     try {
-      for (const frame of frames) {
-        switch (frame.event) {
-          case 'chat.event': await this.onChatEvent(frame.payload); break;
-          case 'chat.visuals': await this.records.hostVisuals(frame.payload); break;
-          case 'visual.page': this.records.hostVisualPage(frame.payload); break;
-          case 'chat.subagentChanged': this.onSubagentChanged(frame.payload); break;
+      // Each chat.event is read once, here; a run of them may become one (see coalesce).
+      const events = frames.map((frame) => (frame.event === 'chat.event' ? this.readChatEvent(frame.payload) : undefined));
+      for (let i = 0; i < frames.length;) {
+        const frame = frames[i]!;
+        const event = events[i];
+        if (event) {
+          const run = this.coalesce(events, i);
+          if (run) {
+            await this.commit(run.event, run.seq);
+            stored += run.count;
+            i += run.count;
+            continue;
+          }
+          await this.onChatEvent(event);
+        } else {
+          switch (frame.event) {
+            case 'chat.event': break; // unreadable: counted and dropped by readChatEvent
+            case 'chat.visuals': await this.records.hostVisuals(frame.payload); break;
+            case 'visual.page': this.records.hostVisualPage(frame.payload); break;
+            case 'chat.subagentChanged': this.onSubagentChanged(frame.payload); break;
+          }
         }
         stored += 1;
+        i += 1;
       }
       return { stored };
     } catch (error) {
@@ -414,14 +440,44 @@ export class ChatRoom extends ClientSockets {
     if (parsed.success) this.fanOut(eventFrame('chat.subagentChanged', parsed.data));
   }
 
-  private async onChatEvent(raw: unknown): Promise<void> {
+  /** A host's chat.event payload as the protocol reads it; null (counted) when it does not parse. */
+  private readChatEvent(raw: unknown): ChatEventEnvelope | null {
     const parsed = AGENT_EVENT_SCHEMAS['chat.event'].safeParse(raw);
-    if (!parsed.success) {
-      log.warn('bad chat.event from host', { chatId: this.store.state.chatId, error: parsed.error.issues[0]?.message });
-      this.meter.count(RELAY_COUNTERS.hostFramesDropped);
-      return;
+    if (parsed.success) return parsed.data;
+    log.warn('bad chat.event from host', { chatId: this.store.state.chatId, error: parsed.error.issues[0]?.message });
+    this.meter.count(RELAY_COUNTERS.hostFramesDropped);
+    return null;
+  }
+
+  /**
+   * Under a backlog HostLink hands over many events at once, and a streamed reply is mostly deltas of
+   * one item: the consecutive text deltas of one item, from `events[at]` on, become one delta before
+   * the room gives it a seq, so clients get (and the log keeps) one fuller event instead of many.
+   * Applying it is applying them one after the other, so the thread is the same; the room's log and
+   * `since` replay are exact in the room's own seqs, which are all a client ever sees. Only what came
+   * in this one call is joined (nothing waits for more: at an idle pace a call holds one event), and
+   * only a run that follows the host's last applied seq without a gap or a repeat, into a thread the
+   * room holds; anything else takes the one-at-a-time path with its catch-up. Answers null when fewer
+   * than two events would join.
+   */
+  private coalesce(events: (ChatEventEnvelope | null | undefined)[], at: number): { event: ChatEvent; seq: number; count: number } | null {
+    const first = events[at];
+    if (!first || !isPlainDelta(first.event) || first.seq !== this.hostSeq + 1 || this.hostSeq < 0 || !this.loaded()) return null;
+    const { itemId } = first.event;
+    const texts = [first.event.text];
+    let seq = first.seq;
+    for (let i = at + 1; i < events.length; i++) {
+      const next = events[i];
+      if (!next || !isPlainDelta(next.event) || next.event.itemId !== itemId || next.seq !== seq + 1) break;
+      texts.push(next.event.text);
+      seq = next.seq;
     }
-    const { event, seq } = parsed.data;
+    if (texts.length < 2) return null;
+    return { event: { type: 'delta', itemId, text: texts.join('') }, seq, count: texts.length };
+  }
+
+  private async onChatEvent(envelope: ChatEventEnvelope): Promise<void> {
+    const { event, seq } = envelope;
     if (seq === undefined) {
       // A preview the host does not log (UI streaming): passed on, never stored.
       this.fanOut(eventFrame('chat.event', { chatId: this.key().chatId, event }));
@@ -704,6 +760,11 @@ export class ChatRoom extends ClientSockets {
   }
 
   private ledger() { return new RequestLedger(this.env.DB, this.key()); }
+}
+
+/** A logged delta that only appends text (no UI preview fields): one that may join its neighbours. */
+function isPlainDelta(event: ChatEvent): event is Extract<ChatEvent, { type: 'delta' }> {
+  return event.type === 'delta' && event.ui === undefined && event.uiQueries === undefined && event.textLength === undefined;
 }
 
 /** One `chat.event` frame around an event already serialized: built by joining, not by a second stringify. */

@@ -21,7 +21,7 @@ import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../cont
 
 // UTF-16 units per part: at most 3 bytes each in UTF-8, well under the 2 MB a SQLite value may hold.
 const PART = 500_000;
-export const LOG_KEEP = 5_000;
+export const LOG_KEEP = 10_000;
 const REFUSED_KEEP_MS = 30 * 24 * 60 * 60 * 1000;
 const REFUSED_KEEP_COUNT = 200;
 /** Far more than a queue holds: the senders of messages long delivered go as new ones come. */
@@ -58,6 +58,12 @@ export interface RoomState {
 export class RoomStore {
   private readonly sql: SqlStorage;
   readonly state: RoomState;
+  /**
+   * Each item's JSON as it was stored or last serialized, by the item object (items are never changed
+   * in place: an event replaces the object), so an attach joins the thread's JSON rather than
+   * serializing thousands of items again.
+   */
+  private readonly itemJson = new WeakMap<ChatItem, string>();
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
@@ -132,7 +138,10 @@ export class RoomStore {
     const items = rows.map((row) => {
       writtenAt.set(row.id, row.seq);
       if (row.seq < oldest) oldest = row.seq;
-      return JSON.parse(this.unspill(row.json, itemKey(row.id))) as ChatItem;
+      const json = this.unspill(row.json, itemKey(row.id));
+      const item = JSON.parse(json) as ChatItem;
+      this.itemJson.set(item, json);
+      return item;
     });
     const thread = new Thread(JSON.parse(this.unspill(meta.value, INFO_KEY)) as ChatInfo, items);
     if (oldest === Number.POSITIVE_INFINITY) return thread;
@@ -152,7 +161,8 @@ export class RoomStore {
   }
 
   /** `json` is the item serialized, when the caller already has it. */
-  writeItem(thread: Thread, item: ChatItem, seq: number, json = JSON.stringify(item)): void {
+  writeItem(thread: Thread, item: ChatItem, seq: number, json = this.jsonOf(item)): void {
+    this.itemJson.set(item, json);
     this.sql.exec(
       'INSERT INTO items (pos, id, json, seq) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET json = excluded.json, seq = excluded.seq',
       thread.positionOf(item.id), item.id, this.spill(json, itemKey(item.id)), seq,
@@ -162,9 +172,16 @@ export class RoomStore {
   replaceThread(thread: Thread, seq: number): void {
     this.dropThreadRows();
     thread.items.forEach((item, pos) => {
-      this.sql.exec('INSERT INTO items (pos, id, json, seq) VALUES (?, ?, ?, ?)', pos, item.id, this.spill(JSON.stringify(item), itemKey(item.id)), seq);
+      this.sql.exec('INSERT INTO items (pos, id, json, seq) VALUES (?, ?, ?, ?)', pos, item.id, this.spill(this.jsonOf(item), itemKey(item.id)), seq);
     });
     this.writeInfo(thread.info);
+  }
+
+  /** An item's JSON: as stored, or serialized now (and kept for the next attach). */
+  jsonOf(item: ChatItem): string {
+    let json = this.itemJson.get(item);
+    if (json === undefined) this.itemJson.set(item, json = JSON.stringify(item));
+    return json;
   }
 
   /** Forgets the thread and its log; the room's own seq goes on, so no client mistakes old for new. */
