@@ -138,6 +138,7 @@ class BenchClient {
   constructor(url: string) {
     // A program, not a browser: the access token rides in the header (a browser would mint a ticket).
     this.ws = new WebSocket(url, { headers: { Authorization: `Bearer ${ownerToken}` }, perMessageDeflate: CLIENT_DEFLATE });
+    this.ws.on('error', () => undefined); // a failed connect rejects open(); a later error closes the socket
     this.ws.on('message', (data: Buffer) => {
       const at = now();
       this.bytes += data.length;
@@ -164,12 +165,27 @@ async function attachedClients(url: string, chatId: string, count: number): Prom
   const clients: BenchClient[] = [];
   // Opened a hundred at a time: a thousand upgrades at once is a connection storm, not a fan-out figure.
   for (let at = 0; at < count; at += 100) {
-    const some = Array.from({ length: Math.min(100, count - at) }, () => new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`));
-    await Promise.all(some.map((c) => open(c.ws)));
+    const some = await Promise.all(Array.from({ length: Math.min(100, count - at) }, () => openClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`)));
     await Promise.all(some.map((c) => c.request('chat.attach', { chatId })));
     clients.push(...some);
   }
   return clients;
+}
+
+/** Connects tried again (a busy relay may reset an upgrade under a storm of them); printed with the figures. */
+let connectRetries = 0;
+async function openClient(url: string): Promise<BenchClient> {
+  for (let tries = 0; ; tries++) {
+    const client = new BenchClient(url);
+    try {
+      await open(client.ws);
+      return client;
+    } catch (error) {
+      if (tries === 3) throw error;
+      connectRetries += 1;
+      await sleep(100);
+    }
+  }
 }
 
 async function relayFanOut(url: string, host: BenchHost, clientCount: number, events: number, everyMs = 0, profile = profiled): Promise<FanOutFigures> {
@@ -585,8 +601,17 @@ try {
     const idle = await attachedClients(url, 'idle', 1_000);
     await sleep(2_000);
     const rssAttached = rssBytes(runtime.pid);
-    idle.forEach((c) => c.close());
     console.log(`Memory per idle attached socket (the Worker's workerd RSS, 1,000 sockets on one chat): ${((rssAttached - rssBefore) / 1_000 / 1024).toFixed(1)} KiB`);
+    // Hibernation: while the sockets idle nothing runs in the isolate; after a while the room is evicted,
+    // and a frame on one of its sockets constructs it again (the constructor shows in the profile).
+    if ('inspectorPort' in relay) {
+      const watch = profiler ?? await WorkerdProfiler.connect(relay.inspectorPort);
+      const quiet = await watch.woke(() => sleep(15_000));
+      const poke = await watch.woke(() => idle[0]!.request('chat.attach', { chatId: 'idle', since: 0 }));
+      console.log(`Idle: 1,000 attached sockets for 15 s kept the isolate busy ${f(quiet.busyMs)} ms (the room constructed meanwhile: ${quiet.constructed ? 'yes' : 'no'}); then one frame on one socket constructed the room again: ${poke.constructed ? 'yes (it had hibernated)' : 'no (it was still in memory)'}`);
+      if (watch !== profiler) watch.close();
+    }
+    idle.forEach((c) => c.close());
 
     // A relay restart: the host and a client come back; the client replays what it missed.
     const sinceRestart = await missEvents(url, host, 'restart', 1_000);
@@ -603,6 +628,7 @@ try {
     console.log(`After a relay restart (${f((upAt - restartedAt) / 1000)} s to healthy): a client's reconnect ${f(replayAfter.connectMs)} ms and replay of 1,000 events ${replayAfter.text}, the room cold`);
     console.log(`Attach of the 5,000-item chat after the restart: cold (the room from its own storage, no host round trip) ${f(cold.ms)} ms, warm ${f(warmAgain.ms)} ms`);
   }
+  if (connectRetries > 0) console.log(`(${connectRetries} client connects were refused or reset and tried again)`);
   host.ws.close();
   if (profiler) {
     console.log(`\nWhere the relay's time goes (CPU profile of the isolate, 250 µs samples)`);

@@ -56,6 +56,22 @@ export class WorkerdProfiler {
     return { value, report: report(profile) };
   }
 
+  /**
+   * Whether a room woke from hibernation while `run` ran: the ChatRoom constructor (RoomStore's)
+   * was on the stack in a sample, and how busy the isolate was meanwhile (ms).
+   */
+  async woke<T>(run: () => Promise<T>): Promise<{ value: T; constructed: boolean; busyMs: number }> {
+    await this.call('Profiler.setSamplingInterval', { interval: 50 });
+    await this.call('Profiler.start');
+    const value = await run();
+    const { profile } = await this.call('Profiler.stop') as { profile: Profile };
+    await this.call('Profiler.setSamplingInterval', { interval: 250 });
+    const constructed = profile.nodes.some((node) => node.callFrame.functionName === 'RoomStore' || node.callFrame.functionName === 'ChatRoom');
+    const total = profile.nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
+    const idle = profile.nodes.filter((node) => node.callFrame.functionName === '(idle)').reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
+    return { value, constructed, busyMs: ((total - idle) * (profile.endTime - profile.startTime)) / 1_000 / Math.max(1, total) };
+  }
+
   close(): void {
     this.ws.close();
   }
