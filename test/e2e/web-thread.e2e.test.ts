@@ -88,11 +88,16 @@ async function newChat(chatId: string): Promise<ChatChannel> {
 
 const settledTurns = (channel: ChatChannel) => channel.thread.items.filter((i) => i.kind === 'turn' && i.state !== 'running').length;
 
-/** Sends and waits for its turn to settle. */
-async function exchange(channel: ChatChannel, text: string): Promise<void> {
+/**
+ * Sends and waits for its turn to settle; given a page, until the page has drawn the turn's end too:
+ * the page is a client of its own and draws the events when they reach it, not when this one has them.
+ */
+async function exchange(channel: ChatChannel, text: string, page?: Page): Promise<void> {
   const before = settledTurns(channel);
   expect((await channel.send({ text }).settled).state).toBe('delivered');
   await until(() => settledTurns(channel) > before, `the turn of "${text}" settled`);
+  const turn = channel.thread.items.findLast((i) => i.kind === 'turn' && i.state !== 'running')!;
+  if (page) await page.locator(`.thread-row[data-row="t:${turn.id}"] footer.turn:not(.turn-running)`).waitFor();
 }
 
 async function openChat(size: Size, chatId: string): Promise<{ person: SignedInPerson; page: Page }> {
@@ -141,26 +146,33 @@ describe('the thread view', () => {
     await expect.poll(() => page.locator('.thread-edge').textContent(), { timeout: 20_000 }).toContain('No messages yet');
 
     // Streaming: sample the reply on every frame; it only grows, ends whole, and is never drawn twice.
+    // A frame's sample runs before the thread's own frame callback (it asked for the frame first), so
+    // it sees the page as the previous frame left it: the last draw (the reply's end with its turn's
+    // footer, often one frame) is sampled once more when the footer shows, as the page then is.
     await page.evaluate(() => {
-      const w = window as unknown as { samples: number[][]; sampling: boolean };
+      const w = window as unknown as { samples: number[][]; sample(): void; sampling: boolean };
       w.samples = [];
       w.sampling = true;
-      const tick = () => {
+      w.sample = () => {
         const drawn = [...document.querySelectorAll('.thread-row[data-kind="assistant"] .markdown')]
           .filter((el) => el.textContent!.startsWith('w0 '))
           .map((el) => el.textContent!.trim().length);
         if (drawn.length) w.samples.push(drawn);
+      };
+      const tick = () => {
+        w.sample();
         if (w.sampling) requestAnimationFrame(tick);
       };
       requestAnimationFrame(tick);
     });
-    await exchange(channel, 'please stream a reply');
-    await expect.poll(() => page.locator('.thread-row[data-kind="turn"]').count()).toBe(1);
+    await exchange(channel, 'please stream a reply', page);
     const samples = await page.evaluate(() => {
-      const w = window as unknown as { samples: number[][]; sampling: boolean };
+      const w = window as unknown as { samples: number[][]; sample(): void; sampling: boolean };
       w.sampling = false;
+      w.sample();
       return w.samples;
     });
+    expect(await page.locator('.thread-row[data-kind="turn"]').count()).toBe(1);
     expect(samples.every((drawn) => drawn.length === 1), 'the reply is drawn once').toBe(true);
     const lengths = samples.map((drawn) => drawn[0]!);
     expect(lengths.every((n, i) => i === 0 || n >= lengths[i - 1]!), 'the reply only grows').toBe(true);
@@ -170,7 +182,7 @@ describe('the thread view', () => {
     expect(await page.locator('.msg-assistant.streaming').count()).toBe(0);
 
     // A tool call: folded to one line; open, its output and its change as a diff.
-    await exchange(channel, 'use a tool');
+    await exchange(channel, 'use a tool', page);
     const read = rows(page, 'tool').filter({ hasText: 'Read' }).locator('.fold-toggle');
     await expect.poll(() => read.getAttribute('aria-expanded')).toBe('false');
     expect(await page.getByText('export const answer = 41;').count()).toBe(0);
@@ -189,7 +201,7 @@ describe('the thread view', () => {
     expect(await edit.locator('.diff-del').first().textContent()).toBe('-export const answer = 41;\n');
 
     // Thinking, folded.
-    await exchange(channel, 'hello there');
+    await exchange(channel, 'hello there', page);
     await toNewest(page);
     const thought = rows(page, 'thinking').last().locator('.fold-toggle');
     await expect.poll(() => thought.getAttribute('aria-expanded')).toBe('false');
@@ -198,10 +210,24 @@ describe('the thread view', () => {
     await thought.press('Enter');
     await page.getByText('A plain message; I will answer it briefly.').waitFor();
 
+    // A person at the end stays there when the view gets shorter from below and a scroll event (the
+    // view following a new row, say) is handled before the ResizeObserver has run: the order a loaded
+    // machine gives when a turn starts as its first row lands. The scroll handler then measures a view
+    // that shrank under a person who did not move.
+    await toNewest(page);
+    await page.evaluate(() => {
+      document.querySelector<HTMLElement>('.composer')!.style.paddingBottom = '120px';
+      document.querySelector('.thread-scroll')!.dispatchEvent(new Event('scroll'));
+    });
+    await exchange(channel, 'hello after the view shrank', page);
+    await expect.poll(() => distanceFromEnd(page), { timeout: 5_000 }).toBeLessThanOrEqual(40);
+    expect(await page.locator('.jump-to-end').count()).toBe(0);
+    await page.evaluate(() => { document.querySelector<HTMLElement>('.composer')!.style.paddingBottom = ''; });
+
     // A person at the end stays there through a turn: the view gets shorter from below while it runs
     // (on a phone the composer grows by a line or two), and still the reply shows without a button.
     await toNewest(page);
-    await exchange(channel, 'markdown please');
+    await exchange(channel, 'markdown please', page);
     await expect.poll(() => distanceFromEnd(page), { timeout: 5_000 }).toBeLessThanOrEqual(40);
     expect(await page.locator('.jump-to-end').count()).toBe(0);
 
@@ -220,13 +246,13 @@ describe('the thread view', () => {
     expect(await link.getAttribute('rel')).toContain('noopener');
 
     // A failed turn: an error note and a footer that says so.
-    await exchange(channel, 'now fail');
+    await exchange(channel, 'now fail', page);
     await toNewest(page);
     await page.locator('.thread-row[data-kind="note"] .note-error', { hasText: 'The scripted backend failed on purpose.' }).waitFor();
     await expect.poll(() => rows(page, 'turn').last().locator('.turn-state').textContent()).toBe('Failed');
 
     // The header: the chat's cost and context.
-    await expect.poll(() => page.locator('.chat-cost').textContent()).toBe(`$${(0.0021 + 0.0031 + 0.0009 + 0.0012).toFixed(4)}`);
+    await expect.poll(() => page.locator('.chat-cost').textContent()).toBe(`$${(0.0021 + 0.0031 + 0.0009 + 0.0009 + 0.0012).toFixed(4)}`);
     expect(await page.locator('.context-meter meter').getAttribute('max')).toBe('200000');
 
     // Compaction: a marker in the thread, at the end where the person is.

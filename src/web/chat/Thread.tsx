@@ -73,6 +73,8 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
   const atEndRef = useRef(true);
   const loadingRef = useRef(false);
   const flushRef = useRef<() => void>(() => undefined);
+  /** The view's height as last seen (clientHeight), to tell it changed size. */
+  const viewHeight = useRef(0);
 
   const scope = useMemo<ThreadScope>(() => ({
     channel, hostId, chatId,
@@ -137,17 +139,11 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
       relayout = true;
       flush();
     }
-    // The view getting shorter from below (on a phone the composer grows while a turn runs; a keyboard
-    // opens) keeps its scrollTop, so the newest rows slip out of sight with no scroll event: the
-    // virtualizer, now past its end slack, stops following appends, and `atEnd` never learns it. A
-    // person at the end is kept there.
+    // The view getting shorter from below is noticed by whichever comes first: this observer, or a
+    // scroll event that measures the new size before the observer has run (onScroll).
     const el = scrollRef.current;
-    let height = el?.clientHeight ?? 0;
-    const resized = new ResizeObserver(() => {
-      if (!el || el.clientHeight === height) return;
-      height = el.clientHeight;
-      if (atEndRef.current) virtualizer.scrollToEnd();
-    });
+    viewHeight.current = el?.clientHeight ?? 0;
+    const resized = new ResizeObserver(() => { if (el) viewResized(el); });
     if (el) resized.observe(el);
     return () => { unsubscribe(); resized.disconnect(); if (frame) cancelAnimationFrame(frame); };
   }, [thread]);
@@ -187,9 +183,24 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
     });
   }, [thread]);
 
+  // The view getting shorter from below (on a phone the composer grows while a turn runs; a keyboard
+  // opens) keeps its scrollTop, so the newest rows slip out of sight though the person did not move:
+  // the virtualizer, now past its end slack, stops following appends. A person at the end is kept
+  // there. Called by the ResizeObserver and by every scroll event, since either may see the new size
+  // first: a scroll event already due (the view following a new row) is handled before the observer
+  // runs, and judged alone it would take the shrink for the person leaving the end, for good.
+  // Answers whether the view changed size (the scroll event then says nothing about the person).
+  const viewResized = (el: HTMLElement): boolean => {
+    if (el.clientHeight === viewHeight.current) return false;
+    viewHeight.current = el.clientHeight;
+    if (atEndRef.current) virtualizer.scrollToEnd();
+    return true;
+  };
+
   const onScroll = useCallback(() => {
     const el = scrollRef.current;
     if (!el) return;
+    if (viewResized(el) && atEndRef.current) return;
     const end = el.scrollHeight - el.scrollTop - el.clientHeight <= END_SLACK;
     if (end !== atEndRef.current) {
       atEndRef.current = end;
