@@ -8,11 +8,11 @@
 // single-flight: the refresh token rotates on every use, and presenting a used one ends the session.
 import { z } from 'zod';
 import {
-  AuditPageSchema, DeviceListResultSchema, DeviceRecordSchema, GrantSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, MeSchema, PairedHostSchema,
+  AuditPageSchema, DeviceListResultSchema, DeviceRecordSchema, GrantSchema, PairLookupResultSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, MeSchema, PairedHostSchema,
   ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamSummarySchema,
   type Me, type SessionSummary, type SignInMethods,
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
-  type DeviceRecord, type DeviceRegisterRequest, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
+  type DeviceRecord, type DeviceRegisterRequest, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
 import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
 
@@ -238,8 +238,14 @@ export class RelayApi {
   }
 
   /** Approves the code a machine shows (`tether host pair`): the host becomes the caller's. */
-  approvePairing(userCode: string, name?: string): Promise<PairedHost> {
-    return this.checked(PairedHostSchema, 'POST', '/api/pair/approve', name === undefined ? { userCode } : { userCode, name });
+  /** `approval`: the pairing statement this person's device signed, which the host checks and pins. */
+  approvePairing(userCode: string, name?: string, approval?: Signed<PairingStatement>): Promise<PairedHost> {
+    return this.checked(PairedHostSchema, 'POST', '/api/pair/approve', { userCode, ...(name === undefined ? {} : { name }), ...(approval ? { approval } : {}) });
+  }
+
+  /** The pending pairing's name and host key, for the approving device to sign. */
+  lookupPairing(userCode: string): Promise<PairLookupResult> {
+    return this.checked(PairLookupResultSchema, 'POST', '/api/pair/lookup', { userCode });
   }
 
   async denyPairing(userCode: string): Promise<void> {

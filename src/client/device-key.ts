@@ -4,7 +4,8 @@
 // acts on a machine is signed here and its signature sent beside the frame (`frame.signature`).
 import {
   DEVICE_KEY_ALGORITHM, deviceIdOf, requestStatement, signStatement,
-  type DeviceId, type DevicePublicKey, type DeviceStatement, type Digest, type RequestSignature, type Signed, type SignableRequest,
+  type DeviceId, type DevicePublicKey, type DeviceStatement, type Digest, type HostPublicKey, type PairingStatement, type RequestSignature,
+  type Signed, type SignableRequest,
 } from '../contracts/index.ts';
 
 export interface DeviceKey {
@@ -47,4 +48,16 @@ export async function vouchFor(
   key: DeviceKey, userId: string, device: { id: DeviceId; publicKey: DevicePublicKey; name: string }, now = Date.now(),
 ): Promise<Signed<DeviceStatement>> {
   return signStatement(key.privateKey, { kind: 'tether.device/1', userId, device, at: now, by: key.id });
+}
+
+/** The approval of a host's pairing, signed by this device: the host pins this person and device as its owner. */
+export async function signPairingApproval(
+  key: DeviceKey, pairing: { hostKey: HostPublicKey; userCode: string; userId: string; userName: string }, now = Date.now(),
+): Promise<Signed<PairingStatement>> {
+  return signStatement(key.privateKey, {
+    kind: 'tether.pairing/1',
+    hostKey: { kty: pairing.hostKey.kty, crv: pairing.hostKey.crv, x: pairing.hostKey.x },
+    userCode: pairing.userCode, userId: pairing.userId, userName: pairing.userName, at: now,
+    device: key.id, deviceKey: key.publicKey,
+  });
 }

@@ -1,6 +1,8 @@
 // The relay's host API: pairing a machine like a TV app, and listing, renaming and revoking hosts.
 // The host (`tether host pair`) and the relay both speak these shapes over HTTP; neither re-declares them.
 import { z } from 'zod';
+import { HostPublicKeySchema } from './keys.ts';
+import { SignedPairingSchema } from './signing.ts';
 
 /** The host link's JWT audience: a host token opens the link and nothing else. */
 export const HOST_TOKEN_AUDIENCE = 'tether-link';
@@ -8,20 +10,8 @@ export const HOST_TOKEN_AUDIENCE = 'tether-link';
 export const HOST_TOKEN_SECONDS = 60;
 export const HOST_TOKEN_MAX_SECONDS = 5 * 60;
 
-/**
- * The public half of a host's Ed25519 key, as a JWK. A private part (`d`) is refused rather than
- * stripped: a host that sends it has a bug that leaks its key, and must hear about it.
- */
-export const HostPublicKeySchema = z.strictObject({
-  kty: z.literal('OKP'),
-  crv: z.literal('Ed25519'),
-  /** 32 bytes, base64url. */
-  x: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'x must be 32 bytes of base64url'),
-  kid: z.string().max(200).optional(),
-  alg: z.literal('EdDSA').optional(),
-  use: z.literal('sig').optional(),
-});
-export type HostPublicKey = z.output<typeof HostPublicKeySchema>;
+// The public half of a host's Ed25519 key, as a JWK: the shape every Ed25519 key of Tether has (keys.ts).
+export { HostPublicKeySchema, type HostPublicKey } from './keys.ts';
 
 export const HostNameSchema = z.string().trim().min(1).max(100);
 
@@ -56,11 +46,25 @@ export const PairPollRequestSchema = z.object({ deviceCode: z.string().min(1).ma
 
 export const PairPollResultSchema = z.discriminatedUnion('state', [
   z.object({ state: z.literal('pending') }),
-  z.object({ state: z.literal('approved'), hostId: z.string().min(1), relayUrl: z.string().min(1) }),
+  z.object({
+    state: z.literal('approved'), hostId: z.string().min(1), relayUrl: z.string().min(1),
+    /** The approving device's signed statement (issue 15), when the approver's app signed it; the host checks it and pins its owner. */
+    approval: SignedPairingSchema.nullable().optional(),
+  }),
 ]);
 export type PairPollResult = z.output<typeof PairPollResultSchema>;
 
-export const PairApproveRequestSchema = z.object({ userCode: UserCodeSchema, name: HostNameSchema.optional() });
+export const PairApproveRequestSchema = z.object({
+  userCode: UserCodeSchema,
+  name: HostNameSchema.optional(),
+  /** The approval signed by the approving device (one of the person's registered devices), passed on to the host. */
+  approval: SignedPairingSchema.optional(),
+});
+
+/** `POST /api/pair/lookup`: what a pending pairing is (its name and the host's key), for the approving device to sign. */
+export const PairLookupRequestSchema = z.object({ userCode: UserCodeSchema });
+export const PairLookupResultSchema = z.object({ name: z.string(), publicKey: HostPublicKeySchema });
+export type PairLookupResult = z.output<typeof PairLookupResultSchema>;
 export const PairDenyRequestSchema = z.object({ userCode: UserCodeSchema });
 
 /** `npm start`'s own host: the setup secret stands in for a signed-in owner's approval. */

@@ -33,6 +33,15 @@ export const LINK_MAX_FRAME_BYTES = 16 * 1024 * 1024 + 64 * 1024;
 /** How much a host joins into one array message before it starts the next. */
 export const LINK_BATCH_BYTES = 1024 * 1024;
 
+/**
+ * The id a request from a person carries on the link: their user id and the id their client chose,
+ * so two people's ids never meet in the host's journal. The host follows a signed request's id
+ * through this (the device signs the id it chose; the host knows the device's person).
+ */
+export function linkRequestId(userId: string, requestId: string): string {
+  return `${userId}/${requestId}`;
+}
+
 export const LinkRequestSchema = RequestSchema.extend({
   /** The relay user this request acts for; the host records it, it grants nothing. */
   by: z.string().min(1).optional(),

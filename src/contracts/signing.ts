@@ -18,7 +18,7 @@
 // Each kind of statement names itself (`kind`, with a version), so a signature made for one
 // purpose (a device vouching for another, a pairing approval, a grant) never verifies as another.
 import { z } from 'zod';
-import { HostPublicKeySchema } from './hosts.ts';
+import { HostPublicKeySchema } from './keys.ts';
 import { AccessRoleSchema } from './teams.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -253,17 +253,21 @@ export const DeviceStatementSchema = z.strictObject({
 });
 export type DeviceStatement = z.output<typeof DeviceStatementSchema>;
 
-/** A person approving a host's pairing, signed by their device: the host pins that device's person as its owner. */
+/**
+ * A person approving a host's pairing, signed by their device: the host pins that person and device
+ * as its owner. The host is named by its own public key (the relay gives it an id only once it is
+ * approved), so a relay that swapped the key the person approved is caught by the host.
+ */
 export const PairingStatementSchema = z.strictObject({
   kind: z.literal('tether.pairing/1'),
-  hostId: text,
-  /** The host's own public key, so a relay that swapped it is caught by the host. */
   hostKey: HostPublicKeySchema,
   userCode: text,
   userId: text,
   userName: z.string().max(200),
   at,
+  /** The approving device: its id, and its public key, which the host pins. */
   device: DeviceIdSchema,
+  deviceKey: DevicePublicKeySchema,
 });
 export type PairingStatement = z.output<typeof PairingStatementSchema>;
 

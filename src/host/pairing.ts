@@ -2,12 +2,15 @@
 // code (and a device code only it knows), shows the user code, and polls until a signed-in person
 // approves it. The relay then has the host's public key under a host id it made; the host keeps the
 // id and the key in identity.json. `npm start` pairs its own host with the relay's setup secret instead.
+import { rmSync } from 'node:fs';
 import { z } from 'zod';
 import {
   PairPollResultSchema, PairStartResultSchema, PairedHostSchema,
   type PairStartRequest,
 } from '../contracts/hosts.ts';
 import { newHostKey, readHostIdentity, writeHostIdentity, type HostIdentity } from './identity.ts';
+import { approvedByLines, checkPairingApproval } from './trust/pairing-approval.ts';
+import { trustFile, writePinnedOwner } from './trust/pinned.ts';
 
 export interface PairOptions {
   relayUrl: string;
@@ -91,7 +94,24 @@ export async function pairHost(options: PairOptions): Promise<HostIdentity> {
     }
     const result = PairPollResultSchema.parse(answer);
     if (result.state === 'pending') continue;
+    // The approving device's signature, checked here before anything is kept: this machine's trust root.
+    let owner = null;
+    if (result.approval) {
+      try {
+        owner = await checkPairingApproval(result.approval, { hostKey: key.publicJwk, userCode: start.userCode });
+      } catch (error) {
+        throw new PairingFailed('refused', `Not paired: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
     const identity: HostIdentity = { relayUrl, hostId: result.hostId, privateJwk: key.privateJwk, publicJwk: key.publicJwk };
+    if (owner) {
+      writePinnedOwner(options.dataDir, { hostId: result.hostId, owner, pinnedAt: Date.now() });
+      for (const line of approvedByLines(owner)) options.say(line);
+    } else {
+      // An owner pinned by an earlier pairing of this folder is not this pairing's.
+      rmSync(trustFile(options.dataDir), { force: true });
+      options.say('Approved without a device signature: this machine pins no owner, so it cannot require signed requests.');
+    }
     writeHostIdentity(options.dataDir, identity);
     return identity;
   }

@@ -87,6 +87,8 @@ export class HostProcess {
   linkVia: string | null = null;
   /** Approves the code `host pair` shows (e.g. a person in a browser); the owner's API call when null. */
   approveWith: ((userCode: string) => Promise<void>) | null = null;
+  /** What `tether host pair` printed, once it has paired (who approved, from which device). */
+  pairOutput = '';
 
   constructor(name: string, ownerId: string) {
     this.name = name;
@@ -128,6 +130,7 @@ export class HostProcess {
     if (this.approveWith) await this.approveWith(userCode);
     else await approveAsOwner(userCode, this.ownerId);
     const code = await exited;
+    this.pairOutput = output;
     if (code !== 0) throw new Error(`tether host pair exited ${code}:\n${output}`);
     if (!/Chats on this machine may work only in: .+\nThe widest runtime mode a chat may use: /.test(output)) throw new Error(`tether host pair did not print its policy:\n${output}`);
     return readHostIdentity(this.dataDir)!;

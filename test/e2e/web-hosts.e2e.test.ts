@@ -10,10 +10,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi } from '../../src/client/index.ts';
+import { shortFingerprint } from '../../src/contracts/index.ts';
 import {
   accessibilityViolations, newPersonPage, screenshot, signedInPerson, type PersonPage, type SignedInPerson,
 } from './browser.ts';
 import { HostProcess, personCredentials, relayUrl } from './peers.ts';
+import { readPinnedOwner } from '../../src/host/trust/pinned.ts';
 
 const OWNER = 'web-hosts-a';
 const GUEST = 'web-hosts-b';
@@ -69,6 +71,14 @@ describe('hosts in the web app', () => {
     };
     await host.start();
     expect(host.hostId).toMatch(/.+/);
+    // The browser signed the approval with its own device key; the machine checked it, pinned that
+    // person and device, and its terminal shows the device's short fingerprint, which Settings shows too.
+    const fingerprint = /Approved by .+\n\s+from device (\S{4}-\S{4}-\S{4}-\S{4}):/.exec(host.pairOutput)?.[1];
+    expect(fingerprint, host.pairOutput).toBeDefined();
+    const pinned = readPinnedOwner(host.dataDir)!;
+    expect(pinned.hostId).toBe(host.hostId);
+    expect(shortFingerprint(pinned.owner.device.id)).toBe(fingerprint);
+    expect((await api.devices()).map((d) => d.id)).toContain(pinned.owner.device.id);
 
     await page.getByRole('link', { name: 'Back to hosts' }).click();
     const row = hostRow(page);

@@ -66,7 +66,17 @@ describe('the host\'s request verifier', () => {
     const { verifier, owner } = await world();
     expect(await verifier.check({ id: 'l', type: 'chat.list', payload: {} }, undefined)).toEqual({ ok: true, sender: null, retry: false });
     const frame = send();
-    expect(await verifier.check(frame, await signed(owner, frame))).toEqual({ ok: true, sender: { userId: 'ada', device: owner.id, at: T0, payload: await digestOf(frame.payload) }, retry: false });
+    expect(await verifier.check(frame, await signed(owner, frame))).toEqual({ ok: true, sender: { userId: 'ada', device: owner.id, at: T0, payload: await digestOf(frame.payload), id: frame.id }, retry: false });
+  });
+
+  it('follows the id the relay gives a request on the link (the person\'s id before it), and only that person\'s', async () => {
+    const { verifier, owner } = await world();
+    const frame = send();
+    const signature = await signed(owner, frame);
+    expect(await verifier.check({ ...frame, id: `bob/${frame.id}` }, signature)).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
+    expect(await verifier.check({ ...frame, id: `ada/${frame.id}` }, signature)).toMatchObject({ ok: true, sender: { id: frame.id } });
+    // The same statement under the other spelling of its id is the same request: a retry, not a second run.
+    expect(await verifier.check(frame, signature)).toMatchObject({ ok: true, retry: true });
   });
 
   it('refuses an unsigned or malformed signature on a request that acts on the machine', async () => {

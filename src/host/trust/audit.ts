@@ -27,6 +27,8 @@ export const AuditEntrySchema = z.object({
   device: z.string().nullable(),
   /** The signature's time, for a signed request. */
   signedAt: z.int().nullable(),
+  /** The id the device signed, for a signed request (the frame's id on the link puts the person's id before it). */
+  signedId: z.string().nullable().optional(),
   /** The signed payload's digest (what the verifier's replay memory is seeded with after a restart). */
   payload: z.string().nullable(),
   /** Who the relay said it acted for: a claim, recorded for comparison, never trusted. */

@@ -10,7 +10,7 @@
 import { REQUEST_RULES, chatIdOfPayload, isRequestType, type RequestType } from '../../contracts/index.ts';
 import type { HostLog, ReplyFrame } from '../chats/core.ts';
 import type { HostAudit } from './audit.ts';
-import type { RequestVerifier } from './verify.ts';
+import type { RequestVerifier, VerifiedSender } from './verify.ts';
 
 export interface GateOptions {
   audit: HostAudit;
@@ -61,7 +61,7 @@ export class RequestGate {
       relaySays: typeof fields.by === 'string' ? fields.by : null,
     };
     const { verifier, unsigned } = this.options;
-    let sender: { userId: string; device: string; at: number; payload: string } | null = null;
+    let sender: VerifiedSender | null = null;
     if (verifier && rule.actsOnMachine && !unsigned?.has(fields.type)) {
       const verdict = await verifier.check(fields, fields.signature);
       if (!verdict.ok) {
@@ -78,6 +78,7 @@ export class RequestGate {
       userId: sender?.userId ?? null,
       device: sender?.device ?? null,
       signedAt: sender?.at ?? null,
+      signedId: sender?.id ?? null,
       payload: sender?.payload ?? null,
     });
     return reply;

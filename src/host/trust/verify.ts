@@ -12,7 +12,7 @@
 // and runs nothing, so the same (device, id, payload) passes on to it; for any other, a seen id is a
 // replay and refused. Seen ids are remembered for the freshness window, past which the time refuses.
 import {
-  REQUEST_RULES, RequestSignatureSchema, chatIdOfPayload, digestOf, isRequestType, requirementOf, settledRequestDigest,
+  REQUEST_RULES, RequestSignatureSchema, chatIdOfPayload, linkRequestId, digestOf, isRequestType, requirementOf, settledRequestDigest,
   switchesAccount, ACCESS_ROLES,
   type AccessRole, type DeviceId, type RequestType, type SettledRequest, type WireError, type WireErrorCode,
 } from '../../contracts/index.ts';
@@ -29,6 +29,8 @@ export interface VerifiedSender {
   at: number;
   /** The signed payload's digest. */
   payload: string;
+  /** The id the device signed (the link's id puts the person's id before it). */
+  id: string;
 }
 
 export type Verdict =
@@ -58,10 +60,10 @@ export class SeenRequests {
   }
 
   /** Remembers what the host's audit says it carried out within the window (after a restart). */
-  seed(entries: Iterable<{ device: string | null; id: string; signedAt: number | null; payload: string | null }>, now: number): void {
+  seed(entries: Iterable<{ device: string | null; id: string; signedId?: string | null; signedAt: number | null; payload: string | null }>, now: number): void {
     for (const e of entries) {
       if (e.device !== null && e.signedAt !== null && e.payload !== null && e.signedAt >= now - this.windowMs) {
-        this.seen.set(SeenRequests.key(e.device, e.id), { at: e.signedAt, payload: e.payload });
+        this.seen.set(SeenRequests.key(e.device, e.signedId ?? e.id), { at: e.signedAt, payload: e.payload });
       }
     }
   }
@@ -129,7 +131,7 @@ export class RequestVerifier {
 
     // The statement must name exactly this request on this host: a signature for anything else is not one for this.
     if (statement.hostId !== this.book.hostId) return refused('signature-invalid', 'The signature is for another host');
-    if (statement.type !== type || statement.id !== frame.id) return refused('signature-invalid', 'The signature is for another request');
+    if (statement.type !== type) return refused('signature-invalid', 'The signature is for another request');
     const chatId = chatIdOfPayload(frame.payload);
     if (statement.chatId !== chatId) return refused('signature-invalid', 'The signature is for another chat');
     let payloadDigest: string;
@@ -142,6 +144,10 @@ export class RequestVerifier {
 
     const device = this.book.device(statement.device);
     if (!device) return refused('signature-invalid', 'The signing device is not one this host trusts (unknown or revoked)');
+    // The relay puts its person's id before the client's (linkRequestId): that person must be the device's.
+    if (frame.id !== statement.id && frame.id !== linkRequestId(device.userId, statement.id)) {
+      return refused('signature-invalid', 'The signature is for another request');
+    }
     if (!(await verifyStatement(device.key, signed))) return refused('signature-invalid', 'The signature does not verify');
 
     const now = this.now();
@@ -149,7 +155,8 @@ export class RequestVerifier {
       return refused('signature-expired', 'The signature was made outside this host\'s freshness window (check the device\'s clock)');
     }
 
-    const seen = this.seen.get(device.id, frame.id);
+    // Keyed by the signed id: one statement is one request, whatever id the link gave it.
+    const seen = this.seen.get(device.id, statement.id);
     if (seen) {
       // The same request again: the journal answers it once if the registry says so; else it is a replay.
       if (!rule.answeredOnce || seen.payload !== payloadDigest) return refused('signature-replayed', 'This signed request was carried out already');
@@ -176,7 +183,7 @@ export class RequestVerifier {
       }
     }
 
-    if (!seen) this.seen.remember(device.id, frame.id, statement.at, payloadDigest, now);
-    return { ok: true, sender: { userId: device.userId, device: device.id, at: statement.at, payload: payloadDigest }, retry: seen !== undefined };
+    if (!seen) this.seen.remember(device.id, statement.id, statement.at, payloadDigest, now);
+    return { ok: true, sender: { userId: device.userId, device: device.id, at: statement.at, payload: payloadDigest, id: statement.id }, retry: seen !== undefined };
   }
 }

@@ -5,7 +5,7 @@ import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
 import { audit, hosts, pairings } from './schema.ts';
 
-export type NewPairing = Omit<typeof pairings.$inferInsert, 'state' | 'approvedBy' | 'hostId'>;
+export type NewPairing = Omit<typeof pairings.$inferInsert, 'state' | 'approvedBy' | 'hostId' | 'approval'>;
 
 /** Drops pairings that expired before `before`. */
 export async function deleteExpiredPairings(d1: D1Database, before: number): Promise<void> {
@@ -19,9 +19,18 @@ export async function startPairing(d1: D1Database, pairing: NewPairing): Promise
   return inserted.meta.changes === 1;
 }
 
-export async function findPairing(d1: D1Database, deviceCodeHash: string): Promise<{ state: string; expiresAt: number; hostId: string | null } | null> {
-  const [row] = await drizzle(d1).select({ state: pairings.state, expiresAt: pairings.expiresAt, hostId: pairings.hostId })
+export async function findPairing(
+  d1: D1Database, deviceCodeHash: string,
+): Promise<{ state: string; expiresAt: number; hostId: string | null; approval: string | null } | null> {
+  const [row] = await drizzle(d1).select({ state: pairings.state, expiresAt: pairings.expiresAt, hostId: pairings.hostId, approval: pairings.approval })
     .from(pairings).where(eq(pairings.deviceCodeHash, deviceCodeHash)).limit(1);
+  return row ?? null;
+}
+
+/** The pending, unexpired pairing with this user code: its name and the host's public key (JSON). */
+export async function pendingPairing(d1: D1Database, userCode: string, now: number): Promise<{ name: string; publicKey: string } | null> {
+  const [row] = await drizzle(d1).select({ name: pairings.name, publicKey: pairings.publicKey })
+    .from(pairings).where(pendingByCode(userCode, now)).limit(1);
   return row ?? null;
 }
 
@@ -40,7 +49,7 @@ function pendingByCode(userCode: string, now: number) {
  * owned by `ownerId`; false when no pending, unexpired pairing has the code.
  */
 export async function approvePairing(
-  d1: D1Database, a: { userCode: string; ownerId: string; hostId: string; name: string | null; now: number },
+  d1: D1Database, a: { userCode: string; ownerId: string; hostId: string; name: string | null; now: number; approval: string | null },
 ): Promise<boolean> {
   const db = drizzle(d1);
   const [, approved] = await db.batch([
@@ -50,7 +59,7 @@ export async function approvePairing(
       createdAt: sql<number>`${a.now}`.as('created_at'), lastSeenAt: sql<number | null>`NULL`.as('last_seen_at'),
       publicKey: pairings.publicKey, revokedAt: sql<number | null>`NULL`.as('revoked_at'),
     }).from(pairings).where(pendingByCode(a.userCode, a.now))),
-    db.update(pairings).set({ state: 'approved', approvedBy: a.ownerId, hostId: a.hostId }).where(pendingByCode(a.userCode, a.now)),
+    db.update(pairings).set({ state: 'approved', approvedBy: a.ownerId, hostId: a.hostId, approval: a.approval }).where(pendingByCode(a.userCode, a.now)),
   ]);
   return approved.meta.changes === 1;
 }

@@ -91,6 +91,8 @@ export const pairings = sqliteTable('pairings', {
   approvedBy: text('approved_by'),
   hostId: text('host_id'),
   ip: text('ip'),
+  /** The approving device's signed PairingStatement (JSON), passed to the host on its poll; null when the app signed none. */
+  approval: text('approval'),
 });
 
 export const teams = sqliteTable('teams', {

@@ -5,17 +5,18 @@
 // IP; wrong codes are capped per person, so a code cannot be guessed by trying.
 import { Hono, type Context } from 'hono';
 import {
-  PairApproveRequestSchema, PairDenyRequestSchema, PairPollRequestSchema, PairSetupRequestSchema,
-  PairStartRequestSchema, USER_CODE_ALPHABET, ProtocolError,
-  type PairPollResult, type PairStartResult, type PairedHost,
+  HostPublicKeySchema, PairApproveRequestSchema, PairDenyRequestSchema, PairLookupRequestSchema, PairPollRequestSchema, PairSetupRequestSchema,
+  PairStartRequestSchema, SignedPairingSchema, USER_CODE_ALPHABET, ProtocolError, deviceIdOf, importDevicePublicKey, verifyStatement,
+  type PairLookupResult, type PairPollResult, type PairStartResult, type PairedHost, type PairingStatement, type Signed,
 } from '../../contracts/index.ts';
 import { hashOpaque, newId, newOpaqueToken } from '../auth/opaque.ts';
 import { LIMITS, RateLimited, rateLimit, rateLimitedResponse } from '../auth/rate-limit.ts';
 import { relayOwnerId, setupSecretMatches } from '../auth/setup-secret.ts';
 import { record } from '../db/audit.ts';
+import { deviceById } from '../db/devices.ts';
 import { createHost, findHost, hostByPublicKey } from '../db/hosts.ts';
 import {
-  approvePairing, deleteExpiredPairings, denyPairing, findPairing, markPairingClaimed, recentWrongCodes, startPairing,
+  approvePairing, deleteExpiredPairings, denyPairing, findPairing, markPairingClaimed, pendingPairing, recentWrongCodes, startPairing,
 } from '../db/pairings.ts';
 import type { Env } from '../env.ts';
 import { parseBody } from './body.ts';
@@ -87,7 +88,8 @@ pairing.post('/poll', async (c) => {
     if (row.state === 'approved') {
       await markPairingClaimed(c.env.DB, deviceCodeHash);
     }
-    return c.json({ state: 'approved', hostId: row.hostId, relayUrl: origin(c) } satisfies PairPollResult);
+    const approval = row.approval === null ? {} : { approval: SignedPairingSchema.parse(JSON.parse(row.approval)) };
+    return c.json({ state: 'approved', hostId: row.hostId, relayUrl: origin(c), ...approval } satisfies PairPollResult);
   }
   if (row.expiresAt <= Date.now()) return expired(c);
   return c.json({ state: 'pending' } satisfies PairPollResult);
@@ -128,17 +130,53 @@ async function guarded(c: Context<App>, run: () => Promise<Response>): Promise<R
   }
 }
 
+// What the approving device signs over: the pending pairing's host key (and its name, to show).
+pairing.post('/lookup', requireUser, perPerson, (c) => guarded(c, async () => {
+  const { userCode } = await parseBody(c, PairLookupRequestSchema);
+  const pending = await pendingPairing(c.env.DB, userCode, Date.now());
+  if (!pending) return wrongCode(c, userCode);
+  return c.json({ name: pending.name, publicKey: HostPublicKeySchema.parse(JSON.parse(pending.publicKey)) } satisfies PairLookupResult);
+}));
+
 pairing.post('/approve', requireUser, perPerson, (c) => guarded(c, async () => {
-  const { userCode, name } = await parseBody(c, PairApproveRequestSchema);
+  const { userCode, name, approval } = await parseBody(c, PairApproveRequestSchema);
   const user = c.get('user');
   const now = Date.now();
   const hostId = newHostId();
+  if (approval) {
+    const pending = await pendingPairing(c.env.DB, userCode, now);
+    if (!pending) return wrongCode(c, userCode);
+    await checkApproval(c.env.DB, user.userId, userCode, pending.publicKey, approval);
+  }
   // One transaction: the host exists exactly when the pairing says it was approved.
-  if (!await approvePairing(c.env.DB, { userCode, ownerId: user.userId, hostId, name: name ?? null, now })) return wrongCode(c, userCode);
+  if (!await approvePairing(c.env.DB, { userCode, ownerId: user.userId, hostId, name: name ?? null, now, approval: approval ? JSON.stringify(approval) : null })) {
+    return wrongCode(c, userCode);
+  }
   const host = await findHost(c.env.DB, hostId);
   await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.approved', hostId, detail: { name: host!.name } });
   return c.json({ hostId, name: host!.name, relayUrl: origin(c) } satisfies PairedHost);
 }));
+
+/**
+ * The relay checks a signed approval before it passes it on, so an app whose signing is broken hears
+ * so at once; the host checks it again itself, trusting none of this. It must name this code and this
+ * pairing's host key, and be signed by a live registered device of the person approving.
+ */
+async function checkApproval(d1: D1Database, userId: string, userCode: string, hostKeyJson: string, approval: Signed<PairingStatement>): Promise<void> {
+  const { statement } = approval;
+  const hostKey = HostPublicKeySchema.parse(JSON.parse(hostKeyJson));
+  if (statement.userCode !== userCode || statement.userId !== userId || statement.hostKey.x !== hostKey.x) {
+    throw new ProtocolError('signature-invalid', 'The signed approval names another pairing, host key or person');
+  }
+  if ((await deviceIdOf(statement.deviceKey)) !== statement.device) throw new ProtocolError('signature-invalid', 'The approving device\'s id is not its key\'s thumbprint');
+  const device = await deviceById(d1, statement.device);
+  if (!device || device.userId !== userId || device.device.revoked !== null) {
+    throw new ProtocolError('signature-invalid', 'The approving device is not a registered device of yours');
+  }
+  if (!(await verifyStatement(await importDevicePublicKey(statement.deviceKey), approval))) {
+    throw new ProtocolError('signature-invalid', 'The signed approval does not verify');
+  }
+}
 
 pairing.post('/deny', requireUser, perPerson, (c) => guarded(c, async () => {
   const { userCode } = await parseBody(c, PairDenyRequestSchema);

@@ -2,6 +2,7 @@
 // socket with the caller's identity in its attachment, reading a frame once, answering bad input
 // with the protocol's codes, and broadcasting one serialized frame to many sockets.
 import {
+  linkRequestId,
   AGENT_REQUEST_SCHEMAS, CLIENT_HEARTBEAT, LINK_MAX_FRAME_BYTES, ProtocolError, errorCounter, isAgentRequestType, parseRequest, toWireError,
   type AgentRequestType, type Reply, type RequestPayload, type WireError,
 } from '../../contracts/index.ts';
@@ -50,7 +51,7 @@ export function relabel(reply: Reply, id: string): string {
 
 /** The id the relay uses toward the host: stable for a person's retry, distinct between people. */
 export function linkId(userId: string, requestId: string): string {
-  return `${userId}/${requestId}`;
+  return linkRequestId(userId, requestId);
 }
 
 export function eventFrame(event: string, payload: unknown): string {

@@ -1,11 +1,33 @@
 // Approving a host's pairing code: `tether host pair` shows a code and this page's address
 // (/pair?code=…). Approving makes the machine a host of the signed-in person; denying ends its request.
+// The approval is signed by this browser's device key (registered first), over the host key the relay
+// holds for the code; the machine checks it and pins this person and device as its owner, and its
+// terminal shows the device's short fingerprint (the one Settings → Devices shows).
 import { useState } from 'preact/hooks';
-import type { PairedHost } from '../../contracts/index.ts';
+import { UserCodeSchema, type PairedHost, type PairingStatement, type Signed } from '../../contracts/index.ts';
+import { signPairingApproval } from '../../client/device-key.ts';
+import { browserDeviceKey, deviceLabel } from '../app/device-key.ts';
 import { errorText } from '../app/errors.ts';
-import { api } from '../app/session.ts';
+import { api, loadMe } from '../app/session.ts';
 import { hostsChanged } from './host-list.ts';
 import './hosts.css';
+
+/** This device's signed approval of the pairing with `userCode`; undefined where the browser has no Ed25519 (the host then pins no owner). */
+async function signedApproval(typed: string): Promise<Signed<PairingStatement> | undefined> {
+  // Signed as the relay and the terminal write the code (ABCD-EFGH), whatever was typed.
+  const code = UserCodeSchema.safeParse(typed);
+  if (!code.success) return undefined;
+  const userCode = code.data;
+  let key;
+  try {
+    key = await browserDeviceKey();
+  } catch {
+    return undefined;
+  }
+  await api.registerDevice({ name: deviceLabel(navigator.userAgent), publicKey: key.publicKey });
+  const [pending, me] = await Promise.all([api.lookupPairing(userCode), loadMe()]);
+  return signPairingApproval(key, { hostKey: pending.publicKey, userCode, userId: me.id, userName: me.name });
+}
 
 export function PairPage({ query }: { query: URLSearchParams }) {
   const [code, setCode] = useState(query.get('code') ?? '');
@@ -19,7 +41,7 @@ export function PairPage({ query }: { query: URLSearchParams }) {
     setError(null);
     try {
       if (approve) {
-        const paired = await api.approvePairing(code.trim(), name.trim() || undefined);
+        const paired = await api.approvePairing(code.trim(), name.trim() || undefined, await signedApproval(code.trim()));
         setDone({ paired });
         void hostsChanged();
       } else {

@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { shortFingerprint, type DeviceRecord, type PushDelivery, type PushSubscriptionInfo } from '../../contracts/index.ts';
 import { subscribeToPush, unsubscribeFromPush, type PushManagerLike, type SessionSummary } from '../../client/index.ts';
-import { browserDeviceKey } from '../app/device-key.ts';
+import { browserDeviceKey, deviceLabel as deviceOf } from '../app/device-key.ts';
 import { errorText } from '../app/errors.ts';
 import { install, installPrompt, installed } from '../app/install.ts';
 import { api, loadMe, me } from '../app/session.ts';
@@ -126,13 +126,6 @@ function Devices() {
   );
 }
 
-/** A readable name for a browser from its user agent (enough to tell one's devices apart). */
-function deviceOf(userAgent: string | null): string {
-  if (!userAgent) return 'Unknown device';
-  const browser = /Edg\//.test(userAgent) ? 'Edge' : /Firefox\//.test(userAgent) ? 'Firefox' : /Chrom(e|ium)\//.test(userAgent) ? 'Chrome' : /Safari\//.test(userAgent) ? 'Safari' : /node|undici/i.test(userAgent) ? 'A program' : 'A browser';
-  const system = /iPhone|iPad/.test(userAgent) ? 'iOS' : /Android/.test(userAgent) ? 'Android' : /Mac OS X/.test(userAgent) ? 'macOS' : /Windows/.test(userAgent) ? 'Windows' : /Linux/.test(userAgent) ? 'Linux' : '';
-  return system ? `${browser} on ${system}` : browser;
-}
 
 const KIND: Record<PushDelivery['kind'], string> = { 'needs-you': 'Needs you', answered: 'Answered', 'turn-ended': 'Turn ended' };
 
