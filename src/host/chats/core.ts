@@ -285,6 +285,7 @@ export class HostCore {
       warn: (message) => this.log.warn(message),
       accountFor: (kind, accountId) => this.accounts.launchSettings(kind, accountId),
       checkpoint: (chatId, cwd) => (mayBeInWorkTree(cwd) ? this.checkpoints.take(chatId, cwd) : null),
+      readableFolders: () => this.policy.roots,
       sessionShared: (chatId, agentSessionId) => {
         for (const other of this.sessions.values()) {
           if (other.chatId !== chatId && other.info.agentSessionId === agentSessionId) return true;

@@ -117,6 +117,11 @@ export function createHandlers(core: HostCore): HandlerTable {
       if (!core.providers.has(session.info.provider)) {
         throw new ProtocolError('account-unavailable', `This host has no ${session.info.provider} provider any more`);
       }
+      // Every file the text or the mentions would make the CLI read is in the chat's folders, or
+      // nothing is kept (the uploads are host-made paths in the chat's own folder, checked again when
+      // the turn starts).
+      const prompt = forkPreamble(session, payload.text);
+      session.admitFileReads({ text: prompt ?? payload.text, attachments: [], ...(payload.mentions ? { mentions: payload.mentions } : {}) });
       const removed = () => core.sessions.get(payload.chatId) !== session;
       const attachments = await core.attachments.save(payload.chatId, payload.attachments ?? []).catch((error: unknown) => {
         // A kill took the chat's folder away mid-write.
@@ -129,7 +134,6 @@ export function createHandlers(core: HostCore): HandlerTable {
       }
       if (attachments.length > 0) await keepWithinLimits(core, session, attachments);
       nameChat(session, payload.text, attachments);
-      const prompt = forkPreamble(session, payload.text);
       const message = {
         text: payload.text,
         ...(prompt !== null ? { prompt } : {}),

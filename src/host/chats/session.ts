@@ -27,6 +27,7 @@ import type {
 import type { Provider, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../providers/provider.ts';
 import { turnImages } from './attachments.ts';
 import { ChatLog } from './chat-log.ts';
+import { admitFileReads } from './file-reads.ts';
 import { isPendingRequest, requestSummaries } from './requests.ts';
 import type { ChatRecord, ChatStore, LogEntry } from './store.ts';
 import { titleFromAgent } from './title.ts';
@@ -51,6 +52,8 @@ export interface ChatHost {
   checkpoint?(chatId: string, cwd: string): Promise<string | null> | null;
   /** Whether another chat continues the same backend session (a fork not yet branched). */
   sessionShared?(chatId: string, agentSessionId: string): boolean;
+  /** Folders besides the chat's own and its uploads where a message may make the agent read files (the policy's roots). */
+  readableFolders?(): readonly string[];
 }
 
 export interface ChatSessionOptions {
@@ -252,6 +255,8 @@ export class ChatSession {
     const begin = (): void => {
       turn.started = true;
       try {
+        // Checked again as it leaves: a queued message, or a symlink changed since it was sent.
+        if (message) this.admitFileReads(fileReadInput(message));
         start(this.openDriver(), (output) => this.onOutput(turnId, output));
       } catch (error) {
         this.finish('error', `The agent could not start: ${describe(error)}`);
@@ -298,10 +303,37 @@ export class ChatSession {
     return this.driver;
   }
 
+  /**
+   * Refuses (`folder-denied`, naming the path) a message that would make this chat's CLI read a file
+   * outside the chat's folder, its uploads and the policy's roots: the attachments it is handed and
+   * whatever its prompt processing expands from the text (file-reads.ts, Provider.filesRead).
+   */
+  admitFileReads(input: Pick<TurnInput, 'text' | 'attachments' | 'mentions'>): void {
+    const info = this.info;
+    const provider = this.provider;
+    const files = provider?.filesRead
+      ? provider.filesRead(input, { cwd: info.cwd, ...this.accountEnvForReads() })
+      : input.attachments.map((a) => a.path);
+    admitFileReads(files, [info.cwd, this.options.store.attachmentDir(this.chatId), ...(this.options.host.readableFolders?.() ?? [])]);
+  }
+
+  /** The account's variables (its HOME decides what `~` means to the CLI); an account the policy refuses now fails the turn where the CLI starts, not here. */
+  private accountEnvForReads(): { accountEnv?: Record<string, string> } {
+    const { account } = this.info;
+    if (!account || !this.provider) return {};
+    try {
+      const env = this.options.host.accountFor?.(this.provider.kind, account)?.env;
+      return env ? { accountEnv: env } : {};
+    } catch {
+      return {};
+    }
+  }
+
   /** Hands `message` to the running turn if the backend can take it; answers whether it did. */
   steer(message: OutgoingMessage): boolean {
     const turn = this.turn;
     if (!turn || !turn.started || !this.driver?.steer || !this.provider?.canSteer) return false;
+    this.admitFileReads(fileReadInput(message));
     if (!this.driver.steer(turnInput(message, turn.id))) return false;
     this.closeStreams();
     this.upsert({ id: newId('msg'), kind: 'user', createdAt: Date.now(), turnId: turn.id, ...messageParts(message) });
@@ -811,6 +843,11 @@ function messageParts(message: OutgoingMessage): Pick<ChatQueuedMessage, 'text' 
     ...(message.chats?.length ? { chats: message.chats } : {}),
     ...(message.attachments?.length ? { attachments: message.attachments } : {}),
   };
+}
+
+/** What a message hands the CLI, as far as which files it makes it read (no image bytes read yet). */
+export function fileReadInput(message: OutgoingMessage): Pick<TurnInput, 'text' | 'attachments' | 'mentions'> {
+  return { text: message.prompt ?? message.text, attachments: message.attachments ?? [], ...(message.mentions ? { mentions: message.mentions } : {}) };
 }
 
 function turnInput(message: OutgoingMessage, turnId: string): TurnInput {

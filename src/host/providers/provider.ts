@@ -194,4 +194,18 @@ export interface Provider {
    * cannot fork, and `chat.fork`, `chat.summarize` and `chat.continueOn` answer `chat-unsupported`.
    */
   fork?(request: ProviderForkRequest): Promise<string>;
+  /**
+   * The files this backend's CLI reads on its own when handed `input` in `chat` (absolute paths, as
+   * the CLI resolves them): the attachments it gets by path, and any its prompt processing expands
+   * from the text (Claude Code's `@path`). The host checks each against its policy before the input
+   * reaches the CLI (chats/file-reads.ts). Absent: the attachments' paths only.
+   */
+  filesRead?(input: Pick<TurnInput, 'text' | 'attachments' | 'mentions'>, chat: FileReadContext): string[];
+}
+
+/** What deciding a message's file reads may know about its chat. */
+export interface FileReadContext {
+  cwd: string;
+  /** The account's variables (absent: the CLI's default account). */
+  accountEnv?: Readonly<Record<string, string>>;
 }

@@ -223,9 +223,13 @@ export class ClaudeSession implements ProviderSession {
   }
 }
 
-/** Mentions and files that are not inline images ride along as `@path` words, the way Claude Code's own prompt takes them. */
-function messageText(input: TurnInput, inline: ReadonlySet<string>): string {
-  const files = input.attachments.filter((a) => !inline.has(a.path)).map((a) => `@${a.path}`);
+/**
+ * Mentions and files that are not inline images ride along as `@path` words, the way Claude Code's
+ * own prompt takes them (a path with whitespace quoted, as the CLI reads `@"…"`). What the CLI then
+ * reads is `claudeMentionedFiles` of this text, which the host checked before the turn.
+ */
+export function messageText(input: Pick<TurnInput, 'text' | 'attachments' | 'mentions'>, inline: ReadonlySet<string>): string {
+  const files = input.attachments.filter((a) => !inline.has(a.path)).map((a) => (/\s/.test(a.path) ? `@"${a.path}"` : `@${a.path}`));
   const mentions = (input.mentions ?? []).map((m) => (m.startsWith('@') ? m : `@${m}`));
   const extra = [...mentions, ...files];
   return extra.length ? `${input.text}\n\n${extra.join(' ')}` : input.text;

@@ -2,10 +2,12 @@
 // its output mapped by mapper.ts, its models in catalog.ts.
 import type { AgentKind, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
-import type { Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
+import { homedir } from 'node:os';
+import type { FileReadContext, Provider, ProviderChatContext, ProviderForkRequest, ProviderSession, TurnInput } from '../provider.ts';
 import { CLI_PROFILES, readCliVersion } from '../roster.ts';
 import { CLAUDE_MODELS, modelInfos, normalizeSelection } from './catalog.ts';
-import { CLAUDE_SESSION_IDS, ClaudeSession, type ClaudeLaunch } from './driver.ts';
+import { CLAUDE_SESSION_IDS, ClaudeSession, messageText, type ClaudeLaunch } from './driver.ts';
+import { claudeMentionedFiles } from './mentions.ts';
 
 export interface ClaudeProviderOptions {
   /** Default: Claude Code answers as `claude`. */
@@ -62,6 +64,17 @@ export class ClaudeProvider implements Provider {
   async fork(request: ProviderForkRequest): Promise<string> {
     if (!request.latest) throw new ProtocolError('chat-unsupported', 'Claude Code can fork this conversation only at its last turn');
     return request.agentSessionId;
+  }
+
+  /**
+   * Claude Code reads every file its message text mentions (`@path`), the attachments and mentions
+   * the driver adds as such words included, and the images the driver reads to send inline. The
+   * text judged holds every attachment as a word: a superset of what the driver sends.
+   */
+  filesRead(input: Pick<TurnInput, 'text' | 'attachments' | 'mentions'>, chat: FileReadContext): string[] {
+    const env = { ...process.env, ...this.launch.env, ...chat.accountEnv };
+    const home = env.HOME || homedir();
+    return [...input.attachments.map((a) => a.path), ...claudeMentionedFiles(messageText(input, new Set()), chat.cwd, home)];
   }
 
   /** Asks the CLI its version once (`2.1.197 (Claude Code)`); a CLI that does not answer is not installed. */
