@@ -208,6 +208,26 @@ describe('the authorization matrix', () => {
     }
   });
 
+  it('asks what chat.continueOn asks of a chat.configure that moves the chat onto another account, and only then', async () => {
+    const configure = async (who: Person, payload: Record<string, unknown>, id: string) => {
+      const chat = await chatOf(who, HOST, CHAT);
+      // The room holds the chat (and so knows its account), whatever the cases before did to it.
+      await chat.client.request('chat.attach', { chatId: CHAT });
+      const reply = await chat.client.request('chat.configure', { chatId: CHAT, ...payload }, id);
+      chat.client.close();
+      return reply.ok ? 'allowed' : reply.error.code;
+    };
+    const operator = people['host-operator']!;
+    // The chat is on its provider's default account: naming that one, or none, switches nothing.
+    expect(await configure(operator, { runtimeMode: 'supervised' }, 'cfg-mode')).toBe('allowed');
+    expect(await configure(operator, { account: 'claude' }, 'cfg-same')).toBe('allowed');
+    expect(await configure(operator, { account: 'work' }, 'cfg-switch')).toBe('forbidden');
+    expect(await configure(people['chat-owner']!, { account: 'work' }, 'cfg-chat-owner')).toBe('forbidden');
+    expect(await configure(owner, { account: 'work' }, 'cfg-owner')).toBe('allowed');
+    expect(host.received.some((f) => /\/cfg-(switch|chat-owner)$/.test(String(f.id)))).toBe(false);
+    expect(host.received.filter((f) => /\/cfg-(mode|same|owner)$/.test(String(f.id)))).toHaveLength(3);
+  });
+
   it('refuses a request naming another chat than the socket\'s, before it reaches the host', async () => {
     const chat = await chatOf(owner, HOST, CHAT);
     const reply = await chat.client.request('chat.send', { chatId: OTHER_CHAT, text: 'elsewhere' }, 'owner-misaimed');

@@ -2,6 +2,7 @@
 // one the host queued behind a running turn. Either must still be its sender's to make when it would
 // run: a sender who lost the right to send in the chat meanwhile has it refused (`chat.sendRefused`),
 // and it never runs.
+import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { type ChatQueuedMessage } from '../../src/contracts/index.ts';
 import { FakeHost, OWNER, infoFor, until } from './peers.ts';
@@ -115,6 +116,13 @@ describe('a send the host queued', () => {
     const unqueues = host.requestsOf('chat.unqueue');
     expect(unqueues.map((f) => [f.payload.messageId, f.by])).toEqual([[`queued-${ann.userId}/ann-q`, ann.userId]]);
     expect(busy.queue.map((m) => m.text)).toEqual(['owner waits']);
+    // The host's audit log says the relay did it, for whom.
+    const takenBack = () => env.DB.prepare("SELECT actor, detail FROM audit WHERE host_id = ? AND action = 'chat.unqueue'").bind(host.hostId).all<{ actor: string; detail: string }>();
+    await until(async () => (await takenBack()).results.length === 1, 'taking back audited');
+    const [row] = (await takenBack()).results;
+    expect({ actor: row!.actor, detail: JSON.parse(row!.detail) }).toEqual({
+      actor: ann.userId, detail: { requestId: 'ann-q', messageId: `queued-${ann.userId}/ann-q`, by: 'relay', reason: 'sender lost access' },
+    });
 
     // Another change of access finds nothing more to take back.
     const extra = await grant(owner, host.hostId, { type: 'user', id: ann.userId }, 'viewer');

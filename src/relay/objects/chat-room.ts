@@ -22,6 +22,7 @@ import {
 } from '../../contracts/index.ts';
 import { readPrincipalView, refusalIn, roleIn, standingIn } from '../auth/access.ts';
 import { principalOf, type Identity } from '../auth/tokens.ts';
+import { record } from '../db/audit.ts';
 import { forgetChat } from '../db/chats.ts';
 import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 import type { Env } from '../env.ts';
@@ -82,6 +83,13 @@ export class ChatRoom extends ClientSockets {
         return refusalIn(await readPrincipalView(this.env.DB, userId, hostId), 'chat.send', chatId)?.toWire() ?? null;
       },
       hostQueue: () => this.loaded()?.info.queue ?? [],
+      auditTakenBack: (userId, requestId, messageId) => {
+        // The relay acted on the machine here, for a person who no longer may: said so, with whom it was for.
+        const { hostId, chatId } = this.key();
+        this.ctx.waitUntil(record(this.env.DB, {
+          actor: userId, action: 'chat.unqueue', hostId, chatId, detail: { requestId, messageId, by: 'relay', reason: 'sender lost access' },
+        }));
+      },
     });
   }
 

@@ -39,6 +39,8 @@ export interface KeptSendsRoom {
   senderRefusal(userId: string): Promise<WireError | null>;
   /** The host's queue as the room last saw it. */
   hostQueue(): readonly ChatQueuedMessage[];
+  /** Records in the host's audit log that the relay took a person's queued message back from the host. */
+  auditTakenBack(userId: string, requestId: string, messageId: string): void;
 }
 
 /** A host queue entry whose sender is gone is taken back under this id: stable, so a retry is answered once. */
@@ -151,6 +153,7 @@ export class KeptSends {
           continue;
         }
         this.store.forgetHostQueued(sender.turnId);
+        if (reply.ok) this.room.auditTakenBack(sender.userId, sender.requestId, message.id);
         if (reply.ok) this.refused(message.id, sender.requestId, sender.userId, lost, 'sender lost access');
       } catch (error) {
         log.warn('queued send recheck failed', { chatId: this.room.chatId(), error: failureText(error) });
