@@ -11,7 +11,8 @@
 //       "accountEnv": ["ANTHROPIC_BASE_URL"],          // variables accounts may set, beyond the safe few
 //       "accountHomes": ["~/.agent-accounts"]          // where accounts' config folders may be
 //     },
-//     "coalesceMs": 30
+//     "coalesceMs": 30,
+//     "signatures": { "require": false }               // device signatures on machine-acting requests (off by default for now)
 //   }
 //
 // Without a file (or without `providers`) the host serves `claude` from the default script.
