@@ -151,9 +151,14 @@ class BenchClient {
       else if ('ok' in frame) this.replies.get(frame.id)?.(frame);
     });
   }
+  /** Rejects after a minute: a bench must end, and say what it waited for. */
   request(type: string, payload: unknown): Promise<any> {
     const id = crypto.randomUUID();
-    return new Promise((resolve) => { this.replies.set(id, resolve); this.ws.send(JSON.stringify({ id, type, payload })); });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer to ${type} within 60 s`)), 60_000);
+      this.replies.set(id, (reply) => { clearTimeout(timer); resolve(reply); });
+      this.ws.send(JSON.stringify({ id, type, payload }));
+    });
   }
   close(): void { this.ws.close(); }
 }
@@ -467,14 +472,14 @@ function rssBytes(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
 }
 
-function folderBytes(dir: string): number {
-  if (!existsSync(dir)) return NaN;
-  let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: false })) {
-    const full = path.join(dir, entry.name);
-    total += entry.isDirectory() ? folderBytes(full) : statSync(full).size;
+/** Every file under `dir` with its size (the Durable Objects' SQLite files and their WALs). */
+function filesIn(dir: string): Map<string, number> {
+  const files = new Map<string, number>();
+  if (!existsSync(dir)) return files;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) files.set(path.join(entry.parentPath, entry.name), statSync(path.join(entry.parentPath, entry.name)).size);
   }
-  return total;
+  return files;
 }
 
 // ---- the run ----
@@ -581,13 +586,15 @@ try {
   const warm = await timeAttach(url, 'large', 5_000);
   const since1k = await missEvents(url, host, 'replay-1k', 1_000);
   const replay1k = await timeReplay(url, 'replay-1k', since1k, 1_000);
-  const roomsBefore = relayOptions ? folderBytes(path.join(state, 'v3', 'do')) : 0;
+  // The room of a new chat is a new SQLite file (and WAL): what it holds after 10,000 events, per event.
+  const filesBefore = filesIn(path.join(state, 'v3', 'do'));
   const since10k = await missEvents(url, host, 'replay-10k', 10_000);
-  const storagePerEvent = relayOptions ? (folderBytes(path.join(state, 'v3', 'do')) - roomsBefore) / 10_002 : NaN;
+  const newFiles = [...filesIn(path.join(state, 'v3', 'do'))].filter(([file]) => !filesBefore.has(file));
+  const storagePerEvent = relayOptions && newFiles.length > 0 ? newFiles.reduce((sum, [, size]) => sum + size, 0) / 10_002 : NaN;
   const replay10k = await timeReplay(url, 'replay-10k', since10k, 10_000);
   console.log(`\nAttach of a 5,000-item chat (${(warm.bytes / 1024 / 1024).toFixed(2)} MiB): first (the room fetches it from the host) ${f(first.ms)} ms, warm ${f(warm.ms)} ms`);
   console.log(`Replay of missed events (chat.attach with since): 1,000 in ${replay1k.text}, 10,000 in ${replay10k.text}`);
-  if (relayOptions) console.log(`Storage per logged event (the Durable Objects' SQLite files, 10,000 deltas of ~10 characters): ${storagePerEvent.toFixed(0)} bytes`);
+  if (relayOptions) console.log(`Storage per logged event (the new room's SQLite file and WAL after 10,000 deltas of ~10 characters, ~110 bytes of JSON each): ${storagePerEvent.toFixed(0)} bytes`);
   }
 
   if (runtime && relayOptions && part('restart')) {
@@ -608,7 +615,7 @@ try {
       const watch = profiler ?? await WorkerdProfiler.connect(relay.inspectorPort);
       const quiet = await watch.woke(() => sleep(15_000));
       const poke = await watch.woke(() => idle[0]!.request('chat.attach', { chatId: 'idle', since: 0 }));
-      console.log(`Idle: 1,000 attached sockets for 15 s kept the isolate busy ${f(quiet.busyMs)} ms (the room constructed meanwhile: ${quiet.constructed ? 'yes' : 'no'}); then one frame on one socket constructed the room again: ${poke.constructed ? 'yes (it had hibernated)' : 'no (it was still in memory)'}`);
+      console.log(`Idle: 1,000 attached sockets for 15 s ran ${f(quiet.busyMs)} ms of JavaScript in the isolate (the room constructed meanwhile: ${quiet.constructed ? 'yes' : 'no'}); then one frame on one socket constructed the room again: ${poke.constructed ? 'yes (it had hibernated)' : 'no (it was still in memory)'}`);
       if (watch !== profiler) watch.close();
     }
     idle.forEach((c) => c.close());

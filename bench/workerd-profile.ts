@@ -68,7 +68,8 @@ export class WorkerdProfiler {
     await this.call('Profiler.setSamplingInterval', { interval: 250 });
     const constructed = profile.nodes.some((node) => node.callFrame.functionName === 'RoomStore' || node.callFrame.functionName === 'ChatRoom');
     const total = profile.nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
-    const idle = profile.nodes.filter((node) => node.callFrame.functionName === '(idle)').reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
+    // (program) is native time the sampler cannot place; while the isolate waits it lands there too.
+    const idle = profile.nodes.filter((node) => ['(idle)', '(program)'].includes(node.callFrame.functionName)).reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
     return { value, constructed, busyMs: ((total - idle) * (profile.endTime - profile.startTime)) / 1_000 / Math.max(1, total) };
   }
 
@@ -80,7 +81,8 @@ export class WorkerdProfiler {
 function report(profile: Profile): string {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const total = profile.nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
-  const idle = profile.nodes.filter((node) => node.callFrame.functionName === '(idle)').reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
+  // (program) is native time the sampler cannot place; while the isolate waits it lands there too, so it is not counted busy.
+  const idle = profile.nodes.filter((node) => ['(idle)', '(program)'].includes(node.callFrame.functionName)).reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
   const busy = Math.max(1, total - idle);
   const msPerSample = (profile.endTime - profile.startTime) / 1_000 / Math.max(1, total);
   // Inclusive time per step: a sample counts once for a step however deep the step's functions recurse.
@@ -98,7 +100,7 @@ function report(profile: Profile): string {
   for (const node of profile.nodes) {
     const hits = node.hitCount ?? 0;
     const name = node.callFrame.functionName || '(anonymous)';
-    if (!hits || name === '(idle)') continue;
+    if (!hits || name === '(idle)' || name === '(program)') continue;
     const key = `${name}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ''}`;
     self.set(key, (self.get(key) ?? 0) + hits);
   }
