@@ -14,12 +14,15 @@ import {
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
   type DeviceRecord, type DeviceRegisterRequest, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
+import { Backoff } from './backoff.ts';
 import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
 
 export type { Me, SessionSummary, SignInMethods };
 
 /** Refresh when the access token has less than this left. */
 const REFRESH_BEFORE_MS = 60_000;
+/** How many times one refresh is sent when its answer never comes (the first send included). */
+const REFRESH_ATTEMPTS = 4;
 
 export interface RelayApiOptions {
   tokens?: TokenStore;
@@ -143,16 +146,30 @@ export class RelayApi {
       if (!stored) throw this.ended(new ProtocolError('unauthorized', 'Not signed in'));
       const fresh = stored.accessToken !== stale && stored.expiresAt - Date.now() > REFRESH_BEFORE_MS;
       if (fresh) return this.session = stored;
-      let next: SessionTokens;
-      try {
-        next = await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/refresh', { refreshToken: stored.refreshToken });
-      } catch (error) {
-        if (error instanceof ProtocolError && error.code === 'unauthorized') throw this.ended(error);
-        throw error;
-      }
+      const next = await this.rotate(stored.refreshToken);
       return this.adopt({ ...next, ...(stored.userId ? { userId: stored.userId } : {}) });
     }).finally(() => { this.refreshing = null; });
     return this.refreshing;
+  }
+
+  /**
+   * `POST /api/auth/refresh`, sent again with the same token when its answer never came (the relay
+   * out of reach or failing on the way: a restart, a tunnel, a phone in a lift). The relay may have
+   * rotated already; it answers a prompt retry from the same device with the same successor
+   * (relay auth/sessions.ts), so the retries stay well inside its window. A refusal ends the session.
+   */
+  private async rotate(refreshToken: string): Promise<SessionTokens> {
+    const backoff = new Backoff({ baseMs: 500, maxMs: 4_000 });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/refresh', { refreshToken });
+      } catch (error) {
+        if (error instanceof ProtocolError && error.code === 'unauthorized') throw this.ended(error);
+        const unanswered = error instanceof ProtocolError && (error.code === 'host-offline' || error.code === 'internal');
+        if (!unanswered || attempt >= REFRESH_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, backoff.next()));
+      }
+    }
   }
 
   private ended(why: ProtocolError): ProtocolError {

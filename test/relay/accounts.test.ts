@@ -5,6 +5,10 @@ import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { SignInMethodsSchema } from '../../src/contracts/index.ts';
 import { hashPassword } from '../../src/relay/auth/passwords.ts';
+import { MemoryTokenStore, RelayApi } from '../../src/client/index.ts';
+import { hashOpaque } from '../../src/relay/auth/opaque.ts';
+import { REFRESH_RETRY_MS } from '../../src/relay/auth/sessions.ts';
+import { rotateRefreshToken } from '../../src/relay/db/sessions.ts';
 import { hostToken, userToken } from './peers.ts';
 import { api, lobbyOf, type Person } from './people.ts';
 
@@ -102,7 +106,7 @@ describe('refresh tokens', () => {
     expect(await post('/api/auth/refresh', { refreshToken: 'never-issued' })).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
   });
 
-  it('reused, revoke the whole session: its refresh tokens, its access tokens and its open sockets', async () => {
+  it('reused after its successor was used, revoke the whole session: its refresh tokens, its access tokens and its open sockets', async () => {
     const user = await account();
     const first = (await signIn(user.email, user.password)).body;
     const person = asPerson(first);
@@ -110,18 +114,125 @@ describe('refresh tokens', () => {
     await hostToken(hostId, user.id);
     const socket = await lobbyOf(person, hostId);
     const rotated = (await post('/api/auth/refresh', { refreshToken: first.refreshToken })).body;
+    const latest = (await post('/api/auth/refresh', { refreshToken: rotated.refreshToken })).body;
 
     const reused = await post('/api/auth/refresh', { refreshToken: first.refreshToken });
-    expect(reused).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    expect(reused).toMatchObject({ status: 401, body: { code: 'unauthorized', message: expect.stringMatching(/already used/) } });
     expect(await socket.closed).toEqual({ code: 4401, reason: 'session ended' });
-    expect((await post('/api/auth/refresh', { refreshToken: rotated.refreshToken })).status).toBe(401);
-    for (const token of [first.accessToken, rotated.accessToken]) {
+    expect((await post('/api/auth/refresh', { refreshToken: latest.refreshToken })).status).toBe(401);
+    for (const token of [first.accessToken, rotated.accessToken, latest.accessToken]) {
       expect((await api({ ...person, token }, 'GET', '/api/me')).status).toBe(401);
       const door = await SELF.fetch(`http://relay.test/v1/hosts/${hostId}/lobby`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${token}` } });
       expect(door.status).toBe(401);
     }
     const row = await env.DB.prepare('SELECT revoked_why FROM sessions WHERE id = ?').bind(first.sessionId).first();
     expect(row).toEqual({ revoked_why: 'refresh-reused' });
+  });
+});
+
+describe('a refresh whose answer was lost', () => {
+  const DEVICE = { 'User-Agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Tether-test' };
+  const refresh = async (refreshToken: string, headers: Record<string, string> = DEVICE) => {
+    const res = await SELF.fetch('http://relay.test/api/auth/refresh', {
+      method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify({ refreshToken }),
+    });
+    return { status: res.status, body: await res.json() as any };
+  };
+  const revokedWhy = async (sessionId: string) =>
+    (await env.DB.prepare('SELECT revoked_why FROM sessions WHERE id = ?').bind(sessionId).first<{ revoked_why: string | null }>())!.revoked_why;
+  /** A session signed in from DEVICE. */
+  async function phoneSession() {
+    const user = await account();
+    const res = await SELF.fetch('http://relay.test/api/auth/signin', {
+      method: 'POST', headers: { 'Content-Type': 'application/json', ...DEVICE }, body: JSON.stringify({ email: user.email, password: user.password }),
+    });
+    return { user, session: await res.json() as any };
+  }
+
+  it('is retried with the same token and answered with the same successor, which then works', async () => {
+    const { user, session } = await phoneSession();
+    const lost = await refresh(session.refreshToken); // this answer never reaches the phone
+    expect(lost.status).toBe(200);
+    const retried = await refresh(session.refreshToken);
+    expect(retried.status).toBe(200);
+    expect(retried.body.sessionId).toBe(session.sessionId);
+    expect(retried.body.refreshToken).toBe(lost.body.refreshToken);
+    expect(await revokedWhy(session.sessionId)).toBeNull();
+    expect((await api(asPerson({ ...retried.body, userId: user.id }), 'GET', '/api/me')).status).toBe(200);
+    // The chain goes on from the successor, and the retried token is still not a way in for later.
+    const next = await refresh(retried.body.refreshToken);
+    expect(next.status).toBe(200);
+    expect(await refresh(session.refreshToken)).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    expect(await revokedWhy(session.sessionId)).toBe('refresh-reused');
+  });
+
+  it('revokes when replayed after the retry window', async () => {
+    const { session } = await phoneSession();
+    expect((await refresh(session.refreshToken)).status).toBe(200);
+    // Time passing, told to the row: its rotation is older than the window.
+    await env.DB.prepare('UPDATE refresh_tokens SET used_at = used_at - ? WHERE session_id = ? AND used_at IS NOT NULL')
+      .bind(REFRESH_RETRY_MS + 1_000, session.sessionId).run();
+    expect(await refresh(session.refreshToken)).toMatchObject({ status: 401, body: { code: 'unauthorized', message: expect.stringMatching(/already used/) } });
+    expect(await revokedWhy(session.sessionId)).toBe('refresh-reused');
+  });
+
+  it('revokes when replayed from another device, even at once', async () => {
+    const { session } = await phoneSession();
+    expect((await refresh(session.refreshToken)).status).toBe(200);
+    expect(await refresh(session.refreshToken, { 'User-Agent': 'curl/8.5.0' })).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    expect(await revokedWhy(session.sessionId)).toBe('refresh-reused');
+  });
+
+  it('answers many retries at once with one successor, and spends the token only once', async () => {
+    const { session } = await phoneSession();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => refresh(session.refreshToken)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(new Set(answers.map((a) => a.body.refreshToken)).size).toBe(1);
+    const rows = await env.DB.prepare('SELECT used_at IS NOT NULL AS used FROM refresh_tokens WHERE session_id = ? ORDER BY created_at').bind(session.sessionId).all();
+    expect(rows.results).toEqual([{ used: 1 }, { used: 0 }]);
+    expect(await revokedWhy(session.sessionId)).toBeNull();
+  });
+
+  it('is retried by the SDK when the answer never came, and the person stays signed in', async () => {
+    const { user, session } = await phoneSession();
+    let lost = 0;
+    // The relay does the rotation; its answer is lost on the way back, twice.
+    const fetcher: typeof fetch = async (input, init) => {
+      const res = await SELF.fetch(String(input), { ...init, headers: { ...init?.headers as Record<string, string>, ...DEVICE } });
+      if (new URL(String(input)).pathname === '/api/auth/refresh' && lost < 2) {
+        lost++;
+        throw new TypeError('network connection lost');
+      }
+      return res;
+    };
+    const sdk = new RelayApi('http://relay.test', { tokens: new MemoryTokenStore({ ...session, expiresAt: Date.now() }), fetch: fetcher });
+    expect((await sdk.me()).id).toBe(user.id);
+    expect(lost).toBe(2);
+    expect(await revokedWhy(session.sessionId)).toBeNull();
+    const rows = await env.DB.prepare('SELECT used_at IS NOT NULL AS used FROM refresh_tokens WHERE session_id = ? ORDER BY created_at').bind(session.sessionId).all();
+    expect(rows.results).toEqual([{ used: 1 }, { used: 0 }]);
+  });
+
+  it('is one atomic step: a rotation that fails part way spends nothing', async () => {
+    const { session } = await phoneSession();
+    const tokenHash = await hashOpaque(session.refreshToken);
+    // A successor that cannot be inserted (its hash is a token that exists) fails the batch after
+    // the token was marked used within it: the mark is rolled back with it.
+    const now = Date.now();
+    await expect(rotateRefreshToken(env.DB, {
+      tokenHash, successorSalt: 'salt', nextHash: tokenHash, now, expiresAt: now + 1_000, ip: null, userAgent: null,
+    })).rejects.toThrow();
+    const row = await env.DB.prepare('SELECT used_at, successor_salt FROM refresh_tokens WHERE token_hash = ?').bind(tokenHash).first();
+    expect(row).toEqual({ used_at: null, successor_salt: null });
+    expect((await refresh(session.refreshToken)).status).toBe(200);
+  });
+
+  it('never rotates the token of an ended session, and says it ended', async () => {
+    const { session } = await phoneSession();
+    expect((await post('/api/auth/signout', {}, session.accessToken)).status).toBe(200);
+    expect(await refresh(session.refreshToken)).toEqual({ status: 401, body: { code: 'unauthorized', message: 'The session has ended' } });
+    const rows = await env.DB.prepare('SELECT used_at FROM refresh_tokens WHERE session_id = ?').bind(session.sessionId).all();
+    expect(rows.results).toEqual([{ used_at: null }]);
   });
 });
 

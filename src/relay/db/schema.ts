@@ -35,12 +35,21 @@ export const sessions = sqliteTable('sessions', {
   userAgent: text('user_agent'),
 }, (t) => [index('sessions_user').on(t.userId)]);
 
-/** Refresh tokens, stored only as SHA-256 hashes. `usedAt` set = rotated; presenting it again is reuse. */
+/**
+ * Refresh tokens, stored only as SHA-256 hashes. `usedAt` set = rotated; presenting it again is reuse,
+ * unless it is the retry of a rotation whose answer was lost (auth/sessions.ts).
+ */
 export const refreshTokens = sqliteTable('refresh_tokens', {
   tokenHash: text('token_hash').primaryKey(),
   sessionId: text('session_id').notNull().references(() => sessions.id),
   createdAt: integer('created_at').notNull(),
   usedAt: integer('used_at'),
+  /**
+   * Set with `usedAt`: the random salt its successor was derived with (an HMAC keyed by this token),
+   * so a retry presenting this token is answered with the same successor. Only a holder of this token
+   * can derive it; the table alone (hashes and salts) cannot.
+   */
+  successorSalt: text('successor_salt'),
 }, (t) => [index('refresh_tokens_session').on(t.sessionId)]);
 
 /** Single-use socket tickets for browsers (which cannot set headers on a WebSocket), hashed; deleted when used. */

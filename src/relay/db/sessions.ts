@@ -1,5 +1,5 @@
 // Sessions and their refresh tokens. A refresh token is used once: the conditional update in
-// `useRefreshToken` lets exactly one use win, so a second presenter is caught as reuse.
+// `rotateRefreshToken` lets exactly one use win, in the same transaction that issues its successor.
 import { and, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
 import { refreshTokens, sessions, socketTickets, users } from './schema.ts';
@@ -43,33 +43,70 @@ export async function liveSessionsOf(d1: D1Database, userId: string, now: number
     .orderBy(desc(sessions.lastUsedAt)).limit(200);
 }
 
-/** The session (and its user) a refresh token belongs to, used or not. */
-export async function refreshTokenOwner(d1: D1Database, tokenHash: string): Promise<{ sessionId: string; userId: string } | null> {
-  const [row] = await drizzle(d1).select({ sessionId: refreshTokens.sessionId, userId: sessions.userId })
-    .from(refreshTokens).innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
+/** A refresh token as stored, with its session: whose it is, whether it was used, and what became of it. */
+export interface RefreshTokenState {
+  sessionId: string;
+  userId: string;
+  usedAt: number | null;
+  successorSalt: string | null;
+  /** The session may still act (not revoked, not expired, its user not disabled). */
+  live: boolean;
+  /** The session's user agent as last recorded (at sign-in or its latest rotation). */
+  userAgent: string | null;
+}
+
+/** The stored state of a refresh token, used or not; null when it was never issued. */
+export async function refreshTokenState(d1: D1Database, tokenHash: string, now: number): Promise<RefreshTokenState | null> {
+  const [row] = await drizzle(d1).select({
+    sessionId: refreshTokens.sessionId, userId: sessions.userId, usedAt: refreshTokens.usedAt, successorSalt: refreshTokens.successorSalt,
+    live: sql<number>`${sessions.revokedAt} IS NULL AND ${sessions.expiresAt} > ${now} AND ${users.disabledAt} IS NULL`,
+    userAgent: sessions.userAgent,
+  }).from(refreshTokens).innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId)).innerJoin(users, eq(users.id, sessions.userId))
     .where(eq(refreshTokens.tokenHash, tokenHash)).limit(1);
-  return row ?? null;
+  return row ? { ...row, live: Boolean(row.live) } : null;
 }
 
-/** Marks a refresh token used; false when it was used already (only one use of a token can win). */
-export async function useRefreshToken(d1: D1Database, tokenHash: string, now: number): Promise<boolean> {
-  const won = await drizzle(d1).update(refreshTokens).set({ usedAt: now })
-    .where(and(eq(refreshTokens.tokenHash, tokenHash), isNull(refreshTokens.usedAt))).run();
-  return won.meta.changes === 1;
+/** Whether a token (by hash) was issued and is still unused. */
+export async function refreshTokenUnused(d1: D1Database, tokenHash: string): Promise<boolean> {
+  const [row] = await drizzle(d1).select({ usedAt: refreshTokens.usedAt }).from(refreshTokens).where(eq(refreshTokens.tokenHash, tokenHash)).limit(1);
+  return row !== undefined && row.usedAt === null;
 }
 
-/** Gives the session its next refresh token and extends it, keeping its last address and agent when none is known. */
-export async function rotateRefreshToken(
-  d1: D1Database, r: { sessionId: string; nextHash: string; now: number; expiresAt: number; ip: string | null; userAgent: string | null },
-): Promise<void> {
+export interface Rotation {
+  tokenHash: string;
+  /** Random, new for every attempt: marks the winning attempt's own rows. */
+  successorSalt: string;
+  nextHash: string;
+  now: number;
+  expiresAt: number;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/**
+ * Rotates a refresh token in one D1 batch (one transaction): marks it used with its successor's salt,
+ * but only while it is unused and its session live; inserts the successor and extends the session
+ * only where that mark is this attempt's. Either all of it happens or none: a relay stopping in
+ * between can no longer leave a token spent with no successor. Answers whether this attempt won.
+ */
+export async function rotateRefreshToken(d1: D1Database, r: Rotation): Promise<boolean> {
   const db = drizzle(d1);
-  await db.batch([
-    db.insert(refreshTokens).values({ tokenHash: r.nextHash, sessionId: r.sessionId, createdAt: r.now }),
+  const liveSessions = db.select({ id: sessions.id }).from(sessions).innerJoin(users, eq(users.id, sessions.userId))
+    .where(and(isNull(sessions.revokedAt), gt(sessions.expiresAt, r.now), isNull(users.disabledAt)));
+  const marked = and(eq(refreshTokens.tokenHash, r.tokenHash), eq(refreshTokens.successorSalt, r.successorSalt));
+  const [won] = await db.batch([
+    db.update(refreshTokens).set({ usedAt: r.now, successorSalt: r.successorSalt })
+      .where(and(eq(refreshTokens.tokenHash, r.tokenHash), isNull(refreshTokens.usedAt), inArray(refreshTokens.sessionId, liveSessions))),
+    db.insert(refreshTokens).select(db.select({
+      tokenHash: sql<string>`${r.nextHash}`.as('token_hash'), sessionId: refreshTokens.sessionId, createdAt: sql<number>`${r.now}`.as('created_at'),
+      usedAt: sql<null>`NULL`.as('used_at'), successorSalt: sql<null>`NULL`.as('successor_salt'),
+    }).from(refreshTokens).where(marked)),
     db.update(sessions).set({
       lastUsedAt: r.now, expiresAt: r.expiresAt,
       ip: sql`COALESCE(${r.ip}, ${sessions.ip})`, userAgent: sql`COALESCE(${r.userAgent}, ${sessions.userAgent})`,
-    }).where(eq(sessions.id, r.sessionId)),
+    }).where(inArray(sessions.id, db.select({ id: refreshTokens.sessionId }).from(refreshTokens).where(marked))),
   ]);
+  return won.meta.changes === 1;
 }
 
 /**
