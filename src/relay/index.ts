@@ -8,6 +8,7 @@ import type { Env } from './env.ts';
 import { attachmentFiles } from './http/attachments.ts';
 import { auditApi } from './http/audit.ts';
 import { accounts, me } from './http/auth.ts';
+import { chatIdInPath } from './http/chat-id.ts';
 import { chatIndex } from './http/chats.ts';
 import { devicesApi } from './http/devices.ts';
 import { errorResponse } from './http/errors.ts';
@@ -49,6 +50,10 @@ app.use('/api/*', cors({
   allowMethods: ['GET', 'POST', 'PATCH', 'DELETE'],
   maxAge: 600,
 }));
+// A chat id in a path is refused before a route uses it, as one in a frame is (http/chat-id.ts).
+app.use('/v1/hosts/:hostId/chats/:chatId', chatIdInPath);
+app.use('/v1/attachments/:hostId/:chatId/*', chatIdInPath);
+app.use('/v1/visuals/:hostId/:chatId/*', chatIdInPath);
 app.route('/api/health', health);
 app.route('/api/auth', accounts);
 app.route('/api/auth', external);

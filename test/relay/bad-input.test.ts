@@ -116,6 +116,39 @@ describe('bad input gets a clear error and changes nothing', () => {
     }
   });
 
+  it('refuses chat ids that cannot be names or headers as bad-request, in a path and in a frame, and the chat goes on', async () => {
+    const host = await newHost();
+    host.create('x8', [userItem('u1', 'hi')]);
+    const owner = await userToken();
+    // In a socket's path: NUL and a newline would have gone into the room's internal header (a 500).
+    for (const chatId of ['%00', 'x%0Ay', 'x%0D%0Ay', 'caf%C3%A9', '%20x', 'x'.repeat(129)]) {
+      const res = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/chats/${chatId}`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${owner}` } });
+      expect(res.status, chatId).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'bad-request', message: expect.stringMatching(/^chatId: not a chat id/) });
+    }
+    const attachment = await SELF.fetch(`http://relay.test/v1/attachments/${host.hostId}/x%00/att-1/ticket`, { method: 'POST', headers: { Authorization: `Bearer ${owner}` } });
+    expect(attachment.status).toBe(400);
+    expect(await attachment.json()).toMatchObject({ code: 'bad-request' });
+
+    // In a frame: a lone surrogate, a newline, a control character.
+    const lobby = await Client.lobby(host.hostId);
+    const chat = await Client.chat(host.hostId, 'x8');
+    for (const chatId of ['\ud800', 'x\udc00y', 'x\ny', 'x\u0000', 'x\u0085']) {
+      const created = await lobby.request('chat.create', { chatId });
+      expect(created.error, JSON.stringify(chatId)).toMatchObject({ code: 'bad-request', message: expect.stringContaining('chatId') });
+      expect((await chat.request('chat.addBookmark', { chatId, itemId: 'u1' })).error.code).toBe('bad-request');
+    }
+    expect(host.requestsOf('chat.create')).toHaveLength(0);
+    expect((await chat.request('chat.attach', { chatId: 'x8' })).result.items.map((i: any) => i.id)).toEqual(['u1']);
+    // A UUID, as the app makes them, and a name with dots, dashes and colons are chat ids.
+    for (const chatId of [crypto.randomUUID(), 'team.review:2026-12-01_a@b']) {
+      const socket = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/chats/${encodeURIComponent(chatId)}`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${owner}` } });
+      expect(socket.status, chatId).toBe(101);
+      socket.webSocket!.accept();
+      socket.webSocket!.close();
+    }
+  });
+
   it('stops pushes and refuses requests on open sockets once the person loses the host', async () => {
     const host = await newHost();
     host.create('x4', []);
