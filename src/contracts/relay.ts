@@ -13,12 +13,15 @@ export const HostPresenceEventSchema = z.object({
 export type HostPresenceEvent = z.output<typeof HostPresenceEventSchema>;
 
 /**
- * A send the relay kept while the host was offline (answered `{queued: true}`, shown in `info.queue`
- * as `relay:<request id>`) was refused by the host when it was finally delivered. Sent to attached clients.
+ * A send answered `{queued: true}` will not run after all: one the relay kept while the host was
+ * offline (shown in `info.queue` as `relay:<request id>`) was refused by the host when it was finally
+ * delivered, or by the relay because its sender may no longer send in the chat; or one the host
+ * queued was taken back by the relay because its sender lost that right before it ran. Sent to
+ * attached clients, and to the sender when they next attach.
  */
 export const ChatSendRefusedEventSchema = z.object({
   chatId: z.string().min(1),
-  /** The queue entry's id, `relay:<request id>`. */
+  /** The queue entry's id: `relay:<request id>` for a kept send, else the host's own queue id. */
   messageId: z.string().min(1),
   /** The request id the send was made with. */
   requestId: z.string().min(1),
