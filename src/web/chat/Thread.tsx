@@ -237,6 +237,10 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
       if (!key) return;
       const index = live.current.layout.indexOf.get(key);
       if (index === undefined) return;
+      // The person chose a place that is not the end: a later change of the view's size (a panel
+      // closing, the composer shrinking) must not take them back there.
+      atEndRef.current = false;
+      setAtEnd(false);
       virtualizer.scrollToIndex(index, { align: 'center' });
       setHighlight(key);
       clearTimeout(highlightTimer);
