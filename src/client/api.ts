@@ -94,9 +94,12 @@ export class RelayApi {
     return this.adopt(await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/signin', { email, password }));
   }
 
-  /** Finishes an OIDC sign-in: the app got `#login=<code>` back from the relay. */
-  async signInWithCode(code: string): Promise<SessionTokens> {
-    return this.adopt(await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/oidc/exchange', { code }));
+  /**
+   * Finishes an OIDC sign-in: the app got `#login=<code>` back from the relay. `verifier` is the secret
+   * whose challenge this app sent to `oidcStartUrl`; a code from a sign-in started anywhere else is refused.
+   */
+  async signInWithCode(code: string, verifier: string): Promise<SessionTokens> {
+    return this.adopt(await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/oidc/exchange', { code, verifier }));
   }
 
   /** Behind Cloudflare Access: trades the assertion Access adds to this request for a session. */
@@ -104,9 +107,12 @@ export class RelayApi {
     return this.adopt(await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/access'));
   }
 
-  /** Where the browser goes to start an OIDC sign-in; it comes back to `returnTo` with `#login=`. */
-  oidcStartUrl(returnTo: string): string {
-    return `${this.baseUrl}/api/auth/oidc/start?return=${encodeURIComponent(returnTo)}`;
+  /**
+   * Where the browser goes to start an OIDC sign-in; it comes back to `returnTo` with `#login=`.
+   * `appChallenge` is `oidcBinding()`'s challenge: keep its verifier until the code comes back.
+   */
+  oidcStartUrl(returnTo: string, appChallenge: string): string {
+    return `${this.baseUrl}/api/auth/oidc/start?return=${encodeURIComponent(returnTo)}&app_challenge=${appChallenge}`;
   }
 
   /** Takes a session made elsewhere (e.g. accepting an invitation signed out). */
@@ -405,4 +411,19 @@ function shaped<S extends z.ZodType>(schema: S, answer: unknown, method: string,
   const parsed = schema.safeParse(answer);
   if (!parsed.success) throw new ProtocolError('internal', `The relay answered ${method} ${path} in an unexpected shape: ${z.prettifyError(parsed.error)}`);
   return parsed.data;
+}
+
+/**
+ * The app's own half of an OIDC sign-in's binding: a random verifier the app keeps (a browser tab's
+ * sessionStorage) and its S256 challenge, sent to `oidcStartUrl`. Only the holder of the verifier can
+ * trade the login code that sign-in ends with.
+ */
+export async function oidcBinding(): Promise<{ verifier: string; challenge: string }> {
+  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+  return { verifier, challenge };
+}
+
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }

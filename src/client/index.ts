@@ -1,5 +1,5 @@
 // The client SDK: what the web app (and any other program) uses to reach hosts through a relay.
-export { RelayApi } from './api.ts';
+export { RelayApi, oidcBinding } from './api.ts';
 export type { InvitationView, Me, RelayApiOptions, SessionSummary, SignInMethods, VisualTicket } from './api.ts';
 export { LocalStorageTokenStore, MemoryTokenStore } from './tokens.ts';
 export type { SessionTokens, TokenStore } from './tokens.ts';

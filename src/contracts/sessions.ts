@@ -26,6 +26,8 @@ export type SessionTokens = z.output<typeof SessionTokensSchema>;
 export const MeSchema = z.object({
   id: z.string().min(1),
   email: z.string().nullable(),
+  /** Whether someone proved this address (an Access/OIDC sign-in, or the owner's setup); grants by email reach only verified ones. */
+  emailVerified: z.boolean(),
   name: z.string(),
   isOwner: z.boolean(),
   createdAt: z.number(),

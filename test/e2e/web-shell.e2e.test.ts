@@ -48,7 +48,7 @@ describe('the web app shell', () => {
     expect(await page.getByRole('link', { name: 'the setup page' }).getAttribute('href')).toBe('/setup');
     // This relay has Cloudflare Access and OIDC configured (global setup): the form offers both.
     await page.getByRole('button', { name: 'Sign in with Cloudflare Access' }).waitFor();
-    expect(await page.getByRole('link', { name: 'Sign in with single sign-on' }).getAttribute('href')).toMatch(/\/api\/auth\/oidc\/start\?return=/);
+    await page.getByRole('button', { name: 'Sign in with single sign-on' }).waitFor();
     expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, `shell-signed-out-${size}`);
     expect(person.errors).toEqual([]);
@@ -176,13 +176,22 @@ describe('the web app shell', () => {
 
     const email = `web-oidc-${crypto.randomUUID().slice(0, 8)}@example.com`;
     await nextProviderSignIn({ email, emailVerified: true, name: 'Web Oidc' });
-    // The app's "Sign in with single sign-on" link: the relay, the provider, and back to the app.
-    await page.getByRole('link', { name: 'Sign in with single sign-on' }).click();
+    // The app's "Sign in with single sign-on" button: the relay, the provider, and back to the app.
+    await page.getByRole('button', { name: 'Sign in with single sign-on' }).click();
     await page.getByRole('heading', { name: 'Chats' }).waitFor();
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
     await page.getByText(email).waitFor();
     expect(new URL(page.url()).hash).toBe(''); // the one-time code is out of the address
+    expect(await page.locator('li[data-current="true"]').textContent()).toContain('oidc');
+
+    // A link with someone else's login code, opened while signed in: the app swaps nobody, and says who is here.
+    await page.goto(new URL('/settings#login=a-code-of-someone-else', page.url()).toString());
+    const refusal = page.getByRole('alert').filter({ hasText: 'nobody was switched' });
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain(email);
+    expect(new URL(page.url()).hash).toBe('');
+    await page.getByText(email).first().waitFor();
     expect(await page.locator('li[data-current="true"]').textContent()).toContain('oidc');
     expect(person.errors).toEqual([]);
   });

@@ -2,7 +2,7 @@ import { SELF, env } from 'cloudflare:test';
 import { SignJWT, importJWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { newHostKey, type HostPrivateJwk } from '../../src/host/host-token.ts';
-import { hostKey, openSocket, userToken } from './peers.ts';
+import { Client, FakeHost, hostKey, openSocket, userToken } from './peers.ts';
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
@@ -142,5 +142,27 @@ describe('hosts: list, rename, revoke', () => {
     await hostKey(elsewhere);
     expect((await knock(elsewhere, await key.sign())).status).toBe(403);
     expect((await knock(hostId, await key.sign())).status).toBe(101);
+  });
+
+  it('a captured link token opens nothing a second time: the host it was signed by stays connected', async () => {
+    const hostId = `h-replay-${unique()}`;
+    const host = await new FakeHost(hostId).connect();
+    const client = await Client.lobby(hostId);
+    expect((await client.request('chat.list', {})).ok).toBe(true);
+    let displaced = false;
+    host.ws!.addEventListener('close', () => (displaced = true));
+    // Someone who saw the token (a log, a proxy) presents it again within its minute.
+    expect(await knock(hostId, host.token!)).toEqual({ status: 401, body: { code: 'unauthorized', message: expect.stringContaining('used already') } });
+    // The host's own link is still the one the relay holds: a request still reaches it and is answered.
+    const before = host.requestsOf('chat.list').length;
+    expect((await client.request('chat.list', {})).ok).toBe(true);
+    expect(host.requestsOf('chat.list').length).toBe(before + 1);
+    expect(displaced).toBe(false);
+    // The spent jti is remembered until the token expires, no longer.
+    const row = await env.DB.prepare('SELECT expires_at FROM link_tokens WHERE host_id = ?').bind(hostId).first<{ expires_at: number }>();
+    expect(row!.expires_at - Date.now()).toBeGreaterThan(0);
+    expect(row!.expires_at - Date.now()).toBeLessThanOrEqual(60_000);
+    client.close();
+    host.disconnect();
   });
 });

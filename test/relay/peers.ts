@@ -12,8 +12,10 @@ export const OWNER = 'owner-1';
  * `<id>@test.invalid` unless given; `owner` makes them the relay's owner).
  */
 export async function userToken(userId = OWNER, opts: { email?: string; owner?: boolean } = {}): Promise<string> {
-  await env.DB.prepare('INSERT INTO users (id, email, name, created_at, is_owner) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING')
-    .bind(userId, opts.email ?? `${userId}@test.invalid`, userId, Date.now(), opts.owner ? 1 : 0).run();
+  // Test people stand for people an identity provider vouched for: their address is verified.
+  const now = Date.now();
+  await env.DB.prepare('INSERT INTO users (id, email, name, created_at, is_owner, email_verified_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING')
+    .bind(userId, opts.email ?? `${userId}@test.invalid`, userId, now, opts.owner ? 1 : 0, now).run();
   return (await createSession(env, userId, 'test', {})).accessToken;
 }
 
@@ -31,7 +33,7 @@ export async function hostKey(hostId: string, ownerId = OWNER): Promise<HostKeyP
   const key = await newHostKey();
   const now = Date.now();
   await env.DB.batch([
-    env.DB.prepare('INSERT INTO users (id, email, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').bind(ownerId, `${ownerId}@test.invalid`, ownerId, now),
+    env.DB.prepare('INSERT INTO users (id, email, name, created_at, email_verified_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').bind(ownerId, `${ownerId}@test.invalid`, ownerId, now, now),
     env.DB.prepare(
       `INSERT INTO hosts (id, owner_id, name, created_at, public_key) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET public_key = excluded.public_key WHERE owner_id = excluded.owner_id`,
@@ -126,8 +128,12 @@ export class FakeHost {
     };
   }
 
+  /** The link token of the last connect, as someone watching the wire would have it. */
+  token: string | null = null;
+
   async connect(): Promise<this> {
-    this.ws = await openSocket(`/v1/hosts/${this.hostId}/link`, await hostToken(this.hostId));
+    this.token = await hostToken(this.hostId);
+    this.ws = await openSocket(`/v1/hosts/${this.hostId}/link`, this.token);
     this.ws.addEventListener('message', (e) => { void this.onMessage(String(e.data)); });
     this.ws.send(JSON.stringify({ link: 'hello', version: 'test', pending: this.outbox.size }));
     for (const [, text] of [...this.outbox].sort((a, b) => a[0] - b[0])) this.ws.send(text);

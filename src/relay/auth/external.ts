@@ -4,7 +4,7 @@
 // until a host's owner shares something.
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors } from 'jose';
 import { ProtocolError } from '../../contracts/index.ts';
-import { accountByEmail, insertUserUnlessEmailTaken } from '../db/users.ts';
+import { accountByEmail, insertUserUnlessEmailTaken, releaseUnverifiedEmail } from '../db/users.ts';
 import type { Env } from '../env.ts';
 import { newId } from './opaque.ts';
 
@@ -63,16 +63,32 @@ export async function verifyAccessAssertion(env: Env, assertion: string): Promis
   }
 }
 
+/** What a provider sign-in did to the accounts, for the audit log. */
+export interface ProviderAccount {
+  userId: string;
+  /** The account that had only typed this address (an invitation accepted signed out) and lost it to this sign-in. */
+  releasedFrom: string | null;
+}
+
 /**
- * The account for an email a provider vouched for: found, or created (no password, no grants). A
- * disabled account stays disabled whichever way its person signs in.
+ * The account for an email a provider vouched for: the one whose address is verified, or a new one
+ * (no password, no grants). An account that holds the address without having proved it (a password
+ * account made by accepting an invitation, which anyone signed in can make for any address) never
+ * receives this sign-in: the address is taken from it and the person who proved it gets a new account.
+ * So inviting `ceo@corp` and accepting it yourself buys nothing. A disabled account stays disabled
+ * whichever way its person signs in.
  */
-export async function userForEmail(db: D1Database, email: string, name: string | null): Promise<string> {
+export async function userForEmail(db: D1Database, email: string, name: string | null): Promise<ProviderAccount> {
   const normalized = email.trim().toLowerCase();
+  let releasedFrom: string | null = null;
+  const held = await accountByEmail(db, normalized);
+  if (held && held.emailVerifiedAt === null && await releaseUnverifiedEmail(db, held.id, normalized)) releasedFrom = held.id;
   // Racing first sign-ins of the same person create one account: the insert does nothing the second time.
   await insertUserUnlessEmailTaken(db, { id: newId('u_'), email: normalized, name: (name?.trim() || normalized.split('@')[0]!).slice(0, 120), createdAt: Date.now() });
   const row = await accountByEmail(db, normalized);
   if (!row) throw new Error('user row missing after insert');
+  // Only a verified holder is ever answered: a racing invitation cannot slip an unverified row in between.
+  if (row.emailVerifiedAt === null) throw new ProtocolError('email-taken', 'An unverified account took this address meanwhile; sign in again');
   if (row.disabledAt !== null) throw new ProtocolError('forbidden', 'This account is disabled');
-  return row.id;
+  return { userId: row.id, releasedFrom };
 }

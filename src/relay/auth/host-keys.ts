@@ -4,6 +4,7 @@
 import { errors as joseErrors, importJWK, jwtVerify, type CryptoKey, type JWTHeaderParameters } from 'jose';
 import { HOST_TOKEN_AUDIENCE, HOST_TOKEN_MAX_SECONDS, HostPublicKeySchema, ProtocolError } from '../../contracts/index.ts';
 import { findHost } from '../db/hosts.ts';
+import { spendLinkToken } from '../db/link-tokens.ts';
 import type { Env } from '../env.ts';
 import type { Identity } from './tokens.ts';
 
@@ -28,8 +29,9 @@ class Refused extends Error {}
 
 /**
  * The host a link token speaks for: `alg` EdDSA only, `kid` = `sub` = a paired, unrevoked host, `aud`
- * tether-link, with `iat`, `exp` and `jti`, living at most five minutes. Anything else is
- * `unauthorized`.
+ * tether-link, with `iat`, `exp` and `jti`, living at most five minutes, and never presented before
+ * (its jti is remembered until it expires, so a captured token cannot open a second link and
+ * displace the host). Anything else is `unauthorized`.
  */
 export async function verifyHostToken(env: Pick<Env, 'DB'>, token: string): Promise<HostIdentity> {
   let host: { id: string; ownerId: string } | null = null;
@@ -51,6 +53,9 @@ export async function verifyHostToken(env: Pick<Env, 'DB'>, token: string): Prom
     const found = host as { id: string; ownerId: string } | null;
     if (!found || payload.sub !== found.id) throw new Refused('the token\'s subject is not the host that signed it');
     if (payload.exp! - payload.iat! > HOST_TOKEN_MAX_SECONDS) throw new Refused(`a host token may live ${HOST_TOKEN_MAX_SECONDS} s at most`);
+    if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > 200) throw new Refused('the host token\'s jti must be a string of 1 to 200 characters');
+    // Last, after the signature: only a token the host really signed can spend its jti.
+    if (!await spendLinkToken(env.DB, found.id, payload.jti, payload.exp! * 1000, Date.now())) throw new Refused('this host token was used already (a host signs a fresh one for every connection)');
     return { kind: 'host', hostId: found.id, ownerId: found.ownerId };
   } catch (error) {
     if (error instanceof Refused) throw new ProtocolError('unauthorized', error.message);

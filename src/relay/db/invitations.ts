@@ -49,7 +49,9 @@ export async function acceptInvitation(d1: D1Database, a: Acceptance): Promise<b
   const take = db.update(invitations).set({ usedAt: a.now, usedBy: a.userId })
     .where(and(eq(invitations.tokenHash, a.tokenHash), isNull(invitations.usedAt), gt(invitations.expiresAt, a.now)));
   const account = a.account && db.insert(users).select(db.select({
-    id: sql<string>`${a.userId}`.as('id'), email: sql<string>`${a.account.email}`.as('email'), name: sql<string>`${a.account.name}`.as('name'),
+    id: sql<string>`${a.userId}`.as('id'), email: sql<string>`${a.account.email}`.as('email'),
+    // The relay sends no mail: whoever accepted typed this address, nobody proved it (users.emailVerifiedAt).
+    emailVerifiedAt: sql<number | null>`NULL`.as('email_verified_at'), name: sql<string>`${a.account.name}`.as('name'),
     createdAt: sql<number>`${a.now}`.as('created_at'), passwordHash: sql<string>`${a.account.passwordHash}`.as('password_hash'),
     isOwner: sql<boolean>`0`.as('is_owner'), disabledAt: sql<number | null>`NULL`.as('disabled_at'),
   }).from(invitations).where(ours));

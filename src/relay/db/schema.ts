@@ -6,6 +6,13 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'driz
 export const users = sqliteTable('users', {
   id: text('id').primaryKey(),
   email: text('email').unique(),
+  /**
+   * When someone proved they receive mail at `email`: an Access or OIDC sign-in whose provider vouched
+   * for it (`email_verified`), or the owner's setup. Null for an address only typed in (a password
+   * account made by accepting an invitation: the relay sends no mail, so nobody proved it). Grants by
+   * email and Access/OIDC sign-ins reach only a verified address.
+   */
+  emailVerifiedAt: integer('email_verified_at'),
   name: text('name').notNull(),
   createdAt: integer('created_at').notNull(),
   /** `pbkdf2-sha256$<iterations>$<salt b64url>$<hash b64url>`; null for people who sign in only through Access or OIDC. */
@@ -83,6 +90,19 @@ export const hosts = sqliteTable('hosts', {
   /** A revoked host cannot connect again; its link is closed. */
   revokedAt: integer('revoked_at'),
 }, (t) => [index('hosts_owner').on(t.ownerId)]);
+
+/**
+ * Host link tokens already used, by their `jti`, kept until they expire (at most five minutes): each
+ * opens the link once, so a token captured on the way (a log, a proxy) cannot displace the host.
+ */
+export const linkTokens = sqliteTable('link_tokens', {
+  hostId: text('host_id').notNull(),
+  jti: text('jti').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.hostId, t.jti] }),
+  index('link_tokens_expires').on(t.expiresAt),
+]);
 
 /**
  * A host asking to be paired, like a TV app: it shows `userCode`, polls with `deviceCode` (kept hashed),

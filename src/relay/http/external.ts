@@ -2,10 +2,13 @@
 // like a password sign-in: a session (refresh token + access token). Both are off unless configured
 // (ACCESS_TEAM_DOMAIN + ACCESS_AUD; OIDC_ISSUER + OIDC_CLIENT_ID), and answer 404 `not-found` then.
 import { Hono, type Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { z } from 'zod';
 import { ProtocolError, type SignInMethods } from '../../contracts/index.ts';
-import { accessConfigured, verifyAccessAssertion, userForEmail } from '../auth/external.ts';
-import { finishSignIn, issueLoginCode, oidcConfigured, startSignIn, takeLoginCode, takeState } from '../auth/oidc.ts';
+import { accessConfigured, verifyAccessAssertion, userForEmail, type ProviderAccount } from '../auth/external.ts';
+import {
+  AppChallengeSchema, OIDC_STATE_SECONDS, finishSignIn, issueLoginCode, oidcConfigured, startSignIn, takeLoginCode, takeState,
+} from '../auth/oidc.ts';
 import { LIMITS, rateLimit } from '../auth/rate-limit.ts';
 import { createSession } from '../auth/sessions.ts';
 import { record } from '../db/audit.ts';
@@ -30,6 +33,14 @@ external.use('/oidc/*', async (c, next) => {
 
 const perIp = rateLimit('signin', LIMITS.signin, (c) => { const ip = clientIp(c); return [ip && `ip:${ip}`]; });
 
+/** An address a provider just proved, taken from the account that had only typed it: recorded for the owner. */
+async function accountFound(c: Context<{ Bindings: Env }>, found: ProviderAccount, method: 'access' | 'oidc'): Promise<string> {
+  if (found.releasedFrom) {
+    await record(c.env, { actor: found.userId, ip: clientIp(c), action: 'account.email-released', detail: { method, from: found.releasedFrom } });
+  }
+  return found.userId;
+}
+
 /** A session for someone a provider vouched for, recorded in the audit log like a password sign-in. */
 async function signIn(c: Context<{ Bindings: Env }>, userId: string, method: 'access' | 'oidc') {
   const session = await createSession(c.env, userId, method, { ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
@@ -51,8 +62,10 @@ async function refused<T>(c: Context<{ Bindings: Env }>, method: 'access' | 'oid
 external.post('/access', perIp, async (c) => {
   const assertion = c.req.header('Cf-Access-Jwt-Assertion');
   if (!assertion) throw new ProtocolError('unauthorized', 'No Cf-Access-Jwt-Assertion header: is this relay behind Cloudflare Access?');
-  const userId = await refused(c, 'access', verifyAccessAssertion(c.env, assertion).then((email) => userForEmail(c.env.DB, email, null)));
-  return c.json(await signIn(c, userId, 'access'));
+  // Access lets a person through only after its identity provider (or its one-time PIN by mail)
+  // proved them, so the address it asserts counts as verified.
+  const found = await refused(c, 'access', verifyAccessAssertion(c.env, assertion).then((email) => userForEmail(c.env.DB, email, null)));
+  return c.json(await signIn(c, await accountFound(c, found, 'access'), 'access'));
 });
 
 /**
@@ -90,25 +103,47 @@ function servesForeignPages(pathname: string): boolean {
   return decoded.replace(/\/+/g, '/').startsWith('/v1/');
 }
 
+/**
+ * The cookie that binds a sign-in to the browser that started it: HttpOnly, SameSite=Lax (sent on the
+ * provider's top-level redirect back, never on a cross-site subrequest), `__Host-` on https so no
+ * sibling subdomain can plant one.
+ */
+function browserCookie(c: Context<{ Bindings: Env }>): { name: string; options: { path: string; httpOnly: true; sameSite: 'Lax'; secure: boolean } } {
+  const secure = new URL(c.req.url).protocol === 'https:';
+  return { name: secure ? '__Host-tether-oidc' : 'tether-oidc', options: { path: '/', httpOnly: true, sameSite: 'Lax', secure } };
+}
+
 external.get('/oidc/start', perIp, async (c) => {
   const returnTo = returnAddress(c, c.req.query('return'));
+  const appChallenge = AppChallengeSchema.safeParse(c.req.query('app_challenge'));
+  if (!appChallenge.success) throw new ProtocolError('bad-request', `app_challenge: ${appChallenge.error.issues[0]?.message ?? 'invalid'}`);
   const redirectUri = `${new URL(c.req.url).origin}/api/auth/oidc/callback`;
-  return c.redirect(await startSignIn(c.env, redirectUri, returnTo), 302);
+  const { url, browser } = await startSignIn(c.env, redirectUri, returnTo, appChallenge.data);
+  const cookie = browserCookie(c);
+  setCookie(c, cookie.name, browser, { ...cookie.options, maxAge: OIDC_STATE_SECONDS });
+  return c.redirect(url, 302);
 });
 
 external.get('/oidc/callback', async (c) => {
   const state = c.req.query('state');
   if (!state) throw new ProtocolError('bad-request', 'state: missing');
-  const started = await takeState(c.env, state);
+  const cookie = browserCookie(c);
+  const started = await takeState(c.env, state, getCookie(c, cookie.name));
+  deleteCookie(c, cookie.name, cookie.options);
   if (!started) throw new ProtocolError('unauthorized', 'This sign-in is unknown, already finished or expired; start again');
+  if (started === 'other-browser') {
+    // Someone else's sign-in brought here by a link (login CSRF): finishing it would sign this browser in as them.
+    await record(c.env, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method: 'oidc', why: 'started in another browser' } });
+    throw new ProtocolError('unauthorized', 'This sign-in was started in another browser; start it again here');
+  }
   // From here the address is trusted: failures go back to the app, which can say what happened.
   const back = (fragment: Record<string, string>) => c.redirect(`${started.returnTo}#${new URLSearchParams(fragment)}`, 302);
   const providerError = c.req.query('error');
   const code = c.req.query('code');
   if (providerError || !code) return back({ 'login-error': `The sign-in provider said: ${providerError ?? 'no code'}` });
   try {
-    const userId = await refused(c, 'oidc', finishSignIn(c.env, code, started));
-    return back({ login: await issueLoginCode(c.env, userId) });
+    const userId = await accountFound(c, await refused(c, 'oidc', finishSignIn(c.env, code, started)), 'oidc');
+    return back({ login: await issueLoginCode(c.env, userId, started) });
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
     return back({ 'login-error': error.message });
@@ -116,7 +151,7 @@ external.get('/oidc/callback', async (c) => {
 });
 
 external.post('/oidc/exchange', async (c) => {
-  const { code } = await parseBody(c, z.object({ code: z.string().min(1).max(200) }));
-  const userId = await takeLoginCode(c.env, code);
+  const { code, verifier } = await parseBody(c, z.object({ code: z.string().min(1).max(200), verifier: z.string().min(1).max(200) }));
+  const userId = await takeLoginCode(c.env, code, verifier);
   return c.json(await signIn(c, userId, 'oidc'));
 });

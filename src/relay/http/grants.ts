@@ -10,7 +10,7 @@ import { recheckHosts } from '../auth/revocations.ts';
 import { record } from '../db/audit.ts';
 import { findGrant, grantsOnHost, putGrant, removeGrant } from '../db/grants.ts';
 import { findTeam } from '../db/teams.ts';
-import { userExists, userIdByEmail } from '../db/users.ts';
+import { userExists, verifiedUserIdByEmail } from '../db/users.ts';
 import type { Env } from '../env.ts';
 import { parseBody } from './body.ts';
 import { clientIp, requireUser, type SignedIn } from './identity.ts';
@@ -73,9 +73,13 @@ async function subjectOf(db: D1Database, subject: { type: 'user' | 'team'; id?: 
     if (!team) throw new ProtocolError('team-not-found', 'No such team');
     return team.id;
   }
-  const found = subject.id !== undefined
-    ? (await userExists(db, subject.id) ? subject.id : null)
-    : await userIdByEmail(db, subject.email!);
-  if (!found) throw new ProtocolError('user-not-found', 'No such user');
+  if (subject.id !== undefined) {
+    if (!await userExists(db, subject.id)) throw new ProtocolError('user-not-found', 'No such user');
+    return subject.id;
+  }
+  // Only an address someone proved: an account that merely typed it (an invitation anyone can make and
+  // accept) must not receive what the owner meant for the person who reads that mailbox.
+  const found = await verifiedUserIdByEmail(db, subject.email!);
+  if (!found) throw new ProtocolError('user-not-found', 'No account has verified this email (grant by user id or through a team instead)');
   return found;
 }

@@ -6,7 +6,7 @@ import { ROUTES } from './routes.ts';
 import { LazyPage } from './lazy-page.tsx';
 import { Missing } from './Missing.tsx';
 import { Nav } from './Nav.tsx';
-import { SignIn, finishRedirectSignIn } from './SignIn.tsx';
+import { SignIn, finishRedirectSignIn, refusedSwap } from './SignIn.tsx';
 import { signedIn } from './session.ts';
 import { Icon } from './icons.tsx';
 
@@ -47,7 +47,14 @@ function Shell({ section, detail = false, children }: { section: string; detail?
     <div class="shell" data-section={section} data-detail={detail ? '' : undefined}>
       <a class="skip-link" href="#main">Skip to content</a>
       <Nav section={section} />
-      <main id="main" tabIndex={-1}>{children}</main>
+      <main id="main" tabIndex={-1}>
+        {refusedSwap.value && (
+          <p class="notice error" role="alert">
+            {refusedSwap.value} <button type="button" onClick={() => (refusedSwap.value = null)}>Dismiss</button>
+          </p>
+        )}
+        {children}
+      </main>
     </div>
   );
 }

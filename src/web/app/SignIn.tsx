@@ -1,13 +1,20 @@
 // Signing in: a password form, plus Cloudflare Access and single sign-on (OIDC) where this relay has
 // them. The relay's first owner is made on the relay's own /setup page (it needs the setup secret).
-// An OIDC sign-in leaves the app and comes back with `#login=<code>` (or `#login-error=`).
+// An OIDC sign-in leaves the app and comes back with `#login=<code>` (or `#login-error=`). The tab
+// that starts it keeps a secret (sessionStorage) whose challenge went with the start: only that tab
+// can trade the code, so a link carrying someone else's `#login=` signs nobody in. And an app where
+// someone is signed in never trades one at all: it says who is signed in instead of swapping people.
 import { signal } from '@preact/signals';
 import { useEffect, useState } from 'preact/hooks';
-import type { SignInMethods } from '../../client/index.ts';
+import { oidcBinding, type SignInMethods } from '../../client/index.ts';
 import { errorText } from './errors.ts';
-import { api, markSignedIn } from './session.ts';
+import { api, loadMe, markSignedIn } from './session.ts';
 
 const redirectError = signal<string | null>(null);
+/** Shown to a signed-in person when a sign-in link arrived: nobody was swapped. */
+export const refusedSwap = signal<string | null>(null);
+
+const VERIFIER_KEY = 'tether.oidc-verifier';
 
 /** Finishes a sign-in that came back from the identity provider in the URL's fragment. */
 export async function finishRedirectSignIn(): Promise<void> {
@@ -16,13 +23,28 @@ export async function finishRedirectSignIn(): Promise<void> {
   const failed = fragment.get('login-error');
   if (!code && !failed) return;
   history.replaceState(null, '', location.pathname + location.search); // the code is single-use: out of the URL
+  const verifier = sessionStorage.getItem(VERIFIER_KEY);
+  sessionStorage.removeItem(VERIFIER_KEY);
+  if (api.signedIn) {
+    const who = await loadMe().then((m) => m.email ?? m.name, () => 'someone');
+    refusedSwap.value = `A sign-in link was opened, but ${who} is signed in here: nobody was switched. To sign in as someone else, sign out first.`;
+    return;
+  }
   if (failed) return void (redirectError.value = failed);
+  if (!verifier) return void (redirectError.value = 'This sign-in was not started in this tab; start it again here.');
   try {
-    await api.signInWithCode(code!);
+    await api.signInWithCode(code!, verifier);
     markSignedIn();
   } catch (error) {
     redirectError.value = errorText(error);
   }
+}
+
+/** Leaves for the identity provider, keeping this tab's half of the binding. */
+async function startSingleSignOn(): Promise<void> {
+  const { verifier, challenge } = await oidcBinding();
+  sessionStorage.setItem(VERIFIER_KEY, verifier);
+  location.assign(api.oidcStartUrl(location.href.split('#')[0]!, challenge));
 }
 
 /** `embedded`: inside another page (an invitation), without the app's title. */
@@ -68,7 +90,7 @@ export function SignIn({ embedded = false }: { embedded?: boolean }) {
       {(methods.access || methods.oidc) && (
         <div class="stack">
           {methods.access && <button type="button" disabled={busy} onClick={() => void run(() => api.signInWithAccess())}>Sign in with Cloudflare Access</button>}
-          {methods.oidc && <a class="button" href={api.oidcStartUrl(location.href.split('#')[0])}>Sign in with single sign-on</a>}
+          {methods.oidc && <button type="button" disabled={busy} onClick={() => void startSingleSignOn()}>Sign in with single sign-on</button>}
         </div>
       )}
       {shown && <p class="notice error" role="alert">{shown}</p>}
