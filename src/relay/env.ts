@@ -34,12 +34,14 @@ export interface Env {
   /**
    * Rate limits, each "max/perSeconds" (a bucket of `max` that refills fully in `perSeconds`). A request
    * over a limit gets 429 `rate-limited` with Retry-After; a frame gets a `rate-limited` reply.
-   * RATE_SIGNIN: sign-in attempts per IP and per email (default "10/60"). RATE_PAIRING: pairing starts
+   * RATE_SIGNIN: sign-in attempts per IP (default "10/60"); past RATE_SIGNIN_ACCOUNT on one email an attempt is only slowed. RATE_PAIRING: pairing starts
    * and approvals per IP and per user ("10/60"). RATE_TICKETS: socket tickets per session and per IP
    * ("60/60"). RATE_FRAMES: frames on one socket ("300/60"). RATE_FRAMES_USER: one person's frames
    * across their sockets on one lobby or chat ("600/60").
    */
   RATE_SIGNIN?: string;
+  /** Password attempts on one account from anywhere before each is slowed, never refused (default "30/60"). */
+  RATE_SIGNIN_ACCOUNT?: string;
   RATE_PAIRING?: string;
   RATE_TICKETS?: string;
   RATE_FRAMES?: string;

@@ -62,7 +62,7 @@ export async function setup(project: TestProject): Promise<void> {
     OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: IDP_CLIENT_ID, OIDC_CLIENT_SECRET: IDP_CLIENT_SECRET,
     // wrangler dev gives every request CF-Connecting-IP 127.0.0.1, so all e2e sign-ins, pairings and
     // tickets share one IP's buckets; the limits themselves are tested in test/relay/rate-limits.test.ts.
-    RATE_SIGNIN: '1000/60', RATE_PAIRING: '1000/60', RATE_TICKETS: '1000/60',
+    RATE_SIGNIN: '1000/60', RATE_SIGNIN_ACCOUNT: '1000/60', RATE_PAIRING: '1000/60', RATE_TICKETS: '1000/60',
   };
   const secrets = {
     TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('e2e')]),

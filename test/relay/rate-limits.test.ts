@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FrameBudget, rateLimit, takeToken, RateLimited } from '../../src/relay/auth/rate-limit.ts';
 import type { Env } from '../../src/relay/env.ts';
 import type { RateGate } from '../../src/relay/objects/rate-gate.ts';
+import { hashPassword } from '../../src/relay/auth/passwords.ts';
 import { Client, FakeHost } from './peers.ts';
 
 const unique = () => crypto.randomUUID().slice(0, 8);
@@ -167,5 +168,36 @@ describe('sign-in is rate-limited per IP', () => {
     const body = await refused.json() as { code: string; message: string; retryAfterMs: number };
     expect(body).toEqual({ code: 'rate-limited', message: expect.stringMatching(/^Try again in \d+ s$/), retryAfterMs: expect.any(Number) });
     expect((await attempt(`203.0.113.${Math.floor(Math.random() * 200) + 1}`, 11)).status).toBe(401);
+  });
+});
+
+describe('a known email cannot be locked out of sign-in', () => {
+  it('failures from one IP lock out that IP only; the owner signs in from another, and past the account\'s limit attempts are slowed, never refused', async () => {
+    const id = `lockout-${unique()}`;
+    const email = `${id}@example.com`;
+    const password = 'the owner\'s own password';
+    await env.DB.prepare('INSERT INTO users (id, email, name, created_at, password_hash) VALUES (?, ?, ?, ?, ?)')
+      .bind(id, email, id, Date.now(), await hashPassword(password)).run();
+    await holdClock(`signin-account:${email}`);
+    const attempt = (from: string, guess: string) => SELF.fetch('http://relay.test/api/auth/signin', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'CF-Connecting-IP': from },
+      body: JSON.stringify({ email, password: guess }),
+    });
+    const attacker = `192.0.2.${Math.floor(Math.random() * 200) + 1}`;
+    await holdClock(`signin:ip:${attacker}`);
+    for (let i = 0; i < 10; i++) expect((await attempt(attacker, `guess ${i}`)).status).toBe(401);
+    // The attacker's own source is refused now…
+    expect((await attempt(attacker, password)).status).toBe(429);
+    // …but not the owner, from anywhere else.
+    expect((await attempt(`2001:db8::${unique()}`, password)).status).toBe(200);
+    // A botnet spends the account's whole budget (30 a minute) from many IPs (here: taken straight from
+    // the account's gate, as its attempts would): nobody is refused for the account's sake, each attempt
+    // is only held back, and the owner still gets in.
+    const gate = env.RATE_GATE.get(env.RATE_GATE.idFromName(`signin-account:${email}`));
+    for (let i = 0; i < 30; i++) await gate.take({ max: 30, perSeconds: 60 });
+    expect((await gate.take({ max: 30, perSeconds: 60 })).ok).toBe(false);
+    expect((await attempt(`2001:db8:1::${unique().slice(0, 4)}`, 'botnet guess')).status).toBe(401);
+    expect((await attempt(`2001:db8:2::${unique().slice(0, 4)}`, password)).status).toBe(200);
   });
 });

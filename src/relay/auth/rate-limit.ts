@@ -40,8 +40,13 @@ function limitFrom(name: string, value: string | undefined, fallback: string): R
 
 /** The configured limits, each read from its env var (see env.ts) or its default. */
 export const LIMITS = {
-  /** Sign-in attempts (password, Access, OIDC), per IP and per email. */
+  /** Sign-in attempts (password, Access, OIDC, setup), per IP: past it, refused. */
   signin: (env: Env) => limitFrom('RATE_SIGNIN', env.RATE_SIGNIN, '10/60'),
+  /**
+   * Password attempts on one account from anywhere: past it, each attempt is slowed (SIGNIN_SLOWDOWN_MS),
+   * never refused, so failures from one place cannot lock the account's owner out from another.
+   */
+  signinAccount: (env: Env) => limitFrom('RATE_SIGNIN_ACCOUNT', env.RATE_SIGNIN_ACCOUNT, '30/60'),
   /** Pairing starts and approvals, per IP and per user. */
   pairing: (env: Env) => limitFrom('RATE_PAIRING', env.RATE_PAIRING, '10/60'),
   /** Socket tickets (and refreshes), per session and per IP. */
@@ -87,6 +92,32 @@ export function rateLimit(
     const answers = await Promise.all(buckets.map((k) => gateOf(c.env, `${name}:${k}`).take(resolved)));
     const waitMs = Math.max(0, ...answers.filter((a) => !a.ok).map((a) => a.retryAfterMs));
     if (waitMs > 0) return rateLimitedResponse(c, new RateLimited(waitMs));
+    await next();
+  };
+}
+
+/** The longest an attempt on a busy account is held back before it is checked. */
+export const SIGNIN_SLOWDOWN_MS = 2_000;
+
+/**
+ * hono middleware for a door whose key an attacker can name (an account's email): takes a token from
+ * `<name>:<key>`, and when the bucket is empty holds the request back (up to `capMs`) instead of
+ * refusing it. A refusal here would let anyone lock anyone out by naming them; a wait costs an
+ * attacker time on every attempt while the account's owner still gets in. The hard limit sits on what
+ * the caller cannot choose (their IP: `rateLimit`).
+ */
+export function slowDown(
+  name: string,
+  limit: (env: Env) => RateLimit,
+  key: (c: Context<{ Bindings: Env }>) => string | null | Promise<string | null>,
+  capMs = SIGNIN_SLOWDOWN_MS,
+): MiddlewareHandler<{ Bindings: Env }> {
+  return async (c, next) => {
+    const which = await key(c);
+    if (which) {
+      const answer = await gateOf(c.env, `${name}:${which}`).take(limit(c.env));
+      if (!answer.ok) await new Promise((resolve) => setTimeout(resolve, Math.min(capMs, answer.retryAfterMs)));
+    }
     await next();
   };
 }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ProtocolError, type Me, type SessionSummary } from '../../contracts/index.ts';
 import { SetupSchema, SignInSchema, checkPassword, claimOwner, ownerClaimed, userIdOfEmail } from '../auth/accounts.ts';
 import { keySetOf } from '../auth/keys.ts';
-import { LIMITS, rateLimit } from '../auth/rate-limit.ts';
+import { LIMITS, rateLimit, slowDown } from '../auth/rate-limit.ts';
 import { createSession, refreshSession, revokeSessions, type SessionMeta } from '../auth/sessions.ts';
 import { setupSecretMatches } from '../auth/setup-secret.ts';
 import { mintSocketTicket } from '../auth/tickets.ts';
@@ -29,17 +29,16 @@ async function emailOf(c: Context): Promise<string | null> {
   return typeof body?.email === 'string' ? body.email.trim().toLowerCase() : null;
 }
 
-// Guessing is slowed per IP and per account: a botnet still meets the per-email bucket.
-const signInLimit = rateLimit('signin', LIMITS.signin, async (c) => {
-  const ip = clientIp(c);
-  const email = await emailOf(c);
-  return [ip && `ip:${ip}`, email && `email:${email}`];
-});
+// Guessing is refused per IP, and slowed (never refused) per account: a per-email refusal would let
+// anyone who knows an address lock its owner out from everywhere by failing on purpose.
+const perIp = rateLimit('signin', LIMITS.signin, (c) => { const ip = clientIp(c); return [ip && `ip:${ip}`]; });
+const perAccount = slowDown('signin-account', LIMITS.signinAccount, emailOf);
+const signInLimit = [perIp, perAccount] as const;
 
 /** Whether the owner account has been claimed (so `npm start` knows whether to show the setup link). */
 accounts.get('/setup', async (c) => c.json({ claimed: await ownerClaimed(c.env.DB) }));
 
-accounts.post('/setup', signInLimit, async (c) => {
+accounts.post('/setup', perIp, async (c) => {
   const body = await parseBody(c, SetupSchema);
   if (!(await setupSecretMatches(c.env, body.secret))) {
     await record(c.env, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method: 'setup' } });
@@ -51,7 +50,7 @@ accounts.post('/setup', signInLimit, async (c) => {
   return c.json({ userId, ...session }, 201);
 });
 
-accounts.post('/signin', signInLimit, async (c) => {
+accounts.post('/signin', ...signInLimit, async (c) => {
   const body = await parseBody(c, SignInSchema);
   let userId: string;
   try {
