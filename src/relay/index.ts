@@ -4,6 +4,7 @@ import { cors } from 'hono/cors';
 import { routePath } from 'hono/route';
 import { ProtocolError } from '../contracts/index.ts';
 import { failureText } from './db/failures.ts';
+import { sweep } from './db/retention.ts';
 import type { Env } from './env.ts';
 import { attachmentFiles } from './http/attachments.ts';
 import { auditApi } from './http/audit.ts';
@@ -81,7 +82,19 @@ app.onError((error, c) => {
   return c.json({ code: 'internal', message: 'Request failed' }, 500);
 });
 
-export default app;
+/**
+ * The daily cron trigger (wrangler.toml `[triggers]`): the retention sweep (db/retention.ts), off
+ * every request's path.
+ */
+async function scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
+  ctx.waitUntil(sweep(env.DB, Date.now()).then(
+    (swept) => log.info('retention sweep', { ...swept }),
+    (error: unknown) => log.error('retention sweep failed', { error: failureText(error) }),
+  ));
+}
+
+// The hono app is the Worker's handler (tests call its `request`); the cron handler rides on it.
+export default Object.assign(app, { scheduled });
 export { ChatRoom } from './objects/chat-room.ts';
 export { HostLink } from './objects/host-link.ts';
 export { Lobby } from './objects/lobby.ts';

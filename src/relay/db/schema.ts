@@ -194,6 +194,8 @@ export const audit = sqliteTable('audit', {
 }, (t) => [
   index('audit_host').on(t.hostId, t.id),
   index('audit_actor').on(t.actor, t.id),
+  // The daily sweep finds failed sign-ins by it (db/retention.ts).
+  index('audit_action').on(t.action, t.id),
 ]);
 
 /** One row per chat the relay has seen: lists across hosts, and `chat.list` while a host is offline. */

@@ -1,6 +1,9 @@
 // A visual's page, on a route of its own. The page is an agent's HTML: it is served with a CSP
 // sandbox (an opaque origin: no cookies, no storage, no same-origin access to the app) and may be
-// framed only by the app. Its scripts can still read the page's URL, so the URL never carries the
+// framed only by the app. It is one self-contained page: it loads nothing from anywhere (scripts,
+// styles, images and fonts only inline or as data:/blob:), cannot connect anywhere (fetch, XHR,
+// WebSocket, EventSource, beacons) and cannot submit a form anywhere, so what it shows (an agent may
+// put anything from the chat in it) cannot leave through it. Its scripts can still read the page's URL, so the URL never carries the
 // person's token: the app first asks for a ticket (with its token in a header) that opens this one
 // page for a minute.
 import { Hono } from 'hono';
@@ -12,6 +15,21 @@ import { roomOf } from '../objects/stubs.ts';
 import { appOrigins, signedInUser } from './identity.ts';
 
 export const visualPages = new Hono<{ Bindings: Env }>();
+
+/** What a visual's page may load and reach, beside its sandbox: only itself. */
+export const VISUAL_PAGE_POLICY = [
+  "default-src 'none'",
+  "script-src 'unsafe-inline' 'unsafe-eval' data: blob:",
+  "style-src 'unsafe-inline' data: blob:",
+  'img-src data: blob:',
+  'font-src data:',
+  'media-src data: blob:',
+  "connect-src 'none'",
+  "form-action 'none'",
+  "frame-src 'none'",
+  "worker-src 'none'",
+  "base-uri 'none'",
+].join('; ');
 
 const unauthorized = (error: unknown) => ({ code: 'unauthorized', message: error instanceof ProtocolError ? error.message : 'invalid token' });
 
@@ -49,7 +67,7 @@ visualPages.get('/:hostId/:chatId/:visualId', async (c) => {
   return new Response(html, {
     headers: {
       'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': `sandbox allow-scripts allow-forms; frame-ancestors ${ancestors}`,
+      'Content-Security-Policy': `sandbox allow-scripts allow-forms; ${VISUAL_PAGE_POLICY}; frame-ancestors ${ancestors}`,
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
       'Cache-Control': 'private, no-store',

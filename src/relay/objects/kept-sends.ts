@@ -20,6 +20,10 @@ import { eventFrame, linkId, relabel, replyError, replyOk } from './client-socke
 import type { LinkRequestInput } from './host-link.ts';
 import type { KeptPreview, RoomStore } from './room-store.ts';
 
+/** Sends a chat keeps at most while its host is away, and the payload bytes they may take together. */
+export const KEPT_SENDS_MAX = 20;
+export const KEPT_BYTES_MAX = 64 * 1024 * 1024;
+
 /** Replies after which a send is kept and sent again later. */
 export const NOT_DELIVERED = new Set(['host-offline', 'host-timeout']);
 
@@ -65,6 +69,12 @@ export class KeptSends {
       this.noteQueued(reply, userId, id);
       if (reply.ok || !NOT_DELIVERED.has(reply.error.code)) return relabel(reply, id);
       // The host went away mid-request: keep it; the host's journal answers a resend it already took.
+    }
+    // Bounded: a chat keeps at most KEPT_SENDS_MAX sends and KEPT_BYTES_MAX of payloads (one send may
+    // carry 16 MiB of attachments). Past that the send is not kept, and its sender is told so now.
+    const kept = this.store.kept().length;
+    if (kept >= KEPT_SENDS_MAX || this.store.keptBytes() >= KEPT_BYTES_MAX) {
+      return replyError(id, { code: 'host-offline', message: `The host is offline and ${kept} messages already wait for it here; send this one when it is back` });
     }
     this.store.keep(id, userId, payload as { text?: string });
     await this.room.queueChanged();

@@ -73,6 +73,7 @@ export class RoomRecords {
     if (!parsed.success) return;
     const removed = this.store.removedVisuals();
     const visuals = parsed.data.visuals.filter((visual) => !removed.has(visual.id));
+    this.store.keepRemovalsOf(parsed.data.visuals.map((visual) => visual.id));
     await this.shelf().replace(visuals);
     this.visualCache = visuals;
     this.room.fanOut(eventFrame('chat.visuals', { chatId: this.room.key().chatId, visuals }));

@@ -26,6 +26,8 @@ const REFUSED_KEEP_MS = 30 * 24 * 60 * 60 * 1000;
 const REFUSED_KEEP_COUNT = 200;
 /** Far more than a queue holds: the senders of messages long delivered go as new ones come. */
 const HOST_QUEUED_KEEP = 500;
+/** Removed visuals remembered at most (the host's list is smaller in practice; see keepRemovalsOf). */
+export const REMOVED_VISUALS_MAX = 500;
 const INFO_KEY = 'info';
 const itemKey = (id: string) => `item:${id}`;
 const visualKey = (id: string) => `visual:${id}`;
@@ -213,6 +215,12 @@ export class RoomStore {
   }
 
   // ---- sends kept for an offline host ----
+  /** The bytes the kept sends' payloads take (read only when one is about to be kept). */
+  keptBytes(): number {
+    const [row] = this.sql.exec<{ n: number | null }>("SELECT sum(length(data)) AS n FROM blobs WHERE key >= 'kept:' AND key < 'kept;'").toArray();
+    return row?.n ?? 0;
+  }
+
   keep(requestId: string, userId: string, payload: { text?: string; mentions?: string[]; skills?: string[]; chats?: string[] }): void {
     const { text = '', mentions, skills, chats } = payload;
     const preview = JSON.stringify({ text, mentions, skills, chats });
@@ -295,7 +303,21 @@ export class RoomStore {
    */
   removeVisual(visualId: string): void {
     this.sql.exec('INSERT OR IGNORE INTO removed_visuals (visual_id) VALUES (?)', visualId);
+    // Bounded however many are removed between two lists: the oldest removals go first.
+    this.sql.exec('DELETE FROM removed_visuals WHERE rowid NOT IN (SELECT rowid FROM removed_visuals ORDER BY rowid DESC LIMIT ?)', REMOVED_VISUALS_MAX);
     this.dropBlob(visualKey(visualId));
+  }
+
+  /**
+   * The host's whole list names only these now: a removal it no longer names has nothing left to
+   * hide (the host dropped that visual itself), so it is forgotten. This keeps the set no larger
+   * than the host's own list.
+   */
+  keepRemovalsOf(listed: readonly string[]): void {
+    const removed = this.removedVisuals();
+    if (removed.size === 0) return;
+    const named = new Set(listed);
+    for (const visualId of removed) if (!named.has(visualId)) this.sql.exec('DELETE FROM removed_visuals WHERE visual_id = ?', visualId);
   }
 
   removedVisuals(): Set<string> {
