@@ -46,6 +46,16 @@ export async function userToken(label: string): Promise<string> {
   return (await next).accessToken;
 }
 
+/**
+ * The user id of `label`'s account. Grants name e2e people by id: their accounts were made by
+ * accepting an invitation, so their addresses are unverified and a grant by email does not reach them.
+ */
+export async function personId(label: string): Promise<string> {
+  const me = await call('GET', '/api/me', undefined, await userToken(label));
+  if (me.status !== 200) throw new Error(`who ${label} is: ${me.status} ${JSON.stringify(me.body)}`);
+  return me.body.id;
+}
+
 /** The email and password of `label`'s account (it exists once `userToken(label)` resolved). */
 export function personCredentials(label: string): { email: string; password: string } {
   return label === RELAY_OWNER ? { email: inject('ownerEmail'), password: inject('ownerPassword') } : { email: `${label}@e2e.test`, password: PASSWORD };

@@ -11,7 +11,7 @@ import { PushPayloadSchema, type PushPayload } from '../../src/contracts/index.t
 import { installPushHandlers, type NotificationShape, type PushScope } from '../../src/web/sw/push.ts';
 import { PushEndpoint, type ReceivedPush } from '../support/push-endpoint.ts';
 import { signedInPerson } from './browser.ts';
-import { HostProcess, Peer, relayUrl, userToken } from './peers.ts';
+import { HostProcess, Peer, personId, relayUrl, userToken } from './peers.ts';
 
 const OWNER = 'push-owner';
 const VIEWER = 'push-viewer';
@@ -119,7 +119,7 @@ beforeAll(async () => {
   await lobby.socket.request('chat.create', { chatId: CHAT });
   lobby.close();
   await userToken(VIEWER);
-  const granted = await call(OWNER, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', email: `${VIEWER}@e2e.test` }, role: 'viewer' });
+  const granted = await call(OWNER, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: await personId(VIEWER) }, role: 'viewer' });
   expect(granted.status).toBe(201);
   // The owner's phone subscribes through the SDK's helper: the relay's key, the browser's push manager, the relay.
   const made = await subscribeToPush(apiOf(OWNER), ownerPhone);
