@@ -406,11 +406,13 @@ describe('chat interactions in the browser', () => {
     expect(probe.parentDocument).toBe('error:SecurityError');
     expect(probe.parentStorage).toBe('error:SecurityError');
     expect(probe.origin).toBe('value:null');
-    // Nothing leaves the page: fetch, sockets and beacons are refused, and so is sending a form.
+    // Nothing leaves the page: fetch, sockets and beacons are refused.
     const net = await eventually(() => page.evaluate(() => (window as unknown as { probes: Array<{ probeNet?: Record<string, unknown> }> }).probes.find((m) => m.probeNet)?.probeNet), 'the network probe reported');
     // (sendBeacon answers true once it queued the beacon, whatever happens to it after: its refusal is among the CSP's.)
     expect(net).toMatchObject({ fetch: 'error:TypeError', fetchAway: 'error:TypeError', socket: expect.stringMatching(/^error/) });
-    expect(net.refused).toEqual(expect.arrayContaining(['connect-src', 'form-action']));
+    // In the app's frame the form never gets as far as the CSP: the frame's own sandbox has no
+    // allow-forms. (form-action 'none' holds where the page is opened by itself: test/relay/state.test.ts.)
+    expect(net.refused).toContain('connect-src');
     // The page asked for its height; the frame took it (within the visual's limits).
     await poll(() => frame.evaluate((el) => el.getBoundingClientRect().height)).toBe(234);
     // A visual that says nothing is as tall as its publisher measured it at the frame's width.
