@@ -30,6 +30,36 @@ export const LINK_HEARTBEAT = {
 /** The largest frame either side of the link accepts (the agent-contracts limits assume a 16 MiB transport frame). */
 export const LINK_MAX_FRAME_BYTES = 16 * 1024 * 1024 + 64 * 1024;
 
+/**
+ * The UTF-8 size of a text frame, as it crossed the socket: what a limit stated in bytes counts, not
+ * `length` (UTF-16 units: a frame of `é` is twice as many bytes as units). Counted without encoding
+ * it, and stops once past `stopAbove` (answering a number above it).
+ */
+export function utf8Bytes(text: string, stopAbove = Infinity): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { bytes += 4; i++; }
+    else bytes += 3; // the rest of the plane, and a lone surrogate (sent as U+FFFD, 3 bytes)
+    if (bytes > stopAbove) return bytes;
+  }
+  return bytes;
+}
+
+/**
+ * Whether a frame is over `limit` bytes. A text frame's length settles most: every unit is at least
+ * one byte and at most three, so only a frame between a third of the limit and the limit in units has
+ * its characters counted (once, without encoding, stopping past the limit).
+ */
+export function overFrameLimit(message: string | ArrayBuffer, limit: number): boolean {
+  if (typeof message !== 'string') return message.byteLength > limit;
+  if (message.length > limit) return true;
+  if (message.length * 3 <= limit) return false;
+  return utf8Bytes(message, limit) > limit;
+}
+
 /** How much a host joins into one array message before it starts the next. */
 export const LINK_BATCH_BYTES = 1024 * 1024;
 

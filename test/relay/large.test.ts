@@ -1,6 +1,6 @@
 import { env, evictAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { VISUAL_LIMITS } from '../../src/contracts/index.ts';
+import { LINK_MAX_FRAME_BYTES, VISUAL_LIMITS, utf8Bytes } from '../../src/contracts/index.ts';
 import { Client, FakeHost, assistantItem, until, userItem, visualPage } from './peers.ts';
 
 describe('large frames', () => {
@@ -16,6 +16,46 @@ describe('large frames', () => {
     const page = await visualPage(host.hostId, 'big', 'huge');
     expect(page.status).toBe(200);
     expect(await page.text()).toBe(html);
+  });
+
+  it('counts the client frame limit in bytes: a frame of é under the limit in characters but over it in bytes is refused', async () => {
+    const host = await new FakeHost('host-large-4').connect();
+    host.create('bytes', []);
+    const me = await Client.chat(host.hostId, 'bytes');
+    await me.request('chat.attach', { chatId: 'bytes' });
+    const text = 'é'.repeat(Math.ceil(LINK_MAX_FRAME_BYTES / 2) + 10); // fewer characters than the limit, more bytes
+    // Refused before it is read, so the refusal cannot name the frame's id.
+    me.sendRaw(JSON.stringify({ id: 'b1', type: 'chat.send', payload: { chatId: 'bytes', text } }));
+    const reply = await me.waitFor((f) => f.ok === false, 'the refusal');
+    expect(reply).toMatchObject({ id: null, error: { code: 'frame-too-large' } });
+    expect(host.requestsOf('chat.send')).toHaveLength(0);
+  });
+
+  it('answers chat.attach and chat.history of a chat larger than a client frame in pages that fit it, in bytes', async () => {
+    const host = await new FakeHost('host-large-5').connect();
+    host.create('long', []);
+    const first = await Client.chat(host.hostId, 'long');
+    await first.request('chat.attach', { chatId: 'long' });
+    // Four replies of 6 MB each in UTF-8 (3 M characters each): 12 M characters, 24 MB.
+    const ids = ['a1', 'a2', 'a3', 'a4'];
+    for (const id of ids) host.emit('long', { type: 'item', item: assistantItem(id, `${id} ${'é'.repeat(3_000_000)}`, false) });
+    await first.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.id === 'a4', 'the last reply');
+
+    const me = await Client.chat(host.hostId, 'long');
+    const attached = await me.request('chat.attach', { chatId: 'long' });
+    expect(utf8Bytes(JSON.stringify(attached))).toBeLessThanOrEqual(LINK_MAX_FRAME_BYTES);
+    const got = attached.result.items.map((i: any) => i.id);
+    expect(got.length).toBeGreaterThan(0);
+    expect(got).toEqual(ids.slice(ids.length - got.length));
+    let history = attached.result.history;
+    expect(history.start).toBe(ids.length - got.length);
+    while (history.cursor) {
+      const page = await me.request('chat.history', { chatId: 'long', cursor: history.cursor, limit: 50 });
+      expect(utf8Bytes(JSON.stringify(page))).toBeLessThanOrEqual(LINK_MAX_FRAME_BYTES);
+      got.unshift(...page.result.items.map((i: any) => i.id));
+      history = page.result.history;
+    }
+    expect(got).toEqual(ids);
   });
 
   it('forwards a send with attachments at the 10 MiB limit to the host', async () => {

@@ -17,7 +17,7 @@
 // survives hibernation through its attachment).
 import {
   AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, LINK_ATTACHMENT_READ, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, ROUTE_VISUAL_PAGE, Thread,
-  isChatRequest, switchesAccount, toWireError,
+  LINK_MAX_FRAME_BYTES, isChatRequest, overFrameLimit, switchesAccount, toWireError, utf8Bytes,
   type ChatAttachResult, type ChatRequestType, type RequestPayload, type ChatEvent, type ChatEventEnvelope, type ChatInfo, type ChatItem, type LinkEventFrame, type Reply,
 } from '../../contracts/index.ts';
 import { readPrincipalView, refusalIn, roleIn, standingIn } from '../auth/access.ts';
@@ -366,7 +366,9 @@ export class ChatRoom extends ClientSockets {
       // Replay: the logged events as they were sent, joined without parsing them again.
       const events = this.store.logAfter(since);
       const head = JSON.stringify({ id, ok: true, result: { info, items: [], seq, bookmarks, visuals } });
-      return `${head.slice(0, -2)},"events":[${events.join(',')}]}}`;
+      const replay = `${head.slice(0, -2)},"events":[${events.join(',')}]}}`;
+      // Past what a client's frame holds (in bytes), a snapshot is answered instead, cut to fit below.
+      if (!overFrameLimit(replay, LINK_MAX_FRAME_BYTES)) return replay;
     }
     const result: Omit<ChatAttachResult, 'items'> = { info, seq, bookmarks, visuals };
     let items = thread.items;
@@ -376,7 +378,36 @@ export class ChatRoom extends ClientSockets {
       result.history = { start, cursor: this.cursor(start) };
       result.pending = thread.items.filter((item) => isRequestItem(item) && isPending(item));
     }
-    return this.replyWithItems(id, result, items);
+    const text = this.replyWithItems(id, result, items);
+    if (!overFrameLimit(text, LINK_MAX_FRAME_BYTES)) return text;
+    // A chat of large items would answer one frame no client accepts: the newest items that fit, the
+    // rest left to chat.history, as historyLimit cuts it.
+    const all = thread.items;
+    result.pending = all.filter((item) => isRequestItem(item) && isPending(item));
+    result.history = { start: all.length, cursor: this.cursor(all.length) };
+    const room = LINK_MAX_FRAME_BYTES - utf8Bytes(this.replyWithItems(id, result, []));
+    const start = this.newestThatFit(all, all.length - items.length, all.length, room);
+    result.history = { start, cursor: this.cursor(start) };
+    return this.replyWithItems(id, result, all.slice(start));
+  }
+
+  /**
+   * Where the newest items of `[floor, end)` that fit `room` bytes (their stored JSON, comma-joined)
+   * begin; at least one, so paging always moves on. A length settles most pages (a unit is at most
+   * three bytes); only a page that may not fit has its characters counted.
+   */
+  private newestThatFit(items: readonly ChatItem[], floor: number, end: number, room: number): number {
+    let units = 0;
+    for (let i = floor; i < end; i++) units += this.store.jsonOf(items[i]!).length + 1;
+    if (units * 3 <= room) return floor;
+    let start = end;
+    while (start > floor) {
+      const cost = utf8Bytes(this.store.jsonOf(items[start - 1]!), room) + 1;
+      if (cost > room && start < end) break;
+      room -= cost;
+      start -= 1;
+    }
+    return start;
   }
 
   /** A reply whose result ends with `items`, each item's JSON joined as stored rather than serialized again. */
@@ -396,7 +427,8 @@ export class ChatRoom extends ClientSockets {
       throw new ProtocolError('history-expired', 'That history cursor is no longer valid; attach again');
     }
     const end = Number(match[2]);
-    const start = Math.max(0, end - limit);
+    // A page of large items is cut to what a client's frame holds (in bytes); the next goes on from there.
+    const start = this.newestThatFit(thread.items, Math.max(0, end - limit), end, LINK_MAX_FRAME_BYTES - HISTORY_REPLY_ROOM);
     return { items: thread.items.slice(start, end), history: { start, cursor: start > 0 ? this.cursor(start) : null } };
   }
 
@@ -779,3 +811,6 @@ function isPlainDelta(event: ChatEvent): event is Extract<ChatEvent, { type: 'de
 function chatEventText(chatId: string, eventJson: string, seq: number): string {
   return `{"type":"event","event":"chat.event","payload":{"chatId":${JSON.stringify(chatId)},"event":${eventJson},"seq":${seq}}}`;
 }
+
+/** Room kept in a history reply's frame for its id and wrapping. */
+const HISTORY_REPLY_ROOM = 4 * 1024;

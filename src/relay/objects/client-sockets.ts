@@ -3,7 +3,7 @@
 // with the protocol's codes, and broadcasting one serialized frame to many sockets.
 import {
   linkRequestId,
-  AGENT_REQUEST_SCHEMAS, CLIENT_HEARTBEAT, LINK_MAX_FRAME_BYTES, ProtocolError, errorCounter, isAgentRequestType, parseRequest, toWireError,
+  AGENT_REQUEST_SCHEMAS, CLIENT_HEARTBEAT, LINK_MAX_FRAME_BYTES, ProtocolError, overFrameLimit, errorCounter, isAgentRequestType, parseRequest, toWireError,
   type AgentRequestType, type Reply, type RequestPayload, type WireError,
 } from '../../contracts/index.ts';
 import { CLOSE_FOR, HostAccess, standingIn, type Standing } from '../auth/access.ts';
@@ -92,8 +92,7 @@ export type ServedTable<T extends AgentRequestType, Extra = object> = {
  * serve, or the parsed request. Never throws.
  */
 export function readClientFrame(message: string | ArrayBuffer): ClientRequest | { reject: string; code: string } {
-  const size = typeof message === 'string' ? message.length : message.byteLength;
-  if (size > LINK_MAX_FRAME_BYTES) {
+  if (overFrameLimit(message, LINK_MAX_FRAME_BYTES)) {
     return refusal(null, { code: 'frame-too-large', message: `Frames are limited to ${LINK_MAX_FRAME_BYTES} bytes` });
   }
   let raw: unknown;

@@ -16,7 +16,7 @@
 // It never interprets a chat: it keeps no thread, and what survives a restart is only its host id,
 // the set of chats waiting for the host to return, and the socket itself (hibernation keeps it).
 import {
-  LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema, RELAY_COUNTERS, errorCounter,
+  LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema, overFrameLimit, RELAY_COUNTERS, errorCounter,
   type LinkEventFrame, type Reply, type WireError,
 } from '../../contracts/index.ts';
 import type { Env } from '../env.ts';
@@ -114,8 +114,9 @@ export class HostLink extends ScopedObject {
 
   private async onMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     this.lastHeard = Date.now();
+    // `size` weighs the frame in its ingest batch (a length will do); the limit counts bytes.
     const size = typeof message === 'string' ? message.length : message.byteLength;
-    if (size > LINK_MAX_FRAME_BYTES) return this.complain('frame-too-large', size);
+    if (overFrameLimit(message, LINK_MAX_FRAME_BYTES)) return this.complain('frame-too-large', size);
     let parsed: unknown;
     try {
       parsed = JSON.parse(typeof message === 'string' ? message : new TextDecoder().decode(message));
