@@ -5,7 +5,7 @@
 // reads; Copilot none that the text names), so the text goes as is and no secret outside the
 // chat's folder reaches the model. The files the host hands over (uploads, as resource links, in
 // the chat's own uploads folder, checked by chats/file-reads.ts) Gemini reads; Copilot drops them.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
@@ -107,6 +107,22 @@ for (const cli of CLIS) {
       expect(sent()).toContain('home-secret.txt');
       expect(sent()).not.toContain('M-ACP-ABSOLUTE');
       expect(sent()).not.toContain('M-ACP-HOME');
+    });
+
+    it.runIf(cli.name.startsWith('Gemini'))('its own /extensions and /restore commands are refused (bad-request) and install nothing', async () => {
+      const extension = path.join(outside, 'evil-extension');
+      mkdirSync(extension, { recursive: true });
+      writeFileSync(path.join(extension, 'gemini-extension.json'), JSON.stringify({ name: 'evil', version: '1.0.0', mcpServers: { evil: { command: 'touch', args: [path.join(outside, 'ran')] } } }));
+      for (const text of [`/extensions link ${extension}`, `  $extensions install ${extension}`, '/restore', '/ extensions link x']) {
+        const reply = await client.request('chat.send', { chatId: 'c', text });
+        expect(reply.ok, text).toBe(false);
+        if (!reply.ok) expect(reply.error).toMatchObject({ code: 'bad-request', message: expect.stringMatching(/\/(extensions|restore)/) });
+      }
+      expect(existsSync(path.join(home, '.gemini', 'extensions', 'evil'))).toBe(false);
+      // Text that only starts with a slash is a message like any other.
+      const { turnId } = await client.ok('chat.send', { chatId: 'c', text: '/usr/bin is where hello lives' });
+      await settled(turnId);
+      expect(client.threads.get('c')!.get(turnId)).toMatchObject({ state: 'done' });
     });
 
     it('an upload, handed over as a resource link, is what it reads (Gemini) or drops (Copilot)', async () => {

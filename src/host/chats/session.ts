@@ -311,6 +311,7 @@ export class ChatSession {
   admitFileReads(input: Pick<TurnInput, 'text' | 'attachments' | 'mentions'>): void {
     const info = this.info;
     const provider = this.provider;
+    provider?.admitInput?.(input);
     const files = provider?.filesRead
       ? provider.filesRead(input, { cwd: info.cwd, ...this.accountEnvForReads() })
       : input.attachments.map((a) => a.path);

@@ -201,6 +201,8 @@ export interface Provider {
    * reaches the CLI (chats/file-reads.ts). Absent: the attachments' paths only.
    */
   filesRead?(input: Pick<TurnInput, 'text' | 'attachments' | 'mentions'>, chat: FileReadContext): string[];
+  /** Refuses (a ProtocolError) input the CLI would act on by itself, outside its permission checks (Gemini's own commands). */
+  admitInput?(input: Pick<TurnInput, 'text'>): void;
 }
 
 /** What deciding a message's file reads may know about its chat. */

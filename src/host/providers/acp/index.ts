@@ -37,7 +37,7 @@ import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import type { AgentKind, ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
-import type { Provider, ProviderChatContext, ProviderSession } from '../provider.ts';
+import type { Provider, ProviderChatContext, ProviderSession, TurnInput } from '../provider.ts';
 import { versionIn } from '../roster.ts';
 import { AGENT_SESSION_ID, type SessionIdShape } from '../cli-values.ts';
 import { AcpSession } from './driver.ts';
@@ -95,6 +95,10 @@ export class AcpProvider implements Provider {
     const asked = selection?.model.toLowerCase();
     const model = this.models.find((m) => m.slug === asked) ?? this.spec.models.find((m) => m.slug === asked);
     return { model: model?.slug ?? this.spec.defaultModel, options: {} };
+  }
+
+  admitInput(input: Pick<TurnInput, 'text'>): void {
+    this.spec.admitPrompt?.(input.text);
   }
 
   open(context: ProviderChatContext): ProviderSession {

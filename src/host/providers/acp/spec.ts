@@ -114,4 +114,6 @@ export interface AcpAgentSpec {
   /** What an ACP mode id the agent reports means as a runtime mode (undefined = none of ours). */
   runtimeModeOf(modeId: string): RuntimeMode | undefined;
   quirks?: AcpQuirks;
+  /** Refuses (a ProtocolError) a prompt the agent would act on by itself, outside its permission checks. */
+  admitPrompt?(text: string): void;
 }

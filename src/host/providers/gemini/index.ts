@@ -11,7 +11,7 @@
 import { constants } from 'node:fs';
 import { access, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import type { ModelInfo, RuntimeMode } from '../../../contracts/index.ts';
+import { ProtocolError, type ModelInfo, type RuntimeMode } from '../../../contracts/index.ts';
 import type { ProviderOutput } from '../provider.ts';
 import { AcpProvider, type AcpAgentSpec, type AcpCommandLine } from '../acp/index.ts';
 import { record } from '../acp/mapper.ts';
@@ -65,11 +65,30 @@ export function geminiRuntimeMode(modeId: string): RuntimeMode | undefined {
   }
 }
 
+/**
+ * Gemini 0.61's ACP server runs a prompt whose text starts with `/` or `$` as one of its own commands
+ * when the first word names one, with no permission asked: `/extensions install|link <path>` installs
+ * an extension (its MCP servers run at the next start), `/restore` puts a checkpoint's files back. A
+ * message may not: those two are refused (the rest only show or list). Its matching is mirrored:
+ * the text trimmed, the character after the first dropped, words split on whitespace.
+ */
+const GEMINI_ACTING_COMMANDS = new Set(['extensions', 'restore']);
+
+export function admitGeminiPrompt(text: string): void {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('/') && !trimmed.startsWith('$')) return;
+  const first = trimmed.slice(1).trim().split(/\s+/)[0] ?? '';
+  if (GEMINI_ACTING_COMMANDS.has(first)) {
+    throw new ProtocolError('bad-request', `Gemini CLI would run its own /${first} command from this message, outside its permission checks; this host does not let a message do that`);
+  }
+}
+
 export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
   const command = launch.command ?? CLI_PROFILES.gemini.command;
   return {
     kind: 'gemini',
     name: CLI_PROFILES.gemini.name,
+    admitPrompt: admitGeminiPrompt,
     commandLine: ({ selection, accountHome, accountEnv }) => {
       const home = accountHome ?? (launch.home ? expandHome(launch.home) : undefined);
       return {
