@@ -87,6 +87,9 @@ beforeAll(() => {
     db.exec(`
       INSERT INTO relay_counters (hour, name, value) VALUES (493000, 'events.in', 42), (493000, 'errors.forbidden', 1);
       INSERT INTO relay_sockets (object_id, kind, sockets, expires_at) VALUES ('0a1b2c', 'host', 1, 1790000000000);
+      INSERT INTO devices (id, user_id, name, public_key, created_at)
+        SELECT 'restore-test-device', id, 'laptop', '{"kty":"OKP","crv":"Ed25519","x":"AAAA"}', 1790000000000 FROM users LIMIT 1;
+      INSERT INTO link_tokens (host_id, jti, expires_at) SELECT id, 'restore-test-jti', 1790000000000 FROM hosts LIMIT 1;
       INSERT INTO audit (id, at, action, detail) VALUES (1000, 1790000000000, 'restore.test', 'it''s "quoted"; and
       on two lines');
       INSERT INTO audit (id, at, action) VALUES (1001, 1790000000001, 'restore.test');
