@@ -31,6 +31,26 @@ describe('large frames', () => {
     expect(host.requestsOf('chat.send')).toHaveLength(0);
   });
 
+  it('refuses a chat.send whose forwarded frame (with its sender and by) would be over the host\'s limit, and the link stays up', async () => {
+    const host = await new FakeHost('host-large-6').connect();
+    host.create('edge', []);
+    host.handlers['chat.send'] = () => ({ queued: false });
+    const me = await Client.chat(host.hostId, 'edge');
+    await me.request('chat.attach', { chatId: 'edge' });
+    const lobby = await Client.lobby(host.hostId);
+    // Just under the client limit as sent; the relay's additions take it over.
+    const frame = (text: string) => JSON.stringify({ id: 'e1', type: 'chat.send', payload: { chatId: 'edge', text } });
+    const text = 'x'.repeat(LINK_MAX_FRAME_BYTES - utf8Bytes(frame('')) - 8);
+    expect(utf8Bytes(frame(text))).toBeLessThanOrEqual(LINK_MAX_FRAME_BYTES);
+    me.sendRaw(frame(text));
+    const reply = await me.waitFor((f) => f.id === 'e1', 'the reply');
+    expect(reply).toMatchObject({ ok: false, error: { code: 'frame-too-large' } });
+    expect(host.requestsOf('chat.send')).toHaveLength(0);
+    // The link was never offered the frame: no presence change, and the chat works on.
+    expect(lobby.frames.some((f) => f.event === 'host.presence' && f.payload.online === false)).toBe(false);
+    expect((await me.request('chat.send', { chatId: 'edge', text: 'small' })).ok).toBe(true);
+  });
+
   it('answers chat.attach and chat.history of a chat larger than a client frame in pages that fit it, in bytes', async () => {
     const host = await new FakeHost('host-large-5').connect();
     host.create('long', []);

@@ -253,6 +253,13 @@ export class HostLink extends ScopedObject {
     if (!ws) return this.relayFailure(id, { code: 'host-offline', message: 'The host is offline' });
     const existing = this.waiters.get(id);
     if (existing) return existing.promise;
+    // What is sent is larger than what a client sent (the relay adds the sender to the id and `by`):
+    // past the host's frame limit (in bytes) its socket would refuse it (1009) and drop the link, and a
+    // kept send would do it again on every reconnect. Refused here, before it is sent.
+    const frame = JSON.stringify({ id, type: input.type, payload: input.payload, ...(input.by ? { by: input.by } : {}) });
+    if (overFrameLimit(frame, LINK_MAX_FRAME_BYTES)) {
+      return this.relayFailure(id, { code: 'frame-too-large', message: `With its sender this request is over the host's ${LINK_MAX_FRAME_BYTES} bytes` });
+    }
     const limit = Number(this.env.HOST_TIMEOUT_MS ?? 30_000);
     let resolve!: (reply: Reply) => void;
     const promise = new Promise<Reply>((r) => { resolve = r; });
@@ -262,7 +269,7 @@ export class HostLink extends ScopedObject {
     }, limit);
     this.waiters.set(id, { resolve, timer, promise });
     try {
-      ws.send(JSON.stringify({ id, type: input.type, payload: input.payload, ...(input.by ? { by: input.by } : {}) }));
+      ws.send(frame);
     } catch {
       this.waiters.delete(id);
       clearTimeout(timer);
