@@ -4,7 +4,7 @@
 import { SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { CHAT_ATTACHMENT_MAX_BYTES, LINK_ATTACHMENT_READ, type ChatAttachment, type ChatItem } from '../../src/contracts/index.ts';
-import { FakeHost, OWNER, userToken } from './peers.ts';
+import { FakeHost, OWNER, patientLink, userToken } from './peers.ts';
 import { api, grant, signIn, type Person } from './people.ts';
 
 let hosts = 0;
@@ -111,6 +111,7 @@ describe('the attachment route', () => {
 
   it('carries an attachment as large as an upload may be (10 MiB) whole', async () => {
     const host = await hostWithFiles();
+    await patientLink(host.hostId);
     const res = await open(await ticketUrl(host.hostId, 'a1', 'att-big'));
     expect(res.status).toBe(200);
     expect(res.headers.get('Content-Length')).toBe(String(CHAT_ATTACHMENT_MAX_BYTES));

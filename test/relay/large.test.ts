@@ -1,7 +1,7 @@
 import { env, evictAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { LINK_MAX_FRAME_BYTES, VISUAL_LIMITS, utf8Bytes } from '../../src/contracts/index.ts';
-import { Client, FakeHost, assistantItem, until, userItem, visualPage } from './peers.ts';
+import { Client, FakeHost, assistantItem, patientLink, until, userItem, visualPage } from './peers.ts';
 
 describe('large frames', () => {
   it('takes a visual page at the largest size VISUAL_LIMITS allows and serves it whole', async () => {
@@ -80,6 +80,7 @@ describe('large frames', () => {
 
   it('forwards a send with attachments at the 10 MiB limit to the host', async () => {
     const host = await new FakeHost('host-large-2').connect();
+    await patientLink(host.hostId);
     host.create('att', []);
     host.handlers['chat.send'] = (p) => ({ queued: false, turnId: `t-${p.attachments.length}` });
     const me = await Client.chat(host.hostId, 'att');
@@ -92,6 +93,7 @@ describe('large frames', () => {
 
   it('keeps a 10 MiB send made while the host is offline and delivers it whole', async () => {
     const host = await new FakeHost('host-large-3').connect();
+    await patientLink(host.hostId);
     host.create('att2', []);
     host.handlers['chat.send'] = () => ({ queued: false });
     const me = await Client.chat(host.hostId, 'att2');

@@ -1,7 +1,8 @@
 // Test peers for the relay, running inside workerd beside it: a host that speaks the link protocol
 // (a small in-memory agent-contracts host with a per-chat seq, a log and an outbox) and clients.
-import { SELF, env } from 'cloudflare:test';
+import { SELF, env, runInDurableObject } from 'cloudflare:test';
 import { LinkAckSchema, Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../src/contracts/index.ts';
+import type { HostLink } from '../../src/relay/objects/host-link.ts';
 import { hostTokenSigner, newHostKey, type HostKeyPair } from '../../src/host/host-token.ts';
 import { createSession } from '../../src/relay/auth/sessions.ts';
 
@@ -292,4 +293,14 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
     if (Date.now() > end) throw new Error(`timed out: ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Gives one host's link the deployment's patience for a reply (HostLink.replyTimeoutMs) instead of the
+ * tests' short HOST_TIMEOUT_MS, for the tests that move 10 MiB frames: on a busy machine such a
+ * transfer can outlast the short timeout the other tests wait out on purpose.
+ */
+export async function patientLink(hostId: string): Promise<void> {
+  const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(hostId));
+  await runInDurableObject(link, (object) => { (object as unknown as HostLink).replyTimeoutMs = 60_000; });
 }
