@@ -27,7 +27,7 @@ import { forgetChat } from '../db/chats.ts';
 import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 import type { Env } from '../env.ts';
 import {
-  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyOk, send,
+  ClientSockets, eventFrame, identityOf, presenceFrame, relabel, replyOk, send, toHost,
   type ClientRequest, type Place, type ServedRequest, type ServedTable,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
@@ -250,7 +250,7 @@ export class ChatRoom extends ClientSockets {
     const switches = REQUEST_RULES[type].switchesAccount && switchesAccount(payload as { account?: string; provider?: string }, this.loaded()?.info ?? null);
     await this.access.check(identity, hostId, type, chatId, switches);
     this.audit(identity, request, { hostId, chatId });
-    const call = { id: request.id, type, payload, userId: principalOf(identity), ws } as RoomCall<ChatRequestType>;
+    const call = { id: request.id, type, payload, userId: principalOf(identity), ws, ...(request.signed ? { signed: request.signed } : {}) } as RoomCall<ChatRequestType>;
     if (REQUEST_RULES[type].settles) await this.reconcileRequests();
     const run = () => (this.handlers[type] as (call: RoomCall<ChatRequestType>) => Promise<string>)(call);
     if (!ANSWERED_ONCE.has(type)) return run();
@@ -277,7 +277,7 @@ export class ChatRoom extends ClientSockets {
       return this.replyWithItems(id, { history }, items);
     },
     // Send and control: a send waits here while the host is away (kept-sends.ts).
-    'chat.send': ({ userId, id, payload }) => this.kept.send(userId, id, payload),
+    'chat.send': ({ userId, id, payload, signed }) => this.kept.send(userId, id, payload, signed),
     'chat.uiChoice': (call) => this.forward(call),
     'ui.query': (call) => this.forward(call),
     'chat.unqueue': (call) => this.queueRequest(call),
@@ -312,7 +312,7 @@ export class ChatRoom extends ClientSockets {
   };
 
   private async forward(call: ServedRequest<ChatRequestType>): Promise<string> {
-    const reply = await this.ask({ type: call.type, payload: call.payload, id: linkId(call.userId, call.id), by: call.userId });
+    const reply = await this.ask(toHost(call));
     return relabel(reply, call.id);
   }
 
@@ -325,7 +325,7 @@ export class ChatRoom extends ClientSockets {
 
   /** After a clear the relay's own records of the chat go too; after a kill, the whole room. */
   private async forwardThenForget(call: ServedRequest<'chat.clear' | 'chat.kill'>, everything: boolean): Promise<string> {
-    const reply = await this.ask({ type: call.type, payload: call.payload, id: linkId(call.userId, call.id), by: call.userId });
+    const reply = await this.ask(toHost(call));
     if (reply.ok) await this.forget(everything);
     return relabel(reply, call.id);
   }
@@ -760,7 +760,7 @@ export class ChatRoom extends ClientSockets {
     if (!requestId || !(await this.ledger().settle(requestId, userId, type, payload, id))) {
       return this.refuse(id, { code: 'request-not-found', message: 'That request was already settled' });
     }
-    const reply = await this.ask({ type, payload, id: linkId(userId, id), by: userId });
+    const reply = await this.ask(toHost(call));
     // Whatever the host refused (it was away, it timed out, it found the answer malformed), the request
     // stays open for the next answer, unless the host's thread shows it settled meanwhile.
     if (!reply.ok && this.stillWaiting(requestId)) await this.ledger().reopen(requestId, userId);

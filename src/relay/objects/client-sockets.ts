@@ -2,7 +2,7 @@
 // socket with the caller's identity in its attachment, reading a frame once, answering bad input
 // with the protocol's codes, and broadcasting one serialized frame to many sockets.
 import {
-  linkRequestId,
+  linkRequestId, RequestSignatureSchema,
   AGENT_REQUEST_SCHEMAS, CLIENT_HEARTBEAT, LINK_MAX_FRAME_BYTES, ProtocolError, overFrameLimit, errorCounter, isAgentRequestType, parseRequest, toWireError,
   type AgentRequestType, type Reply, type RequestPayload, type WireError,
 } from '../../contracts/index.ts';
@@ -63,11 +63,24 @@ export function presenceFrame(hostId: string, online: boolean, at = Date.now()):
   return eventFrame('host.presence', { hostId, online, at });
 }
 
+/**
+ * What a signed request takes to the host untouched: the device's signature (it travels beside the
+ * frame, never inside the payload) and the payload exactly as the client sent it. The relay serves
+ * from the parsed payload (defaults added, unknown keys dropped) but forwards this one, since the
+ * signature is over its canonical digest: the parsed one would no longer be what was signed.
+ */
+export interface SignedParts {
+  payload: unknown;
+  signature: unknown;
+}
+
 /** A request that passed the envelope, the table and its payload schema. */
 export interface ClientRequest<T extends AgentRequestType = AgentRequestType> {
   id: string;
   type: T;
   payload: unknown;
+  /** Present when the client signed the request. */
+  signed?: SignedParts;
 }
 
 /** One request an object serves, by whom, its payload typed by the protocol's table for its type. */
@@ -76,6 +89,18 @@ export interface ServedRequest<T extends AgentRequestType> {
   type: T;
   payload: RequestPayload<T>;
   userId: string;
+  signed?: SignedParts;
+}
+
+/**
+ * A served request as it goes to the host: under the person's link id, and, when it was signed, with
+ * the client's own payload and its signature beside it.
+ */
+export function toHost(call: { id: string; type: string; payload: unknown; userId: string; signed?: SignedParts }): {
+  type: string; payload: unknown; id: string; by: string; signature?: unknown;
+} {
+  const base = { type: call.type, id: linkId(call.userId, call.id), by: call.userId };
+  return call.signed ? { ...base, payload: call.signed.payload, signature: call.signed.signature } : { ...base, payload: call.payload };
 }
 
 /**
@@ -116,7 +141,14 @@ export function readClientFrame(message: string | ArrayBuffer): ClientRequest | 
     const field = issue?.path.length ? issue.path.join('.') : 'payload';
     return refusal(id, { code: 'bad-request', message: `Invalid payload for ${type}: ${field}: ${issue?.message ?? 'invalid'}` });
   }
-  return { id, type, payload: checked.data };
+  const { signature } = raw as { signature?: unknown };
+  if (signature === undefined) return { id, type, payload: checked.data };
+  // Checked for its shape only (the host alone can tell whose it is and whether it holds), so a
+  // malformed one is refused here with a clear code instead of being carried to the host.
+  if (!RequestSignatureSchema.safeParse(signature).success) {
+    return refusal(id, { code: 'bad-request', message: 'signature: not a signed request statement' });
+  }
+  return { id, type, payload: checked.data, signed: { payload: (raw as { payload?: unknown }).payload, signature } };
 }
 
 /** A frame's error reply, with its code (counted by the object that answers it). */

@@ -45,6 +45,8 @@ export interface LinkRequestInput {
   /** A stable id makes a retry land on the host's own journal instead of running twice. */
   id?: string;
   by?: string;
+  /** The client's device signature, carried beside the frame as it came (the host checks it). */
+  signature?: unknown;
 }
 
 interface Waiter {
@@ -262,7 +264,10 @@ export class HostLink extends ScopedObject {
     // What is sent is larger than what a client sent (the relay adds the sender to the id and `by`):
     // past the host's frame limit (in bytes) its socket would refuse it (1009) and drop the link, and a
     // kept send would do it again on every reconnect. Refused here, before it is sent.
-    const frame = JSON.stringify({ id, type: input.type, payload: input.payload, ...(input.by ? { by: input.by } : {}) });
+    const frame = JSON.stringify({
+      id, type: input.type, payload: input.payload, ...(input.by ? { by: input.by } : {}),
+      ...(input.signature !== undefined ? { signature: input.signature } : {}),
+    });
     if (overFrameLimit(frame, LINK_MAX_FRAME_BYTES)) {
       return this.relayFailure(id, { code: 'frame-too-large', message: `With its sender this request is over the host's ${LINK_MAX_FRAME_BYTES} bytes` });
     }

@@ -16,7 +16,7 @@ import {
 } from '../../contracts/index.ts';
 import { failureText } from '../db/failures.ts';
 import { log } from '../log.ts';
-import { eventFrame, linkId, relabel, replyError, replyOk } from './client-sockets.ts';
+import { eventFrame, linkId, relabel, replyError, replyOk, toHost, type SignedParts } from './client-sockets.ts';
 import type { LinkRequestInput } from './host-link.ts';
 import type { KeptPreview, RoomStore } from './room-store.ts';
 
@@ -63,9 +63,9 @@ export class KeptSends {
   }
 
   /** `chat.send`: straight to the host when it is there and nothing waits before it, else kept. */
-  async send(userId: string, id: string, payload: Record<string, unknown>): Promise<string> {
+  async send(userId: string, id: string, payload: Record<string, unknown>, signed?: SignedParts): Promise<string> {
     if (this.store.kept().length === 0 && await this.room.isOnline()) {
-      const reply = await this.room.ask({ type: 'chat.send', payload, id: linkId(userId, id), by: userId });
+      const reply = await this.room.ask(toHost({ type: 'chat.send', payload, id, userId, ...(signed ? { signed } : {}) }));
       this.noteQueued(reply, userId, id);
       if (reply.ok || !NOT_DELIVERED.has(reply.error.code)) return relabel(reply, id);
       // The host went away mid-request: keep it; the host's journal answers a resend it already took.
@@ -76,7 +76,9 @@ export class KeptSends {
     if (kept >= KEPT_SENDS_MAX || this.store.keptBytes() >= KEPT_BYTES_MAX) {
       return replyError(id, { code: 'host-offline', message: `The host is offline and ${kept} messages already wait for it here; send this one when it is back` });
     }
-    this.store.keep(id, userId, payload as { text?: string });
+    // A signed send keeps its first id and signature: delivered later, it is still the request the
+    // device signed (the host's freshness window decides whether it is still fresh enough to run).
+    this.store.keep(id, userId, payload as { text?: string }, signed);
     await this.room.queueChanged();
     if (await this.room.waitForHost()) void this.deliver();
     return replyOk(id, { queued: true });
@@ -102,7 +104,7 @@ export class KeptSends {
       }
       const reply: Reply = lost
         ? { id: kept.requestId, ok: false, error: lost }
-        : await this.room.ask({ type: 'chat.send', payload: this.store.keptPayload(kept.pos), id: linkId(kept.userId, kept.requestId), by: kept.userId });
+        : await this.room.ask(this.keptRequest(kept));
       if (!reply.ok && NOT_DELIVERED.has(reply.error.code)) {
         // HostLink calls again when the host returns; if it is already back, this pass tries again
         // (the same link id: the host's journal takes it once), a few times before leaving it for then.
@@ -119,7 +121,14 @@ export class KeptSends {
     }
   }
 
-  /** Tells everyone attached that a send will not run, and keeps that for its sender. */
+  /** A kept send as it goes to the host: under its sender's link id, signed ones with their signature. */
+  private keptRequest(kept: KeptPreview): LinkRequestInput {
+    const payload = this.store.keptPayload(kept.pos);
+    const signature = this.store.keptSignature(kept.pos);
+    return { type: 'chat.send', payload, id: linkId(kept.userId, kept.requestId), by: kept.userId, ...(signature !== undefined ? { signature } : {}) };
+  }
+
+    /** Tells everyone attached that a send will not run, and keeps that for its sender. */
   private refused(messageId: string, requestId: string, userId: string, error: WireError, why: string): void {
     log.warn(`kept send ${why}`, { chatId: this.room.chatId(), code: error.code });
     const frame = eventFrame('chat.sendRefused', { chatId: this.room.chatId(), messageId, requestId, error });

@@ -21,7 +21,7 @@ import type { Env } from '../env.ts';
 import { log } from '../log.ts';
 import { Meter } from '../metrics/meter.ts';
 import {
-  ClientSockets, eventFrame, identityOf, linkId, presenceFrame, relabel, replyOk, send,
+  ClientSockets, eventFrame, identityOf, presenceFrame, relabel, replyOk, send, toHost,
   type ClientRequest, type Place, type ServedRequest, type ServedTable,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
@@ -99,7 +99,7 @@ export class Lobby extends ClientSockets {
     await this.access.check(identity, hostId, type);
     const userId = principalOf(identity);
     this.audit(identity, request, { hostId, chatId: (request.payload as { chatId?: string }).chatId });
-    const call = { id: request.id, type, payload: request.payload, userId, identity, hostId } as LobbyCall<HostRequestType>;
+    const call = { id: request.id, type, payload: request.payload, userId, identity, hostId, ...(request.signed ? { signed: request.signed } : {}) } as LobbyCall<HostRequestType>;
     const run = () => (this.handlers[type] as (call: LobbyCall<HostRequestType>) => Promise<string>)(call);
     if (!ANSWERED_ONCE.has(type)) return run();
     return this.journal.once(userId, request.id, run);
@@ -124,7 +124,7 @@ export class Lobby extends ClientSockets {
   };
 
   private askFor(call: ServedRequest<HostRequestType>): Promise<Reply> {
-    return this.ask({ type: call.type, payload: call.payload, id: linkId(call.userId, call.id), by: call.userId });
+    return this.ask(toHost(call));
   }
 
   private async forward(call: ServedRequest<HostRequestType>): Promise<string> {

@@ -221,13 +221,18 @@ export class RoomStore {
     return row?.n ?? 0;
   }
 
-  keep(requestId: string, userId: string, payload: { text?: string; mentions?: string[]; skills?: string[]; chats?: string[] }): void {
+  /**
+   * Keeps a send: `payload` (parsed) gives the queue its preview; a signed send is kept as the client
+   * sent it (`signed`: its own payload, whose digest was signed, and the signature beside it).
+   */
+  keep(requestId: string, userId: string, payload: { text?: string; mentions?: string[]; skills?: string[]; chats?: string[] }, signed?: { payload: unknown; signature: unknown }): void {
     const { text = '', mentions, skills, chats } = payload;
     const preview = JSON.stringify({ text, mentions, skills, chats });
     // A preview too large for a row is read back from the payload, which holds the same fields.
     this.sql.exec('INSERT INTO kept (request_id, user_id, at, preview) VALUES (?, ?, ?, ?)', requestId, userId, Date.now(), preview.length > PART ? '' : preview);
     const [row] = this.sql.exec<{ pos: number }>('SELECT last_insert_rowid() AS pos').toArray();
-    this.putBlob(`kept:${row!.pos}`, JSON.stringify(payload));
+    this.putBlob(`kept:${row!.pos}`, JSON.stringify(signed ? signed.payload : payload));
+    if (signed) this.putBlob(`kept:${row!.pos}:signature`, JSON.stringify(signed.signature));
     this.previews = null;
   }
 
@@ -248,9 +253,16 @@ export class RoomStore {
     return JSON.parse(this.getBlob(`kept:${pos}`) ?? 'null');
   }
 
+  /** The signature a kept send came with, or undefined for an unsigned one. */
+  keptSignature(pos: number): unknown {
+    const stored = this.getBlob(`kept:${pos}:signature`);
+    return stored === null ? undefined : JSON.parse(stored);
+  }
+
   unkeep(pos: number): void {
     this.sql.exec('DELETE FROM kept WHERE pos = ?', pos);
     this.dropBlob(`kept:${pos}`);
+    this.dropBlob(`kept:${pos}:signature`);
     this.previews = null;
   }
 
