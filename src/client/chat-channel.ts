@@ -13,9 +13,10 @@
 // so before the queue in it is read) if they were away.
 import {
   CHAT_PAGE_LIMITS, ChatSendPayloadSchema, KEPT_SEND_PREFIX, ProtocolError,
-  type AgentRequestType, type ChatQueuePayload, type ChatSendPayload, type ChatSendResult, type RequestPayload, type RequestResult, type WireError,
+  type AgentRequestType, type ChatQueuePayload, type ChatSendPayload, type ChatSendResult, type RequestPayload, type RequestResult, type SettledRequest, type WireError,
 } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
+import { settledAmong } from './device-key.ts';
 import { LiveSocket, type EventFrame, type LiveSocketOptions } from './live-socket.ts';
 import { PendingSend, defaultOutboxStore, nextOrder, type OutboxEntry, type OutboxScope, type OutboxStore } from './outbox.ts';
 import { RelaySocket, SocketClosedError, relayPaths } from './socket.ts';
@@ -50,6 +51,11 @@ export class ChatChannel extends LiveSocket {
   private early: EventFrame[] | null = null;
   private pumping = false;
   private pumpTimer: ReturnType<typeof setTimeout> | null = null;
+
+  /** An approval or answer is signed over the waiting request as this thread shows it. */
+  protected override shownRequest(type: string, payload: unknown): SettledRequest | null {
+    return settledAmong(type, payload, this.thread.items);
+  }
 
   constructor(api: RelayApi, hostId: string, chatId: string, options: ChatChannelOptions = {}) {
     super(api, hostId, relayPaths.chat(api.baseUrl, hostId, chatId), options);

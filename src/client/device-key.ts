@@ -3,10 +3,12 @@
 // with them; the statements it signs are the contracts' (src/contracts/signing.ts). A request that
 // acts on a machine is signed here and its signature sent beside the frame (`frame.signature`).
 import {
-  DEVICE_KEY_ALGORITHM, deviceIdOf, requestStatement, signStatement,
+  DEVICE_KEY_ALGORITHM, REQUEST_RULES, deviceIdOf, isRequestType, requestStatement, settledRequestDigest, signStatement,
+  type ChatItem, type SettledRequest,
   type DeviceId, type DevicePublicKey, type DeviceStatement, type Digest, type HostPublicKey, type PairingStatement, type RequestSignature,
   type Signed, type SignableRequest,
 } from '../contracts/index.ts';
+import type { RequestSigner } from './socket.ts';
 
 export interface DeviceKey {
   /** The public key's RFC 7638 thumbprint. */
@@ -41,6 +43,33 @@ export async function signRequest(
 ): Promise<RequestSignature> {
   const statement = await requestStatement(frame, { hostId: context.hostId, device: key.id, at: context.now ?? Date.now(), settles: context.settles });
   return signStatement(key.privateKey, statement);
+}
+
+/**
+ * What a client's sockets sign with (RelaySocket's `signer`): every request the registry says acts on
+ * the machine, signed for `hostId`; an approval or answer also names the request it settles as this
+ * client shows it (`shown`, e.g. `settledAmong` over the thread). Anything else goes unsigned.
+ */
+export function requestSigner(
+  key: DeviceKey, hostId: string, shown?: (frame: { type: string; payload: unknown }) => SettledRequest | null,
+): RequestSigner {
+  return async (frame) => {
+    if (!isRequestType(frame.type) || !REQUEST_RULES[frame.type].actsOnMachine) return undefined;
+    const settled = REQUEST_RULES[frame.type].settles ? shown?.(frame) ?? null : null;
+    return signRequest(key, frame, { hostId, ...(settled ? { settles: await settledRequestDigest(settled) } : {}) });
+  };
+}
+
+/**
+ * The waiting approval or question a settling request names among the items a client shows, the way
+ * the host finds it among its own (host/trust/core-view.ts): by request id, or by item id for a dismissal.
+ */
+export function settledAmong(type: string, payload: unknown, items: readonly ChatItem[]): SettledRequest | null {
+  const p = (typeof payload === 'object' && payload !== null ? payload : {}) as { requestId?: unknown; itemId?: unknown };
+  const item = items.find((i) => (type === 'chat.dismiss' ? i.id === p.itemId : 'requestId' in i && i.requestId === p.requestId));
+  if (item?.kind === 'approval') return { kind: 'approval', requestId: item.requestId, toolName: item.toolName, input: item.input };
+  if (item?.kind === 'question') return { kind: 'question', requestId: item.requestId, questions: item.questions };
+  return null;
 }
 
 /** Cross-signing: this device vouches that `device` is another device of the same person. */

@@ -9,11 +9,12 @@
 // chat) are built on this; each says what to do once a new socket is open (`opened`).
 import {
   CLIENT_HEARTBEAT, ProtocolError,
-  type AgentRequestType, type HostPresenceEvent, type Request, type RequestPayload, type RequestResult, type WireError,
+  type AgentRequestType, type HostPresenceEvent, type Request, type RequestPayload, type RequestResult, type SettledRequest, type WireError,
 } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
-import { RelaySocket, SocketClosedError } from './socket.ts';
+import { requestSigner, type DeviceKey } from './device-key.ts';
+import { RelaySocket, SocketClosedError, type RequestSigner } from './socket.ts';
 
 export type LinkState = 'connecting' | 'open' | 'offline' | 'closed';
 
@@ -25,6 +26,11 @@ export interface LiveSocketOptions {
   newId?: () => string;
   /** The heartbeat's timing (tests shorten it). Default CLIENT_HEARTBEAT's. */
   heartbeat?: { intervalMs: number; silenceMs: number };
+  /**
+   * This device's key: requests that act on the machine are signed with it (device-key.ts). Without
+   * one every request goes unsigned, as before; a host that requires signatures refuses those.
+   */
+  deviceKey?: DeviceKey;
 }
 
 /** The close codes after which the relay will not take this socket back. */
@@ -72,6 +78,7 @@ export abstract class LiveSocket {
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
   private readonly heartbeat: { intervalMs: number; silenceMs: number };
+  private readonly signer: RequestSigner | undefined;
   private waiters: OpenWaiter[] = [];
   private readonly stateListeners = new Set<(state: LinkState) => void>();
   private readonly frameListeners = new Set<(frame: unknown) => void>();
@@ -96,6 +103,12 @@ export abstract class LiveSocket {
     this.newId = options.newId ?? (() => crypto.randomUUID());
     this.backoff = new Backoff(options.backoff);
     this.heartbeat = options.heartbeat ?? CLIENT_HEARTBEAT;
+    this.signer = options.deviceKey && requestSigner(options.deviceKey, hostId, (frame) => this.shownRequest(frame.type, frame.payload));
+  }
+
+  /** The waiting approval or question a settling request names, as this client shows it (ChatChannel knows its thread). */
+  protected shownRequest(_type: string, _payload: unknown): SettledRequest | null {
+    return null;
   }
 
   /** Subclasses call this once their own fields are set. */
@@ -226,7 +239,7 @@ export abstract class LiveSocket {
   private async openSocket(): Promise<RelaySocket> {
     for (let refreshed = false; ; refreshed = true) {
       const token = await this.api.accessToken();
-      const socket = new RelaySocket(this.url, token, { newId: this.newId, timeoutMs: this.timeoutMs });
+      const socket = new RelaySocket(this.url, token, { newId: this.newId, timeoutMs: this.timeoutMs, ...(this.signer ? { signer: this.signer } : {}) });
       try {
         await socket.opened;
         return socket;

@@ -5,14 +5,22 @@
 // Reconnect, replay and offline sends are layered on top of this, not in it.
 import {
   CLIENT_HEARTBEAT, ProtocolError, parseServerFrame,
-  type AgentRequestType, type FramePort, type Request, type RequestPayload, type RequestResult, type ServerFrame, type WireErrorCode,
+  type AgentRequestType, type FramePort, type Request, type RequestPayload, type RequestResult, type RequestSignature, type ServerFrame, type WireErrorCode,
 } from '../contracts/index.ts';
+
+/**
+ * Signs a request before it goes (device-key.ts `requestSigner`): answers the signature to send beside
+ * the frame, or undefined for a request that goes unsigned (one that does not act on the machine).
+ */
+export type RequestSigner = (frame: { id: string; type: string; payload: unknown }) => Promise<RequestSignature | undefined>;
 
 export interface RelaySocketOptions {
   /** How long a request may wait for its reply before it fails with `host-timeout`. */
   timeoutMs?: number;
   /** Makes request ids; they must be unique per person, since the relay answers a repeated id once. */
   newId?: () => string;
+  /** Signs machine-acting requests with this device's key; without one, every request goes unsigned as before. */
+  signer?: RequestSigner;
 }
 
 /**
@@ -39,12 +47,12 @@ export class RelaySocket implements FramePort {
   private readonly listeners = new Set<(frame: unknown) => void>();
   private readonly closeListeners = new Set<(closed: { code: number; reason: string }) => void>();
   private readonly pending = new Map<string, Pending>();
-  private readonly options: Required<RelaySocketOptions>;
+  private readonly options: Required<Omit<RelaySocketOptions, 'signer'>> & Pick<RelaySocketOptions, 'signer'>;
   private closedWith: { code: number; reason: string } | null = null;
   private heardAt = Date.now();
 
   constructor(url: string, token: string, options: RelaySocketOptions = {}) {
-    this.options = { timeoutMs: options.timeoutMs ?? 30_000, newId: options.newId ?? (() => crypto.randomUUID()) };
+    this.options = { timeoutMs: options.timeoutMs ?? 30_000, newId: options.newId ?? (() => crypto.randomUUID()), signer: options.signer };
     this.opened = this.connect(url, token);
     this.opened.catch(() => undefined);
   }
@@ -96,6 +104,9 @@ export class RelaySocket implements FramePort {
     type: T, payload: RequestPayload<T>, id = this.options.newId(), timeoutMs = this.options.timeoutMs,
   ): Promise<RequestResult<T>> {
     await this.opened;
+    // Signed before it goes, beside the frame (never inside the payload); a retry under the same id is
+    // signed again (a fresh time): the host's journal answers it once.
+    const signature = this.options.signer ? await this.options.signer({ id, type, payload }) : undefined;
     // A closed socket drops what it is given without a word: the request would only wait out its timeout.
     if (this.closedWith) throw new SocketClosedError('The connection to the relay is closed');
     return new Promise((resolve, reject) => {
@@ -104,7 +115,7 @@ export class RelaySocket implements FramePort {
         reject(new ProtocolError('host-timeout', `${type} got no answer within ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, timer });
-      this.send({ id, type, payload });
+      this.send(signature ? { id, type, payload, signature } as Request : { id, type, payload });
     });
   }
 

@@ -6,7 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
-import type { ChatItem } from '../../src/contracts/index.ts';
+import { digestOf, settledRequestDigest, verifyStatement, type ChatItem } from '../../src/contracts/index.ts';
+import { deviceKeyOf, newDeviceKeyPair } from '../../src/client/device-key.ts';
 import { ChatChannel, HostConnection, MemoryOutboxStore, MemoryTokenStore, RelayApi, type LiveSocket } from '../../src/client/index.ts';
 import { ITEMS, chatInfo } from '../contracts/fixtures.ts';
 
@@ -303,6 +304,47 @@ describe('ChatChannel over a socket that drops', () => {
     expect(send.state).toBe('kept'); // signed out is not refused: a later channel sends it
     await expect(channel.request('chat.history', { chatId: 'c1', cursor: 'x' })).rejects.toMatchObject({ code: 'unauthorized' });
     expect(relay.connections).toBe(1);
+  });
+});
+
+describe('ChatChannel with a device key', () => {
+  it('signs what acts on the machine (a send, an approval over the approval it shows), beside the frame; reads go unsigned', async () => {
+    const approval = { ...ITEMS.approval, id: 'ap1' } as ChatItem;
+    const { relay, api } = await setUp((frame, ws) => {
+      if (frame.type === 'chat.attach') return answer(ws, frame.id, { info, items: [approval], seq: 1 });
+      if (frame.type === 'chat.send') return answer(ws, frame.id, { queued: false, turnId: 'turn-1' });
+      if (frame.type === 'chat.approve' || frame.type === 'chat.addBookmark') return answer(ws, frame.id, frame.type === 'chat.approve' ? {} : { bookmarks: [] });
+    });
+    const pair = await newDeviceKeyPair(false);
+    const key = await deviceKeyOf(pair, Date.now());
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore(), deviceKey: key }));
+    expect((await channel.send({ text: 'signed' }).settled).state).toBe('delivered');
+    await channel.request('chat.approve', { chatId: 'c1', requestId: 'permission-1', decision: 'allow' });
+    await channel.request('chat.addBookmark', { chatId: 'c1', itemId: 'ap1' });
+
+    const [send] = relay.requests('chat.send') as Array<Frame & { signature?: any }>;
+    const [approve] = relay.requests('chat.approve') as Array<Frame & { signature?: any }>;
+    for (const frame of [send!, approve!]) {
+      const { statement } = frame.signature;
+      expect(statement).toMatchObject({ kind: 'tether.request/1', hostId: 'h1', chatId: 'c1', type: frame.type, id: frame.id, device: key.id });
+      expect(statement.payload).toBe(await digestOf(frame.payload));
+      expect(frame.payload.signature).toBeUndefined();
+      expect(await verifyStatement(pair.publicKey, frame.signature)).toBe(true);
+    }
+    expect(send!.signature.statement.settles).toBeUndefined();
+    const { requestId, toolName, input } = ITEMS.approval;
+    expect(approve!.signature.statement.settles).toBe(await settledRequestDigest({ kind: 'approval', requestId, toolName, input }));
+    for (const type of ['chat.attach', 'chat.addBookmark']) {
+      expect(relay.requests(type).every((f) => !('signature' in f))).toBe(true);
+    }
+  });
+
+  it('without a key sends every request unsigned, as before', async () => {
+    const { relay, api } = await setUp(chatRoom([]));
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore() }));
+    expect((await channel.send({ text: 'plain' }).settled).state).toBe('delivered');
+    expect(relay.requests('chat.send')).toHaveLength(1);
+    expect(relay.frames.every((f) => !('signature' in f))).toBe(true);
   });
 });
 
