@@ -40,7 +40,7 @@ class FakeRelay {
       return json(200, tokens);
     }
     if (auth !== `Bearer ${this.accessToken}` || this.ended) return json(401, { code: 'unauthorized', message: 'Sign in first' });
-    if (url.pathname === '/api/me') return json(200, { id: 'u1', email: 'a@b.c', name: 'A', isOwner: true, createdAt: 1, sessionId: 's1' });
+    if (url.pathname === '/api/me') return json(200, { id: 'u1', email: 'a@b.c', name: 'A', emailVerified: true, isOwner: true, createdAt: 1, sessionId: 's1' });
     if (url.pathname === '/api/hosts/h9') return json(404, { code: 'host-not-found', message: 'No such host' });
     if (url.pathname === '/api/hosts') return json(200, { hosts: [{ id: 'h1', name: 'laptop' }] });
     return json(404, { code: 'not-found', message: 'No such route' });
