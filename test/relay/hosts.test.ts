@@ -162,7 +162,8 @@ describe('hosts: list, rename, revoke', () => {
     const row = await env.DB.prepare('SELECT expires_at FROM link_tokens WHERE host_id = ?').bind(hostId).first<{ expires_at: number }>();
     expect(row!.expires_at - Date.now()).toBeGreaterThan(0);
     expect(row!.expires_at - Date.now()).toBeLessThanOrEqual(60_000);
-    client.close();
-    host.disconnect();
+    // Left connected, as every other file leaves its hosts: a disconnect as a file's last step sets the
+    // relay announcing the host's absence while vitest tears the file down, and that announcement's log
+    // line then meets vitest's closed channel (an unhandled EnvironmentTeardownError).
   });
 });

@@ -117,7 +117,6 @@ describe('a chat\'s own bounds', () => {
     // The host dropped it too: nothing is left to hide, so nothing is kept.
     host.sendEvent('chat.visuals', { chatId: 'vis', visuals: [visual('b'), visual('c')] });
     await until(async () => (await removed()).length === 0, 'removal forgotten');
-    me.close();
-    host.disconnect();
+    // Left connected (see the last test of hosts.test.ts): a disconnect as the file's last step races its teardown.
   });
 });
