@@ -46,6 +46,8 @@ export interface Env {
   RATE_TICKETS?: string;
   RATE_FRAMES?: string;
   RATE_FRAMES_USER?: string;
+  /** Dropped frames on a host's link logged per window ("60/60"); see LIMITS.linkFrames. */
+  RATE_LINK_FRAMES?: string;
   /**
    * Sign-in through Cloudflare Access (both set to turn it on): the team domain
    * (`https://<team>.cloudflareaccess.com`, whose keys are at /cdn-cgi/access/certs) and the Access

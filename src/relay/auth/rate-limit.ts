@@ -55,6 +55,8 @@ export const LIMITS = {
   frames: (env: Env) => limitFrom('RATE_FRAMES', env.RATE_FRAMES, '300/60'),
   /** Frames of one person across all their sockets on one host's lobby or one chat. */
   framesPerUser: (env: Env) => limitFrom('RATE_FRAMES_USER', env.RATE_FRAMES_USER, '600/60'),
+  /** Frames a host's link sends that the relay drops (bad, unknown, a repeated hello): past it, no longer logged one by one. */
+  linkFrames: (env: Env) => limitFrom('RATE_LINK_FRAMES', env.RATE_LINK_FRAMES, '60/60'),
 } satisfies Record<string, (env: Env) => RateLimit>;
 
 function gateOf(env: Env, bucket: string) {

@@ -19,6 +19,8 @@ import {
   LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema, overFrameLimit, RELAY_COUNTERS, errorCounter,
   type LinkEventFrame, type Reply, type WireError,
 } from '../../contracts/index.ts';
+import { LIMITS } from '../auth/rate-limit.ts';
+import { TokenBucket } from '../auth/token-bucket.ts';
 import type { Env } from '../env.ts';
 import { currentRid, log } from '../log.ts';
 import { Meter } from '../metrics/meter.ts';
@@ -60,6 +62,41 @@ interface Route {
   /** The size of each queued frame on the wire (estimated for frames that came joined in an array). */
   sizes: number[];
   running: boolean;
+  /** Frames at the head of the queue to hand over one at a time: a batch of them failed to cross. */
+  alone: number;
+}
+
+/**
+ * Deeper than this, a host's frame is taken to be one that cannot cross between the objects (the
+ * runtime's copy between them recurses, and gives up far below JSON.parse's own depth). No event of
+ * the protocol comes near it; a tool's input nesting a few dozen levels is already unusual.
+ */
+const CROSSING_DEPTH = 512;
+
+/** Whether `value` nests deeper than `limit` objects or arrays (walked without recursion, so it cannot overflow). */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(v)) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * A frame that failed on its own to reach its object, and will never get there: too deep, or the
+ * runtime cannot copy it. Asked only after a failure, never on the frame's way in.
+ */
+function cannotCross(frame: LinkEventFrame): boolean {
+  if (nestsDeeperThan(frame, CROSSING_DEPTH)) return true;
+  try {
+    structuredClone(frame);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 export class HostLink extends ScopedObject {
@@ -68,6 +105,10 @@ export class HostLink extends ScopedObject {
   private acks: number[] = [];
   private ackScheduled = false;
   private lastHeard = 0;
+  /** The link's frame budget for frames the relay drops (complain); in memory, like a client socket's. */
+  private readonly dropBudget = new TokenBucket(LIMITS.linkFrames(this.env), Date.now());
+  /** Drops since the last one logged, told with the next that is. */
+  private dropsUnlogged = 0;
   /** Chats that asked to watch presence since the last announcement began; see announce. */
   private readonly rewatched = new Set<string>();
   /** Counts events and errors; its socket count is 1 while the host is here (said hello, not silent). */
@@ -148,6 +189,10 @@ export class HostLink extends ScopedObject {
   private async onControl(ws: WebSocket, frame: Record<string, unknown>): Promise<void> {
     const hello = LinkHelloSchema.safeParse(frame);
     if (!hello.success) return this.complain('bad control frame', 0);
+    // A hello is what makes the host present on its socket, once: another on the same socket changes
+    // nothing, and answering each with a presence broadcast, a D1 write and a pass over the waiting
+    // chats would let a host (or whoever holds its key) make every client's work out of a flood of them.
+    if ((ws.deserializeAttachment() as HostSocketAttachment).helloAt !== undefined) return this.complain('hello again', 0);
     // Marked before any await: the frames the host sends next on this socket may be handled meanwhile.
     ws.serializeAttachment({ ...(ws.deserializeAttachment() as HostSocketAttachment), helloAt: Date.now() } satisfies HostSocketAttachment);
     if (this.newestOpen() !== ws) return; // replaced while this frame waited
@@ -187,7 +232,7 @@ export class HostLink extends ScopedObject {
   /** Queues a frame for its target; each target gets its frames in order, in batches. */
   private route(hostId: string, target: string, frame: LinkEventFrame, size: number): void {
     let route = this.routes.get(target);
-    if (!route) this.routes.set(target, route = { frames: [], sizes: [], running: false });
+    if (!route) this.routes.set(target, route = { frames: [], sizes: [], running: false, alone: 0 });
     route.frames.push(frame);
     route.sizes.push(size);
     if (!route.running) void this.drain(hostId, target, route);
@@ -198,12 +243,17 @@ export class HostLink extends ScopedObject {
     try {
       while (route.frames.length > 0) {
         let count = 0;
-        for (let bytes = 0; count < Math.min(BATCH, route.frames.length); count++) {
-          bytes += route.sizes[count]!;
-          if (count > 0 && bytes > BATCH_BYTES) break;
+        if (route.alone > 0) {
+          count = 1;
+          route.alone -= 1;
+        } else {
+          for (let bytes = 0; count < Math.min(BATCH, route.frames.length); count++) {
+            bytes += route.sizes[count]!;
+            if (count > 0 && bytes > BATCH_BYTES) break;
+          }
         }
         const batch = route.frames.splice(0, count);
-        route.sizes.splice(0, count);
+        const sizes = route.sizes.splice(0, count);
         let stored = 0;
         let error: string | undefined;
         try {
@@ -214,6 +264,22 @@ export class HostLink extends ScopedObject {
             ({ stored, error } = await roomOf(this.env, hostId, target.slice(5)).ingest(hostId, target.slice(5), batch));
           }
         } catch (thrown) {
+          // The call itself failed. One frame the runtime cannot carry to the object (a payload nested
+          // thousands deep) fails the whole call: the batch goes again one frame at a time, so only
+          // that frame stays behind and the valid ones around it are stored and acknowledged.
+          if (batch.length > 1) {
+            route.frames.unshift(...batch);
+            route.sizes.unshift(...sizes);
+            route.alone = batch.length;
+            continue;
+          }
+          if (cannotCross(batch[0]!)) {
+            // It would fail the same way on every reconnect and sit in the host's outbox for ever:
+            // refused for good, and acknowledged so the host lets it go, like any frame the relay drops.
+            this.complain('cannot cross to its object', sizes[0]!);
+            this.ackLater(batch[0]!.n);
+            continue;
+          }
           error = String(thrown);
         }
         // What was not stored is not acknowledged: the host keeps it and sends it again on its next connection.
@@ -248,9 +314,23 @@ export class HostLink extends ScopedObject {
     });
   }
 
+  /**
+   * A frame the relay drops: always counted, logged within the link's frame budget (RATE_LINK_FRAMES):
+   * a host sending garbage in a loop must not turn into a log line and a storage read per frame.
+   * Only what the relay drops is limited: a first hello makes presence (refusing one would keep a
+   * host whose network flaps offline), and events are the host's job, bounded by its outbox and
+   * acknowledged once stored (refusing one would stall the outbox until the next reconnect).
+   */
   private complain(why: string, size: number): void {
-    log.warn('host frame dropped', { why, size, hostId: this.getMeta('hostId') });
     this.meter.count(RELAY_COUNTERS.hostFramesDropped);
+    const now = Date.now();
+    if (this.dropBudget.take(LIMITS.linkFrames(this.env), now) > 0) {
+      this.dropsUnlogged += 1;
+      return;
+    }
+    const unlogged = this.dropsUnlogged;
+    this.dropsUnlogged = 0;
+    log.warn('host frame dropped', { why, size, hostId: this.getMeta('hostId'), ...(unlogged > 0 ? { unlogged } : {}) });
   }
 
   // ---- requests to the host (RPC from ChatRoom and Lobby) --------------------------------------
