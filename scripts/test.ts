@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ensureAcpAgents } from './acp-agents.ts';
 import { ensureChromium } from './chromium.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -21,6 +22,8 @@ let broken = false;
 
 // The browser tests drive Debian's Chromium; install it when missing (needs root or sudo).
 if ((only.length === 0 || only.includes('e2e'))) ensureChromium();
+// The host's tests and e2e drive OpenCode and Qwen Code for real; see scripts/acp-agents.ts.
+if (only.length === 0 || only.includes('host') || only.includes('e2e')) ensureAcpAgents();
 
 const typecheck = tool('typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']);
 const typecheckWorker = tool('typescript/bin/tsc', ['--noEmit', '-p', 'src/web/sw/tsconfig.json']);
