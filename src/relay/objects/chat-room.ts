@@ -63,6 +63,11 @@ export class ChatRoom extends ClientSockets {
   private readonly kept: KeptSends;
   private syncing: Promise<void> | null = null;
   private reconciling: Promise<void> | null = null;
+  /**
+   * The winning answer of each request on its way to the host, by request id: what a losing answer
+   * waits for, to be told the truth (settled, or open again after the winner failed).
+   */
+  private readonly answering = new Map<string, Promise<Reply>>();
   readonly meter = new Meter(this.ctx, this.env, 'chat', () => this.openClients());
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -754,17 +759,38 @@ export class ChatRoom extends ClientSockets {
     return this.reconciling;
   }
 
-  private async settle(call: ServedRequest<'chat.approve' | 'chat.answer' | 'chat.dismiss'>): Promise<string> {
+  private async settle(call: ServedRequest<'chat.approve' | 'chat.answer' | 'chat.dismiss'>, round = 0): Promise<string> {
     const { id, type, payload, userId } = call;
     const requestId = 'itemId' in payload ? await this.ledger().byItem(payload.itemId) : payload.requestId;
-    if (!requestId || !(await this.ledger().settle(requestId, userId, type, payload, id))) {
+    if (!requestId) return this.refuse(id, { code: 'request-not-found', message: 'No such request in this chat' });
+    if (!(await this.ledger().settle(requestId, userId, type, payload, id))) {
+      // Another answer won. While it is on its way to the host the request may yet open again (the
+      // host was away, it timed out): the loser hears the winner's outcome, never "settled" for a
+      // request that still waits. Reopened, the loser's own answer goes next, as if it came just after.
+      const winner = this.answering.get(requestId);
+      const outcome = winner ? await winner : null;
+      // With no winner in flight here, it may have failed and reopened the request just now.
+      const open = outcome ? !outcome.ok && this.stillWaiting(requestId) : (await this.ledger().get(requestId))?.state === 'pending';
+      if (open) {
+        if (round < LOSER_ROUNDS) return this.settle(call, round + 1);
+        const why = outcome && !outcome.ok ? outcome.error : { code: 'host-offline' as const, message: 'Another answer could not be delivered' };
+        return this.refuse(id, { code: why.code, message: `${why.message}; the request still waits, answer again` });
+      }
       return this.refuse(id, { code: 'request-not-found', message: 'That request was already settled' });
     }
-    const reply = await this.ask(toHost(call));
-    // Whatever the host refused (it was away, it timed out, it found the answer malformed), the request
-    // stays open for the next answer, unless the host's thread shows it settled meanwhile.
-    if (!reply.ok && this.stillWaiting(requestId)) await this.ledger().reopen(requestId, userId);
-    return relabel(reply, id);
+    const outcome = (async () => {
+      const reply = await this.ask(toHost(call));
+      // Whatever the host refused (it was away, it timed out, it found the answer malformed), the request
+      // stays open for the next answer, unless the host's thread shows it settled meanwhile.
+      if (!reply.ok && this.stillWaiting(requestId)) await this.ledger().reopen(requestId, userId);
+      return reply;
+    })();
+    this.answering.set(requestId, outcome);
+    try {
+      return relabel(await outcome, id);
+    } finally {
+      if (this.answering.get(requestId) === outcome) this.answering.delete(requestId);
+    }
   }
 
   private stillWaiting(requestId: string): boolean {
@@ -801,6 +827,9 @@ export class ChatRoom extends ClientSockets {
 
   private ledger() { return new RequestLedger(this.env.DB, this.key()); }
 }
+
+/** How many times a losing answer goes next after a winner that failed, before it is told to answer again. */
+const LOSER_ROUNDS = 3;
 
 /** A logged delta that only appends text (no UI preview fields): one that may join its neighbours. */
 function isPlainDelta(event: ChatEvent): event is Extract<ChatEvent, { type: 'delta' }> {
