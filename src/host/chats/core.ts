@@ -50,6 +50,7 @@ import type { ChatHost } from './session.ts';
 import { ChatStore } from './store.ts';
 import type { ChatRecord, LogEntry } from './store.ts';
 import { admitVisual } from './visuals.ts';
+import { UsageService } from '../usage/service.ts';
 import type { VisualInput } from './visuals.ts';
 
 export interface HostLog {
@@ -75,6 +76,8 @@ export interface HostCoreOptions {
   journalLimit?: number;
   /** Uploads one chat keeps on disk (count and bytes); past it the oldest go. Default 200 files, 256 MiB. */
   attachmentLimits?: AttachmentLimits;
+  /** How often the CLIs' session files are scanned again while a client follows usage (ms). Default 30 000. */
+  usageIntervalMs?: number;
   log?: HostLog;
 }
 
@@ -114,6 +117,7 @@ export class HostCore {
   readonly accounts: AccountBook;
   readonly attachments: AttachmentStore;
   readonly checkpoints: Checkpoints;
+  readonly usage: UsageService;
   readonly log: HostLog;
   readonly sessions = new Map<string, ChatSession>();
   /** Chats on disk this version cannot read: reason, kept for `chat-unreadable`. */
@@ -137,6 +141,14 @@ export class HostCore {
     this.accounts = new AccountBook(options.dataDir, [...this.providers.keys()], this.policy);
     this.attachments = new AttachmentStore(this.store, options.attachmentLimits);
     this.checkpoints = new Checkpoints(options.dataDir);
+    this.usage = new UsageService({
+      dataDir: options.dataDir,
+      providers: this.providers,
+      accounts: this.accounts,
+      broadcast: (event, payload) => this.broadcast(event, payload),
+      warn: (message) => this.log.warn(message),
+      ...(options.usageIntervalMs !== undefined ? { followIntervalMs: options.usageIntervalMs } : {}),
+    });
     this.handlers = createHandlers(this);
   }
 
@@ -185,7 +197,9 @@ export class HostCore {
     };
     this.clients.set(clientId, client);
     return () => {
-      if (this.clients.get(clientId) === client) this.clients.delete(clientId);
+      if (this.clients.get(clientId) !== client) return;
+      this.clients.delete(clientId);
+      this.usage.release(clientId);
     };
   }
 
@@ -424,6 +438,7 @@ export class HostCore {
       // Text still being coalesced goes out first, so clients (the relay's outbox) and the logs agree.
       for (const session of this.sessions.values()) session.flushDeltas();
       this.clients.clear();
+      this.usage.close();
       const sessions = [...this.sessions.values()];
       const results = await Promise.allSettled(sessions.map((session) => session.close()));
       let failure: unknown = null;

@@ -12,7 +12,6 @@ import type {
   ChatTurnItem,
   RequestPayload,
   RequestResult,
-  UsageSummaryResult,
 } from '../../contracts/index.ts';
 import type { ClientState, HostCore } from './core.ts';
 import { listProviders } from '../providers/roster.ts';
@@ -295,23 +294,17 @@ export function createHandlers(core: HostCore): HandlerTable {
     'accounts.watchLogin': () => ({}),
 
     // Usage -------------------------------------------------------------------------------------
-    'usage.summary': (payload): UsageSummaryResult => ({
-      from: payload.from,
-      to: payload.to,
-      resolution: payload.resolution,
-      timeZone: payload.timeZone,
-      buckets: [],
-      models: [],
-      projects: [],
-      sessions: 0,
-      scan: { at: Date.now(), files: 0, changedFiles: 0, durationMs: 0, running: false, failed: false },
-      pricing: { source: 'none', fetchedAt: null, models: 0 },
-      rate: null,
-      roots: [],
-    }),
-    // This host keeps no usage history, so there is never a `usage.changed` to follow.
-    'usage.subscribe': () => ({}),
-    'usage.unsubscribe': () => ({}),
+    // From the CLIs' own session files (usage/): read again, incrementally, before each answer.
+    'usage.summary': (payload) => core.usage.summary(payload),
+    // A followed host scans on a clock; every client hears `usage.changed` when a scan counts more.
+    'usage.subscribe': (_payload, client) => {
+      if (client) core.usage.follow(client.id);
+      return {};
+    },
+    'usage.unsubscribe': (_payload, client) => {
+      if (client) core.usage.unfollow(client.id);
+      return {};
+    },
     'usage.limits': () => ({ providers: [] }),
     'usage.refreshLimits': () => ({ providers: [] }),
   };

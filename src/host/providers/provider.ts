@@ -203,6 +203,18 @@ export interface Provider {
   filesRead?(input: Pick<TurnInput, 'text' | 'attachments' | 'mentions'>, chat: FileReadContext): string[];
   /** Refuses (a ProtocolError) input the CLI would act on by itself, outside its permission checks (Gemini's own commands). */
   admitInput?(input: Pick<TurnInput, 'text'>): void;
+  /**
+   * Where this CLI keeps its session files for an account (its config folder and variables, as
+   * AccountBook.launchSettings answers them; undefined = the CLI's default account): the folders
+   * `usage.summary` scans. Absent: this backend keeps no records the host can read usage from.
+   */
+  usageRoots?(account: AccountLaunch | undefined): string[];
+}
+
+/** An account's config folder and variables, as a CLI is started with them. */
+export interface AccountLaunch {
+  home?: string;
+  env?: Record<string, string>;
 }
 
 /** What deciding a message's file reads may know about its chat. */

@@ -58,7 +58,7 @@ function effortChoices(model: string): string[] {
 }
 
 /** The child's environment: the host's, the configured variables, then the account (its folder is `CLAUDE_CONFIG_DIR`). */
-export function claudeEnv(context: ProviderChatContext, launch: ClaudeLaunch): NodeJS.ProcessEnv {
+export function claudeEnv(context: Pick<ProviderChatContext, 'accountHome' | 'accountEnv'>, launch: ClaudeLaunch): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, DISABLE_AUTOUPDATER: '1', ...launch.env, ...context.accountEnv };
   if (context.accountHome) env.CLAUDE_CONFIG_DIR = context.accountHome;
   if (env.CLAUDE_CONFIG_DIR) env.CLAUDE_CONFIG_DIR = expandHome(env.CLAUDE_CONFIG_DIR);

@@ -3,10 +3,11 @@
 import type { AgentKind, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { homedir } from 'node:os';
-import type { FileReadContext, Provider, ProviderChatContext, ProviderForkRequest, ProviderSession, TurnInput } from '../provider.ts';
+import path from 'node:path';
+import type { AccountLaunch, FileReadContext, Provider, ProviderChatContext, ProviderForkRequest, ProviderSession, TurnInput } from '../provider.ts';
 import { CLI_PROFILES, readCliVersion } from '../roster.ts';
 import { CLAUDE_MODELS, modelInfos, normalizeSelection } from './catalog.ts';
-import { CLAUDE_SESSION_IDS, ClaudeSession, messageText, type ClaudeLaunch } from './driver.ts';
+import { CLAUDE_SESSION_IDS, claudeEnv, ClaudeSession, messageText, type ClaudeLaunch } from './driver.ts';
 import { claudeMentionedFiles } from './mentions.ts';
 
 export interface ClaudeProviderOptions {
@@ -75,6 +76,13 @@ export class ClaudeProvider implements Provider {
     const env = { ...process.env, ...this.launch.env, ...chat.accountEnv };
     const home = env.HOME || homedir();
     return [...input.attachments.map((a) => a.path), ...claudeMentionedFiles(messageText(input, new Set()), chat.cwd, home)];
+  }
+
+  /** Claude Code writes every session to `<config>/projects/<cwd-slug>/<id>.jsonl` (`CLAUDE_CONFIG_DIR`, else `~/.claude`). */
+  usageRoots(account: AccountLaunch | undefined): string[] {
+    const env = claudeEnv({ accountHome: account?.home, accountEnv: account?.env }, this.launch);
+    const config = env.CLAUDE_CONFIG_DIR || path.join(env.HOME || homedir(), '.claude');
+    return [path.join(config, 'projects')];
   }
 
   /** Asks the CLI its version once (`2.1.197 (Claude Code)`); a CLI that does not answer is not installed. */

@@ -2,12 +2,13 @@
 // At start it asks one short-lived app-server for its version and model catalog (`model/list`);
 // until that answers (or if it fails) the provider offers only the `default` model, which leaves
 // the choice to Codex's own config.
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import { ModelSlugSchema } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { CliProcess } from '../cli-process.ts';
-import type { Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
+import type { AccountLaunch, Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
 import { CLI_PROFILES } from '../roster.ts';
 import { codexArgs, codexEnv, CodexSession, CODEX_THREAD_IDS, DEFAULT_MODEL } from './driver.ts';
 import type { CodexLaunch } from './driver.ts';
@@ -67,6 +68,13 @@ export class CodexProvider implements Provider {
     const model = this.catalog.models.find((m) => m.slug === context.selection.model);
     const effort = model?.options.find((o) => o.id === 'effort');
     return new CodexSession(this.launch, context, model ? (effort?.type === 'select' ? effort.choices.map((c) => c.id) : []) : null);
+  }
+
+  /** Codex writes every thread to `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl` (older ones moved to `archived_sessions`). */
+  usageRoots(account: AccountLaunch | undefined): string[] {
+    const env = codexEnv(this.launch, account?.home, account?.env);
+    const home = env.CODEX_HOME || path.join(env.HOME || os.homedir(), '.codex');
+    return [path.join(home, 'sessions'), path.join(home, 'archived_sessions')];
   }
 
   /**
