@@ -5,6 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { consoleLog, startHost } from '../src/host/index.ts';
+import { formatAgents } from '../src/host/config.ts';
 import { hostTokenSigner } from '../src/host/identity.ts';
 import { pairWithSetupSecret } from '../src/host/pairing.ts';
 import { buildWeb } from './build-web.ts';
@@ -78,18 +79,32 @@ const owner = claimed === true
   : `  owner        not set up yet. Open this one-time link to create the owner account:
                  ${setupLink(relay.url, secrets.setupSecret)}`;
 
+const plan = host.agents!;
+const configLine = plan.configFile
+  ? `${plan.configFile} (its "providers" decide the agents)`
+  : `none: ${path.join(hostData, 'config.json')} does not exist, so the agents are the ones found on PATH`;
+const demoHint = plan.source === 'demo'
+  ? `
+  The only agent is the scripted demo: no Claude Code, Codex, Gemini CLI or Copilot CLI that can chat
+  was found on your PATH. Install one and sign in (e.g. npm install -g @anthropic-ai/claude-code, then
+  claude and /login), then restart. What it finds and why: node_modules/.bin/node bin/tether.js host doctor --data ${hostData}
+`
+  : '';
+
 console.log(`
 Tether is running.
 
   relay        ${relay.url}   (health: ${relay.url}/api/health)
-  host         ${hostId}, linked, answering as "Claude Code (scripted)" from src/host/providers/script.default.json
-${owner}
+  host         ${hostId}, linked; data in ${hostData}
+  config       ${configLine}
+  agents
+${formatAgents(plan, '    ')}
+${demoHint}${owner}
 
 Next:
   - Talk to your host from another terminal:
       TETHER_EMAIL=<you> TETHER_PASSWORD=<yours> npm run try -- "please approve the build"
-    (keywords in the default script: approve, question, tool, visual, stream, fail, slow)
-  - Any agent-contracts client signs in (POST ${relay.url}/api/auth/signin {email, password}), trades its
+${plan.source === 'demo' ? '    (keywords in the demo script: approve, question, tool, visual, stream, fail, slow)\n' : ''}  - Any agent-contracts client signs in (POST ${relay.url}/api/auth/signin {email, password}), trades its
     access token for a socket ticket (POST /api/auth/tickets) and connects to
       ${relay.url.replace('http', 'ws')}/v1/hosts/${hostId}/lobby?ticket=<ticket>
       ${relay.url.replace('http', 'ws')}/v1/hosts/${hostId}/chats/<chat id>?ticket=<ticket>

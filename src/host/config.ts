@@ -15,10 +15,11 @@
 //     "signatures": { "require": false }               // device signatures on machine-acting requests (off by default for now)
 //   }
 //
-// Without a file (or without `providers`) the host serves `claude` from the default script.
+// Without a file (or without `providers`) the host serves every agent CLI it finds on the person's
+// own PATH that can chat (discovery.ts), and the scripted demo agent only when it finds none.
 import path from 'node:path';
 import { z } from 'zod';
-import { AgentKindSchema, RuntimeModeSchema, isRequestType } from '../contracts/index.ts';
+import { AgentKindSchema, RuntimeModeSchema, isRequestType, type AgentKind } from '../contracts/index.ts';
 import { readJsonFile } from './disk.ts';
 import { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
@@ -26,7 +27,9 @@ import { ClaudeProvider } from './providers/claude/index.ts';
 import { CodexProvider } from './providers/codex/index.ts';
 import { CopilotProvider } from './providers/copilot/index.ts';
 import { geminiProvider } from './providers/gemini/index.ts';
-import { DEFAULT_SCRIPT_PATH, loadScript, ScriptProvider } from './providers/script.ts';
+import { DEFAULT_SCRIPT_PATH, DEMO_AGENT_NAME, loadScript, ScriptProvider } from './providers/script.ts';
+import { discoverAgents, type DiscoveredAgent, type DiscoveryOptions } from './providers/discovery.ts';
+import { CLI_KINDS, CLI_PROFILES } from './providers/roster.ts';
 
 const ScriptBackendSchema = z.object({
   backend: z.literal('script'),
@@ -149,6 +152,84 @@ export function providersFrom(config: HostConfig, base: string, version: string)
   }
   if (out.length === 0) throw new Error('The config names no provider');
   return out;
+}
+
+/** One agent as the banner and `host doctor` tell it: served or not, from where, and why. */
+export interface AgentLine {
+  kind: AgentKind;
+  name: string;
+  served: boolean;
+  /** The executable (absolute when discovered), or the script file; null when there is none. */
+  from: string | null;
+  version: string | null;
+  why: string;
+}
+
+/** What a host serves and why: its providers, and a line for every agent it knows. */
+export interface AgentPlan {
+  providers: Provider[];
+  agents: AgentLine[];
+  /** `config` (the config's own `providers`), `discovered`, or `demo` (nothing found that can chat). */
+  source: 'config' | 'discovered' | 'demo';
+  /** The config file read, if any. */
+  configFile: string | null;
+}
+
+/**
+ * The providers a host serves: its config's `providers` when it names them (nothing is looked up),
+ * otherwise every CLI discovery finds that can chat, run from the executable it found, and the
+ * scripted agent, called `Demo agent (scripted)`, only when there is none.
+ */
+export async function planAgents(config: HostConfig, base: string, version: string, options: { configFile?: string | null; discovery?: DiscoveryOptions; found?: DiscoveredAgent[] } = {}): Promise<AgentPlan> {
+  const configFile = options.configFile ?? null;
+  if (config.providers) {
+    const providers = providersFrom(config, base, version);
+    const named = Object.entries(config.providers).filter(([, backend]) => backend) as Array<[AgentKind, NonNullable<NonNullable<HostConfig['providers']>[AgentKind]>]>;
+    const agents: AgentLine[] = providers.map((provider) => {
+      const backend = named.find(([kind]) => kind === provider.kind)?.[1];
+      const from = backend?.backend === 'script'
+        ? (backend.script ? path.resolve(base, backend.script) : DEFAULT_SCRIPT_PATH)
+        : backend && 'command' in backend && backend.command ? backend.command : CLI_PROFILES[provider.kind as keyof typeof CLI_PROFILES]?.command ?? null;
+      return { kind: provider.kind, name: provider.info().name, served: true, from, version: null, why: `named in ${configFile ?? 'the config'} (backend ${backend?.backend ?? '?'})` };
+    });
+    for (const kind of CLI_KINDS) {
+      if (!providers.some((p) => p.kind === kind)) agents.push({ kind, name: CLI_PROFILES[kind].name, served: false, from: null, version: null, why: `not in the providers of ${configFile ?? 'the config'}` });
+    }
+    return { providers, agents, source: 'config', configFile };
+  }
+  const found = options.found ?? await discoverAgents(options.discovery);
+  const providers = found.filter((agent) => agent.served).map((agent) => discoveredProvider(agent, version));
+  const agents: AgentLine[] = found.map((agent) => ({ kind: agent.kind, name: agent.name, served: agent.served, from: agent.executable, version: agent.version, why: agent.why }));
+  if (providers.length > 0) return { providers, agents, source: 'discovered', configFile };
+  const demo = new ScriptProvider({ kind: 'claude', script: loadScript(DEFAULT_SCRIPT_PATH), version, name: DEMO_AGENT_NAME });
+  agents.unshift({ kind: 'claude', name: DEMO_AGENT_NAME, served: true, from: DEFAULT_SCRIPT_PATH, version, why: 'no agent CLI that can chat was found on PATH; replies are scripted, not a model' });
+  return { providers: [demo], agents, source: 'demo', configFile };
+}
+
+function discoveredProvider(agent: DiscoveredAgent, version: string): Provider {
+  const command = agent.executable!;
+  switch (agent.kind) {
+    case 'claude':
+      return new ClaudeProvider({ command });
+    case 'codex':
+      return new CodexProvider({ command, clientVersion: version });
+    case 'gemini':
+      return geminiProvider({ command, clientVersion: version });
+    case 'copilot':
+      return new CopilotProvider({ command, clientVersion: version });
+  }
+}
+
+/** The agents as lines a person reads: served ones first, then the rest with why not. */
+export function formatAgents(plan: Pick<AgentPlan, 'agents'>, indent = '  '): string[] {
+  const lines: string[] = [];
+  for (const agent of [...plan.agents.filter((a) => a.served), ...plan.agents.filter((a) => !a.served)]) {
+    const version = agent.version ? ` ${agent.version}` : '';
+    lines.push(agent.served
+      ? `${indent}serving  ${agent.name}${version}${agent.from ? ` from ${agent.from}` : ''}: ${agent.why}`
+      : `${indent}not      ${agent.name}: ${agent.why}`);
+  }
+  return lines;
 }
 
 /** The host policy a config names; `dataDir` is never a place for an account's config folder. */

@@ -1,32 +1,28 @@
 // `tether host doctor`: what this machine can serve and whether the relay answers. It reads, it
 // never changes anything: the agent CLIs found on PATH and their versions, the backend the config
 // names for each kind, each provider account's state, and the relay's `/api/health`.
-import { execFile } from 'node:child_process';
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import type { AgentKind, ProviderAccountStatus } from '../contracts/index.ts';
 import { AccountBook } from './chats/accounts.ts';
-import { policyFrom, readHostConfig } from './config.ts';
-import type { HostConfig } from './config.ts';
+import { formatAgents, planAgents, policyFrom, readHostConfig } from './config.ts';
+import type { AgentLine, HostConfig } from './config.ts';
+import { discoverAgents, skippedPath, type SignIn } from './providers/discovery.ts';
+import { HOST_VERSION } from './version.ts';
 
-/** The CLIs a host can drive, by the command each is run as. */
-export const AGENT_COMMANDS: ReadonlyArray<{ kind: AgentKind; command: string }> = [
-  { kind: 'claude', command: 'claude' },
-  { kind: 'codex', command: 'codex' },
-  { kind: 'gemini', command: 'gemini' },
-  { kind: 'copilot', command: 'copilot' },
-];
+export { findOnPath } from './providers/discovery.ts';
 
 export interface CliCheck {
   kind: AgentKind;
   command: string;
-  /** Where it was found on PATH; null when it is not installed. */
+  /** Where it was found on the person's PATH (never a node_modules/.bin); null when it is not installed. */
   path: string | null;
-  /** The first line of `--version`; null when it gave none. */
+  /** Its version; null when it gave none. */
   version: string | null;
-  /** Why the version could not be read. */
-  problem?: string;
-  /** The backend this host's config serves the kind with; null when it serves no such kind. */
+  /** Its default account's sign-in, as its own files and variables say. */
+  signIn: SignIn;
+  /** The backend this host's config serves the kind with (`discovered` without a config); null when it serves no such kind. */
   backend: string | null;
 }
 
@@ -41,7 +37,11 @@ export interface RelayCheck {
 export interface DoctorReport {
   dataDir: string;
   config: string | null;
+  /** What a host started now would serve, and why any agent is not served. */
+  agents: AgentLine[];
   clis: CliCheck[];
+  /** PATH folders discovery skipped (npm's and npx's `node_modules/.bin`: a project's own copies). */
+  skippedPath: string[];
   accounts: ProviderAccountStatus[];
   relay: RelayCheck | null;
 }
@@ -52,6 +52,8 @@ export interface DoctorOptions {
   relayUrl?: string;
   /** The PATH to look the CLIs up on. Default: the process's. */
   searchPath?: string;
+  /** Where the CLIs keep their sign-ins. Default: the person's home. */
+  home?: string;
   /** Per probe (version, health). Default 10 s. */
   timeoutMs?: number;
 }
@@ -60,32 +62,45 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const dataDir = path.resolve(options.dataDir);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const configFile = options.configFile ?? (existsSync(path.join(dataDir, 'config.json')) ? path.join(dataDir, 'config.json') : null);
-  const config: HostConfig = configFile ? readHostConfig(configFile).config : {};
-  const backends = Object.entries(config.providers ?? { claude: { backend: 'script' } });
-  const backendOf = (kind: AgentKind): string | null => backends.find(([k]) => k === kind)?.[1]?.backend ?? null;
-
-  const [clis, relay] = await Promise.all([
-    Promise.all(AGENT_COMMANDS.map(async ({ kind, command }): Promise<CliCheck> => {
-      const found = findOnPath(command, options.searchPath ?? process.env.PATH ?? '');
-      const check: CliCheck = { kind, command, path: found, version: null, backend: backendOf(kind) };
-      if (!found) return check;
-      const probe = await readVersion(found, timeoutMs);
-      return { ...check, ...probe };
-    })),
+  const { config, base }: { config: HostConfig; base: string } = configFile ? readHostConfig(configFile) : { config: {}, base: process.cwd() };
+  const env = { ...process.env, PATH: options.searchPath ?? process.env.PATH ?? '' };
+  const [found, relay] = await Promise.all([
+    discoverAgents({ env, home: options.home ?? homedir(), timeoutMs }),
     options.relayUrl ? checkRelay(options.relayUrl, timeoutMs) : Promise.resolve(null),
   ]);
-  const kinds = backends.map(([kind]) => kind as AgentKind);
+  const plan = await planAgents(config, base, HOST_VERSION, { configFile, found });
+  const backendOf = (kind: AgentKind): string | null => {
+    if (config.providers) return config.providers[kind]?.backend ?? null;
+    return plan.agents.some((a) => a.kind === kind && a.served) ? (plan.source === 'demo' ? 'script (the demo agent)' : 'discovered') : null;
+  };
+  const clis = found.map((agent): CliCheck => ({
+    kind: agent.kind,
+    command: path.basename(agent.executable ?? agent.kind),
+    path: agent.executable,
+    version: agent.version,
+    signIn: agent.signIn,
+    backend: backendOf(agent.kind),
+  }));
+  const kinds = plan.providers.map((p) => p.kind);
   const accounts = new AccountBook(dataDir, kinds, policyFrom(config, { dataDir })).snapshot().statuses;
-  return { dataDir, config: configFile, clis, accounts, relay };
+  return { dataDir, config: configFile, agents: plan.agents, clis, skippedPath: skippedPath(env.PATH), accounts, relay };
 }
 
 /** The report as the lines a person reads. */
 export function formatDoctor(report: DoctorReport): string {
-  const lines = [`data      ${report.dataDir}`, `config    ${report.config ?? '(none: claude from the default script)'}`, '', 'agent CLIs'];
+  const lines = [
+    `data      ${report.dataDir}`,
+    `config    ${report.config ?? `(none: ${path.join(report.dataDir, 'config.json')} does not exist, so the agents found on PATH are served)`}`,
+    '',
+    'agents',
+    ...formatAgents(report, '  '),
+    '',
+    `agent CLIs on PATH${report.skippedPath.length ? ` (skipping ${report.skippedPath.join(', ')}: a project's own copies, which npm puts first)` : ''}`,
+  ];
   for (const cli of report.clis) {
-    const where = cli.path ? `${cli.version ?? `version unknown${cli.problem ? ` (${cli.problem})` : ''}`}  ${cli.path}` : 'not installed';
+    const where = cli.path ? `${(cli.version ?? 'version unknown').padEnd(10)} ${cli.path}  ${cli.signIn.state}: ${cli.signIn.how}` : 'not installed';
     const served = cli.backend ? `  served by: ${cli.backend}` : '';
-    lines.push(`  ${cli.command.padEnd(8)} ${where}${served}`);
+    lines.push(`  ${cli.kind.padEnd(8)} ${where}${served}`);
   }
   lines.push('', 'accounts');
   if (report.accounts.length === 0) lines.push('  (none)');
@@ -97,32 +112,6 @@ export function formatDoctor(report: DoctorReport): string {
   if (!relay) lines.push('  (no relay given: --relay or TETHER_RELAY_URL)');
   else lines.push(`  ${relay.url}  ${relay.reachable ? `reachable (health ${relay.status})` : `NOT reachable: ${relay.problem ?? `health ${relay.status}`}`}`);
   return `${lines.join('\n')}\n`;
-}
-
-/** The executable `command` resolves to on `searchPath`, as a shell would find it. */
-export function findOnPath(command: string, searchPath: string): string | null {
-  for (const dir of searchPath.split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, command);
-    try {
-      if (!statSync(candidate).isFile()) continue;
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
-
-function readVersion(file: string, timeoutMs: number): Promise<{ version: string | null; problem?: string }> {
-  return new Promise((resolve) => {
-    execFile(file, ['--version'], { timeout: timeoutMs, windowsHide: true }, (error, stdout, stderr) => {
-      const first = `${stdout}`.trim().split('\n')[0]?.trim() || `${stderr}`.trim().split('\n')[0]?.trim() || '';
-      if (error) resolve({ version: first || null, problem: error.killed ? 'no answer to --version' : error.message.split('\n')[0] });
-      else resolve({ version: first || null });
-    });
-  });
 }
 
 async function checkRelay(url: string, timeoutMs: number): Promise<RelayCheck> {

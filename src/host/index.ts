@@ -4,11 +4,13 @@
 // Order matters on start: the runtime loads every chat, the link joins as the client attached to
 // every chat (its events go through the outbox, so nothing it misses while offline is lost), and
 // only then are interrupted turns taken up, so the relay hears about those too.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { HostCore } from './chats/core.ts';
 import type { HostCoreOptions, HostLog } from './chats/core.ts';
-import { policyFrom, providersFrom, readHostConfig } from './config.ts';
+import { formatAgents, planAgents, policyFrom, readHostConfig } from './config.ts';
+import type { AgentPlan } from './config.ts';
+import type { DiscoveryOptions } from './providers/discovery.ts';
 import { replaceFile } from './disk.ts';
 import type { HostConfig } from './config.ts';
 import { Outbox } from './link/outbox.ts';
@@ -16,6 +18,7 @@ import { RelayLink } from './link/relay-link.ts';
 import { serveRelayFrame } from './link/relay-requests.ts';
 import type { LinkState, RelayLinkOptions } from './link/relay-link.ts';
 import { openGate } from './trust/open.ts';
+import { HOST_VERSION } from './version.ts';
 import type { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
 
@@ -29,7 +32,7 @@ export { ScriptProvider, loadScript, DEFAULT_SCRIPT_PATH } from './providers/scr
 export type { Provider, ProviderSession, ProviderOutput } from './providers/provider.ts';
 export type { HostConfig } from './config.ts';
 
-export const HOST_VERSION: string = readVersion();
+export { HOST_VERSION } from './version.ts';
 
 /** The client id the relay link has on the runtime. */
 export const RELAY_CLIENT_ID = 'relay';
@@ -48,6 +51,8 @@ export interface StartHostOptions {
   config?: HostConfig;
   /** Providers given directly (win over the config). */
   providers?: Provider[];
+  /** Where discovery looks when neither names providers (default: this process's PATH and home). */
+  discovery?: DiscoveryOptions;
   policy?: HostPolicy;
   coalesceMs?: number;
   writeDelayMs?: number;
@@ -60,6 +65,8 @@ export interface RunningHost {
   core: HostCore;
   link: RelayLink | null;
   outbox: Outbox | null;
+  /** What it serves and why (null when the providers were given directly). */
+  agents: AgentPlan | null;
   /** Closes the link and writes every chat; idempotent. */
   close(): Promise<void>;
 }
@@ -71,9 +78,10 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   let base = process.cwd();
   const configFile = options.configFile ?? (existsSync(path.join(dataDir, 'config.json')) ? path.join(dataDir, 'config.json') : undefined);
   if (!options.config && configFile) ({ config, base } = readHostConfig(configFile));
+  const plan = options.providers ? null : await planAgents(config, base, HOST_VERSION, { configFile: options.config ? null : configFile ?? null, discovery: options.discovery });
   const coreOptions: HostCoreOptions = {
     dataDir,
-    providers: options.providers ?? providersFrom(config, base, HOST_VERSION),
+    providers: options.providers ?? plan!.providers,
     policy: options.policy ?? policyFrom(config, { dataDir }),
     coalesceMs: options.coalesceMs ?? config.coalesceMs,
     writeDelayMs: options.writeDelayMs,
@@ -118,13 +126,15 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     void status.update(link ? link.state : 'closed', outbox?.pendingCount ?? 0, core.sessions.size);
   }, 5_000);
   refresh.unref();
-  log.info(`host ${options.hostId ?? '(local)'} ready: ${core.sessions.size} chat(s), providers ${[...core.providers.keys()].join(', ')}, data in ${dataDir}`);
+  log.info(`host ${options.hostId ?? '(local)'} ready: ${core.sessions.size} chat(s), providers ${[...core.providers.keys()].join(', ')}, data in ${dataDir}, config ${plan?.configFile ?? '(none)'}`);
+  if (plan) for (const line of formatAgents(plan, '')) log.info(line);
 
   let closing: Promise<void> | null = null;
   return {
     core,
     link,
     outbox,
+    agents: plan,
     close: () => {
       closing ??= (async () => {
         clearInterval(refresh);
@@ -212,14 +222,5 @@ class StatusFile {
 
   stopped(pendingEvents: number, chats: number): Promise<void> {
     return this.update('stopped', pendingEvents, chats);
-  }
-}
-
-function readVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
   }
 }

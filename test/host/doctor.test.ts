@@ -42,20 +42,41 @@ afterAll(async () => {
 });
 
 describe('tether host doctor', () => {
-  it('reports the CLIs on PATH with their versions, the accounts and the relay health', async () => {
-    const report = await runDoctor({ dataDir: path.join(data.dir, 'data'), relayUrl, searchPath: bin });
+  it('reports the CLIs on PATH with their versions and sign-ins, what a host would serve and why not, the accounts and the relay health', async () => {
+    const home = path.join(data.dir, 'home');
+    const report = await runDoctor({ dataDir: path.join(data.dir, 'data'), relayUrl, searchPath: bin, home });
+    const signedOut = { state: 'signed-out', how: expect.any(String) };
     expect(report.clis).toEqual([
-      { kind: 'claude', command: 'claude', path: path.join(bin, 'claude'), version: '2.1.197 (Claude Code)', backend: 'script' },
-      { kind: 'codex', command: 'codex', path: path.join(bin, 'codex'), version: 'codex-cli 0.80.0', backend: null },
-      expect.objectContaining({ kind: 'gemini', path: path.join(bin, 'gemini'), version: 'broken', problem: expect.any(String) }),
-      { kind: 'copilot', command: 'copilot', path: null, version: null, backend: null },
+      // The demo agent answers in claude's place (a chat's provider is one of the protocol's kinds).
+      { kind: 'claude', command: 'claude', path: path.join(bin, 'claude'), version: '2.1.197', signIn: signedOut, backend: 'script (the demo agent)' },
+      { kind: 'codex', command: 'codex', path: path.join(bin, 'codex'), version: '0.80.0', signIn: signedOut, backend: null },
+      // It fails its --version: found, version unknown.
+      { kind: 'gemini', command: 'gemini', path: path.join(bin, 'gemini'), version: null, signIn: signedOut, backend: null },
+      // Not executable: not installed.
+      { kind: 'copilot', command: 'copilot', path: null, version: null, signIn: { state: 'unknown', how: 'not installed' }, backend: null },
+    ]);
+    // Nothing signed in: the demo agent, and each CLI's reason.
+    expect(report.agents.map((a) => [a.name, a.served])).toEqual([
+      ['Demo agent (scripted)', true], ['Claude Code', false], ['Codex', false], ['Gemini CLI', false], ['Copilot CLI', false],
     ]);
     expect(report.accounts).toEqual([expect.objectContaining({ id: 'claude', kind: 'claude', state: 'ready' })]);
     expect(report.relay).toEqual({ url: relayUrl, reachable: true, status: 200 });
     const text = formatDoctor(report);
-    expect(text).toContain('2.1.197 (Claude Code)');
+    expect(text).toContain('serving  Demo agent (scripted)');
+    expect(text).toMatch(/not {6}Claude Code: signed out: run `claude`, then \/login/);
+    expect(text).toContain('not      Copilot CLI: not on PATH (copilot)');
     expect(text).toContain('copilot  not installed');
     expect(text).toContain('reachable (health 200)');
+  });
+
+  it('with a config naming providers, says they are served from it and looks nothing up for them', async () => {
+    const configFile = path.join(data.dir, 'config.json');
+    writeFileSync(configFile, JSON.stringify({ providers: { codex: { backend: 'codex', command: '/opt/codex/bin/codex' } } }));
+    const report = await runDoctor({ dataDir: path.join(data.dir, 'data'), configFile, searchPath: bin, home: path.join(data.dir, 'home') });
+    expect(report.config).toBe(configFile);
+    expect(report.agents[0]).toMatchObject({ kind: 'codex', served: true, from: '/opt/codex/bin/codex', why: expect.stringContaining(configFile) });
+    expect(report.agents.filter((a) => !a.served).map((a) => a.kind)).toEqual(['claude', 'gemini', 'copilot']);
+    expect(report.clis.map((c) => c.backend)).toEqual([null, 'codex', null, null]);
   });
 
   it('exits 2 when the relay does not answer healthy, from the real command', async () => {
@@ -69,7 +90,8 @@ describe('tether host doctor', () => {
       expect(code).toBe(2);
       const report = JSON.parse(stdout);
       expect(report.relay).toEqual({ url: relayUrl, reachable: false, status: 503 });
-      expect(report.clis[0]).toMatchObject({ kind: 'claude', version: '2.1.197 (Claude Code)' });
+      expect(report.clis[0]).toMatchObject({ kind: 'claude', version: '2.1.197' });
+      expect(report.agents[0]).toMatchObject({ name: 'Demo agent (scripted)', served: true });
     } finally {
       healthy = true;
     }

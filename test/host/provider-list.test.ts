@@ -1,7 +1,8 @@
 // `provider.list` reports every agent CLI: the served ones as their providers describe themselves,
 // the others as installed (or not) with their real versions, no models and `chat: false`. The CLIs
-// are the pinned binaries in node_modules/.bin (on PATH under npm and npx).
-import { mkdirSync, readFileSync } from 'node:fs';
+// are the pinned binaries in node_modules/.bin, linked into a folder of the test's PATH: a
+// node_modules/.bin itself (first on PATH under npm and npx) is a project's copies, never looked in.
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderListResultSchema } from '../../src/contracts/index.ts';
@@ -16,14 +17,21 @@ const pinned = (name: string) => (JSON.parse(readFileSync(path.join(bin, '..', n
 let data: ReturnType<typeof tempDir>;
 let core: HostCore;
 let client: TestClient;
+let savedPath: string | undefined;
 
 beforeAll(async () => {
   data = tempDir('tether-provider-list-');
+  const own = path.join(data.dir, 'own-bin');
+  mkdirSync(own);
+  for (const name of ['claude', 'codex', 'gemini', 'copilot']) symlinkSync(path.join(bin, name), path.join(own, name));
+  savedPath = process.env.PATH;
+  process.env.PATH = `${own}${path.delimiter}${savedPath}`;
   core = await openCore(data.dir);
   client = new TestClient(core);
 });
 
 afterAll(async () => {
+  process.env.PATH = savedPath;
   await core?.close();
   data?.cleanup();
 });
@@ -66,6 +74,17 @@ describe('provider.list', () => {
       expect(listed.map((p) => [p.kind, p.installed, p.version])).toEqual([
         ['claude', false, null], ['codex', false, null], ['gemini', false, null], ['copilot', false, null],
       ]);
+    } finally {
+      process.env.PATH = saved;
+    }
+  });
+
+  it('never takes a node_modules/.bin copy for the person\'s CLI', async () => {
+    const saved = process.env.PATH;
+    process.env.PATH = bin;
+    try {
+      const listed = await listProviders([]);
+      expect(listed.map((p) => [p.kind, p.installed])).toEqual([['claude', false], ['codex', false], ['gemini', false], ['copilot', false]]);
     } finally {
       process.env.PATH = saved;
     }

@@ -9,6 +9,7 @@
 import { execFile } from 'node:child_process';
 import type { AgentKind, ProviderCapabilities, ProviderInfo } from '../../contracts/index.ts';
 import type { Provider } from './provider.ts';
+import { findOnPath, personalPath } from './discovery.ts';
 
 export type CliKind = Exclude<AgentKind, 'apple'>;
 
@@ -173,13 +174,20 @@ const probes = new Map<string, Probe>();
 function probe(command: string): Probe {
   const key = `${command}\0${process.env.PATH ?? ''}`;
   let found = probes.get(key);
+  // Looked up on the person's PATH: a project's node_modules/.bin (first under npm and npx) holds its
+  // own test copies, which are not this person's CLIs.
+  const executable = found ? null : findOnPath(command, personalPath(process.env.PATH ?? ''));
+  if (!found && !executable) {
+    found = { installed: Promise.resolve(false), presence: Promise.resolve({ installed: false, version: null }) };
+    probes.set(key, found);
+  }
   if (!found) {
     let started!: (yes: boolean) => void;
     const installed = new Promise<boolean>((resolve) => {
       started = resolve;
     });
     const presence = new Promise<CliPresence>((resolve) => {
-      const child = execFile(command, ['--version'], { encoding: 'utf8', timeout: 30_000, windowsHide: true }, (error, stdout) => {
+      const child = execFile(executable!, ['--version'], { encoding: 'utf8', timeout: 30_000, windowsHide: true }, (error, stdout) => {
         // Not startable at all (no such file, not executable): not installed. Started but failed: installed, version unknown.
         const ran = !error || typeof error.code === 'number' || error.killed === true;
         started(ran);

@@ -142,16 +142,23 @@ export interface ScriptProviderOptions {
   script: ScriptFile;
   /** The host's version, reported as the backend version. */
   version?: string;
+  /** What it is called (default: `<the kind's product> (scripted)`). */
+  name?: string;
 }
+
+/** What the scripted agent is called when a host serves it because it found no CLI that can chat. */
+export const DEMO_AGENT_NAME = 'Demo agent (scripted)';
 
 export class ScriptProvider implements Provider {
   readonly kind: AgentKind;
   readonly canSteer = true;
   private readonly script: ScriptFile;
   private readonly version: string;
+  private readonly name: string;
 
   constructor(options: ScriptProviderOptions) {
     this.kind = options.kind;
+    this.name = options.name ?? `${PRODUCT_NAMES[options.kind]} (scripted)`;
     this.script = options.script;
     this.version = options.version ?? '0.0.0';
   }
@@ -159,7 +166,7 @@ export class ScriptProvider implements Provider {
   info(): ProviderInfo {
     return {
       kind: this.kind,
-      name: `${PRODUCT_NAMES[this.kind]} (scripted)`,
+      name: this.name,
       installed: true,
       version: this.version,
       models: [{ slug: this.script.model, name: 'Scripted', legacy: false, isDefault: true, options: [] }],
