@@ -9,6 +9,7 @@ import {
   type PairStartRequest,
 } from '../contracts/hosts.ts';
 import { newHostKey, readHostIdentity, writeHostIdentity, type HostIdentity } from './identity.ts';
+import { HostAudit } from './trust/audit.ts';
 import { approvedByLines, checkPairingApproval } from './trust/pairing-approval.ts';
 import { trustFile, writePinnedOwner } from './trust/pinned.ts';
 
@@ -100,6 +101,7 @@ export async function pairHost(options: PairOptions): Promise<HostIdentity> {
       try {
         owner = await checkPairingApproval(result.approval, { hostKey: key.publicJwk, userCode: start.userCode });
       } catch (error) {
+        recordRefusedPairing(options.dataDir, start.userCode, result.approval);
         throw new PairingFailed('refused', `Not paired: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
@@ -114,6 +116,27 @@ export async function pairHost(options: PairOptions): Promise<HostIdentity> {
     }
     writeHostIdentity(options.dataDir, identity);
     return identity;
+  }
+}
+
+/**
+ * A pairing approval this machine refused goes into its own audit (`host.pair`, refused), with what
+ * the approval claimed: who and which device a relay that swapped a key tried to make this machine's owner.
+ */
+function recordRefusedPairing(dataDir: string, userCode: string, approval: { statement: { device: string; userId: string; at: number } }): void {
+  try {
+    const audit = HostAudit.open(dataDir);
+    try {
+      audit.record({
+        at: Date.now(), type: 'host.pair', id: userCode, chatId: null, outcome: 'refused', code: 'signature-invalid',
+        userId: null, device: null, signedAt: null, payload: null, relaySays: null,
+        claimed: { device: approval.statement.device, person: approval.statement.userId, at: approval.statement.at, id: userCode },
+      });
+    } finally {
+      audit.close();
+    }
+  } catch {
+    // The refusal itself stands; only its record is lost (the terminal says why it did not pair).
   }
 }
 

@@ -95,6 +95,8 @@ export class HostProcess {
   output = '';
   /** The relay URL `host start` connects to when not the one it paired with (e.g. a LinkProxy in between). */
   linkVia: string | null = null;
+  /** The relay URL `host pair` pairs through when not the relay itself (e.g. an adversary in between). */
+  pairVia: string | null = null;
   /** Approves the code `host pair` shows (e.g. a person in a browser); the owner's API call when null. */
   approveWith: ((userCode: string) => Promise<void>) | null = null;
   /** What `tether host pair` printed, once it has paired (who approved, from which device). */
@@ -118,12 +120,12 @@ export class HostProcess {
   }
 
   /** Runs `tether host pair`, approves the code it prints as the owner, and answers the identity it kept. */
-  private async pair(): Promise<HostIdentity> {
+  async pair(): Promise<HostIdentity> {
     // A test whose config names no policy keeps the host's former wide one (home, full-access), which
     // it was written for; pair writes it into the config and prints it.
     const wide = hasPolicy(this.dataDir) ? [] : ['--folder', homedir(), '--folder', tmpdir(), '--max-mode', 'full-access'];
     const child = spawn(process.execPath, [
-      path.join(root, 'bin', 'tether.js'), 'host', 'pair', relayUrl(), '--data', this.dataDir, '--name', this.name, ...wide,
+      path.join(root, 'bin', 'tether.js'), 'host', 'pair', this.pairVia ?? relayUrl(), '--data', this.dataDir, '--name', this.name, ...wide,
     ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

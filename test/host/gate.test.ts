@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { deviceKeyOf, newDeviceKeyPair, signRequest, type DeviceKey } from '../../src/client/device-key.ts';
 import { settledRequestDigest } from '../../src/contracts/index.ts';
 import type { HostCore, ReplyFrame } from '../../src/host/chats/core.ts';
-import { HostAudit, readAudit } from '../../src/host/trust/audit.ts';
+import { HostAudit, formatAudit, readAudit } from '../../src/host/trust/audit.ts';
 import { TrustBook } from '../../src/host/trust/book.ts';
 import { coreView } from '../../src/host/trust/core-view.ts';
 import { RequestGate } from '../../src/host/trust/gate.ts';
@@ -59,6 +59,11 @@ describe('the request gate', () => {
       ['chat.create', 'refused', 'signature-required', null, 'ada'],
       ['chat.create', 'refused', 'signature-invalid', null, 'ada'],
     ]);
+    // A refusal keeps what the signature claimed, unverified: here a device this host does not know.
+    const [unsigned, forged] = readAudit(dir).entries;
+    expect(unsigned.claimed).toBeNull();
+    expect(forged.claimed).toMatchObject({ device: mallory.id, person: null, id: 'c-1' });
+    expect(formatAudit(readAudit(dir))).toContain(`signature claims device ${mallory.id.slice(0, 15)}…`);
   });
 
   it('runs the owner\'s signed requests, an approval bound to what the host shows, and audits who did it', async () => {

@@ -31,8 +31,21 @@ export const AuditEntrySchema = z.object({
   signedId: z.string().nullable().optional(),
   /** The signed payload's digest (what the verifier's replay memory is seeded with after a restart). */
   payload: z.string().nullable(),
+  /** A signed request the host had already taken, resent under its id: the journal answered it, nothing ran again. */
+  retry: z.boolean().optional(),
   /** Who the relay said it acted for: a claim, recorded for comparison, never trusted. */
   relaySays: z.string().nullable(),
+  /**
+   * For a refused request that carried a signature: what that signature claimed (its device, the
+   * person this host knows that device as, when it says it was signed, the id it names), unverified.
+   * It says who a forgery tried to pass for, or whose genuine request was moved or replayed.
+   */
+  claimed: z.object({
+    device: z.string(),
+    person: z.string().nullable(),
+    at: z.number(),
+    id: z.string(),
+  }).nullable().optional(),
   /** SHA-256 (hex) of the previous line's bytes; the first line's is 64 zeros. */
   prev: z.string(),
 });
@@ -124,8 +137,9 @@ function shown(value: string, max = 80): string {
 /** The audit as a person reads it: one line per entry, oldest first. */
 export function formatAudit(reading: AuditReading): string {
   const rows = reading.entries.map((e) => {
-    const who = e.userId ? `${shown(e.userId)} (device ${shown(e.device ?? '', 16)})` : `unverified${e.relaySays ? `, relay says ${shown(e.relaySays)}` : ''}`;
-    const how = e.outcome === 'done' ? 'done' : `${e.outcome} ${shown(e.code ?? '', 40)}`.trim();
+    const claim = e.claimed ? `, signature claims device ${shown(e.claimed.device, 16)}${e.claimed.person ? ` of ${shown(e.claimed.person)}` : ''}` : '';
+    const who = e.userId ? `${shown(e.userId)} (device ${shown(e.device ?? '', 16)})` : `unverified${e.relaySays ? `, relay says ${shown(e.relaySays)}` : ''}${claim}`;
+    const how = e.outcome === 'done' ? (e.retry ? 'done (resent, answered once)' : 'done') : `${e.outcome} ${shown(e.code ?? '', 40)}`.trim();
     return `${new Date(e.at).toISOString()}  ${shown(e.type, 40).padEnd(20)} ${how.padEnd(28)} ${who}${e.chatId ? `  chat ${shown(e.chatId)}` : ''}  id ${shown(e.id)}`;
   });
   if (rows.length === 0) rows.push('No request has acted on this machine yet.');

@@ -62,13 +62,18 @@ export class RequestGate {
     };
     const { verifier, unsigned } = this.options;
     let sender: VerifiedSender | null = null;
+    let retry = false;
     if (verifier && rule.actsOnMachine && !unsigned?.has(fields.type)) {
       const verdict = await verifier.check(fields, fields.signature);
       if (!verdict.ok) {
-        this.record({ ...base, outcome: 'refused', code: verdict.error.code, userId: null, device: null, signedAt: null, payload: null });
+        this.record({
+          ...base, outcome: 'refused', code: verdict.error.code, userId: null, device: null, signedAt: null, payload: null,
+          claimed: verifier.claimOf(fields.signature),
+        });
         return { id: fields.id, ok: false, error: verdict.error };
       }
       sender = verdict.sender;
+      retry = verdict.retry;
     }
     const reply = await serve(frame);
     this.record({
@@ -80,6 +85,7 @@ export class RequestGate {
       signedAt: sender?.at ?? null,
       signedId: sender?.id ?? null,
       payload: sender?.payload ?? null,
+      ...(retry ? { retry: true } : {}),
     });
     return reply;
   }

@@ -108,6 +108,17 @@ export class RequestVerifier {
     this.now = options.now ?? Date.now;
   }
 
+  /**
+   * What a signature claims, for the audit of a refusal: its device (and the person this host knows
+   * it as), time and id, none of it verified. Null when it is not even shaped like a signature.
+   */
+  claimOf(signature: unknown): { device: string; person: string | null; at: number; id: string } | null {
+    const parsed = RequestSignatureSchema.safeParse(signature);
+    if (!parsed.success) return null;
+    const { device, at, id } = parsed.data.statement;
+    return { device, person: this.book.device(device)?.userId ?? null, at, id };
+  }
+
   /** Whether this host may carry out `frame`, signed by `signature` (what travelled beside it). Never throws. */
   async check(frame: { id: string; type: string; payload?: unknown }, signature: unknown): Promise<Verdict> {
     try {
