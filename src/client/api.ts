@@ -12,6 +12,7 @@ import {
   ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamSummarySchema,
   type Me, type SessionSummary, type SignInMethods,
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
+  PeerDeviceListSchema, type PeerDevice, type RevocationStatement, type SignedGrantCreateRequest,
   type DeviceRecord, type DeviceRegisterRequest, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
 import { Backoff } from './backoff.ts';
@@ -279,13 +280,17 @@ export class RelayApi {
     return (await this.checked(GrantsSchema, 'GET', `/api/hosts/${encodeURIComponent(hostId)}/grants`)).grants;
   }
 
-  /** Gives a role (again: giving to the same subject and chat changes its role). */
-  grant(hostId: string, request: GrantCreateRequest): Promise<Grant> {
+  /**
+   * Gives a role (again: giving to the same subject and chat changes its role). With `signed`, the
+   * owner's device signed it (src/client/trust.ts shareSigned) and the host follows it too.
+   */
+  grant(hostId: string, request: GrantCreateRequest | SignedGrantCreateRequest): Promise<Grant> {
     return this.checked(GrantSchema, 'POST', `/api/hosts/${encodeURIComponent(hostId)}/grants`, request);
   }
 
-  async revokeGrant(hostId: string, grantId: string): Promise<void> {
-    await this.call('DELETE', `/api/hosts/${encodeURIComponent(hostId)}/grants/${encodeURIComponent(grantId)}`);
+  /** Takes a grant back; with `revocation` (signed by this device) the host takes it back too. */
+  async revokeGrant(hostId: string, grantId: string, revocation?: Signed<RevocationStatement>): Promise<void> {
+    await this.call('DELETE', `/api/hosts/${encodeURIComponent(hostId)}/grants/${encodeURIComponent(grantId)}`, revocation ? { revocation } : undefined);
   }
 
   audit(hostId: string, page: { before?: number; limit?: number } = {}): Promise<AuditPage> {
@@ -331,8 +336,14 @@ export class RelayApi {
     await this.call('PATCH', `/api/devices/${encodeURIComponent(deviceId)}`, { name });
   }
 
-  async revokeDevice(deviceId: string): Promise<void> {
-    await this.call('DELETE', `/api/devices/${encodeURIComponent(deviceId)}`);
+  /** Revokes one of the person's devices; with `revocation` (signed by one of their devices) hosts follow it too. */
+  async revokeDevice(deviceId: string, revocation?: Signed<RevocationStatement>): Promise<void> {
+    await this.call('DELETE', `/api/devices/${encodeURIComponent(deviceId)}`, revocation ? { revocation } : undefined);
+  }
+
+  /** Another person's device keys (public halves and vouches), for a grant signed for them. */
+  async peerDevices(userId: string): Promise<PeerDevice[]> {
+    return (await this.checked(PeerDeviceListSchema, 'GET', `/api/devices/of/${encodeURIComponent(userId)}`)).devices;
   }
 
   // ---- push ----

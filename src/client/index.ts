@@ -21,3 +21,7 @@ export type { PushApi, PushManagerLike } from './push.ts';
 export { transcriptJson, transcriptMarkdown } from './transcript.ts';
 export { chatTitle, providerName } from './chat-title.ts';
 export type { TranscriptSource } from './transcript.ts';
+export {
+  addDeviceByCrossSigning, newGrantId, resignTeamGrant, revokeDeviceSigned, revokeGrantSigned, shareSigned, signGrant, signRevocation,
+} from './trust.ts';
+export type { ShareRequest, SignedGrantSubject } from './trust.ts';

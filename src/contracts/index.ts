@@ -25,4 +25,5 @@ export * from './sessions.ts';
 export * from './health.ts';
 export * from './metrics.ts';
 export * from './signing.ts';
+export * from './trust.ts';
 export * from './requests.ts';

@@ -12,11 +12,12 @@
 // relay a delivery into its object, so a host sends what one tick produced together.
 //
 // Relay → host: agent-contracts Request frames (with `by`, the user the relay acts for, for the host's
-// own records) and `{ link: 'ack', n }`. Host → relay: Reply frames, Event frames with `n`, and
+// own records), `{ link: 'ack', n }` and `{ link: 'trust', all, statements }` (signed trust statements). Host → relay: Reply frames, Event frames with `n`, and
 // `{ link: 'hello' }` right after connecting. Heartbeats are the plain text frames `ping`/`pong`, which
 // the relay answers without waking its object.
 import { z } from 'zod';
 import { EventSchema, RequestSchema } from './envelope.ts';
+import { SignedTrustStatementSchema, TRUST_STATEMENTS_PER_FRAME } from './trust.ts';
 
 export const LINK_HEARTBEAT = {
   ping: 'ping',
@@ -104,8 +105,21 @@ export const LinkHelloSchema = z.object({
 });
 export type LinkHello = z.output<typeof LinkHelloSchema>;
 
+/**
+ * Relay → host: signed trust statements (grants, device vouches, revocations; src/contracts/trust.ts)
+ * for the host's own trust book. `all`: these are every current statement about this host, sent when
+ * its link connects (in several frames when there are many, each with `all`); otherwise new ones, as
+ * they arrive. The host checks each itself; the relay's word adds nothing to them.
+ */
+export const LinkTrustSchema = z.object({
+  link: z.literal('trust'),
+  all: z.boolean(),
+  statements: z.array(SignedTrustStatementSchema).min(1).max(TRUST_STATEMENTS_PER_FRAME),
+});
+export type LinkTrust = z.output<typeof LinkTrustSchema>;
+
 /** Relay → host control frames (anything with a `link` key); everything else is a Request. */
-export const RelayControlFrameSchema = z.discriminatedUnion('link', [LinkAckSchema]);
+export const RelayControlFrameSchema = z.discriminatedUnion('link', [LinkAckSchema, LinkTrustSchema]);
 /** Host → relay control frames. */
 export const HostControlFrameSchema = z.discriminatedUnion('link', [LinkHelloSchema]);
 

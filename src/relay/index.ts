@@ -18,6 +18,7 @@ import { grantsApi } from './http/grants.ts';
 import { health } from './http/health.ts';
 import { appOrigins } from './http/identity.ts';
 import { hostsApi } from './http/hosts.ts';
+import { recoveryApi } from './http/recovery.ts';
 import { metricsApi } from './http/metrics.ts';
 import { pairing } from './http/pairing.ts';
 import { pushApi } from './http/push.ts';
@@ -72,6 +73,7 @@ app.route('/api/push', pushApi);
 app.route('/api/devices', devicesApi);
 app.route('/v1/visuals', visualPages);
 app.route('/v1/attachments', attachmentFiles);
+app.route('/v1/recovery', recoveryApi);
 app.route('/v1/hosts', sockets);
 app.notFound((c) => c.json({ code: 'not-found', message: 'No such route' }, 404));
 app.onError((error, c) => {

@@ -90,6 +90,8 @@ beforeAll(() => {
       INSERT INTO devices (id, user_id, name, public_key, created_at)
         SELECT 'restore-test-device', id, 'laptop', '{"kty":"OKP","crv":"Ed25519","x":"AAAA"}', 1790000000000 FROM users LIMIT 1;
       INSERT INTO link_tokens (host_id, jti, expires_at) SELECT id, 'restore-test-jti', 1790000000000 FROM hosts LIMIT 1;
+      INSERT INTO trust_revocations (id, host_id, user_id, target_kind, target_id, statement, created_at)
+        SELECT 'restore-test-sig', NULL, id, 'device', 'restore-test-device', '{}', 1790000000000 FROM users LIMIT 1;
       INSERT INTO audit (id, at, action, detail) VALUES (1000, 1790000000000, 'restore.test', 'it''s "quoted"; and
       on two lines');
       INSERT INTO audit (id, at, action) VALUES (1001, 1790000000001, 'restore.test');

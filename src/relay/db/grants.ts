@@ -6,7 +6,7 @@ import { union } from 'drizzle-orm/sqlite-core';
 import type { Grant } from '../../contracts/index.ts';
 import { grants, hosts, teamMembers } from './schema.ts';
 
-type GrantRow = typeof grants.$inferSelect;
+type GrantRow = Omit<typeof grants.$inferSelect, 'statement'>;
 export type GrantSubject = { type: 'user' | 'team'; id: string };
 
 /** The subject's display name: a user's email (else name), or a team's name. */
@@ -54,7 +54,8 @@ export async function findGrant(d1: D1Database, hostId: string, chatId: string, 
 export async function putGrant(d1: D1Database, grant: Omit<GrantRow, 'id'> & { id: string }): Promise<void> {
   await drizzle(d1).insert(grants).values(grant).onConflictDoUpdate({
     target: [grants.hostId, grants.chatId, grants.subjectType, grants.subjectId],
-    set: { role: sql`excluded.role` },
+    // A role the owner's device did not sign: the signed statement (of the old role) is no longer this grant's.
+    set: { role: sql`excluded.role`, statement: sql`CASE WHEN ${grants.role} = excluded.role THEN ${grants.statement} ELSE NULL END` },
   });
 }
 

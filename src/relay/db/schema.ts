@@ -169,6 +169,11 @@ export const grants = sqliteTable('grants', {
   role: text('role', { enum: ['viewer', 'operator', 'owner'] }).notNull(),
   createdBy: text('created_by').notNull(),
   createdAt: integer('created_at').notNull(),
+  /**
+   * The owner's signed GrantStatement (JSON) when the grant was made by a device that signs; the row's
+   * id is then the statement's grantId. Carried to the host, which follows only what an owner signed.
+   */
+  statement: text('statement'),
 }, (t) => [
   uniqueIndex('grants_subject').on(t.hostId, t.chatId, t.subjectType, t.subjectId),
   index('grants_by_subject').on(t.subjectType, t.subjectId),
@@ -384,3 +389,19 @@ export const devices = sqliteTable('devices', {
   vouch: text('vouch'),
   revokedAt: integer('revoked_at'),
 }, (t) => [index('devices_user').on(t.userId, t.createdAt)]);
+
+/**
+ * Signed revocations (RevocationStatement JSON), kept for good and carried to the hosts they concern: a
+ * grant's (`hostId` set) or a device's (`hostId` null; `userId` is the device's person, so each host
+ * they reach hears it). Kept after the grant or device is gone, so a host that was away learns of it.
+ */
+export const trustRevocations = sqliteTable('trust_revocations', {
+  /** The signature: one row per signed statement. */
+  id: text('id').primaryKey(),
+  hostId: text('host_id'),
+  userId: text('user_id').notNull(),
+  targetKind: text('target_kind', { enum: ['grant', 'device'] }).notNull(),
+  targetId: text('target_id').notNull(),
+  statement: text('statement').notNull(),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [index('trust_revocations_host').on(t.hostId), index('trust_revocations_user').on(t.userId)]);

@@ -3,13 +3,23 @@
 // same person signed (cross-signing), which the relay checks before it keeps it. The person lists,
 // renames and revokes their devices here (Settings). What counts on a machine is for its host to
 // decide from the signed statements; this API only keeps them and says which devices were revoked.
+//
+// The hosts a person reaches hear of their devices from the signed statements alone: a vouch when the
+// device registers, a signed revocation (RevocationStatement, by one of the person's own devices) when
+// it is revoked. Both go to every host the person reaches now (db/grants.ts reachableHosts) and to any
+// other with the rest of its statements when it connects. An owner names a teammate's devices in the
+// grant it signs for them from `GET /api/devices/of/:userId` (public keys and vouches only).
 import { Hono } from 'hono';
 import {
-  DEVICES_PER_USER, DeviceRegisterRequestSchema, DeviceRenameRequestSchema, ProtocolError,
+  DEVICES_PER_USER, DeviceRegisterRequestSchema, DeviceRenameRequestSchema, ProtocolError, RevocationRequestSchema,
   deviceIdOf, importDevicePublicKey, verifyStatement,
-  type DeviceListResult, type DeviceRecord, type DeviceStatement, type Signed,
+  type DeviceListResult, type DeviceRecord, type DeviceStatement, type PeerDevice, type RevocationStatement, type Signed,
 } from '../../contracts/index.ts';
+import { requireSignedBy } from '../auth/statements.ts';
 import { deviceById, devicesOf, insertDevice, liveDeviceCount, renameDevice, revokeDevice } from '../db/devices.ts';
+import { reachableHosts } from '../db/grants.ts';
+import { insertRevocation } from '../db/trust.ts';
+import { deliverTrust } from '../objects/host-link.ts';
 import type { Env } from '../env.ts';
 import { parseBody } from './body.ts';
 import { requireUser, type SignedIn } from './identity.ts';
@@ -22,6 +32,13 @@ devicesApi.use('*', requireUser);
 devicesApi.get('/', async (c) => {
   const result: DeviceListResult = { devices: await devicesOf(c.env.DB, c.get('user').userId) };
   return c.json(result);
+});
+
+/** Another person's device keys (public halves and vouches), for the grant an owner signs for them. */
+devicesApi.get('/of/:userId', async (c) => {
+  const devices: PeerDevice[] = (await devicesOf(c.env.DB, c.req.param('userId')))
+    .map(({ id, publicKey, created, vouchedBy, vouch, revoked }) => ({ id, publicKey, created, vouchedBy, vouch, revoked }));
+  return c.json({ devices });
 });
 
 devicesApi.post('/', async (c) => {
@@ -49,6 +66,10 @@ devicesApi.post('/', async (c) => {
   const device: DeviceRecord = {
     id, name: body.name, publicKey: body.publicKey, created, vouchedBy: body.vouch?.statement.by ?? null, vouch: body.vouch ?? null, revoked: null,
   };
+  if (body.vouch) {
+    const vouch = body.vouch;
+    c.executionCtx.waitUntil(reachableHosts(c.env.DB, userId).then((hosts) => deliverTrust(c.env, hosts, [vouch])));
+  }
   return c.json(device, 201);
 });
 
@@ -61,11 +82,32 @@ devicesApi.patch('/:id', async (c) => {
 });
 
 devicesApi.delete('/:id', async (c) => {
-  if (!(await revokeDevice(c.env.DB, c.get('user').userId, c.req.param('id'), Date.now()))) {
+  const { userId } = c.get('user');
+  const id = c.req.param('id');
+  // A body is optional: the signed revocation of a device that signs.
+  const { revocation } = c.req.header('content-type')?.includes('json') ? await parseBody(c, RevocationRequestSchema) : {};
+  if (revocation) await checkDeviceRevocation(c.env.DB, userId, id, revocation);
+  if (!(await revokeDevice(c.env.DB, userId, id, Date.now()))) {
     throw new ProtocolError('device-not-found', 'No such device of yours');
+  }
+  if (revocation) {
+    await insertRevocation(c.env.DB, revocation, userId, Date.now());
+    c.executionCtx.waitUntil(reachableHosts(c.env.DB, userId).then((hosts) => deliverTrust(c.env, hosts, [revocation])));
   }
   return c.json({ ok: true });
 });
+
+/**
+ * A signed device revocation names this device and no host (a device is revoked everywhere), and one
+ * of the caller's own live devices signed it (the device itself may sign its own revocation).
+ */
+async function checkDeviceRevocation(d1: D1Database, userId: string, id: string, signed: Signed<RevocationStatement>): Promise<void> {
+  const { statement } = signed;
+  if (statement.target.kind !== 'device' || statement.target.deviceId !== id || statement.hostId !== null) {
+    throw new ProtocolError('bad-request', 'The signed revocation names another device than the request, or a host');
+  }
+  await requireSignedBy(d1, userId, statement.by, signed);
+}
 
 /**
  * A vouch counts only when it names this person and exactly this key, and an earlier live device of

@@ -1,15 +1,27 @@
 // Grants (`/api/hosts/:id/grants`): whoever holds `owner` on a host gives a user (by id or email) or a
 // team a role on the whole host or on one chat, lists them, and takes them back. A grant that is
 // removed or lowered reaches open sockets at once (recheckHosts): they close or go on with less.
+//
+// A device that signs sends the grant's GrantStatement with it (`signed`), and a RevocationStatement
+// when taking it back: the relay checks that the statement says what the request says and that the
+// caller's own device signed it, keeps it (db/trust.ts), and carries it to the host, which follows
+// only what an owner of the host signed (src/host/trust/book.ts). Without a signature the relay's
+// grant still rules the relay's own checks, and a host that requires signatures ignores it.
 import { Hono, type Context } from 'hono';
-import { GrantCreateRequestSchema, ProtocolError } from '../../contracts/index.ts';
+import {
+  ProtocolError, RevocationRequestSchema, SignedGrantCreateRequestSchema, SignedGrantIdSchema,
+  type GrantStatement, type RevocationStatement, type Signed,
+} from '../../contracts/index.ts';
 import { requireHostRole } from '../auth/access.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { newId } from '../auth/opaque.ts';
 import { recheckHosts } from '../auth/revocations.ts';
 import { record } from '../db/audit.ts';
 import { findGrant, grantsOnHost, putGrant, removeGrant } from '../db/grants.ts';
-import { findTeam } from '../db/teams.ts';
+import { findTeam, membersOf } from '../db/teams.ts';
+import { grantRowById, insertRevocation, putSignedGrant } from '../db/trust.ts';
+import { requireSignedBy } from '../auth/statements.ts';
+import { deliverTrust } from '../objects/host-link.ts';
 import { userExists, verifiedUserIdByEmail } from '../db/users.ts';
 import type { Env } from '../env.ts';
 import { parseBody } from './body.ts';
@@ -35,20 +47,27 @@ grantsApi.get('/:id/grants', async (c) => {
 grantsApi.post('/:id/grants', async (c) => {
   const hostId = await managedHost(c);
   const user = c.get('user');
-  const body = await parseBody(c, GrantCreateRequestSchema);
+  const body = await parseBody(c, SignedGrantCreateRequestSchema);
   const subjectId = await subjectOf(c.env.DB, body.subject);
   const subject = { type: body.subject.type, id: subjectId };
   const chatId = body.chatId ?? '';
   const before = await findGrant(c.env.DB, hostId, chatId, subject);
-  // One grant per (host, chat, subject): giving again changes its role.
-  await putGrant(c.env.DB, {
-    id: newId('g_'), hostId, chatId, subjectType: subject.type, subjectId, role: body.role, createdBy: user.userId, createdAt: Date.now(),
-  });
+  if (body.signed) {
+    await checkSignedGrant(c.env.DB, user.userId, body.signed, { hostId, chatId: body.chatId ?? null, subject, role: body.role });
+    await putSignedGrant(c.env.DB, body.signed, { chatId, subjectType: subject.type, subjectId, createdBy: user.userId, createdAt: Date.now() });
+    c.executionCtx.waitUntil(deliverTrust(c.env, [hostId], [body.signed]));
+  } else {
+    // One grant per (host, chat, subject): giving again changes its role.
+    await putGrant(c.env.DB, {
+      id: newId('g_'), hostId, chatId, subjectType: subject.type, subjectId, role: body.role, createdBy: user.userId, createdAt: Date.now(),
+    });
+  }
   const grant = (await findGrant(c.env.DB, hostId, chatId, subject))!;
   if (before && !roleAllows(body.role, before.role)) await recheckHosts(c.env, [hostId]);
   c.executionCtx.waitUntil(record(c.env, {
     actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: before ? 'grant.changed' : 'grant.created',
-    hostId, chatId: grant.chatId, detail: { grantId: grant.id, subjectType: body.subject.type, subjectId, role: body.role, ...(before ? { was: before.role } : {}) },
+    hostId, chatId: grant.chatId,
+    detail: { grantId: grant.id, subjectType: body.subject.type, subjectId, role: body.role, signed: body.signed !== undefined, ...(before ? { was: before.role } : {}) },
   }));
   return c.json(grant, before ? 200 : 201);
 });
@@ -56,14 +75,25 @@ grantsApi.post('/:id/grants', async (c) => {
 grantsApi.delete('/:id/grants/:grantId', async (c) => {
   const hostId = await managedHost(c);
   const user = c.get('user');
-  const row = await removeGrant(c.env.DB, hostId, c.req.param('grantId'));
-  if (!row) throw new ProtocolError('grant-not-found', 'No such grant on this host');
-  await recheckHosts(c.env, [hostId]);
+  const grantId = c.req.param('grantId');
+  // A body is optional: the signed revocation of a device that signs.
+  const { revocation } = c.req.header('content-type')?.includes('json') ? await parseBody(c, RevocationRequestSchema) : {};
+  if (revocation) {
+    await checkGrantRevocation(c.env.DB, user.userId, revocation, hostId, grantId);
+    await insertRevocation(c.env.DB, revocation, user.userId, Date.now());
+  }
+  const row = await removeGrant(c.env.DB, hostId, grantId);
+  // A signed revocation of a grant the relay no longer holds still counts: the host may hold it.
+  if (!row && !revocation) throw new ProtocolError('grant-not-found', 'No such grant on this host');
+  if (row) await recheckHosts(c.env, [hostId]);
+  if (revocation) c.executionCtx.waitUntil(deliverTrust(c.env, [hostId], [revocation]));
   c.executionCtx.waitUntil(record(c.env, {
-    actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'grant.removed', hostId, chatId: row.chatId || null,
-    detail: { grantId: row.id, subjectType: row.subjectType, subjectId: row.subjectId, role: row.role },
+    actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'grant.removed', hostId, chatId: row ? row.chatId || null : null,
+    detail: row
+      ? { grantId: row.id, subjectType: row.subjectType, subjectId: row.subjectId, role: row.role, signed: revocation !== undefined }
+      : { grantId, signed: true },
   }));
-  return c.json({ removed: row.id });
+  return c.json({ removed: row?.id ?? grantId });
 });
 
 /** The id of a grant's subject, which must exist: a user by id or email, or a team. */
@@ -82,4 +112,45 @@ async function subjectOf(db: D1Database, subject: { type: 'user' | 'team'; id?: 
   const found = await verifiedUserIdByEmail(db, subject.email!);
   if (!found) throw new ProtocolError('user-not-found', 'No account has verified this email (grant by user id or through a team instead)');
   return found;
+}
+
+/**
+ * A signed grant must say exactly what the request asks (host, chat, subject, role; for a team, the
+ * members the team has now, so the host follows the same people the relay does), carry an id the
+ * relay can keep, and be signed by the caller's own live device.
+ */
+async function checkSignedGrant(
+  db: D1Database, userId: string, signed: Signed<GrantStatement>,
+  asked: { hostId: string; chatId: string | null; subject: { type: 'user' | 'team'; id: string }; role: string },
+): Promise<void> {
+  const { statement } = signed;
+  const mismatch = (what: string) => new ProtocolError('bad-request', `The signed grant names another ${what} than the request`);
+  if (statement.hostId !== asked.hostId) throw mismatch('host');
+  if (statement.chatId !== asked.chatId) throw mismatch('chat');
+  if (statement.role !== asked.role) throw mismatch('role');
+  if (statement.subject.kind !== asked.subject.type) throw mismatch('subject');
+  if (statement.subject.kind === 'user' && statement.subject.userId !== asked.subject.id) throw mismatch('person');
+  if (statement.subject.kind === 'team') {
+    if (statement.subject.teamId !== asked.subject.id) throw mismatch('team');
+    const members = new Set((await membersOf(db, asked.subject.id)).map((m) => m.userId));
+    const named = new Set(statement.subject.members);
+    if (named.size !== members.size || [...members].some((m) => !named.has(m))) {
+      throw new ProtocolError('bad-request', 'The signed team grant must name the team\'s members as they are now');
+    }
+  }
+  if (!SignedGrantIdSchema.safeParse(statement.grantId).success) throw new ProtocolError('bad-request', 'signed.statement.grantId: a signed grant\'s id is g_ and 16 to 64 base64url characters');
+  const existing = await grantRowById(db, statement.grantId);
+  if (existing && (existing.hostId !== asked.hostId || existing.chatId !== (asked.chatId ?? '') || existing.subjectType !== asked.subject.type || existing.subjectId !== asked.subject.id)) {
+    throw new ProtocolError('bad-request', 'That grant id names another grant');
+  }
+  await requireSignedBy(db, userId, statement.by, signed);
+}
+
+/** A signed grant revocation names this host and this grant and was signed by the caller's own live device. */
+async function checkGrantRevocation(db: D1Database, userId: string, signed: Signed<RevocationStatement>, hostId: string, grantId: string): Promise<void> {
+  const { statement } = signed;
+  if (statement.hostId !== hostId || statement.target.kind !== 'grant' || statement.target.grantId !== grantId) {
+    throw new ProtocolError('bad-request', 'The signed revocation names another host or grant than the request');
+  }
+  await requireSignedBy(db, userId, statement.by, signed);
 }

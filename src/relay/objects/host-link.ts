@@ -16,11 +16,13 @@
 // It never interprets a chat: it keeps no thread, and what survives a restart is only its host id,
 // the set of chats waiting for the host to return, and the socket itself (hibernation keeps it).
 import {
-  LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema, overFrameLimit, RELAY_COUNTERS, errorCounter,
-  type LinkEventFrame, type Reply, type WireError,
+  LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema, overFrameLimit, RELAY_COUNTERS, TRUST_STATEMENTS_PER_FRAME, errorCounter,
+  type LinkEventFrame, type LinkTrust, type Reply, type SignedTrustStatement, type WireError,
 } from '../../contracts/index.ts';
 import { LIMITS } from '../auth/rate-limit.ts';
 import { TokenBucket } from '../auth/token-bucket.ts';
+import { failureText } from '../db/failures.ts';
+import { trustStatementsFor } from '../db/trust.ts';
 import type { Env } from '../env.ts';
 import { currentRid, log } from '../log.ts';
 import { Meter } from '../metrics/meter.ts';
@@ -196,6 +198,11 @@ export class HostLink extends ScopedObject {
     // Marked before any await: the frames the host sends next on this socket may be handled meanwhile.
     ws.serializeAttachment({ ...(ws.deserializeAttachment() as HostSocketAttachment), helloAt: Date.now() } satisfies HostSocketAttachment);
     if (this.newestOpen() !== ws) return; // replaced while this frame waited
+    // What the host must know before it is asked anything: every signed statement about it. Sent
+    // before presence is announced and before kept sends go out, so a request a grant allows does not
+    // reach the host ahead of the grant. A failure here must not keep the host offline: it is logged
+    // and the host goes on with what it kept from before.
+    await this.sendAllTrust(ws);
     await this.announce(true);
     const hostId = this.getMeta('hostId');
     if (hostId) await this.env.DB.prepare('UPDATE hosts SET version = ?, last_seen_at = ? WHERE id = ?').bind(hello.data.version, Date.now(), hostId).run();
@@ -387,6 +394,41 @@ export class HostLink extends ScopedObject {
     }
     else this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chatId);
     return this.isOnline();
+  }
+
+  // ---- signed trust statements (src/contracts/trust.ts) ------------------------------------------
+
+  /** Every current statement about this host, in frames of at most TRUST_STATEMENTS_PER_FRAME. */
+  private async sendAllTrust(ws: WebSocket): Promise<void> {
+    const hostId = this.getMeta('hostId');
+    if (!hostId) return;
+    try {
+      this.sendTrustFrames(ws, await trustStatementsFor(this.env.DB, hostId), true);
+    } catch (error) {
+      log.error('trust statements not sent', { hostId, error: failureText(error) });
+    }
+  }
+
+  /**
+   * A new statement for this host, sent now if its link is up; a host that is away gets it with all
+   * the others when it connects. Answers whether it went out.
+   */
+  async sendTrust(statements: SignedTrustStatement[]): Promise<boolean> {
+    const ws = this.newestOpen();
+    if (!ws || statements.length === 0) return false;
+    return this.sendTrustFrames(ws, statements, false);
+  }
+
+  private sendTrustFrames(ws: WebSocket, statements: SignedTrustStatement[], all: boolean): boolean {
+    try {
+      for (let i = 0; i < statements.length; i += TRUST_STATEMENTS_PER_FRAME) {
+        const frame: LinkTrust = { link: 'trust', all, statements: statements.slice(i, i + TRUST_STATEMENTS_PER_FRAME) };
+        ws.send(JSON.stringify(frame));
+      }
+      return true;
+    } catch {
+      return false; // closed: the host gets them all when it connects again
+    }
   }
 
   // ---- access changes (recheckHosts in auth/revocations.ts) --------------------------------------
@@ -591,4 +633,18 @@ export async function askHost(env: Env, hostId: string, input: LinkRequestInput)
     log.warn('host link call failed', { hostId, type: input.type, error: String(error) });
     return { id: input.id ?? 'unknown', ok: false, error: { code: 'host-offline', message: 'The relay lost its link to the host; try again' } };
   }
+}
+
+/**
+ * Carries new signed statements to the hosts they concern (each host's link sends them if it is up).
+ * Never throws: a host that misses one hears it with all the others on its next connection.
+ */
+export async function deliverTrust(env: Env, hostIds: Iterable<string>, statements: SignedTrustStatement[]): Promise<void> {
+  await Promise.all([...new Set(hostIds)].map(async (hostId) => {
+    try {
+      await hostLinkOf(env, hostId).sendTrust(statements);
+    } catch (error) {
+      log.warn('trust statement not delivered', { hostId, error: failureText(error) });
+    }
+  }));
 }
