@@ -11,6 +11,9 @@
 //       "accountEnv": ["ANTHROPIC_BASE_URL"],          // variables accounts may set, beyond the safe few
 //       "accountHomes": ["~/.agent-accounts"]          // where accounts' config folders may be
 //     },
+//     // any ACP agent by its command line, in one of the kinds' slots (acp/command-line.ts):
+//     //   "gemini": { "backend": "acp", "name": "OpenCode", "command": "opencode", "args": ["acp"],
+//     //               "env": {}, "modes": { "supervised": "plan", "auto-accept-edits": "build" } }
 //     "coalesceMs": 30,
 //     "signatures": { "require": false }               // device signatures on machine-acting requests (off by default for now)
 //   }
@@ -30,6 +33,17 @@ import { geminiProvider } from './providers/gemini/index.ts';
 import { DEFAULT_SCRIPT_PATH, DEMO_AGENT_NAME, loadScript, ScriptProvider } from './providers/script.ts';
 import { discoverAgents, type DiscoveredAgent, type DiscoveryOptions } from './providers/discovery.ts';
 import { CLI_KINDS, CLI_PROFILES } from './providers/roster.ts';
+import { CONFIG_ARGS_MAX, ENV_NAME, configArgProblem, configCommandProblem, configEnvValueProblem, configModeProblem, configNameProblem } from './providers/cli-values.ts';
+import { commandLineProvider } from './providers/acp/command-line.ts';
+
+// Every config value that reaches a command line or an environment, checked (cli-values.ts).
+const checked = (problem: (value: string) => string | null) => z.string().superRefine((value, ctx) => {
+  const why = problem(value);
+  if (why) ctx.addIssue({ code: 'custom', message: why });
+});
+const CommandSchema = checked(configCommandProblem).pipe(z.string().min(1));
+const ArgsSchema = z.array(checked(configArgProblem)).max(CONFIG_ARGS_MAX);
+const EnvSchema = z.record(z.string().regex(ENV_NAME, 'a variable name is a letter or _, then letters, digits or _'), checked(configEnvValueProblem));
 
 const ScriptBackendSchema = z.object({
   backend: z.literal('script'),
@@ -40,50 +54,70 @@ const ScriptBackendSchema = z.object({
 const CodexBackendSchema = z.object({
   backend: z.literal('codex'),
   /** The `codex` executable (default: `codex` on PATH); relative paths resolve against the config's folder. */
-  command: z.string().min(1).optional(),
+  command: CommandSchema.optional(),
   /** Added after `app-server`, e.g. `["-c", "model_reasoning_summary=\"auto\""]`. */
-  args: z.array(z.string()).optional(),
+  args: ArgsSchema.optional(),
   /** CODEX_HOME of the default account (default: Codex's own, `~/.codex`). */
   home: z.string().min(1).optional(),
-  env: z.record(z.string(), z.string()).optional(),
+  env: EnvSchema.optional(),
 });
 
 const ClaudeBackendSchema = z.object({
   backend: z.literal('claude'),
   /** The `claude` executable (default: `claude` on PATH); relative paths resolve against the config's folder. */
-  command: z.string().min(1).optional(),
+  command: CommandSchema.optional(),
   /** Added after the flags the driver sets, e.g. `["--add-dir", "/srv/shared"]`. */
-  args: z.array(z.string()).optional(),
+  args: ArgsSchema.optional(),
   /** CLAUDE_CONFIG_DIR of the default account (default: Claude Code's own, `~/.claude`). */
   home: z.string().min(1).optional(),
-  env: z.record(z.string(), z.string()).optional(),
+  env: EnvSchema.optional(),
 });
 
 const GeminiBackendSchema = z.object({
   backend: z.literal('gemini'),
   /** The `gemini` executable (default: `gemini` on PATH); relative paths resolve against the config's folder. */
-  command: z.string().min(1).optional(),
+  command: CommandSchema.optional(),
   /** Added after `--acp -m <model>`. */
-  args: z.array(z.string()).optional(),
+  args: ArgsSchema.optional(),
   /** GEMINI_CLI_HOME of the default account (the folder holding `.gemini/`; default: Gemini's own, `~`). */
   home: z.string().min(1).optional(),
-  env: z.record(z.string(), z.string()).optional(),
+  env: EnvSchema.optional(),
 });
 
 const CopilotBackendSchema = z.object({
   backend: z.literal('copilot'),
   /** The `copilot` executable (default: `copilot` on PATH); relative paths resolve against the config's folder. */
-  command: z.string().min(1).optional(),
+  command: CommandSchema.optional(),
   /** Added after `--acp --stdio` and the flags the driver sets. */
-  args: z.array(z.string()).optional(),
+  args: ArgsSchema.optional(),
   /** COPILOT_HOME of the default account (default: Copilot's own, `~/.copilot`). */
   home: z.string().min(1).optional(),
   /** E.g. your own model provider (`COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_TYPE`, `COPILOT_MODEL`): then no GitHub sign-in is needed. */
-  env: z.record(z.string(), z.string()).optional(),
+  env: EnvSchema.optional(),
+});
+
+const AcpBackendSchema = z.object({
+  backend: z.literal('acp'),
+  /** What people call it (`OpenCode`): clients show it for the kind it takes as its slot. */
+  name: checked(configNameProblem),
+  /** The executable: a name looked up on PATH, or a path (relative ones resolve against the config's folder). */
+  command: CommandSchema,
+  /** Its whole argument list for ACP over stdio, e.g. `["acp"]` (OpenCode) or `["--acp"]` (Qwen Code). */
+  args: ArgsSchema.default([]),
+  /** Merged over the host's environment (and under an account's). */
+  env: EnvSchema.default({}),
+  /** The agent's ACP session mode id for each runtime mode (any subset; see acp/command-line.ts). */
+  modes: z.partialRecord(RuntimeModeSchema, checked(configModeProblem)).default({}),
+  /** Let messages starting with `/` or `$` through to the agent's own commands (default: refused). */
+  slashCommands: z.boolean().default(false),
+  /** `provider.list`'s resume template (`{flags}`, `{id}`). */
+  resumeCommand: checked(configArgProblem).optional(),
+  /** The variable that names an account's config folder, when the agent has one. */
+  homeVariable: z.string().regex(ENV_NAME).optional(),
 });
 
 export const HostConfigSchema = z.object({
-  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema, CodexBackendSchema, ClaudeBackendSchema, GeminiBackendSchema, CopilotBackendSchema])).optional(),
+  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema, CodexBackendSchema, ClaudeBackendSchema, GeminiBackendSchema, CopilotBackendSchema, AcpBackendSchema])).optional(),
   policy: z.object({
     roots: z.array(z.string().min(1)).min(1).optional(),
     modeCeiling: RuntimeModeSchema.optional(),
@@ -140,6 +174,22 @@ export function providersFrom(config: HostConfig, base: string, version: string)
         if (kind !== 'gemini') throw new Error(`The gemini backend answers only as gemini, not as ${kind}`);
         const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'gemini';
         out.push(geminiProvider({ command, args: backend.args, env: backend.env, home: backend.home, clientVersion: version }));
+        break;
+      }
+      case 'acp': {
+        const command = backend.command.includes('/') ? path.resolve(base, backend.command) : backend.command;
+        out.push(commandLineProvider({
+          kind: AgentKindSchema.parse(kind),
+          name: backend.name,
+          command,
+          args: backend.args,
+          env: backend.env,
+          modes: backend.modes,
+          slashCommands: backend.slashCommands,
+          ...(backend.resumeCommand ? { resumeCommand: backend.resumeCommand } : {}),
+          ...(backend.homeVariable ? { homeVariable: backend.homeVariable } : {}),
+          clientVersion: version,
+        }));
         break;
       }
       case 'copilot': {

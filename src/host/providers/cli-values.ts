@@ -76,3 +76,47 @@ function shown(value: unknown): string {
   const text = JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
   return text;
 }
+
+// The host config's own values that reach a command line or an environment (a backend's `command`,
+// `args`, `env`; an ACP agent's `name` and `modes`). The config is the machine owner's, but a value
+// that is not what it claims to be (a NUL that cuts an argument, a newline in a variable, a variable
+// name no shell could set) is refused when the config is read, naming the field, before anything runs.
+
+/** Control characters (C0, DEL, C1): no argument, variable or name carries them. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** A bare command looked up on PATH: never a flag, never a shell word. */
+const BARE_COMMAND = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
+/** A variable name a process environment can carry (the same rule as accounts' variables). */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/** An ACP session mode id as the config names it. */
+const MODE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+export const CONFIG_ARG_MAX = 4096;
+export const CONFIG_ARGS_MAX = 64;
+export const CONFIG_ENV_VALUE_MAX = 32 * 1024;
+
+/** Why `value` cannot be a config's `command`, or null. */
+export function configCommandProblem(value: string): string | null {
+  if (value.length > CONFIG_ARG_MAX || CONTROL.test(value)) return 'a command has no control characters and at most 4096 characters';
+  if (value.includes('/') || value.includes('\\')) return null;
+  return BARE_COMMAND.test(value) ? null : 'a command is a path or a bare name (a letter or digit, then letters, digits or . _ + -)';
+}
+
+/** Why `value` cannot be one of a config's `args`, or null. */
+export function configArgProblem(value: string): string | null {
+  return value.length > CONFIG_ARG_MAX || value.includes('\u0000') ? 'an argument has no NUL and at most 4096 characters' : null;
+}
+
+/** Why `value` cannot be a config's variable value, or null. */
+export function configEnvValueProblem(value: string): string | null {
+  return value.length > CONFIG_ENV_VALUE_MAX || CONTROL.test(value.replace(/\t/g, '')) ? 'a variable\'s value has no control characters but tabs and at most 32 KiB' : null;
+}
+
+/** Why `value` cannot be an agent's display name, or null. */
+export function configNameProblem(value: string): string | null {
+  return value.trim() === '' || value.length > 64 || CONTROL.test(value) ? 'a name is 1 to 64 characters without control characters' : null;
+}
+
+/** Why `value` cannot be an ACP session mode id, or null. */
+export function configModeProblem(value: string): string | null {
+  return MODE_ID.test(value) ? null : 'a mode id is a letter or digit, then letters, digits or . _ : - (at most 64)';
+}
