@@ -33,6 +33,8 @@ export interface ScriptedMessage {
   chunk?: number;
   /** A pause after each delta (ms; default none): a reply that streams for a while, for faults that must land mid-stream. */
   delayMs?: number;
+  /** Response headers beside the stream's own (e.g. the `anthropic-ratelimit-unified-*` ones a subscription's replies carry). */
+  headers?: Record<string, string>;
 }
 
 /** An API error, e.g. `{ status: 429, errorType: 'rate_limit_error', … }` or a 529 overload. */
@@ -151,7 +153,7 @@ export class AnthropicServer {
   }
 
   private async stream(res: ServerResponse, id: string, model: string, reply: ScriptedMessage): Promise<void> {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${id}` });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${id}`, ...reply.headers });
     const usage = usageOf(reply);
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     send('message_start', {

@@ -300,6 +300,7 @@ export class HostCore {
       accountFor: (kind, accountId) => this.accounts.launchSettings(kind, accountId),
       checkpoint: (chatId, cwd) => (mayBeInWorkTree(cwd) ? this.checkpoints.take(chatId, cwd) : null),
       readableFolders: () => this.policy.roots,
+      limits: (kind, accountId, reading) => this.usage.recordLimits(kind, accountId, reading),
       sessionShared: (chatId, agentSessionId) => {
         for (const other of this.sessions.values()) {
           if (other.chatId !== chatId && other.info.agentSessionId === agentSessionId) return true;
@@ -438,7 +439,7 @@ export class HostCore {
       // Text still being coalesced goes out first, so clients (the relay's outbox) and the logs agree.
       for (const session of this.sessions.values()) session.flushDeltas();
       this.clients.clear();
-      this.usage.close();
+      const usageClosed = this.usage.close();
       const sessions = [...this.sessions.values()];
       const results = await Promise.allSettled(sessions.map((session) => session.close()));
       let failure: unknown = null;
@@ -448,6 +449,7 @@ export class HostCore {
         this.log.error(`chat ${sessions[i].chatId}: could not be written on shutdown: ${describe(result.reason)}`);
       });
       await this.store.settled();
+      await usageClosed;
       if (failure) throw failure;
     })();
     return this.closing;

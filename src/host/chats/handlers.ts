@@ -305,8 +305,9 @@ export function createHandlers(core: HostCore): HandlerTable {
       if (client) core.usage.unfollow(client.id);
       return {};
     },
-    'usage.limits': () => ({ providers: [] }),
-    'usage.refreshLimits': () => ({ providers: [] }),
+    // What the CLIs reported (their rate-limit events), per account; a refresh asks those that can be asked.
+    'usage.limits': () => core.usage.limits(),
+    'usage.refreshLimits': () => core.usage.refreshLimits(),
   };
 }
 

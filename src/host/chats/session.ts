@@ -32,6 +32,7 @@ import { isPendingRequest, requestSummaries } from './requests.ts';
 import type { ChatRecord, ChatStore, LogEntry } from './store.ts';
 import { titleFromAgent } from './title.ts';
 import type { VisualInput } from './visuals.ts';
+import type { LimitsReading } from '../usage/limits.ts';
 
 /** What a session needs from the runtime around it. */
 export interface ChatHost {
@@ -54,6 +55,8 @@ export interface ChatHost {
   sessionShared?(chatId: string, agentSessionId: string): boolean;
   /** Folders besides the chat's own and its uploads where a message may make the agent read files (the policy's roots). */
   readableFolders?(): readonly string[];
+  /** The CLI reported its plan's limits for the account this chat runs under. */
+  limits?(kind: AgentKind, accountId: string, reading: LimitsReading): void;
 }
 
 export interface ChatSessionOptions {
@@ -694,6 +697,9 @@ export class ChatSession {
       }
       case 'note':
         this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: output.level, text: output.text });
+        return;
+      case 'limits':
+        this.options.host.limits?.(this.info.provider, this.info.account ?? this.info.provider, { ...(output.plan !== undefined ? { plan: output.plan } : {}), windows: output.windows });
         return;
       case 'turn-end':
         this.finish(output.state, output.message, false, output.limit);

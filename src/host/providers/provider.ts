@@ -20,6 +20,7 @@ import type {
   ModelSelection,
   ProviderInfo,
   RuntimeMode,
+  UsageWindow,
 } from '../../contracts/index.ts';
 import type { SessionIdShape } from './cli-values.ts';
 
@@ -85,6 +86,8 @@ export type ProviderOutput =
   /** Usage so far: `costUsd` is this turn's cost, the context numbers replace the chat's. */
   | { type: 'usage'; costUsd?: number; contextTokens?: number; contextWindow?: number | null }
   | { type: 'note'; level: 'info' | 'warning' | 'error'; text: string }
+  /** The CLI reported its plan's limits (some windows; the others keep their last reading). */
+  | { type: 'limits'; plan?: string | null; windows: UsageWindow[] }
   /** `limit`: the turn stopped on a usage limit or an overload. `aborted`: the backend stopped it itself. */
   | { type: 'turn-end'; state: 'done' | 'error' | 'aborted'; message?: string; limit?: ChatTurnLimit };
 
@@ -209,7 +212,16 @@ export interface Provider {
    * `usage.summary` scans. Absent: this backend keeps no records the host can read usage from.
    */
   usageRoots?(account: AccountLaunch | undefined): string[];
+  /**
+   * Asks the CLI its plan's limits now, outside any turn (`usage.refreshLimits`). Absent: the CLI
+   * reports them only as events while it runs.
+   */
+  readLimits?(account: AccountLaunch | undefined): Promise<LimitsAnswer>;
 }
+
+export type LimitsAnswer =
+  | { ok: true; reading: { plan?: string | null; windows: UsageWindow[] } }
+  | { ok: false; reason: 'not-installed' | 'no-subscription' | 'failed'; message: string | null };
 
 /** An account's config folder and variables, as a CLI is started with them. */
 export interface AccountLaunch {

@@ -2,11 +2,13 @@
 // as the CLI would find its session files), scans on demand (`usage.summary` reads what changed
 // first) and on a clock while a client follows (`usage.subscribe`), and `usage.changed` to every
 // client when a scan counted something new.
-import type { AgentKind, UsageAccount, UsageProvider, UsageRoot, UsageSummaryPayload, UsageSummaryResult } from '../../contracts/index.ts';
+import type { AgentKind, UsageAccount, UsageLimitsSnapshot, UsageProvider, UsageRoot, UsageSummaryPayload, UsageSummaryResult } from '../../contracts/index.ts';
 import { USAGE_PROVIDERS } from '../../contracts/index.ts';
 import { ProtocolError } from '../../contracts/errors.ts';
 import type { AccountBook } from '../chats/accounts.ts';
 import type { Provider } from '../providers/provider.ts';
+import { LimitsBook } from './limits.ts';
+import type { LimitsReading } from './limits.ts';
 import { UsageScanner } from './scanner.ts';
 import type { ScanOutcome, ScanRoot } from './scanner.ts';
 import { summarize } from './summary.ts';
@@ -35,6 +37,7 @@ interface Plan {
 export class UsageService {
   private readonly options: UsageServiceOptions;
   private readonly scanner: UsageScanner;
+  private readonly limitsBook: LimitsBook;
   private running: Promise<ScanOutcome> | null = null;
   /** Clients following, with how many follows each holds (the relay link carries many people's). */
   private readonly followers = new Map<string, number>();
@@ -44,6 +47,48 @@ export class UsageService {
   constructor(options: UsageServiceOptions) {
     this.options = options;
     this.scanner = new UsageScanner(options.dataDir);
+    this.limitsBook = new LimitsBook(options.dataDir);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Plan limits
+
+  /** A CLI's report for one of this host's accounts; every client hears the new snapshot when it moved. */
+  recordLimits(kind: AgentKind, accountId: string, reading: LimitsReading): void {
+    const account = this.plan().accounts.find((a) => a.id === accountId && a.kind === kind);
+    if (!account || this.closed) return;
+    if (this.limitsBook.record(account, reading, 'event')) this.options.broadcast('usage.limitsChanged', this.limits());
+  }
+
+  limits(): UsageLimitsSnapshot {
+    return this.limitsBook.snapshot(this.plan().accounts);
+  }
+
+  /**
+   * Asks again where a CLI can be asked without a turn (Codex: `account/rateLimits/read` through
+   * each account's provider); Claude Code has no such question in its stream-json, so its windows
+   * are the last its events reported.
+   */
+  async refreshLimits(): Promise<UsageLimitsSnapshot> {
+    let changed = false;
+    for (const account of this.plan().accounts) {
+      const provider = this.options.providers.get(account.kind);
+      if (!provider?.readLimits) continue;
+      let launch;
+      try {
+        launch = this.options.accounts.launchSettings(account.kind, account.id);
+      } catch (error) {
+        changed = this.limitsBook.refused(account, 'failed', error instanceof Error ? error.message : String(error)) || changed;
+        continue;
+      }
+      const answer = await provider.readLimits(launch);
+      changed = (answer.ok
+        ? this.limitsBook.record(account, answer.reading, 'probe')
+        : this.limitsBook.refused(account, answer.reason, answer.message)) || changed;
+    }
+    const snapshot = this.limits();
+    if (changed && !this.closed) this.options.broadcast('usage.limitsChanged', snapshot);
+    return snapshot;
   }
 
   /** The folders to read, per account: each account's CLI folder, checked by the policy as a launch would be. */
@@ -127,10 +172,12 @@ export class UsageService {
     this.clock();
   }
 
-  close(): void {
+  /** Stops the clock; resolves once the last limits reading is on disk. */
+  close(): Promise<void> {
     this.closed = true;
     this.followers.clear();
     this.clock();
+    return this.limitsBook.settled();
   }
 
   private clock(): void {

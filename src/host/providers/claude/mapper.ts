@@ -26,6 +26,16 @@ import type {
   RuntimeMode,
 } from '../../../contracts/index.ts';
 import type { ProviderOutput } from '../provider.ts';
+import { windowOf } from '../../usage/limits.ts';
+
+/** Claude Code's `rateLimitType`s: how long each window is and what the app calls it. */
+const CLAUDE_WINDOWS: Record<string, { minutes: number | null; label: string }> = {
+  five_hour: { minutes: 300, label: '5-hour limit' },
+  seven_day: { minutes: 7 * 24 * 60, label: 'Weekly limit' },
+  seven_day_opus: { minutes: 7 * 24 * 60, label: 'Weekly limit (Opus)' },
+  seven_day_sonnet: { minutes: 7 * 24 * 60, label: 'Weekly limit (Sonnet)' },
+  overage: { minutes: null, label: 'Extra usage' },
+};
 
 /** `--permission-mode` per runtime mode (the reference's table). */
 export const PERMISSION_MODES: Record<RuntimeMode, string> = {
@@ -383,20 +393,33 @@ export class ClaudeStreamMapper {
     return out;
   }
 
+  /**
+   * Claude Code reports a subscription's windows as `rate_limit_event`s (a claude.ai sign-in only:
+   * with an API key, 2.1.197 sends none, even when the replies carry `anthropic-ratelimit-unified-*`
+   * headers, so these are tested from recorded frames). A window is reported when its use is known:
+   * `utilization`, or `rejected` (all of it).
+   */
   private rateLimit(message: Json): ProviderOutput[] {
     const info = isObject(message.rate_limit_info) ? message.rate_limit_info : {};
     const resetsAt = typeof info.resetsAt === 'number' ? info.resetsAt * 1000 : undefined;
-    const window = str(info.rateLimitType)?.replaceAll('_', ' ') ?? 'usage';
+    const type = str(info.rateLimitType);
+    const window = type?.replaceAll('_', ' ') ?? 'usage';
+    const out: ProviderOutput[] = [];
+    const used = typeof info.utilization === 'number' && Number.isFinite(info.utilization) ? info.utilization : info.status === 'rejected' ? 1 : null;
+    const known = type ? CLAUDE_WINDOWS[type] : undefined;
+    if (used !== null && type) {
+      out.push({ type: 'limits', windows: [windowOf(type, known?.minutes ?? null, used, resetsAt ?? null, known?.label ?? `${window[0].toUpperCase()}${window.slice(1)} limit`)] });
+    }
     if (info.status === 'rejected') {
       this.limit = { kind: 'usage', ...(resetsAt !== undefined ? { resetsAt } : {}) };
-      return [];
+      return out;
     }
     if (info.status === 'allowed_warning') {
-      const used = typeof info.utilization === 'number' ? `${Math.round(info.utilization * 100)}% of ` : 'Most of ';
+      const share = used !== null ? `${Math.round(used * 100)}% of ` : 'Most of ';
       const when = resetsAt !== undefined ? `; it resets at ${new Date(resetsAt).toISOString()}` : '';
-      return [note('warning', `${used}the ${window} limit is used${when}.`)];
+      out.push(note('warning', `${share}the ${window} limit is used${when}.`));
     }
-    return [];
+    return out;
   }
 
   private controlRequest(message: Json): MappedLine {

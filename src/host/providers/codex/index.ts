@@ -8,11 +8,12 @@ import type { ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts
 import { ModelSlugSchema } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { CliProcess } from '../cli-process.ts';
-import type { AccountLaunch, Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
+import type { AccountLaunch, LimitsAnswer, Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
 import { CLI_PROFILES } from '../roster.ts';
 import { codexArgs, codexEnv, CodexSession, CODEX_THREAD_IDS, DEFAULT_MODEL } from './driver.ts';
 import type { CodexLaunch } from './driver.ts';
-import { JsonRpcPeer } from './rpc.ts';
+import { JsonRpcPeer, RpcError } from './rpc.ts';
+import { codexLimits } from './mapper.ts';
 
 const DEFAULT_ENTRY: ModelInfo = { slug: DEFAULT_MODEL, name: 'Codex default (its config)', legacy: false, isDefault: true, options: [] };
 
@@ -77,6 +78,11 @@ export class CodexProvider implements Provider {
     return [path.join(home, 'sessions'), path.join(home, 'archived_sessions')];
   }
 
+  /** Asks a short-lived app-server of the account (`account/rateLimits/read`); a ChatGPT sign-in is what has limits. */
+  readLimits(account: AccountLaunch | undefined): Promise<LimitsAnswer> {
+    return readLimits(this.launch, account);
+  }
+
   /**
    * A fork at the conversation's last turn continues the same thread id: the runtime opens the fork's
    * driver with `forkSession`, and its first process opens the thread with `thread/fork`, which copies
@@ -123,6 +129,49 @@ export async function readCatalog(launch: CodexLaunch): Promise<CodexCatalog> {
     peer.notify('initialized');
     const list = record(await peer.request('model/list', {}));
     return { version: versionOf(init.userAgent), models: [DEFAULT_ENTRY, ...normalizeModels(list.data)] };
+  } finally {
+    clearTimeout(timer);
+    await process.end();
+  }
+}
+
+/**
+ * The account's plan limits from a short-lived app-server of its home. Codex answers them only for
+ * a ChatGPT sign-in (an API key has none): its refusal is `no-subscription` with Codex's words.
+ */
+export async function readLimits(launch: CodexLaunch, account: AccountLaunch | undefined): Promise<LimitsAnswer> {
+  let peer!: JsonRpcPeer;
+  let process: CliProcess;
+  try {
+    process = new CliProcess({
+      command: launch.command,
+      args: codexArgs(launch),
+      cwd: tmpdir(),
+      env: codexEnv(launch, account?.home, account?.env),
+      onLine: (line) => peer.receive(line),
+      onExit: () => peer.close('Codex exited'),
+      stdinGraceMs: 1_000,
+    });
+  } catch (error) {
+    return { ok: false, reason: 'not-installed', message: error instanceof Error ? error.message : String(error) };
+  }
+  peer = new JsonRpcPeer({
+    write: (line) => {
+      process.writeLine(line);
+    },
+    onNotification: () => undefined,
+    onRequest: (id) => peer.respondError(id, { code: -32601, message: 'This client only reads the rate limits' }),
+  });
+  const timer = setTimeout(() => peer.close('the rate-limit probe timed out'), PROBE_TIMEOUT_MS);
+  try {
+    await peer.request('initialize', { clientInfo: { name: 'tether', title: 'Tether', version: launch.clientVersion }, capabilities: { experimentalApi: true } });
+    peer.notify('initialized');
+    const answer = record(await peer.request('account/rateLimits/read', {}));
+    const limits = codexLimits(record(answer.rateLimits));
+    return { ok: true, reading: limits ? { windows: limits.windows, ...(limits.plan !== undefined ? { plan: limits.plan } : {}) } : { windows: [] } };
+  } catch (error) {
+    if (error instanceof RpcError) return { ok: false, reason: 'no-subscription', message: error.message };
+    return { ok: false, reason: 'failed', message: error instanceof Error ? error.message : String(error) };
   } finally {
     clearTimeout(timer);
     await process.end();

@@ -12,6 +12,7 @@ import type { ChatFileChange, ChatQuestion, ChatTurnLimit, RuntimeMode } from '.
 import type { ProviderOutput } from '../provider.ts';
 import type { RpcErrorBody, RpcId } from './rpc.ts';
 import { parseUnifiedDiff } from './turn-diff.ts';
+import { windowOf } from '../../usage/limits.ts';
 
 /** Codex's approval policy and sandbox for each runtime mode (agent-contracts §9). */
 export const CODEX_MODES: Record<RuntimeMode, { approvalPolicy: 'untrusted' | 'on-request' | 'never'; sandbox: 'read-only' | 'workspace-write' | 'danger-full-access' }> = {
@@ -131,9 +132,11 @@ export class CodexMapper {
           ...(typeof window === 'number' && window > 0 ? { contextWindow: window } : {}),
         }];
       }
-      case 'account/rateLimits/updated':
+      case 'account/rateLimits/updated': {
         this.rateLimits = record(p.rateLimits);
-        return [];
+        const limits = codexLimits(this.rateLimits);
+        return limits ? [limits] : [];
+      }
       case 'turn/diff/updated':
         if (typeof p.diff !== 'string' || p.diff === this.diff) return [];
         this.diff = p.diff;
@@ -513,4 +516,24 @@ function remainder(full: string, streamed: string): string {
 
 function record(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/**
+ * Codex's rate-limit snapshot (`account/rateLimits/updated`, `account/rateLimits/read`) as windows:
+ * `primary` and `secondary` of its `limitId` (percent used, minutes long, reset in seconds). Null
+ * when it names no window.
+ */
+export function codexLimits(limits: Record<string, unknown>): Extract<ProviderOutput, { type: 'limits' }> | null {
+  const limitId = typeof limits.limitId === 'string' && limits.limitId !== '' ? limits.limitId : 'codex';
+  const windows = [];
+  for (const key of ['primary', 'secondary'] as const) {
+    const window = record(limits[key]);
+    if (typeof window.usedPercent !== 'number' || !Number.isFinite(window.usedPercent)) continue;
+    const minutes = typeof window.windowDurationMins === 'number' && window.windowDurationMins > 0 ? window.windowDurationMins : null;
+    const resetsAt = typeof window.resetsAt === 'number' ? window.resetsAt * 1000 : null;
+    windows.push(windowOf(`${limitId}.${key}`, minutes, window.usedPercent / 100, resetsAt));
+  }
+  const plan = typeof limits.planType === 'string' ? limits.planType : undefined;
+  if (windows.length === 0 && plan === undefined) return null;
+  return { type: 'limits', windows, ...(plan !== undefined ? { plan } : {}) };
 }
