@@ -5,6 +5,8 @@
 //   tether host status [--data <dir>] [--json]
 //   tether host doctor [--relay <url>] [--data <dir>] [--config <file>] [--json]
 //   tether host audit [--data <dir>] [--json] [--last <n>]
+//   tether host install [--data <dir>] [--no-start]     (a systemd user unit / a launchd agent)
+//   tether host uninstall [--data <dir>] [--no-stop]
 //
 // `pair` makes this host's key and waits until a signed-in person approves the code it shows; `start`
 // then links with that key (identity.json in the data folder). The relay URL and data folder also
@@ -27,6 +29,7 @@ import type { PairPolicyAnswers } from './pair-policy.ts';
 import { pairHost, relayBase } from './pairing.ts';
 import { DEFAULT_MODE_CEILING } from './policy.ts';
 import { formatAudit, readAudit } from './trust/audit.ts';
+import { installedService, installService, serviceLogFile, uninstallService } from './service.ts';
 
 export function defaultDataDir(): string {
   return process.env.TETHER_DATA_DIR ?? path.join(homedir(), '.tether');
@@ -134,6 +137,7 @@ export function buildCli(): Command {
         `backlog   ${status.pendingEvents} event(s) not yet acknowledged`,
         `chats     ${chats}`,
         `version   ${status.version}`,
+        serviceLine(opts.data),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
       if (!alive) process.exitCode = 3;
@@ -173,7 +177,51 @@ export function buildCli(): Command {
       if (reading.broken) process.exitCode = 4;
     });
 
+  host.command('install')
+    .description('Run the host as your user service: at login (and boot), restarted on failure, logs in <data>/logs/host.log')
+    .addOption(dataOption())
+    .option('--no-start', 'only write the service file; do not enable or start it')
+    .action((opts: { data: string; start: boolean }) => {
+      if (!identityIn(opts.data)) fail(`This host is not paired yet (no ${identityFile(opts.data)}). Run first: tether host pair <relay-url> --data ${opts.data}`);
+      let result;
+      try {
+        result = installService({ home: homedir(), dataDir: path.resolve(opts.data), start: opts.start });
+      } catch (error) {
+        fail(error instanceof Error ? error.message : String(error));
+      }
+      const { files, ran } = result;
+      const lines = [`Wrote ${files.file} (${files.kind}).`, `Logs: ${files.log}`];
+      for (const step of ran) lines.push(`${step.status === 0 ? 'ran' : 'FAILED'}: ${step.argv.join(' ')}${step.status === 0 || !step.output ? '' : `\n  ${step.output}`}`);
+      if (!opts.start) lines.push(`Start it with: ${files.start.map((argv) => argv.join(' ')).join(' && ')}`);
+      if (files.kind === 'systemd') lines.push('To start it at boot before you log in: loginctl enable-linger');
+      process.stdout.write(`${lines.join('\n')}\n`);
+      if (ran.some((step) => step.status !== 0)) process.exitCode = 1;
+    });
+
+  host.command('uninstall')
+    .description('Stop and remove the user service that install made (the data folder and the log stay)')
+    .addOption(dataOption())
+    .option('--no-stop', 'only remove the service file')
+    .action((opts: { data: string; stop: boolean }) => {
+      let result;
+      try {
+        result = uninstallService({ home: homedir(), dataDir: path.resolve(opts.data), stop: opts.stop });
+      } catch (error) {
+        fail(error instanceof Error ? error.message : String(error));
+      }
+      const lines = [result.removed ? `Removed ${result.files.file}.` : `No service file at ${result.files.file}.`];
+      for (const step of result.ran) lines.push(`${step.status === 0 ? 'ran' : 'failed (may not have been running)'}: ${step.argv.join(' ')}`);
+      process.stdout.write(`${lines.join('\n')}\n`);
+    });
+
   return program;
+}
+
+/** Whether the host is installed as a user service, and where its logs are. */
+function serviceLine(dataDir: string): string {
+  const service = installedService(homedir());
+  if (!service?.installed) return `service   not installed (tether host install); logs where it was started`;
+  return `service   ${service.file}; logs in ${serviceLogFile(dataDir)}`;
 }
 
 /** Asks the person on the terminal which folders and which widest mode this machine allows. */
