@@ -5,7 +5,7 @@ import type { WireError } from './envelope.ts';
 export const AGENT_ERROR_CODES = [
   'bad-request', 'unknown-request', 'internal',
   'chat-not-found', 'chat-unreadable', 'chat-busy', 'chat-unsupported',
-  'request-not-found', 'history-expired', 'invalid-attachments',
+  'request-not-found', 'history-expired', 'invalid-attachments', 'session-not-found',
   'subagent-not-found', 'task-not-found', 'turn-not-found', 'item-not-found',
   'bookmark-not-found', 'too-many-bookmarks',
   'transcript-missing', 'transcript-format', 'fork-failed',

@@ -22,6 +22,7 @@ export * from './teams.ts';
 export * from './push.ts';
 export * from './transcript.ts';
 export * from './sessions.ts';
+export * from './terminal.ts';
 export * from './health.ts';
 export * from './metrics.ts';
 export * from './signing.ts';

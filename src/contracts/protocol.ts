@@ -50,6 +50,13 @@ import {
   SkillsListPayloadSchema,
   SkillsListResultSchema,
 } from './chat.ts';
+import {
+  AgentResumePayloadSchema,
+  ApprovalAnswerPayloadSchema,
+  ApprovalAnswerResultSchema,
+  ApprovalPreferencePayloadSchema,
+  SessionApprovalsEventSchema,
+} from './agent.ts';
 import { ProviderListResultSchema } from './model.ts';
 import {
   ProviderAccountCreatePayloadSchema,
@@ -64,6 +71,15 @@ import {
   UsageSummaryPayloadSchema,
   UsageSummaryResultSchema,
 } from './usage.ts';
+import {
+  HooksSetPayloadSchema,
+  HooksStatusResultSchema,
+  SessionHistoryPayloadSchema,
+  SessionHistoryResultSchema,
+  SessionItemsEventSchema,
+  SessionListResultSchema,
+  TerminalSessionSchema,
+} from './terminal.ts';
 
 // A payload or result with nothing in it; extra keys are stripped, not refused.
 export const EmptySchema = z.object({});
@@ -128,6 +144,17 @@ export const AGENT_REQUEST_SCHEMAS = {
   'usage.unsubscribe': { payload: EmptySchema, result: EmptySchema },
   'usage.limits': { payload: EmptySchema, result: UsageLimitsSnapshotSchema },
   'usage.refreshLimits': { payload: EmptySchema, result: UsageLimitsSnapshotSchema },
+  // Terminal sessions (terminal.ts): read from the CLI's hooks and transcript, answered from either side.
+  'session.list': { payload: EmptySchema, result: SessionListResultSchema },
+  'session.history': { payload: SessionHistoryPayloadSchema, result: SessionHistoryResultSchema },
+  // `accepted: false` when the approval had already settled (in the terminal, by another client, expired).
+  'session.approve': { payload: ApprovalAnswerPayloadSchema, result: ApprovalAnswerResultSchema },
+  // Per socket, kept by the relay: whether this client wants the sessions' approvals at all.
+  'session.approvalPreference': { payload: ApprovalPreferencePayloadSchema, result: EmptySchema },
+  // Continues a session the terminal let go of as a chat on the same CLI session; answers the chat.
+  'session.resume': { payload: AgentResumePayloadSchema, result: ChatInfoSchema },
+  'hooks.status': { payload: EmptySchema, result: HooksStatusResultSchema },
+  'hooks.set': { payload: HooksSetPayloadSchema, result: HooksStatusResultSchema },
 } as const satisfies Record<string, RequestContract>;
 
 export type AgentRequestType = keyof typeof AGENT_REQUEST_SCHEMAS;
@@ -145,6 +172,9 @@ export const AGENT_EVENT_SCHEMAS = {
   'usage.changed': UsageChangedEventSchema,
   'usage.limitsChanged': UsageLimitsSnapshotSchema,
   'accounts.changed': ProviderAccountsSchema,
+  'session.status': TerminalSessionSchema,
+  'session.approvals': SessionApprovalsEventSchema,
+  'session.items': SessionItemsEventSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type AgentEventName = keyof typeof AGENT_EVENT_SCHEMAS;

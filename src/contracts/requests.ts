@@ -121,6 +121,18 @@ const RULES = {
   'usage.unsubscribe': { scope: 'host', role: 'viewer', ...READS },
   'usage.limits': { scope: 'host', role: 'viewer', ...READS },
   'usage.refreshLimits': { scope: 'host', role: 'operator', ...READS },
+  // Terminal sessions: the person's own terminal, so the host-wide role decides, like chat.list.
+  'session.list': { scope: 'host', role: 'viewer', ...READS },
+  'session.history': { scope: 'host', role: 'viewer', ...READS },
+  // Lets a CLI in a terminal run a tool. The first answer wins on the host (the terminal's or a
+  // client's): the relay's request ledger is for chats' requests, so this one is not \`settles\`.
+  'session.approve': { scope: 'host', role: 'operator', ...CHANGES },
+  'session.approvalPreference': { scope: 'host', role: 'viewer', servedBy: 'relay' },
+  // Runs the CLI on the session as a chat: makes a chat, like chat.create.
+  'session.resume': { scope: 'host', role: 'operator', ...CHANGES, makesChats: true },
+  'hooks.status': { scope: 'host', role: 'owner', ...READS },
+  // Writes the CLI's configuration on the machine.
+  'hooks.set': { scope: 'host', role: 'owner', ...CHANGES },
   // The relay's routes
   [LINK_ATTACHMENT_READ]: { scope: 'chat', role: 'viewer', ...READS, from: 'route' },
   [ROUTE_VISUAL_PAGE]: { scope: 'chat', role: 'viewer', servedBy: 'relay', from: 'route' },

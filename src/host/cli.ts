@@ -7,6 +7,7 @@
 //   tether host audit [--data <dir>] [--json] [--last <n>]
 //   tether host install [--data <dir>] [--no-start]     (a systemd user unit / a launchd agent)
 //   tether host uninstall [--data <dir>] [--no-stop]
+//   tether host hooks install|remove|status [--data <dir>] [--config <file>] [--config-dir <dir>] [--yes]
 //
 // `pair` makes this host's key and waits until a signed-in person approves the code it shows; `start`
 // then links with that key (identity.json in the data folder). The relay URL and data folder also
@@ -30,6 +31,9 @@ import { pairHost, relayBase } from './pairing.ts';
 import { DEFAULT_MODE_CEILING } from './policy.ts';
 import { formatAudit, readAudit } from './trust/audit.ts';
 import { installedService, installService, serviceLogFile, uninstallService } from './service.ts';
+import { readHostConfig } from './config.ts';
+import { hooksState, installHooks, removeHooks, type HookTarget } from './terminal/claude-hooks.ts';
+import { hookTargetsFrom } from './terminal/targets.ts';
 
 export function defaultDataDir(): string {
   return process.env.TETHER_DATA_DIR ?? path.join(homedir(), '.tether');
@@ -214,6 +218,39 @@ export function buildCli(): Command {
       process.stdout.write(`${lines.join('\n')}\n`);
     });
 
+  const hooks = host.command('hooks')
+    .description('The hooks that let the host see the sessions you run in your own terminal (Claude Code)');
+  const hookOptions = (command: Command) => command
+    .addOption(dataOption())
+    .addOption(configOption())
+    .option('--config-dir <dir>', "the CLI's config folder (default: the host config's claude account, else $CLAUDE_CONFIG_DIR or ~/.claude)");
+  hookOptions(hooks.command('install'))
+    .description("Add the host's hooks to the CLI's settings.json, beside your own (asks first)")
+    .option('--yes', 'do not ask', false)
+    .action(async (opts: HookOpts & { yes: boolean }) => {
+      for (const target of hookTargetsOf(opts)) {
+        const file = path.join(target.configDir, 'settings.json');
+        if (!opts.yes && !(await confirm(`Add Tether's hooks to ${file}? They tell the host running from ${path.resolve(opts.data)} about your sessions and let it ask you for permissions. [y/N] `))) {
+          process.stdout.write('Nothing changed.\n');
+          continue;
+        }
+        runHooks(() => installHooks(opts.data, target));
+      }
+    });
+  hookOptions(hooks.command('remove'))
+    .description("Take the host's hooks out of the CLI's settings.json (yours stay)")
+    .action((opts: HookOpts) => {
+      for (const target of hookTargetsOf(opts)) runHooks(() => removeHooks(opts.data, target));
+    });
+  hookOptions(hooks.command('status'))
+    .description("Whether the host's hooks are in the CLI's settings.json")
+    .option('--json', 'print as JSON', false)
+    .action((opts: HookOpts & { json: boolean }) => {
+      const states = hookTargetsOf(opts).map((target) => hooksState(opts.data, target));
+      if (opts.json) process.stdout.write(`${JSON.stringify({ hooks: states }, null, 2)}\n`);
+      else for (const state of states) printHooks(state);
+    });
+
   return program;
 }
 
@@ -222,6 +259,41 @@ function serviceLine(dataDir: string): string {
   const service = installedService(homedir());
   if (!service?.installed) return `service   not installed (tether host install); logs where it was started`;
   return `service   ${service.file}; logs in ${serviceLogFile(dataDir)}`;
+}
+
+interface HookOpts { data: string; config?: string; configDir?: string }
+
+function hookTargetsOf(opts: HookOpts): HookTarget[] {
+  if (opts.configDir) return [{ kind: 'claude', configDir: path.resolve(opts.configDir) }];
+  const file = opts.config ?? path.join(opts.data, 'config.json');
+  if (!existsSync(file)) return hookTargetsFrom({}, process.cwd());
+  try {
+    const { config, base } = readHostConfig(file);
+    return hookTargetsFrom(config, base);
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function runHooks(change: () => ReturnType<typeof hooksState>): void {
+  try {
+    printHooks(change());
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function printHooks(state: ReturnType<typeof hooksState>): void {
+  process.stdout.write(`${state.kind}  ${path.join(state.configDir, 'settings.json')}  ${state.installed ? 'installed' : 'not installed'}\n`);
+}
+
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
 }
 
 /** Asks the person on the terminal which folders and which widest mode this machine allows. */

@@ -19,6 +19,7 @@ import { serveRelayFrame } from './link/relay-requests.ts';
 import type { LinkState, RelayLinkOptions } from './link/relay-link.ts';
 import { openGate } from './trust/open.ts';
 import { HOST_VERSION } from './version.ts';
+import { hookTargetsFrom } from './terminal/targets.ts';
 import type { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
 
@@ -86,8 +87,17 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     coalesceMs: options.coalesceMs ?? config.coalesceMs,
     writeDelayMs: options.writeDelayMs,
     log,
+    hookTargets: hookTargetsFrom(config, base),
+    // The gate verifies hooks.set only when signatures are required and hooks.set is not let through unsigned.
+    hooksInstallVerified: config.signatures?.require === true && !(config.signatures.unsigned ?? []).includes('hooks.set'),
   };
   const core = await HostCore.open(coreOptions);
+  // The terminal's hooks find the host on its local socket (only its data folder's; never the relay).
+  try {
+    await core.terminal.start();
+  } catch (error) {
+    log.warn(`terminal sessions: hooks socket not opened (${error instanceof Error ? error.message : String(error)}); terminals show nothing`);
+  }
 
   let link: RelayLink | null = null;
   let outbox: Outbox | null = null;

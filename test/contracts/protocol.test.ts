@@ -28,12 +28,15 @@ const REQUEST_NAMES = [
   'provider.list', 'accounts.list', 'accounts.save', 'accounts.refresh', 'accounts.create', 'accounts.watchLogin',
   'usage.summary', 'usage.subscribe', 'usage.unsubscribe', 'usage.limits', 'usage.refreshLimits', 'chat.kill',
   'chat.list',
+  // Terminal sessions (terminal.ts)
+  'session.list', 'session.history', 'session.approve', 'session.approvalPreference', 'session.resume',
+  'hooks.status', 'hooks.set',
 ];
 
 describe('AGENT_REQUEST_SCHEMAS', () => {
-  it('has exactly the 43 documented requests', () => {
+  it('has exactly the 43 documented requests and the 7 of terminal sessions', () => {
     expect(Object.keys(AGENT_REQUEST_SCHEMAS).sort()).toEqual([...REQUEST_NAMES].sort());
-    expect(Object.keys(AGENT_REQUEST_SCHEMAS)).toHaveLength(43);
+    expect(Object.keys(AGENT_REQUEST_SCHEMAS)).toHaveLength(50);
   });
 
   it.each(Object.entries(AGENT_REQUEST_SCHEMAS))('%s has a payload and a result schema', (_name, contract) => {
@@ -74,7 +77,7 @@ describe('AGENT_REQUEST_SCHEMAS', () => {
 });
 
 describe('AGENT_EVENT_SCHEMAS', () => {
-  it('has exactly the 8 documented events', () => {
+  it('has exactly the 8 documented events and the 3 of terminal sessions', () => {
     expect(Object.keys(AGENT_EVENT_SCHEMAS).sort()).toEqual(
       [
         'chat.event',
@@ -85,6 +88,9 @@ describe('AGENT_EVENT_SCHEMAS', () => {
         'usage.changed',
         'usage.limitsChanged',
         'accounts.changed',
+        'session.status',
+        'session.approvals',
+        'session.items',
       ].sort(),
     );
   });

@@ -31,7 +31,8 @@ describe('the request registry', () => {
     expect([...chat, ...host].sort()).toEqual([...AGENT_TYPES].sort());
     expect(host.sort()).toEqual([
       'accounts.create', 'accounts.list', 'accounts.refresh', 'accounts.save', 'accounts.watchLogin',
-      'chat.create', 'chat.list', 'chat.setPreferences', 'provider.list',
+      'chat.create', 'chat.list', 'chat.setPreferences', 'hooks.set', 'hooks.status', 'provider.list',
+      'session.approvalPreference', 'session.approve', 'session.history', 'session.list', 'session.resume',
       'usage.limits', 'usage.refreshLimits', 'usage.subscribe', 'usage.summary', 'usage.unsubscribe',
     ]);
     // A payload that names a chat belongs to that chat, except creating one, which is about the host.
@@ -56,7 +57,7 @@ describe('the request registry', () => {
       if (rule.socketBound || rule.switchesAccount) expect(rule.scope, type).toBe('chat');
     }
     expect([...requestsWhere((rule) => rule.settles)].sort()).toEqual(['chat.answer', 'chat.approve', 'chat.dismiss']);
-    expect([...requestsWhere((rule) => rule.makesChats)].sort()).toEqual(['chat.continueOn', 'chat.create', 'chat.fork']);
+    expect([...requestsWhere((rule) => rule.makesChats)].sort()).toEqual(['chat.continueOn', 'chat.create', 'chat.fork', 'session.resume']);
     expect([...requestsWhere((rule) => rule.socketBound)].sort()).toEqual(['chat.attach', 'chat.detach', 'chat.history']);
   });
 

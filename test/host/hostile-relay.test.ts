@@ -274,7 +274,8 @@ function checkStart(kind: AgentKind, context: ProviderChatContext): void {
     for (const name of clientVariables(line.env, line.own)) expect(SAFE_ACCOUNT_VARIABLES, `${kind} would get ${name}`).toContain(name);
     return line.args;
   };
-  const own = { ...process.env, DISABLE_AUTOUPDATER: '1' };
+  // The host's own: no autoupdate, and its terminal hooks kept out of a chat's CLI.
+  const own = { ...process.env, DISABLE_AUTOUPDATER: '1', TETHER_HOOKS_OFF: '1' };
   switch (kind) {
     case 'claude': {
       const args = built(() => ({ args: claudeArgs(context, context.agentSessionId, []), env: claudeEnv(context, { command: 'claude', args: [], env: {} }), own }));

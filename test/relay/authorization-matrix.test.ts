@@ -65,6 +65,13 @@ function payloadOf(type: AgentRequestType, who: string): Record<string, unknown>
     'usage.unsubscribe': {},
     'usage.limits': {},
     'usage.refreshLimits': {},
+    'session.list': {},
+    'session.history': { sessionId: 's1' },
+    'session.approve': { sessionId: 's1', requestId: 'ap1', choiceId: 'allow' },
+    'session.approvalPreference': { enabled: false },
+    'session.resume': { sessionId: 's1' },
+    'hooks.status': {},
+    'hooks.set': { kind: 'claude', installed: true },
   };
   return table[type];
 }

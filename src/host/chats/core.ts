@@ -51,6 +51,8 @@ import { ChatStore } from './store.ts';
 import type { ChatRecord, LogEntry } from './store.ts';
 import { admitVisual } from './visuals.ts';
 import { UsageService } from '../usage/service.ts';
+import type { HookTarget } from '../terminal/claude-hooks.ts';
+import { TerminalSessions } from '../terminal/sessions.ts';
 import type { VisualInput } from './visuals.ts';
 
 export interface HostLog {
@@ -79,6 +81,13 @@ export interface HostCoreOptions {
   /** How often the CLIs' session files are scanned again while a client follows usage (ms). Default 30 000. */
   usageIntervalMs?: number;
   log?: HostLog;
+  /** The CLI config folders the host's hooks may live in (terminal sessions); default none. */
+  hookTargets?: readonly HookTarget[];
+  /**
+   * `hooks.set` may install hooks: only when every such request reaching the runtime carries a
+   * device's verified signature (the host requires them for it). A relay alone never adds them.
+   */
+  hooksInstallVerified?: boolean;
 }
 
 /** An event frame as clients receive it. */
@@ -118,6 +127,10 @@ export class HostCore {
   readonly attachments: AttachmentStore;
   readonly checkpoints: Checkpoints;
   readonly usage: UsageService;
+  /** The sessions people run in their own terminal (its hooks' socket opens with `terminal.start()`). */
+  readonly terminal: TerminalSessions;
+  readonly hookTargets: readonly HookTarget[];
+  readonly hooksInstallVerified: boolean;
   readonly log: HostLog;
   readonly sessions = new Map<string, ChatSession>();
   /** Chats on disk this version cannot read: reason, kept for `chat-unreadable`. */
@@ -149,6 +162,14 @@ export class HostCore {
       warn: (message) => this.log.warn(message),
       ...(options.usageIntervalMs !== undefined ? { followIntervalMs: options.usageIntervalMs } : {}),
     });
+    this.hookTargets = options.hookTargets ?? [];
+    this.hooksInstallVerified = options.hooksInstallVerified === true;
+    this.terminal = new TerminalSessions({
+      dataDir: options.dataDir,
+      targets: () => this.hookTargets,
+      broadcast: (event, payload) => this.broadcast(event, payload),
+      log: this.log,
+    });
     this.handlers = createHandlers(this);
   }
 
@@ -165,6 +186,11 @@ export class HostCore {
       core.sessions.set(record.info.chatId, core.makeSession(record, log));
     }
     return core;
+  }
+
+  /** The host's data folder. */
+  get dataDir(): string {
+    return this.options.dataDir;
   }
 
   /** The default provider: the first configured one. */
@@ -438,6 +464,7 @@ export class HostCore {
     this.closing ??= (async () => {
       // Text still being coalesced goes out first, so clients (the relay's outbox) and the logs agree.
       for (const session of this.sessions.values()) session.flushDeltas();
+      await this.terminal.close();
       this.clients.clear();
       const usageClosed = this.usage.close();
       const sessions = [...this.sessions.values()];

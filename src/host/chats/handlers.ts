@@ -21,6 +21,8 @@ import { newId } from './session.ts';
 import type { ChatSession } from './session.ts';
 import { storableChatId } from './store.ts';
 import { titleFromMessage } from './title.ts';
+import { hooksState, installHooks, removeHooks } from '../terminal/claude-hooks.ts';
+import { continueTerminalSession } from '../terminal/handover.ts';
 
 type Handler<T extends AgentRequestType> = (
   payload: RequestPayload<T>,
@@ -308,6 +310,24 @@ export function createHandlers(core: HostCore): HandlerTable {
     // What the CLIs reported (their rate-limit events), per account; a refresh asks those that can be asked.
     'usage.limits': () => core.usage.limits(),
     'usage.refreshLimits': () => core.usage.refreshLimits(),
+
+    // Terminal sessions -------------------------------------------------------------------------
+    'session.list': () => core.terminal.list(),
+    'session.history': async (payload) => ({ items: await core.terminal.history(payload.sessionId, payload.limit) }),
+    'session.approve': (payload) => core.terminal.answer(payload),
+    // Kept by the relay per socket; a local client gets every approval.
+    'session.approvalPreference': () => ({}),
+    'session.resume': (payload, client) => continueTerminalSession(core, payload.sessionId, client),
+    'hooks.status': () => ({ hooks: core.hookTargets.map((target) => hooksState(core.dataDir, target)) }),
+    'hooks.set': (payload) => {
+      const targets = core.hookTargets.filter((target) => target.kind === payload.kind);
+      if (targets.length === 0) throw new ProtocolError('chat-unsupported', `This host installs no hooks for ${payload.kind}`);
+      // Consent: a relay that forged this must not add hooks to the person's CLI. Removing is always allowed.
+      if (payload.installed && !core.hooksInstallVerified) {
+        throw new ProtocolError('forbidden', 'This host adds its hooks only on a signed request (signatures.require) or on the machine: tether host hooks install');
+      }
+      return { hooks: targets.map((target) => (payload.installed ? installHooks : removeHooks)(core.dataDir, target)) };
+    },
   };
 }
 

@@ -31,6 +31,9 @@ const READ_BY: Record<string, AgentRequestType> = {
   'accounts.changed': 'accounts.list',
   'usage.changed': 'usage.summary',
   'usage.limitsChanged': 'usage.limits',
+  'session.status': 'session.list',
+  'session.approvals': 'session.list',
+  'session.items': 'session.history',
 };
 
 /** The least role that hears a pushed host-wide event; one this table does not know only an owner hears. */

@@ -35,7 +35,12 @@ interface LobbyExtra {
 }
 type LobbyCall<T extends HostRequestType> = ServedRequest<T> & LobbyExtra;
 
-const HOST_WIDE_EVENTS = ['chat.status', 'accounts.changed', 'usage.changed', 'usage.limitsChanged'] as const;
+const HOST_WIDE_EVENTS = [
+  'chat.status', 'accounts.changed', 'usage.changed', 'usage.limitsChanged', 'session.status', 'session.approvals', 'session.items',
+] as const;
+
+/** The event that carries terminal sessions' approvals: not sent to a socket that asked not to get them. */
+const APPROVALS_EVENT = 'session.approvals';
 
 /** One pushed event, serialized once; a chat's status names its chat, for whom may see it. */
 interface Push {
@@ -91,7 +96,17 @@ export class Lobby extends ClientSockets {
     }).catch(() => undefined);
   }
 
-  protected override async onRequest(_ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string> {
+  protected override async onRequest(ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string> {
+    if (request.type !== 'session.approvalPreference') return this.serveRequest(request, identity);
+    this.sockets.set(request.id, ws);
+    try {
+      return await this.serveRequest(request, identity);
+    } finally {
+      this.sockets.delete(request.id);
+    }
+  }
+
+  private async serveRequest(request: ClientRequest, identity: Identity): Promise<string> {
     const hostId = this.hostId();
     const { type } = request;
     // A chat's request is served by its room, checked there against the role on that chat.
@@ -121,7 +136,24 @@ export class Lobby extends ClientSockets {
     'usage.unsubscribe': (call) => this.forward(call),
     'usage.limits': (call) => this.forward(call),
     'usage.refreshLimits': (call) => this.forward(call),
+    'session.list': (call) => this.forward(call),
+    'session.history': (call) => this.forward(call),
+    'session.approve': (call) => this.forward(call),
+    'session.approvalPreference': (call) => this.approvalPreference(call),
+    'session.resume': (call) => this.create(call),
+    'hooks.status': (call) => this.forward(call),
+    'hooks.set': (call) => this.forward(call),
   };
+
+  /** Kept on the socket itself (its attachment survives hibernation); a socket that never said gets them. */
+  private async approvalPreference(call: LobbyCall<'session.approvalPreference'>): Promise<string> {
+    const ws = this.sockets.get(call.id);
+    if (ws) ws.serializeAttachment({ ...(ws.deserializeAttachment() as object), approvals: call.payload.enabled });
+    return replyOk(call.id, {});
+  }
+
+  /** The socket each request being served arrived on (only for as long as it is served). */
+  private readonly sockets = new Map<string, WebSocket>();
 
   private askFor(call: ServedRequest<HostRequestType>): Promise<Reply> {
     return this.ask(toHost(call));
@@ -143,10 +175,11 @@ export class Lobby extends ClientSockets {
     return replyOk(id, { ...(reply.result as object), chats: await this.visible(identity, hostId, chats) });
   }
 
-  private async create(call: LobbyCall<'chat.create'>): Promise<string> {
+  /** A new chat (`chat.create`, or a terminal session continued as one): indexed at once for lists. */
+  private async create(call: LobbyCall<'chat.create' | 'session.resume'>): Promise<string> {
     const reply = await this.askFor(call);
     if (reply.ok) {
-      const info = AGENT_REQUEST_SCHEMAS['chat.create'].result.safeParse(reply.result);
+      const info = AGENT_REQUEST_SCHEMAS[call.type].result.safeParse(reply.result);
       if (info.success) await this.index(call.hostId, [info.data]);
     }
     return relabel(reply, call.id);
@@ -216,6 +249,7 @@ export class Lobby extends ClientSockets {
     for (const { event, text, chatId } of pushes) {
       const needed = roleToHear(event);
       for (const [ws, view] of open) {
+        if (event === APPROVALS_EVENT && (ws.deserializeAttachment() as { approvals?: boolean }).approvals === false) continue;
         const role = chatId !== undefined ? roleIn(view, chatId) : event === 'host.presence' && reachesHost(view) ? 'viewer' : roleIn(view);
         if (!role || !roleAllows(role, needed)) continue;
         send(ws, text);

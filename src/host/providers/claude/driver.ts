@@ -6,6 +6,7 @@
 // says about it, up to and including its `result`, goes nowhere — counted, not timed, so a result
 // already on its way when the interrupt left cannot end the next turn. When the process exits mid-turn the turn fails with its
 // stderr tail; the next turn starts a new process that resumes the conversation by its session id.
+import { HOOKS_OFF_VARIABLE } from '../../terminal/claude-hooks.ts';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -60,6 +61,8 @@ function effortChoices(model: string): string[] {
 /** The child's environment: the host's, the configured variables, then the account (its folder is `CLAUDE_CONFIG_DIR`). */
 export function claudeEnv(context: Pick<ProviderChatContext, 'accountHome' | 'accountEnv'>, launch: ClaudeLaunch): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, DISABLE_AUTOUPDATER: '1', ...launch.env, ...context.accountEnv };
+  // A chat's CLI reports through its own protocol: the host's terminal hooks (in the same config folder) stay out of it.
+  env[HOOKS_OFF_VARIABLE] = '1';
   if (context.accountHome) env.CLAUDE_CONFIG_DIR = context.accountHome;
   if (env.CLAUDE_CONFIG_DIR) env.CLAUDE_CONFIG_DIR = expandHome(env.CLAUDE_CONFIG_DIR);
   return env;

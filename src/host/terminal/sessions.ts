@@ -1,0 +1,427 @@
+// The sessions people run in their own terminal, as the host learns of them through the CLI's hooks
+// (hook-channel.ts) and reads them from the CLI's transcript (claude-transcript.ts): their status
+// (`running`, `needs-you`, `idle`, `exited`), folder, title and items, published to every client as
+// `session.status`, `session.items` and `session.approvals`; and the permissions they wait on,
+// answered from either side.
+//
+// A session is named by the CLI's own session id (the contracts' SessionId is any nonempty string;
+// this one is also what a chat resumes). What a hook says is the person's own CLI talking, but over a
+// local socket anything of the person's could write, so its values are checked: the session id must
+// be a CLI session id, and the transcript the host will read and publish must be a `.jsonl` named
+// after the session under the `projects` folder of a config folder the host installed its hooks in.
+//
+// Approvals: the PermissionRequest hook blocks while the CLI shows its own prompt. Whoever answers
+// first wins: a client's answer goes back as the hook's decision; an answer in the terminal shows as
+// the tool's result in the transcript (or a PostToolUse, a Stop, the hook going away), and settles
+// the client's card; an answer after that gets `accepted: false`.
+//
+// What survives a restart: the list of sessions (`terminal-sessions.json`), each `live: false` until
+// a hook of it is heard again, and resumable as a chat.
+import { existsSync, readFileSync, realpathSync, watch, type FSWatcher } from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { ProtocolError } from '../../contracts/errors.ts';
+import {
+  AgentSessionIdSchema, TerminalSessionSchema,
+  type AgentStatus, type ApprovalAnswerPayload, type ApprovalAnswerResult, type ApprovalChoice, type ApprovalRequest,
+  type ChatItem, type SessionListResult, type TerminalSession,
+} from '../../contracts/index.ts';
+import { replaceFile } from '../disk.ts';
+import { titleFromAgent, titleFromMessage } from '../chats/title.ts';
+import { APPROVAL_WAIT_MS, type HookTarget } from './claude-hooks.ts';
+import { HookChannel, type HookCall } from './hook-channel.ts';
+import { TranscriptTail } from './claude-transcript.ts';
+
+export interface TerminalLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface TerminalSessionsOptions {
+  dataDir: string;
+  /** The config folders the host's hooks may be installed in (the transcripts it may read live under them). */
+  targets: () => readonly HookTarget[];
+  broadcast(event: string, payload: unknown): void;
+  log: TerminalLog;
+  /** How long an approval waits for a client (ms); default APPROVAL_WAIT_MS. */
+  approvalWaitMs?: number;
+}
+
+/** What Claude Code 2.1.197 hands every hook (the fields the host uses; the rest is ignored). */
+const ClaudeHookSchema = z.object({
+  hook_event_name: z.string().min(1).max(64),
+  session_id: AgentSessionIdSchema,
+  transcript_path: z.string().min(1).max(4096),
+  cwd: z.string().min(1).max(4096),
+  prompt: z.string().optional(),
+  tool_name: z.string().min(1).max(256).optional(),
+  tool_input: z.unknown().optional(),
+  tool_use_id: z.string().min(1).max(256).optional(),
+  permission_suggestions: z.array(z.record(z.string(), z.unknown())).max(32).optional(),
+  notification_type: z.string().max(64).optional(),
+});
+type ClaudeHook = z.output<typeof ClaudeHookSchema>;
+
+const StoredSchema = z.object({ sessions: z.array(TerminalSessionSchema) });
+
+/** A summary of what a tool call will do, for the approval card (plain text, cut). */
+const SUMMARY_MAX = 500;
+/** Settled approval ids remembered, to answer a late answer `accepted: false` rather than not-found. */
+const SETTLED_KEPT = 1000;
+
+interface Known {
+  session: TerminalSession & { agent: NonNullable<TerminalSession['agent']> };
+  /** The status the hooks last said, before pending approvals make it `needs-you`. */
+  base: AgentStatus;
+  tail: TranscriptTail | null;
+  watcher: FSWatcher | null;
+  /** Tool calls announced by PreToolUse, by tool and input, so a PermissionRequest (which names no id) finds its own. */
+  toolUses: Map<string, string[]>;
+  titled: boolean;
+}
+
+interface Pending {
+  request: ApprovalRequest;
+  toolUseId: string | null;
+  suggestions: Record<string, unknown>[];
+  answer(output: object | null): void;
+  timer: NodeJS.Timeout;
+}
+
+export class TerminalSessions {
+  private readonly options: TerminalSessionsOptions;
+  private readonly known = new Map<string, Known>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly settled = new Set<string>();
+  private readonly file: string;
+  private channel: HookChannel | null = null;
+  private writing: Promise<unknown> = Promise.resolve();
+
+  constructor(options: TerminalSessionsOptions) {
+    this.options = options;
+    this.file = path.join(options.dataDir, 'terminal-sessions.json');
+    this.load();
+  }
+
+  /** Sessions a previous process knew: resumable only, until one of their hooks is heard again. */
+  private load(): void {
+    if (!existsSync(this.file)) return;
+    try {
+      const stored = StoredSchema.parse(JSON.parse(readFileSync(this.file, 'utf8')));
+      for (const session of stored.sessions) {
+        if (!session.agent) continue;
+        const agent = { ...session.agent, live: false };
+        this.known.set(session.sessionId, {
+          session: { ...session, agent }, base: agent.status, tail: null, watcher: null, toolUses: new Map(), titled: agent.suggestedTitle !== undefined,
+        });
+      }
+    } catch (error) {
+      this.options.log.warn(`terminal sessions: ${this.file} not readable, starting empty (${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
+
+  /** Opens the hooks' socket. */
+  async start(): Promise<void> {
+    this.channel = await HookChannel.open(this.options.dataDir, (call) => this.handle(call), (message) => this.options.log.warn(message));
+  }
+
+  async close(): Promise<void> {
+    for (const pending of this.pending.values()) {
+      clearTimeout(pending.timer);
+      pending.answer(null);
+    }
+    this.pending.clear();
+    for (const known of this.known.values()) known.watcher?.close();
+    await this.channel?.close();
+    this.channel = null;
+    await this.save();
+  }
+
+  // ---- what clients ask ----
+
+  list(): SessionListResult {
+    return { sessions: [...this.known.values()].map((k) => k.session), approvals: [...this.pending.values()].map((p) => p.request) };
+  }
+
+  async history(sessionId: string, limit = 200): Promise<ChatItem[]> {
+    const known = this.get(sessionId);
+    const tail = this.tailOf(known);
+    if (tail) await tail.read();
+    const items = tail ? [...tail.transcript.items.values()] : [];
+    return items.slice(Math.max(0, items.length - limit));
+  }
+
+  /** A client's answer. First answer wins: after the terminal's (or another client's, or the expiry) it is `accepted: false`. */
+  answer(payload: ApprovalAnswerPayload): ApprovalAnswerResult {
+    const pending = this.pending.get(payload.requestId);
+    if (!pending || pending.request.sessionId !== payload.sessionId) {
+      if (this.settled.has(payload.requestId)) return { accepted: false };
+      throw new ProtocolError('request-not-found', `No approval ${payload.requestId} in session ${payload.sessionId}`);
+    }
+    const choice = pending.request.choices.find((c) => c.id === payload.choiceId);
+    if (!choice) throw new ProtocolError('bad-request', `Approval ${payload.requestId} offers no choice ${payload.choiceId}`);
+    const decision = choice.kind === 'deny'
+      ? { behavior: 'deny', message: 'Denied from Tether.' }
+      : choice.kind === 'remember' ? { behavior: 'allow', updatedPermissions: pending.suggestions } : { behavior: 'allow' };
+    pending.answer({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision } });
+    this.settle(payload.requestId, `answered from a client (${choice.kind})`);
+    return { accepted: true };
+  }
+
+  /**
+   * What a chat needs to take the session over: only once the terminal let go of it (the CLI ended,
+   * or the host restarted since and has not heard of it again), so two CLIs never write one session.
+   */
+  async handover(sessionId: string): Promise<{ kind: 'claude'; cwd: string; agentSessionId: string; items: ChatItem[] }> {
+    const known = this.get(sessionId);
+    const { agent } = known.session;
+    if (agent.live && agent.status !== 'exited') {
+      throw new ProtocolError('chat-busy', 'The terminal still runs this session: end it there (/exit) first, then continue it here');
+    }
+    const items = await this.history(sessionId, 1000);
+    return { kind: 'claude', cwd: known.session.cwd, agentSessionId: agent.agentSessionId, items };
+  }
+
+  private get(sessionId: string): Known {
+    const known = this.known.get(sessionId);
+    if (!known) throw new ProtocolError('session-not-found', `No terminal session ${sessionId}`);
+    return known;
+  }
+
+  // ---- what the hooks say ----
+
+  private handle(call: HookCall): void {
+    const parsed = ClaudeHookSchema.safeParse(call.event);
+    if (!parsed.success) {
+      this.options.log.warn(`terminal hook refused: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`);
+      return call.answer(null);
+    }
+    const hook = parsed.data;
+    const transcript = this.admitTranscript(hook);
+    if (transcript === null) {
+      this.options.log.warn(`terminal hook refused: transcript ${JSON.stringify(hook.transcript_path)} is not a transcript of a config folder with the host's hooks`);
+      return call.answer(null);
+    }
+    const known = this.touch(hook, transcript);
+    switch (hook.hook_event_name) {
+      case 'SessionStart':
+        known.base = 'idle';
+        break;
+      case 'UserPromptSubmit':
+        known.base = 'running';
+        this.settleSession(known, 'the terminal took a new prompt');
+        if (!known.titled && hook.prompt) {
+          const title = titleFromMessage(hook.prompt);
+          if (title) known.session.agent.suggestedTitle = title;
+        }
+        break;
+      case 'PreToolUse':
+        known.base = 'running';
+        if (hook.tool_use_id && hook.tool_name) {
+          const key = toolKey(hook.tool_name, hook.tool_input);
+          known.toolUses.set(key, [...(known.toolUses.get(key) ?? []), hook.tool_use_id]);
+        }
+        break;
+      case 'PermissionRequest':
+        return this.ask(known, hook, call);
+      case 'PostToolUse':
+      case 'PostToolUseFailure':
+        known.base = 'running';
+        if (hook.tool_use_id) this.settleTool(known, hook.tool_use_id);
+        break;
+      case 'Notification':
+        if (hook.notification_type === 'idle_prompt') known.base = 'idle';
+        break;
+      case 'Stop':
+        known.base = 'idle';
+        this.settleSession(known, 'the turn ended');
+        break;
+      case 'SessionEnd':
+        known.base = 'exited';
+        this.settleSession(known, 'the session ended');
+        known.watcher?.close();
+        known.watcher = null;
+        break;
+      default:
+        break;
+    }
+    call.answer(null);
+    this.changed(known);
+    void this.follow(known);
+  }
+
+  /** The transcript path when it is one the host may read: `<config>/projects/<folder>/<session id>.jsonl`, symlinks resolved. */
+  private admitTranscript(hook: ClaudeHook): string | null {
+    const file = path.resolve(hook.transcript_path);
+    if (path.basename(file) !== `${hook.session_id}.jsonl`) return null;
+    const real = realOrSelf(file);
+    for (const target of this.options.targets()) {
+      const projects = path.join(realOrSelf(target.configDir), 'projects') + path.sep;
+      if (real.startsWith(projects) && path.relative(projects, real).split(path.sep).length === 2) return real;
+    }
+    return null;
+  }
+
+  private touch(hook: ClaudeHook, transcript: string): Known {
+    let known = this.known.get(hook.session_id);
+    const now = Date.now();
+    if (!known || known.session.agent.transcriptPath !== transcript) {
+      known?.watcher?.close();
+      const previous = known;
+      known = {
+        session: {
+          sessionId: hook.session_id,
+          cwd: hook.cwd,
+          agent: { kind: 'claude', agentSessionId: hook.session_id, transcriptPath: transcript, status: 'idle', live: true, updatedAt: now,
+            ...(previous?.session.agent.suggestedTitle ? { suggestedTitle: previous.session.agent.suggestedTitle } : {}) },
+        },
+        base: 'idle', tail: null, watcher: null, toolUses: new Map(), titled: previous?.titled ?? false,
+      };
+      this.known.set(hook.session_id, known);
+      this.options.log.info(`terminal session ${hook.session_id} (claude) in ${hook.cwd}`);
+    }
+    known.session.cwd = hook.cwd;
+    known.session.agent.live = true;
+    known.session.agent.updatedAt = now;
+    return known;
+  }
+
+  private ask(known: Known, hook: ClaudeHook, call: HookCall): void {
+    const toolName = hook.tool_name ?? 'tool';
+    const key = toolKey(toolName, hook.tool_input);
+    const ids = known.toolUses.get(key);
+    const toolUseId = ids?.shift() ?? null;
+    if (ids && ids.length === 0) known.toolUses.delete(key);
+    const requestId = toolUseId && !this.pending.has(toolUseId) && !this.settled.has(toolUseId) ? toolUseId : randomUUID();
+    const suggestions = hook.permission_suggestions ?? [];
+    const choices: ApprovalChoice[] = [
+      { id: 'allow', kind: 'allow', label: 'Allow once' },
+      ...(suggestions.length > 0 ? [{ id: 'remember', kind: 'remember' as const, label: 'Allow and remember' }] : []),
+      { id: 'deny', kind: 'deny', label: 'Deny' },
+    ];
+    const createdAt = Date.now();
+    const wait = this.options.approvalWaitMs ?? APPROVAL_WAIT_MS;
+    const request: ApprovalRequest = {
+      requestId, sessionId: known.session.sessionId, toolName, summary: summaryOf(toolName, hook.tool_input), choices, createdAt, expiresAt: createdAt + wait,
+    };
+    const timer = setTimeout(() => {
+      // Past its expiry the card goes; the CLI's own prompt stays for the person at the terminal.
+      this.pending.get(requestId)?.answer(null);
+      this.settle(requestId, 'expired');
+    }, wait);
+    timer.unref();
+    this.pending.set(requestId, { request, toolUseId, suggestions, answer: (output) => call.answer(output), timer });
+    call.onGone(() => this.settle(requestId, 'the hook went away'));
+    this.changed(known);
+    this.sendApprovals(known.session.sessionId);
+    void this.follow(known);
+  }
+
+  private settle(requestId: string, why: string): void {
+    const pending = this.pending.get(requestId);
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    pending.answer(null);
+    this.pending.delete(requestId);
+    this.settled.add(requestId);
+    if (this.settled.size > SETTLED_KEPT) this.settled.delete(this.settled.values().next().value!);
+    this.options.log.info(`terminal approval ${requestId} settled: ${why}`);
+    const known = this.known.get(pending.request.sessionId);
+    this.sendApprovals(pending.request.sessionId);
+    if (known) this.changed(known);
+  }
+
+  private settleTool(known: Known, toolUseId: string): void {
+    for (const [id, pending] of this.pending) {
+      if (pending.request.sessionId === known.session.sessionId && pending.toolUseId === toolUseId) this.settle(id, 'the tool call went on in the terminal');
+    }
+  }
+
+  private settleSession(known: Known, why: string): void {
+    for (const [id, pending] of this.pending) if (pending.request.sessionId === known.session.sessionId) this.settle(id, why);
+  }
+
+  private sendApprovals(sessionId: string): void {
+    const approvals = [...this.pending.values()].filter((p) => p.request.sessionId === sessionId).map((p) => p.request);
+    this.options.broadcast('session.approvals', { sessionId, approvals });
+  }
+
+  /** Publishes the session's status (pending approvals make it `needs-you`) and keeps the list on disk. */
+  private changed(known: Known): void {
+    const waiting = [...this.pending.values()].some((p) => p.request.sessionId === known.session.sessionId);
+    known.session.agent.status = waiting && known.base !== 'exited' ? 'needs-you' : known.base;
+    this.options.broadcast('session.status', known.session);
+    void this.save();
+  }
+
+  private save(): Promise<void> {
+    const text = JSON.stringify({ sessions: [...this.known.values()].map((k) => k.session) });
+    const next = this.writing.then(() => replaceFile(this.file, text));
+    this.writing = next.catch((error) => this.options.log.warn(`terminal sessions not written: ${error instanceof Error ? error.message : String(error)}`));
+    return this.writing as Promise<void>;
+  }
+
+  // ---- the transcript ----
+
+  private tailOf(known: Known): TranscriptTail | null {
+    const file = known.session.agent.transcriptPath;
+    if (!file) return null;
+    known.tail ??= new TranscriptTail(file);
+    return known.tail;
+  }
+
+  /** Reads what the transcript added, and watches it for more while the CLI runs. */
+  private async follow(known: Known): Promise<void> {
+    const tail = this.tailOf(known);
+    if (!tail) return;
+    const file = known.session.agent.transcriptPath!;
+    if (!known.watcher && known.base !== 'exited' && existsSync(file)) {
+      try {
+        known.watcher = watch(file, () => void this.follow(known));
+        known.watcher.on('error', () => { known.watcher?.close(); known.watcher = null; });
+      } catch {
+        known.watcher = null;
+      }
+    }
+    const change = await tail.read().catch(() => null);
+    if (!change) return;
+    for (const toolUseId of change.settledToolUseIds) this.settleTool(known, toolUseId);
+    if (change.title) {
+      const title = titleFromAgent(change.title);
+      if (title) {
+        known.titled = true;
+        known.session.agent.suggestedTitle = title;
+        this.changed(known);
+      }
+    }
+    if (change.items.length > 0) this.options.broadcast('session.items', { sessionId: known.session.sessionId, items: change.items });
+  }
+}
+
+function realOrSelf(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    // Not written yet: its folder must be real and inside, then.
+    try {
+      return path.join(realpathSync(path.dirname(file)), path.basename(file));
+    } catch {
+      return file;
+    }
+  }
+}
+
+function toolKey(toolName: string, input: unknown): string {
+  return `${toolName}\0${JSON.stringify(input ?? null)}`;
+}
+
+/** What the card says the tool will do: the command, the file, else the input as JSON; cut. */
+function summaryOf(toolName: string, input: unknown): string {
+  const fields = typeof input === 'object' && input !== null ? input as Record<string, unknown> : {};
+  const text = typeof fields.command === 'string' ? fields.command
+    : typeof fields.file_path === 'string' ? fields.file_path
+      : typeof fields.url === 'string' ? fields.url : JSON.stringify(input ?? {});
+  const line = `${toolName}: ${text}`;
+  return line.length > SUMMARY_MAX ? `${line.slice(0, SUMMARY_MAX - 1)}…` : line;
+}

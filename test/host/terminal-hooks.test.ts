@@ -1,0 +1,184 @@
+// The host's hooks in Claude Code's settings.json: added beside the person's own, taken out without a
+// trace; and the local socket the hook client talks to, which refuses whatever is not the person's
+// CLI speaking. The hook client here is the real one (src/host/terminal/hook-client.ts, as Claude
+// Code runs it), fed the JSON Claude Code 2.1.197 writes on a hook's stdin.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  CLAUDE_HOOK_EVENTS, HOOK_MARK, hookCommand, hooksState, installHooks, removeHooks, type HookTarget,
+} from '../../src/host/terminal/claude-hooks.ts';
+import { hookSecretPath, hookSocketPath } from '../../src/host/terminal/hook-channel.ts';
+import { TerminalSessions } from '../../src/host/terminal/sessions.ts';
+
+const HOOK_CLIENT = path.resolve(import.meta.dirname, '../../src/host/terminal/hook-client.ts');
+
+function folders(): { dataDir: string; target: HookTarget; file: string } {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'tether-hooks-data-'));
+  const configDir = mkdtempSync(path.join(tmpdir(), 'tether-hooks-claude-'));
+  return { dataDir, target: { kind: 'claude', configDir }, file: path.join(configDir, 'settings.json') };
+}
+
+// The person's own file, in their own formatting: 4-space indent, their key order, their hooks.
+const THEIRS = `{
+    "model": "sonnet",
+    "hooks": {
+        "PreToolUse": [
+            { "matcher": "Bash", "hooks": [ { "type": "command", "command": "~/bin/audit-bash" } ] }
+        ],
+        "UserPromptSubmit": []
+    },
+    "permissions": { "allow": ["Bash(ls:*)"] }
+}
+`;
+
+describe('tether host hooks install / remove', () => {
+  it('adds one group of the host per event beside the person\'s own, and removing gives back the file byte for byte', () => {
+    const { dataDir, target, file } = folders();
+    writeFileSync(file, THEIRS, { mode: 0o640 });
+    expect(hooksState(dataDir, target).installed).toBe(false);
+    expect(installHooks(dataDir, target).installed).toBe(true);
+    // Installing again changes nothing: still one group of ours per event.
+    installHooks(dataDir, target);
+    const settings = JSON.parse(readFileSync(file, 'utf8'));
+    expect(settings.model).toBe('sonnet');
+    expect(settings.permissions).toEqual({ allow: ['Bash(ls:*)'] });
+    expect(settings.hooks.PreToolUse[0]).toEqual({ matcher: 'Bash', hooks: [{ type: 'command', command: '~/bin/audit-bash' }] });
+    for (const [event, timeout] of Object.entries(CLAUDE_HOOK_EVENTS)) {
+      const ours = settings.hooks[event].filter((g: { hooks: { command: string }[] }) => g.hooks[0].command.endsWith(HOOK_MARK));
+      expect(ours, event).toEqual([{ matcher: '*', hooks: [{ type: 'command', command: hookCommand(dataDir), timeout }] }]);
+    }
+    expect(statSync(file).mode & 0o777).toBe(0o640);
+    expect(removeHooks(dataDir, target).installed).toBe(false);
+    expect(readFileSync(file, 'utf8')).toBe(THEIRS);
+  });
+
+  it('a file it made goes again on remove', () => {
+    const { dataDir, target, file } = folders();
+    installHooks(dataDir, target);
+    expect(existsSync(file)).toBe(true);
+    removeHooks(dataDir, target);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('keeps what the person changed after the install, and takes out only the host\'s groups', () => {
+    const { dataDir, target, file } = folders();
+    writeFileSync(file, THEIRS);
+    installHooks(dataDir, target);
+    const edited = JSON.parse(readFileSync(file, 'utf8'));
+    edited.theme = 'light';
+    edited.hooks.Stop.unshift({ matcher: '', hooks: [{ type: 'command', command: 'say done' }] });
+    writeFileSync(file, JSON.stringify(edited));
+    removeHooks(dataDir, target);
+    const after = JSON.parse(readFileSync(file, 'utf8'));
+    expect(after).toEqual({ ...JSON.parse(THEIRS), theme: 'light', hooks: { ...JSON.parse(THEIRS).hooks, Stop: [{ matcher: '', hooks: [{ type: 'command', command: 'say done' }] }] } });
+  });
+
+  it('refuses a settings file that is not JSON and leaves it as it is', () => {
+    const { dataDir, target, file } = folders();
+    writeFileSync(file, '{ "hooks": // a comment\n }');
+    expect(() => installHooks(dataDir, target)).toThrow(/is not JSON.*left as it is/);
+    expect(readFileSync(file, 'utf8')).toBe('{ "hooks": // a comment\n }');
+  });
+});
+
+describe('the hooks\' local socket', () => {
+  let sessions: TerminalSessions | null = null;
+  afterEach(async () => {
+    await sessions?.close();
+    sessions = null;
+  });
+
+  async function open() {
+    const { dataDir, target } = folders();
+    const events: { event: string; payload: any }[] = [];
+    const warnings: string[] = [];
+    sessions = new TerminalSessions({
+      dataDir, targets: () => [target], broadcast: (event, payload) => events.push({ event, payload }),
+      log: { info: () => undefined, warn: (m) => warnings.push(m) },
+    });
+    await sessions.start();
+    const projects = path.join(target.configDir, 'projects', '-work');
+    mkdirSync(projects, { recursive: true });
+    return { dataDir, target, events, warnings, projects };
+  }
+
+  /** Runs the real hook client with `input` on stdin, as Claude Code does; answers what it printed and its exit code. */
+  function hook(dataDir: string, input: unknown, extraEnv: Record<string, string> = {}): Promise<{ out: string; code: number | null }> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, [HOOK_CLIENT, 'claude', dataDir, HOOK_MARK], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...extraEnv } });
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+      child.on('exit', (code) => resolve({ out, code }));
+      child.stdin.end(typeof input === 'string' ? input : JSON.stringify(input));
+    });
+  }
+
+  function raw(dataDir: string, line: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(hookSocketPath(dataDir));
+      let got = '';
+      socket.on('data', (b) => { got += b.toString(); });
+      socket.on('close', () => resolve(got));
+      socket.on('error', reject);
+      socket.write(line);
+    });
+  }
+
+  const start = (projects: string, id: string) => ({
+    session_id: id, transcript_path: path.join(projects, `${id}.jsonl`), cwd: '/work', hook_event_name: 'SessionStart', source: 'startup',
+  });
+
+  it('keeps its socket and secret to the person (0600), and publishes a session the CLI announced', async () => {
+    const { dataDir, events, projects } = await open();
+    expect(statSync(hookSocketPath(dataDir)).mode & 0o777).toBe(0o600);
+    expect(statSync(hookSecretPath(dataDir)).mode & 0o777).toBe(0o600);
+    expect(await hook(dataDir, start(projects, 'aaaa-1'))).toEqual({ out: '', code: 0 });
+    expect(events.find((e) => e.event === 'session.status')?.payload).toMatchObject({
+      sessionId: 'aaaa-1', cwd: '/work', agent: { kind: 'claude', status: 'idle', live: true, transcriptPath: path.join(projects, 'aaaa-1.jsonl') },
+    });
+  });
+
+  it('refuses a wrong secret, a line that is not the shape, and one too long, with a clear error', async () => {
+    const { dataDir, events } = await open();
+    const event = { hook_event_name: 'SessionStart' };
+    expect(JSON.parse(await raw(dataDir, `${JSON.stringify({ secret: 'not-it', cli: 'claude', event })}\n`))).toEqual({ error: { code: 'bad-request', message: 'wrong secret' } });
+    const secret = readFileSync(hookSecretPath(dataDir), 'utf8');
+    expect(JSON.parse(await raw(dataDir, `${JSON.stringify({ secret, cli: 'sh', event })}\n`)).error.message).toBe('hook line has the wrong shape');
+    expect(JSON.parse(await raw(dataDir, 'not json\n')).error.message).toBe('hook line is not JSON');
+    expect(JSON.parse(await raw(dataDir, 'x'.repeat((1 << 20) + 10))).error.message).toBe('hook line too long');
+    expect(events).toEqual([]);
+  });
+
+  it('never reads a transcript outside the projects of a config folder with its hooks, nor takes a session id that is not one', async () => {
+    const { dataDir, events, warnings, projects } = await open();
+    const elsewhere = mkdtempSync(path.join(tmpdir(), 'tether-not-projects-'));
+    for (const input of [
+      { ...start(projects, 'bbbb-1'), transcript_path: path.join(elsewhere, 'bbbb-1.jsonl') },
+      { ...start(projects, 'bbbb-2'), transcript_path: path.join(projects, '..', '..', 'bbbb-2.jsonl') },
+      { ...start(projects, 'bbbb-3'), transcript_path: path.join(projects, 'other.jsonl') },
+      { ...start(projects, 'x'), session_id: '--resume=/etc', transcript_path: path.join(projects, '--resume=-etc.jsonl') },
+      'not json at all',
+    ]) {
+      expect(await hook(dataDir, input)).toEqual({ out: '', code: 0 });
+    }
+    expect(events).toEqual([]);
+    expect(warnings.filter((w) => w.startsWith('terminal hook refused'))).toHaveLength(4);
+  });
+
+  it('stays out of a CLI the host runs as a chat', async () => {
+    const { dataDir, events, projects } = await open();
+    expect(await hook(dataDir, start(projects, 'cccc-1'), { TETHER_HOOKS_OFF: '1' })).toEqual({ out: '', code: 0 });
+    expect(events).toEqual([]);
+  });
+
+  it('lets the CLI go on unhindered when no host runs', async () => {
+    const { dataDir, projects } = await open();
+    await sessions!.close();
+    sessions = null;
+    expect(await hook(dataDir, { ...start(projects, 'dddd-1'), hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: {} })).toEqual({ out: '', code: 0 });
+  });
+});
