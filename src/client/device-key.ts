@@ -48,15 +48,27 @@ export async function signRequest(
 /**
  * What a client's sockets sign with (RelaySocket's `signer`): every request the registry says acts on
  * the machine, signed for `hostId`; an approval or answer also names the request it settles as this
- * client shows it (`shown`, e.g. `settledAmong` over the thread). Anything else goes unsigned.
+ * client shows it (`shown`, e.g. `settledAmong` over the thread). Anything else goes unsigned, and is
+ * known to at once (`signs`), without touching the key.
+ *
+ * `key` may still be loading (a browser reads it from IndexedDB): a signed request waits for it, and
+ * goes unsigned when there is none (null: this browser has no Ed25519; a host that requires signatures
+ * then refuses it with signature-required, which is the truth).
  */
 export function requestSigner(
-  key: DeviceKey, hostId: string, shown?: (frame: { type: string; payload: unknown }) => SettledRequest | null,
+  key: DeviceKey | PromiseLike<DeviceKey | null>, hostId: string, shown?: (frame: { type: string; payload: unknown }) => SettledRequest | null,
 ): RequestSigner {
-  return async (frame) => {
-    if (!isRequestType(frame.type) || !REQUEST_RULES[frame.type].actsOnMachine) return undefined;
-    const settled = REQUEST_RULES[frame.type].settles ? shown?.(frame) ?? null : null;
-    return signRequest(key, frame, { hostId, ...(settled ? { settles: await settledRequestDigest(settled) } : {}) });
+  const signs = (type: string) => isRequestType(type) && REQUEST_RULES[type].actsOnMachine;
+  return {
+    signs,
+    async sign(frame) {
+      if (!signs(frame.type)) return undefined;
+      // The settled request as shown NOW, before any await: the thread may move on meanwhile.
+      const settled = REQUEST_RULES[frame.type as keyof typeof REQUEST_RULES].settles ? shown?.(frame) ?? null : null;
+      const held = await key;
+      if (!held) return undefined;
+      return signRequest(held, frame, { hostId, ...(settled ? { settles: await settledRequestDigest(settled) } : {}) });
+    },
   };
 }
 

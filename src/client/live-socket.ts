@@ -28,9 +28,11 @@ export interface LiveSocketOptions {
   heartbeat?: { intervalMs: number; silenceMs: number };
   /**
    * This device's key: requests that act on the machine are signed with it (device-key.ts). Without
-   * one every request goes unsigned, as before; a host that requires signatures refuses those.
+   * one every request goes unsigned, as before; a host that requires signatures refuses those. A
+   * promise (a browser's key loading from IndexedDB) is waited for by the first signed request only;
+   * frames keep the order they were asked in either way.
    */
-  deviceKey?: DeviceKey;
+  deviceKey?: DeviceKey | PromiseLike<DeviceKey | null>;
 }
 
 /** The close codes after which the relay will not take this socket back. */

@@ -9,10 +9,15 @@ import {
 } from '../contracts/index.ts';
 
 /**
- * Signs a request before it goes (device-key.ts `requestSigner`): answers the signature to send beside
- * the frame, or undefined for a request that goes unsigned (one that does not act on the machine).
+ * Signs requests before they go (device-key.ts `requestSigner`). `signs` says at once, without any
+ * work, whether a type is signed (only what acts on the machine is), so a read is sent as it is;
+ * `sign` answers the signature to send beside the frame (undefined: this one goes unsigned after all,
+ * e.g. no key could be had).
  */
-export type RequestSigner = (frame: { id: string; type: string; payload: unknown }) => Promise<RequestSignature | undefined>;
+export interface RequestSigner {
+  signs(type: string): boolean;
+  sign(frame: { id: string; type: string; payload: unknown }): Promise<RequestSignature | undefined>;
+}
 
 export interface RelaySocketOptions {
   /** How long a request may wait for its reply before it fails with `host-timeout`. */
@@ -50,6 +55,12 @@ export class RelaySocket implements FramePort {
   private readonly options: Required<Omit<RelaySocketOptions, 'signer'>> & Pick<RelaySocketOptions, 'signer'>;
   private closedWith: { code: number; reason: string } | null = null;
   private heardAt = Date.now();
+  /**
+   * The frames asked for but not yet sent, in the order asked: signing is asynchronous (WebCrypto,
+   * a key still loading from IndexedDB), and a request asked after a signed one must not overtake it
+   * (a send, then its stop). Empty almost always, so a read goes out at once.
+   */
+  private readonly outgoing: Array<{ frame: Request | ServerFrame; signing: Promise<RequestSignature | undefined> | null; sent: () => void; failed: (error: Error) => void }> = [];
 
   constructor(url: string, token: string, options: RelaySocketOptions = {}) {
     this.options = { timeoutMs: options.timeoutMs ?? 30_000, newId: options.newId ?? (() => crypto.randomUUID()), signer: options.signer };
@@ -83,9 +94,15 @@ export class RelaySocket implements FramePort {
     return this.closedWith;
   }
 
+  /** Sends a frame as it is (never signed), after any request still waiting for its signature. */
   send(frame: Request | ServerFrame): void {
     if (!this.ws) throw new ProtocolError('host-offline', 'The socket is not open yet (await opened)');
-    this.ws.send(JSON.stringify(frame));
+    if (this.outgoing.length === 0) return this.write(frame);
+    this.outgoing.push({ frame, signing: null, sent: () => undefined, failed: () => undefined });
+  }
+
+  private write(frame: Request | ServerFrame): void {
+    this.ws!.send(JSON.stringify(frame));
   }
 
   onFrame(listener: (frame: unknown) => void): () => void {
@@ -104,19 +121,61 @@ export class RelaySocket implements FramePort {
     type: T, payload: RequestPayload<T>, id = this.options.newId(), timeoutMs = this.options.timeoutMs,
   ): Promise<RequestResult<T>> {
     await this.opened;
-    // Signed before it goes, beside the frame (never inside the payload); a retry under the same id is
-    // signed again (a fresh time): the host's journal answers it once.
-    const signature = this.options.signer ? await this.options.signer({ id, type, payload }) : undefined;
     // A closed socket drops what it is given without a word: the request would only wait out its timeout.
     if (this.closedWith) throw new SocketClosedError('The connection to the relay is closed');
-    return new Promise((resolve, reject) => {
+    const answered = new Promise<RequestResult<T>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new ProtocolError('host-timeout', `${type} got no answer within ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, timer });
-      this.send(signature ? { id, type, payload, signature } as Request : { id, type, payload });
     });
+    // A close rejects the answer and the sending alike: the sending's error is the one thrown.
+    answered.catch(() => undefined);
+    await this.enqueue({ id, type, payload } as Request).catch((error: Error) => {
+      const waiter = this.pending.get(id);
+      if (waiter) {
+        clearTimeout(waiter.timer);
+        this.pending.delete(id);
+      }
+      throw error;
+    });
+    return answered;
+  }
+
+  /**
+   * Sends `frame` after every frame asked before it, signed when the signer says so (beside the frame,
+   * never inside the payload; a retry under the same id is signed again, with a fresh time: the host's
+   * journal answers it once). Answers once it went.
+   */
+  private enqueue(frame: Request): Promise<void> {
+    const signer = this.options.signer;
+    const signing = signer?.signs(frame.type) ? signer.sign({ id: frame.id, type: frame.type, payload: frame.payload }) : null;
+    signing?.catch(() => undefined); // awaited in turn by flush(); a failure then fails this request
+    if (!signing && this.outgoing.length === 0) {
+      this.write(frame);
+      return Promise.resolve();
+    }
+    return new Promise<void>((sent, failed) => {
+      this.outgoing.push({ frame, signing, sent, failed });
+      if (this.outgoing.length === 1) void this.flush();
+    });
+  }
+
+  /** Sends the queued frames in order, each once its signature is made. */
+  private async flush(): Promise<void> {
+    while (this.outgoing.length > 0) {
+      const next = this.outgoing[0]!;
+      try {
+        const signature = next.signing ? await next.signing : undefined;
+        if (this.closedWith) throw new SocketClosedError('The connection to the relay closed');
+        this.write(signature ? { ...next.frame, signature } as unknown as Request : next.frame);
+        next.sent();
+      } catch (error) {
+        next.failed(error instanceof Error ? error : new Error(String(error)));
+      }
+      this.outgoing.shift();
+    }
   }
 
   close(): void {

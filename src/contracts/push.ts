@@ -2,6 +2,7 @@
 // the SDK's push helper and the service worker all read these shapes; none re-declares them.
 import { z } from 'zod';
 import { ChatApproveDecisionSchema } from './chat.ts';
+import { RequestSignatureSchema } from './signing.ts';
 
 const base64url = (bytes: number, what: string) => z.string()
   .regex(/^[A-Za-z0-9_-]+={0,2}$/, `${what} must be base64url`)
@@ -95,14 +96,39 @@ export const PushPayloadSchema = z.object({
     allowAlwaysLabel: z.string().optional(),
     token: z.string(),
     expiresAt: z.number(),
+    /**
+     * The approval as the host presented it (its tool and input), so the service worker can sign an
+     * answer naming exactly that request (settledRequestDigest) without asking anyone: a relay that
+     * swapped it for another call's gets a signature the host refuses. Absent when the input is over
+     * PUSH_SHOWN_MAX_BYTES (a push holds about 4 KB); such an approval is answered in the app, and a
+     * button press goes unsigned (a host that requires signatures refuses it, and the notification says so).
+     */
+    shown: z.object({ toolName: z.string(), input: z.unknown() }).optional(),
   }).optional(),
 });
 export type PushPayload = z.output<typeof PushPayloadSchema>;
+
+/** The most canonical JSON of an approval's input a push carries (`action.shown`); the rest of a push is well under 2 KB. */
+export const PUSH_SHOWN_MAX_BYTES = 1_536;
 
 /** `POST /api/push/act`: carries out one decision a notification offered. No bearer token: the action token is the proof. */
 export const PushActRequestSchema = z.object({
   token: z.string().min(1).max(4096),
   decision: ChatApproveDecisionSchema,
   message: z.string().max(2000).optional(),
+  /**
+   * The device's signature of the `chat.approve` it asks for (the service worker signs with the
+   * browser's key): the relay carries it to the host beside the request, under the statement's id,
+   * which starts with PUSH_REQUEST_PREFIX so the audit shows the answer came from a notification.
+   */
+  signature: RequestSignatureSchema.optional(),
 });
 export type PushActRequest = z.input<typeof PushActRequestSchema>;
+
+/** The id of a `chat.approve` made from a notification starts with this. */
+export const PUSH_REQUEST_PREFIX = 'push-';
+
+/** The `chat.approve` payload a notification's answer is, built alike by the worker that signs it and the relay that carries it. */
+export function pushApprovePayload(action: { chatId: string; requestId: string }, decision: z.output<typeof ChatApproveDecisionSchema>, message?: string) {
+  return { chatId: action.chatId, requestId: action.requestId, decision, ...(message ? { message } : {}) };
+}

@@ -22,10 +22,11 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: false,
+    // The service worker is built apart (vite.sw.config.ts): it shares code with the app (the device
+    // key, the signing), and a shared chunk would be an ES import a classic worker cannot load.
     rollupOptions: {
-      input: { app: path.join(root, 'index.html'), sw: path.join(root, 'sw', 'sw.ts') },
-      // The service worker must keep a stable name at the root (its scope is the whole app).
-      output: { entryFileNames: (chunk) => (chunk.name === 'sw' ? 'sw.js' : 'assets/[name]-[hash].js') },
+      input: { app: path.join(root, 'index.html') },
+      output: { entryFileNames: 'assets/[name]-[hash].js' },
     },
   },
 });

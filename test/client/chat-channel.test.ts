@@ -339,6 +339,42 @@ describe('ChatChannel with a device key', () => {
     }
   });
 
+  it('with a key still loading (a browser\'s, from IndexedDB): reads go at once, a signed request waits for the key, and what was asked after it does not overtake it', async () => {
+    const { relay, api } = await setUp((frame, ws) => {
+      if (frame.type === 'chat.attach') return answer(ws, frame.id, { info, items: [], seq: 1 });
+      if (frame.type === 'chat.cancel') return answer(ws, frame.id, {});
+      if (frame.type === 'chat.addBookmark') return answer(ws, frame.id, { bookmarks: [] });
+    });
+    const pair = await newDeviceKeyPair(false);
+    let loaded!: (key: Awaited<ReturnType<typeof deviceKeyOf>>) => void;
+    const loading = new Promise<Awaited<ReturnType<typeof deviceKeyOf>>>((resolve) => { loaded = resolve; });
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore(), deviceKey: loading }));
+    // The key has not come: a read is not held back by it (the attach got its answer, so did this one).
+    await channel.request('chat.addBookmark', { chatId: 'c1', itemId: 'first' });
+    const interrupted = channel.request('chat.cancel', { chatId: 'c1' });
+    const after = channel.request('chat.addBookmark', { chatId: 'c1', itemId: 'second' });
+    // Give the socket every chance to send out of order: nothing after the waiting signed request may go.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(relay.frames.map((f) => f.type)).toEqual(['chat.attach', 'chat.addBookmark']);
+    const key = await deviceKeyOf(pair, Date.now());
+    loaded(key);
+    await Promise.all([interrupted, after]);
+    expect(relay.frames.map((f) => [f.type, 'signature' in f])).toEqual([
+      ['chat.attach', false], ['chat.addBookmark', false], ['chat.cancel', true], ['chat.addBookmark', false],
+    ]);
+    const signed = relay.requests('chat.cancel')[0] as unknown as Frame & { signature: any };
+    expect(signed.signature.statement).toMatchObject({ type: 'chat.cancel', id: signed.id, device: key.id });
+    expect(await verifyStatement(pair.publicKey, signed.signature)).toBe(true);
+  });
+
+  it('with no key to be had (null: no Ed25519 here), a machine-acting request goes unsigned rather than never', async () => {
+    const { relay, api } = await setUp(chatRoom([]));
+    const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore(), deviceKey: Promise.resolve(null) }));
+    expect((await channel.send({ text: 'plain' }).settled).state).toBe('delivered');
+    expect(relay.requests('chat.send')).toHaveLength(1);
+    expect(relay.frames.every((f) => !('signature' in f))).toBe(true);
+  });
+
   it('without a key sends every request unsigned, as before', async () => {
     const { relay, api } = await setUp(chatRoom([]));
     const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore() }));

@@ -6,7 +6,8 @@
 import { SELF, createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import type { ChatItem } from '../../src/contracts/index.ts';
+import { digestOf, pushApprovePayload, settledRequestDigest, type ChatItem } from '../../src/contracts/index.ts';
+import { deviceKeyOf, newDeviceKeyPair, signRequest } from '../../src/client/device-key.ts';
 import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { signRelayJwt } from '../../src/relay/auth/tokens.ts';
 import { audienceOf, claimTurn, reachedThisTurn, recordDeliveries } from '../../src/relay/db/push.ts';
@@ -220,10 +221,12 @@ describe('a turn buzzes once', () => {
     const pending = approvalItem('ap1', 'req-1');
     expect(noticeOf(pending, undefined)).toEqual({
       kind: 'needs-you', turnKey: 't1', body: 'Approval needed: Bash',
-      approval: { requestId: 'req-1', itemId: 'ap1', decisions: ['allow', 'deny'] },
+      approval: { requestId: 'req-1', itemId: 'ap1', decisions: ['allow', 'deny'], toolName: 'Bash', input: { command: 'rm -rf build' } },
     });
     const always = { ...pending, canAllowAlways: true, allowAlways: { label: 'Always allow rm', description: '' } };
-    expect(noticeOf(always, undefined)?.approval).toEqual({ requestId: 'req-1', itemId: 'ap1', decisions: ['allow', 'deny', 'allow-always'], allowAlwaysLabel: 'Always allow rm' });
+    expect(noticeOf(always, undefined)?.approval).toEqual({
+      requestId: 'req-1', itemId: 'ap1', decisions: ['allow', 'deny', 'allow-always'], allowAlwaysLabel: 'Always allow rm', toolName: 'Bash', input: { command: 'rm -rf build' },
+    });
     expect(noticeOf(pending, pending)).toBeNull();
     expect(noticeOf({ ...pending, turnId: null }, undefined)?.turnKey).toBe('item:ap1');
     const question: ChatItem = {
@@ -320,6 +323,25 @@ describe('acting from a notification', () => {
       return lines.length >= 1;
     }, 'the audit line');
     expect(lines[0]).toMatchObject({ actor: OWNER, sessionId: owner.sessionId, chatId: 'c', detail: { requestId: expect.stringMatching(/^push-/) } });
+    close();
+  });
+
+  it('carries a device\'s signature to the host beside the chat.approve, under the id it signed and with the payload it signed; an id not of a notification is refused before the token is spent', async () => {
+    const { host, owner, action, close } = await waitingApproval();
+    const { token } = await mintPushAction(env, action(owner));
+    const key = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
+    const payload = pushApprovePayload({ chatId: 'c', requestId: 'req-1' }, 'allow');
+    const settles = await settledRequestDigest({ kind: 'approval', requestId: 'req-1', toolName: 'Bash', input: { command: 'rm -rf build' } });
+    const elsewhere = await signRequest(key, { id: 'not-a-push-id', type: 'chat.approve', payload }, { hostId: host.hostId, settles });
+    expect(await api(null, 'POST', '/api/push/act', { token, decision: 'allow', signature: elsewhere })).toMatchObject({ status: 400, body: { code: 'bad-request' } });
+    expect(host.requestsOf('chat.approve')).toHaveLength(0);
+
+    const signature = await signRequest(key, { id: 'push-sw-1', type: 'chat.approve', payload }, { hostId: host.hostId, settles });
+    expect(await api(null, 'POST', '/api/push/act', { token, decision: 'allow', signature })).toEqual({ status: 200, body: { ok: true, requestId: 'req-1', decision: 'allow' } });
+    const [got] = host.requestsOf('chat.approve');
+    expect(got!.signature).toEqual(signature);
+    expect(got!.id).toContain('push-sw-1');
+    expect(await digestOf(got!.payload)).toBe(signature.statement.payload);
     close();
   });
 

@@ -13,7 +13,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import {
-  AGENT_REQUEST_SCHEMAS, ProtocolError, PushActRequestSchema, PushSubscribeRequestSchema,
+  AGENT_REQUEST_SCHEMAS, PUSH_REQUEST_PREFIX, ProtocolError, PushActRequestSchema, PushSubscribeRequestSchema, pushApprovePayload,
   type PushSubscriptionInfo, type Reply, type WireErrorCode,
 } from '../../contracts/index.ts';
 import { readView, roleIn } from '../auth/access.ts';
@@ -79,6 +79,9 @@ pushApi.get('/deliveries', requireUser, async (c) => {
 
 pushApi.post('/act', async (c) => {
   const body = await parseBody(c, PushActRequestSchema);
+  if (body.signature && !body.signature.statement.id.startsWith(PUSH_REQUEST_PREFIX)) {
+    throw new ProtocolError('bad-request', `signature: a notification's answer is signed under an id starting ${PUSH_REQUEST_PREFIX}`);
+  }
   const action = await readPushAction(c.env, body.token);
   if (!action.decisions.includes(body.decision)) {
     throw new ProtocolError('bad-request', `decision: this notification offers ${action.decisions.join(', ')}`);
@@ -92,11 +95,15 @@ pushApi.post('/act', async (c) => {
   if (!(await spendAction(c.env.DB, action.jti, action.userId, action.expiresAt, Date.now()))) {
     throw new ProtocolError('request-not-found', ALREADY_ANSWERED);
   }
-  const payload = AGENT_REQUEST_SCHEMAS['chat.approve'].payload.parse({
-    chatId: action.chatId, requestId: action.requestId, decision: body.decision, ...(body.message ? { message: body.message } : {}),
-  });
-  // The request id names the token: the audit line shows the answer came from a notification.
-  const request = { id: `push-${action.jti}`, type: 'chat.approve' as const, payload };
+  const asked = pushApprovePayload(action, body.decision, body.message);
+  const payload = AGENT_REQUEST_SCHEMAS['chat.approve'].payload.parse(asked);
+  // Signed by the person's browser: carried to the host beside the request, with the payload exactly
+  // as signed, under the id the device signed (the host checks it; a replayed one is refused there).
+  // Unsigned: the request id names the token. Either way the audit line shows it came from a notification.
+  const signed = body.signature;
+  const request = signed
+    ? { id: signed.statement.id, type: 'chat.approve' as const, payload, signed: { payload: asked, signature: signed } }
+    : { id: `${PUSH_REQUEST_PREFIX}${action.jti}`, type: 'chat.approve' as const, payload };
   let reply: Reply;
   try {
     reply = JSON.parse(await roomOf(c.env, action.hostId, action.chatId).serveForLobby(action.hostId, action.chatId, identity, request)) as Reply;

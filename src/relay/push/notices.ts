@@ -26,7 +26,7 @@ export interface Notice {
   turnKey: string;
   body: string;
   /** An approval that a notification may answer: its request and the decisions it offers. */
-  approval?: { requestId: string; itemId: string; decisions: ChatApproveDecision[]; allowAlwaysLabel?: string };
+  approval?: { requestId: string; itemId: string; decisions: ChatApproveDecision[]; allowAlwaysLabel?: string; toolName: string; input: unknown };
 }
 
 const ENDED: Record<string, string> = { done: 'Turn finished', aborted: 'Turn stopped', error: 'Turn failed' };
@@ -44,7 +44,7 @@ export function noticeOf(item: ChatItem, before: ChatItem | undefined): Notice |
     return {
       kind: 'needs-you', turnKey, body: `Approval needed: ${item.toolName}`,
       approval: {
-        requestId: item.requestId, itemId: item.id, decisions,
+        requestId: item.requestId, itemId: item.id, decisions, toolName: item.toolName, input: item.input,
         ...(item.canAllowAlways && item.allowAlways ? { allowAlwaysLabel: item.allowAlways.label } : {}),
       },
     };

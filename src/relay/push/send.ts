@@ -8,7 +8,7 @@
 // subscription keep the key it was made with. Approvals carry an action token only for people whose
 // role may answer them (operator or above); viewers are told, not asked.
 import { encryptNotification } from '@block65/webcrypto-web-push';
-import type { PushPayload } from '../../contracts/index.ts';
+import { PUSH_SHOWN_MAX_BYTES, canonicalJson, type PushPayload } from '../../contracts/index.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { audienceOf, claimTurn, reachedThisTurn, recordDeliveries, type DeliveryRecord, type Recipient, type SubscriptionRow } from '../db/push.ts';
 import { failureText } from '../db/failures.ts';
@@ -65,12 +65,13 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
       hostId: place.hostId, chatId: place.chatId, tag: await topicOf(place.hostId, place.chatId, notice.turnKey),
       buzz, url: chatPath(place.hostId, place.chatId), at: now,
     };
+    const shown = notice.approval ? shownOf(notice.approval) : undefined;
     const records = await Promise.all(recipients.flatMap((recipient) => recipient.subscriptions.map(async (subscription) => {
       let payload: PushPayload = base;
       if (notice.approval && roleAllows(recipient.role, 'operator')) {
         const { requestId, itemId, decisions, allowAlwaysLabel } = notice.approval;
         const action = await mintPushAction(env, { userId: recipient.userId, sessionId: subscription.sessionId, ...place, requestId, itemId, decisions });
-        payload = { ...base, action: { requestId, decisions, ...(allowAlwaysLabel ? { allowAlwaysLabel } : {}), ...action } };
+        payload = { ...base, action: { requestId, decisions, ...(allowAlwaysLabel ? { allowAlwaysLabel } : {}), ...action, ...(shown ? { shown } : {}) } };
       }
       const outcome = await push(env, await keys, subscription, payload, notice);
       return { userId: recipient.userId, subscriptionId: subscription.id, ...place, kind: notice.kind, turnKey: notice.turnKey, buzz, at: Date.now(), ...outcome };
@@ -79,6 +80,20 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
   } catch (error) {
     log.error('push not sent', { hostId: place.hostId, kind: notice.kind, error: failureText(error) });
   }
+}
+
+/**
+ * The approval as the host presented it, for the service worker to sign over (PushPayload's
+ * `action.shown`), when its input is small enough to ride in a push; undefined otherwise.
+ */
+function shownOf(approval: { toolName: string; input: unknown }): { toolName: string; input: unknown } | undefined {
+  let size: number;
+  try {
+    size = new TextEncoder().encode(canonicalJson(approval.input ?? null)).length;
+  } catch {
+    return undefined;
+  }
+  return size <= PUSH_SHOWN_MAX_BYTES ? { toolName: approval.toolName, input: approval.input ?? null } : undefined;
 }
 
 /** Who of those who may see the chat hear this notice, and whether it may alert. */

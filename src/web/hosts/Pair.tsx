@@ -6,9 +6,8 @@
 import { useState } from 'preact/hooks';
 import { UserCodeSchema, type PairedHost, type PairingStatement, type Signed } from '../../contracts/index.ts';
 import { signPairingApproval } from '../../client/device-key.ts';
-import { browserDeviceKey, deviceLabel } from '../app/device-key.ts';
 import { errorText } from '../app/errors.ts';
-import { api, loadMe } from '../app/session.ts';
+import { api, loadMe, thisDevice } from '../app/session.ts';
 import { hostsChanged } from './host-list.ts';
 import './hosts.css';
 
@@ -18,13 +17,9 @@ async function signedApproval(typed: string): Promise<Signed<PairingStatement> |
   const code = UserCodeSchema.safeParse(typed);
   if (!code.success) return undefined;
   const userCode = code.data;
-  let key;
-  try {
-    key = await browserDeviceKey();
-  } catch {
-    return undefined;
-  }
-  await api.registerDevice({ name: deviceLabel(navigator.userAgent), publicKey: key.publicKey });
+  // Loaded and registered once per session (session.ts); null where the browser has no Ed25519.
+  const key = await thisDevice();
+  if (!key) return undefined;
   const [pending, me] = await Promise.all([api.lookupPairing(userCode), loadMe()]);
   return signPairingApproval(key, { hostKey: pending.publicKey, userCode, userId: me.id, userName: me.name });
 }

@@ -5,10 +5,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { shortFingerprint, type DeviceRecord, type PushDelivery, type PushSubscriptionInfo } from '../../contracts/index.ts';
 import { subscribeToPush, unsubscribeFromPush, type PushManagerLike, type SessionSummary } from '../../client/index.ts';
-import { browserDeviceKey, deviceLabel as deviceOf } from '../app/device-key.ts';
+import { deviceLabel as deviceOf } from '../app/device-key.ts';
 import { errorText } from '../app/errors.ts';
 import { install, installPrompt, installed } from '../app/install.ts';
-import { api, loadMe, me } from '../app/session.ts';
+import { api, deviceRevoked, loadMe, me, thisDevice } from '../app/session.ts';
 import { RelayPanel } from './RelayPanel.tsx';
 import { ago, when } from './time.ts';
 import './hosts.css';
@@ -71,19 +71,15 @@ function Sessions() {
 
 function Devices() {
   const [devices, setDevices] = useState<DeviceRecord[] | null>(null);
-  const [thisDevice, setThisDevice] = useState<string | null>(null);
+  const [mine, setMine] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const reload = () => api.devices().then(setDevices, (f: unknown) => setError(errorText(f)));
   useEffect(() => {
-    // This browser's key is made (non-extractable, in IndexedDB) and registered the first time; registering again is harmless.
+    // This browser's key is made (non-extractable, in IndexedDB) and registered once per session (session.ts).
     void (async () => {
-      try {
-        const key = await browserDeviceKey();
-        setThisDevice(key.id);
-        await api.registerDevice({ name: deviceOf(navigator.userAgent), publicKey: key.publicKey });
-      } catch (failure) {
-        setError(errorText(failure));
-      }
+      const key = await thisDevice();
+      if (key) setMine(key.id);
+      else setError('This browser cannot keep a device key (no Ed25519 or no IndexedDB here), so what it asks a machine to do goes unsigned.');
       await reload();
     })();
   }, []);
@@ -112,11 +108,15 @@ function Devices() {
               <label class="small" for={`device-name-${device.id}`}>Name</label>{' '}
               <input id={`device-name-${device.id}`} name="name" defaultValue={device.name} maxLength={100} required disabled={device.revoked !== null} />{' '}
               {device.revoked === null && <button type="submit">Save name</button>}
-              {device.id === thisDevice && <span class="badge">this device</span>}
+              {device.id === mine && <span class="badge">this device</span>}
               <br /><span class="muted small"><code>{shortFingerprint(device.id)}</code> · added {when(device.created)}{device.vouchedBy ? ' · vouched for by another device' : ''}{device.revoked !== null ? ` · revoked ${ago(device.revoked)}` : ''}</span>
             </form>
             {device.revoked === null && (
-              <button type="button" class="danger" aria-label={`Revoke the device ${device.name}`} onClick={() => void act(() => api.revokeDevice(device.id))}>Revoke</button>
+              <button type="button" class="danger" aria-label={`Revoke the device ${device.name}`} onClick={() => void act(async () => {
+                await api.revokeDevice(device.id);
+                // This browser's own key: it never signs again; a new one is made and registered on the next load.
+                if (device.id === mine) deviceRevoked();
+              })}>Revoke</button>
             )}
           </li>
         ))}

@@ -13,9 +13,16 @@
 // sees its window clients (focused and visible, at the chat's path), the relay cannot tell a tab in
 // front from one in the background, and a phone put away a second later still has the approval.
 //
+// Approve/Deny are signed with this browser's device key (the signed-in person's, read from IndexedDB:
+// src/web/app/device-key.ts) when the push carries the approval as the host presented it
+// (`action.shown`): the signature names that exact request (settledRequestDigest), so a host that
+// requires signatures carries the answer out, and a relay that swapped the request gets it refused.
+// Without `shown` (an input too big for a push) or without a key the answer goes unsigned, as before.
+//
 // `installPushHandlers(self)` is called once by sw.ts. The scope is typed by what is used here, so this
 // file compiles with or without the WebWorker lib and a test can drive it with its own scope.
-import type { ChatApproveDecision, PushPayload } from '../../contracts/index.ts';
+import { PUSH_REQUEST_PREFIX, pushApprovePayload, settledRequestDigest, type ChatApproveDecision, type PushPayload, type RequestSignature } from '../../contracts/index.ts';
+import { signRequest, type DeviceKey } from '../../client/device-key.ts';
 
 interface ShownNotification {
   data: unknown;
@@ -72,11 +79,16 @@ const DONE: Record<ChatApproveDecision, string> = { allow: 'Approved', deny: 'De
 /** Refusals after which the same button may work later (the token was not spent): the buttons stay. */
 const TRY_AGAIN = new Set(['host-offline', 'rate-limited', 'internal', 'relay-unreachable']);
 
-export function installPushHandlers(scope: PushScope): void {
+export interface PushHandlerOptions {
+  /** The key to sign answers with (the signed-in person's on this browser), or null: answers go unsigned. */
+  deviceKey?: () => Promise<DeviceKey | null>;
+}
+
+export function installPushHandlers(scope: PushScope, options: PushHandlerOptions = {}): void {
   scope.addEventListener('push', (event) => event.waitUntil(showPush(scope, event)));
   scope.addEventListener('notificationclick', (event) => {
     event.notification.close();
-    event.waitUntil(onClick(scope, event));
+    event.waitUntil(onClick(scope, event, options));
   });
 }
 
@@ -128,11 +140,11 @@ async function watching(scope: PushScope, path: string): Promise<boolean> {
   });
 }
 
-async function onClick(scope: PushScope, event: NotificationClickLike): Promise<void> {
+async function onClick(scope: PushScope, event: NotificationClickLike, options: PushHandlerOptions): Promise<void> {
   const payload = event.notification.data as PushPayload | undefined;
   const offered = payload?.action?.decisions.find((decision) => decision === event.action);
   if (!payload?.action || !offered) return openChat(scope, payload?.url ?? '/');
-  const outcome = await act(scope, payload.action.token, offered);
+  const outcome = await act(scope, payload.action.token, offered, await signed(payload, offered, options).catch(() => undefined));
   // What happened replaces the notification, silently. When the answer may work later (nothing was
   // spent) the buttons stay; otherwise a tap opens the chat to answer or look there.
   const settled = { ...payload, action: undefined };
@@ -148,13 +160,29 @@ function sentence(text: string): string {
   return text.replace(/\.?$/, '.');
 }
 
-/** Answers an approval with a notification's action token; the relay's `{code, message}` on refusal. */
-async function act(scope: PushScope, token: string, decision: ChatApproveDecision): Promise<{ ok: true } | { ok: false; code: string; message: string }> {
+/**
+ * This device's signature of the `chat.approve` a button asks for, over the approval as the push
+ * showed it; undefined when the push did not carry it or there is no key here.
+ */
+async function signed(payload: PushPayload, decision: ChatApproveDecision, options: PushHandlerOptions): Promise<RequestSignature | undefined> {
+  const action = payload.action;
+  if (!action?.shown || !options.deviceKey) return undefined;
+  const key = await options.deviceKey();
+  if (!key) return undefined;
+  const frame = { id: `${PUSH_REQUEST_PREFIX}${crypto.randomUUID()}`, type: 'chat.approve', payload: pushApprovePayload({ chatId: payload.chatId, requestId: action.requestId }, decision) };
+  const settles = await settledRequestDigest({ kind: 'approval', requestId: action.requestId, toolName: action.shown.toolName, input: action.shown.input });
+  return signRequest(key, frame, { hostId: payload.hostId, settles });
+}
+
+/** Answers an approval with a notification's action token (and this device's signature); the relay's `{code, message}` on refusal. */
+async function act(
+  scope: PushScope, token: string, decision: ChatApproveDecision, signature: RequestSignature | undefined,
+): Promise<{ ok: true } | { ok: false; code: string; message: string }> {
   try {
     const res = await scope.fetch(new URL('/api/push/act', scope.location.origin).href, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ token, decision }),
+      body: JSON.stringify({ token, decision, ...(signature ? { signature } : {}) }),
     });
     if (res.ok) return { ok: true };
     const error = await res.json().catch(() => ({})) as { code?: string; message?: string };

@@ -9,6 +9,7 @@
 //
 // The API (/api, /v1, /setup) and other origins are never touched: they are live data, not the shell.
 // A module, so this `self` (the service worker's scope) shadows the lib's WorkerGlobalScope one.
+import { currentDeviceKey } from '../app/device-key.ts';
 import { installPushHandlers } from './push.ts';
 
 declare const self: ServiceWorkerGlobalScope;
@@ -21,7 +22,8 @@ const STATIC = ['/manifest.webmanifest', '/icon.svg', '/icon-192.png', '/icon-51
 /** How long a navigation waits for the network before the cached shell answers. */
 const NAVIGATION_WAIT_MS = 3_000;
 
-installPushHandlers(self);
+// Answers from a notification are signed with the signed-in person's key, read from IndexedDB.
+installPushHandlers(self, { deviceKey: () => currentDeviceKey() });
 
 self.addEventListener('install', (event) => {
   event.waitUntil((async () => {
