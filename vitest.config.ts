@@ -36,6 +36,9 @@ export default defineConfig({
                 APP_ORIGINS: TEST_APP_ORIGIN,
                 HOST_TIMEOUT_MS: '3000',
                 TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, 'migrations')),
+                // The fuzz suite's length and seed: short in `npm test`, set by `npm run fuzz` (scripts/fuzz.ts).
+                FUZZ_FRAMES: process.env.TETHER_FUZZ_FRAMES ?? '',
+                FUZZ_SEED: process.env.TETHER_FUZZ_SEED ?? '',
               },
             },
           })),

@@ -31,6 +31,11 @@ export const TETHER_ERROR_CODES = [
   'mode-denied',
   /** No such host (or none the caller may see). */
   'host-not-found',
+  /**
+   * No such route on the relay, a sign-in route this relay has not configured (Access, OIDC), or no
+   * session of the caller's by that id: the HTTP API's 404 where no narrower code names the thing.
+   */
+  'not-found',
   /** No pairing with that code (or device code). */
   'pairing-not-found',
   /** The pairing's code expired before it was approved; the host starts over. */

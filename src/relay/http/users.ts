@@ -27,7 +27,7 @@ usersApi.post('/:id/disable', async (c) => {
   const { userId, sessionId } = c.get('user');
   if (target === userId) throw new ProtocolError('bad-request', 'id: the relay\'s owner cannot disable themselves');
   if (!await disableUser(c.env.DB, target, Date.now())) {
-    if (!await userExists(c.env.DB, target)) return c.json({ code: 'not-found', message: 'No such user' }, 404);
+    if (!await userExists(c.env.DB, target)) return c.json({ code: 'user-not-found', message: 'No such user' }, 404);
     return c.json({ ok: true });
   }
   // Ending the sessions re-checks every host the user reaches (revokeSessions), closing their sockets.
@@ -39,7 +39,7 @@ usersApi.post('/:id/disable', async (c) => {
 usersApi.post('/:id/enable', async (c) => {
   const target = c.req.param('id');
   const { userId, sessionId } = c.get('user');
-  if (!await enableUser(c.env.DB, target)) return c.json({ code: 'not-found', message: 'No such user' }, 404);
+  if (!await enableUser(c.env.DB, target)) return c.json({ code: 'user-not-found', message: 'No such user' }, 404);
   await record(c.env, { actor: userId, sessionId, ip: clientIp(c), action: 'user.enabled', detail: { userId: target } });
   return c.json({ ok: true });
 });
