@@ -266,9 +266,14 @@ export function createHandlers(core: HostCore): HandlerTable {
       core.session(payload.chatId);
       throw new ProtocolError('task-not-found', `No background task ${payload.taskId} in this chat`);
     },
-    'skills.list': (payload) => {
-      core.session(payload.chatId);
-      return { skills: [] };
+    // What the chat's CLI would load for its folder and account, read as that CLI reads it (providers/*).
+    'skills.list': async (payload) => {
+      const session = core.session(payload.chatId);
+      const { provider: kind, account, cwd } = session.info;
+      core.policy.admitFolder(cwd);
+      const provider = core.providers.get(kind);
+      if (!provider?.listSkills) return { skills: [] };
+      return { skills: await provider.listSkills(cwd, account !== undefined ? core.accounts.launchSettings(kind, account) : undefined) };
     },
 
     // Bookmarks and visual removal belong to the relay, which answers them itself.

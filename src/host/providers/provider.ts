@@ -15,6 +15,7 @@ import type {
   ChatCheckpointDiff,
   ChatFileChange,
   ChatQuestion,
+  ChatSkill,
   ChatSubagentUsage,
   ChatTurnLimit,
   ModelSelection,
@@ -217,6 +218,8 @@ export interface Provider {
    * reports them only as events while it runs.
    */
   readLimits?(account: AccountLaunch | undefined): Promise<LimitsAnswer>;
+  /** The skills the CLI would load for a chat in `cwd` under `account` (`skills.list`). Absent: none. */
+  listSkills?(cwd: string, account: AccountLaunch | undefined): Promise<ChatSkill[]>;
 }
 
 export type LimitsAnswer =

@@ -1,6 +1,7 @@
 // The Claude Code backend: `claude -p` with stream-json in and out, one process per chat (driver.ts),
 // its output mapped by mapper.ts, its models in catalog.ts.
-import type { AgentKind, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
+import type { AgentKind, ChatSkill, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
+import { claudeSkills } from './skills.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -80,9 +81,17 @@ export class ClaudeProvider implements Provider {
 
   /** Claude Code writes every session to `<config>/projects/<cwd-slug>/<id>.jsonl` (`CLAUDE_CONFIG_DIR`, else `~/.claude`). */
   usageRoots(account: AccountLaunch | undefined): string[] {
+    return [path.join(this.configFolder(account), 'projects')];
+  }
+
+  async listSkills(cwd: string, account: AccountLaunch | undefined): Promise<ChatSkill[]> {
+    return claudeSkills(this.configFolder(account), cwd);
+  }
+
+  /** The account's config folder: `CLAUDE_CONFIG_DIR` as the CLI gets it, else `~/.claude`. */
+  private configFolder(account: AccountLaunch | undefined): string {
     const env = claudeEnv({ accountHome: account?.home, accountEnv: account?.env }, this.launch);
-    const config = env.CLAUDE_CONFIG_DIR || path.join(env.HOME || homedir(), '.claude');
-    return [path.join(config, 'projects')];
+    return env.CLAUDE_CONFIG_DIR || path.join(env.HOME || homedir(), '.claude');
   }
 
   /** Asks the CLI its version once (`2.1.197 (Claude Code)`); a CLI that does not answer is not installed. */

@@ -4,7 +4,7 @@
 // the choice to Codex's own config.
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
+import type { ChatSkill, ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import { ModelSlugSchema } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { CliProcess } from '../cli-process.ts';
@@ -83,6 +83,11 @@ export class CodexProvider implements Provider {
     return readLimits(this.launch, account);
   }
 
+  /** What Codex itself would load (`skills/list` of a short-lived app-server of the account, for the chat's folder). */
+  listSkills(cwd: string, account: AccountLaunch | undefined): Promise<ChatSkill[]> {
+    return readSkills(this.launch, account, cwd);
+  }
+
   /**
    * A fork at the conversation's last turn continues the same thread id: the runtime opens the fork's
    * driver with `forkSession`, and its first process opens the thread with `thread/fork`, which copies
@@ -136,45 +141,65 @@ export async function readCatalog(launch: CodexLaunch): Promise<CodexCatalog> {
 }
 
 /**
- * The account's plan limits from a short-lived app-server of its home. Codex answers them only for
- * a ChatGPT sign-in (an API key has none): its refusal is `no-subscription` with Codex's words.
+ * The skills Codex loads in `cwd` (`skills/list`): repo ones are the project's, user and bundled
+ * system ones the user's, a plugin's by its `pluginId`; disabled ones are left out.
  */
-export async function readLimits(launch: CodexLaunch, account: AccountLaunch | undefined): Promise<LimitsAnswer> {
-  let peer!: JsonRpcPeer;
-  let process: CliProcess;
-  try {
-    process = new CliProcess({
-      command: launch.command,
-      args: codexArgs(launch),
-      cwd: tmpdir(),
-      env: codexEnv(launch, account?.home, account?.env),
-      onLine: (line) => peer.receive(line),
-      onExit: () => peer.close('Codex exited'),
-      stdinGraceMs: 1_000,
-    });
-  } catch (error) {
-    return { ok: false, reason: 'not-installed', message: error instanceof Error ? error.message : String(error) };
+export async function readSkills(launch: CodexLaunch, account: AccountLaunch | undefined, cwd: string): Promise<ChatSkill[]> {
+  const answer = await askAppServer(launch, account, 'skills/list', { cwds: [cwd] });
+  const skills: ChatSkill[] = [];
+  for (const entry of Array.isArray(answer.data) ? answer.data : []) {
+    for (const raw of Array.isArray(record(entry).skills) ? (record(entry).skills as unknown[]) : []) {
+      const skill = record(raw);
+      if (typeof skill.name !== 'string' || skill.name === '' || skill.enabled === false) continue;
+      const source = typeof skill.pluginId === 'string' && skill.pluginId !== '' ? 'plugin' : skill.scope === 'repo' ? 'project' : 'user';
+      skills.push({ name: skill.name, description: typeof skill.description === 'string' ? skill.description : '', source });
+    }
   }
+  return skills;
+}
+
+/** One request to a short-lived app-server of the account's home (initialize, the request, end). */
+async function askAppServer(launch: CodexLaunch, account: AccountLaunch | undefined, method: string, params: unknown): Promise<Record<string, unknown>> {
+  let peer!: JsonRpcPeer;
+  const process = new CliProcess({
+    command: launch.command,
+    args: codexArgs(launch),
+    cwd: tmpdir(),
+    env: codexEnv(launch, account?.home, account?.env),
+    onLine: (line) => peer.receive(line),
+    onExit: () => peer.close('Codex exited'),
+    stdinGraceMs: 1_000,
+  });
   peer = new JsonRpcPeer({
     write: (line) => {
       process.writeLine(line);
     },
     onNotification: () => undefined,
-    onRequest: (id) => peer.respondError(id, { code: -32601, message: 'This client only reads the rate limits' }),
+    onRequest: (id) => peer.respondError(id, { code: -32601, message: `This client only asks ${method}` }),
   });
-  const timer = setTimeout(() => peer.close('the rate-limit probe timed out'), PROBE_TIMEOUT_MS);
+  const timer = setTimeout(() => peer.close(`${method} timed out`), PROBE_TIMEOUT_MS);
   try {
     await peer.request('initialize', { clientInfo: { name: 'tether', title: 'Tether', version: launch.clientVersion }, capabilities: { experimentalApi: true } });
     peer.notify('initialized');
-    const answer = record(await peer.request('account/rateLimits/read', {}));
+    return record(await peer.request(method, params));
+  } finally {
+    clearTimeout(timer);
+    await process.end();
+  }
+}
+
+/**
+ * The account's plan limits from a short-lived app-server of its home. Codex answers them only for
+ * a ChatGPT sign-in (an API key has none): its refusal is `no-subscription` with Codex's words.
+ */
+export async function readLimits(launch: CodexLaunch, account: AccountLaunch | undefined): Promise<LimitsAnswer> {
+  try {
+    const answer = await askAppServer(launch, account, 'account/rateLimits/read', {});
     const limits = codexLimits(record(answer.rateLimits));
     return { ok: true, reading: limits ? { windows: limits.windows, ...(limits.plan !== undefined ? { plan: limits.plan } : {}) } : { windows: [] } };
   } catch (error) {
     if (error instanceof RpcError) return { ok: false, reason: 'no-subscription', message: error.message };
     return { ok: false, reason: 'failed', message: error instanceof Error ? error.message : String(error) };
-  } finally {
-    clearTimeout(timer);
-    await process.end();
   }
 }
 

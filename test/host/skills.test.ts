@@ -1,0 +1,104 @@
+// skills.list: the skills the chat's CLI would load for its folder and account. Claude Code's are
+// read from its folders and checked against what the real `claude` itself lists in its init frame;
+// Codex's come from the real `codex app-server`'s own `skills/list`.
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChatSkill } from '../../src/contracts/index.ts';
+import type { HostCore } from '../../src/host/chats/core.ts';
+import { HostPolicy } from '../../src/host/policy.ts';
+import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
+import { CodexProvider } from '../../src/host/providers/codex/index.ts';
+import { CLAUDE_BIN } from './claude-scenario.ts';
+import { openCore, TestClient, tempDir } from './harness.ts';
+
+const CODEX_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex');
+
+let data: ReturnType<typeof tempDir>;
+let homes: ReturnType<typeof tempDir>;
+let core: HostCore;
+let client: TestClient;
+let work = '';
+let claudeEnv: Record<string, string> = {};
+
+function skill(dir: string, name: string, description: string): void {
+  mkdirSync(path.join(dir, name), { recursive: true });
+  writeFileSync(path.join(dir, name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${description}\n---\n\nDo the thing.\n`);
+}
+
+/** The skill names the real Claude Code lists in its init frame when started in `cwd` (its model is unreachable: the frame comes first). */
+function claudeInitSkills(cwd: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CLAUDE_BIN, ['-p', '--output-format=stream-json', '--verbose', 'hi'], {
+      cwd, env: { ...process.env, ...claudeEnv, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }, stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => l.includes('"subtype":"init"'));
+      if (line) {
+        child.kill();
+        resolve((JSON.parse(line) as { skills: string[] }).skills);
+      }
+    });
+    child.on('exit', () => reject(new Error(`claude ended without an init frame: ${out.slice(0, 300)}`)));
+  });
+}
+
+beforeAll(async () => {
+  data = tempDir('tether-skills-');
+  homes = tempDir('tether-skills-homes-');
+  work = path.join(data.dir, 'work', 'app');
+  mkdirSync(work, { recursive: true });
+  const claudeConfig = path.join(homes.dir, 'claude');
+  const codexHome = path.join(homes.dir, 'codex');
+  claudeEnv = { CLAUDE_CONFIG_DIR: claudeConfig, HOME: homes.dir, ANTHROPIC_API_KEY: 'sk-none', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+  skill(path.join(claudeConfig, 'skills'), 'tidy-notes', 'Tidies the notes.');
+  skill(path.join(work, '.claude', 'skills'), 'ship-it', '"Ships it: carefully."');
+  // A folder above the chat's: Claude Code reads project skills there too.
+  skill(path.join(data.dir, 'work', '.claude', 'skills'), 'parent-skill', 'From the folder above.');
+  skill(path.join(codexHome, 'skills'), 'fold-laundry', 'Folds it.');
+  skill(path.join(work, '.agents', 'skills'), 'agent-skill', 'From .agents.');
+  skill(path.join(work, '.codex', 'skills'), 'codex-skill', 'From .codex.');
+  core = await openCore(data.dir, {
+    providers: [
+      new ClaudeProvider({ command: CLAUDE_BIN, env: claudeEnv }),
+      new CodexProvider({ command: CODEX_BIN, home: codexHome, clientVersion: '0.0.0' }, { probe: false }),
+    ],
+    policy: new HostPolicy({ home: data.dir, roots: [path.join(data.dir, 'work')] }),
+  });
+  client = new TestClient(core);
+  await client.ok('chat.create', { chatId: 'cl', provider: 'claude', cwd: work });
+  await client.ok('chat.create', { chatId: 'cx', provider: 'codex', cwd: work });
+}, 30_000);
+
+afterAll(async () => {
+  await core?.close();
+  data?.cleanup();
+  homes?.cleanup();
+});
+
+describe('skills.list', { timeout: 60_000 }, () => {
+  it('Claude Code: the user\'s and the project\'s (also from a folder above), as the CLI itself loads them', async () => {
+    const { skills } = await client.ok<{ skills: ChatSkill[] }>('skills.list', { chatId: 'cl' });
+    expect(skills).toEqual([
+      { name: 'tidy-notes', description: 'Tidies the notes.', source: 'user' },
+      { name: 'ship-it', description: 'Ships it: carefully.', source: 'project' },
+      { name: 'parent-skill', description: 'From the folder above.', source: 'project' },
+    ]);
+    const loaded = await claudeInitSkills(work);
+    for (const { name } of skills) expect(loaded).toContain(name);
+  });
+
+  it('Codex: what its app-server lists for the folder: repo skills as the project\'s, the home\'s and its bundled ones as the user\'s', async () => {
+    const { skills } = await client.ok<{ skills: ChatSkill[] }>('skills.list', { chatId: 'cx' });
+    expect(skills.filter((s) => s.source === 'project').map((s) => s.name).sort()).toEqual(['agent-skill', 'codex-skill']);
+    expect(skills.find((s) => s.name === 'fold-laundry')).toEqual({ name: 'fold-laundry', description: 'Folds it.', source: 'user' });
+    expect(skills.length).toBeGreaterThan(3);
+  });
+
+  it('an unknown chat is chat-not-found', async () => {
+    expect(await client.fails('skills.list', { chatId: 'nope' })).toBe('chat-not-found');
+  });
+});
