@@ -164,7 +164,11 @@ try {
   if (claimed.status !== 201) throw new Error(`claiming the relay failed: ${claimed.status} ${await claimed.text()}`);
   await pairWithSetupSecret({ relayUrl: relay.url, secret: SETUP_SECRET, name: 'web-bench-host', dataDir: hostData });
   writeFileSync(path.join(hostData, 'bench-script.json'), JSON.stringify(script()));
-  writeFileSync(path.join(hostData, 'config.json'), JSON.stringify({ providers: { claude: { backend: 'script', script: 'bench-script.json' } } }));
+  writeFileSync(path.join(hostData, 'config.json'), JSON.stringify({
+    providers: { claude: { backend: 'script', script: 'bench-script.json' } },
+    // The bench measures the web app's scrolling; its host is paired by the setup secret (no owner pinned), so it opts out.
+    signatures: { require: false },
+  }));
   const host = spawn(process.execPath, [path.join(root, 'bin', 'tether.js'), 'host', 'start', '--data', hostData], { cwd: root, stdio: 'ignore' });
   hostProcess = host;
 

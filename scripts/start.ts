@@ -69,6 +69,10 @@ const host = await startHost({
   hostId,
   token: hostTokenSigner(identity),
   log: consoleLog(Boolean(process.env.TETHER_VERBOSE)),
+  // Paired by the setup secret, so no person's device approved it and no owner is pinned to check
+  // signatures against; and the web app does not sign requests yet. Unless its config says otherwise,
+  // this local host believes the relay (the banner says so).
+  requireSignaturesByDefault: false,
 });
 
 // Until the owner has a password, the one-time setup link (the secret rides in the fragment, which
@@ -91,12 +95,17 @@ const demoHint = plan.source === 'demo'
 `
   : '';
 
+const signaturesLine = host.signatures.require
+  ? `required${host.signatures.allowUnsigned.length ? `, except ${host.signatures.allowUnsigned.join(', ')}` : ''}`
+  : 'NOT required: this local host is paired by the setup secret (no owner pinned) and the web app does not sign yet, so it believes the relay about who asks';
+
 console.log(`
 Tether is running.
 
   relay        ${relay.url}   (health: ${relay.url}/api/health)
   host         ${hostId}, linked; data in ${hostData}
   config       ${configLine}
+  signatures   ${signaturesLine}
   agents
 ${formatAgents(plan, '    ')}
 ${demoHint}${owner}

@@ -15,14 +15,14 @@
 //     //   "gemini": { "backend": "acp", "name": "OpenCode", "command": "opencode", "args": ["acp"],
 //     //               "env": {}, "modes": { "supervised": "plan", "auto-accept-edits": "build" } }
 //     "coalesceMs": 30,
-//     "signatures": { "require": false }               // device signatures on machine-acting requests (off by default for now)
+//     "signatures": { "require": true, "allowUnsigned": [] }  // device signatures on machine-acting requests (on by default)
 //   }
 //
 // Without a file (or without `providers`) the host serves every agent CLI it finds on the person's
 // own PATH that can chat (discovery.ts), and the scripted demo agent only when it finds none.
 import path from 'node:path';
 import { z } from 'zod';
-import { AgentKindSchema, RuntimeModeSchema, isRequestType, type AgentKind } from '../contracts/index.ts';
+import { AgentKindSchema, REQUEST_RULES, RuntimeModeSchema, isRequestType, type AgentKind, type RequestType } from '../contracts/index.ts';
 import { readJsonFile } from './disk.ts';
 import { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
@@ -128,17 +128,27 @@ export const HostConfigSchema = z.object({
   }).optional(),
   coalesceMs: z.int().min(0).max(10_000).optional(),
   /**
-   * Device signatures on requests that act on this machine (issue 15). `require` is OFF by default in
-   * this release: clients do not sign yet. With it on, an unsigned or unverifiable request is refused
-   * and nothing runs; `unsigned` names request types still let through unsigned (for a plain
-   * agent-contracts client), which gives up the protection for those types.
+   * Device signatures on requests that act on this machine (issue 15), required by default: an
+   * unsigned or unverifiable request is refused and nothing runs. `allowUnsigned` names request types
+   * (only ones the registry says act on the machine: reads never need a signature) let through
+   * unsigned, for a plain agent-contracts client that cannot sign; for those types whoever controls
+   * the relay can then ask in anyone's name. `require: false` gives that up for every type.
    */
   signatures: z.object({
-    require: z.boolean().default(false),
-    unsigned: z.array(z.string().refine(isRequestType, 'not a request type')).default([]),
+    require: z.boolean().default(true),
+    allowUnsigned: z.array(z.string().refine(actsOnMachine, 'not a request type that acts on this machine (reads need no signature)')).default([]),
   }).optional(),
 });
 export type HostConfig = z.output<typeof HostConfigSchema>;
+
+function actsOnMachine(type: string): boolean {
+  return isRequestType(type) && REQUEST_RULES[type].actsOnMachine;
+}
+
+/** Whether this host requires signatures and which types it lets through unsigned; a config that says nothing requires them. */
+export function signatureSettings(config: HostConfig): { require: boolean; allowUnsigned: RequestType[] } {
+  return { require: config.signatures?.require ?? true, allowUnsigned: (config.signatures?.allowUnsigned ?? []) as RequestType[] };
+}
 
 /** Reads and validates a config file; `base` is where its relative paths start. */
 export function readHostConfig(file: string): { config: HostConfig; base: string } {

@@ -8,7 +8,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { HostCore } from './chats/core.ts';
 import type { HostCoreOptions, HostLog } from './chats/core.ts';
-import { formatAgents, planAgents, policyFrom, readHostConfig } from './config.ts';
+import { formatAgents, planAgents, policyFrom, readHostConfig, signatureSettings } from './config.ts';
+import type { RequestType } from '../contracts/index.ts';
 import type { AgentPlan } from './config.ts';
 import type { DiscoveryOptions } from './providers/discovery.ts';
 import { replaceFile } from './disk.ts';
@@ -58,6 +59,11 @@ export interface StartHostOptions {
   coalesceMs?: number;
   writeDelayMs?: number;
   log?: HostLog;
+  /**
+   * Whether signatures are required when the config does not say (default: required). `npm start`'s
+   * local host says false: it is paired by the setup secret, so no owner is pinned to verify against.
+   */
+  requireSignaturesByDefault?: boolean;
   /** Link tuning (backoff, heartbeat), mostly for tests. */
   link?: Partial<Pick<RelayLinkOptions, 'backoffBaseMs' | 'backoffMaxMs' | 'stableAfterMs' | 'heartbeatMs' | 'missedPongs'>>;
 }
@@ -68,6 +74,8 @@ export interface RunningHost {
   outbox: Outbox | null;
   /** What it serves and why (null when the providers were given directly). */
   agents: AgentPlan | null;
+  /** Whether this host requires device signatures (with a relay link), and the types it lets through unsigned. */
+  signatures: { require: boolean; allowUnsigned: RequestType[] };
   /** Closes the link and writes every chat; idempotent. */
   close(): Promise<void>;
 }
@@ -79,6 +87,9 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   let base = process.cwd();
   const configFile = options.configFile ?? (existsSync(path.join(dataDir, 'config.json')) ? path.join(dataDir, 'config.json') : undefined);
   if (!options.config && configFile) ({ config, base } = readHostConfig(configFile));
+  if (config.signatures === undefined && options.requireSignaturesByDefault !== undefined) {
+    config = { ...config, signatures: { require: options.requireSignaturesByDefault, allowUnsigned: [] } };
+  }
   const plan = options.providers ? null : await planAgents(config, base, HOST_VERSION, { configFile: options.config ? null : configFile ?? null, discovery: options.discovery });
   const coreOptions: HostCoreOptions = {
     dataDir,
@@ -145,6 +156,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     link,
     outbox,
     agents: plan,
+    signatures: signatureSettings(config),
     close: () => {
       closing ??= (async () => {
         clearInterval(refresh);

@@ -113,6 +113,7 @@ export async function pairHost(options: PairOptions): Promise<HostIdentity> {
       // An owner pinned by an earlier pairing of this folder is not this pairing's.
       rmSync(trustFile(options.dataDir), { force: true });
       options.say('Approved without a device signature: this machine pins no owner, so it cannot require signed requests.');
+      options.say('A host requires them by default (signatures.require): pair again approving from the web app or a signing SDK, or turn the requirement off in its config.');
     }
     writeHostIdentity(options.dataDir, identity);
     return identity;

@@ -1,6 +1,6 @@
 // End-to-end peers: a real host process (`bin/tether.js host start`) and clients on the SDK socket.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
@@ -110,6 +110,7 @@ export class HostProcess {
 
   async start(): Promise<this> {
     this.hostId = (readHostIdentity(this.dataDir) ?? await this.pair()).hostId;
+    optOutOfSignaturesUnlessSaid(this.dataDir);
     this.child = spawn(process.execPath, [
       path.join(root, 'bin', 'tether.js'), 'host', 'start', '--data', this.dataDir, ...(this.linkVia ? ['--relay', this.linkVia] : []),
     ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -157,6 +158,20 @@ export class HostProcess {
       child.kill(signal);
     });
   }
+}
+
+/**
+ * A host requires device signatures by default, but most e2e hosts are here for other features and
+ * their clients (SDK sockets without a device key, the web app, which does not sign requests yet)
+ * sign nothing; so a config that does not name `signatures` gets `require: false` written into it
+ * before each start, which the host warns about in its log. The suites about signing
+ * (signed-requests, tampering-relay) name `signatures` in their config and get what they name.
+ */
+function optOutOfSignaturesUnlessSaid(dataDir: string): void {
+  const file = path.join(dataDir, 'config.json');
+  const config = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  if (config.signatures !== undefined) return;
+  writeFileSync(file, JSON.stringify({ ...config, signatures: { require: false } }, null, 2));
 }
 
 function hasPolicy(dataDir: string): boolean {

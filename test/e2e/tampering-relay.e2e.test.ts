@@ -409,6 +409,6 @@ describe('a tampering relay while a host pairs', () => {
     await paired.start();
     const code = await new Promise<number | null>((resolve) => paired.child!.once('exit', (c) => resolve(c)));
     expect(code).not.toBe(0);
-    expect(paired.output).toContain('signatures.require is on, but this host has no pinned owner (trust.json)');
+    expect(paired.output).toContain('but this host has no pinned owner (trust.json)');
   });
 });

@@ -15,7 +15,7 @@ import { RequestGate } from '../../src/host/trust/gate.ts';
 import { RequestVerifier } from '../../src/host/trust/verify.ts';
 import { openGate } from '../../src/host/trust/open.ts';
 import { writePinnedOwner } from '../../src/host/trust/pinned.ts';
-import { HostConfigSchema } from '../../src/host/config.ts';
+import { HostConfigSchema, signatureSettings } from '../../src/host/config.ts';
 import { openCore, tempDir } from './harness.ts';
 
 const HOST = 'host-gate';
@@ -119,20 +119,38 @@ describe('the request gate', () => {
     expect(broken.stdout).toContain('WARNING: the audit breaks at line 2');
   });
 
-  it('the host config switch: off by default; on, the host will not start without a pinned owner of this host', async () => {
+  it('the host config switch: on by default, unsigned types only among those that act on the machine; on, no start without a pinned owner', async () => {
     const { core, dir, owner } = await setup(false);
-    const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
-    expect(HostConfigSchema.parse({ signatures: {} }).signatures).toEqual({ require: false, unsigned: [] });
-    expect(HostConfigSchema.safeParse({ signatures: { unsigned: ['chat.sned'] } }).success).toBe(false);
-    const on = HostConfigSchema.parse({ signatures: { require: true } });
-    await expect(openGate(core, dir, on, HOST, log)).rejects.toThrow(/no pinned owner/);
+    const warnings: string[] = [];
+    const log = { info: () => undefined, warn: (line: string) => void warnings.push(line), error: () => undefined };
+    expect(HostConfigSchema.parse({ signatures: {} }).signatures).toEqual({ require: true, allowUnsigned: [] });
+    expect(signatureSettings({})).toEqual({ require: true, allowUnsigned: [] });
+    expect(HostConfigSchema.safeParse({ signatures: { allowUnsigned: ['chat.sned'] } }).success).toBe(false);
+    // A read needs no signature, so naming it would promise something that is not there.
+    expect(HostConfigSchema.safeParse({ signatures: { allowUnsigned: ['chat.list'] } }).success).toBe(false);
+    expect(HostConfigSchema.parse({ signatures: { allowUnsigned: ['chat.send'] } }).signatures).toEqual({ require: true, allowUnsigned: ['chat.send'] });
+    // A config that says nothing requires them: without a pinned owner the host will not start.
+    await expect(openGate(core, dir, {}, HOST, log)).rejects.toThrow(/signatures.require is on \(the default\), but this host has no pinned owner/);
     writePinnedOwner(dir, { hostId: 'host-other', owner: { userId: 'ada', name: 'Ada', device: { id: owner.id, publicKey: owner.publicKey } }, pinnedAt: 1 });
-    await expect(openGate(core, dir, on, HOST, log)).rejects.toThrow(/not this host/);
+    await expect(openGate(core, dir, {}, HOST, log)).rejects.toThrow(/not this host/);
     writePinnedOwner(dir, { hostId: HOST, owner: { userId: 'ada', name: 'Ada', device: { id: owner.id, publicKey: owner.publicKey } }, pinnedAt: 1 });
-    const { gate, close } = await openGate(core, dir, on, HOST, log);
+    const allowing = HostConfigSchema.parse({ signatures: { allowUnsigned: ['chat.send'] } });
+    const { gate, close } = await openGate(core, dir, allowing, HOST, log);
     cleanups.push(close);
+    expect(warnings).toEqual(['signatures.allowUnsigned lets chat.send through unsigned: for these, whoever controls the relay can ask in anyone\'s name']);
+    const serve = (f: unknown) => gate.serve(f, (admitted) => core.serve(admitted, 'relay'));
     const create = { id: 'c-9', type: 'chat.create', payload: { chatId: 'c9' } };
-    expect(await gate.serve(create, (f) => core.serve(f, 'relay'))).toMatchObject({ ok: false, error: { code: 'signature-required' } });
-    expect(await gate.serve({ ...create, signature: await sign(owner, create) }, (f) => core.serve(f, 'relay'))).toMatchObject({ ok: true });
+    expect(await serve(create)).toMatchObject({ ok: false, error: { code: 'signature-required' } });
+    expect(await serve({ ...create, signature: await sign(owner, create) })).toMatchObject({ ok: true });
+    // The allowed type goes through unsigned (audited as unverified); the others still need a signature.
+    expect(await serve({ id: 's-9', type: 'chat.send', payload: { chatId: 'c9', text: 'hello' }, by: 'bob' })).toMatchObject({ ok: true });
+    expect(await serve({ id: 'k-9', type: 'chat.kill', payload: { chatId: 'c9' } })).toMatchObject({ ok: false, error: { code: 'signature-required' } });
+    expect(readAudit(dir).entries.filter((e) => e.id === 's-9')).toMatchObject([{ outcome: 'done', userId: null, relaySays: 'bob' }]);
+
+    // Off: the host starts without an owner, and says what that gives up.
+    warnings.length = 0;
+    const off = await openGate(core, dir, HostConfigSchema.parse({ signatures: { require: false } }), HOST, log);
+    off.close();
+    expect(warnings).toEqual(['signatures.require is off: this host believes the relay about who asks, so whoever controls the relay can act on this machine in anyone\'s name']);
   });
 });

@@ -218,6 +218,9 @@ beforeAll(async () => {
     hostId: 'host-hostile',
     token: 'tok',
     providers,
+    // What this file proves is the host's policy against whatever frames a relay sends; its frames are
+    // unsigned, so the host opts out of signatures (the tampering-relay e2e covers those).
+    config: { signatures: { require: false, allowUnsigned: [] } },
     policy: new HostPolicy({ home: home.dir, roots: [work], modeCeiling: 'supervised', private: [data.dir] }),
     coalesceMs: 0,
     writeDelayMs: 5,

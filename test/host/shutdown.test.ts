@@ -60,7 +60,11 @@ describe('tether host start', () => {
     const script = path.join(data.dir, 'script.json');
     writeFileSync(script, JSON.stringify({ replies: [{ steps: [{ type: 'text', text: 'Working on it' }, { type: 'wait', ms: 600_000 }] }] }));
     const config = path.join(data.dir, 'config.json');
-    writeFileSync(config, JSON.stringify({ providers: { claude: { backend: 'script', script } }, policy: { roots: [data.dir] }, coalesceMs: 0 }));
+    writeFileSync(config, JSON.stringify({
+      providers: { claude: { backend: 'script', script } }, policy: { roots: [data.dir] }, coalesceMs: 0,
+      // Shutdown with a turn running, started by an unsigned test relay: signatures are not this file's subject.
+      signatures: { require: false },
+    }));
     // A paired host: its identity (the stand-in relay checks no token).
     writeHostIdentity(data.dir, { relayUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hostId: 'h1', ...(await newHostKey()) });
     const host = spawn(process.execPath, [path.join(root, 'bin', 'tether.js'), 'host', 'start', '--data', data.dir], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -4,9 +4,9 @@
 // failed, with the code) or refused (nothing ran). Reads pass straight through, unaudited and
 // unverified: the per-frame cost of a read is one table look-up.
 //
-// Signatures are required only when the host config says so (`signatures.require`, default OFF in
-// this release, so nothing that signs nothing yet breaks): with it off, the audit still names each
-// request, marked unverified, with whom the relay said it acted for.
+// Signatures are required unless the host config says otherwise (`signatures.require`, on by
+// default; `signatures.allowUnsigned` lets named machine-acting types through unsigned): with them
+// off, the audit still names each request, marked unverified, with whom the relay said it acted for.
 import { REQUEST_RULES, chatIdOfPayload, isRequestType, type RequestType } from '../../contracts/index.ts';
 import type { HostLog, ReplyFrame } from '../chats/core.ts';
 import type { HostAudit } from './audit.ts';
