@@ -69,9 +69,9 @@ const host = await startHost({
   hostId,
   token: hostTokenSigner(identity),
   log: consoleLog(Boolean(process.env.TETHER_VERBOSE)),
-  // Paired by the setup secret, so no person's device approved it and no owner is pinned to check
-  // signatures against; and the web app does not sign requests yet. Unless its config says otherwise,
-  // this local host believes the relay (the banner says so).
+  // Paired by the setup secret, before the owner exists: no person's device approved it, so no owner
+  // is pinned to check signatures against (the web app signs, but this host cannot tell whose key is
+  // the owner's). Unless its config says otherwise, this local host believes the relay (the banner says so).
   requireSignaturesByDefault: false,
 });
 
@@ -97,7 +97,7 @@ const demoHint = plan.source === 'demo'
 
 const signaturesLine = host.signatures.require
   ? `required${host.signatures.allowUnsigned.length ? `, except ${host.signatures.allowUnsigned.join(', ')}` : ''}`
-  : 'NOT required: this local host is paired by the setup secret (no owner pinned) and the web app does not sign yet, so it believes the relay about who asks';
+  : 'NOT required: this local host is paired by the setup secret, so no owner\'s device is pinned to check them against; it believes the relay about who asks';
 
 console.log(`
 Tether is running.

@@ -100,7 +100,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     log,
     hookTargets: hookTargetsFrom(config, base),
     // The gate verifies hooks.set only when signatures are required and hooks.set is not let through unsigned.
-    hooksInstallVerified: config.signatures?.require === true && !(config.signatures.unsigned ?? []).includes('hooks.set'),
+    // (The gate stands only in front of a relay link.)
+    hooksInstallVerified: Boolean(options.relayUrl) && signatureSettings(config).require && !signatureSettings(config).allowUnsigned.includes('hooks.set'),
   };
   const core = await HostCore.open(coreOptions);
   // The terminal's hooks find the host on its local socket (only its data folder's; never the relay).
