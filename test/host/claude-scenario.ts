@@ -53,6 +53,8 @@ export function scenarioReply(request: MessagesRequest): ScriptedReply {
       };
     case 'TASK':
       return { blocks: [{ type: 'tool_use', name: 'Task', input: { description: 'Find files', prompt: `${SUBAGENT_MARK}: list the files`, subagent_type: 'general-purpose' } }] };
+    case 'BACKGROUND':
+      return { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 300', run_in_background: true, description: 'Wait in the background' } }] };
     case 'SLEEP':
       return { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 30', description: 'Wait a while' } }] };
     case 'STREAM':

@@ -263,8 +263,8 @@ export function createHandlers(core: HostCore): HandlerTable {
       throw new ProtocolError('subagent-not-found', `No subagent ${payload.toolUseId} in this chat`);
     },
     'chat.stopTask': (payload) => {
-      core.session(payload.chatId);
-      throw new ProtocolError('task-not-found', `No background task ${payload.taskId} in this chat`);
+      core.session(payload.chatId).stopTask(payload.taskId);
+      return {};
     },
     // What the chat's CLI would load for its folder and account, read as that CLI reads it (providers/*).
     'skills.list': async (payload) => {

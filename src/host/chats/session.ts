@@ -301,6 +301,7 @@ export class ChatSession {
       ...(info.agentSessionId && this.options.host.sessionShared?.(this.chatId, info.agentSessionId) ? { forkSession: true } : {}),
       ...(account?.home ? { accountHome: account.home } : {}),
       ...(account?.env ? { accountEnv: account.env } : {}),
+      side: (output) => this.side(output),
     });
     this.driverSettings = settings;
     return this.driver;
@@ -461,6 +462,8 @@ export class ChatSession {
 
   /** After a restart: a turn left running is aborted with a warning note, whatever it left open is settled, and the queue goes on. */
   recover(reason: string): boolean {
+    // Background commands ended with the process that ran them.
+    if (this.info.background) this.updateInfo({ background: undefined });
     const running = this.thread.items.filter((i): i is ChatTurnItem => i.kind === 'turn' && i.state === 'running');
     const stale = this.info.activeTurnId !== null || this.info.running || running.length > 0 || this.pendingRequests().length > 0;
     if (!stale) return false;
@@ -476,6 +479,30 @@ export class ChatSession {
     this.updateInfo();
     this.deliverNext();
     return running.length > 0;
+  }
+
+  /** What the backend says about the chat between or during turns: its background tasks, its plan's limits. */
+  private side(output: ProviderOutput): void {
+    if (this.closed) return;
+    try {
+      if (output.type === 'background') {
+        const now = this.info.background ?? [];
+        if (now.length === 0 && output.tasks.length === 0) return;
+        this.updateInfo({ background: output.tasks.length > 0 ? output.tasks : undefined });
+      } else if (output.type === 'limits') {
+        this.options.host.limits?.(this.info.provider, this.info.account ?? this.info.provider, { ...(output.plan !== undefined ? { plan: output.plan } : {}), windows: output.windows });
+      }
+    } catch (error) {
+      this.options.host.warn(`chat ${this.chatId}: provider output ${output.type} failed: ${describe(error)}`);
+    }
+  }
+
+  /** Stops a background task the backend reported (`task-not-found` otherwise; `chat-unsupported` when it cannot). */
+  stopTask(taskId: string): void {
+    if (!(this.info.background ?? []).some((task) => task.id === taskId)) throw new ProtocolError('task-not-found', `No background task ${taskId} in this chat`);
+    const driver = this.driver;
+    if (!driver?.stopTask) throw new ProtocolError('chat-unsupported', `${this.info.provider} cannot stop a background task`);
+    if (!driver.stopTask(taskId)) throw new ProtocolError('task-not-found', `Background task ${taskId} ended with its CLI`);
   }
 
   private onOutput(turnId: string, output: ProviderOutput): void {
@@ -699,7 +726,8 @@ export class ChatSession {
         this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: output.level, text: output.text });
         return;
       case 'limits':
-        this.options.host.limits?.(this.info.provider, this.info.account ?? this.info.provider, { ...(output.plan !== undefined ? { plan: output.plan } : {}), windows: output.windows });
+      case 'background':
+        this.side(output);
         return;
       case 'turn-end':
         this.finish(output.state, output.message, false, output.limit);

@@ -12,6 +12,7 @@ import type {
   AgentKind,
   ChatAllowAlways,
   ChatAttachment,
+  ChatBackgroundTask,
   ChatCheckpointDiff,
   ChatFileChange,
   ChatQuestion,
@@ -89,6 +90,8 @@ export type ProviderOutput =
   | { type: 'note'; level: 'info' | 'warning' | 'error'; text: string }
   /** The CLI reported its plan's limits (some windows; the others keep their last reading). */
   | { type: 'limits'; plan?: string | null; windows: UsageWindow[] }
+  /** The commands and monitors the CLI keeps running in the background, whole (replaces the last list). */
+  | { type: 'background'; tasks: ChatBackgroundTask[] }
   /** `limit`: the turn stopped on a usage limit or an overload. `aborted`: the backend stopped it itself. */
   | { type: 'turn-end'; state: 'done' | 'error' | 'aborted'; message?: string; limit?: ChatTurnLimit };
 
@@ -109,6 +112,11 @@ export interface ProviderChatContext {
   /** The account's config folder (`~` allowed) and variables; absent = the CLI's default account. */
   accountHome?: string;
   accountEnv?: Record<string, string>;
+  /**
+   * Where outputs about the chat rather than a turn go (`background`, `limits`), whenever they come:
+   * a background command ends after its turn did.
+   */
+  side?: ProviderEmit;
 }
 
 export interface TurnInput {
@@ -163,6 +171,8 @@ export interface ProviderSession {
   compact?(turnId: string, emit: ProviderEmit): void;
   /** Stops the running turn; the runtime has already settled it, so no `turn-end` is needed. */
   interrupt(): void;
+  /** Stops one of the background tasks it reported; false when its process is not running. Absent: it cannot. */
+  stopTask?(taskId: string): boolean;
   answerApproval(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string): void;
   /** `null` = the question was cancelled or dismissed without an answer. */
   answerQuestion(requestId: string, answers: Record<string, string> | null): void;

@@ -14,7 +14,7 @@ import type { ProviderChatContext, ProviderEmit, ProviderOutput, ProviderSession
 import { CliProcess } from '../cli-process.ts';
 import { admitChoice, admitModelSlug, admitSessionId, flagValue, UUID_SESSION_ID } from '../cli-values.ts';
 import { CLAUDE_MODELS } from './catalog.ts';
-import { ClaudeStreamMapper, interruptLine, PERMISSION_MODES, userLine, type ImageInput } from './mapper.ts';
+import { ClaudeStreamMapper, interruptLine, PERMISSION_MODES, stopTaskLine, userLine, type ImageInput } from './mapper.ts';
 
 export interface ClaudeLaunch {
   /** The `claude` executable. */
@@ -120,6 +120,14 @@ export class ClaudeSession implements ProviderSession {
     process.writeLine(JSON.stringify(interruptLine(`interrupt-${this.interrupts}`)));
   }
 
+  /** Claude Code stops a background task on its `stop_task` control request. */
+  stopTask(taskId: string): boolean {
+    const process = this.process;
+    if (!process?.alive) return false;
+    this.interrupts += 1;
+    return process.writeLine(JSON.stringify(stopTaskLine(`stop-task-${this.interrupts}`, taskId)));
+  }
+
   answerApproval(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string): void {
     this.reply(this.mapper.approvalReply(requestId, decision, message));
   }
@@ -171,8 +179,9 @@ export class ClaudeSession implements ProviderSession {
     const context = this.context;
     // First, as it may refuse a value: nothing below runs then.
     const args = claudeArgs({ ...context, forkSession: this.fork }, this.sessionId, this.launch.args);
-    // A new process counts its cost and its turns from zero.
+    // A new process counts its cost and its turns from zero, and runs nothing in the background yet.
     this.mapper = new ClaudeStreamMapper();
+    context.side?.({ type: 'background', tasks: [] });
     this.sent = 0;
     this.ended = 0;
     const process: CliProcess = new CliProcess({
@@ -185,6 +194,8 @@ export class ClaudeSession implements ProviderSession {
       },
       onExit: () => {
         if (this.process !== process) return;
+        // Its background commands ended with it.
+        this.context.side?.({ type: 'background', tasks: [] });
         const emit = this.emit;
         if (emit) this.endTurn(emit, { type: 'turn-end', state: 'error', message: this.exitMessage(process) });
       },
@@ -197,6 +208,11 @@ export class ClaudeSession implements ProviderSession {
     const mapped = this.mapper.map(line);
     if (mapped.reply) process.writeLine(JSON.stringify(mapped.reply));
     for (const output of mapped.outputs) {
+      // About the chat, not the turn: it may come between turns (a background command ending).
+      if (output.type === 'background' || output.type === 'limits') {
+        this.context.side?.(output);
+        continue;
+      }
       if (output.type === 'session') {
         this.sessionId = output.agentSessionId;
         // A fork happens once; after it the new session is simply resumed.

@@ -19,6 +19,7 @@
 // Unknown types and lines that are not JSON become one note each kind, never an exception.
 import type {
   ChatAllowAlways,
+  ChatBackgroundTask,
   ChatFileChange,
   ChatQuestion,
   ChatSubagentUsage,
@@ -74,6 +75,9 @@ const QUIET_SYSTEM = new Set([
   'session_state_changed', 'background_tasks_changed', 'files_persisted', 'mirror_error',
 ]);
 /** Top-level types that carry nothing a thread shows. */
+/** A background task's statuses once it stopped running. */
+const ENDED_TASK = new Set(['completed', 'failed', 'killed', 'stopped']);
+
 const QUIET_TYPES = new Set(['keep_alive', 'prompt_suggestion', 'auth_status', 'tool_progress', 'conversation_reset', 'control_response', 'streamlined_text', 'streamlined_tool_use_summary']);
 
 export interface MappedLine {
@@ -96,6 +100,10 @@ export class ClaudeStreamMapper {
   private readonly pending = new Map<string, PendingRequest>();
   /** tool_use id → its tool name (results name only the id). */
   private readonly tools = new Map<string, string>();
+  /** Bash tool_use id → its command (a background task names only the tool id). */
+  private readonly commands = new Map<string, string>();
+  /** The background tasks running now, by task id. */
+  private readonly background = new Map<string, ChatBackgroundTask>();
   /** Messages whose text came as stream deltas: their whole `assistant` copies are not shown again. */
   private readonly streamed = new Set<string>();
   /** The kind of each open streamed block, by index. */
@@ -221,9 +229,33 @@ export class ClaudeStreamMapper {
         if (!toolUseId) return [];
         return [{ type: 'subagent-progress', toolUseId, lastTool: str(message.last_tool_name), usage: subagentUsage(message.usage) }];
       }
-      case 'task_notification': {
+      case 'task_started': {
+        // A shell command or a monitor the CLI runs in the background (`local_bash`; agents are subagents).
+        const taskId = str(message.task_id);
+        const type = str(message.task_type) ?? '';
+        if (!taskId || (type !== 'local_bash' && !type.includes('monitor'))) return [];
         const toolUseId = str(message.tool_use_id);
-        if (!toolUseId) return [];
+        this.background.set(taskId, {
+          id: taskId,
+          kind: type === 'local_bash' ? 'shell' : 'monitor',
+          description: str(message.description) ?? '',
+          command: (toolUseId && this.commands.get(toolUseId)) ?? null,
+          startedAt: Date.now(),
+        });
+        return [this.backgroundList()];
+      }
+      case 'task_updated': {
+        const taskId = str(message.task_id);
+        const patch = isObject(message.patch) ? message.patch : {};
+        if (!taskId || !this.background.has(taskId) || !ENDED_TASK.has(String(patch.status))) return [];
+        this.background.delete(taskId);
+        return [this.backgroundList()];
+      }
+      case 'task_notification': {
+        const taskId = str(message.task_id);
+        if (taskId && this.background.delete(taskId)) return [this.backgroundList()];
+        const toolUseId = str(message.tool_use_id);
+        if (!toolUseId || !SUBAGENT_TOOLS.has(this.tools.get(toolUseId) ?? 'Task')) return [];
         return [{
           type: 'subagent-end',
           toolUseId,
@@ -325,6 +357,7 @@ export class ClaudeStreamMapper {
     if (!toolUseId || !name) return [];
     this.tools.set(toolUseId, name);
     const input = isObject(block.input) ? block.input : {};
+    if (typeof input.command === 'string' && input.run_in_background === true) this.commands.set(toolUseId, input.command);
     const under = parent ? { parentToolUseId: parent } : {};
     if (SUBAGENT_TOOLS.has(name)) {
       return [{
@@ -422,6 +455,10 @@ export class ClaudeStreamMapper {
     return out;
   }
 
+  private backgroundList(): ProviderOutput {
+    return { type: 'background', tasks: [...this.background.values()] };
+  }
+
   private controlRequest(message: Json): MappedLine {
     const requestId = str(message.request_id);
     const request = isObject(message.request) ? message.request : {};
@@ -494,6 +531,11 @@ export function userLine(text: string, images: ImageInput[] = []): Json {
     ? text
     : [...images.map((image) => ({ type: 'image', source: { type: 'base64', media_type: image.mime, data: image.data } })), { type: 'text', text }];
   return { type: 'user', message: { role: 'user', content }, parent_tool_use_id: null, session_id: 'default' };
+}
+
+/** Asks Claude Code to stop one of its background tasks (it answers with `task_updated` killed and `task_notification` stopped). */
+export function stopTaskLine(requestId: string, taskId: string): Json {
+  return { type: 'control_request', request_id: requestId, request: { subtype: 'stop_task', task_id: taskId } };
 }
 
 export function interruptLine(requestId: string): Json {
