@@ -8,6 +8,7 @@
 //   tether host install [--data <dir>] [--no-start]     (a systemd user unit / a launchd agent)
 //   tether host uninstall [--data <dir>] [--no-stop]
 //   tether host hooks install|remove|status [--data <dir>] [--config <file>] [--config-dir <dir>] [--yes]
+//   tether host trust <code> [--data <dir>] [--relay <url>]
 //
 // `pair` makes this host's key and waits until a signed-in person approves the code it shows; `start`
 // then links with that key (identity.json in the data folder). The relay URL and data folder also
@@ -34,6 +35,7 @@ import { installedService, installService, serviceLogFile, uninstallService } fr
 import { readHostConfig } from './config.ts';
 import { hooksState, installHooks, removeHooks, type HookTarget } from './terminal/claude-hooks.ts';
 import { hookTargetsFrom } from './terminal/targets.ts';
+import { recoverByCode, recoveredLines } from './trust/recover.ts';
 
 export function defaultDataDir(): string {
   return process.env.TETHER_DATA_DIR ?? path.join(homedir(), '.tether');
@@ -249,6 +251,22 @@ export function buildCli(): Command {
       const states = hookTargetsOf(opts).map((target) => hooksState(opts.data, target));
       if (opts.json) process.stdout.write(`${JSON.stringify({ hooks: states }, null, 2)}\n`);
       else for (const state of states) printHooks(state);
+    });
+
+  host.command('trust')
+    .description('Trust a new device of this host\'s owner by the code the app shows for it (recovery, on this machine only)')
+    .argument('<code>', 'the device\'s code from the app (Settings → Devices), four groups of four characters')
+    .addOption(relayOption('the relay it was paired with'))
+    .addOption(dataOption())
+    .action(async (code: string, opts: { relay?: string; data: string }) => {
+      const identity = identityIn(opts.data);
+      if (!identity) fail(`This host is not paired yet (no ${identityFile(opts.data)}).`);
+      try {
+        const result = await recoverByCode({ dataDir: opts.data, identity, code, ...(opts.relay ? { relayUrl: opts.relay } : {}) });
+        process.stdout.write(`${recoveredLines(result).join('\n')}\n`);
+      } catch (error) {
+        fail(error instanceof Error ? error.message : String(error));
+      }
     });
 
   return program;

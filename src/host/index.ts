@@ -120,9 +120,9 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     const token = options.token;
     if (token === undefined) throw new Error('A relay link needs a token');
     // Every relay frame passes the gate: the host's own audit, and signatures when its config requires them.
-    const opened = await openGate(core, dataDir, config, options.hostId, log);
+    const opened = await openGate(core, dataDir, config, options.hostId, log, (frame) => serveRelayFrame(core, frame, RELAY_CLIENT_ID));
     closeGate = opened.close;
-    const { gate } = opened;
+    const { gate, intake } = opened;
     outbox = Outbox.open(path.join(dataDir, 'outbox'));
     const box = outbox;
     link = new RelayLink({
@@ -131,6 +131,11 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       token: typeof token === 'function' ? token : () => token,
       outbox: box,
       onRequest: (frame) => gate.serve(frame, (admitted) => serveRelayFrame(core, admitted, RELAY_CLIENT_ID)),
+      // Signed grants, vouches and revocations the relay carries; checked by the book (trust/intake.ts).
+      onTrust: (statements) => {
+        if (intake) void intake.take(statements);
+        else log.warn('link: trust statements ignored: this host pinned no owner to check them against (pair it from a device that signs)');
+      },
       version: HOST_VERSION,
       log,
       ...options.link,

@@ -46,6 +46,11 @@ export interface RelayLinkOptions {
   outbox: Outbox;
   /** Serves one request frame from the relay (already JSON-parsed, or the raw text if it was not JSON) and answers the reply frame. */
   onRequest: (frame: unknown) => Promise<object>;
+  /**
+   * Takes the statements of a `{link:'trust'}` frame (LinkTrustSchema), each still unchecked: the
+   * host's trust book checks them one by one, so one bad statement does not cost the others.
+   */
+  onTrust?: (statements: unknown[]) => void;
   version: string;
   log?: RelayLinkLog;
   /** First reconnect delay ceiling (ms); doubles per failure. Default 500. */
@@ -245,6 +250,12 @@ export class RelayLink {
       frame = text; // the runtime answers bad-request with a null id
     }
     if (typeof frame === 'object' && frame !== null && 'link' in frame) {
+      const { link, statements } = frame as { link?: unknown; statements?: unknown };
+      if (link === 'trust') {
+        if (Array.isArray(statements)) this.options.onTrust?.(statements);
+        else this.log.warn('link: a trust frame without statements');
+        return;
+      }
       const ack = LinkAckSchema.safeParse(frame);
       if (!ack.success) {
         this.log.warn(`link: unknown control frame ${text.slice(0, 200)}`);

@@ -8,7 +8,7 @@
 // That makes tampering visible, not impossible: whoever can write the file can rewrite all of it.
 // The relay never can: it holds no path to this file.
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -22,6 +22,8 @@ export const AuditEntrySchema = z.object({
   outcome: z.enum(['done', 'failed', 'refused']),
   /** The error code when it failed or was refused. */
   code: z.string().optional(),
+  /** Why, in words, when the host itself decided (a trust statement refused, a queued send it took back). */
+  message: z.string().optional(),
   /** The verified sender, or null for an unsigned request. */
   userId: z.string().nullable(),
   device: z.string().nullable(),
@@ -87,14 +89,33 @@ export function readAudit(dataDir: string): AuditReading {
   return { entries, broken: null };
 }
 
-/** The append side, held open by the running host. One synchronous write per audited request. */
+/** The hash of the last line of the file open as `fd` (of `size` bytes), or GENESIS for an empty one. */
+function lastLineHash(fd: number, size: number): string {
+  for (let window = 64 * 1024; ; window *= 4) {
+    const start = Math.max(0, size - window);
+    const buffer = Buffer.alloc(size - start);
+    readSync(fd, buffer, 0, buffer.length, start);
+    const lines = buffer.toString('utf8').split('\n').filter((line: string) => line !== '');
+    // Whole when the window reached the start, or when a line break lies before the last line.
+    if (lines.length > 1 || start === 0) return lines.length > 0 ? hashOf(lines.at(-1)!) : GENESIS;
+  }
+}
+
+/**
+ * The append side, held open by the running host. One synchronous write per audited request. The
+ * host's own commands (`tether host trust`) append to the same file while the host runs: a line
+ * chains on from whatever line is last in the file, so when the file grew since this side last
+ * wrote (one fstat per line), its last line is read again first.
+ */
 export class HostAudit {
   private readonly fd: number;
   private prev: string;
+  private size: number;
 
   private constructor(fd: number, prev: string) {
     this.fd = fd;
     this.prev = prev;
+    this.size = fstatSync(fd).size;
   }
 
   /**
@@ -109,15 +130,19 @@ export class HostAudit {
       const lines = readFileSync(file, 'utf8').split('\n').filter((line) => line !== '');
       if (lines.length > 0) prev = hashOf(lines.at(-1)!);
     }
-    const fd = openSync(file, 'a', 0o600);
+    const fd = openSync(file, 'a+', 0o600);
     chmodSync(file, 0o600);
     return new HostAudit(fd, prev);
   }
 
   record(entry: AuditRecord): void {
+    const size = fstatSync(this.fd).size;
+    if (size !== this.size) this.prev = lastLineHash(this.fd, size);
     const line = JSON.stringify({ ...entry, prev: this.prev });
-    writeSync(this.fd, `${line}\n`);
+    const bytes = Buffer.from(`${line}\n`);
+    writeSync(this.fd, bytes);
     this.prev = hashOf(line);
+    this.size = size + bytes.length;
   }
 
   close(): void {
@@ -140,7 +165,8 @@ export function formatAudit(reading: AuditReading): string {
     const claim = e.claimed ? `, signature claims device ${shown(e.claimed.device, 16)}${e.claimed.person ? ` of ${shown(e.claimed.person)}` : ''}` : '';
     const who = e.userId ? `${shown(e.userId)} (device ${shown(e.device ?? '', 16)})` : `unverified${e.relaySays ? `, relay says ${shown(e.relaySays)}` : ''}${claim}`;
     const how = e.outcome === 'done' ? (e.retry ? 'done (resent, answered once)' : 'done') : `${e.outcome} ${shown(e.code ?? '', 40)}`.trim();
-    return `${new Date(e.at).toISOString()}  ${shown(e.type, 40).padEnd(20)} ${how.padEnd(28)} ${who}${e.chatId ? `  chat ${shown(e.chatId)}` : ''}  id ${shown(e.id)}`;
+    const why = e.message ? `  (${shown(e.message, 160)})` : '';
+    return `${new Date(e.at).toISOString()}  ${shown(e.type, 40).padEnd(20)} ${how.padEnd(28)} ${who}${e.chatId ? `  chat ${shown(e.chatId)}` : ''}  id ${shown(e.id)}${why}`;
   });
   if (rows.length === 0) rows.push('No request has acted on this machine yet.');
   if (reading.broken) rows.push(`WARNING: the audit breaks at line ${reading.broken.line}: ${reading.broken.why}. Lines from there on are not shown.`);

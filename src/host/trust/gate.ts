@@ -10,6 +10,7 @@
 import { REQUEST_RULES, chatIdOfPayload, isRequestType, type RequestType } from '../../contracts/index.ts';
 import type { HostLog, ReplyFrame } from '../chats/core.ts';
 import type { HostAudit } from './audit.ts';
+import type { QueuedSenders } from './queued-senders.ts';
 import type { RequestVerifier, VerifiedSender } from './verify.ts';
 
 export interface GateOptions {
@@ -18,6 +19,10 @@ export interface GateOptions {
   verifier: RequestVerifier | null;
   /** Request types the host config lets through unsigned even when signatures are required. */
   unsigned?: ReadonlySet<RequestType>;
+  /** Settles once the trust statements that came before this request are in the book (trust/intake.ts). */
+  trustSettled?: () => Promise<void>;
+  /** Remembers who a queued send is from, so the host can take it back if they lose the right (trust/queued-senders.ts). */
+  queued?: QueuedSenders;
   now?: () => number;
   log?: HostLog;
 }
@@ -64,6 +69,8 @@ export class RequestGate {
     let sender: VerifiedSender | null = null;
     let retry = false;
     if (verifier && rule.actsOnMachine && !unsigned?.has(fields.type)) {
+      // A revocation the relay sent before this request is judged before it.
+      await this.options.trustSettled?.();
       const verdict = await verifier.check(fields, fields.signature);
       if (!verdict.ok) {
         this.record({
@@ -87,6 +94,7 @@ export class RequestGate {
       payload: sender?.payload ?? null,
       ...(retry ? { retry: true } : {}),
     });
+    this.options.queued?.note(fields.type, fields.payload, sender, reply);
     return reply;
   }
 
