@@ -101,6 +101,10 @@ export class HostProcess {
   approveWith: ((userCode: string) => Promise<void>) | null = null;
   /** What `tether host pair` printed, once it has paired (who approved, from which device). */
   pairOutput = '';
+  /** The `tether` command (argv before `host …`): this repository's by default, or an installed package's. */
+  tether: string[] = [process.execPath, path.join(root, 'bin', 'tether.js')];
+  /** The environment its processes get (default: the test's). */
+  env: NodeJS.ProcessEnv = process.env;
 
   constructor(name: string, ownerId: string) {
     this.name = name;
@@ -111,9 +115,9 @@ export class HostProcess {
   async start(): Promise<this> {
     this.hostId = (readHostIdentity(this.dataDir) ?? await this.pair()).hostId;
     optOutOfSignaturesUnlessSaid(this.dataDir);
-    this.child = spawn(process.execPath, [
-      path.join(root, 'bin', 'tether.js'), 'host', 'start', '--data', this.dataDir, ...(this.linkVia ? ['--relay', this.linkVia] : []),
-    ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(this.tether[0]!, [
+      ...this.tether.slice(1), 'host', 'start', '--data', this.dataDir, ...(this.linkVia ? ['--relay', this.linkVia] : []),
+    ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: this.env });
     const keep = (b: Buffer) => { this.output = (this.output + b.toString()).slice(-20_000); };
     this.child.stdout!.on('data', keep);
     this.child.stderr!.on('data', keep);
@@ -125,9 +129,9 @@ export class HostProcess {
     // A test whose config names no policy keeps the host's former wide one (home, full-access), which
     // it was written for; pair writes it into the config and prints it.
     const wide = hasPolicy(this.dataDir) ? [] : ['--folder', homedir(), '--folder', tmpdir(), '--max-mode', 'full-access'];
-    const child = spawn(process.execPath, [
-      path.join(root, 'bin', 'tether.js'), 'host', 'pair', this.pairVia ?? relayUrl(), '--data', this.dataDir, '--name', this.name, ...wide,
-    ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(this.tether[0]!, [
+      ...this.tether.slice(1), 'host', 'pair', this.pairVia ?? relayUrl(), '--data', this.dataDir, '--name', this.name, ...wide,
+    ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: this.env });
     let output = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const userCode = await new Promise<string>((resolve, reject) => {
