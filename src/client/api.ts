@@ -13,7 +13,7 @@ import {
   type Me, type SessionSummary, type SignInMethods,
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
   PeerDeviceListSchema, type PeerDevice, type RevocationStatement, type SignedGrantCreateRequest,
-  type DeviceRecord, type DeviceRegisterRequest, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
+  type DeviceRecord, type DeviceRegisterRequest, type DeviceStatement, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
 import { Backoff } from './backoff.ts';
 import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
@@ -330,6 +330,11 @@ export class RelayApi {
   /** Registers a device's public key (the same key again answers the same device). */
   registerDevice(body: DeviceRegisterRequest): Promise<DeviceRecord> {
     return this.checked(DeviceRecordSchema, 'POST', '/api/devices', body);
+  }
+
+  /** Cross-signing after the fact: `vouch` (signed by another device of the person) for a device that registered without one. */
+  vouchDevice(deviceId: string, vouch: Signed<DeviceStatement>): Promise<DeviceRecord> {
+    return this.checked(DeviceRecordSchema, 'POST', `/api/devices/${encodeURIComponent(deviceId)}/vouch`, { vouch });
   }
 
   async renameDevice(deviceId: string, name: string): Promise<void> {

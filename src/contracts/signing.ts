@@ -214,6 +214,13 @@ export type DeviceRegisterRequest = z.input<typeof DeviceRegisterRequestSchema>;
 
 export const DeviceRenameRequestSchema = z.object({ name: DeviceNameSchema });
 
+/**
+ * `POST /api/devices/:id/vouch`: cross-signing after the fact. A new device registered itself
+ * unvouched (it waits, in Settings); an existing device of the same person signs the vouch for it as
+ * it is listed (its key and name) and sends it here.
+ */
+export const DeviceVouchRequestSchema = z.object({ vouch: z.lazy(() => SignedDeviceSchema) });
+
 export const DeviceListResultSchema = z.object({ devices: z.array(DeviceRecordSchema) });
 export type DeviceListResult = z.output<typeof DeviceListResultSchema>;
 

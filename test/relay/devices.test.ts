@@ -57,6 +57,38 @@ describe('devices', () => {
     expect(DeviceRecordSchema.parse(made.body)).toMatchObject({ id: phone.id, vouchedBy: laptop.id, vouch: signed });
   });
 
+  it('a device that registered unvouched (waiting) is vouched for afterwards by another of the person\'s devices, once; a vouch that does not hold is refused and nothing kept', async () => {
+    const ada = await signIn(`ada-${unique()}`);
+    const bob = await signIn(`bob-${unique()}`);
+    const [laptop, phone, stranger] = [await newDevice(), await newDevice(), await newDevice()];
+    await api(ada, 'POST', '/api/devices', { name: 'Laptop', publicKey: laptop.publicKey });
+    await api(ada, 'POST', '/api/devices', { name: 'Phone', publicKey: phone.publicKey });
+    await api(bob, 'POST', '/api/devices', { name: 'Bob’s', publicKey: stranger.publicKey });
+    const listed = async () => DeviceListResultSchema.parse((await api(ada, 'GET', '/api/devices')).body).devices.find((d) => d.id === phone.id)!;
+    expect(await listed()).toMatchObject({ vouchedBy: null, vouch: null });
+
+    // Refused, each with its code, and the phone still waits.
+    const refusals = [
+      [await vouch(laptop, ada, phone, 'Another name'), 'signature-invalid'],
+      [await vouch(stranger, ada, phone, 'Phone'), 'signature-invalid'],
+      [await vouch(phone, ada, phone, 'Phone'), 'signature-invalid'],
+      [{ ...(await vouch(laptop, ada, phone, 'Phone')), sig: (await vouch(laptop, ada, laptop, 'Phone')).sig }, 'signature-invalid'],
+    ] as const;
+    for (const [body, code] of refusals) {
+      expect((await api(ada, 'POST', `/api/devices/${phone.id}/vouch`, { vouch: body })).body.code).toBe(code);
+    }
+    expect((await api(bob, 'POST', `/api/devices/${phone.id}/vouch`, { vouch: await vouch(laptop, ada, phone, 'Phone') })).body.code).toBe('device-not-found');
+    expect(await listed()).toMatchObject({ vouchedBy: null, vouch: null });
+
+    const signed = await vouch(laptop, ada, phone, 'Phone');
+    const done = await api(ada, 'POST', `/api/devices/${phone.id}/vouch`, { vouch: signed });
+    expect(done.status).toBe(200);
+    expect(DeviceRecordSchema.parse(done.body)).toMatchObject({ id: phone.id, vouchedBy: laptop.id, vouch: signed });
+    expect(await listed()).toMatchObject({ vouchedBy: laptop.id, vouch: signed });
+    // The first vouch stays.
+    expect((await api(ada, 'POST', `/api/devices/${phone.id}/vouch`, { vouch: await vouch(laptop, ada, phone, 'Phone') })).body.code).toBe('bad-request');
+  });
+
   it('refuses a vouch that does not hold, and keeps nothing', async () => {
     const [ada, bob] = [await signIn(`ada-${unique()}`), await signIn(`bob-${unique()}`)];
     const [laptop, phone, bobs] = [await newDevice(), await newDevice(), await newDevice()];

@@ -75,3 +75,15 @@ export async function revokeDevice(d1: D1Database, userId: string, id: string, n
   if (row.revokedAt === null) await db.update(devices).set({ revokedAt: now }).where(eq(devices.id, id));
   return true;
 }
+
+/**
+ * Keeps a vouch for one of this person's live devices that had none (cross-signing after it
+ * registered); false when there is no such device, it was revoked, or it is vouched for already
+ * (the first vouch stays).
+ */
+export async function vouchDevice(d1: D1Database, userId: string, id: string, vouch: Signed<DeviceStatement>): Promise<boolean> {
+  const changed = await drizzle(d1).update(devices).set({ vouchedBy: vouch.statement.by, vouch: JSON.stringify(vouch) })
+    .where(and(eq(devices.id, id), eq(devices.userId, userId), isNull(devices.revokedAt), isNull(devices.vouchedBy)))
+    .returning({ id: devices.id });
+  return changed.length === 1;
+}

@@ -11,12 +11,12 @@
 // grant it signs for them from `GET /api/devices/of/:userId` (public keys and vouches only).
 import { Hono } from 'hono';
 import {
-  DEVICES_PER_USER, DeviceRegisterRequestSchema, DeviceRenameRequestSchema, ProtocolError, RevocationRequestSchema,
+  DEVICES_PER_USER, DeviceRegisterRequestSchema, DeviceRenameRequestSchema, DeviceVouchRequestSchema, ProtocolError, RevocationRequestSchema,
   deviceIdOf, importDevicePublicKey, verifyStatement,
   type DeviceListResult, type DeviceRecord, type DeviceStatement, type PeerDevice, type RevocationStatement, type Signed,
 } from '../../contracts/index.ts';
 import { requireSignedBy } from '../auth/statements.ts';
-import { deviceById, devicesOf, insertDevice, liveDeviceCount, renameDevice, revokeDevice } from '../db/devices.ts';
+import { deviceById, devicesOf, insertDevice, liveDeviceCount, renameDevice, revokeDevice, vouchDevice } from '../db/devices.ts';
 import { reachableHosts } from '../db/grants.ts';
 import { insertRevocation } from '../db/trust.ts';
 import { deliverTrust } from '../objects/host-link.ts';
@@ -71,6 +71,27 @@ devicesApi.post('/', async (c) => {
     c.executionCtx.waitUntil(reachableHosts(c.env.DB, userId).then((hosts) => deliverTrust(c.env, hosts, [vouch])));
   }
   return c.json(device, 201);
+});
+
+/**
+ * Cross-signing after the fact: a device that registered unvouched (a person's new browser, waiting
+ * in Settings) gets its vouch from another live device of the same person, over its key and name as
+ * listed. The hosts the person reaches hear of it as of a vouch given at registration.
+ */
+devicesApi.post('/:id/vouch', async (c) => {
+  const { userId } = c.get('user');
+  const id = c.req.param('id');
+  const { vouch } = await parseBody(c, DeviceVouchRequestSchema);
+  const held = await deviceById(c.env.DB, id);
+  if (!held || held.userId !== userId) throw new ProtocolError('device-not-found', 'No such device of yours');
+  if (held.device.revoked !== null) throw new ProtocolError('forbidden', 'That device was revoked; a revoked key never comes back');
+  if (held.device.vouchedBy !== null) throw new ProtocolError('bad-request', 'That device is vouched for already');
+  if (vouch.statement.by === id) throw new ProtocolError('signature-invalid', 'A device cannot vouch for itself');
+  await checkVouch(c.env.DB, userId, id, held.device, vouch);
+  if (!(await vouchDevice(c.env.DB, userId, id, vouch))) throw new ProtocolError('bad-request', 'That device is vouched for already, or was revoked meanwhile');
+  c.executionCtx.waitUntil(reachableHosts(c.env.DB, userId).then((hosts) => deliverTrust(c.env, hosts, [vouch])));
+  const device: DeviceRecord = { ...held.device, vouchedBy: vouch.statement.by, vouch };
+  return c.json(device);
 });
 
 devicesApi.patch('/:id', async (c) => {
