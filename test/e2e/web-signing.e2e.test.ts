@@ -18,15 +18,16 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page, Worker } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProtocolError, type PushPayload } from '../../src/contracts/index.ts';
+import { ProtocolError, importDevicePublicKey, recoveryCodeOf, shortFingerprint, verifyStatement, type PushPayload } from '../../src/contracts/index.ts';
 import { RelaySocket, relayPaths } from '../../src/client/index.ts';
 import { readAudit } from '../../src/host/trust/audit.ts';
 import { readPinnedOwner } from '../../src/host/trust/pinned.ts';
 import { PushEndpoint } from '../support/push-endpoint.ts';
 import { screenshot, signedInPerson, until, type SignedInPerson } from './browser.ts';
-import { HostProcess, relayUrl, userToken } from './peers.ts';
+import { HostProcess, personId, relayUrl, userToken } from './peers.ts';
 
 const PERSON = 'websign-owner';
+const TEAMMATE = 'websign-teammate';
 const host = new HostProcess(`e2e-websign-${crypto.randomUUID().slice(0, 6)}`, PERSON);
 const endpoint = new PushEndpoint();
 let person: SignedInPerson;
@@ -174,6 +175,78 @@ describe('the web app signs with its device key, and a host that requires signat
     expect(await person.page.locator('.approval-card.pending').count()).toBe(1);
     const lines = readAudit(host.dataDir).entries.filter((e) => e.outcome === 'refused');
     expect(lines.map((e) => [e.type, e.code, e.userId])).toEqual([['chat.send', 'signature-required', null], ['chat.approve', 'signature-required', null]]);
+  });
+
+  it('Settings: this device marked with its recovery code; a second browser of the same person waits until this one vouches for it; rename and a signed revoke', async () => {
+    const { page } = person;
+    const second = await signedInPerson('phone', PERSON, { path: '/settings' });
+    try {
+      // The new browser made and registered its own key on load, and waits for a vouch.
+      await second.page.getByTestId('device-waiting').waitFor();
+      const all = (await call('GET', '/api/devices')).body.devices as Array<{ id: string; name: string; vouchedBy: string | null; vouch: any; revoked: number | null; publicKey: any }>;
+      expect(all).toHaveLength(2);
+      const added = all.find((d) => d.id !== deviceId)!;
+      expect(added).toMatchObject({ vouchedBy: null, revoked: null });
+
+      await page.goto('/settings');
+      const mine = page.locator(`li[data-device="${deviceId}"]`);
+      await mine.waitFor();
+      expect(await mine.getAttribute('data-standing')).toBe('first');
+      expect(await mine.locator('.badge', { hasText: 'this device' }).count()).toBe(1);
+      // The code `tether host trust` takes binds this device's key (its id's short fingerprint).
+      expect(await page.locator('.recovery-code').textContent()).toBe(`tether host trust ${recoveryCodeOf(deviceId)}`);
+
+      const row = page.locator(`li[data-device="${added.id}"]`);
+      expect(await row.getAttribute('data-standing')).toBe('waiting');
+      expect(await row.locator('code').first().textContent()).toBe(shortFingerprint(added.id));
+      await row.getByRole('button', { name: `Vouch for the device ${added.name}` }).click();
+      await expect.poll(() => row.getAttribute('data-standing'), { timeout: 10_000 }).toBe('vouched');
+      const vouched = ((await call('GET', '/api/devices')).body.devices as typeof all).find((d) => d.id === added.id)!;
+      expect(vouched.vouchedBy).toBe(deviceId);
+      // Signed by the first browser's key, over the new device's key and name as listed.
+      const firstKey = all.find((d) => d.id === deviceId)!.publicKey;
+      expect(vouched.vouch.statement).toMatchObject({ kind: 'tether.device/1', by: deviceId, device: { id: added.id, publicKey: added.publicKey, name: added.name } });
+      expect(await verifyStatement(await importDevicePublicKey(firstKey), vouched.vouch)).toBe(true);
+      await second.page.reload();
+      await second.page.locator(`li[data-device="${added.id}"][data-standing="vouched"]`).waitFor();
+      expect(await second.page.getByTestId('device-waiting').count()).toBe(0);
+
+      await row.getByLabel('Name', { exact: true }).fill('The phone');
+      await row.getByRole('button', { name: 'Save name' }).click();
+      await expect.poll(async () => ((await call('GET', '/api/devices')).body.devices as typeof all).find((d) => d.id === added.id)!.name).toBe('The phone');
+
+      // Revoked from the first browser with a revocation it signs (hosts follow it, not the relay's word).
+      await row.getByRole('button', { name: 'Revoke the device The phone' }).click();
+      await expect.poll(() => row.getAttribute('data-standing'), { timeout: 10_000 }).toBe('revoked');
+      const revocations = (await call('GET', '/api/devices')).body.devices.find((d: any) => d.id === added.id);
+      expect(revocations.revoked).toBeTypeOf('number');
+      expect(person.errors).toEqual([]);
+      expect(second.errors).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('sharing the host from the app signs the grant with this browser\'s key', async () => {
+    const { page } = person;
+    const mate = await signedInPerson('desktop', TEAMMATE, { path: '/settings' });
+    try {
+      // The teammate's browser registers its key, which the owner's grant names.
+      await mate.page.locator('li[data-device] .badge', { hasText: 'this device' }).waitFor();
+      const mateId = await personId(TEAMMATE);
+      // A grant the relay made (by id, through the API), then changed in the app: signed there.
+      expect((await call('POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: mateId }, role: 'viewer' })).status).toBe(201);
+      await page.goto(`/hosts/${encodeURIComponent(host.hostId)}`);
+      const role = page.getByRole('combobox', { name: /^Role of / });
+      await role.waitFor();
+      await role.selectOption('operator');
+      await page.locator('.notice.ok', { hasText: 'is now operator' }).waitFor();
+      const changed = (await call('GET', `/api/hosts/${host.hostId}/audit`)).body.entries.filter((e: any) => e.action === 'grant.changed');
+      expect(changed[0]?.detail).toMatchObject({ subjectId: mateId, role: 'operator', was: 'viewer', signed: true });
+      expect(person.errors).toEqual([]);
+    } finally {
+      await mate.close();
+    }
   });
 });
 

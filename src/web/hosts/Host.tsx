@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ACCESS_ROLES, type AuditPage, type Grant, type HostPolicySummary, type TeamSummary } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
 import { useOutcome } from './outcome.ts';
+import { giveRole, giveRoleByEmail, removeGrant } from './signed-grants.ts';
 import { navigate } from '../app/router.ts';
 import { api, hostConnection } from '../app/session.ts';
 import { hosts, hostsChanged, hostsError, isOnline, loadHosts } from './host-list.ts';
@@ -157,19 +158,18 @@ function Grants({ hostId }: { hostId: string }) {
               </span>
               <select aria-label={`Role of ${who}`} value={grant.role} onChange={(e) => {
                 const next = e.currentTarget.value as Role;
-                void run(() => api.grant(hostId, { subject: { type: grant.subject.type, id: grant.subject.id }, role: next, ...(grant.chatId ? { chatId: grant.chatId } : {}) }), `${who} is now ${next}.`);
+                void run(() => giveRole(hostId, { type: grant.subject.type, id: grant.subject.id }, next, grant.chatId ?? undefined), `${who} is now ${next}.`);
               }}>
                 {ACCESS_ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
               </select>
-              <button type="button" class="danger" aria-label={`Remove ${who}`} onClick={() => void run(() => api.revokeGrant(hostId, grant.id), `${who} no longer has access.`)}>Remove</button>
+              <button type="button" class="danger" aria-label={`Remove ${who}`} onClick={() => void run(() => removeGrant(hostId, grant.id), `${who} no longer has access.`)}>Remove</button>
             </li>
           );
         })}
       </ul>
       <form class="stack" aria-label="Give a role" onSubmit={(e) => {
         e.preventDefault();
-        const subject = kind === 'user' ? { type: 'user' as const, email: email.trim() } : { type: 'team' as const, id: team };
-        void run(() => api.grant(hostId, { subject, role }), 'Given.').then(() => setEmail(''));
+        void run(() => (kind === 'user' ? giveRoleByEmail(hostId, email.trim(), role) : giveRole(hostId, { type: 'team', id: team }, role)), 'Given.').then(() => setEmail(''));
       }}>
         <h3 class="small">Give a role</h3>
         <label>

@@ -3,8 +3,9 @@
 // notifications for this browser with what became of recent pushes, installing the app, and for the
 // relay's owner its health and counters (RelayPanel.tsx).
 import { useEffect, useState } from 'preact/hooks';
-import { shortFingerprint, type DeviceRecord, type PushDelivery, type PushSubscriptionInfo } from '../../contracts/index.ts';
-import { subscribeToPush, unsubscribeFromPush, type PushManagerLike, type SessionSummary } from '../../client/index.ts';
+import { recoveryCodeOf, shortFingerprint, type DeviceRecord, type PushDelivery, type PushSubscriptionInfo } from '../../contracts/index.ts';
+import { revokeDeviceSigned, subscribeToPush, unsubscribeFromPush, type PushManagerLike, type SessionSummary } from '../../client/index.ts';
+import { vouchFor, type DeviceKey } from '../../client/device-key.ts';
 import { deviceLabel as deviceOf } from '../app/device-key.ts';
 import { errorText } from '../app/errors.ts';
 import { install, installPrompt, installed } from '../app/install.ts';
@@ -69,63 +70,108 @@ function Sessions() {
   );
 }
 
+/**
+ * A device's standing among the person's devices: the first one stands on its own (a host pins it at
+ * pairing), a later one counts once another of the person's devices vouched for it (cross-signing);
+ * until then it waits, and the machines that follow signatures refuse what it signs.
+ */
+function standing(device: DeviceRecord, devices: DeviceRecord[]): 'revoked' | 'first' | 'vouched' | 'waiting' {
+  if (device.revoked !== null) return 'revoked';
+  if (device.vouchedBy !== null) return 'vouched';
+  return devices[0]?.id === device.id ? 'first' : 'waiting';
+}
+
 function Devices() {
   const [devices, setDevices] = useState<DeviceRecord[] | null>(null);
-  const [mine, setMine] = useState<string | null>(null);
+  const [key, setKey] = useState<DeviceKey | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
   const reload = () => api.devices().then(setDevices, (f: unknown) => setError(errorText(f)));
   useEffect(() => {
     // This browser's key is made (non-extractable, in IndexedDB) and registered once per session (session.ts).
     void (async () => {
-      const key = await thisDevice();
-      if (key) setMine(key.id);
+      const held = await thisDevice();
+      if (held) setKey(held);
       else setError('This browser cannot keep a device key (no Ed25519 or no IndexedDB here), so what it asks a machine to do goes unsigned.');
       await reload();
     })();
   }, []);
-  const act = async (work: () => Promise<void>) => {
+  const act = async (work: () => Promise<void>, done?: string) => {
     setError(null);
+    setNotice(null);
     try {
       await work();
+      if (done) setNotice(done);
       await reload();
     } catch (failure) {
       setError(errorText(failure));
     }
   };
+  const mine = key?.id ?? null;
+  const nameOf = (id: string) => devices?.find((d) => d.id === id)?.name ?? shortFingerprint(id);
+  const self = devices?.find((d) => d.id === mine);
+  // This device may vouch for another only while it counts itself.
+  const canVouch = key !== null && self !== undefined && devices !== null && ['first', 'vouched'].includes(standing(self, devices));
   return (
-    <div class="card">
+    <div class="card stack">
       <h2 id="devices-title">Devices</h2>
-      <p class="muted small">Each browser or program you use has its own key; a machine can check that a request came from one of them. Revoke a device you no longer have.</p>
+      <p class="muted small">Each browser or program you use has its own key; a machine checks that what it is asked to do was signed by one of them. A new device waits until one of your other devices vouches for it. Revoke a device you no longer have.</p>
       {!devices && !error && <p class="loading">Loading…</p>}
+      {self && devices && standing(self, devices) === 'waiting' && (
+        <p class="notice" role="status" data-testid="device-waiting">This browser waits for a vouch: open Settings on another of your devices and vouch for <strong>{self.name}</strong> (<code>{shortFingerprint(self.id)}</code>). Until then machines refuse what it signs.</p>
+      )}
       <ul class="list table-list" aria-labelledby="devices-title">
-        {devices?.map((device) => (
-          <li key={device.id} data-device={device.id} data-revoked={device.revoked === null ? 'false' : 'true'}>
-            <form class="grow" onSubmit={(e) => {
-              e.preventDefault();
-              const name = new FormData(e.currentTarget).get('name');
-              if (typeof name === 'string') void act(() => api.renameDevice(device.id, name));
-            }}>
-              <label class="small" for={`device-name-${device.id}`}>Name</label>{' '}
-              <input id={`device-name-${device.id}`} name="name" defaultValue={device.name} maxLength={100} required disabled={device.revoked !== null} />{' '}
-              {device.revoked === null && <button type="submit">Save name</button>}
-              {device.id === mine && <span class="badge">this device</span>}
-              <br /><span class="muted small"><code>{shortFingerprint(device.id)}</code> · added {when(device.created)}{device.vouchedBy ? ' · vouched for by another device' : ''}{device.revoked !== null ? ` · revoked ${ago(device.revoked)}` : ''}</span>
-            </form>
-            {device.revoked === null && (
-              <button type="button" class="danger" aria-label={`Revoke the device ${device.name}`} onClick={() => void act(async () => {
-                await api.revokeDevice(device.id);
-                // This browser's own key: it never signs again; a new one is made and registered on the next load.
-                if (device.id === mine) deviceRevoked();
-              })}>Revoke</button>
-            )}
-          </li>
-        ))}
+        {devices?.map((device) => {
+          const state = standing(device, devices);
+          return (
+            <li key={device.id} data-device={device.id} data-revoked={device.revoked === null ? 'false' : 'true'} data-standing={state}>
+              <form class="grow" onSubmit={(e) => {
+                e.preventDefault();
+                const name = new FormData(e.currentTarget).get('name');
+                if (typeof name === 'string') void act(() => api.renameDevice(device.id, name));
+              }}>
+                <label class="small" for={`device-name-${device.id}`}>Name</label>{' '}
+                <input id={`device-name-${device.id}`} name="name" defaultValue={device.name} maxLength={100} required disabled={device.revoked !== null} />{' '}
+                {device.revoked === null && <button type="submit">Save name</button>}
+                {device.id === mine && <span class="badge">this device</span>}
+                {state === 'waiting' && <span class="badge">waiting for a vouch</span>}
+                <br /><span class="muted small"><code>{shortFingerprint(device.id)}</code> · added {when(device.created)}
+                  {state === 'first' ? ' · your first device' : ''}
+                  {device.vouchedBy ? ` · vouched for by ${nameOf(device.vouchedBy)}` : ''}
+                  {device.revoked !== null ? ` · revoked ${ago(device.revoked)}` : ''}</span>
+              </form>
+              {state === 'waiting' && canVouch && device.id !== mine && (
+                <button type="button" class="primary" aria-label={`Vouch for the device ${device.name}`} onClick={() => void act(async () => {
+                  // Signed over the key and name as listed: compare the fingerprint with the one the new device shows.
+                  const who = me.value ?? await loadMe();
+                  await api.vouchDevice(device.id, await vouchFor(key!, who.id, { id: device.id, publicKey: device.publicKey, name: device.name }));
+                }, `${device.name} is now vouched for by this device.`)}>Vouch for it</button>
+              )}
+              {device.revoked === null && (
+                <button type="button" class="danger" aria-label={`Revoke the device ${device.name}`} onClick={() => void act(async () => {
+                  // Signed by this device, so the machines that follow signatures refuse the revoked one too.
+                  if (key) await revokeDeviceSigned(api, key, device.id);
+                  else await api.revokeDevice(device.id);
+                  // This browser's own key: it never signs again; a new one is made and registered on the next load.
+                  if (device.id === mine) deviceRevoked();
+                })}>Revoke</button>
+              )}
+            </li>
+          );
+        })}
       </ul>
+      {mine && (
+        <div class="stack" data-testid="recovery">
+          <h3 class="small" id="recovery-title">Recovery on a machine</h3>
+          <p class="muted small">If a machine no longer trusts any device of yours (you lost the one that paired it), run this on the machine itself to trust this device:</p>
+          <p><code class="recovery-code" aria-labelledby="recovery-title">tether host trust {recoveryCodeOf(mine)}</code></p>
+        </div>
+      )}
+      {notice && <p class="notice ok" role="status">{notice}</p>}
       {error && <p class="notice error" role="alert">{error}</p>}
     </div>
   );
 }
-
 
 const KIND: Record<PushDelivery['kind'], string> = { 'needs-you': 'Needs you', answered: 'Answered', 'turn-ended': 'Turn ended' };
 
