@@ -22,6 +22,9 @@ import { ProtocolError } from '../../contracts/errors.ts';
 import { replaceFile } from '../disk.ts';
 import type { HostPolicy } from '../policy.ts';
 
+/** What a person runs in a terminal to sign a CLI in (with the account's folder variable for another account). */
+const LOGIN_COMMANDS: Partial<Record<AgentKind, string>> = { claude: 'claude auth login', codex: 'codex login' };
+
 const AccountsFileSchema = z.object({ version: z.literal(1), accounts: ProviderAccountMapSchema });
 
 export class AccountBook {
@@ -31,6 +34,8 @@ export class AccountBook {
   private readonly policy: HostPolicy;
   private accounts: ProviderAccountMap = {};
   private checkedAt = Date.now();
+  /** What each account's CLI last said of its sign-in (accounts.watchLogin), by account id. */
+  private readonly signIns = new Map<string, { state: 'ready' | 'signed-out'; email: string | null; plan: string | null; message: string | null; checkedAt: number }>();
   private chain: Promise<unknown> = Promise.resolve();
 
   /** `kinds`: the providers this host has, in config order. */
@@ -93,19 +98,37 @@ export class AccountBook {
     for (const [id, account] of Object.entries(accounts)) {
       accounts[id] = redact(account);
       const known = (this.kinds as readonly string[]).includes(account.kind);
+      const signIn = known && account.enabled !== false ? this.signIns.get(id) : undefined;
       statuses.push({
         id,
         kind: account.kind,
-        state: account.enabled === false ? 'disabled' : known ? 'ready' : 'unavailable',
-        email: null,
-        plan: null,
+        state: account.enabled === false ? 'disabled' : known ? (signIn?.state ?? 'ready') : 'unavailable',
+        email: signIn?.email ?? null,
+        plan: signIn?.plan ?? null,
         organization: null,
         home: account.home ?? '',
-        message: known ? null : `This host has no ${account.kind} provider`,
-        checkedAt: this.checkedAt,
+        message: known ? (signIn?.message ?? null) : `This host has no ${account.kind} provider`,
+        checkedAt: signIn?.checkedAt ?? this.checkedAt,
       });
     }
-    return { accounts, statuses, secretsAvailable: false };
+    const loginCommands: ProviderAccounts['loginCommands'] = {};
+    for (const kind of this.kinds) if (LOGIN_COMMANDS[kind]) loginCommands[kind] = LOGIN_COMMANDS[kind];
+    return { accounts, statuses, secretsAvailable: false, loginCommands };
+  }
+
+  /** The kind of an account this host has (its default included), or undefined. */
+  kindOf(id: string): AgentKind | undefined {
+    if ((this.kinds as readonly string[]).includes(id)) return id as AgentKind;
+    const account = this.accounts[id];
+    return account && (this.kinds as readonly string[]).includes(account.kind) ? (account.kind as AgentKind) : undefined;
+  }
+
+  /** Takes what the CLI said of an account's sign-in; answers whether its status changed. */
+  noteSignIn(id: string, signIn: { signedIn: boolean; email?: string | null; plan?: string | null; message?: string | null }): boolean {
+    const before = this.signIns.get(id);
+    const next = { state: signIn.signedIn ? 'ready' as const : 'signed-out' as const, email: signIn.email ?? null, plan: signIn.plan ?? null, message: signIn.message ?? null, checkedAt: Date.now() };
+    this.signIns.set(id, next);
+    return !before || before.state !== next.state || before.email !== next.email || before.plan !== next.plan || before.message !== next.message;
   }
 
   refresh(): ProviderAccounts {

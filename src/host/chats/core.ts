@@ -51,6 +51,7 @@ import { ChatStore } from './store.ts';
 import type { ChatRecord, LogEntry } from './store.ts';
 import { admitVisual } from './visuals.ts';
 import { UsageService } from '../usage/service.ts';
+import { LoginWatch } from './login-watch.ts';
 import type { HookTarget } from '../terminal/claude-hooks.ts';
 import { TerminalSessions } from '../terminal/sessions.ts';
 import type { VisualInput } from './visuals.ts';
@@ -80,6 +81,8 @@ export interface HostCoreOptions {
   attachmentLimits?: AttachmentLimits;
   /** How often the CLIs' session files are scanned again while a client follows usage (ms). Default 30 000. */
   usageIntervalMs?: number;
+  /** How often accounts.watchLogin asks the CLI again (ms). Default 3 000. */
+  loginIntervalMs?: number;
   log?: HostLog;
   /** The CLI config folders the host's hooks may live in (terminal sessions); default none. */
   hookTargets?: readonly HookTarget[];
@@ -127,6 +130,7 @@ export class HostCore {
   readonly attachments: AttachmentStore;
   readonly checkpoints: Checkpoints;
   readonly usage: UsageService;
+  readonly logins: LoginWatch;
   /** The sessions people run in their own terminal (its hooks' socket opens with `terminal.start()`). */
   readonly terminal: TerminalSessions;
   readonly hookTargets: readonly HookTarget[];
@@ -169,6 +173,13 @@ export class HostCore {
       targets: () => this.hookTargets,
       broadcast: (event, payload) => this.broadcast(event, payload),
       log: this.log,
+    });
+    this.logins = new LoginWatch({
+      accounts: this.accounts,
+      providers: this.providers,
+      changed: () => this.broadcast('accounts.changed', this.accounts.snapshot()),
+      warn: (message) => this.log.warn(message),
+      ...(options.loginIntervalMs !== undefined ? { intervalMs: options.loginIntervalMs } : {}),
     });
     this.handlers = createHandlers(this);
   }
@@ -467,6 +478,7 @@ export class HostCore {
       await this.terminal.close();
       this.clients.clear();
       const usageClosed = this.usage.close();
+      this.logins.close();
       const sessions = [...this.sessions.values()];
       const results = await Promise.allSettled(sessions.map((session) => session.close()));
       let failure: unknown = null;

@@ -298,7 +298,11 @@ export function createHandlers(core: HostCore): HandlerTable {
       core.broadcast('accounts.changed', snapshot);
       return { ...snapshot, id };
     },
-    'accounts.watchLogin': () => ({}),
+    // Answers at once; the CLI is asked on a clock and every client hears accounts.changed (login-watch.ts).
+    'accounts.watchLogin': (payload) => {
+      core.logins.watch(payload.id);
+      return {};
+    },
 
     // Usage -------------------------------------------------------------------------------------
     // From the CLIs' own session files (usage/): read again, incrementally, before each answer.

@@ -228,6 +228,8 @@ export interface Provider {
    * reports them only as events while it runs.
    */
   readLimits?(account: AccountLaunch | undefined): Promise<LimitsAnswer>;
+  /** Asks the CLI whether the account is signed in (`accounts.watchLogin`). Absent: it cannot be asked. */
+  checkSignIn?(account: AccountLaunch | undefined): Promise<SignInState>;
   /** The skills the CLI would load for a chat in `cwd` under `account` (`skills.list`). Absent: none. */
   listSkills?(cwd: string, account: AccountLaunch | undefined): Promise<ChatSkill[]>;
 }
@@ -247,4 +249,12 @@ export interface FileReadContext {
   cwd: string;
   /** The account's variables (absent: the CLI's default account). */
   accountEnv?: Readonly<Record<string, string>>;
+}
+
+/** What a CLI says of an account's sign-in. */
+export interface SignInState {
+  signedIn: boolean;
+  email?: string | null;
+  plan?: string | null;
+  message?: string | null;
 }

@@ -5,8 +5,9 @@ import { claudeSkills } from './skills.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { AccountLaunch, FileReadContext, Provider, ProviderChatContext, ProviderForkRequest, ProviderSession, TurnInput } from '../provider.ts';
+import type { AccountLaunch, FileReadContext, Provider, SignInState, ProviderChatContext, ProviderForkRequest, ProviderSession, TurnInput } from '../provider.ts';
 import { CLI_PROFILES, readCliVersion } from '../roster.ts';
+import { runCli } from '../run-cli.ts';
 import { CLAUDE_MODELS, modelInfos, normalizeSelection } from './catalog.ts';
 import { CLAUDE_SESSION_IDS, claudeEnv, ClaudeSession, messageText, type ClaudeLaunch } from './driver.ts';
 import { claudeMentionedFiles } from './mentions.ts';
@@ -86,6 +87,23 @@ export class ClaudeProvider implements Provider {
 
   async listSkills(cwd: string, account: AccountLaunch | undefined): Promise<ChatSkill[]> {
     return claudeSkills(this.configFolder(account), cwd);
+  }
+
+  /** `claude auth status` answers JSON: `loggedIn`, and for a claude.ai sign-in its email and subscription. */
+  async checkSignIn(account: AccountLaunch | undefined): Promise<SignInState> {
+    const env = claudeEnv({ accountHome: account?.home, accountEnv: account?.env }, this.launch);
+    const { stdout, failure } = await runCli(this.launch.command, ['auth', 'status'], env);
+    try {
+      const status = JSON.parse(stdout) as { loggedIn?: unknown; email?: unknown; subscriptionType?: unknown; authMethod?: unknown };
+      return {
+        signedIn: status.loggedIn === true,
+        email: typeof status.email === 'string' ? status.email : null,
+        plan: typeof status.subscriptionType === 'string' ? status.subscriptionType : null,
+        message: typeof status.authMethod === 'string' ? `Signed in by ${status.authMethod}` : null,
+      };
+    } catch {
+      return { signedIn: false, message: failure ?? 'claude auth status did not answer JSON' };
+    }
   }
 
   /** The account's config folder: `CLAUDE_CONFIG_DIR` as the CLI gets it, else `~/.claude`. */

@@ -8,8 +8,9 @@ import type { ChatSkill, ModelInfo, ModelSelection, ProviderInfo } from '../../.
 import { ModelSlugSchema } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { CliProcess } from '../cli-process.ts';
-import type { AccountLaunch, LimitsAnswer, Provider, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
+import type { AccountLaunch, LimitsAnswer, Provider, SignInState, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
 import { CLI_PROFILES } from '../roster.ts';
+import { runCli } from '../run-cli.ts';
 import { codexArgs, codexEnv, CodexSession, CODEX_THREAD_IDS, DEFAULT_MODEL } from './driver.ts';
 import type { CodexLaunch } from './driver.ts';
 import { JsonRpcPeer, RpcError } from './rpc.ts';
@@ -81,6 +82,13 @@ export class CodexProvider implements Provider {
   /** Asks a short-lived app-server of the account (`account/rateLimits/read`); a ChatGPT sign-in is what has limits. */
   readLimits(account: AccountLaunch | undefined): Promise<LimitsAnswer> {
     return readLimits(this.launch, account);
+  }
+
+  /** `codex login status` exits 0 when the account's home holds a sign-in (ChatGPT or an API key) and says which. */
+  async checkSignIn(account: AccountLaunch | undefined): Promise<SignInState> {
+    const { stdout, stderr, code, failure } = await runCli(this.launch.command, [...(this.launch.prefixArgs ?? []), 'login', 'status'], codexEnv(this.launch, account?.home, account?.env));
+    const said = `${stdout}\n${stderr}`.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('WARNING'));
+    return { signedIn: code === 0, message: failure ?? said.at(-1) ?? null };
   }
 
   /** What Codex itself would load (`skills/list` of a short-lived app-server of the account, for the chat's folder). */
