@@ -150,8 +150,9 @@ function* wrongTypeFrames(rng: Rng, chatId: string): Generator<HostileFrame> {
         }
       }
       if (fields.length === 0) {
-        // No field to get wrong: the payload itself is.
-        for (const payload of [null, 7, 'x', [], [1]]) {
+        // No field to get wrong: the payload itself is (null is not among them: the envelope takes a
+        // null payload as an absent one, src/contracts/envelope.ts, which is an empty one here).
+        for (const payload of [7, 'x', [], [1], true]) {
           yield { cls: 'wrong-type', data: JSON.stringify({ id: `wt-${rng.int(1e9)}`, type, payload }), mayServe: false, what: `${type} payload ${short(payload)}` };
         }
       }
