@@ -289,6 +289,24 @@ describe('a tampering relay between the relay and a host that requires signature
     });
     expect(existsSync(path.join(host.dataDir, 'chats', 'held-chat.json'))).toBe(false);
     expect(audited('held-create')).toMatchObject([{ outcome: 'refused', code: 'signature-expired', claimed: { device: key.id, person: me.id } }]);
+
+    // Sends are what the relay keeps for a host that is away: one signed two hours ago that this host
+    // never took runs, once (the exact resend is answered by the journal); one older than the kept
+    // window is refused like any stale request.
+    const late = { id: 'kept-late', type: 'chat.send', payload: { chatId: 'work', text: 'KEPT-LATE hello' } };
+    const lateFrame = { ...late, id: linkRequestId(me.id, late.id), by: me.id, signature: await signRequest(key, late, { hostId: host.hostId, now: Date.now() - 2 * 60 * 60_000 }) };
+    expect(await adversary.inject(lateFrame)).toMatchObject({ ok: true });
+    expect(await adversary.inject(lateFrame)).toMatchObject({ ok: true });
+    const ancient = { id: 'kept-ancient', type: 'chat.send', payload: { chatId: 'work', text: 'KEPT-ANCIENT hello' } };
+    const ancientSignature = await signRequest(key, ancient, { hostId: host.hostId, now: Date.now() - 8 * 24 * 60 * 60_000 });
+    expect(await adversary.inject({ ...ancient, id: linkRequestId(me.id, ancient.id), by: me.id, signature: ancientSignature }))
+      .toMatchObject({ ok: false, error: { code: 'signature-expired' } });
+    expect(hostChats()).toContain('KEPT-LATE hello');
+    expect(hostChats()).not.toContain('KEPT-ANCIENT');
+    expect(audited('kept-late')).toMatchObject([{ outcome: 'done', userId: me.id }, { outcome: 'done', retry: true }]);
+    expect(audited('kept-ancient')).toMatchObject([{ outcome: 'refused', code: 'signature-expired', claimed: { device: key.id } }]);
+    // The id is on disk before it ran: a restarted host still refuses it (test/host/trust.test.ts moves the clock).
+    expect(readFileSync(path.join(host.dataDir, 'seen.jsonl'), 'utf8')).toContain(`"i":"kept-late"`);
   });
 
   it('none of it started a CLI process, which the owner\'s own signed request does; the audit\'s chain is whole', async () => {
@@ -305,7 +323,7 @@ describe('a tampering relay between the relay and a host that requires signature
     const audit = readAudit(host.dataDir);
     expect(audit.broken).toBeNull();
     const refused = audit.entries.filter((e) => e.outcome === 'refused');
-    expect(refused.length).toBe(13);
+    expect(refused.length).toBe(14);
     expect(refused.every((e) => e.userId === null && e.device === null)).toBe(true);
   });
 });

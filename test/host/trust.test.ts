@@ -136,13 +136,67 @@ describe('the host\'s request verifier', () => {
 
   it('refuses a stale signature and one from too far ahead', async () => {
     const { verifier, owner, clock } = await world();
-    const frame = send();
+    const frame = { id: 'stale-create', type: 'chat.create', payload: { chatId: 'chat-9' } };
     const signature = await signed(owner, frame);
     clock.now = T0 + FRESHNESS.pastMs + 1;
     expect(await verifier.check(frame, signature)).toMatchObject({ ok: false, error: { code: 'signature-expired' } });
     clock.now = T0;
     const ahead = send();
     expect(await verifier.check(ahead, await signed(owner, ahead, { now: T0 + FRESHNESS.futureMs + 1 }))).toMatchObject({ ok: false, error: { code: 'signature-expired' } });
+  });
+
+  it('takes a kept send the relay delivers late once, if this host never took it; a restart does not reopen it', async () => {
+    const { book, owner } = await world();
+    const dir = dataDir();
+    const clock = { now: T0 };
+    const view: HostView = { chat: () => ({ provider: 'claude' }), settled: () => null };
+    const open = () => new RequestVerifier({ book, view, seen: SeenRequests.open(dir, clock.now), now: () => clock.now });
+    let verifier = open();
+    // Sent while the host was away; the relay kept it and delivers it two hours later.
+    const kept = send();
+    const keptSig = await signed(owner, kept);
+    clock.now = T0 + 2 * 60 * 60_000;
+    expect(await verifier.check(kept, keptSig)).toMatchObject({ ok: true, retry: false, sender: { userId: 'ada' } });
+    // The relay resends it after a reconnect: the journal answers it, nothing runs again.
+    expect(await verifier.check(kept, keptSig)).toMatchObject({ ok: true, retry: true });
+    // Only sends are kept: a two-hour-old approval or chat.create is stale.
+    const create = { id: 'late-create', type: 'chat.create', payload: { chatId: 'chat-9' } };
+    expect(await verifier.check(create, await signed(owner, create))).toMatchObject({ ok: false, error: { code: 'signature-expired' } });
+    // Past the kept window, a send is stale too.
+    const ancient = send();
+    const ancientSig = await signed(owner, ancient);
+    clock.now = T0 + FRESHNESS.keptMs + 1;
+    expect(await verifier.check(ancient, ancientSig)).toMatchObject({ ok: false, error: { code: 'signature-expired' } });
+
+    // A restart, then the relay delivers the taken send again an hour later: refused, from seen.jsonl.
+    clock.now = T0 + 3 * 60 * 60_000;
+    verifier = open();
+    expect(await verifier.check(kept, keptSig)).toMatchObject({ ok: false, error: { code: 'signature-replayed', message: 'This signed request was carried out already' } });
+    // Still refused after another restart days later, while its time could still be accepted.
+    clock.now = T0 + FRESHNESS.keptMs - 60_000;
+    verifier = open();
+    expect(await verifier.check(kept, keptSig)).toMatchObject({ ok: false, error: { code: 'signature-replayed' } });
+    // Once past its window it is forgotten (the file shrinks), and its time refuses it.
+    clock.now = T0 + FRESHNESS.keptMs + FRESHNESS.futureMs + 2 * 60 * 60_000 + 1;
+    verifier = open();
+    expect(readFileSync(path.join(dir, 'seen.jsonl'), 'utf8')).toBe('');
+    expect(await verifier.check(kept, keptSig)).toMatchObject({ ok: false, error: { code: 'signature-expired' } });
+  });
+
+  it('writes a signed request\'s id before it runs, so a crash after it ran cannot reopen the door', async () => {
+    const { book, owner } = await world();
+    const dir = dataDir();
+    const view: HostView = { chat: () => ({ provider: 'claude' }), settled: () => null };
+    const verifier = new RequestVerifier({ book, view, seen: SeenRequests.open(dir, T0), now: () => T0 });
+    const prefs = { id: 'p-crash', type: 'chat.setPreferences', payload: {} };
+    const signature = await signed(owner, prefs);
+    expect((await verifier.check(prefs, signature)).ok).toBe(true);
+    // The verdict is given; the request has not run yet, and its id is already on disk.
+    expect(readFileSync(path.join(dir, 'seen.jsonl'), 'utf8')).toContain('"i":"p-crash"');
+    // A torn line from a crash mid-write is skipped, the rest read.
+    appendFileSync(path.join(dir, 'seen.jsonl'), '{"d":"x","i":');
+    const restarted = new RequestVerifier({ book, view, seen: SeenRequests.open(dir, T0 + 1), now: () => T0 + 1 });
+    expect(await restarted.check(prefs, signature)).toMatchObject({ ok: false, error: { code: 'signature-replayed' } });
   });
 
   it('refuses a replay of a request that is not answered once, and passes a retry of one that is to the journal', async () => {

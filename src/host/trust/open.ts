@@ -43,9 +43,11 @@ export async function openGate(
     const book = await TrustBook.open(hostId, pinned.owner);
     if (settings.require) {
       if (serveOwn) queued = new QueuedSenders({ core, book, audit, dataDir, serveOwn, log });
-      const seen = new SeenRequests();
-      // A restart must not reopen the replay window: what the audit says ran within it is remembered.
-      seen.seed(readAudit(dataDir).entries, Date.now());
+      // A restart must not reopen the replay window: the ids this host took are on disk (seen.jsonl),
+      // and what an older audit says ran is remembered too.
+      const now = Date.now();
+      const seen = SeenRequests.open(dataDir, now);
+      seen.seed(readAudit(dataDir).entries, now);
       verifier = new RequestVerifier({ book, view: coreView(core), seen });
       log.info(`signatures required: owner ${pinned.owner.name} (${pinned.owner.userId}), device ${pinned.owner.device.id.slice(0, 16)}`);
       if (settings.allowUnsigned.length > 0) {

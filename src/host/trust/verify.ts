@@ -9,18 +9,41 @@
 //
 // A retried id: the relay resends kept sends with their first id and signature after a reconnect.
 // For a request the registry answers once, the host's journal answers the retry with its first reply
-// and runs nothing, so the same (device, id, payload) passes on to it; for any other, a seen id is a
-// replay and refused. Seen ids are remembered for the freshness window, past which the time refuses.
+// and runs nothing, so the same (device, id, payload) passes on to it within the freshness window of
+// the host first taking it; for any other, or later, a seen id is a replay and refused.
+//
+// Kept sends: the relay keeps a `chat.send` while the host is away and delivers it, with its original
+// signature, when the host returns, which may be hours or days later. Such a send is accepted up to
+// `FRESHNESS.keptMs` old, and only if this host has never taken that signed id: every signed request
+// the host admits is written to `<data>/seen.jsonl` BEFORE it runs (SeenRequests.open), and kept there
+// for as long as its time could still be accepted, so no restart reopens the door. Every other type
+// keeps the 5-minute window: only sends are kept by the relay, and a stale approval must not settle
+// whatever waits under its id later.
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { replaceFileSync } from '../disk.ts';
 import {
   REQUEST_RULES, RequestSignatureSchema, chatIdOfPayload, linkRequestId, digestOf, isRequestType, requirementOf, settledRequestDigest,
   switchesAccount, ACCESS_ROLES,
   type AccessRole, type DeviceId, type RequestType, type SettledRequest, type WireError, type WireErrorCode,
 } from '../../contracts/index.ts';
 import { verifyStatement } from '../../contracts/signing.ts';
+import { z } from 'zod';
 import type { TrustBook } from './book.ts';
 
-/** How old a signature may be (and how far ahead of this machine's clock, for skew). */
-export const FRESHNESS = { pastMs: 5 * 60_000, futureMs: 60_000 } as const;
+/**
+ * How old a signature may be (and how far ahead of this machine's clock, for skew); `keptMs` for the
+ * types the relay keeps while a host is away (KEPT_TYPES), when this host never took that id.
+ */
+export const FRESHNESS = { pastMs: 5 * 60_000, futureMs: 60_000, keptMs: 7 * 24 * 60 * 60_000 } as const;
+
+/** The request types the relay keeps for a host that is away and delivers later (relay/objects/kept-sends.ts). */
+export const KEPT_TYPES: ReadonlySet<string> = new Set(['chat.send']);
+
+/** How long after its signature a request's id must be remembered: as long as its time could be accepted. */
+function pastWindow(type: string): number {
+  return KEPT_TYPES.has(type) ? FRESHNESS.keptMs : FRESHNESS.pastMs;
+}
 
 export interface VerifiedSender {
   userId: string;
@@ -46,38 +69,93 @@ export interface HostView {
   settled(type: RequestType, payload: unknown): SettledRequest | null;
 }
 
-/** Request ids seen with a signature, for the freshness window. */
-export class SeenRequests {
-  private readonly seen = new Map<string, { at: number; payload: string }>();
-  private readonly windowMs: number;
+interface SeenEntry {
+  /** The signature's time. */
+  at: number;
+  /** When this host first took it (its clock). */
+  first: number;
+  payload: string;
+  /** Until when it must be remembered (past it, the time check refuses it anyway). */
+  until: number;
+}
 
-  constructor(windowMs = FRESHNESS.pastMs + FRESHNESS.futureMs) {
-    this.windowMs = windowMs;
+const SeenLineSchema = z.object({ d: z.string(), i: z.string(), at: z.number(), first: z.number(), p: z.string(), u: z.number() });
+
+/**
+ * Request ids this host took with a signature, for as long as their signatures' time could still be
+ * accepted. Opened on a data folder it is on disk (`seen.jsonl`): each id is appended, synchronously,
+ * before its request runs, and what is past its time is dropped when the file is opened again.
+ */
+export class SeenRequests {
+  private readonly seen = new Map<string, SeenEntry>();
+  private readonly file: string | null;
+  private added = 0;
+
+  constructor(file: string | null = null) {
+    this.file = file;
+  }
+
+  /** The seen ids kept in `<dataDir>/seen.jsonl`: those still within their window are read back. */
+  static open(dataDir: string, now: number): SeenRequests {
+    const dir = path.resolve(dataDir);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const file = path.join(dir, 'seen.jsonl');
+    const seen = new SeenRequests(file);
+    let lines = 0;
+    if (existsSync(file)) {
+      for (const line of readFileSync(file, 'utf8').split('\n')) {
+        if (!line) continue;
+        lines += 1;
+        let parsed;
+        try {
+          parsed = SeenLineSchema.safeParse(JSON.parse(line));
+        } catch {
+          continue; // a torn last line (a crash mid-write): its request had not run yet
+        }
+        if (!parsed.success || parsed.data.u < now) continue;
+        const { d, i, at, first, p, u } = parsed.data;
+        seen.seen.set(SeenRequests.key(d, i), { at, first, payload: p, until: u });
+      }
+    }
+    // Rewritten only with what still counts, so the file holds about one window of requests.
+    if (lines > seen.seen.size) {
+      replaceFileSync(file, [...seen.seen].map(([key, e]) => `${SeenRequests.line(key, e)}\n`).join(''));
+    }
+    return seen;
   }
 
   private static key(device: string, id: string): string {
     return `${device}\u0000${id}`;
   }
 
-  /** Remembers what the host's audit says it carried out within the window (after a restart). */
-  seed(entries: Iterable<{ device: string | null; id: string; signedId?: string | null; signedAt: number | null; payload: string | null }>, now: number): void {
+  private static line(key: string, e: SeenEntry): string {
+    const [d, i] = key.split('\u0000') as [string, string];
+    return JSON.stringify({ d, i, at: e.at, first: e.first, p: e.payload, u: e.until });
+  }
+
+  /** Remembers what the host's audit says it carried out (after a restart, for an audit older than seen.jsonl). */
+  seed(entries: Iterable<{ type?: string; device: string | null; id: string; signedId?: string | null; signedAt: number | null; payload: string | null; at?: number }>, now: number): void {
     for (const e of entries) {
-      if (e.device !== null && e.signedAt !== null && e.payload !== null && e.signedAt >= now - this.windowMs) {
-        this.seen.set(SeenRequests.key(e.device, e.signedId ?? e.id), { at: e.signedAt, payload: e.payload });
-      }
+      if (e.device === null || e.signedAt === null || e.payload === null) continue;
+      const until = e.signedAt + pastWindow(e.type ?? '') + FRESHNESS.futureMs;
+      const key = SeenRequests.key(e.device, e.signedId ?? e.id);
+      if (until >= now && !this.seen.has(key)) this.seen.set(key, { at: e.signedAt, first: e.at ?? e.signedAt, payload: e.payload, until });
     }
   }
 
-  get(device: string, id: string): { at: number; payload: string } | undefined {
+  get(device: string, id: string): SeenEntry | undefined {
     return this.seen.get(SeenRequests.key(device, id));
   }
 
-  remember(device: string, id: string, at: number, payload: string, now: number): void {
-    this.seen.set(SeenRequests.key(device, id), { at, payload });
-    // Insertion order is arrival order, so the oldest are first: drop what the time check refuses anyway.
-    for (const [key, entry] of this.seen) {
-      if (entry.at >= now - this.windowMs) break;
-      this.seen.delete(key);
+  /** Remembers a request before it runs (on disk first, when opened on a folder). */
+  remember(device: string, id: string, type: string, at: number, payload: string, now: number): void {
+    const key = SeenRequests.key(device, id);
+    const entry: SeenEntry = { at, first: now, payload, until: Math.max(at, now) + pastWindow(type) + FRESHNESS.futureMs };
+    if (this.file) appendFileSync(this.file, `${SeenRequests.line(key, entry)}\n`, { mode: 0o600 });
+    this.seen.set(key, entry);
+    // Now and then, forget what the time check refuses anyway (windows differ by type, so not in order).
+    if (++this.added % 256 === 0) {
+      for (const [k, e] of this.seen) if (e.until < now) this.seen.delete(k);
     }
   }
 }
@@ -162,15 +240,18 @@ export class RequestVerifier {
     if (!(await verifyStatement(device.key, signed))) return refused('signature-invalid', 'The signature does not verify');
 
     const now = this.now();
-    if (statement.at < now - FRESHNESS.pastMs || statement.at > now + FRESHNESS.futureMs) {
+    // A kept send may be old (the relay held it while this host was away), never from the future.
+    if (statement.at < now - pastWindow(type) || statement.at > now + FRESHNESS.futureMs) {
       return refused('signature-expired', 'The signature was made outside this host\'s freshness window (check the device\'s clock)');
     }
 
     // Keyed by the signed id: one statement is one request, whatever id the link gave it.
     const seen = this.seen.get(device.id, statement.id);
     if (seen) {
-      // The same request again: the journal answers it once if the registry says so; else it is a replay.
-      if (!rule.answeredOnce || seen.payload !== payloadDigest) return refused('signature-replayed', 'This signed request was carried out already');
+      // The same request again, soon after this host took it: the journal answers it once if the
+      // registry says so. Anything else (another type, another payload, or later) is a replay.
+      const resent = rule.answeredOnce && seen.payload === payloadDigest && now - seen.first <= FRESHNESS.pastMs + FRESHNESS.futureMs;
+      if (!resent) return refused('signature-replayed', 'This signed request was carried out already');
     }
 
     const current = chatId === null ? null : this.view.chat(chatId);
@@ -194,7 +275,7 @@ export class RequestVerifier {
       }
     }
 
-    if (!seen) this.seen.remember(device.id, statement.id, statement.at, payloadDigest, now);
+    if (!seen) this.seen.remember(device.id, statement.id, type, statement.at, payloadDigest, now);
     return { ok: true, sender: { userId: device.userId, device: device.id, at: statement.at, payload: payloadDigest, id: statement.id }, retry: seen !== undefined };
   }
 }
