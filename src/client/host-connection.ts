@@ -5,11 +5,15 @@ import type { ChatInfo, FramePort, Request } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
 import { LiveSocket, type EventFrame, type LiveSocketOptions } from './live-socket.ts';
 import { relayPaths } from './socket.ts';
+import { TerminalSessionsView } from './terminal-sessions.ts';
 
 export class HostConnection extends LiveSocket implements FramePort {
   /** The newest info of every chat the lobby told of (`chat.status`, `chat.list`), by chat id. */
   readonly statuses = new Map<string, ChatInfo>();
   private readonly statusListeners = new Set<(info: ChatInfo) => void>();
+  /** The sessions people run in their own terminal on this host (session.* events). */
+  readonly terminal = new TerminalSessionsView();
+  private readonly terminalListeners = new Set<(sessionId: string) => void>();
 
   constructor(api: RelayApi, hostId: string, options: LiveSocketOptions = {}) {
     super(api, hostId, relayPaths.lobby(api.baseUrl, hostId), options);
@@ -27,6 +31,19 @@ export class HostConnection extends LiveSocket implements FramePort {
     return () => this.statusListeners.delete(listener);
   }
 
+  /** Called with a terminal session's id when its status, items or approvals change. */
+  onTerminal(listener: (sessionId: string) => void): () => void {
+    this.terminalListeners.add(listener);
+    return () => this.terminalListeners.delete(listener);
+  }
+
+  /** Every terminal session the host knows and their approvals; also refreshes `terminal`. */
+  async terminalSessions(): Promise<TerminalSessionsView> {
+    this.terminal.load(await this.request('session.list', {}));
+    for (const session of this.terminal.sessions.keys()) for (const listener of this.terminalListeners) listener(session);
+    return this.terminal;
+  }
+
   /** The host's chats (from the relay's index while the host is offline); also refreshes `statuses`. */
   async chats(): Promise<ChatInfo[]> {
     const { chats } = await this.request('chat.list', {});
@@ -41,10 +58,13 @@ export class HostConnection extends LiveSocket implements FramePort {
   protected override afterOpen(): void {
     // Statuses that changed while this socket was down came to nobody: read them all again.
     void this.chats().catch(() => undefined);
+    if (this.terminalListeners.size > 0) void this.terminalSessions().catch(() => undefined);
   }
 
   protected override take(frame: EventFrame): void {
     if (frame.event === 'chat.status' && typeof frame.payload.chatId === 'string') this.status(frame.payload.info as ChatInfo);
+    const session = this.terminal.take(frame);
+    if (session !== null) for (const listener of this.terminalListeners) listener(session);
   }
 
   private status(info: ChatInfo): void {

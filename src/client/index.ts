@@ -8,6 +8,7 @@ export type { BackoffOptions } from './backoff.ts';
 export { LiveSocket } from './live-socket.ts';
 export type { EventFrame, LinkState, LiveSocketOptions } from './live-socket.ts';
 export { HostConnection } from './host-connection.ts';
+export { TerminalSessionsView } from './terminal-sessions.ts';
 export { ChatChannel } from './chat-channel.ts';
 export type { ChatChannelOptions, ChatMessage } from './chat-channel.ts';
 export { ThreadModel } from './thread.ts';

@@ -13,6 +13,7 @@ import { resumeCommandFor } from '../../src/contracts/index.ts';
 import type { AnthropicServer } from '../support/anthropic-server.ts';
 import { CLAUDE_BIN, startScenario } from '../host/claude-scenario.ts';
 import { HostProcess, Peer } from './peers.ts';
+import { signedInPerson } from './browser.ts';
 
 const OWNER = 'terminal-owner';
 const root = path.resolve(import.meta.dirname, '../..');
@@ -168,6 +169,31 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
     await until(() => lastStatus(lobby)?.agent.status === 'idle', 'idle');
   });
 
+  it('the web app lists it under the machine, draws its items, and its approval card lets the terminal go on', async () => {
+    const person = await signedInPerson('desktop', OWNER, { path: `/hosts/${host.hostId}` });
+    try {
+      const { page } = person;
+      const card = page.getByTestId('terminal-sessions');
+      await card.getByRole('link', { name: 'KW-HELLO' }).click({ timeout: 20_000 }).catch(async (error: unknown) => {
+        throw new Error(`${String(error)}\n--- page\n${await page.locator('body').innerText()}\n--- errors\n${person.errors.join('\n')}`);
+      });
+      await page.getByText('Hello! How can I help today?').waitFor();
+      await page.getByTestId('terminal-status').getByText('Idle').waitFor();
+      rmSync(path.join(work, 'probe'), { recursive: true, force: true });
+      tmux('send-keys', '-t', 'term:claude', 'KW-APPROVE', 'Enter');
+      const approval = page.getByTestId('terminal-approval');
+      await approval.getByText('Bash: mkdir -p probe && date > probe/stamp.txt').waitFor();
+      await page.getByTestId('terminal-status').getByText('Needs you').waitFor();
+      await approval.getByRole('button', { name: 'Allow once' }).click();
+      await until(() => existsSync(path.join(work, 'probe', 'stamp.txt')), 'the file, allowed in the app');
+      await approval.waitFor({ state: 'detached' });
+      await page.getByTestId('terminal-status').getByText('Idle').waitFor();
+      expect(person.errors).toEqual([]);
+    } finally {
+      await person.close();
+    }
+  });
+
   let chatId = '';
   it('is continued as a chat once the terminal let go, with its history whole', async () => {
     await expect(lobby.socket.request('session.resume', { sessionId })).rejects.toMatchObject({ code: 'chat-busy' });
@@ -181,7 +207,7 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
       const attached = await client.socket.request('chat.attach', { chatId });
       const texts = attached.items.map((i: Frame) => `${i.kind}:${i.text ?? i.name ?? ''}`);
       expect(texts.slice(0, 3)).toEqual(['user:KW-HELLO', 'thinking:The user greets me; I answer briefly.', 'assistant:Hello! How can I help today?']);
-      expect(attached.items.filter((i: Frame) => i.kind === 'tool' && i.name === 'Bash' && i.state === 'done')).toHaveLength(2);
+      expect(attached.items.filter((i: Frame) => i.kind === 'tool' && i.name === 'Bash' && i.state === 'done')).toHaveLength(3);
       expect(attached.items.at(-1)).toMatchObject({ kind: 'note', text: expect.stringContaining('happened in the terminal') });
       const sent = await client.socket.request('chat.send', { chatId, text: 'KW-HELLO again' });
       await until(() => [...client.items().values()].find((i) => i.kind === 'turn' && i.id === sent.turnId && i.state === 'done'), 'the chat\'s turn');

@@ -211,7 +211,8 @@ export class TerminalSessions {
       case 'UserPromptSubmit':
         known.base = 'running';
         this.settleSession(known, 'the terminal took a new prompt');
-        if (!known.titled && hook.prompt) {
+        // The first prompt names the session until the CLI gives it a title of its own.
+        if (!known.titled && !known.session.agent.suggestedTitle && hook.prompt) {
           const title = titleFromMessage(hook.prompt);
           if (title) known.session.agent.suggestedTitle = title;
         }

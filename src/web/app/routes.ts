@@ -21,6 +21,7 @@ export const ROUTES: readonly Route[] = [
   { pattern: '/chats/new', section: 'chats', load: async () => (await import('../chats/NewChat.tsx')).NewChatPage },
   { pattern: '/hosts/:hostId/chats/:chatId', section: 'chats', load: chatView },
   { pattern: '/hosts', section: 'hosts', load: async () => (await import('../hosts/Hosts.tsx')).HostsPage },
+  { pattern: '/hosts/:hostId/sessions/:sessionId', section: 'hosts', load: async () => (await import('../sessions/TerminalSessions.tsx')).TerminalSessionPage },
   { pattern: '/hosts/:hostId', section: 'hosts', load: async () => (await import('../hosts/Host.tsx')).HostPage },
   { pattern: '/pair', section: 'hosts', load: async () => (await import('../hosts/Pair.tsx')).PairPage },
   { pattern: '/teams', section: 'teams', load: async () => (await import('../hosts/Teams.tsx')).TeamsPage },

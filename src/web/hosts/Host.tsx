@@ -11,6 +11,7 @@ import { hosts, hostsChanged, hostsError, isOnline, loadHosts } from './host-lis
 import { ago, when } from './time.ts';
 import './hosts.css';
 import { Icon } from '../app/icons.tsx';
+import { TerminalSessionsCard } from '../sessions/SessionsCard.tsx';
 
 type Role = (typeof ACCESS_ROLES)[number];
 const ROLE_TEXT: Record<Role, string> = { viewer: 'Viewer (reads)', operator: 'Operator (chats)', owner: 'Owner (manages)' };
@@ -37,6 +38,7 @@ export function HostPage({ hostId }: { hostId: string }) {
         {(host.role === 'owner' || host.role === 'operator') && <a class="button" href={`/chats/new?host=${encodeURIComponent(host.id)}`}>Start a chat here</a>}
       </div>
       {online && host.role !== null && <HostPolicyCard hostId={host.id} />}
+      {online && host.role !== null && <TerminalSessionsCard hostId={host.id} />}
       {host.role === 'owner' && (
         <>
           <Rename hostId={host.id} name={host.name} />
