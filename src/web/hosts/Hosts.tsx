@@ -37,7 +37,7 @@ export function HostsPage() {
       </ul>
       <h2 id="pair-title">Pair a host</h2>
       <form class="card stack" aria-labelledby="pair-title" onSubmit={(e) => { e.preventDefault(); navigate(`/pair?code=${encodeURIComponent(code.trim())}`); }}>
-        <p class="muted small">On the machine, run <code>npx tether host pair {location.origin}</code>; it shows a code like <code>ABCD-EFGH</code>.</p>
+        <p class="muted small">On the machine, install the host (<code>npm install -g tether-host-&lt;version&gt;.tgz</code>, the package <code>npm run build:host</code> makes; no other dependencies), then run <code>tether host pair {location.origin}</code>; it shows a code like <code>ABCD-EFGH</code>. In a clone of this repository: <code>node_modules/.bin/node bin/tether.js host pair {location.origin}</code>.</p>
         <label>
           Code shown by the host
           <input name="code" required autoComplete="off" autoCapitalize="characters" spellcheck={false} placeholder="ABCD-EFGH" value={code} onInput={(e) => setCode(e.currentTarget.value)} />
