@@ -254,13 +254,38 @@ export function createHandlers(core: HostCore): HandlerTable {
     'chat.summarize': (payload) => summarize(core, payload.chatId),
 
     // Delegated work ----------------------------------------------------------------------------
-    'chat.subagent': (payload) => {
-      core.session(payload.chatId);
-      throw new ProtocolError('subagent-not-found', `No subagent ${payload.toolUseId} in this chat`);
+    // A subagent's whole work, paged newest first, from the CLI's own transcript (Claude Code keeps one per subagent).
+    'chat.subagent': async (payload) => {
+      const session = core.session(payload.chatId);
+      const row = session.thread.items.find((item) => item.kind === 'subagent' && item.toolUseId === payload.toolUseId);
+      if (row?.kind !== 'subagent') throw new ProtocolError('subagent-not-found', `No subagent ${payload.toolUseId} in this chat`);
+      const { provider: kind, account, cwd, agentSessionId } = session.info;
+      const provider = core.providers.get(kind);
+      const launch = account !== undefined ? core.accounts.launchSettings(kind, account) : undefined;
+      const items = provider?.subagentItems && agentSessionId ? await provider.subagentItems(agentSessionId, payload.toolUseId, launch) : null;
+      if (!items) throw new ProtocolError('transcript-missing', `${kind} kept no transcript of subagent ${payload.toolUseId}`);
+      let end = items.length;
+      if (payload.cursor !== undefined) {
+        const at = /^sub:(\d+)$/.exec(payload.cursor);
+        if (!at || Number(at[1]) > items.length) throw new ProtocolError('history-expired', 'That page of the subagent is no longer available');
+        end = Number(at[1]);
+      }
+      const start = Math.max(0, end - (payload.limit ?? 50));
+      return {
+        items: items.slice(start, end),
+        history: { start, cursor: start > 0 ? `sub:${start}` : null },
+        source: 'claude-transcript',
+        context: { provider: kind, cwd, chatId: payload.chatId },
+        live: row.status === 'running',
+      };
     },
+    // Claude Code stops a subagent only as a task of its own (stop_task by its task id), which it does not name for a Task call here.
     'chat.stopSubagent': (payload) => {
-      core.session(payload.chatId);
-      throw new ProtocolError('subagent-not-found', `No subagent ${payload.toolUseId} in this chat`);
+      const session = core.session(payload.chatId);
+      if (!session.thread.items.some((item) => item.kind === 'subagent' && item.toolUseId === payload.toolUseId)) {
+        throw new ProtocolError('subagent-not-found', `No subagent ${payload.toolUseId} in this chat`);
+      }
+      throw new ProtocolError('chat-unsupported', `${session.info.provider} cannot stop one subagent on its own here; stop the turn (chat.cancel with subagents)`);
     },
     'chat.stopTask': (payload) => {
       core.session(payload.chatId).stopTask(payload.taskId);

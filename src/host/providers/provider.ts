@@ -15,6 +15,7 @@ import type {
   ChatBackgroundTask,
   ChatCheckpointDiff,
   ChatFileChange,
+  ChatItem,
   ChatQuestion,
   ChatSkill,
   ChatSubagentUsage,
@@ -230,6 +231,8 @@ export interface Provider {
   readLimits?(account: AccountLaunch | undefined): Promise<LimitsAnswer>;
   /** Asks the CLI whether the account is signed in (`accounts.watchLogin`). Absent: it cannot be asked. */
   checkSignIn?(account: AccountLaunch | undefined): Promise<SignInState>;
+  /** A subagent's own work from the CLI's transcript (`chat.subagent`): its items, or null when the CLI kept none. Absent: none kept. */
+  subagentItems?(agentSessionId: string, toolUseId: string, account: AccountLaunch | undefined): Promise<ChatItem[] | null>;
   /** The skills the CLI would load for a chat in `cwd` under `account` (`skills.list`). Absent: none. */
   listSkills?(cwd: string, account: AccountLaunch | undefined): Promise<ChatSkill[]>;
 }

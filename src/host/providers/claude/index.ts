@@ -1,7 +1,9 @@
 // The Claude Code backend: `claude -p` with stream-json in and out, one process per chat (driver.ts),
 // its output mapped by mapper.ts, its models in catalog.ts.
-import type { AgentKind, ChatSkill, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
+import type { AgentKind, ChatItem, ChatSkill, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import { claudeSkills } from './skills.ts';
+import { findSubagentFile, subagentItems } from './subagent-transcript.ts';
+import { readFile } from 'node:fs/promises';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -87,6 +89,16 @@ export class ClaudeProvider implements Provider {
 
   async listSkills(cwd: string, account: AccountLaunch | undefined): Promise<ChatSkill[]> {
     return claudeSkills(this.configFolder(account), cwd);
+  }
+
+  async subagentItems(agentSessionId: string, toolUseId: string, account: AccountLaunch | undefined): Promise<ChatItem[] | null> {
+    const file = await findSubagentFile(this.configFolder(account), agentSessionId, toolUseId);
+    if (!file) return null;
+    try {
+      return subagentItems(await readFile(file, 'utf8'), toolUseId);
+    } catch {
+      return null;
+    }
   }
 
   /** `claude auth status` answers JSON: `loggedIn`, and for a claude.ai sign-in its email and subscription. */
