@@ -115,6 +115,9 @@ export class TrustIntake {
     let changed = false;
     for (const entry of entries) {
       const result = await this.apply(entry);
+      if (result.ok && result.changed && live && 'recovered' in entry) {
+        this.options.log.info(`trust: the owner's device ${entry.recovered.device.id}, trusted on this machine, counts now`);
+      }
       if (result.ok) changed ||= result.changed;
       // A line the book refuses now (written by hand, or by another version) is said, not trusted.
       else this.options.log.warn(`trust: a stored ${'recovered' in entry ? 'recovery' : 'statement'} no longer holds: ${result.message}`);
