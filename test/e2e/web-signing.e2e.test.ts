@@ -211,6 +211,11 @@ describe('the web app signs with its device key, and a host that requires signat
       await second.page.locator(`li[data-device="${added.id}"][data-standing="vouched"]`).waitFor();
       expect(await second.page.getByTestId('device-waiting').count()).toBe(0);
 
+      // The host follows the vouch the relay carried to it: what the second browser signs is carried out.
+      await second.page.goto(`/hosts/${encodeURIComponent(host.hostId)}/chats/${encodeURIComponent(chatId)}`);
+      await sendFromPhone(second.page, 'hello from the vouched phone');
+      await until(() => auditOf('chat.send').find((e) => e.device === added.id && e.outcome === 'done'), 'the vouched device’s send carried out', { detail });
+
       await row.getByLabel('Name', { exact: true }).fill('The phone');
       await row.getByRole('button', { name: 'Save name' }).click();
       await expect.poll(async () => ((await call('GET', '/api/devices')).body.devices as typeof all).find((d) => d.id === added.id)!.name).toBe('The phone');
@@ -220,6 +225,12 @@ describe('the web app signs with its device key, and a host that requires signat
       await expect.poll(() => row.getAttribute('data-standing'), { timeout: 10_000 }).toBe('revoked');
       const revocations = (await call('GET', '/api/devices')).body.devices.find((d: any) => d.id === added.id);
       expect(revocations.revoked).toBeTypeOf('number');
+      // The host heard the signed revocation: the revoked browser's next send is refused there.
+      const refusedBefore = auditOf('chat.send').filter((e) => e.outcome === 'refused').length;
+      await sendFromPhone(second.page, 'hello after the revoke');
+      const refused = await until(() => auditOf('chat.send').filter((e) => e.outcome === 'refused').slice(refusedBefore)[0], 'the revoked device’s send refused', { detail });
+      expect(refused).toMatchObject({ code: 'signature-invalid', userId: null });
+      expect(auditOf('chat.send').filter((e) => e.device === added.id && e.outcome === 'done')).toHaveLength(1);
       expect(person.errors).toEqual([]);
       expect(second.errors).toEqual([]);
     } finally {
@@ -249,6 +260,13 @@ describe('the web app signs with its device key, and a host that requires signat
     }
   });
 });
+
+/** Sends from the composer as a phone does (its Send button). */
+async function sendFromPhone(page: Page, text: string): Promise<void> {
+  await page.locator('.composer').waitFor();
+  await page.getByRole('combobox', { name: 'Message' }).fill(text);
+  await page.getByRole('button', { name: /^(Send|Queue|Steer)$/ }).click();
+}
 
 /** The worker's notifications: tag, body and the buttons offered. */
 async function notifications(worker: Worker): Promise<Array<{ tag: string; body: string; actions: string[] }>> {
