@@ -1,7 +1,8 @@
 // A loopback TCP proxy between a process and the relay, for faults a test makes on purpose: `cut()`
 // resets every connection through it at once, as a network that drops would (a TCP reset both ways,
 // no WebSocket close frame). New connections go on being accepted, so whatever reconnects by itself
-// comes back through it.
+// comes back through it. `stall()` is a black hole: nothing moves either way, on the open connections
+// and on new ones, until `flow()`, when what was held moves on (TCP would retransmit it).
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 
 type Count = 'accepted' | 'asked' | 'answered';
@@ -22,6 +23,8 @@ export class LinkProxy {
   private port = 0;
   /** While set, new connections are reset at once: the network is down (see offline()). */
   private refusing = false;
+  /** While set, no byte moves on any connection (see stall()). */
+  private stalled = false;
 
   private constructor(target: URL) {
     this.server = createServer((inbound) => {
@@ -48,9 +51,13 @@ export class LinkProxy {
         if (!outbound.write(chunk, written)) inbound.pause();
       });
       outbound.on('data', (chunk: Buffer) => { this.bytesFromTarget += chunk.length; });
-      outbound.on('drain', () => inbound.resume());
+      outbound.on('drain', () => { if (!this.stalled) inbound.resume(); });
       outbound.once('data', () => this.count('answered'));
       outbound.pipe(inbound);
+      if (this.stalled) {
+        inbound.pause();
+        outbound.pause();
+      }
       this.count('accepted');
     });
   }
@@ -109,6 +116,18 @@ export class LinkProxy {
 
   online(): void {
     this.refusing = false;
+  }
+
+  /** A black hole: every connection, open or new, stops moving bytes both ways (nothing is reset). */
+  stall(): void {
+    this.stalled = true;
+    for (const socket of this.open) socket.pause();
+  }
+
+  /** The black hole ends: what was held moves on. */
+  flow(): void {
+    this.stalled = false;
+    for (const socket of this.open) socket.resume();
   }
 
   async close(): Promise<void> {
