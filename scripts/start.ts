@@ -107,7 +107,7 @@ Tether is running.
   config       ${configLine}
   signatures   ${signaturesLine}
   agents
-${formatAgents(plan, '    ')}
+${formatAgents(plan, '    ').join('\n')}
 ${demoHint}${owner}
 
 Next:
