@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { RelaySocket, relayPaths } from '../src/client/index.ts';
+import { requestSigner, settledAmong } from '../src/client/device-key.ts';
+import { loadOrCreateDeviceKey } from '../src/client/device-key-file.ts';
 import { Thread, type ChatItem } from '../src/contracts/index.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -35,6 +37,19 @@ async function signIn(): Promise<string> {
   return body.accessToken;
 }
 const token = await signIn();
+
+// This terminal client is a device of its own (issue 15): its key lives in .tether/try-device.json
+// (0600), is registered with the relay as one of the person's devices, and signs every request that
+// acts on the machine, so a host that requires signatures and knows this device carries them out.
+const deviceKey = await loadOrCreateDeviceKey(path.join(root, '.tether', 'try-device.json'));
+const registered = await fetch(`${local.relayUrl}/api/devices`, {
+  method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+  body: JSON.stringify({ name: 'npm run try', publicKey: deviceKey.publicKey }),
+});
+if (!registered.ok) {
+  const body = await registered.json().catch(() => ({})) as { message?: string };
+  console.error(`(this device's key was not registered: ${body.message ?? registered.status}; requests still go signed)`);
+}
 const text = process.argv.slice(2).join(' ') || 'hello';
 const chatId = process.env.TETHER_CHAT ?? `try-${Date.now().toString(36)}`;
 const prompt = createInterface({ input: process.stdin, output: process.stdout });
@@ -46,11 +61,14 @@ const ask = {
   close: () => prompt.close(),
 };
 
-const lobby = new RelaySocket(relayPaths.lobby(local.relayUrl, local.hostId), token);
+let thread: Thread | undefined;
+// An approval or answer is signed over the request as this client shows it (its thread).
+const signer = requestSigner(deviceKey, local.hostId, (frame) => settledAmong(frame.type, frame.payload, thread?.items ?? []));
+const lobby = new RelaySocket(relayPaths.lobby(local.relayUrl, local.hostId), token, { signer });
 await lobby.request('chat.create', { chatId });
-const chat = new RelaySocket(relayPaths.chat(local.relayUrl, local.hostId, chatId), token);
+const chat = new RelaySocket(relayPaths.chat(local.relayUrl, local.hostId, chatId), token, { signer });
 const attached = await chat.request('chat.attach', { chatId, historyLimit: 1 });
-const thread = new Thread(attached.info, []);
+thread = new Thread(attached.info, []);
 const printed = new Map<string, number>();
 let turnId: string | undefined;
 const asked = new Set<string>();
@@ -59,7 +77,7 @@ let lastStreamed: string | null = null;
 chat.onFrame((raw) => {
   const frame = raw as { event?: string; payload?: { event?: Parameters<Thread['apply']>[0] } };
   if (frame.event !== 'chat.event' || !frame.payload?.event) return;
-  const item = thread.apply(frame.payload.event);
+  const item = thread?.apply(frame.payload.event);
   if (item) void show(item);
 });
 
