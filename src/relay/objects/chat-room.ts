@@ -39,6 +39,8 @@ import { readAttachment, type AttachmentAnswer } from './room-attachments.ts';
 import { LOG_KEEP, RoomStore } from './room-store.ts';
 import { failureText } from '../db/failures.ts';
 import { log } from '../log.ts';
+import { LIMITS } from '../auth/rate-limit.ts';
+import { DropLog } from './drop-log.ts';
 import { Meter } from '../metrics/meter.ts';
 import { noticeOf } from '../push/notices.ts';
 import { pushConfigured, queueNotice } from '../push/send.ts';
@@ -69,6 +71,8 @@ export class ChatRoom extends ClientSockets {
    */
   private readonly answering = new Map<string, Promise<Reply>>();
   readonly meter = new Meter(this.ctx, this.env, 'chat', () => this.openClients());
+  /** Unreadable host events: counted each, logged within the link's frame budget. */
+  private readonly drops = new DropLog(() => LIMITS.linkFrames(this.env));
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -489,7 +493,7 @@ export class ChatRoom extends ClientSockets {
   private readChatEvent(raw: unknown): ChatEventEnvelope | null {
     const parsed = AGENT_EVENT_SCHEMAS['chat.event'].safeParse(raw);
     if (parsed.success) return parsed.data;
-    log.warn('bad chat.event from host', { chatId: this.store.state.chatId, error: parsed.error.issues[0]?.message });
+    this.drops.warn('bad chat.event from host', { chatId: this.store.state.chatId, error: parsed.error.issues[0]?.message });
     this.meter.count(RELAY_COUNTERS.hostFramesDropped);
     return null;
   }

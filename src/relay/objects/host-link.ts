@@ -20,7 +20,7 @@ import {
   type LinkEventFrame, type LinkTrust, type Reply, type SignedTrustStatement, type WireError,
 } from '../../contracts/index.ts';
 import { LIMITS } from '../auth/rate-limit.ts';
-import { TokenBucket } from '../auth/token-bucket.ts';
+import { DropLog } from './drop-log.ts';
 import { failureText } from '../db/failures.ts';
 import { trustStatementsFor } from '../db/trust.ts';
 import type { Env } from '../env.ts';
@@ -108,9 +108,8 @@ export class HostLink extends ScopedObject {
   private ackScheduled = false;
   private lastHeard = 0;
   /** The link's frame budget for frames the relay drops (complain); in memory, like a client socket's. */
-  private readonly dropBudget = new TokenBucket(LIMITS.linkFrames(this.env), Date.now());
+  private readonly drops = new DropLog(() => LIMITS.linkFrames(this.env));
   /** Drops since the last one logged, told with the next that is. */
-  private dropsUnlogged = 0;
   /** Chats that asked to watch presence since the last announcement began; see announce. */
   private readonly rewatched = new Set<string>();
   /** Counts events and errors; its socket count is 1 while the host is here (said hello, not silent). */
@@ -330,14 +329,7 @@ export class HostLink extends ScopedObject {
    */
   private complain(why: string, size: number): void {
     this.meter.count(RELAY_COUNTERS.hostFramesDropped);
-    const now = Date.now();
-    if (this.dropBudget.take(LIMITS.linkFrames(this.env), now) > 0) {
-      this.dropsUnlogged += 1;
-      return;
-    }
-    const unlogged = this.dropsUnlogged;
-    this.dropsUnlogged = 0;
-    log.warn('host frame dropped', { why, size, hostId: this.getMeta('hostId'), ...(unlogged > 0 ? { unlogged } : {}) });
+    this.drops.warn('host frame dropped', { why, size, hostId: this.getMeta('hostId') });
   }
 
   // ---- requests to the host (RPC from ChatRoom and Lobby) --------------------------------------

@@ -19,6 +19,8 @@ import { indexChats, indexedChatInfos } from '../db/chats.ts';
 import { failureText } from '../db/failures.ts';
 import type { Env } from '../env.ts';
 import { log } from '../log.ts';
+import { LIMITS } from '../auth/rate-limit.ts';
+import { DropLog } from './drop-log.ts';
 import { Meter } from '../metrics/meter.ts';
 import {
   ClientSockets, eventFrame, identityOf, presenceFrame, relabel, replyOk, send, toHost,
@@ -52,6 +54,8 @@ interface Push {
 export class Lobby extends ClientSockets {
   private readonly journal: ReplyJournal;
   readonly meter = new Meter(this.ctx, this.env, 'lobby', () => this.openClients());
+  /** Host frames this lobby drops: counted each, logged within the link's frame budget. */
+  private readonly drops = new DropLog(() => LIMITS.linkFrames(this.env));
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -213,7 +217,7 @@ export class Lobby extends ClientSockets {
       const event = HOST_WIDE_EVENTS.find((name) => name === frame.event);
       const parsed = event && AGENT_EVENT_SCHEMAS[event].safeParse(frame.payload);
       if (!event || !parsed?.success) {
-        log.warn('host event dropped', { hostId, event: frame.event });
+        this.drops.warn('host event dropped', { hostId, event: frame.event });
         this.meter.count(RELAY_COUNTERS.hostFramesDropped);
         continue;
       }
