@@ -19,7 +19,7 @@
 // for as long as its time could still be accepted, so no restart reopens the door. Every other type
 // keeps the 5-minute window: only sends are kept by the relay, and a stale approval must not settle
 // whatever waits under its id later.
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { replaceFileSync } from '../disk.ts';
 import {
@@ -151,7 +151,18 @@ export class SeenRequests {
   remember(device: string, id: string, type: string, at: number, payload: string, now: number): void {
     const key = SeenRequests.key(device, id);
     const entry: SeenEntry = { at, first: now, payload, until: Math.max(at, now) + pastWindow(type) + FRESHNESS.futureMs };
-    if (this.file) appendFileSync(this.file, `${SeenRequests.line(key, entry)}\n`, { mode: 0o600 });
+    if (this.file) {
+      // Synced before the request runs: after a power loss, not just a crash, the id is still known,
+      // so a kept send the relay delivers again cannot run twice (one fsync per signed request, which
+      // people make at their own pace).
+      const fd = openSync(this.file, 'a', 0o600);
+      try {
+        writeSync(fd, `${SeenRequests.line(key, entry)}\n`);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
     this.seen.set(key, entry);
     // Now and then, forget what the time check refuses anyway (windows differ by type, so not in order).
     if (++this.added % 256 === 0) {
