@@ -318,6 +318,12 @@ describe('chaos: random fault cycles under turns, approvals, questions and sends
   it(`${CYCLES} cycles: every client's thread ends equal to a fresh snapshot and the host's files, each seq once and in order, each approval settled once, each send once`, async () => {
     const clientProxy = await LinkProxy.start(relayUrl());
     const chatId = 'chaos-cycles';
+    // The test before restarted the relay, which closed every socket, this file's lobby too (seen as
+    // socket-closed here in a full run): open it again first.
+    if (lobby.socket.closed) {
+      lobby = await Peer.lobby(host.hostId, OWNER);
+      opened.push(lobby);
+    }
     await lobby.socket.request('chat.create', { chatId, provider: 'claude', cwd: work, runtimeMode: 'supervised' });
     const views = [new ChatView(chatId), new ChatView(chatId)];
     for (const view of views) await view.attach(clientProxy.url);

@@ -2,7 +2,7 @@
 // whose scripted subagent runs one command and reports), and chat.stopSubagent's refusal.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { HostPolicy } from '../../src/host/policy.ts';
 import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
@@ -50,7 +50,14 @@ describe('chat.subagent with the real Claude Code', { timeout: 90_000 }, () => {
     const row = client.threads.get('c')!.items.find((i) => i.kind === 'subagent');
     if (row?.kind !== 'subagent') throw new Error('no subagent row');
 
-    const page = await client.ok('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
+    // Claude Code writes the subagent's transcript on its own schedule: its last line (the report) can
+    // land after the turn's result reached the host (seen on a loaded machine). So the page is asked
+    // until the transcript holds the report, the way a person opening it a moment later sees it.
+    let page = await client.ok('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
+    await vi.waitFor(async () => {
+      page = await client.ok('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
+      expect(page.items.length).toBeGreaterThanOrEqual(3);
+    }, { timeout: 30_000, interval: 200 });
     expect(page).toMatchObject({ source: 'claude-transcript', live: false, history: { start: 0, cursor: null }, context: { provider: 'claude', chatId: 'c' } });
     expect(page.items.map((i: { kind: string }) => i.kind)).toEqual(['user', 'tool', 'assistant']);
     expect(page.items[0]).toMatchObject({ text: 'SUBAGENT-PROMPT: list the files' });
