@@ -2,7 +2,7 @@
 // read from its folders and checked against what the real `claude` itself lists in its init frame;
 // Codex's come from the real `codex app-server`'s own `skills/list`.
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatSkill } from '../../src/contracts/index.ts';
@@ -100,5 +100,34 @@ describe('skills.list', { timeout: 60_000 }, () => {
 
   it('an unknown chat is chat-not-found', async () => {
     expect(await client.fails('skills.list', { chatId: 'nope' })).toBe('chat-not-found');
+  });
+
+  // The folder is judged again when skills are asked for: a chat folder that now leads outside the
+  // host's roots (here replaced by a symlink) is refused, and nothing of where it leads is read.
+  it('a chat whose folder now leads outside the roots is folder-denied, and that folder\'s skills are not read', async () => {
+    const moved = path.join(data.dir, 'work', 'moved');
+    mkdirSync(moved, { recursive: true });
+    await client.ok('chat.create', { chatId: 'mv', provider: 'claude', cwd: moved });
+    const outside = path.join(data.dir, 'outside');
+    skill(path.join(outside, '.claude', 'skills'), 'private-skill', 'Not for the relay.');
+    renameSync(moved, `${moved}.gone`);
+    symlinkSync(outside, moved);
+    const answer = await client.request('skills.list', { chatId: 'mv' });
+    expect(answer).toMatchObject({ error: { code: 'folder-denied' } });
+    expect(JSON.stringify(answer)).not.toContain('private-skill');
+  });
+
+  // A SKILL.md gives only its front matter's name and description: a file without one (a symlink to
+  // a private file, say) shows its folder's name and nothing of its text.
+  it('a SKILL.md without front matter gives its folder name only, never its text', async () => {
+    const dir = path.join(data.dir, 'work', 'linked');
+    const secret = path.join(data.dir, 'secret.txt');
+    writeFileSync(secret, 'token=hunter2\n');
+    mkdirSync(path.join(dir, '.claude', 'skills', 'odd'), { recursive: true });
+    symlinkSync(secret, path.join(dir, '.claude', 'skills', 'odd', 'SKILL.md'));
+    await client.ok('chat.create', { chatId: 'ln', provider: 'claude', cwd: dir });
+    const { skills } = await client.ok<{ skills: ChatSkill[] }>('skills.list', { chatId: 'ln' });
+    expect(skills.find((s) => s.name === 'odd')).toEqual({ name: 'odd', description: '', source: 'project' });
+    expect(JSON.stringify(skills)).not.toContain('hunter2');
   });
 });
