@@ -1,7 +1,7 @@
 // The scripted model behind the tests that run the real `claude` binary: each user message names
 // what the model does with a keyword (the last one wins, since the CLI folds a message whose turn
 // failed into the next one), and tool results get a short reply quoting them.
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -13,6 +13,10 @@ import {
   type MessagesRequest,
   type ScriptedReply,
 } from '../support/anthropic-server.ts';
+import type { HostCore } from '../../src/host/chats/core.ts';
+import { HostPolicy } from '../../src/host/policy.ts';
+import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
+import { openCore, TestClient, tempDir, until } from './harness.ts';
 
 export const CLAUDE_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/claude');
 const SUBAGENT_MARK = 'SUBAGENT-PROMPT';
@@ -94,4 +98,47 @@ export function claudeTestEnv(server: AnthropicServer, home: string): Record<str
     DISABLE_TELEMETRY: '1',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   };
+}
+
+/**
+ * A host running the real `claude` against the scenario, with chat `c` in `<data>/work` (the one
+ * root, auto-accept-edits) made and attached; `close` ends host, model server and folders.
+ */
+export async function openClaudeChat(prefix: string): Promise<{ core: HostCore; client: TestClient; close: () => Promise<void> }> {
+  const data = tempDir(prefix);
+  const work = path.join(data.dir, 'work');
+  mkdirSync(work, { recursive: true });
+  const { server, env } = await startScenario();
+  const core = await openCore(data.dir, { providers: [new ClaudeProvider({ command: CLAUDE_BIN, env })], policy: new HostPolicy({ home: data.dir, roots: [work] }) });
+  const client = new TestClient(core);
+  await client.ok('chat.create', { chatId: 'c', cwd: work, runtimeMode: 'auto-accept-edits' });
+  await client.attach('c');
+  return {
+    core, client,
+    close: async () => {
+      await core.close();
+      await server.close();
+      data.cleanup();
+    },
+  };
+}
+
+/**
+ * Sends `text` in `chatId` and allows each approval the turn asks (root may not skip Claude Code's
+ * permissions, so a command may ask first) until the turn ends; the turn's id.
+ */
+export async function turnAllowingAll(client: TestClient, chatId: string, text: string): Promise<string> {
+  const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId, text });
+  const approved = new Set<string>();
+  await until(() => {
+    for (const item of client.threads.get(chatId)?.items ?? []) {
+      if (item.kind === 'approval' && item.decision === 'pending' && !approved.has(item.requestId)) {
+        approved.add(item.requestId);
+        void client.ok('chat.approve', { chatId, requestId: item.requestId, decision: 'allow' });
+      }
+    }
+    const turn = client.threads.get(chatId)?.get(turnId);
+    return turn?.kind === 'turn' && turn.state !== 'running';
+  }, 'the turn', 60_000);
+  return turnId;
 }

@@ -1,52 +1,23 @@
 // chat.subagent: a subagent's own work paged from Claude Code's transcript of it (the real `claude`,
 // whose scripted subagent runs one command and reports), and chat.stopSubagent's refusal.
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { HostCore } from '../../src/host/chats/core.ts';
-import { HostPolicy } from '../../src/host/policy.ts';
-import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
-import type { AnthropicServer } from '../support/anthropic-server.ts';
-import { CLAUDE_BIN, startScenario } from './claude-scenario.ts';
-import { openCore, TestClient, tempDir, until } from './harness.ts';
+import { openClaudeChat, turnAllowingAll } from './claude-scenario.ts';
+import type { TestClient } from './harness.ts';
 
-let data: ReturnType<typeof tempDir>;
-let server: AnthropicServer;
-let core: HostCore;
 let client: TestClient;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  data = tempDir('tether-subagent-');
-  const work = path.join(data.dir, 'work');
-  mkdirSync(work, { recursive: true });
-  const scenario = await startScenario();
-  server = scenario.server;
-  core = await openCore(data.dir, { providers: [new ClaudeProvider({ command: CLAUDE_BIN, env: scenario.env })], policy: new HostPolicy({ home: data.dir, roots: [work] }) });
-  client = new TestClient(core);
-  await client.ok('chat.create', { chatId: 'c', cwd: work, runtimeMode: 'auto-accept-edits' });
-  await client.attach('c');
+  ({ client, close } = await openClaudeChat('tether-subagent-'));
 }, 30_000);
 
 afterAll(async () => {
-  await core?.close();
-  await server?.close();
-  data?.cleanup();
+  await close?.();
 });
 
 describe('chat.subagent with the real Claude Code', { timeout: 90_000 }, () => {
   it('pages the subagent\'s command and report from its transcript', async () => {
-    const { turnId } = await client.ok('chat.send', { chatId: 'c', text: 'KW-TASK' });
-    const approved = new Set<string>();
-    await until(() => {
-      for (const item of client.threads.get('c')?.items ?? []) {
-        if (item.kind === 'approval' && item.decision === 'pending' && !approved.has(item.requestId)) {
-          approved.add(item.requestId);
-          void client.ok('chat.approve', { chatId: 'c', requestId: item.requestId, decision: 'allow' });
-        }
-      }
-      const turn = client.threads.get('c')?.get(turnId);
-      return turn?.kind === 'turn' && turn.state !== 'running';
-    }, 'the turn', 60_000);
+    await turnAllowingAll(client, 'c', 'KW-TASK');
     const row = client.threads.get('c')!.items.find((i) => i.kind === 'subagent');
     if (row?.kind !== 'subagent') throw new Error('no subagent row');
 

@@ -12,9 +12,9 @@ import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
 import { CodexProvider } from '../../src/host/providers/codex/index.ts';
 import type { AnthropicServer } from '../support/anthropic-server.ts';
 import { OpenAiServer } from '../support/openai-server.ts';
-import { CLAUDE_BIN, startScenario } from './claude-scenario.ts';
+import { CLAUDE_BIN, startScenario, turnAllowingAll } from './claude-scenario.ts';
 import { codexScenario, TEST_KEY_VARIABLE, TEST_MODEL, writeCodexHome } from './fixtures/codex/scenario.ts';
-import { openCore, TestClient, tempDir, until } from './harness.ts';
+import { openCore, TestClient, tempDir } from './harness.ts';
 
 const CODEX_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex');
 
@@ -44,19 +44,8 @@ async function summaryWith(provider: 'claude' | 'codex', calls: number): Promise
 }
 
 async function turn(chatId: string, text: string): Promise<number> {
-  const { turnId } = await client.ok('chat.send', { chatId, text });
-  const approved = new Set<string>();
-  await until(() => {
-    // The subagent's command asks first (root may not skip Claude Code's permissions): allowed.
-    for (const item of client.threads.get(chatId)?.items ?? []) {
-      if (item.kind === 'approval' && item.decision === 'pending' && !approved.has(item.requestId)) {
-        approved.add(item.requestId);
-        void client.ok('chat.approve', { chatId, requestId: item.requestId, decision: 'allow' });
-      }
-    }
-    const item = client.threads.get(chatId)?.get(turnId);
-    return item?.kind === 'turn' && item.state !== 'running';
-  }, `the turn "${text}"`, 60_000);
+  // The subagent's command asks first (root may not skip Claude Code's permissions): allowed.
+  const turnId = await turnAllowingAll(client, chatId, text);
   const thread = client.threads.get(chatId)!;
   const item = thread.get(turnId)!;
   const notes = thread.items.filter((i) => i.kind === 'note' && i.turnId === turnId).map((i) => (i.kind === 'note' ? i.text : ''));

@@ -118,34 +118,11 @@ export class CodexProvider implements Provider {
 }
 
 /** Asks a short-lived app-server for its version (from `initialize`) and `model/list`. */
-export async function readCatalog(launch: CodexLaunch): Promise<CodexCatalog> {
-  let peer!: JsonRpcPeer;
-  const process = new CliProcess({
-    command: launch.command,
-    args: codexArgs(launch),
-    cwd: tmpdir(),
-    env: codexEnv(launch),
-    onLine: (line) => peer.receive(line),
-    onExit: () => peer.close('Codex exited'),
-    stdinGraceMs: 1_000,
-  });
-  peer = new JsonRpcPeer({
-    write: (line) => {
-      process.writeLine(line);
-    },
-    onNotification: () => undefined,
-    onRequest: (id) => peer.respondError(id, { code: -32601, message: 'This client only reads the catalog' }),
-  });
-  const timer = setTimeout(() => peer.close('the catalog probe timed out'), PROBE_TIMEOUT_MS);
-  try {
-    const init = record(await peer.request('initialize', { clientInfo: { name: 'tether', title: 'Tether', version: launch.clientVersion }, capabilities: { experimentalApi: true } }));
-    peer.notify('initialized');
+export function readCatalog(launch: CodexLaunch): Promise<CodexCatalog> {
+  return withAppServer(launch, undefined, 'the catalog probe', async (peer, init) => {
     const list = record(await peer.request('model/list', {}));
     return { version: versionOf(init.userAgent), models: [DEFAULT_ENTRY, ...normalizeModels(list.data)] };
-  } finally {
-    clearTimeout(timer);
-    await process.end();
-  }
+  });
 }
 
 /**
@@ -167,7 +144,20 @@ export async function readSkills(launch: CodexLaunch, account: AccountLaunch | u
 }
 
 /** One request to a short-lived app-server of the account's home (initialize, the request, end). */
-async function askAppServer(launch: CodexLaunch, account: AccountLaunch | undefined, method: string, params: unknown): Promise<Record<string, unknown>> {
+function askAppServer(launch: CodexLaunch, account: AccountLaunch | undefined, method: string, params: unknown): Promise<Record<string, unknown>> {
+  return withAppServer(launch, account, method, async (peer) => record(await peer.request(method, params)));
+}
+
+/**
+ * A short-lived app-server of the account's home (the launch's own without one), initialized, for
+ * `use`; it answers no request of the server's, and ends when `use` settles or `what` times out.
+ */
+async function withAppServer<T>(
+  launch: CodexLaunch,
+  account: AccountLaunch | undefined,
+  what: string,
+  use: (peer: JsonRpcPeer, init: Record<string, unknown>) => Promise<T>,
+): Promise<T> {
   let peer!: JsonRpcPeer;
   const process = new CliProcess({
     command: launch.command,
@@ -183,13 +173,13 @@ async function askAppServer(launch: CodexLaunch, account: AccountLaunch | undefi
       process.writeLine(line);
     },
     onNotification: () => undefined,
-    onRequest: (id) => peer.respondError(id, { code: -32601, message: `This client only asks ${method}` }),
+    onRequest: (id) => peer.respondError(id, { code: -32601, message: `This client only asks for ${what}` }),
   });
-  const timer = setTimeout(() => peer.close(`${method} timed out`), PROBE_TIMEOUT_MS);
+  const timer = setTimeout(() => peer.close(`${what} timed out`), PROBE_TIMEOUT_MS);
   try {
-    await peer.request('initialize', { clientInfo: { name: 'tether', title: 'Tether', version: launch.clientVersion }, capabilities: { experimentalApi: true } });
+    const init = record(await peer.request('initialize', { clientInfo: { name: 'tether', title: 'Tether', version: launch.clientVersion }, capabilities: { experimentalApi: true } }));
     peer.notify('initialized');
-    return record(await peer.request(method, params));
+    return await use(peer, init);
   } finally {
     clearTimeout(timer);
     await process.end();
