@@ -13,6 +13,8 @@ import {
 } from '../../src/host/terminal/claude-hooks.ts';
 import { hookSecretPath, hookSocketPath } from '../../src/host/terminal/hook-channel.ts';
 import { TerminalSessions } from '../../src/host/terminal/sessions.ts';
+import { CUT_NOTE, SESSION_ITEMS_BATCH_BYTES } from '../../src/host/terminal/item-batches.ts';
+import { LINK_MAX_FRAME_BYTES } from '../../src/contracts/link.ts';
 
 const HOOK_CLIENT = path.resolve(import.meta.dirname, '../../src/host/terminal/hook-client.ts');
 
@@ -180,5 +182,49 @@ describe('the hooks\' local socket', () => {
     await sessions!.close();
     sessions = null;
     expect(await hook(dataDir, { ...start(projects, 'dddd-1'), hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: {} })).toEqual({ out: '', code: 0 });
+  });
+
+  it('sends a transcript far larger than a link frame as batches that each fit, in order, a huge tool output cut to fit', async () => {
+    const { dataDir, events, projects } = await open();
+    const id = 'eeee-1';
+    // 40 replies of 200 KB (8 MB), then a Bash call whose output is 3 MB: one event of all of it would be
+    // over the link's frame limit once two such sessions were read, and over a batch many times.
+    const lines: unknown[] = [{ type: 'user', uuid: 'u-0', timestamp: '2026-12-02T00:00:00Z', message: { role: 'user', content: 'write a lot' } }];
+    for (let i = 1; i <= 40; i++) {
+      lines.push({ type: 'assistant', uuid: `a-${i}`, timestamp: '2026-12-02T00:00:01Z', message: { content: [{ type: 'text', text: `${i}:${'é'.repeat(100_000)}` }] } });
+    }
+    lines.push({ type: 'assistant', uuid: 'a-tool', message: { content: [{ type: 'tool_use', id: 'toolu_big', name: 'Bash', input: { command: 'cat big' } }] } });
+    lines.push({ type: 'user', uuid: 'u-result', message: { content: [{ type: 'tool_result', tool_use_id: 'toolu_big', content: 'x'.repeat(3_000_000) }] } });
+    writeFileSync(path.join(projects, `${id}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    await hook(dataDir, start(projects, id));
+    const batches = async () => events.filter((e) => e.event === 'session.items' && e.payload.sessionId === id);
+    const end = Date.now() + 20_000;
+    while (!(await batches()).some((e) => e.payload.items.some((i: any) => i.id === 'toolu_big' && i.state === 'done')) && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const sent = await batches();
+    expect(sent.length).toBeGreaterThan(8);
+    for (const batch of sent) {
+      expect(Buffer.byteLength(JSON.stringify(batch.payload.items))).toBeLessThanOrEqual(SESSION_ITEMS_BATCH_BYTES);
+      expect(Buffer.byteLength(JSON.stringify({ type: 'event', event: 'session.items', payload: batch.payload }))).toBeLessThan(LINK_MAX_FRAME_BYTES);
+    }
+    const ids = sent.flatMap((b) => b.payload.items.map((i: any) => i.id));
+    expect(ids).toEqual(['u-0', ...Array.from({ length: 40 }, (_, i) => `a-${i + 1}`), 'toolu_big']);
+    const replies = sent.flatMap((b) => b.payload.items).filter((i: any) => i.kind === 'assistant');
+    expect(replies.every((r: any, i: number) => r.text === `${i + 1}:${'é'.repeat(100_000)}`)).toBe(true);
+    const tool = sent.flatMap((b) => b.payload.items).find((i: any) => i.id === 'toolu_big' && i.state === 'done');
+    expect(tool.output.endsWith(CUT_NOTE)).toBe(true);
+    expect(tool.output.startsWith('x'.repeat(500_000))).toBe(true);
+    expect(tool.input).toEqual({ command: 'cat big' });
+    // History answers the newest items that fit one reply: the cut tool fills it alone; without it, the
+    // newest replies that fit (five of 200 KB), oldest first.
+    const history = await sessions!.history(id, 1000);
+    expect(history.map((i) => i.id)).toEqual(['toolu_big']);
+    expect(Buffer.byteLength(JSON.stringify(history))).toBeLessThanOrEqual(SESSION_ITEMS_BATCH_BYTES);
+    writeFileSync(path.join(projects, 'eeee-2.jsonl'), lines.slice(0, 41).map((l) => JSON.stringify(l)).join('\n') + '\n');
+    await hook(dataDir, start(projects, 'eeee-2'));
+    const replies2 = await sessions!.history('eeee-2', 1000);
+    expect(replies2.map((i) => i.id)).toEqual(['a-36', 'a-37', 'a-38', 'a-39', 'a-40']);
+    expect(Buffer.byteLength(JSON.stringify(replies2))).toBeLessThanOrEqual(SESSION_ITEMS_BATCH_BYTES);
   });
 });

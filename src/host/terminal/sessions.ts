@@ -32,6 +32,7 @@ import { titleFromAgent, titleFromMessage } from '../chats/title.ts';
 import { APPROVAL_WAIT_MS, type HookTarget } from './claude-hooks.ts';
 import { HookChannel, type HookCall } from './hook-channel.ts';
 import { TranscriptTail } from './claude-transcript.ts';
+import { itemBatches, newestThatFit } from './item-batches.ts';
 
 export interface TerminalLog {
   info(message: string): void;
@@ -144,12 +145,16 @@ export class TerminalSessions {
     return { sessions: [...this.known.values()].map((k) => k.session), approvals: [...this.pending.values()].map((p) => p.request) };
   }
 
+  /** The newest `limit` items, as many of them as fit one reply on the link (item-batches.ts). */
   async history(sessionId: string, limit = 200): Promise<ChatItem[]> {
-    const known = this.get(sessionId);
+    const items = await this.allItems(this.get(sessionId));
+    return newestThatFit(items.slice(Math.max(0, items.length - limit)));
+  }
+
+  private async allItems(known: Known): Promise<ChatItem[]> {
     const tail = this.tailOf(known);
     if (tail) await tail.read();
-    const items = tail ? [...tail.transcript.items.values()] : [];
-    return items.slice(Math.max(0, items.length - limit));
+    return tail ? [...tail.transcript.items.values()] : [];
   }
 
   /** A client's answer. First answer wins: after the terminal's (or another client's, or the expiry) it is `accepted: false`. */
@@ -179,7 +184,7 @@ export class TerminalSessions {
     if (agent.live && agent.status !== 'exited') {
       throw new ProtocolError('chat-busy', 'The terminal still runs this session: end it there (/exit) first, then continue it here');
     }
-    const items = await this.history(sessionId, 1000);
+    const items = await this.allItems(known);
     return { kind: 'claude', cwd: known.session.cwd, agentSessionId: agent.agentSessionId, items };
   }
 
@@ -396,7 +401,8 @@ export class TerminalSessions {
         this.changed(known);
       }
     }
-    if (change.items.length > 0) this.options.broadcast('session.items', { sessionId: known.session.sessionId, items: change.items });
+    // In order, in batches that each fit the link (a long transcript read at once is many).
+    for (const items of itemBatches(change.items)) this.options.broadcast('session.items', { sessionId: known.session.sessionId, items });
   }
 }
 
