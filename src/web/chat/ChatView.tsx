@@ -1,6 +1,7 @@
-// One open chat: a header (title, live status, host presence, context meter and cost), the chat's
-// tools (W3), the thread, the requests waiting in pages not loaded yet, a "working" line while a turn
-// runs, and the composer (W3). The chat's socket is held while this view is open.
+// One open chat: a header (title, live status, host presence, the limit its last turn stopped on,
+// context meter and cost), the chat's tools (W3), the thread, the requests waiting in pages not loaded
+// yet, what the CLI keeps running in the background, a "working" line while a turn runs, and the
+// composer (W3). The chat's socket is held while this view is open.
 import { useEffect, useMemo, useReducer } from 'preact/hooks';
 import { chatTitle, type ChatChannel, type ThreadChange } from '../../client/index.ts';
 import type { AgentStatus } from '../../contracts/index.ts';
@@ -11,6 +12,8 @@ import { ApprovalCard } from './requests/ApprovalCard.tsx';
 import { QuestionForm } from './requests/QuestionForm.tsx';
 import { Thread } from './Thread.tsx';
 import { ChatToolbar } from './tools/ChatToolbar.tsx';
+import { BackgroundTasks } from './work/BackgroundTasks.tsx';
+import { ChatLimit } from './work/ChatLimit.tsx';
 import './chat.css';
 
 /** Redraws the caller when the channel's link, host presence or the thread changes in one of these ways. */
@@ -63,6 +66,7 @@ function ChatHeader({ channel }: { channel: ChatChannel }) {
         {online === null ? null : <span class={`host-presence ${online ? 'online' : 'offline'}`}>{online ? 'Host online' : 'Host offline'}</span>}
         <LinkState channel={channel} />
       </div>
+      {info ? <ChatLimit info={info} /> : null}
       {usage ? (
         <div class="chat-usage">
           {usage.contextWindow
@@ -114,6 +118,7 @@ export function ChatView({ hostId, chatId }: { hostId: string; chatId: string })
       <ChatToolbar channel={channel} hostId={hostId} />
       <Thread channel={channel} hostId={hostId} chatId={chatId} />
       <WaitingElsewhere channel={channel} />
+      <BackgroundTasks channel={channel} />
       <WorkingLine channel={channel} />
       <Composer channel={channel} />
     </section>

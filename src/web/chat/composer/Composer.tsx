@@ -4,7 +4,7 @@
 // chat's queue and where each message sent from here is on its way (SendList).
 import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import type { ChatChannel } from '../../../client/index.ts';
-import type { ChatDelivery, ChatQueuedMessage } from '../../../contracts/index.ts';
+import type { ChatDelivery, ChatQueuedMessage, ChatSkill } from '../../../contracts/index.ts';
 import { hostConnection } from '../../app/session.ts';
 import { useAction } from '../tools/action.ts';
 import { chatCapabilities } from '../tools/capabilities.ts';
@@ -15,21 +15,29 @@ import { knownFiles, namedIn, pick, suggest, tokenAt, type Token } from './menti
 import { QueueList } from './QueueList.tsx';
 import { SendList } from './SendList.tsx';
 import './composer.css';
+import './skills.css';
 
 /** A phone's Enter makes a new line; a keyboard's sends (Shift+Enter for a new line). */
 const enterSends = () => !matchMedia('(pointer: coarse)').matches;
 
-/** Skills by host, asked once (`skills.list` on the lobby) when someone first types `$`. */
-const skillLists = new Map<string, Promise<string[]>>();
-function hostSkills(channel: ChatChannel): Promise<string[]> {
-  let list = skillLists.get(channel.hostId);
+/**
+ * The skills the chat's CLI would load (`skills.list`: user, project and plugin folders as that CLI
+ * reads them), asked once per chat when someone first types `$`: they depend on the chat's folder,
+ * CLI and account, so two chats on one host may differ. A failed ask is forgotten, to ask again.
+ */
+const skillLists = new Map<string, Promise<ChatSkill[]>>();
+function chatSkills(channel: ChatChannel): Promise<ChatSkill[]> {
+  const key = `${channel.hostId}/${channel.chatId}`;
+  let list = skillLists.get(key);
   if (!list) {
     list = hostConnection(channel.hostId).request('skills.list', { chatId: channel.chatId })
-      .then((result) => result.skills.map((skill) => skill.name), () => { skillLists.delete(channel.hostId); return []; });
-    skillLists.set(channel.hostId, list);
+      .then((result) => result.skills, () => { skillLists.delete(key); return []; });
+    skillLists.set(key, list);
   }
   return list;
 }
+
+const SKILL_SOURCE: Record<ChatSkill['source'], string> = { user: 'yours', project: 'this project', plugin: 'plugin' };
 
 export function Composer({ channel }: { channel: ChatChannel }) {
   const thread = useThread(channel, ['info', 'snapshot']);
@@ -41,7 +49,7 @@ export function Composer({ channel }: { channel: ChatChannel }) {
   const [delivery, setDelivery] = useState<ChatDelivery>('queue');
   const [token, setToken] = useState<Token | null>(null);
   const [active, setActive] = useState(0);
-  const [skills, setSkills] = useState<string[]>([]);
+  const [skills, setSkills] = useState<ChatSkill[] | null>(null);
   const [preparing, setPreparing] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
   const files = useRef<HTMLInputElement>(null);
@@ -52,7 +60,8 @@ export function Composer({ channel }: { channel: ChatChannel }) {
   const running = Boolean(info && info.activeTurnId !== null);
   const takesFiles = capabilities?.attachments !== false;
   const takesMentions = capabilities?.mentions === true;
-  const skillNames = useMemo(() => [...new Set([...(info?.skills ?? []), ...skills])], [info?.skills, skills]);
+  const skillNames = useMemo(() => [...new Set([...(skills ?? []).map((skill) => skill.name), ...(info?.skills ?? [])])], [info?.skills, skills]);
+  const skillByName = useMemo(() => new Map((skills ?? []).map((skill) => [skill.name, skill])), [skills]);
 
   // Previews still shown when the view closes are let go with it.
   const shown = useRef(attached);
@@ -70,7 +79,7 @@ export function Composer({ channel }: { channel: ChatChannel }) {
     const next = tokenAt(value, caret);
     setToken(next);
     setActive(0);
-    if (next?.trigger === '$' && skills.length === 0) void hostSkills(channel).then(setSkills);
+    if (next?.trigger === '$' && skills === null) void chatSkills(channel).then(setSkills);
   };
 
   const choose = (value: string) => {
@@ -216,6 +225,7 @@ export function Composer({ channel }: { channel: ChatChannel }) {
                 <li key={option} id={`${listId}-${i}`} role="option" aria-selected={i === active}
                   class={i === active ? 'active' : ''} onMouseDown={(event) => { event.preventDefault(); choose(option); }}>
                   {token?.trigger}{option}
+                  {token?.trigger === '$' && skillByName.has(option) ? <SkillFacts skill={skillByName.get(option)!} /> : null}
                 </li>
               ))}
             </ul>
@@ -240,5 +250,15 @@ export function Composer({ channel }: { channel: ChatChannel }) {
         ) : null}
       </form>
     </div>
+  );
+}
+
+/** A skill's description and where it comes from, beside its name in the `$` menu. */
+function SkillFacts({ skill }: { skill: ChatSkill }) {
+  return (
+    <>
+      <span class="skill-source"> · {SKILL_SOURCE[skill.source]}</span>
+      {skill.description ? <span class="skill-description">{skill.description}</span> : null}
+    </>
   );
 }

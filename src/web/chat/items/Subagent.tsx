@@ -1,6 +1,8 @@
 // A subagent: one row with its own work folded inside (the items whose `parentToolUseId` names it,
-// nested subagents in theirs), its prompt and the report it handed back. When the thread holds only
-// the start of its work (`itemsTruncated`), the rest is read on request with `chat.subagent`.
+// nested subagents in theirs), its prompt and the report it handed back. Its whole work, as the CLI's
+// own transcript of it holds it, is read on request with `chat.subagent` (the rest of it, when the
+// thread holds only the start: `itemsTruncated`). A row a host task opened (`origin: ruimte`) has no
+// such transcript.
 import { useContext, useState } from 'preact/hooks';
 import type { ChatItem, ChatSubagentItem } from '../../../contracts/index.ts';
 import { Fold } from './Fold.tsx';
@@ -11,32 +13,44 @@ import { ThreadScopeContext } from './scope.ts';
 
 const STATUS_LABEL = { running: 'running', done: 'done', failed: 'failed' } as const;
 
-function RestOfWork({ item }: { item: ChatSubagentItem }) {
+/**
+ * The subagent's own work as the CLI's transcript of it holds it (`chat.subagent`), on request: the
+ * host pages it newest first, so the first page is its latest work and each further page is earlier.
+ * When the thread holds only the start (`itemsTruncated`) this is the rest; otherwise it is the whole
+ * record in place of the lines the thread streamed (which a restart or a late join may have missed).
+ */
+function FullWork({ item, inline }: { item: ChatSubagentItem; inline: ChatItem[] }) {
   const scope = useContext(ThreadScopeContext)!;
-  const [rest, setRest] = useState<{ items: ChatItem[]; cursor: string | null } | null>(null);
+  const [pages, setPages] = useState<{ items: ChatItem[]; cursor: string | null; live: boolean } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const load = async () => {
+  const load = async (older: boolean) => {
     setBusy(true);
     setError(null);
     try {
       const page = await scope.channel.request('chat.subagent', {
-        chatId: scope.chatId, toolUseId: item.toolUseId, ...(rest?.cursor ? { cursor: rest.cursor } : {}),
+        chatId: scope.chatId, toolUseId: item.toolUseId, ...(older && pages?.cursor ? { cursor: pages.cursor } : {}),
       });
-      setRest({ items: [...(rest?.items ?? []), ...page.items], cursor: page.history.cursor });
+      setPages({ items: older && pages ? [...page.items, ...pages.items] : page.items, cursor: page.history.cursor, live: page.live });
     } catch (failure) {
       setError(failure instanceof Error ? failure.message : String(failure));
     } finally {
       setBusy(false);
     }
   };
+  const label = item.itemsTruncated ? 'Show the rest of its work' : 'Show its full work';
   return (
-    <div class="subagent-rest">
-      {rest?.items.map((child) => <ItemBody key={child.id} item={child} />)}
+    <div class="subagent-full" data-loaded={pages ? 'true' : undefined}>
+      {pages?.cursor ? <button type="button" class="link-button" disabled={busy} onClick={() => void load(true)}>{busy ? 'Loading…' : 'Show earlier work'}</button> : null}
+      {(pages ? pages.items : inline).map((child) => <ItemBody key={child.id} item={child} />)}
+      {pages ? (
+        <p class="muted small subagent-source">
+          {pages.items.length === 0 ? 'Its transcript holds no work yet. ' : ''}From the CLI's own transcript{pages.live ? ', still being written' : ''}.{' '}
+          <button type="button" class="link-button" disabled={busy} onClick={() => void load(false)}>{busy ? 'Loading…' : 'Read it again'}</button>
+        </p>
+      ) : null}
       {error ? <p class="notice error" role="alert">{error}</p> : null}
-      {!rest || rest.cursor
-        ? <button type="button" class="link-button" disabled={busy} onClick={() => void load()}>{busy ? 'Loading…' : 'Show the rest of its work'}</button>
-        : null}
+      {!pages ? <button type="button" class="link-button" disabled={busy} onClick={() => void load(false)}>{busy ? 'Loading…' : label}</button> : null}
     </div>
   );
 }
@@ -62,8 +76,7 @@ export function Subagent({ item }: { item: ChatSubagentItem }) {
     >
       {() => <div class="subagent-work">
         {item.prompt ? <p class="subagent-prompt">{item.prompt}</p> : null}
-        {scope.childrenOf(item.id).map((child) => <ItemBody key={child.id} item={child} />)}
-        {item.itemsTruncated ? <RestOfWork item={item} /> : null}
+        {item.origin === 'ruimte' ? scope.childrenOf(item.id).map((child) => <ItemBody key={child.id} item={child} />) : <FullWork item={item} inline={scope.childrenOf(item.id)} />}
         {item.result ? <Markdown className="subagent-result" cacheKey={`${item.id}:result`} text={item.result} /> : item.summary ? <p class="subagent-summary">{item.summary}</p> : null}
       </div>}
     </Fold>
