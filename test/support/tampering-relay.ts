@@ -82,6 +82,24 @@ export class TamperingRelay {
     return reply;
   }
 
+  /** Sends the host a link frame of the adversary's own making (`{link:'trust'}` and the like); nothing answers those. */
+  sendLink(frame: Frame): void {
+    const host = this.host;
+    if (!host || host.readyState !== WebSocket.OPEN) throw new Error('no host is linked through the adversary');
+    host.send(JSON.stringify(frame));
+  }
+
+  /**
+   * Cuts the host's link (as a relay restarting or a network fault would); resolves once the host has
+   * linked through here again, when the relay has sent it every current statement anew (hello, all).
+   */
+  async relink(): Promise<void> {
+    const host = this.host;
+    this.host = null;
+    host?.terminate();
+    await this.linked();
+  }
+
   /** The host's reply to request `id` (injected or forwarded), when it comes: the first at or after index `from` of `fromHost`. */
   replyTo(id: string, from = 0): Promise<Frame> {
     const seen = this.fromHost.slice(from).find((f) => f.id === id && 'ok' in f);
