@@ -13,6 +13,7 @@ export * from './text.ts';
 export * from './usage.ts';
 export * from './visual.ts';
 export * from './worktree.ts';
+export * from './folders.ts';
 export * from './errors.ts';
 export * from './link.ts';
 export * from './thread.ts';

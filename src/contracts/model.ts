@@ -160,9 +160,37 @@ export const HostPolicySummarySchema = z.object({
 });
 export type HostPolicySummary = z.output<typeof HostPolicySummarySchema>;
 
+// Tether addition: how the host came to serve what it serves, and where its owner changes it (on
+// the machine; nothing on the relay can). The same lines `tether host doctor` prints.
+export const HostAgentLineSchema = z.object({
+  kind: AgentKindSchema,
+  name: z.string(),
+  served: z.boolean(),
+  // The executable (or script file) it runs; null when there is none.
+  from: z.string().nullable(),
+  version: z.string().nullable(),
+  // Why it is served or not, one line.
+  why: z.string(),
+});
+export type HostAgentLine = z.output<typeof HostAgentLineSchema>;
+
+export const HostSetupSchema = z.object({
+  // Every agent the host knows, served or not.
+  agents: z.array(HostAgentLineSchema),
+  // `config`: the config's own `providers`; `discovered`: the CLIs on the owner's PATH; `demo`: none found.
+  source: z.enum(['config', 'discovered', 'demo']),
+  // The config file the host reads (or would read: `exists` false), and its data folder.
+  configFile: z.string(),
+  configExists: z.boolean(),
+  dataDir: z.string(),
+});
+export type HostSetup = z.output<typeof HostSetupSchema>;
+
 export const ProviderListResultSchema = z.object({
   providers: z.array(ProviderInfoSchema),
   // Tether addition: the host's policy (absent from hosts before it).
   policy: HostPolicySummarySchema.optional(),
+  // Tether addition: its agents and config (absent from hosts before it, and from hosts given providers directly).
+  setup: HostSetupSchema.optional(),
 });
 export type ProviderListResult = z.output<typeof ProviderListResultSchema>;

@@ -80,6 +80,7 @@ import {
   SessionListResultSchema,
   TerminalSessionSchema,
 } from './terminal.ts';
+import { FoldersListPayloadSchema, FoldersListResultSchema } from './folders.ts';
 
 // A payload or result with nothing in it; extra keys are stripped, not refused.
 export const EmptySchema = z.object({});
@@ -155,6 +156,8 @@ export const AGENT_REQUEST_SCHEMAS = {
   'session.resume': { payload: AgentResumePayloadSchema, result: ChatInfoSchema },
   'hooks.status': { payload: EmptySchema, result: HooksStatusResultSchema },
   'hooks.set': { payload: HooksSetPayloadSchema, result: HooksStatusResultSchema },
+  // Tether addition (folders.ts): folders a new chat may work in, read-only, inside the policy's roots.
+  'folders.list': { payload: FoldersListPayloadSchema, result: FoldersListResultSchema },
 } as const satisfies Record<string, RequestContract>;
 
 export type AgentRequestType = keyof typeof AGENT_REQUEST_SCHEMAS;

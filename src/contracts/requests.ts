@@ -133,6 +133,8 @@ const RULES = {
   'hooks.status': { scope: 'host', role: 'owner', ...READS },
   // Writes the CLI's configuration on the machine.
   'hooks.set': { scope: 'host', role: 'owner', ...CHANGES },
+  // Reads folder names inside the policy's roots, for whoever may start chats there (a chat's folder).
+  'folders.list': { scope: 'host', role: 'operator', ...READS },
   // The relay's routes
   [LINK_ATTACHMENT_READ]: { scope: 'chat', role: 'viewer', ...READS, from: 'route' },
   [ROUTE_VISUAL_PAGE]: { scope: 'chat', role: 'viewer', servedBy: 'relay', from: 'route' },

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { HostCore } from './chats/core.ts';
 import type { HostCoreOptions, HostLog } from './chats/core.ts';
 import { formatAgents, planAgents, policyFrom, readHostConfig, signatureSettings } from './config.ts';
-import type { RequestType } from '../contracts/index.ts';
+import type { HostSetup, RequestType } from '../contracts/index.ts';
 import type { AgentPlan } from './config.ts';
 import type { DiscoveryOptions } from './providers/discovery.ts';
 import { replaceFile } from './disk.ts';
@@ -80,6 +80,11 @@ export interface RunningHost {
   close(): Promise<void>;
 }
 
+/** What `provider.list` tells of how this host came to serve its agents, and where its owner changes it. */
+function setupOf(plan: AgentPlan, configFile: string, dataDir: string): HostSetup {
+  return { agents: plan.agents, source: plan.source, configFile: path.resolve(configFile), configExists: existsSync(configFile), dataDir };
+}
+
 export async function startHost(options: StartHostOptions): Promise<RunningHost> {
   const dataDir = path.resolve(options.dataDir);
   const log = options.log ?? consoleLog(false);
@@ -102,6 +107,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     // The gate verifies hooks.set only when signatures are required and hooks.set is not let through unsigned.
     // (The gate stands only in front of a relay link.)
     hooksInstallVerified: Boolean(options.relayUrl) && signatureSettings(config).require && !signatureSettings(config).allowUnsigned.includes('hooks.set'),
+    ...(plan ? { setup: setupOf(plan, configFile ?? path.join(dataDir, 'config.json'), dataDir) } : {}),
   };
   const core = await HostCore.open(coreOptions);
   // The terminal's hooks find the host on its local socket (only its data folder's; never the relay).

@@ -115,6 +115,40 @@ export class HostPolicy {
     return folder;
   }
 
+  /**
+   * An existing folder to read (the folder picker): its real path, once every symlink and `..` in it
+   * is resolved, is a folder inside a root; `folder-denied` naming the allowed folders otherwise.
+   * Unlike `admitFolder`, a path that does not exist (yet) is refused: nothing is read through it.
+   */
+  admitExistingFolder(cwd: string): string {
+    const folder = this.admitFolder(cwd);
+    let real: string;
+    try {
+      real = realpathSync.native(folder);
+    } catch {
+      throw new ProtocolError('folder-denied', `There is no folder ${folder} on this host; ${this.allowedText()}`);
+    }
+    if (!this.holds(real)) throw new ProtocolError('folder-denied', `This host does not allow chats in ${folder}; ${this.allowedText()}`);
+    let isFolder = false;
+    try {
+      isFolder = statSync(real).isDirectory();
+    } catch {
+      // gone since
+    }
+    if (!isFolder) throw new ProtocolError('folder-denied', `${folder} is not a folder; ${this.allowedText()}`);
+    return real;
+  }
+
+  /** Whether a real (already resolved) path is a root or inside one. */
+  holds(real: string): boolean {
+    return this.roots.some((root) => within(real, root));
+  }
+
+  /** Whether a root is this very folder (a real path). */
+  isRoot(real: string): boolean {
+    return this.roots.includes(real);
+  }
+
   /** A mode asked for explicitly must fit under the ceiling (`mode-denied`); none gives the default, narrowed. */
   admitMode(asked: RuntimeMode | undefined, fallback: RuntimeMode = DEFAULT_CHAT_MODE): RuntimeMode {
     if (asked === undefined) return narrowerMode(fallback, this.modeCeiling);
@@ -157,7 +191,7 @@ export class HostPolicy {
     return resolved;
   }
 
-  private allowedText(): string {
+  allowedText(): string {
     return `allowed folders: ${this.roots.join(', ')}`;
   }
 

@@ -31,12 +31,14 @@ const REQUEST_NAMES = [
   // Terminal sessions (terminal.ts)
   'session.list', 'session.history', 'session.approve', 'session.approvalPreference', 'session.resume',
   'hooks.status', 'hooks.set',
+  // The new-chat folder picker (folders.ts)
+  'folders.list',
 ];
 
 describe('AGENT_REQUEST_SCHEMAS', () => {
-  it('has exactly the 43 documented requests and the 7 of terminal sessions', () => {
+  it('has exactly the 43 documented requests, the 7 of terminal sessions and the folder picker\'s', () => {
     expect(Object.keys(AGENT_REQUEST_SCHEMAS).sort()).toEqual([...REQUEST_NAMES].sort());
-    expect(Object.keys(AGENT_REQUEST_SCHEMAS)).toHaveLength(50);
+    expect(Object.keys(AGENT_REQUEST_SCHEMAS)).toHaveLength(51);
   });
 
   it.each(Object.entries(AGENT_REQUEST_SCHEMAS))('%s has a payload and a result schema', (_name, contract) => {

@@ -31,7 +31,7 @@ describe('the request registry', () => {
     expect([...chat, ...host].sort()).toEqual([...AGENT_TYPES].sort());
     expect(host.sort()).toEqual([
       'accounts.create', 'accounts.list', 'accounts.refresh', 'accounts.save', 'accounts.watchLogin',
-      'chat.create', 'chat.list', 'chat.setPreferences', 'hooks.set', 'hooks.status', 'provider.list',
+      'chat.create', 'chat.list', 'chat.setPreferences', 'folders.list', 'hooks.set', 'hooks.status', 'provider.list',
       'session.approvalPreference', 'session.approve', 'session.history', 'session.list', 'session.resume',
       'usage.limits', 'usage.refreshLimits', 'usage.subscribe', 'usage.summary', 'usage.unsubscribe',
     ]);

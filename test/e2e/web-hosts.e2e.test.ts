@@ -172,15 +172,18 @@ describe('chats in the web app', () => {
     // The host's policy comes with its catalog: its folders, its default folder, and no mode above its ceiling.
     expect(catalog.policy).toEqual({ roots: [WORK], defaultFolder: WORK, modeCeiling: 'auto-accept-edits', defaultMode: 'supervised' });
     expect(await page.getByTestId('host-policy').textContent()).toContain(WORK);
-    expect(await page.getByLabel('Folder on the host').getAttribute('placeholder')).toBe(WORK);
+    // The picker names the default folder (the host's, inside its roots) before anything is picked.
+    expect(await page.getByTestId('folder-chosen').textContent()).toContain(`host's default folder, ${WORK}`);
     expect(await page.locator('select[name="runtime-mode"] option[disabled]').allTextContents()).toEqual([
       expect.stringContaining('Auto'), expect.stringContaining('Full access'),
     ]);
     // A folder outside them is refused by the host, and the refusal names the folders it allows.
-    await page.getByLabel('Folder on the host').fill('/etc');
-    await page.getByRole('button', { name: 'Create chat' }).click();
-    await expect.poll(() => page.locator('form [role="alert"]').textContent()).toContain(`allowed folders: ${WORK}`);
-    await page.getByLabel('Folder on the host').fill(alpha);
+    await page.getByLabel('Or type a folder').fill('/etc');
+    await page.getByRole('button', { name: 'Open', exact: true }).click();
+    await expect.poll(() => page.getByTestId('folder-error').textContent()).toContain(`allowed folders: ${WORK}`);
+    await page.getByLabel('Or type a folder').fill(alpha);
+    await page.getByRole('button', { name: 'Open', exact: true }).click();
+    await expect.poll(() => page.getByTestId('folder-chosen').textContent()).toContain(alpha);
     await page.getByLabel('Runtime mode').selectOption('auto-accept-edits');
     await noViolations(page);
     await screenshot(page, 'chats-new-desktop');

@@ -72,6 +72,7 @@ function payloadOf(type: AgentRequestType, who: string): Record<string, unknown>
     'session.resume': { sessionId: 's1' },
     'hooks.status': {},
     'hooks.set': { kind: 'claude', installed: true },
+    'folders.list': {},
   };
   return table[type];
 }

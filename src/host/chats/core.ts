@@ -29,6 +29,7 @@ import type {
   ChatPreferencesPayload,
   ChatTurnItem,
   ChatVisual,
+  HostSetup,
   RequestType,
   RuntimeMode,
 } from '../../contracts/index.ts';
@@ -91,6 +92,8 @@ export interface HostCoreOptions {
    * device's verified signature (the host requires them for it). A relay alone never adds them.
    */
   hooksInstallVerified?: boolean;
+  /** Its agents and config file, for `provider.list` (absent when the providers were given directly). */
+  setup?: HostSetup;
 }
 
 /** An event frame as clients receive it. */
@@ -135,6 +138,7 @@ export class HostCore {
   readonly terminal: TerminalSessions;
   readonly hookTargets: readonly HookTarget[];
   readonly hooksInstallVerified: boolean;
+  readonly setup: HostSetup | undefined;
   readonly log: HostLog;
   readonly sessions = new Map<string, ChatSession>();
   /** Chats on disk this version cannot read: reason, kept for `chat-unreadable`. */
@@ -168,6 +172,7 @@ export class HostCore {
     });
     this.hookTargets = options.hookTargets ?? [];
     this.hooksInstallVerified = options.hooksInstallVerified === true;
+    this.setup = options.setup;
     this.terminal = new TerminalSessions({
       dataDir: options.dataDir,
       targets: () => this.hookTargets,

@@ -23,6 +23,7 @@ import { storableChatId } from './store.ts';
 import { titleFromMessage } from './title.ts';
 import { hooksState, installHooks, removeHooks } from '../terminal/claude-hooks.ts';
 import { continueTerminalSession } from '../terminal/handover.ts';
+import { listFolder, topFolders } from '../folders.ts';
 
 type Handler<T extends AgentRequestType> = (
   payload: RequestPayload<T>,
@@ -310,7 +311,12 @@ export function createHandlers(core: HostCore): HandlerTable {
     // Providers and accounts --------------------------------------------------------------------
     // Every agent CLI, served or not (roster.ts).
     // With the host's policy (a Tether addition), so clients show the folders and the ceiling.
-    'provider.list': async () => ({ providers: await listProviders([...core.providers.values()]), policy: core.policy.summary() }),
+    // And how it came to serve them, with where its owner changes that (a Tether addition too).
+    'provider.list': async () => ({
+      providers: await listProviders([...core.providers.values()]),
+      policy: core.policy.summary(),
+      ...(core.setup ? { setup: core.setup } : {}),
+    }),
     'accounts.list': () => core.accounts.snapshot(),
     'accounts.refresh': () => core.accounts.refresh(),
     'accounts.save': async (payload) => {
@@ -362,6 +368,11 @@ export function createHandlers(core: HostCore): HandlerTable {
       }
       return { hooks: targets.map((target) => (payload.installed ? installHooks : removeHooks)(core.dataDir, target)) };
     },
+
+    // The folder picker (folders.ts): read-only, every path through the policy's roots first.
+    'folders.list': (payload) => (payload.folder === undefined
+      ? topFolders(core.policy, [...core.sessions.values()].filter((s) => !s.info.hidden).map((s) => ({ cwd: s.info.cwd, at: s.thread.items.at(-1)?.createdAt ?? s.info.createdAt })))
+      : listFolder(core.policy, payload.folder)),
   };
 }
 

@@ -147,6 +147,7 @@ export class Lobby extends ClientSockets {
     'session.resume': (call) => this.create(call),
     'hooks.status': (call) => this.forward(call),
     'hooks.set': (call) => this.forward(call),
+    'folders.list': (call) => this.forward(call),
   };
 
   /** Kept on the socket itself (its attachment survives hibernation); a socket that never said gets them. */

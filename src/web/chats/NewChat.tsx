@@ -1,7 +1,8 @@
 // A new chat: which host, which agent (provider), model and model options from the host's own
 // catalog (`provider.list`), the folder it works in and how much it may do unasked (runtime mode).
 // The host's policy comes with the catalog: the folders it allows, its default folder and the widest
-// mode, shown here and used to offer only what the host will accept (it checks again anyway).
+// mode, shown here and used to offer only what the host will accept (it checks again anyway). The
+// folder is picked from the host's own listing of what it allows (FolderPicker, `folders.list`).
 // Made with `chat.create` on the host's lobby, then opened.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import {
@@ -12,6 +13,7 @@ import { navigate } from '../app/router.ts';
 import { hostConnection } from '../app/session.ts';
 import { hosts, hostsError, isOnline, loadHosts } from '../hosts/host-list.ts';
 import { chatCreated } from './chat-index.ts';
+import { FolderPicker, type PickedFolder } from './FolderPicker.tsx';
 import './chats.css';
 
 const MODES: Record<RuntimeMode, string> = {
@@ -39,7 +41,7 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
   const [kind, setKind] = useState('');
   const [modelSlug, setModelSlug] = useState('');
   const [options, setOptions] = useState<Options>({});
-  const [cwd, setCwd] = useState('');
+  const [folder, setFolder] = useState<PickedFolder>({ path: null, repository: false });
   const [mode, setMode] = useState<RuntimeMode>('supervised');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -78,7 +80,7 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
     try {
       const chatId = crypto.randomUUID();
       const info = await hostConnection(chosenHost.id).request('chat.create', {
-        chatId, provider: provider.kind, selection: { model: model.slug, options }, runtimeMode: mode, ...(cwd.trim() ? { cwd: cwd.trim() } : {}),
+        chatId, provider: provider.kind, selection: { model: model.slug, options }, runtimeMode: mode, ...(folder.path ? { cwd: folder.path } : {}),
       });
       chatCreated(chosenHost.id, info);
       navigate(`/hosts/${encodeURIComponent(chosenHost.id)}/chats/${encodeURIComponent(info.chatId)}`);
@@ -127,13 +129,12 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
                   ))}
                 </fieldset>
               )}
-              <label>
-                Folder on the host
-                <input type="text" name="cwd" placeholder={policy?.defaultFolder ?? 'The host\'s default folder'} value={cwd} onInput={(e) => setCwd(e.currentTarget.value)} autoComplete="off" spellcheck={false} />
-              </label>
+              {policy
+                ? <FolderPicker key={chosenHost.id} hostId={chosenHost.id} policy={policy} onPick={setFolder} />
+                : <p class="muted small">This host is older than the folder picker: the chat works in its default folder.</p>}
               {policy && (
                 <p class="muted small" data-testid="host-policy">
-                  This host allows chats in {policy.roots.join(', ')} (empty: {policy.defaultFolder}), up to {MODES[policy.modeCeiling].split(':')[0].toLowerCase()}.
+                  This host allows chats in {policy.roots.join(', ')}, up to {MODES[policy.modeCeiling].split(':')[0].toLowerCase()}.
                 </p>
               )}
               <label>

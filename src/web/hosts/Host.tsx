@@ -1,7 +1,9 @@
-// One host: presence, and for its owners rename, revoke, who may use it (grants to a person by email
+// One host: presence, its agents and what it allows (and how to change that on the machine), and for its owners rename, revoke, who may use it (grants to a person by email
 // or to a team, as viewer, operator or owner) and its audit log.
 import { useEffect, useState } from 'preact/hooks';
-import { ACCESS_ROLES, type AuditPage, type Grant, type HostPolicySummary, type TeamSummary } from '../../contracts/index.ts';
+import {
+  ACCESS_ROLES, type AuditPage, type Grant, type HostPolicySummary, type HostSetup, type ProviderListResult, type TeamSummary,
+} from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
 import { useOutcome } from './outcome.ts';
 import { giveRole, giveRoleByEmail, removeGrant } from './signed-grants.ts';
@@ -51,28 +53,98 @@ export function HostPage({ hostId }: { hostId: string }) {
   );
 }
 
-/** What the host's own policy allows (from its `provider.list`): the folders and the widest mode. */
+const MODE_TEXT: Record<HostPolicySummary['modeCeiling'], string> = {
+  supervised: 'Supervised (asks before edits and commands)',
+  'auto-accept-edits': 'Accept edits (asks before commands)',
+  auto: 'Auto (asks only for risky actions)',
+  'full-access': 'Full access (never asks)',
+};
+
+/**
+ * What the host serves and allows, from its own `provider.list`: each agent (served or not, from which
+ * executable, and why), the folders chats may work in, the widest mode, and how the machine's owner
+ * changes them: on the machine, in its config file, since nothing on the relay can.
+ */
 function HostPolicyCard({ hostId }: { hostId: string }) {
-  const [policy, setPolicy] = useState<HostPolicySummary | null>(null);
+  const [catalog, setCatalog] = useState<ProviderListResult | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
     hostConnection(hostId).request('provider.list', {}).then(
-      (result) => { if (live) setPolicy(result.policy ?? null); },
+      (result) => { if (live) setCatalog(result); },
       (failure: unknown) => { if (live) setError(errorText(failure)); },
     );
     return () => { live = false; };
   }, [hostId]);
   if (error) return <p class="notice error" role="alert">{error}</p>;
-  if (!policy) return null;
+  if (!catalog) return <p class="loading" aria-busy="true">Reading what this host serves…</p>;
+  const { policy, setup } = catalog;
+  const agents = setup?.agents ?? catalog.providers.map((p) => ({ kind: p.kind, name: p.name, served: p.installed, from: null, version: p.version, why: p.installed ? 'installed' : 'not installed' }));
+  const served = agents.filter((a) => a.served);
+  const others = agents.filter((a) => !a.served);
   return (
-    <div class="card stack" aria-label="What this host allows" data-testid="host-policy">
-      <h2>What this host allows</h2>
-      <p>Folders: {policy.roots.map((root, i) => <span key={root}>{i > 0 ? ', ' : ''}<code>{root}</code></span>)} (a chat without a folder works in <code>{policy.defaultFolder}</code>)</p>
-      <p>Widest runtime mode: <strong>{policy.modeCeiling}</strong>; a chat without a mode is {policy.defaultMode}.</p>
-      <p class="muted small">Set by the machine's owner in its host config; no one on the relay can widen it.</p>
-    </div>
+    <>
+      <div class="card stack" aria-labelledby="agents-title" data-testid="host-agents">
+        <h2 id="agents-title">Agents</h2>
+        {setup?.source === 'demo' && <p class="notice" role="status">No agent CLI that can chat was found on this machine, so it serves the scripted demo agent: its replies are made up, not a model's.</p>}
+        <ul class="list agent-list" aria-label="Agents this host serves">
+          {served.map((agent) => (
+            <li key={`${agent.kind}:${agent.name}`} class="agent-row" data-served="true">
+              <span class="agent-name"><strong>{agent.name}</strong>{agent.version ? ` ${agent.version}` : ''} <span class="badge ok">served</span></span>
+              {agent.from && <span class="muted small agent-from">from <code>{agent.from}</code></span>}
+              <span class="muted small">{agent.why}</span>
+            </li>
+          ))}
+        </ul>
+        {others.length > 0 && (
+          <details>
+            <summary>Not served ({others.length})</summary>
+            <ul class="list agent-list" aria-label="Agents this host does not serve">
+              {others.map((agent) => (
+                <li key={`${agent.kind}:${agent.name}`} class="agent-row" data-served="false">
+                  <span class="agent-name">{agent.name}</span>
+                  <span class="muted small">{agent.why}</span>
+                </li>
+              ))}
+            </ul>
+          </details>
+        )}
+      </div>
+      {policy && (
+        <div class="card stack" aria-labelledby="allows-title" data-testid="host-policy">
+          <h2 id="allows-title">What this host allows</h2>
+          <p>Folders: {policy.roots.map((root, i) => <span key={root}>{i > 0 ? ', ' : ''}<code>{root}</code></span>)} (a chat without a folder works in <code>{policy.defaultFolder}</code>)</p>
+          <p>Widest runtime mode: <strong>{policy.modeCeiling}</strong>; a chat without a mode is {policy.defaultMode}.</p>
+          <p class="muted small">{MODE_TEXT[policy.modeCeiling]} is the most a chat here may do unasked.</p>
+        </div>
+      )}
+      {setup && <HowToChange setup={setup} policy={policy} />}
+    </>
   );
+}
+
+/** Where the owner changes the agents, folders and mode: the host's config file, then a restart. */
+function HowToChange({ setup, policy }: { setup: HostSetup; policy: HostPolicySummary | undefined }) {
+  const example = JSON.stringify({ policy: { roots: policy?.roots ?? ['~/code'], modeCeiling: policy?.modeCeiling ?? 'auto-accept-edits' } }, null, 2);
+  const data = shellWord(setup.dataDir);
+  return (
+    <details class="card stack" data-testid="host-change">
+      <summary>How to change these</summary>
+      <p>On the machine itself (no one on the relay can change them), {setup.configExists ? 'edit' : 'create'} its config file:</p>
+      <pre class="wrap"><code>{setup.configFile}</code></pre>
+      <p class="muted small"><code>policy.roots</code> lists the folders chats may work in, <code>policy.modeCeiling</code> the widest mode, and <code>providers</code> the agents to serve (without it the host serves every agent CLI it finds on its owner's PATH). For example:</p>
+      <pre class="wrap"><code>{example}</code></pre>
+      <p>Then restart the host, and check what it will serve and why:</p>
+      <pre class="wrap"><code>{`tether host start --data ${data}
+tether host doctor --data ${data}`}</code></pre>
+      <p class="muted small">A host started by <code>npm start</code> restarts with <code>npm start</code>; one installed as a service with <code>tether host install</code>.</p>
+    </details>
+  );
+}
+
+/** A path as one shell word, quoted only when it needs it. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./~-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 function Rename({ hostId, name }: { hostId: string; name: string }) {

@@ -12,6 +12,13 @@ const STATE_TEXT: Record<DeliveryState, string> = {
   failed: 'Not sent',
 };
 
+/**
+ * Refusals that the same message sent again can never get past: the chat's folder or mode is outside
+ * what the host allows now, the chat is gone, the person may not send, the message is malformed. No
+ * "Try again" for those; a folder refusal points to a new chat instead (its picker offers only allowed folders).
+ */
+const FINAL_REFUSALS: ReadonlySet<string> = new Set(['folder-denied', 'mode-denied', 'chat-not-found', 'forbidden', 'bad-request']);
+
 function excerpt(send: PendingSend): string {
   const text = send.payload.text.trim().replace(/\s+/g, ' ');
   const files = send.payload.attachments?.length ?? 0;
@@ -34,7 +41,10 @@ export function SendList({ channel }: { channel: ChatChannel }) {
           <span class="send-state">
             {STATE_TEXT[send.state]}{send.state === 'failed' && send.error ? `: ${send.error.message}` : ''}
           </span>
-          {send.state === 'failed' ? <button type="button" class="link" onClick={() => retry(send)}>Try again</button> : null}
+          {send.state === 'failed' && !FINAL_REFUSALS.has(send.error?.code ?? '')
+            ? <button type="button" class="link" onClick={() => retry(send)}>Try again</button>
+            : null}
+          {send.state === 'failed' && send.error?.code === 'folder-denied' ? <a class="link" href="/chats/new">Start a new chat in an allowed folder</a> : null}
         </li>
       ))}
     </ul>
