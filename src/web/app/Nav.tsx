@@ -6,6 +6,7 @@ const SECTIONS = [
   { id: 'chats', href: '/', label: 'Chats' },
   { id: 'hosts', href: '/hosts', label: 'Hosts' },
   { id: 'teams', href: '/teams', label: 'Teams' },
+  { id: 'usage', href: '/usage', label: 'Usage' },
   { id: 'settings', href: '/settings', label: 'Settings' },
 ] as const;
 

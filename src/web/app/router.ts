@@ -38,7 +38,7 @@ export interface Route {
   /** Reachable signed out (sign-in, invitations). */
   open?: boolean;
   /** Which section of the nav it belongs to. */
-  section: 'chats' | 'hosts' | 'teams' | 'settings' | 'none';
+  section: 'chats' | 'hosts' | 'teams' | 'usage' | 'settings' | 'none';
 }
 
 export interface Match {
