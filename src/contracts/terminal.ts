@@ -50,6 +50,8 @@ export const HooksStateSchema = z.object({
   installed: z.boolean(),
   /** The CLI reads hooks at all; false: its sessions show with their status only, if at all. */
   supported: z.boolean(),
+  /** Codex: it runs the host's hooks (it runs a hook only once trusted, by its hash); absent for CLIs without such a step. */
+  trusted: z.boolean().optional(),
 });
 export type HooksState = z.output<typeof HooksStateSchema>;
 

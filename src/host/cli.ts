@@ -33,7 +33,9 @@ import { DEFAULT_MODE_CEILING } from './policy.ts';
 import { formatAudit, readAudit } from './trust/audit.ts';
 import { installedService, installService, serviceLogFile, uninstallService } from './service.ts';
 import { readHostConfig } from './config.ts';
-import { hooksState, installHooks, removeHooks, type HookTarget } from './terminal/claude-hooks.ts';
+import { defaultClaudeConfigDir, settingsFile, type HookTarget } from './terminal/hooks-file.ts';
+import { setHooks, stateOfHooks } from './terminal/hooks.ts';
+import type { HooksState } from '../contracts/index.ts';
 import { hookTargetsFrom } from './terminal/targets.ts';
 import { recoverByCode, recoveredLines } from './trust/recover.ts';
 
@@ -221,34 +223,36 @@ export function buildCli(): Command {
     });
 
   const hooks = host.command('hooks')
-    .description('The hooks that let the host see the sessions you run in your own terminal (Claude Code)');
+    .description('The hooks that let the host see the sessions you run in your own terminal (Claude Code, Codex)');
   const hookOptions = (command: Command) => command
     .addOption(dataOption())
     .addOption(configOption())
-    .option('--config-dir <dir>', "the CLI's config folder (default: the host config's claude account, else $CLAUDE_CONFIG_DIR or ~/.claude)");
+    .option('--cli <kind>', 'only this CLI: claude or codex (default: each the host config names; Claude Code always)')
+    .option('--config-dir <dir>', "the CLI's config folder (default: the host config's account, else $CLAUDE_CONFIG_DIR or ~/.claude; Codex: $CODEX_HOME or ~/.codex)");
   hookOptions(hooks.command('install'))
-    .description("Add the host's hooks to the CLI's settings.json, beside your own (asks first)")
+    .description("Add the host's hooks to the CLI's own hooks file, beside your own (asks first); Codex also trusts them")
     .option('--yes', 'do not ask', false)
     .action(async (opts: HookOpts & { yes: boolean }) => {
       for (const target of hookTargetsOf(opts)) {
-        const file = path.join(target.configDir, 'settings.json');
-        if (!opts.yes && !(await confirm(`Add Tether's hooks to ${file}? They tell the host running from ${path.resolve(opts.data)} about your sessions and let it ask you for permissions. [y/N] `))) {
+        const file = settingsFile(target);
+        const trust = target.kind === 'codex' ? ` and mark them trusted in ${path.join(target.configDir, 'config.toml')} (Codex runs no hook it has not trusted)` : '';
+        if (!opts.yes && !(await confirm(`Add Tether's hooks to ${file}${trust}? They tell the host running from ${path.resolve(opts.data)} about your sessions and let it ask you for permissions. [y/N] `))) {
           process.stdout.write('Nothing changed.\n');
           continue;
         }
-        runHooks(() => installHooks(opts.data, target));
+        await runHooks(() => setHooks(opts.data, target, true));
       }
     });
   hookOptions(hooks.command('remove'))
-    .description("Take the host's hooks out of the CLI's settings.json (yours stay)")
-    .action((opts: HookOpts) => {
-      for (const target of hookTargetsOf(opts)) runHooks(() => removeHooks(opts.data, target));
+    .description("Take the host's hooks out of the CLI's hooks file (yours stay)")
+    .action(async (opts: HookOpts) => {
+      for (const target of hookTargetsOf(opts)) await runHooks(() => setHooks(opts.data, target, false));
     });
   hookOptions(hooks.command('status'))
-    .description("Whether the host's hooks are in the CLI's settings.json")
+    .description("Whether the host's hooks are in the CLI's hooks file")
     .option('--json', 'print as JSON', false)
-    .action((opts: HookOpts & { json: boolean }) => {
-      const states = hookTargetsOf(opts).map((target) => hooksState(opts.data, target));
+    .action(async (opts: HookOpts & { json: boolean }) => {
+      const states = await Promise.all(hookTargetsOf(opts).map((target) => stateOfHooks(opts.data, target)));
       if (opts.json) process.stdout.write(`${JSON.stringify({ hooks: states }, null, 2)}\n`);
       else for (const state of states) printHooks(state);
     });
@@ -279,30 +283,42 @@ function serviceLine(dataDir: string): string {
   return `service   ${service.file}; logs in ${serviceLogFile(dataDir)}`;
 }
 
-interface HookOpts { data: string; config?: string; configDir?: string }
+interface HookOpts { data: string; config?: string; configDir?: string; cli?: string }
 
 function hookTargetsOf(opts: HookOpts): HookTarget[] {
-  if (opts.configDir) return [{ kind: 'claude', configDir: path.resolve(opts.configDir) }];
+  if (opts.cli !== undefined && opts.cli !== 'claude' && opts.cli !== 'codex') fail(`--cli takes claude or codex, not ${JSON.stringify(opts.cli)}`);
   const file = opts.config ?? path.join(opts.data, 'config.json');
-  if (!existsSync(file)) return hookTargetsFrom({}, process.cwd());
+  let targets: HookTarget[];
+  if (!existsSync(file)) targets = hookTargetsFrom({}, process.cwd());
+  else {
+    try {
+      const { config, base } = readHostConfig(file);
+      targets = hookTargetsFrom(config, base);
+    } catch (error) {
+      fail(error instanceof Error ? error.message : String(error));
+    }
+  }
+  const kind = (opts.cli ?? (opts.configDir ? 'claude' : undefined)) as HookTarget['kind'] | undefined;
+  if (kind) {
+    const named = targets.find((target) => target.kind === kind) ?? { kind, configDir: '', ...(kind === 'codex' ? { command: 'codex' } : {}) };
+    targets = [{ ...named, ...(opts.configDir ? { configDir: path.resolve(opts.configDir) } : {}) }];
+    if (!targets[0]!.configDir) targets[0]!.configDir = kind === 'codex' ? path.resolve(process.env.CODEX_HOME || path.join(homedir(), '.codex')) : defaultClaudeConfigDir();
+  }
+  return targets;
+}
+
+async function runHooks(change: () => Promise<HooksState>): Promise<void> {
   try {
-    const { config, base } = readHostConfig(file);
-    return hookTargetsFrom(config, base);
+    printHooks(await change());
   } catch (error) {
     fail(error instanceof Error ? error.message : String(error));
   }
 }
 
-function runHooks(change: () => ReturnType<typeof hooksState>): void {
-  try {
-    printHooks(change());
-  } catch (error) {
-    fail(error instanceof Error ? error.message : String(error));
-  }
-}
-
-function printHooks(state: ReturnType<typeof hooksState>): void {
-  process.stdout.write(`${state.kind}  ${path.join(state.configDir, 'settings.json')}  ${state.installed ? 'installed' : 'not installed'}\n`);
+function printHooks(state: HooksState): void {
+  const trust = state.trusted === undefined ? '' : state.trusted ? ', trusted' : ', not trusted by Codex (it runs none of them)';
+  const file = path.join(state.configDir, state.kind === 'codex' ? 'hooks.json' : 'settings.json');
+  process.stdout.write(`${state.kind}  ${file}  ${state.installed ? 'installed' : 'not installed'}${state.installed ? trust : ''}\n`);
 }
 
 async function confirm(question: string): Promise<boolean> {

@@ -127,6 +127,14 @@ export const HostConfigSchema = z.object({
     hiddenForks: z.object({ host: z.int().min(0).max(64).optional(), chat: z.int().min(0).max(16).optional() }).optional(),
   }).optional(),
   coalesceMs: z.int().min(0).max(10_000).optional(),
+  /** Terminal sessions (issue 16). */
+  terminal: z.object({
+    /**
+     * How long a Codex terminal approval waits for an answer from the app before Codex's own prompt
+     * comes up in the terminal (Codex 0.171 asks there only once the host's hook let go); default 60.
+     */
+    codexApprovalWaitSeconds: z.int().min(1).max(580).optional(),
+  }).optional(),
   /**
    * Device signatures on requests that act on this machine (issue 15), required by default: an
    * unsigned or unverifiable request is refused and nothing runs. `allowUnsigned` names request types

@@ -104,6 +104,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     writeDelayMs: options.writeDelayMs,
     log,
     hookTargets: hookTargetsFrom(config, base),
+    ...(config.terminal?.codexApprovalWaitSeconds !== undefined ? { codexApprovalWaitMs: config.terminal.codexApprovalWaitSeconds * 1000 } : {}),
     // The gate verifies hooks.set only when signatures are required and hooks.set is not let through unsigned.
     // (The gate stands only in front of a relay link.)
     hooksInstallVerified: Boolean(options.relayUrl) && signatureSettings(config).require && !signatureSettings(config).allowUnsigned.includes('hooks.set'),

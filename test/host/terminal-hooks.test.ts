@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CLAUDE_HOOK_EVENTS, HOOK_MARK, hookCommand, hooksState, installHooks, removeHooks, type HookTarget,
-} from '../../src/host/terminal/claude-hooks.ts';
+  CLAUDE_HOOK_EVENTS, CODEX_HOOK_EVENTS, HOOK_MARK, hookCommand, hooksState, installHooks, removeHooks, type HookTarget,
+} from '../../src/host/terminal/hooks-file.ts';
+import { installCodexHooks, removeCodexHooks } from '../../src/host/terminal/codex-hooks.ts';
 import { hookSecretPath, hookSocketPath } from '../../src/host/terminal/hook-channel.ts';
 import { TerminalSessions } from '../../src/host/terminal/sessions.ts';
 import { CUT_NOTE, SESSION_ITEMS_BATCH_BYTES } from '../../src/host/terminal/item-batches.ts';
@@ -226,5 +227,131 @@ describe('the hooks\' local socket', () => {
     const replies2 = await sessions!.history('eeee-2', 1000);
     expect(replies2.map((i) => i.id)).toEqual(['a-36', 'a-37', 'a-38', 'a-39', 'a-40']);
     expect(Buffer.byteLength(JSON.stringify(replies2))).toBeLessThanOrEqual(SESSION_ITEMS_BATCH_BYTES);
+  });
+});
+
+// Codex 0.171 (the pinned @openai/codex): the host's hooks in `<CODEX_HOME>/hooks.json` beside the
+// person's, trusted by Codex itself (hooks/list, config/batchWrite through a real app-server), and a
+// session its hooks announce read from its rollout.
+const CODEX_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex');
+
+describe('Codex: hooks.json, its trust, and its rollout', () => {
+  const THEIR_HOOKS = `{
+  "hooks": {
+    "Stop": [ { "hooks": [ { "type": "command", "command": "say done" } ] } ]
+  }
+}
+`;
+  const THEIR_CONFIG = '# mine\nmodel = "o3"\n\n[tui]\nnotifications = true\n';
+
+  function codexFolders() {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'tether-hooks-data-'));
+    const configDir = mkdtempSync(path.join(tmpdir(), 'tether-hooks-codex-'));
+    const target: HookTarget = { kind: 'codex', configDir, command: CODEX_BIN };
+    return { dataDir, configDir, target };
+  }
+
+  it('adds its hooks beside the person\'s, Codex trusts only the host\'s, and remove gives both files back byte for byte', async () => {
+    const { dataDir, configDir, target } = codexFolders();
+    writeFileSync(path.join(configDir, 'hooks.json'), THEIR_HOOKS);
+    writeFileSync(path.join(configDir, 'config.toml'), THEIR_CONFIG);
+    const state = await installCodexHooks(dataDir, target);
+    expect(state).toMatchObject({ kind: 'codex', installed: true, trusted: true });
+    const hooks = JSON.parse(readFileSync(path.join(configDir, 'hooks.json'), 'utf8'));
+    expect(hooks.hooks.Stop[0]).toEqual({ hooks: [{ type: 'command', command: 'say done' }] });
+    for (const [event, timeout] of Object.entries(CODEX_HOOK_EVENTS)) {
+      expect(hooks.hooks[event].filter((g: any) => g.hooks[0].command.endsWith(HOOK_MARK)), event)
+        .toEqual([{ hooks: [{ type: 'command', command: hookCommand(dataDir, 'codex'), timeout }] }]);
+    }
+    const config = readFileSync(path.join(configDir, 'config.toml'), 'utf8');
+    expect(config.startsWith(THEIR_CONFIG.trimEnd())).toBe(true);
+    // One trust entry per host hook, none for the person's `say done` (Stop's group 0).
+    expect(config.match(/trusted_hash = "sha256:[0-9a-f]{64}"/g)).toHaveLength(Object.keys(CODEX_HOOK_EVENTS).length);
+    expect(config).not.toContain('hooks.json:stop:0:0"]');
+    expect(config).toContain('hooks.json:stop:1:0"]');
+    const removed = await removeCodexHooks(dataDir, target);
+    expect(removed).toMatchObject({ installed: false, trusted: false });
+    expect(readFileSync(path.join(configDir, 'hooks.json'), 'utf8')).toBe(THEIR_HOOKS);
+    expect(readFileSync(path.join(configDir, 'config.toml'), 'utf8')).toBe(THEIR_CONFIG);
+  }, 60_000);
+
+  it('after the person edited config.toml, remove takes out only the host\'s trust entries', async () => {
+    const { dataDir, configDir, target } = codexFolders();
+    writeFileSync(path.join(configDir, 'config.toml'), THEIR_CONFIG);
+    await installCodexHooks(dataDir, target);
+    writeFileSync(path.join(configDir, 'config.toml'), `${readFileSync(path.join(configDir, 'config.toml'), 'utf8')}\n[history]\npersistence = "none"\n`);
+    await removeCodexHooks(dataDir, target);
+    const config = readFileSync(path.join(configDir, 'config.toml'), 'utf8');
+    expect(config).toContain('model = "o3"');
+    expect(config).toContain('persistence = "none"');
+    expect(config).not.toContain('trusted_hash');
+    expect(existsSync(path.join(configDir, 'hooks.json'))).toBe(false);
+  }, 60_000);
+
+  it('refuses a CODEX_HOME it could not name safely in Codex\'s config keys', async () => {
+    const { dataDir } = codexFolders();
+    for (const configDir of ['relative/home', '/tmp/a"b', '/tmp/a\\b', '/tmp/a\nb']) {
+      await expect(installCodexHooks(dataDir, { kind: 'codex', configDir, command: CODEX_BIN })).rejects.toThrow(/CODEX_HOME/);
+    }
+  });
+});
+
+describe('a Codex session its hooks announce', () => {
+  let sessions: TerminalSessions | null = null;
+  afterEach(async () => {
+    await sessions?.close();
+    sessions = null;
+  });
+
+  it('is read from its rollout, and its PermissionRequest (paired with its PreToolUse) is answered as Codex takes it', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'tether-hooks-data-'));
+    const home = mkdtempSync(path.join(tmpdir(), 'tether-hooks-codex-'));
+    const events: { event: string; payload: any }[] = [];
+    sessions = new TerminalSessions({
+      dataDir, targets: () => [{ kind: 'codex', configDir: home }], broadcast: (event, payload) => events.push({ event, payload }),
+      log: { info: () => undefined, warn: () => undefined },
+    });
+    await sessions.start();
+    const id = '01a234e2-7d0f-7eb2-b70e-e9a51a9a7175';
+    const day = path.join(home, 'sessions', '2026', '12', '02');
+    mkdirSync(day, { recursive: true });
+    const rollout = path.join(day, `rollout-2026-12-02T03-53-08-${id}.jsonl`);
+    // Lines as Codex 0.171 writes them (cut to the fields read), the CLI's own instructions included.
+    writeFileSync(rollout, [
+      { type: 'session_meta', payload: { id, cwd: '/work' } },
+      { type: 'response_item', payload: { type: 'message', role: 'developer', content: [{ type: 'input_text', text: '<skills_instructions>' }] } },
+      { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'UserMessage', id: 'u1', content: [{ type: 'text', text: 'KW-APPROVE' }] } } },
+      { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'Reasoning', id: 'r1', summary_text: ['Needs a shell.'] } } },
+      { type: 'response_item', payload: { type: 'function_call', name: 'exec_command', arguments: '{"cmd":"date > stamp.txt"}', call_id: 'call_3_0' } },
+    ].map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const run = (input: unknown) => new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, [HOOK_CLIENT, 'codex', dataDir, HOOK_MARK], { stdio: ['pipe', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+      child.on('exit', () => resolve(out));
+      child.stdin.end(JSON.stringify(input));
+    });
+    const base = { session_id: id, transcript_path: rollout, cwd: '/work', model: 'm', permission_mode: 'default', turn_id: 't1' };
+    await run({ ...base, hook_event_name: 'SessionStart', source: 'startup' });
+    await run({ ...base, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'date > stamp.txt' }, tool_use_id: 'call_3_0' });
+    const answered = run({ ...base, hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'date > stamp.txt', description: 'Write the stamp' } });
+    const until = async (check: () => unknown) => { for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25)); };
+    await until(() => sessions!.list().approvals.length > 0);
+    const [approval] = sessions.list().approvals;
+    expect(approval).toMatchObject({ requestId: 'call_3_0', toolName: 'Bash', summary: 'Bash: date > stamp.txt' });
+    expect(approval!.choices.map((c) => c.kind)).toEqual(['allow', 'deny']);
+    expect(approval!.expiresAt - approval!.createdAt).toBe(60_000);
+    expect(sessions.answer({ sessionId: id, requestId: 'call_3_0', choiceId: 'allow' })).toEqual({ accepted: true });
+    expect(JSON.parse(await answered)).toEqual({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
+    const status = events.filter((e) => e.event === 'session.status').at(-1)!.payload;
+    expect(status).toMatchObject({ sessionId: id, cwd: '/work', agent: { kind: 'codex', agentSessionId: id, transcriptPath: rollout, live: true } });
+    const items = await sessions.history(id);
+    expect(items.map((i) => [i.kind, i.id])).toEqual([['user', 'u1'], ['thinking', 'r1'], ['tool', 'call_3_0']]);
+    expect(items[2]).toMatchObject({ name: 'Bash', input: { command: 'date > stamp.txt' }, state: 'running' });
+    // A rollout outside `sessions/<y>/<m>/<d>/`, or not named after the session, is refused.
+    const before = events.length;
+    await run({ ...base, session_id: 'ffff-1', transcript_path: path.join(home, 'sessions', 'rollout-x-ffff-1.jsonl'), hook_event_name: 'SessionStart' });
+    await run({ ...base, session_id: 'ffff-2', transcript_path: rollout, hook_event_name: 'SessionStart' });
+    expect(events.slice(before).filter((e) => e.event === 'session.status' && e.payload.sessionId.startsWith('ffff'))).toEqual([]);
   });
 });

@@ -53,7 +53,7 @@ import type { ChatRecord, LogEntry } from './store.ts';
 import { admitVisual } from './visuals.ts';
 import { UsageService } from '../usage/service.ts';
 import { LoginWatch } from './login-watch.ts';
-import type { HookTarget } from '../terminal/claude-hooks.ts';
+import type { HookTarget } from '../terminal/hooks-file.ts';
 import { TerminalSessions } from '../terminal/sessions.ts';
 import type { VisualInput } from './visuals.ts';
 
@@ -87,6 +87,8 @@ export interface HostCoreOptions {
   log?: HostLog;
   /** The CLI config folders the host's hooks may live in (terminal sessions); default none. */
   hookTargets?: readonly HookTarget[];
+  /** How long a Codex terminal approval waits for a client (ms); default the sessions' own. */
+  codexApprovalWaitMs?: number;
   /**
    * `hooks.set` may install hooks: only when every such request reaching the runtime carries a
    * device's verified signature (the host requires them for it). A relay alone never adds them.
@@ -178,6 +180,7 @@ export class HostCore {
       targets: () => this.hookTargets,
       broadcast: (event, payload) => this.broadcast(event, payload),
       log: this.log,
+      ...(options.codexApprovalWaitMs !== undefined ? { codexApprovalWaitMs: options.codexApprovalWaitMs } : {}),
     });
     this.logins = new LoginWatch({
       accounts: this.accounts,

@@ -21,7 +21,7 @@ import { newId } from './session.ts';
 import type { ChatSession } from './session.ts';
 import { storableChatId } from './store.ts';
 import { titleFromMessage } from './title.ts';
-import { hooksState, installHooks, removeHooks } from '../terminal/claude-hooks.ts';
+import { setHooks, stateOfHooks } from '../terminal/hooks.ts';
 import { continueTerminalSession } from '../terminal/handover.ts';
 import { listFolder, topFolders } from '../folders.ts';
 
@@ -358,15 +358,17 @@ export function createHandlers(core: HostCore): HandlerTable {
     // Kept by the relay per socket; a local client gets every approval.
     'session.approvalPreference': () => ({}),
     'session.resume': (payload, client) => continueTerminalSession(core, payload.sessionId, client),
-    'hooks.status': () => ({ hooks: core.hookTargets.map((target) => hooksState(core.dataDir, target)) }),
-    'hooks.set': (payload) => {
+    'hooks.status': async () => ({ hooks: await Promise.all(core.hookTargets.map((target) => stateOfHooks(core.dataDir, target))) }),
+    'hooks.set': async (payload) => {
       const targets = core.hookTargets.filter((target) => target.kind === payload.kind);
       if (targets.length === 0) throw new ProtocolError('chat-unsupported', `This host installs no hooks for ${payload.kind}`);
       // Consent: a relay that forged this must not add hooks to the person's CLI. Removing is always allowed.
       if (payload.installed && !core.hooksInstallVerified) {
         throw new ProtocolError('forbidden', 'This host adds its hooks only on a signed request (signatures.require) or on the machine: tether host hooks install');
       }
-      return { hooks: targets.map((target) => (payload.installed ? installHooks : removeHooks)(core.dataDir, target)) };
+      const hooks = [];
+      for (const target of targets) hooks.push(await setHooks(core.dataDir, target, payload.installed));
+      return { hooks };
     },
 
     // The folder picker (folders.ts): read-only, every path through the policy's roots first.

@@ -22,7 +22,15 @@ export interface TranscriptChange {
   title?: string;
 }
 
-export class ClaudeTranscript {
+/** A CLI's transcript read line by line into items (Claude Code's here, Codex's in codex-transcript.ts). */
+export interface TranscriptReader {
+  /** Every item so far, in order, by id. */
+  readonly items: Map<string, ChatItem>;
+  /** Maps one line into `change`. */
+  take(text: string, change: TranscriptChange): void;
+}
+
+export class ClaudeTranscript implements TranscriptReader {
   /** Every item so far, in order, by id. */
   readonly items = new Map<string, ChatItem>();
   private readonly tools = new Map<string, ChatToolItem>();
@@ -105,15 +113,16 @@ function resultText(content: unknown): string {
  * whole file again), keeps a torn last line for the next read, and maps the complete lines.
  */
 export class TranscriptTail {
-  readonly transcript = new ClaudeTranscript();
+  readonly transcript: TranscriptReader;
   private offset = 0;
   /** The bytes of a line not yet complete (kept as bytes: a read may end inside a character). */
   private partial = Buffer.alloc(0);
   private chain: Promise<unknown> = Promise.resolve();
   private readonly file: string;
 
-  constructor(file: string) {
+  constructor(file: string, transcript: TranscriptReader = new ClaudeTranscript()) {
     this.file = file;
+    this.transcript = transcript;
   }
 
   /** Reads what was added; reads run one at a time, in order. */

@@ -22,7 +22,7 @@ export function hookSecretPath(dataDir: string): string {
 
 const HookLineSchema = z.object({
   secret: z.string().min(1).max(256),
-  cli: z.enum(['claude']),
+  cli: z.enum(['claude', 'codex']),
   event: z.record(z.string(), z.unknown()),
 });
 export type HookLine = z.output<typeof HookLineSchema>;

@@ -1,4 +1,4 @@
-// The command a CLI runs for each of its hook events (installed by claude-hooks.ts):
+// The command a CLI runs for each of its hook events (installed by hooks-file.ts):
 //   node hook-client.ts <cli> <host data folder> --tether-hook
 // It hands the event the CLI wrote on stdin to the running host over the host's local socket
 // (`<data>/hooks.sock`, with the secret in `<data>/hooks.secret`, both the person's own, 0600), waits
@@ -35,7 +35,7 @@ async function readInput(): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  // A CLI the host runs as a chat (claude-hooks.ts HOOKS_OFF_VARIABLE): the host hears it through its own protocol.
+  // A CLI the host runs as a chat (hooks-file.ts HOOKS_OFF_VARIABLE): the host hears it through its own protocol.
   if (!cli || !dataDir || process.env.TETHER_HOOKS_OFF === '1') done();
   const input = await readInput();
   let event: unknown;

@@ -7,13 +7,18 @@
 // A session is named by the CLI's own session id (the contracts' SessionId is any nonempty string;
 // this one is also what a chat resumes). What a hook says is the person's own CLI talking, but over a
 // local socket anything of the person's could write, so its values are checked: the session id must
-// be a CLI session id, and the transcript the host will read and publish must be a `.jsonl` named
-// after the session under the `projects` folder of a config folder the host installed its hooks in.
+// be a CLI session id, and the transcript the host will read and publish must be the CLI's own file
+// of that session inside a config folder the host installed its hooks in (Claude Code:
+// `<config>/projects/<folder>/<id>.jsonl`; Codex: `<CODEX_HOME>/sessions/<y>/<m>/<d>/rollout-…-<id>.jsonl`).
+// Codex 0.171 hands its hooks the same JSON as Claude Code (hook_event_name, session_id, cwd,
+// transcript_path, tool_name, tool_input, tool_use_id), and takes the same PermissionRequest answer.
 //
-// Approvals: the PermissionRequest hook blocks while the CLI shows its own prompt. Whoever answers
-// first wins: a client's answer goes back as the hook's decision; an answer in the terminal shows as
-// the tool's result in the transcript (or a PostToolUse, a Stop, the hook going away), and settles
-// the client's card; an answer after that gets `accepted: false`.
+// Approvals: Claude Code's PermissionRequest hook blocks while the CLI shows its own prompt. Whoever
+// answers first wins: a client's answer goes back as the hook's decision; an answer in the terminal
+// shows as the tool's result in the transcript (or a PostToolUse, a Stop, the hook going away), and
+// settles the client's card; an answer after that gets `accepted: false`. Codex 0.171 shows its own
+// prompt only once the hook returned ("Running hook" meanwhile), so a Codex card waits a short time
+// (CODEX_APPROVAL_WAIT_MS) before the host lets the hook go and the terminal asks.
 //
 // What survives a restart: the list of sessions (`terminal-sessions.json`), each `live: false` until
 // a hook of it is heard again, and resumable as a chat.
@@ -29,9 +34,10 @@ import {
 } from '../../contracts/index.ts';
 import { replaceFile } from '../disk.ts';
 import { titleFromAgent, titleFromMessage } from '../chats/title.ts';
-import { APPROVAL_WAIT_MS, type HookTarget } from './claude-hooks.ts';
+import { APPROVAL_WAIT_MS, type HookTarget } from './hooks-file.ts';
 import { HookChannel, type HookCall } from './hook-channel.ts';
-import { TranscriptTail } from './claude-transcript.ts';
+import { ClaudeTranscript, TranscriptTail } from './claude-transcript.ts';
+import { CodexTranscript } from './codex-transcript.ts';
 import { itemBatches, newestThatFit } from './item-batches.ts';
 
 export interface TerminalLog {
@@ -47,10 +53,19 @@ export interface TerminalSessionsOptions {
   log: TerminalLog;
   /** How long an approval waits for a client (ms); default APPROVAL_WAIT_MS. */
   approvalWaitMs?: number;
+  /** The same for Codex, whose terminal asks only after (ms); default CODEX_APPROVAL_WAIT_MS. */
+  codexApprovalWaitMs?: number;
 }
 
-/** What Claude Code 2.1.197 hands every hook (the fields the host uses; the rest is ignored). */
-const ClaudeHookSchema = z.object({
+/**
+ * How long a Codex approval waits for a client before the terminal asks: Codex 0.171 shows its own
+ * prompt only once the PermissionRequest hook returned, so this is how long a person at the desk
+ * looks at "Running hook" before the prompt comes.
+ */
+export const CODEX_APPROVAL_WAIT_MS = 60_000;
+
+/** What Claude Code 2.1.197 and Codex 0.171 hand every hook (the fields the host uses; the rest is ignored). */
+const HookEventSchema = z.object({
   hook_event_name: z.string().min(1).max(64),
   session_id: AgentSessionIdSchema,
   transcript_path: z.string().min(1).max(4096),
@@ -62,7 +77,8 @@ const ClaudeHookSchema = z.object({
   permission_suggestions: z.array(z.record(z.string(), z.unknown())).max(32).optional(),
   notification_type: z.string().max(64).optional(),
 });
-type ClaudeHook = z.output<typeof ClaudeHookSchema>;
+type HookEvent = z.output<typeof HookEventSchema>;
+type CliKind = HookTarget['kind'];
 
 const StoredSchema = z.object({ sessions: z.array(TerminalSessionSchema) });
 
@@ -178,14 +194,14 @@ export class TerminalSessions {
    * What a chat needs to take the session over: only once the terminal let go of it (the CLI ended,
    * or the host restarted since and has not heard of it again), so two CLIs never write one session.
    */
-  async handover(sessionId: string): Promise<{ kind: 'claude'; cwd: string; agentSessionId: string; items: ChatItem[] }> {
+  async handover(sessionId: string): Promise<{ kind: CliKind; cwd: string; agentSessionId: string; items: ChatItem[] }> {
     const known = this.get(sessionId);
     const { agent } = known.session;
     if (agent.live && agent.status !== 'exited') {
       throw new ProtocolError('chat-busy', 'The terminal still runs this session: end it there (/exit) first, then continue it here');
     }
     const items = await this.allItems(known);
-    return { kind: 'claude', cwd: known.session.cwd, agentSessionId: agent.agentSessionId, items };
+    return { kind: agent.kind === 'codex' ? 'codex' : 'claude', cwd: known.session.cwd, agentSessionId: agent.agentSessionId, items };
   }
 
   private get(sessionId: string): Known {
@@ -197,18 +213,18 @@ export class TerminalSessions {
   // ---- what the hooks say ----
 
   private handle(call: HookCall): void {
-    const parsed = ClaudeHookSchema.safeParse(call.event);
+    const parsed = HookEventSchema.safeParse(call.event);
     if (!parsed.success) {
       this.options.log.warn(`terminal hook refused: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`);
       return call.answer(null);
     }
     const hook = parsed.data;
-    const transcript = this.admitTranscript(hook);
+    const transcript = this.admitTranscript(call.cli, hook);
     if (transcript === null) {
       this.options.log.warn(`terminal hook refused: transcript ${JSON.stringify(hook.transcript_path)} is not a transcript of a config folder with the host's hooks`);
       return call.answer(null);
     }
-    const known = this.touch(hook, transcript);
+    const known = this.touch(call.cli, hook, transcript);
     switch (hook.hook_event_name) {
       case 'SessionStart':
         known.base = 'idle';
@@ -257,19 +273,26 @@ export class TerminalSessions {
     void this.follow(known);
   }
 
-  /** The transcript path when it is one the host may read: `<config>/projects/<folder>/<session id>.jsonl`, symlinks resolved. */
-  private admitTranscript(hook: ClaudeHook): string | null {
+  /**
+   * The transcript path when it is one the host may read, symlinks resolved: Claude Code's
+   * `<config>/projects/<folder>/<session id>.jsonl`, Codex's `<home>/sessions/<y>/<m>/<d>/rollout-<time>-<session id>.jsonl`,
+   * in a config folder of that CLI with the host's hooks.
+   */
+  private admitTranscript(kind: CliKind, hook: HookEvent): string | null {
     const file = path.resolve(hook.transcript_path);
-    if (path.basename(file) !== `${hook.session_id}.jsonl`) return null;
+    const name = path.basename(file);
+    const named = kind === 'codex' ? name.startsWith('rollout-') && name.endsWith(`-${hook.session_id}.jsonl`) : name === `${hook.session_id}.jsonl`;
+    if (!named) return null;
     const real = realOrSelf(file);
     for (const target of this.options.targets()) {
-      const projects = path.join(realOrSelf(target.configDir), 'projects') + path.sep;
-      if (real.startsWith(projects) && path.relative(projects, real).split(path.sep).length === 2) return real;
+      if (target.kind !== kind) continue;
+      const folder = path.join(realOrSelf(target.configDir), kind === 'codex' ? 'sessions' : 'projects') + path.sep;
+      if (real.startsWith(folder) && path.relative(folder, real).split(path.sep).length === (kind === 'codex' ? 4 : 2)) return real;
     }
     return null;
   }
 
-  private touch(hook: ClaudeHook, transcript: string): Known {
+  private touch(kind: CliKind, hook: HookEvent, transcript: string): Known {
     let known = this.known.get(hook.session_id);
     const now = Date.now();
     if (!known || known.session.agent.transcriptPath !== transcript) {
@@ -279,13 +302,13 @@ export class TerminalSessions {
         session: {
           sessionId: hook.session_id,
           cwd: hook.cwd,
-          agent: { kind: 'claude', agentSessionId: hook.session_id, transcriptPath: transcript, status: 'idle', live: true, updatedAt: now,
+          agent: { kind, agentSessionId: hook.session_id, transcriptPath: transcript, status: 'idle', live: true, updatedAt: now,
             ...(previous?.session.agent.suggestedTitle ? { suggestedTitle: previous.session.agent.suggestedTitle } : {}) },
         },
         base: 'idle', tail: null, watcher: null, toolUses: new Map(), titled: previous?.titled ?? false,
       };
       this.known.set(hook.session_id, known);
-      this.options.log.info(`terminal session ${hook.session_id} (claude) in ${hook.cwd}`);
+      this.options.log.info(`terminal session ${hook.session_id} (${kind}) in ${hook.cwd}`);
     }
     known.session.cwd = hook.cwd;
     known.session.agent.live = true;
@@ -293,26 +316,28 @@ export class TerminalSessions {
     return known;
   }
 
-  private ask(known: Known, hook: ClaudeHook, call: HookCall): void {
+  private ask(known: Known, hook: HookEvent, call: HookCall): void {
     const toolName = hook.tool_name ?? 'tool';
     const key = toolKey(toolName, hook.tool_input);
     const ids = known.toolUses.get(key);
     const toolUseId = ids?.shift() ?? null;
     if (ids && ids.length === 0) known.toolUses.delete(key);
     const requestId = toolUseId && !this.pending.has(toolUseId) && !this.settled.has(toolUseId) ? toolUseId : randomUUID();
-    const suggestions = hook.permission_suggestions ?? [];
+    // Codex fails closed on a decision with updatedPermissions, and offers none to remember.
+    const codex = known.session.agent.kind === 'codex';
+    const suggestions = codex ? [] : hook.permission_suggestions ?? [];
     const choices: ApprovalChoice[] = [
       { id: 'allow', kind: 'allow', label: 'Allow once' },
       ...(suggestions.length > 0 ? [{ id: 'remember', kind: 'remember' as const, label: 'Allow and remember' }] : []),
       { id: 'deny', kind: 'deny', label: 'Deny' },
     ];
     const createdAt = Date.now();
-    const wait = this.options.approvalWaitMs ?? APPROVAL_WAIT_MS;
+    const wait = codex ? this.options.codexApprovalWaitMs ?? CODEX_APPROVAL_WAIT_MS : this.options.approvalWaitMs ?? APPROVAL_WAIT_MS;
     const request: ApprovalRequest = {
       requestId, sessionId: known.session.sessionId, toolName, summary: summaryOf(toolName, hook.tool_input), choices, createdAt, expiresAt: createdAt + wait,
     };
     const timer = setTimeout(() => {
-      // Past its expiry the card goes; the CLI's own prompt stays for the person at the terminal.
+      // Past its expiry the card goes; the CLI's own prompt stays (Codex's now comes) for the person at the terminal.
       this.pending.get(requestId)?.answer(null);
       this.settle(requestId, 'expired');
     }, wait);
@@ -373,7 +398,7 @@ export class TerminalSessions {
   private tailOf(known: Known): TranscriptTail | null {
     const file = known.session.agent.transcriptPath;
     if (!file) return null;
-    known.tail ??= new TranscriptTail(file);
+    known.tail ??= new TranscriptTail(file, known.session.agent.kind === 'codex' ? new CodexTranscript() : new ClaudeTranscript());
     return known.tail;
   }
 
@@ -419,8 +444,15 @@ function realOrSelf(file: string): string {
   }
 }
 
+/**
+ * A tool call by its name and input, to pair a PermissionRequest (which names no id) with its
+ * PreToolUse. Codex adds the model's justification to the PermissionRequest's input as
+ * `description`, which its PreToolUse lacks; it is left out of the key.
+ */
 function toolKey(toolName: string, input: unknown): string {
-  return `${toolName}\0${JSON.stringify(input ?? null)}`;
+  const fields = typeof input === 'object' && input !== null && !Array.isArray(input) ? { ...input as Record<string, unknown> } : input;
+  if (typeof fields === 'object' && fields !== null && 'description' in fields) delete (fields as Record<string, unknown>).description;
+  return `${toolName}\0${JSON.stringify(fields ?? null)}`;
 }
 
 /** What the card says the tool will do: the command, the file, else the input as JSON; cut. */

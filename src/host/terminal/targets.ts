@@ -1,12 +1,23 @@
-// Which config folders the host's hooks go in: Claude Code's default account, as the host config
+// Which config folders the host's hooks go in. Claude Code's default account, as the host config
 // names it (the claude backend's `home`, else its CLAUDE_CONFIG_DIR), else Claude Code's own default
-// (`$CLAUDE_CONFIG_DIR`, `~/.claude`). A person who runs `claude` in a terminal uses that folder.
+// (`$CLAUDE_CONFIG_DIR`, `~/.claude`): a person who runs `claude` in a terminal uses that folder.
+// Codex only when the host config has a codex backend: its `home` (else its CODEX_HOME, else
+// `$CODEX_HOME`, else `~/.codex`), trusted with that backend's `codex` (codex-hooks.ts).
+import os from 'node:os';
 import path from 'node:path';
 import type { HostConfig } from '../config.ts';
-import { defaultClaudeConfigDir, type HookTarget } from './claude-hooks.ts';
+import { expandHome } from '../providers/codex/driver.ts';
+import { defaultClaudeConfigDir, type HookTarget } from './hooks-file.ts';
 
-export function hookTargetsFrom(config: HostConfig, base: string): HookTarget[] {
-  const backend = config.providers?.claude;
-  const named = backend?.backend === 'claude' ? backend.home ?? backend.env?.CLAUDE_CONFIG_DIR : undefined;
-  return [{ kind: 'claude', configDir: named ? path.resolve(base, named) : defaultClaudeConfigDir() }];
+export function hookTargetsFrom(config: HostConfig, base: string, env: NodeJS.ProcessEnv = process.env): HookTarget[] {
+  const claude = config.providers?.claude;
+  const named = claude?.backend === 'claude' ? claude.home ?? claude.env?.CLAUDE_CONFIG_DIR : undefined;
+  const targets: HookTarget[] = [{ kind: 'claude', configDir: named ? path.resolve(base, expandHome(named)) : defaultClaudeConfigDir(env) }];
+  const codex = config.providers?.codex;
+  if (codex?.backend === 'codex') {
+    const home = codex.home ?? codex.env?.CODEX_HOME ?? env.CODEX_HOME ?? path.join(os.homedir(), '.codex');
+    const command = codex.command?.includes('/') ? path.resolve(base, codex.command) : codex.command ?? 'codex';
+    targets.push({ kind: 'codex', configDir: path.resolve(base, expandHome(home)), command });
+  }
+  return targets;
 }

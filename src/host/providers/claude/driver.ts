@@ -6,7 +6,7 @@
 // says about it, up to and including its `result`, goes nowhere — counted, not timed, so a result
 // already on its way when the interrupt left cannot end the next turn. When the process exits mid-turn the turn fails with its
 // stderr tail; the next turn starts a new process that resumes the conversation by its session id.
-import { HOOKS_OFF_VARIABLE } from '../../terminal/claude-hooks.ts';
+import { HOOKS_OFF_VARIABLE } from '../../terminal/hooks-file.ts';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';

@@ -152,7 +152,7 @@ function askAppServer(launch: CodexLaunch, account: AccountLaunch | undefined, m
  * A short-lived app-server of the account's home (the launch's own without one), initialized, for
  * `use`; it answers no request of the server's, and ends when `use` settles or `what` times out.
  */
-async function withAppServer<T>(
+export async function withAppServer<T>(
   launch: CodexLaunch,
   account: AccountLaunch | undefined,
   what: string,

@@ -1,6 +1,9 @@
-// The host's hooks in Claude Code's settings (`<config folder>/settings.json`, the folder the account
-// hands the CLI as CLAUDE_CONFIG_DIR): installed only when the person asks (`tether host hooks
-// install`, or the app's switch), beside whatever hooks they have, and removed without a trace.
+// The host's hooks in a CLI's own hooks file: Claude Code's settings (`<config folder>/settings.json`,
+// the folder the account hands the CLI as CLAUDE_CONFIG_DIR) or Codex's `<CODEX_HOME>/hooks.json`
+// (the same shape: `{ hooks: { Event: [{ matcher, hooks: [{ type, command, timeout }] }] } }`; what
+// Codex adds, the trust of the host's hook commands, is codex-hooks.ts). Installed only when the
+// person asks (`tether host hooks install`, or the app's switch), beside whatever hooks they have,
+// and removed without a trace.
 //
 // Each event gets one matcher group of ours holding one command: the host's hook client
 // (hook-client.ts) with `--tether-hook` as its last word, which is how an entry is known to be ours.
@@ -37,11 +40,32 @@ export const CLAUDE_HOOK_EVENTS: Readonly<Record<string, number>> = {
 /** How long a terminal approval waits for a client before the host leaves it to the terminal alone (ms). */
 export const APPROVAL_WAIT_MS = (CLAUDE_HOOK_EVENTS.PermissionRequest - 15) * 1000;
 
+/**
+ * The events the host listens to in Codex 0.171 and how long it lets each run (seconds; Codex clamps
+ * SessionEnd to 3). Codex has no Notification event, and fires SessionStart with the first prompt.
+ */
+export const CODEX_HOOK_EVENTS: Readonly<Record<string, number>> = {
+  SessionStart: 10,
+  UserPromptSubmit: 10,
+  PreToolUse: 10,
+  PermissionRequest: 600,
+  PostToolUse: 10,
+  Stop: 10,
+  SessionEnd: 3,
+};
+
 /** Where one CLI's hooks go. */
 export interface HookTarget {
-  kind: 'claude';
-  /** The account's config folder (absolute). */
+  kind: 'claude' | 'codex';
+  /** The account's config folder (absolute): CLAUDE_CONFIG_DIR, or CODEX_HOME. */
   configDir: string;
+  /** Codex: the `codex` that trusts the host's hooks in this home (codex-hooks.ts). */
+  command?: string;
+}
+
+/** The events of the target's CLI. */
+export function hookEvents(target: HookTarget): Readonly<Record<string, number>> {
+  return target.kind === 'codex' ? CODEX_HOOK_EVENTS : CLAUDE_HOOK_EVENTS;
 }
 
 /** The default account's folder when nothing names one: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
@@ -50,10 +74,10 @@ export function defaultClaudeConfigDir(env: NodeJS.ProcessEnv = process.env): st
   return path.resolve(named && named.length > 0 ? named : path.join(os.homedir(), '.claude'));
 }
 
-/** The command Claude Code runs for each event: this Node, the hook client, the host's data folder. */
-export function hookCommand(dataDir: string): string {
+/** The command the CLI runs for each event: this Node, the hook client, the CLI's kind, the host's data folder. */
+export function hookCommand(dataDir: string, kind: HookTarget['kind'] = 'claude'): string {
   const client = path.join(import.meta.dirname, 'hook-client.ts');
-  return [process.execPath, client, 'claude', path.resolve(dataDir)].map(shellWord).join(' ') + ` ${HOOK_MARK}`;
+  return [process.execPath, client, kind, path.resolve(dataDir)].map(shellWord).join(' ') + ` ${HOOK_MARK}`;
 }
 
 /** One word for `sh -c`: single-quoted, each `'` inside written as `'\''`. */
@@ -63,12 +87,12 @@ function shellWord(word: string): string {
 
 type Json = Record<string, unknown>;
 
-function settingsFile(target: HookTarget): string {
-  return path.join(target.configDir, 'settings.json');
+export function settingsFile(target: HookTarget): string {
+  return path.join(target.configDir, target.kind === 'codex' ? 'hooks.json' : 'settings.json');
 }
 
 /** Where the host keeps the file as it was before its install: per config folder, in its own data folder. */
-function beforeFile(dataDir: string, target: HookTarget): string {
+export function beforeFile(dataDir: string, target: HookTarget): string {
   const key = createHash('sha256').update(target.configDir).digest('hex').slice(0, 16);
   return path.join(dataDir, 'hooks', `${target.kind}-${key}.before.json`);
 }
@@ -113,12 +137,13 @@ function withoutOurs(settings: Json, kept: ReadonlySet<string> = new Set()): Jso
   return next;
 }
 
-function withOurs(settings: Json, command: string): Json {
+function withOurs(settings: Json, command: string, target: HookTarget): Json {
   const base = withoutOurs(settings);
   const hooks: Json = typeof base.hooks === 'object' && base.hooks !== null && !Array.isArray(base.hooks) ? { ...(base.hooks as Json) } : {};
-  for (const [event, timeout] of Object.entries(CLAUDE_HOOK_EVENTS)) {
+  for (const [event, timeout] of Object.entries(hookEvents(target))) {
     const groups = Array.isArray(hooks[event]) ? [...(hooks[event] as unknown[])] : [];
-    groups.push({ matcher: '*', hooks: [{ type: 'command', command, timeout }] });
+    // Claude Code's `*` matches every tool; Codex reads a matcher as a regular expression, and none matches all.
+    groups.push({ ...(target.kind === 'claude' ? { matcher: '*' } : {}), hooks: [{ type: 'command', command, timeout }] });
     hooks[event] = groups;
   }
   return { ...base, hooks };
@@ -131,7 +156,7 @@ function writeSettings(file: string, settings: Json, mode: number | null): void 
 }
 
 export interface HooksState {
-  kind: 'claude';
+  kind: HookTarget['kind'];
   configDir: string;
   installed: boolean;
   supported: true;
@@ -139,14 +164,14 @@ export interface HooksState {
 
 export function hooksState(dataDir: string, target: HookTarget): HooksState {
   const read = readSettings(settingsFile(target));
-  const command = hookCommand(dataDir);
+  const command = hookCommand(dataDir, target.kind);
   const hooks = read?.settings.hooks as Record<string, unknown> | undefined;
-  const installed = hooks !== undefined && Object.keys(CLAUDE_HOOK_EVENTS).every((event) => {
+  const installed = hooks !== undefined && Object.keys(hookEvents(target)).every((event) => {
     const groups = hooks[event];
     return Array.isArray(groups) && groups.some((group) => isOurs(group)
       && (group as { hooks: { command?: string }[] }).hooks.some((hook) => hook.command === command));
   });
-  return { kind: 'claude', configDir: target.configDir, installed, supported: true };
+  return { kind: target.kind, configDir: target.configDir, installed, supported: true };
 }
 
 /** Adds the host's hooks (again, if an older command of ours is there); the person's own stay as they are. */
@@ -160,7 +185,7 @@ export function installHooks(dataDir: string, target: HookTarget): HooksState {
     writeFileSync(before, JSON.stringify(read ? { bytes: read.bytes.toString('base64') } : { absent: true }), { mode: 0o600 });
   }
   const mode = read ? statSync(file).mode & 0o777 : null;
-  writeSettings(file, withOurs(read?.settings ?? {}, hookCommand(dataDir)), mode);
+  writeSettings(file, withOurs(read?.settings ?? {}, hookCommand(dataDir, target.kind), target), mode);
   return hooksState(dataDir, target);
 }
 
