@@ -102,6 +102,14 @@ export const LinkHelloSchema = z.object({
   version: z.string(),
   /** Unacknowledged frames the host is about to send again. */
   pending: z.int().nonnegative(),
+  /**
+   * The request types this host carries out without a device signature: `all` when it does not
+   * require signatures, else those its config lets through (often none). The relay reads it only to
+   * spare itself requests of its own the host would refuse (its take-back of a queued send); it
+   * grants nothing, and a relay that ignores it is refused by the host as before. Absent (a host
+   * older than this field): taken as `all`.
+   */
+  unsigned: z.union([z.literal('all'), z.array(z.string().min(1).max(100)).max(200)]).optional(),
 });
 export type LinkHello = z.output<typeof LinkHelloSchema>;
 

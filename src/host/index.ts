@@ -144,6 +144,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
         else log.warn('link: trust statements ignored: this host pinned no owner to check them against (pair it from a device that signs)');
       },
       version: HOST_VERSION,
+      unsigned: signatureSettings(config).require ? signatureSettings(config).allowUnsigned : 'all',
       log,
       ...options.link,
       onState: (state) => status.update(state, box.pendingCount, core.sessions.size),

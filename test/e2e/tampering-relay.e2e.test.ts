@@ -560,6 +560,9 @@ describe('a tampering relay between the relay and a host that requires signature
     while (cliStarts().length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(cliStarts()[0]).toMatch(/^start .*-p /);
 
+    // The host said on every connect that it takes nothing unsigned, so the relay sent it no request of its own (a take-back).
+    expect(adversary.fromHost.filter((f) => f.link === 'hello').map((f) => f.unsigned)).toEqual([[], [], []]);
+    expect(adversary.fromRelay.filter((f) => f.type === 'chat.unqueue')).toEqual([]);
     const audit = readAudit(host.dataDir);
     expect(audit.broken).toBeNull();
     const refused = audit.entries.filter((e) => e.outcome === 'refused');

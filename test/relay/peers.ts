@@ -111,6 +111,8 @@ export class FakeHost {
   private n = 0;
   private pinger: ReturnType<typeof setInterval> | null = null;
   silent = false;
+  /** What its hello says it carries out unsigned (LinkHello.unsigned); absent as an older host's says nothing. */
+  unsigned: 'all' | string[] | undefined;
 
   constructor(hostId: string) {
     this.hostId = hostId;
@@ -136,7 +138,7 @@ export class FakeHost {
     this.token = await hostToken(this.hostId);
     this.ws = await openSocket(`/v1/hosts/${this.hostId}/link`, this.token);
     this.ws.addEventListener('message', (e) => { void this.onMessage(String(e.data)); });
-    this.ws.send(JSON.stringify({ link: 'hello', version: 'test', pending: this.outbox.size }));
+    this.ws.send(JSON.stringify({ link: 'hello', version: 'test', pending: this.outbox.size, ...(this.unsigned === undefined ? {} : { unsigned: this.unsigned }) }));
     for (const [, text] of [...this.outbox].sort((a, b) => a[0] - b[0])) this.ws.send(text);
     this.pinger = setInterval(() => {
       if (this.silent || !this.ws) return;

@@ -133,6 +133,10 @@ describe('a send the host queued', () => {
 
   it('is taken back when its sender loses the chat altogether, and stays when they keep the role', async () => {
     const { host, chatId, owner, ann, annGrant, ownerChat, annChat } = await chatWithSender('owner');
+    // This host says it takes every type unsigned (its requirement off); the one before said nothing (an older host): the same.
+    host.unsigned = 'all';
+    host.disconnect();
+    await host.connect();
     const busy = busyHost(host, chatId);
     await annChat.client.request('chat.send', { chatId, text: 'ann waits' }, 'ann-q2');
     await ownerChat.client.request('chat.send', { chatId, text: 'owner waits' }, 'owner-q2');
@@ -148,5 +152,29 @@ describe('a send the host queued', () => {
     expect(busy.queue.map((m) => m.text)).toEqual(['owner waits']);
     await ownerChat.client.waitFor((f) => f.event === 'chat.sendRefused', 'refusal told');
     expect(refusalsIn(ownerChat).map((p) => p.requestId)).toEqual(['ann-q2']);
+  });
+
+  it('is left to a host that requires signatures: the relay sends it no take-back of its own (the host refuses those and takes the send back itself on a signed revocation)', async () => {
+    const { host, chatId, owner, ann, ownerChat, annChat } = await chatWithSender();
+    // It takes some types unsigned, not chat.unqueue.
+    host.unsigned = ['chat.approve'];
+    host.disconnect();
+    await host.connect();
+    const busy = busyHost(host, chatId);
+    await annChat.client.request('chat.send', { chatId, text: 'ann waits' }, 'ann-q3');
+    await ownerChat.client.request('chat.send', { chatId, text: 'owner waits' }, 'owner-q3');
+    // Both reached the host (kept ones go out only after its hello, which the relay read first).
+    await until(() => busy.queue.length === 2 && shownQueue(ownerChat) === 2, 'both shown queued');
+
+    await lower(owner, host.hostId, ann, chatId);
+    // The relay has re-read her role (the viewer's sends are refused by it now)...
+    expect((await annChat.client.request('chat.send', { chatId, text: 'ann again' })).error).toMatchObject({ code: 'forbidden' });
+    // ...and asked the host for nothing, said nothing refused, and audited no take-back of its own.
+    expect(host.requestsOf('chat.unqueue')).toHaveLength(0);
+    expect(busy.queue.map((m) => m.text)).toEqual(['ann waits', 'owner waits']);
+    expect(refusalsIn(annChat)).toEqual([]);
+    expect(refusalsIn(ownerChat)).toEqual([]);
+    const takenBack = await env.DB.prepare("SELECT actor FROM audit WHERE host_id = ? AND action = 'chat.unqueue'").bind(host.hostId).all();
+    expect(takenBack.results).toEqual([]);
   });
 });

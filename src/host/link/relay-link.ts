@@ -52,6 +52,8 @@ export interface RelayLinkOptions {
    */
   onTrust?: (statements: unknown[]) => void;
   version: string;
+  /** The request types this host carries out unsigned, said in the hello (LinkHello.unsigned). */
+  unsigned?: 'all' | string[];
   log?: RelayLinkLog;
   /** First reconnect delay ceiling (ms); doubles per failure. Default 500. */
   backoffBaseMs?: number;
@@ -193,7 +195,10 @@ export class RelayLink {
     this.lastHeard = Date.now();
     this.setState('open');
     this.log.info(`link: connected to ${this.url}`);
-    const hello: LinkHello = { link: 'hello', version: this.options.version, pending: this.options.outbox.pendingCount };
+    const hello: LinkHello = {
+      link: 'hello', version: this.options.version, pending: this.options.outbox.pendingCount,
+      ...(this.options.unsigned === undefined ? {} : { unsigned: this.options.unsigned }),
+    };
     this.sendRaw(socket, JSON.stringify(hello));
     this.startHeartbeat(socket);
     this.stableTimer = setTimeout(() => {

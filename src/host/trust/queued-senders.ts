@@ -5,10 +5,11 @@
 // the host itself, through its own runtime (`chat.unqueue`, so everyone attached sees the queue
 // change), and said in the host's audit.
 //
-// This replaces the relay's own take-back (it sends an unsigned `chat.unqueue` on the sender's
-// behalf) when signatures are required: that one the host refuses like any unsigned request, and
-// the host's own follow-up does the job with nothing but what it verified. Without signatures the
-// host knows no verified senders, tracks nothing, and the relay's take-back goes through as before.
+// This replaces the relay's own take-back (an unsigned `chat.unqueue` on the sender's behalf) when
+// signatures are required: the host's hello says it does not take `chat.unqueue` unsigned, so an
+// honest relay sends none (one that does is refused like any unsigned request), and the host's own
+// follow-up does the job with nothing but what it verified. Without signatures the host knows no
+// verified senders, tracks nothing, and the relay's take-back goes through as before.
 //
 // Kept in `<data>/queued-senders.json` (rewritten on each change, small: one entry per queued send),
 // so a restart does not forget whose queued messages are whose.

@@ -83,6 +83,7 @@ export class ChatRoom extends ClientSockets {
       chatId: () => this.key().chatId,
       ask: (input) => this.ask(input),
       isOnline: () => this.hostLink().isOnline(),
+      hostTakesUnsigned: (type) => this.hostLink().takesUnsigned(type),
       waitForHost: () => this.hostLink().waitForHost(this.key().chatId),
       queueChanged: () => this.queueChanged(),
       seq: () => this.seq,

@@ -196,6 +196,8 @@ export class HostLink extends ScopedObject {
     if ((ws.deserializeAttachment() as HostSocketAttachment).helloAt !== undefined) return this.complain('hello again', 0);
     // Marked before any await: the frames the host sends next on this socket may be handled meanwhile.
     ws.serializeAttachment({ ...(ws.deserializeAttachment() as HostSocketAttachment), helloAt: Date.now() } satisfies HostSocketAttachment);
+    // Kept past this socket: a room asks it while the host may be between connections.
+    this.setMeta('unsigned', JSON.stringify(hello.data.unsigned ?? 'all'));
     if (this.newestOpen() !== ws) return; // replaced while this frame waited
     // What the host must know before it is asked anything: every signed statement about it. Sent
     // before presence is announced and before kept sends go out, so a request a grant allows does not
@@ -370,6 +372,22 @@ export class HostLink extends ScopedObject {
 
   async isOnline(): Promise<boolean> {
     return this.hostSocket() !== undefined;
+  }
+
+  /**
+   * Whether the host said (at its last hello) that it carries out `type` unsigned. A host that said
+   * nothing is taken to (an older host, which checked no signatures). Only for sparing the host
+   * requests of the relay's own that it would refuse: it grants nothing.
+   */
+  async takesUnsigned(type: string): Promise<boolean> {
+    const said = this.getMeta('unsigned');
+    if (said === null) return true;
+    try {
+      const unsigned = JSON.parse(said) as 'all' | string[];
+      return unsigned === 'all' || unsigned.includes(type);
+    } catch {
+      return true;
+    }
   }
 
   /** A chat with sends kept for the host asks to be told when the host is back. */

@@ -10,7 +10,12 @@
 // A send runs on the machine later than it was made, so it must still be its sender's to make then: a
 // kept send is delivered only while its sender may still send in this chat (else it is refused the
 // same way), and a send the host queued is taken back (`chat.unqueue`, on the sender's behalf) when
-// its sender loses that right before it ran (`recheckSenders`, on every access change).
+// its sender loses that right before it ran (`recheckSenders`, on every access change). That last
+// one only for a host that takes `chat.unqueue` unsigned (it said so in its hello): a host that
+// requires signatures refuses a request the relay makes on its own, and takes a queued send back
+// itself once the signed revocation reaches it (src/host/trust/queued-senders.ts), so the relay
+// sends it nothing and tells nobody the send was refused (on that host it may still run: a change of
+// access made on the relay alone, unsigned, does not bind it).
 import {
   KEPT_SEND_PREFIX, withRequestLimit, type ChatInfo, type ChatQueuedMessage, type Reply, type WireError,
 } from '../../contracts/index.ts';
@@ -32,6 +37,8 @@ export interface KeptSendsRoom {
   chatId(): string;
   ask(input: LinkRequestInput): Promise<Reply>;
   isOnline(): Promise<boolean>;
+  /** Whether the host said it carries out this request type unsigned (HostLink.takesUnsigned). */
+  hostTakesUnsigned(type: string): Promise<boolean>;
   /** Asks HostLink to call `hostReturned` when the host is back; answers whether it is online now. */
   waitForHost(): Promise<boolean>;
   /** The queue changed: the room sends its (decorated) info again. */
@@ -151,6 +158,11 @@ export class KeptSends {
   async recheckSenders(): Promise<void> {
     const senders = this.store.hostQueuedSenders();
     if (senders.length === 0) return;
+    if (!(await this.room.hostTakesUnsigned('chat.unqueue'))) {
+      // Its own take-back would be refused and audited there as an unsigned request: noise. The host does it.
+      for (const sender of senders) this.store.forgetHostQueued(sender.turnId);
+      return;
+    }
     const queue = new Map(this.room.hostQueue().flatMap((message) => message.turnId ? [[message.turnId, message] as const] : []));
     const now = Date.now();
     for (const sender of senders) {
