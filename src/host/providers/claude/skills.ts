@@ -1,14 +1,13 @@
 // The skills Claude Code loads for a chat, read from the folders it reads them from (2.1.197, checked
 // against its init frame in test/host/skills.test.ts): the user's `<config>/skills/<name>/SKILL.md`,
 // and the project's `.claude/skills/<name>/SKILL.md` in the chat's folder and every folder above it.
-// The CLI's bundled skills live in no folder and are not listed. Plugins' skills are not listed
-// either: the pinned CLI loads a plugin only from a marketplace it knows, which cannot be set up
-// offline here, so where and how it finds them could not be checked against the CLI (a plugin
-// folder read on a guess would offer skills the CLI never loads). A SKILL.md's front matter gives
-// the name and description; a skill named twice keeps its first (user, then the nearest project).
+// The CLI's bundled skills live in no folder and are not listed. Enabled plugins' skills follow
+// (`<plugin>:<name>`, plugin-skills.ts). A SKILL.md's front matter gives the name and description; a
+// skill named twice keeps its first (user, then the nearest project).
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChatSkill } from '../../../contracts/index.ts';
+import { pluginSkills } from './plugin-skills.ts';
 
 /** At most this much of a SKILL.md is read: the front matter is at its top. */
 const HEAD_BYTES = 16 * 1024;
@@ -25,6 +24,7 @@ export async function claudeSkills(config: string, cwd: string): Promise<ChatSki
     if (project !== path.join(config, 'skills')) take(await skillsIn(project, 'project'));
     if (path.dirname(folder) === folder) break;
   }
+  take(await pluginSkills(config, cwd));
   return found;
 }
 
