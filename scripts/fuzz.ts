@@ -16,11 +16,18 @@ const output = `${run.stdout}\n${run.stderr}`;
 const line = output.split('\n').find((l) => l.includes('FUZZ-FIGURES '));
 const summary = output.split('\n').filter((l) => /Tests\s|✓|×/.test(l)).join('\n');
 console.log(summary);
+// A failed test's own report (its assertion, diff and stack) from vitest's failure section, so a
+// failure says why, not only that it failed.
+if (run.status !== 0) {
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
+  const from = plain.search(/Failed Tests \d+|FAIL\s/);
+  console.error(from >= 0 ? plain.slice(from, from + 20_000) : `vitest exited ${run.status}:\n${plain.slice(-4000)}`);
+}
 if (!line) {
   console.error('The fuzz run printed no figures:\n', output.slice(-4000));
   process.exit(1);
 }
-type Figures = { frames: number; served: number; refused: Record<string, number>; anomalies: string[]; closes: number };
+type Figures = { frames: number; served: number; refused: Record<string, number>; anomalies: string[]; closes: number; slowest?: Array<[number, string]> };
 const { figures } = JSON.parse(line.slice(line.indexOf('FUZZ-FIGURES ') + 'FUZZ-FIGURES '.length)) as { figures: Record<string, Figures> };
 let total = 0;
 let anomalies = 0;
@@ -31,6 +38,7 @@ for (const [kind, f] of Object.entries(figures)) {
   const codes = Object.entries(f.refused).sort((a, b) => b[1] - a[1]).map(([code, n]) => `${code} ${n}`).join(', ');
   console.log(`  ${kind.padEnd(6)} ${String(f.frames).padStart(6)} sent, ${f.served} served, refused: ${codes || 'none'}; ${f.closes} closes, ${f.anomalies.length} anomalies`);
   for (const a of f.anomalies.slice(0, 10)) console.log(`      ${a}`);
+  if (f.slowest?.length) console.log(`      slowest: ${f.slowest.map(([ms, what]) => `${what} ${ms} ms`).join('; ')}`);
 }
 console.log(`  total  ${total} hostile frames and requests, ${anomalies} anomalies`);
 process.exit(run.status === 0 && anomalies === 0 ? 0 : 1);
