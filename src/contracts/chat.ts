@@ -751,6 +751,12 @@ export const ChatTargetPayloadSchema = z.object({
 });
 export type ChatTargetPayload = z.output<typeof ChatTargetPayloadSchema>;
 
+export const ChatForkWorktreeSchema = z.object({
+  // Absent = a branch named after the title.
+  branch: z.string().trim().min(1).max(120).optional(),
+});
+export type ChatForkWorktree = z.output<typeof ChatForkWorktreeSchema>;
+
 export const ChatCreatePayloadSchema = z.object({
   chatId: ChatIdSchema,
   provider: AgentKindSchema.optional(),
@@ -760,6 +766,8 @@ export const ChatCreatePayloadSchema = z.object({
   resume: AgentSessionIdSchema.optional(),
   selection: ModelSelectionSchema.optional(),
   runtimeMode: RuntimeModeSchema.optional(),
+  // Tether addition: start in a new git worktree of `cwd`'s repository, on a new branch from its HEAD.
+  worktree: ChatForkWorktreeSchema.optional(),
 });
 export type ChatCreatePayload = z.output<typeof ChatCreatePayloadSchema>;
 
@@ -919,12 +927,6 @@ export type ChatTurnDiffPayload = z.output<typeof ChatTurnDiffPayloadSchema>;
 
 export const ChatForkInfoPayloadSchema = ChatTurnDiffPayloadSchema;
 export type ChatForkInfoPayload = z.output<typeof ChatForkInfoPayloadSchema>;
-
-export const ChatForkWorktreeSchema = z.object({
-  // Absent = a branch named after the title.
-  branch: z.string().trim().min(1).max(120).optional(),
-});
-export type ChatForkWorktree = z.output<typeof ChatForkWorktreeSchema>;
 
 // A new chat continuing after `turnId`, with the history up to and including it.
 export const ChatForkPayloadSchema = z.object({

@@ -3,7 +3,8 @@
 // (so it serves the scripted demo agent, and says so). The picker is backed by the host's own
 // read-only `folders.list`: recent folders first, the allowed roots, git repositories marked, a
 // symlink leading out of the roots and hidden folders never shown, and a typed path outside the
-// roots refused by the host with the allowed folders named, before any chat is made.
+// roots refused by the host with the allowed folders named, before any chat is made; for a
+// repository, the option to start in a new git worktree on a new branch.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -133,7 +134,8 @@ describe.each<Size>(['phone', 'desktop'])('on a %s', (size) => {
     await roots.filter({ hasText: WORK }).click();
     await expect.poll(() => chosen.textContent()).toBe(`Works in ${WORK}`);
     const inWork = page.getByRole('list', { name: `Folders in ${WORK}` }).getByRole('button');
-    await expect.poll(() => inWork.allTextContents()).toEqual(['appgit', 'lib']);
+    // (Once a worktree was made, its folder beside app is listed too.)
+    await expect.poll(() => inWork.allTextContents()).toEqual(['appgit', ...(recentFolders.some((f) => f.includes('app-worktrees')) ? ['app-worktrees'] : []), 'lib']);
     // Hidden folders, files and the symlink that leads out of the roots are not offered.
     expect(await page.getByRole('button', { name: /escape|\.hidden|README/ }).count()).toBe(0);
 
@@ -149,7 +151,7 @@ describe.each<Size>(['phone', 'desktop'])('on a %s', (size) => {
     expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, `picker-refused-${size}`);
 
-    await inWork.filter({ hasText: 'app' }).click();
+    await inWork.filter({ hasText: /^appgit$/ }).click();
     await expect.poll(() => chosen.textContent()).toBe(`Works in ${APP}git`);
     await page.getByRole('button', { name: `Up to ${WORK}` }).waitFor();
     await page.getByRole('button', { name: 'Create chat' }).click();
@@ -157,5 +159,38 @@ describe.each<Size>(['phone', 'desktop'])('on a %s', (size) => {
     const chatId = new URL(page.url()).pathname.split('/').pop()!;
     expect((await api.chats()).find((c) => c.info.chatId === chatId)?.info.cwd).toBe(APP);
     if (recentFolders[0] !== APP) recentFolders.unshift(APP);
+  });
+
+  it('starts a chat in a new git worktree on a new branch, offered only for a repository, the branch name checked first', async () => {
+    const { page } = await person(size, `/chats/new?host=${encodeURIComponent(host.hostId)}`);
+    const chosen = page.getByTestId('folder-chosen');
+    await chosen.waitFor();
+    await page.getByLabel('Or type a folder').fill(LIB);
+    await page.getByRole('button', { name: 'Open', exact: true }).click();
+    await expect.poll(() => chosen.textContent()).toBe(`Works in ${LIB}`);
+    // Not a repository: no worktree to offer.
+    expect(await page.getByTestId('worktree-option').count()).toBe(0);
+    await page.getByRole('button', { name: `Up to ${WORK}` }).click();
+    await page.getByRole('list', { name: `Folders in ${WORK}` }).getByRole('button', { name: /^app\s*git/ }).click();
+    await expect.poll(() => chosen.textContent()).toBe(`Works in ${APP}git`);
+    await page.getByLabel('Start in a new git worktree, on a new branch').check();
+    const branch = page.getByLabel('New branch', { exact: true });
+    // A name that climbs out is refused here already (the host's own rule), and nothing can be sent.
+    await branch.fill('../../escape');
+    expect(await page.getByTestId('worktree-option').getByRole('alert').textContent()).toContain('A branch name is');
+    expect(await page.getByRole('button', { name: 'Create chat' }).isDisabled()).toBe(true);
+    await branch.fill(`picker/${size}`);
+    expect(await page.getByTestId('worktree-option').textContent()).toContain(`app-worktrees/picker/${size}`);
+    await fitsWidth(page);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, `picker-worktree-${size}`);
+    await page.getByRole('button', { name: 'Create chat' }).click();
+    await page.waitForURL(new RegExp(`/hosts/${host.hostId}/chats/[0-9a-f-]{36}$`));
+    const chatId = new URL(page.url()).pathname.split('/').pop()!;
+    const tree = path.join(WORK, 'app-worktrees', 'picker', size);
+    expect((await api.chats()).find((c) => c.info.chatId === chatId)?.info.cwd).toBe(tree);
+    expect(execFileSync('git', ['symbolic-ref', '--short', 'HEAD'], { cwd: tree, encoding: 'utf8' }).trim()).toBe(`picker/${size}`);
+    expect(execFileSync('git', ['symbolic-ref', '--short', 'HEAD'], { cwd: APP, encoding: 'utf8' }).trim()).toBe('main');
+    recentFolders.unshift(tree);
   });
 });

@@ -151,7 +151,8 @@ describe('chat.forkInfo', () => {
     execFileSync('git', ['branch', 'feature'], { cwd: repo });
     await client.ok('chat.create', { chatId: 'r', cwd: repo });
     const inRepo = await turn('r', 'hi');
-    expect(await client.ok('chat.forkInfo', { chatId: 'r', turnId: inRepo })).toEqual({ repository: true, branches: ['feature', 'main'], branch: null, filesAfterTurn: false });
+    // A free branch to suggest, after the chat's title (its first message); the files are HEAD's, not the turn's.
+    expect(await client.ok('chat.forkInfo', { chatId: 'r', turnId: inRepo })).toEqual({ repository: true, branches: ['feature', 'main'], branch: expect.stringMatching(/^tether\/hi-[0-9a-f]{4}$/), filesAfterTurn: false });
     expect(await client.fails('chat.forkInfo', { chatId: 'r', turnId: 'nope' })).toBe('turn-not-found');
   });
 });

@@ -203,7 +203,7 @@ export function mayBeInWorkTree(cwd: string): boolean {
  * be the folder holding the nearest `.git` above `cwd`: a `core.worktree` in the repository's config
  * that points elsewhere (`/`, say, to have the whole disk hashed) is refused.
  */
-async function workTreeOf(cwd: string): Promise<string | null> {
+export async function workTreeOf(cwd: string): Promise<string | null> {
   try {
     const out = (await git(cwd, ['rev-parse', '--show-toplevel'])).trim();
     if (!out) return null;
@@ -307,7 +307,7 @@ function splitPatch(patch: string): string[] {
  */
 const SAFE_SETTINGS = ['-c', 'core.quotepath=off', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'core.untrackedCache=false'];
 
-function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+export function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile('git', [...SAFE_SETTINGS, ...args], {
       cwd,

@@ -19,8 +19,11 @@ import type {
   ChatInfo,
   ChatItem,
   ChatPreferencesPayload,
+  ChatForkWorktree,
   ChatTurnItem,
+  Worktree,
 } from '../../contracts/index.ts';
+import { defaultBranch, makeWorktree } from './worktrees.ts';
 import type { HostCore } from './core.ts';
 import type { ChatSession } from './session.ts';
 
@@ -33,7 +36,6 @@ const TRANSCRIPT_MAX = 100_000;
 export async function forkChat(core: HostCore, payload: ChatForkPayload, prefs: ChatPreferencesPayload = {}): Promise<ChatForkResult> {
   const source = core.session(payload.chatId);
   core.policy.admitFolder(source.info.cwd);
-  if (payload.worktree) throw new ProtocolError('chat-unsupported', 'This host does not make worktrees for forks');
   const turn = settledTurn(source, payload.turnId);
   const kind = payload.provider ?? source.info.provider;
   const sameCli = kind === source.info.provider;
@@ -43,8 +45,9 @@ export async function forkChat(core: HostCore, payload: ChatForkPayload, prefs: 
     account,
     selection: payload.selection ?? prefs.selections?.[kind] ?? (sameCli ? source.info.selection : undefined),
     title: payload.title,
+    ...(payload.worktree ? { worktree: payload.worktree } : {}),
   });
-  return forkResult(fork);
+  return forkResult(fork.session, fork.worktree);
 }
 
 export async function forkInfo(core: HostCore, chatId: string, turnId: string): Promise<ChatForkInfoResult> {
@@ -52,8 +55,9 @@ export async function forkInfo(core: HostCore, chatId: string, turnId: string): 
   const turn = session.thread.get(turnId);
   if (turn?.kind !== 'turn') throw new ProtocolError('turn-not-found', `No turn ${turnId} in this chat`);
   const branches = await core.checkpoints.branches(session.info.cwd);
-  // This host makes no worktrees yet, so a fork's files are the folder's as they are now.
-  return { repository: branches !== null, branches: branches ?? [], branch: null, filesAfterTurn: false };
+  // A worktree starts from the repository's HEAD: a fork's files are never those after the turn here.
+  const branch = branches === null ? null : freeBranch(branches, session.info.suggestedTitle);
+  return { repository: branches !== null, branches: branches ?? [], branch, filesAfterTurn: false };
 }
 
 /** A chat that stopped (on a limit) goes on under `account`: in place when it has no backend conversation yet, else in a fork. */
@@ -70,7 +74,7 @@ export async function continueOn(core: HostCore, chatId: string, account: string
     session.deliverNext();
     return { chatId };
   }
-  const fork = await makeFork(core, session, latestTurn(session), { kind: info.provider, account, selection: info.selection });
+  const { session: fork } = await makeFork(core, session, latestTurn(session), { kind: info.provider, account, selection: info.selection });
   return { chatId: fork.chatId, fork: forkResult(fork) };
 }
 
@@ -120,12 +124,12 @@ export async function summarize(core: HostCore, chatId: string): Promise<{ turnI
   let fork: ChatSession;
   let turnId: string;
   try {
-    fork = await makeFork(core, source, latest, {
+    ({ session: fork } = await makeFork(core, source, latest, {
       kind: source.info.provider,
       account: source.info.account,
       selection: source.info.selection,
       hidden: true,
-    });
+    }));
     turnId = fork.begin({ text: SUMMARY_PROMPT });
   } finally {
     // From here the fork's running turn holds its place (core.sessions), until it settles or is killed.
@@ -173,9 +177,11 @@ interface ForkOptions {
   selection: ChatInfo['selection'] | undefined;
   title?: string;
   hidden?: boolean;
+  /** Work in a new git worktree of the source's repository (worktrees.ts). */
+  worktree?: ChatForkWorktree;
 }
 
-async function makeFork(core: HostCore, source: ChatSession, turn: ChatTurnItem, options: ForkOptions): Promise<ChatSession> {
+async function makeFork(core: HostCore, source: ChatSession, turn: ChatTurnItem, options: ForkOptions): Promise<{ session: ChatSession; worktree?: Worktree }> {
   const provider = core.providers.get(options.kind);
   if (!provider) throw new ProtocolError('account-unavailable', `This host has no ${options.kind} provider`);
   const account = options.account !== undefined && options.account !== options.kind ? options.account : undefined;
@@ -184,8 +190,14 @@ async function makeFork(core: HostCore, source: ChatSession, turn: ChatTurnItem,
   }
   if (account !== undefined) core.accounts.launchSettings(options.kind, account);
   const items = historyThrough(source, turn.id);
+  const title = options.title ?? source.info.suggestedTitle;
+  // Made last of what can be refused, so a refusal leaves no worktree behind.
+  const made = options.worktree ? await makeWorktree(core.policy, source.info.cwd, options.worktree.branch, title) : null;
+  const cwd = made ? core.policy.admitNewFolder(made.cwd) : source.info.cwd;
   let agentSessionId: string | null = null;
-  if (options.kind === source.info.provider && source.info.agentSessionId !== null) {
+  // In a worktree the CLI's own fork would look for its session under another folder (Claude Code keeps
+  // them per folder), so it gets the conversation as text, as another CLI would (forkPreamble).
+  if (!made && options.kind === source.info.provider && source.info.agentSessionId !== null) {
     if (!provider.fork) throw new ProtocolError('chat-unsupported', `${provider.info().name} cannot fork its conversation on this host`);
     agentSessionId = await provider.fork({
       agentSessionId: source.info.agentSessionId,
@@ -198,12 +210,11 @@ async function makeFork(core: HostCore, source: ChatSession, turn: ChatTurnItem,
   }
   const chatId = randomUUID();
   const now = Date.now();
-  const title = options.title ?? source.info.suggestedTitle;
   const info: ChatInfo = {
     chatId,
     provider: options.kind,
     ...(account !== undefined ? { account } : {}),
-    cwd: source.info.cwd,
+    cwd,
     agentSessionId,
     model: null,
     selection: provider.normalizeSelection(options.selection),
@@ -222,11 +233,19 @@ async function makeFork(core: HostCore, source: ChatSession, turn: ChatTurnItem,
   const fork = await core.addChat(info, copied);
   const turnIds = new Set(items.filter((i) => i.kind === 'turn').map((i) => i.id));
   await core.copyVisuals(source.chatId, chatId, (visual) => (visual.turnId !== undefined ? turnIds.has(visual.turnId) : visual.at <= (turn.endedAt ?? now)));
-  return fork;
+  return { session: fork, ...(made ? { worktree: made.worktree } : {}) };
 }
 
-function forkResult(fork: ChatSession): ChatForkResult {
-  return { info: fork.info, nodeId: fork.chatId, viewId: fork.chatId, edgeId: null };
+function forkResult(fork: ChatSession, worktree?: Worktree): ChatForkResult {
+  return { info: fork.info, nodeId: fork.chatId, viewId: fork.chatId, edgeId: null, ...(worktree ? { worktree } : {}) };
+}
+
+/** A branch name not among `taken`, after the chat's title. */
+function freeBranch(taken: readonly string[], title: string | undefined): string {
+  for (;;) {
+    const name = defaultBranch(title);
+    if (!taken.includes(name)) return name;
+  }
 }
 
 /** A turn a fork can continue after: it exists and has settled. */

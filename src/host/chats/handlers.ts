@@ -24,6 +24,7 @@ import { titleFromMessage } from './title.ts';
 import { setHooks, stateOfHooks } from '../terminal/hooks.ts';
 import { continueTerminalSession } from '../terminal/handover.ts';
 import { listFolder, topFolders } from '../folders.ts';
+import { makeWorktree } from './worktrees.ts';
 
 type Handler<T extends AgentRequestType> = (
   payload: RequestPayload<T>,
@@ -66,11 +67,14 @@ export function createHandlers(core: HostCore): HandlerTable {
       if (account !== undefined) core.accounts.launchSettings(kind, account);
       // The session to continue reaches the CLI: it must be this backend's own kind of id.
       const resume = payload.resume !== undefined ? admitSessionId('resume', payload.resume, provider.sessionIds ?? AGENT_SESSION_ID) : null;
+      if (resume !== null && payload.worktree) throw new ProtocolError('bad-request', 'A resumed session continues in its own folder, not in a new worktree');
+      // Made last of what can be refused, so a refusal leaves no worktree behind; checked like any folder.
+      const worktree = payload.worktree ? await makeWorktree(core.policy, cwd, payload.worktree.branch) : null;
       const info: ChatInfo = {
         chatId: payload.chatId,
         provider: kind,
         ...(account !== undefined && account !== kind ? { account } : {}),
-        cwd,
+        cwd: worktree ? core.policy.admitNewFolder(worktree.cwd) : cwd,
         agentSessionId: resume,
         model: null,
         selection: provider.normalizeSelection(payload.selection ?? prefs.selections?.[kind]),

@@ -14,6 +14,7 @@ import { hostConnection } from '../app/session.ts';
 import { hosts, hostsError, isOnline, loadHosts } from '../hosts/host-list.ts';
 import { chatCreated } from './chat-index.ts';
 import { FolderPicker, type PickedFolder } from './FolderPicker.tsx';
+import { WorktreeOption, worktreeChoiceProblem, type WorktreeChoice } from './WorktreeOption.tsx';
 import './chats.css';
 
 const MODES: Record<RuntimeMode, string> = {
@@ -42,6 +43,9 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
   const [modelSlug, setModelSlug] = useState('');
   const [options, setOptions] = useState<Options>({});
   const [folder, setFolder] = useState<PickedFolder>({ path: null, repository: false });
+  const [worktree, setWorktree] = useState<WorktreeChoice>({ on: false, branch: '' });
+  // Only a repository's folder can have a worktree made from it.
+  const inWorktree = worktree.on && folder.repository && folder.path !== null;
   const [mode, setMode] = useState<RuntimeMode>('supervised');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -81,6 +85,7 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
       const chatId = crypto.randomUUID();
       const info = await hostConnection(chosenHost.id).request('chat.create', {
         chatId, provider: provider.kind, selection: { model: model.slug, options }, runtimeMode: mode, ...(folder.path ? { cwd: folder.path } : {}),
+        ...(inWorktree ? { worktree: worktree.branch.trim() ? { branch: worktree.branch.trim() } : {} } : {}),
       });
       chatCreated(chosenHost.id, info);
       navigate(`/hosts/${encodeURIComponent(chosenHost.id)}/chats/${encodeURIComponent(info.chatId)}`);
@@ -132,6 +137,7 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
               {policy
                 ? <FolderPicker key={chosenHost.id} hostId={chosenHost.id} policy={policy} onPick={setFolder} />
                 : <p class="muted small">This host is older than the folder picker: the chat works in its default folder.</p>}
+              {folder.repository && folder.path && <WorktreeOption choice={worktree} onChange={setWorktree} repository={folder.path} />}
               {policy && (
                 <p class="muted small" data-testid="host-policy">
                   This host allows chats in {policy.roots.join(', ')}, up to {MODES[policy.modeCeiling].split(':')[0].toLowerCase()}.
@@ -143,7 +149,7 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
                   {MODE_ORDER.map((m) => <option key={m} value={m} disabled={!allowed(m)}>{MODES[m]}{allowed(m) ? '' : ' (not allowed on this host)'}</option>)}
                 </select>
               </label>
-              <button type="submit" class="primary" disabled={busy}>{busy ? 'Creating…' : 'Create chat'}</button>
+              <button type="submit" class="primary" disabled={busy || (inWorktree && worktreeChoiceProblem(worktree) !== null)}>{busy ? 'Creating…' : 'Create chat'}</button>
             </>
           )}
           {error && <p class="notice error" role="alert">{error}</p>}

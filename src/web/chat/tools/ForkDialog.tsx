@@ -1,7 +1,8 @@
 // Fork the chat after one of its turns: a new chat with the history up to and including that turn,
 // on the same CLI (which continues its own conversation) or another one (which gets it as text).
-// `chat.forkInfo` says first whether the folder is a repository; this host makes no worktrees, so the
-// fork works in the same folder, and the dialog says so. Done, it opens the new chat.
+// `chat.forkInfo` says first whether the folder is a repository; in one, the fork may start in a new
+// git worktree on a new branch (the host's suggestion prefilled), else it works in the same folder,
+// and the dialog says so. Done, it opens the new chat.
 import { useEffect, useId, useState } from 'preact/hooks';
 import type { ChatChannel } from '../../../client/index.ts';
 import { CHAT_FORK_TITLE_MAX, type AgentKind, type ChatForkInfoResult } from '../../../contracts/index.ts';
@@ -9,6 +10,7 @@ import { navigate } from '../../app/router.ts';
 import { useAction } from './action.ts';
 import { hostProviders } from './capabilities.ts';
 import { Dialog } from './Dialog.tsx';
+import { WorktreeOption, worktreeChoiceProblem, type WorktreeChoice } from '../../chats/WorktreeOption.tsx';
 
 export function ForkDialog({ channel, turnId, onClose }: { channel: ChatChannel; turnId: string; onClose(): void }) {
   const load = useAction();
@@ -17,12 +19,18 @@ export function ForkDialog({ channel, turnId, onClose }: { channel: ChatChannel;
   const [title, setTitle] = useState('');
   const info = channel.thread.info;
   const [provider, setProvider] = useState<AgentKind | undefined>(info?.provider);
+  const [worktree, setWorktree] = useState<WorktreeChoice>({ on: false, branch: '' });
+  const inWorktree = worktree.on && facts?.repository === true;
   const titleId = useId();
   const providerId = useId();
   const providers = (hostProviders(channel.hostId) ?? []).filter((p) => p.installed && p.capabilities.chat);
 
   useEffect(() => {
-    void load.run('info', () => channel.request('chat.forkInfo', { chatId: channel.chatId, turnId })).then((result) => { if (result) setFacts(result); });
+    void load.run('info', () => channel.request('chat.forkInfo', { chatId: channel.chatId, turnId })).then((result) => {
+      if (!result) return;
+      setFacts(result);
+      if (result.branch) setWorktree((w) => ({ ...w, branch: w.branch || result.branch! }));
+    });
   }, [channel, turnId]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const submit = async (event: Event) => {
@@ -32,6 +40,7 @@ export function ForkDialog({ channel, turnId, onClose }: { channel: ChatChannel;
       turnId,
       ...(title.trim() ? { title: title.trim() } : {}),
       ...(provider && provider !== info?.provider ? { provider } : {}),
+      ...(inWorktree ? { worktree: worktree.branch.trim() ? { branch: worktree.branch.trim() } : {} } : {}),
     }));
     if (!result) return;
     onClose();
@@ -46,9 +55,12 @@ export function ForkDialog({ channel, turnId, onClose }: { channel: ChatChannel;
         {load.error ? <p class="request-error" role="alert">{load.error}</p> : null}
         {facts ? (
           <p class="small">{facts.repository
-            ? `The fork works in the same folder${facts.branches.length ? ` (a git repository, ${facts.branches.length} branch${facts.branches.length === 1 ? '' : 'es'})` : ''}; its files are the folder's as they are now.`
-            : 'The fork works in the same folder; its files are the folder\'s as they are now.'}</p>
+            ? (inWorktree
+              ? 'The fork works in a new worktree; it gets this conversation as text, and its files are the repository\'s current commit.'
+              : `The fork works in the same folder${facts.branches.length ? ` (a git repository, ${facts.branches.length} branch${facts.branches.length === 1 ? '' : 'es'})` : ''}; its files are the folder's as they are now.`)
+            : 'The fork works in the same folder (not a git repository); its files are the folder\'s as they are now.'}</p>
         ) : null}
+        {facts?.repository && info ? <WorktreeOption choice={worktree} onChange={setWorktree} repository={info.cwd} /> : null}
         <label for={titleId}>Title (optional)</label>
         <input id={titleId} type="text" maxLength={CHAT_FORK_TITLE_MAX} value={title} onInput={(event) => setTitle(event.currentTarget.value)} />
         {providers.length > 1 ? (
@@ -61,7 +73,7 @@ export function ForkDialog({ channel, turnId, onClose }: { channel: ChatChannel;
         ) : null}
         {fork.error ? <p class="request-error" role="alert">{fork.error}</p> : null}
         <div class="request-actions">
-          <button type="submit" class="primary" disabled={fork.busy !== null || load.busy !== null}>{fork.busy ? 'Forking…' : 'Fork'}</button>
+          <button type="submit" class="primary" disabled={fork.busy !== null || load.busy !== null || (inWorktree && worktreeChoiceProblem(worktree) !== null)}>{fork.busy ? 'Forking…' : 'Fork'}</button>
           <button type="button" onClick={onClose}>Cancel</button>
         </div>
       </form>
