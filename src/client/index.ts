@@ -21,6 +21,7 @@ export { pushKey, subscribeToPush, unsubscribeFromPush } from './push.ts';
 export type { PushApi, PushManagerLike } from './push.ts';
 export { transcriptJson, transcriptMarkdown } from './transcript.ts';
 export { chatTitle, providerName } from './chat-title.ts';
+export { modelName } from './model-name.ts';
 export type { TranscriptSource } from './transcript.ts';
 export {
   addDeviceByCrossSigning, newGrantId, resignTeamGrant, revokeDeviceSigned, revokeGrantSigned, shareSigned, signGrant, signRevocation,

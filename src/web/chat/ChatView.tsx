@@ -1,9 +1,9 @@
-// One open chat: a header (title, live status, host presence, the limit its last turn stopped on,
-// context meter and cost), the chat's tools (W3), the thread, the requests waiting in pages not loaded
-// yet, what the CLI keeps running in the background, a "working" line while a turn runs, and the
-// composer (W3). The chat's socket is held while this view is open.
+// One open chat: a header (title, live status; folder, model, host presence, context and cost on one
+// line; the limit its last turn stopped on), the chat's tools (W3), the thread, the requests waiting in
+// pages not loaded yet, what the CLI keeps running in the background, and the composer (W3), which
+// also says while the agent works. The chat's socket is held while this view is open.
 import { useEffect, useMemo, useReducer } from 'preact/hooks';
-import { chatTitle, type ChatChannel, type ThreadChange } from '../../client/index.ts';
+import { chatTitle, modelName, type ChatChannel, type ThreadChange } from '../../client/index.ts';
 import type { AgentStatus } from '../../contracts/index.ts';
 import { chatChannel, releaseChat } from '../app/session.ts';
 import { Composer } from './composer/Composer.tsx';
@@ -46,6 +46,10 @@ function LinkState({ channel }: { channel: ChatChannel }) {
   }
 }
 
+/**
+ * Two lines, so the thread keeps the screen (a phone's 390×844 included): the title with the chat's
+ * status, then one line of facts (folder, model, host, context, cost) that is cut rather than wrapped.
+ */
 function ChatHeader({ channel }: { channel: ChatChannel }) {
   useChannel(channel, ['info', 'snapshot']);
   const info = channel.thread.info;
@@ -56,29 +60,22 @@ function ChatHeader({ channel }: { channel: ChatChannel }) {
     <header class="chat-header">
       <div class="chat-title">
         <h1>{info ? chatTitle(info) : 'Chat'}</h1>
-        <p class="chat-subtitle">
-          {info ? <span title={info.cwd}>{folder || info.cwd}</span> : null}
-          {info?.model ? <span>{info.model}</span> : null}
-        </p>
-      </div>
-      <div class="chat-facts" aria-live="polite">
         {info ? <span class={`status-chip status-${info.status}`}>{STATUS_LABEL[info.status]}</span> : null}
-        {online === null ? null : <span class={`host-presence ${online ? 'online' : 'offline'}`}>{online ? 'Host online' : 'Host offline'}</span>}
-        <LinkState channel={channel} />
       </div>
+      <p class="chat-subtitle" aria-live="polite">
+        {info ? <span class="chat-folder" title={info.cwd}>{folder || info.cwd}</span> : null}
+        {info?.model ? <span class="chat-model" title={info.model}>{modelName(info.model)}</span> : null}
+        {online === null ? null : <span class={`host-presence ${online ? 'online' : 'offline'}`}>{online ? 'Host online' : 'Host offline'}</span>}
+        {usage ? (usage.contextWindow
+          ? <label class="context-meter" title="Context used">
+              <meter min={0} max={usage.contextWindow} value={usage.contextTokens} low={usage.contextWindow * 0.7} high={usage.contextWindow * 0.9} optimum={0} aria-label="Context" />
+              <span>{formatTokens(usage.contextTokens)} / {formatTokens(usage.contextWindow)}</span>
+            </label>
+          : <span class="context-meter" title="Context used">{formatTokens(usage.contextTokens)}</span>) : null}
+        {usage ? <span class="chat-cost" title="Cost of this chat">{formatCost(usage.costUsd)}</span> : null}
+      </p>
       {info ? <ChatLimit info={info} /> : null}
-      {usage ? (
-        <div class="chat-usage">
-          {usage.contextWindow
-            ? <label class="context-meter">
-                <span>Context</span>
-                <meter min={0} max={usage.contextWindow} value={usage.contextTokens} low={usage.contextWindow * 0.7} high={usage.contextWindow * 0.9} optimum={0} />
-                <span>{formatTokens(usage.contextTokens)} / {formatTokens(usage.contextWindow)}</span>
-              </label>
-            : <span class="context-meter">Context {formatTokens(usage.contextTokens)}</span>}
-          <span class="chat-cost" title="Cost of this chat">{formatCost(usage.costUsd)}</span>
-        </div>
-      ) : null}
+      <LinkState channel={channel} />
     </header>
   );
 }
@@ -98,17 +95,6 @@ function WaitingElsewhere({ channel }: { channel: ChatChannel }) {
   );
 }
 
-function WorkingLine({ channel }: { channel: ChatChannel }) {
-  useChannel(channel, ['info', 'snapshot']);
-  const info = channel.thread.info;
-  const working = Boolean(info && (info.activeTurnId !== null || info.status === 'running'));
-  return (
-    <p class={`working-line${working ? ' on' : ''}`} role="status">
-      {working ? <><span class="working-dots" aria-hidden="true" />{info?.status === 'needs-you' ? 'Waiting for you' : 'Working…'}</> : null}
-    </p>
-  );
-}
-
 export function ChatView({ hostId, chatId }: { hostId: string; chatId: string }) {
   const channel = useMemo(() => chatChannel(hostId, chatId), [hostId, chatId]);
   useEffect(() => () => releaseChat(hostId, chatId), [hostId, chatId]);
@@ -119,7 +105,6 @@ export function ChatView({ hostId, chatId }: { hostId: string; chatId: string })
       <Thread channel={channel} hostId={hostId} chatId={chatId} />
       <WaitingElsewhere channel={channel} />
       <BackgroundTasks channel={channel} />
-      <WorkingLine channel={channel} />
       <Composer channel={channel} />
     </section>
   );

@@ -1,7 +1,7 @@
 // Where a person writes to the agent: text, files (within the contract's limits, images previewed),
 // `@` file mentions and `$` skills where the CLI takes them, and, while a turn runs, whether the
-// message waits for it (queue) or goes into it (steer), plus the way to stop it. Below it: the
-// chat's queue and where each message sent from here is on its way (SendList).
+// message waits for it (queue) or goes into it (steer), plus the way to stop it, on one line with what
+// the agent is doing. Above it: the chat's queue and the messages from here still on their way (SendList).
 import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import type { ChatChannel } from '../../../client/index.ts';
 import type { ChatDelivery, ChatQueuedMessage, ChatSkill } from '../../../contracts/index.ts';
@@ -58,6 +58,8 @@ export function Composer({ channel }: { channel: ChatChannel }) {
 
   const info = thread.info;
   const running = Boolean(info && info.activeTurnId !== null);
+  // The agent at work: a turn, or a status of running without one (work it started itself).
+  const working = running || info?.status === 'running';
   const takesFiles = capabilities?.attachments !== false;
   const takesMentions = capabilities?.mentions === true;
   const skillNames = useMemo(() => [...new Set([...(skills ?? []).map((skill) => skill.name), ...(info?.skills ?? [])])], [info?.skills, skills]);
@@ -234,20 +236,27 @@ export function Composer({ channel }: { channel: ChatChannel }) {
             {running && delivery === 'steer' ? 'Steer' : running ? 'Queue' : 'Send'}
           </button>
         </div>
-        {running ? (
+        {working ? (
           <div class="composer-running">
-            <fieldset class="delivery">
-              <legend class="visually-hidden">While the agent works</legend>
-              <label class="inline"><input type="radio" name={`${listId}-delivery`} checked={delivery === 'queue'} onChange={() => setDelivery('queue')} /> Queue for after this turn</label>
-              <label class="inline"><input type="radio" name={`${listId}-delivery`} checked={delivery === 'steer'} onChange={() => setDelivery('steer')} /> Steer this turn</label>
-            </fieldset>
-            <button type="button" class="danger composer-stop" disabled={stop.busy !== null}
-              onClick={() => void stop.run('cancel', () => channel.request('chat.cancel', { chatId: channel.chatId }))}>
-              {stop.busy ? 'Stopping…' : 'Stop'}
-            </button>
-            {stop.error ? <span class="request-error" role="alert">{stop.error}</span> : null}
+            <span class="composer-status" role="status">
+              <span class="working-dots" aria-hidden="true" />{info?.status === 'needs-you' ? 'Waiting for you' : 'Working…'}
+            </span>
+            {running ? (
+              <fieldset class="delivery">
+                <legend class="visually-hidden">While the agent works</legend>
+                <label><input type="radio" name={`${listId}-delivery`} aria-label="Queue for after this turn" checked={delivery === 'queue'} onChange={() => setDelivery('queue')} />Queue</label>
+                <label><input type="radio" name={`${listId}-delivery`} aria-label="Steer this turn" checked={delivery === 'steer'} onChange={() => setDelivery('steer')} />Steer</label>
+              </fieldset>
+            ) : null}
+            {running ? (
+              <button type="button" class="danger composer-stop" disabled={stop.busy !== null}
+                onClick={() => void stop.run('cancel', () => channel.request('chat.cancel', { chatId: channel.chatId }))}>
+                {stop.busy ? 'Stopping…' : 'Stop'}
+              </button>
+            ) : null}
           </div>
-        ) : null}
+        ) : <span class="composer-status" role="status" />}
+        {stop.error ? <p class="request-error" role="alert">{stop.error}</p> : null}
       </form>
     </div>
   );

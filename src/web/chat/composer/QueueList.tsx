@@ -19,6 +19,7 @@ export function QueueList({ channel, onEdit }: { channel: ChatChannel; onEdit(me
   };
   return (
     <section class="queue" aria-label="Queued messages">
+      {/* One line a message: its words cut to fit, its actions beside them. */}
       <h2 class="queue-title">Queued{thread.info?.queuePaused ? ' (paused)' : ''}</h2>
       <ol class="queue-list">
         {queue.map((message) => {
@@ -26,7 +27,7 @@ export function QueueList({ channel, onEdit }: { channel: ChatChannel; onEdit(me
           const kept = message.id.startsWith(KEPT_SEND_PREFIX);
           return (
             <li key={message.id} class="queued" data-queued={message.id}>
-              <span class="queued-text">{label}</span>
+              <span class="queued-text" title={label}>{label}</span>
               <span class="queued-actions" role="group" aria-label={`Queued message: ${label.slice(0, 60)}`}>
                 <button type="button" class="link" disabled={action.busy !== null} onClick={() => void takeBack(message, true)}>Edit</button>
                 {kept ? null : (

@@ -1,14 +1,16 @@
 // Where each message this person sent from here is on its way: kept in this browser while offline,
-// sending, queued by the relay for a host that is offline, delivered, or refused (with why, and the
-// way to try again).
+// sending, queued by the relay for a host that is offline, or refused (with why, and the way to try
+// again). A message is listed in one place only: once delivered it is in the thread or the chat's
+// queue, and one the relay keeps for an offline host is in that queue (as `relay:<its request id>`).
+import { KEPT_SEND_PREFIX } from '../../../contracts/index.ts';
 import type { ChatChannel, DeliveryState, PendingSend } from '../../../client/index.ts';
-import { useSends } from '../tools/live.ts';
+import { useSends, useThread } from '../tools/live.ts';
 
 const STATE_TEXT: Record<DeliveryState, string> = {
   kept: 'Kept in this browser; sends when you are back online',
   sent: 'Sending…',
   queued: 'Queued for the host; it is offline',
-  delivered: 'Delivered',
+  delivered: 'Delivered', // not listed: the thread or the queue shows it
   failed: 'Not sent',
 };
 
@@ -27,7 +29,9 @@ function excerpt(send: PendingSend): string {
 }
 
 export function SendList({ channel }: { channel: ChatChannel }) {
-  const sends = useSends(channel);
+  const thread = useThread(channel, ['info', 'snapshot']);
+  const queued = new Set((thread.info?.queue ?? []).map((message) => message.id));
+  const sends = useSends(channel).filter((send) => send.state !== 'delivered' && !queued.has(`${KEPT_SEND_PREFIX}${send.id}`));
   if (sends.length === 0) return null;
   const retry = (send: PendingSend) => {
     const { chatId: _chatId, ...message } = send.payload;

@@ -1,10 +1,16 @@
-// What can be done with a turn, at its foot: bookmark its reply, see the changes it made in the folder,
+// What can be done with a turn, in one menu at its foot (a phone has no room for a row of links under
+// every reply): bookmark its reply or remove the bookmark, see the changes it made in the folder (only
+// where there is something to compare: the folder is a git repository, so the turn has a checkpoint),
 // and fork the chat after it (a settled turn only: a fork takes the history through the whole turn).
 import { useState } from 'preact/hooks';
 import type { ChatChannel } from '../../../client/index.ts';
 import type { ChatItem, ChatTurnItem } from '../../../contracts/index.ts';
-import { BookmarkToggle } from './BookmarkToggle.tsx';
+import { Icon } from '../../app/icons.tsx';
+import { useAction } from './action.ts';
+import { bookmarkable } from './BookmarkToggle.tsx';
 import { ForkDialog } from './ForkDialog.tsx';
+import { useThread } from './live.ts';
+import { Menu, type MenuItem } from './Menu.tsx';
 import { TurnDiffDialog } from './TurnDiffDialog.tsx';
 import './tools.css';
 
@@ -24,14 +30,29 @@ function replyOf(channel: ChatChannel, turn: ChatTurnItem): ChatItem | undefined
 }
 
 export function TurnActions({ item, channel }: { item: ChatTurnItem; channel: ChatChannel }) {
+  const thread = useThread(channel, ['bookmarks']);
+  const bookmark = useAction();
   const [open, setOpen] = useState<'diff' | 'fork' | null>(null);
   const settled = item.state !== 'running';
   const reply = settled ? replyOf(channel, item) : undefined;
+  const marked = reply !== undefined && thread.bookmarks.some((b) => b.itemId === reply.id);
+
+  const items: MenuItem[] = [];
+  if (reply && bookmarkable(reply)) {
+    const target = { chatId: channel.chatId, itemId: reply.id };
+    items.push(marked
+      ? { label: 'Remove the bookmark', onSelect: () => void bookmark.run('bookmark', () => channel.request('chat.removeBookmark', target)) }
+      : { label: 'Bookmark the reply', onSelect: () => void bookmark.run('bookmark', () => channel.request('chat.addBookmark', target)) });
+  }
+  if (item.checkpoint) items.push({ label: 'Changes in this turn', onSelect: () => setOpen('diff') });
+  if (settled) items.push({ label: 'Fork from here', onSelect: () => setOpen('fork') });
+  if (items.length === 0) return null;
+
   return (
-    <span class="turn-actions" role="group" aria-label="This turn">
-      {reply ? <BookmarkToggle item={reply} channel={channel} label="reply" /> : null}
-      <button type="button" class="link" onClick={() => setOpen('diff')}>Changes</button>
-      {settled ? <button type="button" class="link" onClick={() => setOpen('fork')}>Fork from here</button> : null}
+    <span class="turn-actions">
+      {marked ? <span class="bookmark-mark" title="Bookmarked"><Icon name="starFilled" /><span class="visually-hidden">Bookmarked</span></span> : null}
+      <Menu label="Reply actions" items={items} class="link turn-menu"><Icon name="more" /></Menu>
+      {bookmark.error ? <span class="request-error" role="alert">{bookmark.error}</span> : null}
       {open === 'diff' ? <TurnDiffDialog channel={channel} turnId={item.id} onClose={() => setOpen(null)} /> : null}
       {open === 'fork' ? <ForkDialog channel={channel} turnId={item.id} onClose={() => setOpen(null)} /> : null}
     </span>
