@@ -125,10 +125,4 @@ export const PushActRequestSchema = z.object({
 });
 export type PushActRequest = z.input<typeof PushActRequestSchema>;
 
-/** The id of a `chat.approve` made from a notification starts with this. */
-export const PUSH_REQUEST_PREFIX = 'push-';
-
-/** The `chat.approve` payload a notification's answer is, built alike by the worker that signs it and the relay that carries it. */
-export function pushApprovePayload(action: { chatId: string; requestId: string }, decision: z.output<typeof ChatApproveDecisionSchema>, message?: string) {
-  return { chatId: action.chatId, requestId: action.requestId, decision, ...(message ? { message } : {}) };
-}
+export { PUSH_REQUEST_PREFIX, pushApprovePayload } from './push-action.ts';

@@ -8,7 +8,7 @@
 //
 // No DOM types here: this module is shared with the service worker (WebWorker lib).
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import { deviceKeyOf, newDeviceKeyPair, type DeviceKey } from '../../client/device-key.ts';
+import { deviceKeyOf, newDeviceKeyPair, type DeviceKey } from '../../client/device-sign.ts';
 
 const DB_NAME = 'tether-device';
 const CURRENT = 'current';

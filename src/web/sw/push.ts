@@ -21,8 +21,11 @@
 //
 // `installPushHandlers(self)` is called once by sw.ts. The scope is typed by what is used here, so this
 // file compiles with or without the WebWorker lib and a test can drive it with its own scope.
-import { PUSH_REQUEST_PREFIX, pushApprovePayload, settledRequestDigest, type ChatApproveDecision, type PushPayload, type RequestSignature } from '../../contracts/index.ts';
-import { signRequest, type DeviceKey } from '../../client/device-key.ts';
+// Only zod-free modules at run time (types are erased): a schema would bring all of zod into sw.js.
+import type { ChatApproveDecision, PushPayload, RequestSignature } from '../../contracts/index.ts';
+import { PUSH_REQUEST_PREFIX, pushApprovePayload } from '../../contracts/push-action.ts';
+import { settledRequestDigest } from '../../contracts/signing-core.ts';
+import { signRequest, type DeviceKey } from '../../client/device-sign.ts';
 
 interface ShownNotification {
   data: unknown;
