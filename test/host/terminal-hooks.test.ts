@@ -355,3 +355,50 @@ describe('a Codex session its hooks announce', () => {
     expect(events.slice(before).filter((e) => e.event === 'session.status' && e.payload.sessionId.startsWith('ffff'))).toEqual([]);
   });
 });
+
+describe('a terminal session whose CLI dies without a SessionEnd', () => {
+  let sessions: TerminalSessions | null = null;
+  afterEach(async () => {
+    await sessions?.close();
+    sessions = null;
+  });
+
+  it('is exited once its CLI\'s process is gone, its pending approval settled', async () => {
+    const { dataDir, target } = folders();
+    const events: { event: string; payload: any }[] = [];
+    sessions = new TerminalSessions({
+      dataDir, targets: () => [target], broadcast: (event, payload) => events.push({ event, payload }),
+      log: { info: () => undefined, warn: () => undefined }, livenessIntervalMs: 50,
+    });
+    await sessions.start();
+    const projects = path.join(target.configDir, 'projects', '-work');
+    mkdirSync(projects, { recursive: true });
+    const base = { session_id: 'gggg-1', transcript_path: path.join(projects, 'gggg-1.jsonl'), cwd: '/work' };
+    // A stand-in for the CLI (no real CLI can be killed mid-session here on cue): a process that runs the
+    // real hook client through `sh -c`, as Claude Code runs a hook command, then stays until killed.
+    const script = `
+      const { spawn } = require('node:child_process');
+      const run = (event) => new Promise((done) => {
+        const hook = spawn('sh', ['-c', ${JSON.stringify(`'${process.execPath}' '${HOOK_CLIENT}' claude '${dataDir}' ${HOOK_MARK}`)}], { stdio: ['pipe', 'ignore', 'inherit'] });
+        hook.on('exit', done);
+        hook.stdin.end(JSON.stringify(event));
+      });
+      run(${JSON.stringify({ ...base, hook_event_name: 'SessionStart' })}).then(() => {
+        run(${JSON.stringify({ ...base, hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'ls' } })});
+        process.stdout.write('started\\n');
+      });
+      setInterval(() => {}, 1000);
+    `;
+    const cli = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const until = async (check: () => unknown) => { for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25)); };
+    await until(() => sessions!.list().approvals.length > 0);
+    const status = () => events.filter((e) => e.event === 'session.status' && e.payload.sessionId === 'gggg-1').at(-1)?.payload.agent.status;
+    expect(status()).toBe('needs-you');
+    cli.kill('SIGKILL');
+    await until(() => status() === 'exited');
+    expect(status()).toBe('exited');
+    expect(sessions.list().approvals).toEqual([]);
+    // Once exited it can be continued as a chat.
+    await expect(sessions.handover('gggg-1')).resolves.toMatchObject({ kind: 'claude', agentSessionId: 'gggg-1' });
+  });
+});

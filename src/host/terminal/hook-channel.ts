@@ -24,12 +24,15 @@ const HookLineSchema = z.object({
   secret: z.string().min(1).max(256),
   cli: z.enum(['claude', 'codex']),
   event: z.record(z.string(), z.unknown()),
+  /** The CLI's process as the hook client found it (its liveness is checked by the host; nothing is sent to it). */
+  pid: z.int().min(2).max(1 << 22).optional(),
 });
 export type HookLine = z.output<typeof HookLineSchema>;
 
 /** How one event is answered: `output` goes to the CLI as the hook's stdout; null says nothing. */
 export interface HookCall {
   cli: HookLine['cli'];
+  pid?: number;
   event: Record<string, unknown>;
   answer(output: object | null): void;
   /** Called when the hook went away before an answer (the CLI killed it, or ended). */
@@ -103,6 +106,7 @@ export class HookChannel {
       if (shown.length !== this.secret.length || !timingSafeEqual(shown, this.secret)) return refuse('wrong secret');
       handle({
         cli: line.data.cli,
+        ...(line.data.pid !== undefined ? { pid: line.data.pid } : {}),
         event: line.data.event,
         answer: (output) => {
           if (answered) return;

@@ -16,6 +16,28 @@ const INPUT_MAX_BYTES = 1 << 20;
 /** An event that is not a permission question gets its answer at once; this only bounds a stuck host. */
 const QUICK_MS = 5_000;
 
+/** Shells a CLI may run its hook command through: the CLI is the shell's parent then. */
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ash', 'ksh']);
+
+/**
+ * The process of the CLI that ran this hook, for the host's liveness check (a CLI killed, or whose
+ * terminal closed, never sends SessionEnd): this process's parent, or the parent of the shell the
+ * hook ran in. Linux's /proc only; elsewhere none, and the host waits for SessionEnd alone.
+ */
+function cliPid(): number | undefined {
+  try {
+    let pid = process.ppid;
+    const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    if (SHELLS.has(comm)) {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    }
+    return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const [cli, dataDir] = process.argv.slice(2);
 
 function done(output?: string): never {
@@ -55,7 +77,7 @@ async function main(): Promise<void> {
   if (!blocking) setTimeout(() => done(), QUICK_MS).unref();
   socket.on('error', () => done());
   socket.on('connect', () => {
-    socket.write(`${JSON.stringify({ secret, cli, event })}\n`);
+    socket.write(`${JSON.stringify({ secret, cli, event, pid: cliPid() })}\n`);
   });
   let answer = '';
   socket.on('data', (chunk: Buffer) => {

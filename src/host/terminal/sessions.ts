@@ -20,6 +20,12 @@
 // prompt only once the hook returned ("Running hook" meanwhile), so a Codex card waits a short time
 // (CODEX_APPROVAL_WAIT_MS) before the host lets the hook go and the terminal asks.
 //
+// Liveness: a CLI that was killed, or whose terminal closed, sends no SessionEnd. The hook client
+// names the CLI's process (hook-client.ts); the host notes when that process started (/proc) and
+// looks every LIVENESS_INTERVAL_MS whether it still runs: once it does not (or the pid was reused),
+// the session is `exited` and its approvals settle. The pid is only looked at, never signalled. For
+// Codex 0.171 that process is its app-server daemon, which runs the hooks for the TUI.
+//
 // What survives a restart: the list of sessions (`terminal-sessions.json`), each `live: false` until
 // a hook of it is heard again, and resumable as a chat.
 import { existsSync, readFileSync, realpathSync, watch, type FSWatcher } from 'node:fs';
@@ -55,7 +61,12 @@ export interface TerminalSessionsOptions {
   approvalWaitMs?: number;
   /** The same for Codex, whose terminal asks only after (ms); default CODEX_APPROVAL_WAIT_MS. */
   codexApprovalWaitMs?: number;
+  /** How often the CLIs' processes are looked at (ms); default LIVENESS_INTERVAL_MS. */
+  livenessIntervalMs?: number;
 }
+
+/** How often the host looks whether a live session's CLI still runs. */
+export const LIVENESS_INTERVAL_MS = 5_000;
 
 /**
  * How long a Codex approval waits for a client before the terminal asks: Codex 0.171 shows its own
@@ -96,6 +107,8 @@ interface Known {
   /** Tool calls announced by PreToolUse, by tool and input, so a PermissionRequest (which names no id) finds its own. */
   toolUses: Map<string, string[]>;
   titled: boolean;
+  /** The CLI's process and when it started (from /proc), while the host knows it. */
+  process?: { pid: number; startedAt: string };
 }
 
 interface Pending {
@@ -113,6 +126,7 @@ export class TerminalSessions {
   private readonly settled = new Set<string>();
   private readonly file: string;
   private channel: HookChannel | null = null;
+  private liveness: NodeJS.Timeout | null = null;
   private writing: Promise<unknown> = Promise.resolve();
 
   constructor(options: TerminalSessionsOptions) {
@@ -141,9 +155,32 @@ export class TerminalSessions {
   /** Opens the hooks' socket. */
   async start(): Promise<void> {
     this.channel = await HookChannel.open(this.options.dataDir, (call) => this.handle(call), (message) => this.options.log.warn(message));
+    this.liveness = setInterval(() => this.checkLiveness(), this.options.livenessIntervalMs ?? LIVENESS_INTERVAL_MS);
+    this.liveness.unref();
+  }
+
+  /** Sessions whose CLI's process is gone (or is another process now) end here: no SessionEnd will come. */
+  private checkLiveness(): void {
+    for (const known of this.known.values()) {
+      if (!known.process || !known.session.agent.live || known.base === 'exited') continue;
+      if (processStart(known.process.pid) === known.process.startedAt) continue;
+      this.options.log.info(`terminal session ${known.session.sessionId}: its CLI (pid ${known.process.pid}) ended without a SessionEnd`);
+      known.process = undefined;
+      this.end(known, 'the CLI ended');
+      this.changed(known);
+    }
+  }
+
+  private end(known: Known, why: string): void {
+    known.base = 'exited';
+    this.settleSession(known, why);
+    known.watcher?.close();
+    known.watcher = null;
   }
 
   async close(): Promise<void> {
+    if (this.liveness) clearInterval(this.liveness);
+    this.liveness = null;
     for (const pending of this.pending.values()) {
       clearTimeout(pending.timer);
       pending.answer(null);
@@ -225,6 +262,10 @@ export class TerminalSessions {
       return call.answer(null);
     }
     const known = this.touch(call.cli, hook, transcript);
+    if (call.pid !== undefined && known.process?.pid !== call.pid) {
+      const startedAt = processStart(call.pid);
+      known.process = startedAt === null ? undefined : { pid: call.pid, startedAt };
+    }
     switch (hook.hook_event_name) {
       case 'SessionStart':
         known.base = 'idle';
@@ -260,10 +301,7 @@ export class TerminalSessions {
         this.settleSession(known, 'the turn ended');
         break;
       case 'SessionEnd':
-        known.base = 'exited';
-        this.settleSession(known, 'the session ended');
-        known.watcher?.close();
-        known.watcher = null;
+        this.end(known, 'the session ended');
         break;
       default:
         break;
@@ -428,6 +466,16 @@ export class TerminalSessions {
     }
     // In order, in batches that each fit the link (a long transcript read at once is many).
     for (const items of itemBatches(change.items)) this.options.broadcast('session.items', { sessionId: known.session.sessionId, items });
+  }
+}
+
+/** When the process started (its start time in clock ticks, /proc/<pid>/stat field 22); null when there is none. */
+function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
   }
 }
 
