@@ -45,6 +45,25 @@ function terminal(name: string, command: string): void {
 
 const pane = (name: string) => tmux('capture-pane', '-p', '-t', `term:${name}`);
 
+/** The text in the TUI's composer: its last line that starts with the prompt (none once the window closed, as /exit does). */
+function composer(name: string, prompt: string): string | undefined {
+  let text: string;
+  try { text = pane(name); } catch { return undefined; }
+  return text.split('\n').filter((l) => l.startsWith(prompt)).at(-1)?.slice(prompt.length).trim();
+}
+
+/**
+ * Types a line as the person would, and presses Enter only once the composer shows it. Sent in one
+ * go with the text, the Enter was once taken as part of the typing (the line stayed in the composer
+ * and the next one was appended to it: "KW-APPROVEKW-APPROVE").
+ */
+async function type(name: string, text: string, prompt = '❯'): Promise<void> {
+  tmux('send-keys', '-t', `term:${name}`, '-l', text);
+  await until(() => composer(name, prompt) === text, `${text} in the composer`);
+  tmux('send-keys', '-t', `term:${name}`, 'Enter');
+  await until(() => composer(name, prompt) !== text, `${text} sent`);
+}
+
 async function until<T>(check: () => T | undefined | null | false, what: string, ms = 45_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
@@ -122,8 +141,7 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
   });
 
   it('shows what is typed in the terminal and the reply, read from the transcript, with running then idle', async () => {
-    await until(() => pane('claude').includes('❯'), 'the prompt');
-    tmux('send-keys', '-t', 'term:claude', 'KW-HELLO', 'Enter');
+    await type('claude', 'KW-HELLO');
     await until(() => items(lobby).find((i) => i.kind === 'assistant' && i.text === 'Hello! How can I help today?'), 'the reply as an item');
     expect(items(lobby).find((i) => i.kind === 'user')).toMatchObject({ text: 'KW-HELLO' });
     expect(items(lobby).find((i) => i.kind === 'thinking')).toMatchObject({ text: 'The user greets me; I answer briefly.' });
@@ -136,7 +154,7 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
   });
 
   it('a tool that needs permission shows as an approval; allowed from the client, the terminal goes on and the file is written', async () => {
-    tmux('send-keys', '-t', 'term:claude', 'KW-APPROVE', 'Enter');
+    await type('claude', 'KW-APPROVE');
     const [approval] = await until(() => (pendingApprovals(lobby).length > 0 ? pendingApprovals(lobby) : undefined), 'the approval');
     expect(approval).toMatchObject({ sessionId, toolName: 'Bash', summary: 'Bash: mkdir -p probe && date > probe/stamp.txt' });
     expect(approval.choices.map((c: Frame) => c.kind)).toEqual(['allow', 'remember', 'deny']);
@@ -159,7 +177,7 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
   it('answered in the terminal, the client\'s card settles and a late client answer is not accepted', async () => {
     rmSync(path.join(work, 'probe'), { recursive: true, force: true });
     const before = approvalsFrames(lobby).length;
-    tmux('send-keys', '-t', 'term:claude', 'KW-APPROVE', 'Enter');
+    await type('claude', 'KW-APPROVE');
     const [approval] = await until(() => (approvalsFrames(lobby).length > before && pendingApprovals(lobby).length > 0 ? pendingApprovals(lobby) : undefined), 'the second approval');
     await until(() => pane('claude').includes('Do you want to proceed?'), 'the terminal\'s own prompt');
     tmux('send-keys', '-t', 'term:claude', '1');
@@ -180,7 +198,7 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
       await page.getByText('Hello! How can I help today?').waitFor();
       await page.getByTestId('terminal-status').getByText('Idle').waitFor();
       rmSync(path.join(work, 'probe'), { recursive: true, force: true });
-      tmux('send-keys', '-t', 'term:claude', 'KW-APPROVE', 'Enter');
+      await type('claude', 'KW-APPROVE');
       const approval = page.getByTestId('terminal-approval');
       await approval.getByText('Bash: mkdir -p probe && date > probe/stamp.txt').waitFor();
       await page.getByTestId('terminal-status').getByText('Needs you').waitFor();
@@ -197,7 +215,7 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
   let chatId = '';
   it('is continued as a chat once the terminal let go, with its history whole', async () => {
     await expect(lobby.socket.request('session.resume', { sessionId })).rejects.toMatchObject({ code: 'chat-busy' });
-    tmux('send-keys', '-t', 'term:claude', '/exit', 'Enter');
+    await type('claude', '/exit');
     await until(() => lastStatus(lobby)?.agent.status === 'exited', 'exited');
     const info = await lobby.socket.request('session.resume', { sessionId });
     chatId = info.chatId;
