@@ -20,6 +20,8 @@ import { openCore, TestClient, tempDir, until } from './harness.ts';
 
 export const CLAUDE_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/claude');
 const SUBAGENT_MARK = 'SUBAGENT-PROMPT';
+/** In a subagent's prompt: it runs a long command instead (KW-LONGTASK), for stopping it mid-way. */
+const SLOW_SUBAGENT_MARK = 'SUBAGENT-SLOW';
 /** Words of the summary request Claude Code makes for `/compact` (2.1.197), and the summary the model gives. */
 const COMPACT_ASK = 'create a detailed summary of the conversation';
 export const COMPACT_SUMMARY = 'SCRIPTED-SUMMARY: the person greeted the agent twice.';
@@ -30,8 +32,9 @@ export function scenarioReply(request: MessagesRequest): ScriptedReply {
   const results = toolResults(request);
   if (firstUserText(request).includes(SUBAGENT_MARK)) {
     // The subagent runs one command, then reports.
-    return results.size > 0
-      ? { blocks: [{ type: 'text', text: 'Subagent report: found 3 files.' }] }
+    if (results.size > 0) return { blocks: [{ type: 'text', text: 'Subagent report: found 3 files.' }] };
+    return firstUserText(request).includes(SLOW_SUBAGENT_MARK)
+      ? { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 120', description: 'Wait from the subagent' } }] }
       : { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo sub-echo', description: 'List from the subagent' } }] };
   }
   // `/compact`: the CLI asks the model for a summary of the conversation, in the same turn's last message.
@@ -57,6 +60,8 @@ export function scenarioReply(request: MessagesRequest): ScriptedReply {
       };
     case 'TASK':
       return { blocks: [{ type: 'tool_use', name: 'Task', input: { description: 'Find files', prompt: `${SUBAGENT_MARK}: list the files`, subagent_type: 'general-purpose' } }] };
+    case 'LONGTASK':
+      return { blocks: [{ type: 'tool_use', name: 'Task', input: { description: 'Wait long', prompt: `${SUBAGENT_MARK} ${SLOW_SUBAGENT_MARK}: wait`, subagent_type: 'general-purpose' } }] };
     case 'BACKGROUND':
       return { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 300', run_in_background: true, description: 'Wait in the background' } }] };
     case 'SLEEP':

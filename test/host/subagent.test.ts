@@ -2,7 +2,7 @@
 // whose scripted subagent runs one command and reports), and chat.stopSubagent's refusal.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openClaudeChat, turnAllowingAll } from './claude-scenario.ts';
-import type { TestClient } from './harness.ts';
+import { until, type TestClient } from './harness.ts';
 
 let client: TestClient;
 let close: (() => Promise<void>) | undefined;
@@ -43,6 +43,44 @@ describe('chat.subagent with the real Claude Code', { timeout: 90_000 }, () => {
 
     expect(await client.fails('chat.subagent', { chatId: 'c', toolUseId: 'toolu_none' })).toBe('subagent-not-found');
     expect(await client.fails('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId, cursor: 'forged' })).toBe('history-expired');
-    expect(await client.fails('chat.stopSubagent', { chatId: 'c', toolUseId: row.toolUseId })).toBe('chat-unsupported');
+    // It finished: nothing to stop.
+    expect(await client.fails('chat.stopSubagent', { chatId: 'c', toolUseId: row.toolUseId })).toBe('subagent-not-found');
+    expect(await client.fails('chat.stopSubagent', { chatId: 'c', toolUseId: 'toolu_none' })).toBe('subagent-not-found');
+  });
+
+  it('chat.stopSubagent stops a running subagent through Claude Code (its task), and the turn goes on without it', async () => {
+    const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'KW-LONGTASK' });
+    const approved = new Set<string>();
+    const thread = () => client.threads.get('c')!;
+    const slow = () => thread().items.find((i) => i.kind === 'tool' && (i.input as { command?: string })?.command === 'sleep 120');
+    // Running once its own command runs (allowed when it asks: root may not skip Claude Code's permissions).
+    await until(() => {
+      for (const item of thread().items) {
+        if (item.kind === 'approval' && item.decision === 'pending' && !approved.has(item.requestId)) {
+          approved.add(item.requestId);
+          void client.ok('chat.approve', { chatId: 'c', requestId: item.requestId, decision: 'allow' });
+        }
+      }
+      return slow()?.kind === 'tool' && (slow() as { state: string }).state === 'running';
+    }, 'the subagent\'s sleep running', 60_000);
+    const row = thread().items.find((i) => i.kind === 'subagent' && i.description === 'Wait long');
+    if (row?.kind !== 'subagent') throw new Error('no subagent row');
+    expect(row.status).toBe('running');
+
+    await client.ok('chat.stopSubagent', { chatId: 'c', toolUseId: row.toolUseId });
+    await until(() => {
+      const now = thread().get(row.id);
+      const turn = thread().get(turnId);
+      return now?.kind === 'subagent' && now.status !== 'running' && turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the subagent stopped and the turn over', 60_000);
+    const stopped = thread().get(row.id);
+    expect(stopped?.kind === 'subagent' && stopped.status).toBe('failed');
+    // The turn ended on its own terms (the model got the Task call's result), not cancelled.
+    const turn = thread().get(turnId);
+    expect(turn?.kind === 'turn' && turn.state).toBe('done');
+    // The subagent's command never ran out its 120 s.
+    const sleep = slow();
+    expect(sleep?.kind === 'tool' ? sleep.state : null).not.toBe('done');
+    expect(await client.fails('chat.stopSubagent', { chatId: 'c', toolUseId: row.toolUseId })).toBe('subagent-not-found');
   });
 });

@@ -284,13 +284,10 @@ export function createHandlers(core: HostCore): HandlerTable {
         live: row.status === 'running',
       };
     },
-    // Claude Code stops a subagent only as a task of its own (stop_task by its task id), which it does not name for a Task call here.
+    // Where the CLI can (Claude Code: a subagent is one of its tasks); else the documented refusal, chat-unsupported.
     'chat.stopSubagent': (payload) => {
-      const session = core.session(payload.chatId);
-      if (!session.thread.items.some((item) => item.kind === 'subagent' && item.toolUseId === payload.toolUseId)) {
-        throw new ProtocolError('subagent-not-found', `No subagent ${payload.toolUseId} in this chat`);
-      }
-      throw new ProtocolError('chat-unsupported', `${session.info.provider} cannot stop one subagent on its own here; stop the turn (chat.cancel with subagents)`);
+      core.session(payload.chatId).stopSubagent(payload.toolUseId);
+      return {};
     },
     'chat.stopTask': (payload) => {
       core.session(payload.chatId).stopTask(payload.taskId);

@@ -505,6 +505,24 @@ export class ChatSession {
     if (!driver.stopTask(taskId)) throw new ProtocolError('task-not-found', `Background task ${taskId} ended with its CLI`);
   }
 
+  /**
+   * Stops one running subagent through its CLI (Claude Code: `stop_task` on the subagent's task);
+   * the row settles when the CLI reports it stopped. `subagent-not-found` for no such row or one that
+   * finished; `chat-unsupported` where the CLI cannot stop one on its own (the turn's cancel can).
+   */
+  stopSubagent(toolUseId: string): void {
+    const row = this.thread.items.find((item) => item.kind === 'subagent' && item.toolUseId === toolUseId);
+    if (row?.kind !== 'subagent') throw new ProtocolError('subagent-not-found', `No subagent ${toolUseId} in this chat`);
+    if (row.status !== 'running') throw new ProtocolError('subagent-not-found', `Subagent ${toolUseId} already ${row.status === 'done' ? 'finished' : 'failed'}`);
+    const unsupported = `${this.info.provider} cannot stop one subagent on its own here; stop the turn (chat.cancel with subagents)`;
+    if (row.origin === 'ruimte') throw new ProtocolError('chat-unsupported', 'A subagent the host opened stops with its own chat');
+    const driver = this.driver;
+    if (!driver?.stopSubagent) throw new ProtocolError('chat-unsupported', unsupported);
+    const stopped = driver.stopSubagent(toolUseId);
+    if (stopped === null) throw new ProtocolError('chat-unsupported', `${this.info.provider} named no task for subagent ${toolUseId}; stop the turn (chat.cancel with subagents)`);
+    if (!stopped) throw new ProtocolError('subagent-not-found', `Subagent ${toolUseId} ended with its CLI`);
+  }
+
   private onOutput(turnId: string, output: ProviderOutput): void {
     const turn = this.turn;
     if (!turn || turn.id !== turnId || this.closed) return; // a turn already settled: late output is dropped

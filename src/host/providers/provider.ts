@@ -174,6 +174,8 @@ export interface ProviderSession {
   interrupt(): void;
   /** Stops one of the background tasks it reported; false when its process is not running. Absent: it cannot. */
   stopTask?(taskId: string): boolean;
+  /** Stops one of its running subagents by the call that opened it; null when the CLI named no way to; false when its process is not running. Absent: it cannot. */
+  stopSubagent?(toolUseId: string): boolean | null;
   answerApproval(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string): void;
   /** `null` = the question was cancelled or dismissed without an answer. */
   answerQuestion(requestId: string, answers: Record<string, string> | null): void;

@@ -128,6 +128,12 @@ export class ClaudeSession implements ProviderSession {
     return process.writeLine(JSON.stringify(stopTaskLine(`stop-task-${this.interrupts}`, taskId)));
   }
 
+  /** A subagent is one of Claude Code's tasks too (`local_agent`): stopped by the task id it gave it; null when it gave none. */
+  stopSubagent(toolUseId: string): boolean | null {
+    const taskId = this.mapper.agentTask(toolUseId);
+    return taskId === null ? null : this.stopTask(taskId);
+  }
+
   answerApproval(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string): void {
     this.reply(this.mapper.approvalReply(requestId, decision, message));
   }

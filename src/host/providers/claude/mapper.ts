@@ -104,6 +104,8 @@ export class ClaudeStreamMapper {
   private readonly commands = new Map<string, string>();
   /** The background tasks running now, by task id. */
   private readonly background = new Map<string, ChatBackgroundTask>();
+  /** A running subagent's task id by its Task call's id (`task_started` of type `local_agent`): what `stop_task` names. */
+  private readonly agentTasks = new Map<string, string>();
   /** Messages whose text came as stream deltas: their whole `assistant` copies are not shown again. */
   private readonly streamed = new Set<string>();
   /** The kind of each open streamed block, by index. */
@@ -233,8 +235,9 @@ export class ClaudeStreamMapper {
         // A shell command or a monitor the CLI runs in the background (`local_bash`; agents are subagents).
         const taskId = str(message.task_id);
         const type = str(message.task_type) ?? '';
-        if (!taskId || (type !== 'local_bash' && !type.includes('monitor'))) return [];
         const toolUseId = str(message.tool_use_id);
+        if (taskId && toolUseId && type === 'local_agent') this.agentTasks.set(toolUseId, taskId);
+        if (!taskId || (type !== 'local_bash' && !type.includes('monitor'))) return [];
         this.background.set(taskId, {
           id: taskId,
           kind: type === 'local_bash' ? 'shell' : 'monitor',
@@ -255,6 +258,7 @@ export class ClaudeStreamMapper {
         const taskId = str(message.task_id);
         if (taskId && this.background.delete(taskId)) return [this.backgroundList()];
         const toolUseId = str(message.tool_use_id);
+        if (toolUseId) this.agentTasks.delete(toolUseId);
         if (!toolUseId || !SUBAGENT_TOOLS.has(this.tools.get(toolUseId) ?? 'Task')) return [];
         return [{
           type: 'subagent-end',
@@ -453,6 +457,11 @@ export class ClaudeStreamMapper {
       out.push(note('warning', `${share}the ${window} limit is used${when}.`));
     }
     return out;
+  }
+
+  /** The task id Claude Code gave a subagent that still runs, or null when it named none (or it ended). */
+  agentTask(toolUseId: string): string | null {
+    return this.agentTasks.get(toolUseId) ?? null;
   }
 
   private backgroundList(): ProviderOutput {
