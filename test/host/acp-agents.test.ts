@@ -2,8 +2,8 @@
 // OpenCode 1.18.33 (`opencode acp`) and Qwen Code 0.24.4 (`qwen --acp`), each against the scripted
 // OpenAI Responses server on loopback (OpenCode through a provider of its own config on
 // `@ai-sdk/openai`, Qwen Code with `--auth-type=openai-responses`). A turn asks to run a shell
-// command: Qwen Code asks permission, the approval reaches the client, allowed the file is written;
-// denied, the folder is left alone. OpenCode answers a plain turn (its approval: see below). The binaries are the pinned ones scripts/acp-agents.ts installs.
+// command: each asks permission, the approval reaches the client, allowed the file is written;
+// denied, the folder is left alone. The binaries are the pinned ones scripts/acp-agents.ts installs.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,9 +108,19 @@ describe('OpenCode by its command line', () => {
     expect(turnOf('opencode', turnId)!.state).toBe('done');
     expect(items('opencode', turnId).some((i) => i.kind === 'assistant' && i.text.includes('Hello from the scripted model.'))).toBe(true);
   });
-  // Not here: a turn with an approval. OpenCode 1.18.33 over ACP, with `permission: {bash: "ask"}`,
-  // ends the scripted model's bash call as "Tool execution aborted" and sends this client no
-  // `session/request_permission` at all (seen with this very setup); the cause is not found yet.
+
+  // (Until the scripted server sent a done function_call with `status: "completed"`, as the real API
+  // does, OpenCode's AI SDK refused that chunk, the call never ran, and it ended "Tool execution aborted".)
+  it('asks before it runs a shell command: allowed, the file is written', { timeout: TURN_MS * 2 }, async () => {
+    const approval = await turnWithApproval('opencode', 'allowed', 'allow');
+    expect(JSON.stringify(approval.input)).toContain('echo from-opencode > allowed.txt');
+    expect(readFileSync(path.join(data.dir, 'work-opencode', 'allowed.txt'), 'utf8').trim()).toBe('from-opencode');
+  });
+
+  it('denied, the folder is left alone', { timeout: TURN_MS * 2 }, async () => {
+    await turnWithApproval('opencode', 'denied', 'deny');
+    expect(existsSync(path.join(data.dir, 'work-opencode', 'denied.txt'))).toBe(false);
+  });
 });
 
 describe('Qwen Code by its command line', () => {

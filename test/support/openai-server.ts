@@ -148,10 +148,12 @@ export class OpenAiServer {
         }
         case 'call': {
           const item = { type: 'function_call', id: itemId, call_id: step.callId ?? `call_${n}_${index}`, name: step.name, arguments: JSON.stringify(step.arguments) };
-          send({ type: 'response.output_item.added', output_index: index, item: { ...item, arguments: '' } });
+          // With its `status`, as the real API sends it: the AI SDK (OpenCode's) refuses a done
+          // function_call without `status: "completed"`, and the call then never runs nor asks.
+          send({ type: 'response.output_item.added', output_index: index, item: { ...item, arguments: '', status: 'in_progress' } });
           send({ type: 'response.function_call_arguments.delta', item_id: itemId, output_index: index, delta: item.arguments });
           send({ type: 'response.function_call_arguments.done', item_id: itemId, output_index: index, arguments: item.arguments });
-          send({ type: 'response.output_item.done', output_index: index, item });
+          send({ type: 'response.output_item.done', output_index: index, item: { ...item, status: 'completed' } });
           break;
         }
         case 'custom': {
