@@ -99,10 +99,10 @@ function serviceWorker() {
   };
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 30_000, detail?: () => string): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-2000)}`);
+    if (Date.now() > end) throw new Error(`timed out: ${what}\n${detail ? `${detail()}\n` : ''}${host.output.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -230,13 +230,39 @@ describe('push notifications through wrangler dev', () => {
       await person.page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
       // DevTools delivers a push event to the registration, as the browser does once it decrypted one.
       const cdp = await person.context.newCDPSession(person.page);
-      // The registration whose worker is activated: a push delivered to one still installing may be lost.
-      const registrationId = new Promise<string>((resolve) => cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
-        const active = versions.find((v) => v.status === 'activated' && v.scriptURL === `${origin}/sw.js`);
-        if (active) resolve(active.registrationId);
-      }));
+      // The registration whose worker is activated now (a push delivered to one still installing may be
+      // lost): the newest such, not the first seen, and never one DevTools says was deleted, since a
+      // registration can be replaced while the app starts. What DevTools says of every version, every
+      // error the worker reports and its console are kept, to say why should a notification not come.
+      const seen: string[] = [];
+      const deleted = new Set<string>();
+      let registrationId: string | null = null;
+      let activated: () => void = () => undefined;
+      const anyActivated = new Promise<void>((resolve) => { activated = resolve; });
+      cdp.on('ServiceWorker.workerRegistrationUpdated', ({ registrations }) => {
+        for (const r of registrations) {
+          seen.push(`registration ${r.registrationId} ${r.scopeURL}${r.isDeleted ? ' deleted' : ''}`);
+          if (r.isDeleted) deleted.add(r.registrationId);
+        }
+      });
+      cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+        for (const v of versions) {
+          seen.push(`version ${v.versionId} of registration ${v.registrationId}: ${v.status}, ${v.runningStatus} (${v.scriptURL})`);
+          if (v.status === 'activated' && v.scriptURL === `${origin}/sw.js` && !deleted.has(v.registrationId)) {
+            registrationId = v.registrationId;
+            activated();
+          }
+        }
+      });
+      cdp.on('ServiceWorker.workerErrorReported', ({ errorMessage }) => seen.push(`worker error: ${errorMessage.errorMessage} at ${errorMessage.sourceURL}:${errorMessage.lineNumber}`));
+      person.context.on('console', (message) => seen.push(`console ${message.type()}: ${message.text()}`));
       await cdp.send('ServiceWorker.enable');
-      const deliver = async (payload: PushPayload) => cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId: await registrationId, data: JSON.stringify(payload) });
+      const deliver = async (payload: PushPayload) => {
+        await anyActivated;
+        seen.push(`push ${payload.kind} delivered to registration ${registrationId}`);
+        await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId: registrationId!, data: JSON.stringify(payload) });
+      };
+      const why = () => `what the service worker did:\n${seen.slice(-40).join('\n')}`;
       const shown = () => person.page.evaluate(async () => (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
         title: n.title, body: n.body, tag: n.tag, silent: n.silent, requireInteraction: n.requireInteraction,
         actions: (n as unknown as { actions: { action: string; title: string }[] }).actions.map((a) => ({ action: a.action, title: a.title })),
@@ -248,23 +274,23 @@ describe('push notifications through wrangler dev', () => {
       // approval that would buzz is still shown, with its buttons, but silently.
       expect(await person.page.evaluate(() => [document.visibilityState, document.hasFocus()])).toEqual(['visible', true]);
       await deliver(asked!);
-      await until(async () => (await shown()).length === 1, 'the approval notification');
+      await until(async () => (await shown()).length === 1, 'the approval notification', 30_000, why);
       const [first] = await shown();
       expect(first).toMatchObject({ title: asked!.title, body: asked!.body, tag: asked!.tag, silent: true, requireInteraction: true, data: asked });
       expect(first!.actions.slice(0, 2)).toEqual([{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }]);
 
       // Answered elsewhere: the same notification, without its buttons, quietly.
       await deliver(answered!);
-      await until(async () => (await shown())[0]?.body === answered!.body, 'the answered notification');
+      await until(async () => (await shown())[0]?.body === answered!.body, 'the answered notification', 30_000, why);
       expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: true, requireInteraction: false, actions: [], body: 'Approved: Bash · push-host' })]);
       await deliver(ended!);
-      await until(async () => (await shown())[0]?.body === ended!.body, 'the turn-ended notification');
+      await until(async () => (await shown())[0]?.body === ended!.body, 'the turn-ended notification', 30_000, why);
       expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: true, actions: [], body: 'Turn finished · push-host' })]);
 
       // Elsewhere in the app (Settings, not that chat), the same approval alerts.
       await person.page.goto('/settings');
       await deliver(asked!);
-      await until(async () => (await shown())[0]?.body === asked!.body, 'the approval notification again');
+      await until(async () => (await shown())[0]?.body === asked!.body, 'the approval notification again', 30_000, why);
       expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: false, requireInteraction: true })]);
 
       // Settings lists what became of each push of the first test, newest first.
