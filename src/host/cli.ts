@@ -32,11 +32,12 @@ import { pairHost, relayBase } from './pairing.ts';
 import { DEFAULT_MODE_CEILING } from './policy.ts';
 import { formatAudit, readAudit } from './trust/audit.ts';
 import { installedService, installService, serviceLogFile, uninstallService } from './service.ts';
-import { readHostConfig } from './config.ts';
+import { policyFrom, readHostConfig } from './config.ts';
 import { defaultClaudeConfigDir, settingsFile, type HookTarget } from './terminal/hooks-file.ts';
 import { setHooks, stateOfHooks } from './terminal/hooks.ts';
 import type { HooksState } from '../contracts/index.ts';
-import { hookTargetsFrom } from './terminal/targets.ts';
+import { hookTargetsFrom, withAccountTargets } from './terminal/targets.ts';
+import { AccountBook } from './chats/accounts.ts';
 import { recoverByCode, recoveredLines } from './trust/recover.ts';
 
 export function defaultDataDir(): string {
@@ -293,7 +294,9 @@ function hookTargetsOf(opts: HookOpts): HookTarget[] {
   else {
     try {
       const { config, base } = readHostConfig(file);
-      targets = hookTargetsFrom(config, base);
+      // The accounts made in the app, each folder as the host's policy admits it, beside the config's.
+      const accounts = new AccountBook(opts.data, ['claude', 'codex'], policyFrom(config, { dataDir: opts.data }));
+      targets = withAccountTargets(hookTargetsFrom(config, base), accounts);
     } catch (error) {
       fail(error instanceof Error ? error.message : String(error));
     }

@@ -12,6 +12,9 @@ import {
   CLAUDE_HOOK_EVENTS, CODEX_HOOK_EVENTS, HOOK_MARK, hookCommand, hooksState, installHooks, removeHooks, type HookTarget,
 } from '../../src/host/terminal/hooks-file.ts';
 import { installCodexHooks, removeCodexHooks } from '../../src/host/terminal/codex-hooks.ts';
+import { withAccountTargets } from '../../src/host/terminal/targets.ts';
+import { AccountBook } from '../../src/host/chats/accounts.ts';
+import { policyFrom } from '../../src/host/config.ts';
 import { hookSecretPath, hookSocketPath } from '../../src/host/terminal/hook-channel.ts';
 import { TerminalSessions } from '../../src/host/terminal/sessions.ts';
 import { CUT_NOTE, SESSION_ITEMS_BATCH_BYTES } from '../../src/host/terminal/item-batches.ts';
@@ -400,5 +403,52 @@ describe('a terminal session whose CLI dies without a SessionEnd', () => {
     expect(sessions.list().approvals).toEqual([]);
     // Once exited it can be continued as a chat.
     await expect(sessions.handover('gggg-1')).resolves.toMatchObject({ kind: 'claude', agentSessionId: 'gggg-1' });
+  });
+});
+
+describe('the hooks of a Claude Code or Codex account other than the default', () => {
+  it('go in each enabled account\'s config folder the policy admits, beside the configured ones, and its transcripts are read', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'tether-hooks-data-'));
+    const homes = mkdtempSync(path.join(tmpdir(), 'tether-account-homes-'));
+    const work = mkdtempSync(path.join(tmpdir(), 'tether-hooks-work-'));
+    const policy = policyFrom({ policy: { roots: [work], accountHomes: [homes] } }, { dataDir });
+    const book = new AccountBook(dataDir, ['claude', 'codex'], policy);
+    const work2 = path.join(homes, 'work-claude');
+    await book.save({
+      'claude-work': { kind: 'claude', label: 'Work', home: work2 },
+      'claude-off': { kind: 'claude', label: 'Off', home: path.join(homes, 'off'), enabled: false },
+      'codex-team': { kind: 'codex', label: 'Team', home: path.join(homes, 'codex-team') },
+    });
+    // A folder the policy does not admit (a chat folder) is never an account's, so never a target.
+    await expect(book.save({ bad: { kind: 'claude', label: 'Bad', home: work } })).rejects.toMatchObject({ code: 'invalid-account' });
+    const configured: HookTarget[] = [{ kind: 'claude', configDir: '/home/p/.claude' }, { kind: 'codex', configDir: '/home/p/.codex', command: '/usr/bin/codex' }];
+    expect(withAccountTargets(configured, book)).toEqual([
+      ...configured,
+      { kind: 'claude', configDir: work2 },
+      { kind: 'codex', configDir: path.join(homes, 'codex-team'), command: '/usr/bin/codex' },
+    ]);
+    // No Codex backend configured: no Codex account is a target.
+    expect(withAccountTargets([configured[0]!], book).map((t) => t.configDir)).toEqual(['/home/p/.claude', work2]);
+    // The account's hooks install like the default's, and its session is read from its own projects folder.
+    const target: HookTarget = { kind: 'claude', configDir: work2 };
+    expect(installHooks(dataDir, target).installed).toBe(true);
+    const events: { event: string; payload: any }[] = [];
+    const sessions = new TerminalSessions({
+      dataDir, targets: () => withAccountTargets([configured[0]!], book), broadcast: (event, payload) => events.push({ event, payload }),
+      log: { info: () => undefined, warn: () => undefined },
+    });
+    await sessions.start();
+    try {
+      const projects = path.join(work2, 'projects', '-w');
+      mkdirSync(projects, { recursive: true });
+      await new Promise<void>((resolve) => {
+        const child = spawn(process.execPath, [HOOK_CLIENT, 'claude', dataDir, HOOK_MARK], { stdio: ['pipe', 'ignore', 'inherit'] });
+        child.on('exit', () => resolve());
+        child.stdin.end(JSON.stringify({ session_id: 'hhhh-1', transcript_path: path.join(projects, 'hhhh-1.jsonl'), cwd: '/w', hook_event_name: 'SessionStart' }));
+      });
+      expect(events.find((e) => e.event === 'session.status')?.payload).toMatchObject({ sessionId: 'hhhh-1', agent: { transcriptPath: path.join(projects, 'hhhh-1.jsonl') } });
+    } finally {
+      await sessions.close();
+    }
   });
 });

@@ -90,6 +90,28 @@ export class AccountBook {
     }
   }
 
+  /**
+   * The config folders of this kind's enabled accounts other than its default, each as the policy
+   * admits it (`policy.accountHomes`); one the policy refuses is left out (`refused` says which).
+   */
+  homesOf(kind: AgentKind, refused: (id: string, message: string) => void = () => undefined): { id: string; home: string }[] {
+    // Asked per terminal hook: judged once per saved set of accounts (the policy resolves symlinks on disk).
+    const cached = this.homesCache.get(kind);
+    if (cached && cached.of === this.accounts) return cached.homes;
+    const out: { id: string; home: string }[] = [];
+    for (const [id, account] of Object.entries(this.accounts)) {
+      if (id === kind || account.kind !== kind || account.enabled === false || account.home === undefined) continue;
+      try {
+        out.push({ id, home: this.policy.admitAccountHome(account.home, 'home', [this.dataDir]) });
+      } catch (error) {
+        refused(id, error instanceof Error ? error.message : String(error));
+      }
+    }
+    this.homesCache.set(kind, { of: this.accounts, homes: out });
+    return out;
+  }
+  private readonly homesCache = new Map<AgentKind, { of: ProviderAccountMap; homes: { id: string; home: string }[] }>();
+
   snapshot(): ProviderAccounts {
     const accounts: ProviderAccountMap = {};
     for (const kind of this.kinds) accounts[kind] = { ...(this.accounts[kind] ?? {}), kind };

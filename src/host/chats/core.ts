@@ -55,6 +55,7 @@ import { UsageService } from '../usage/service.ts';
 import { LoginWatch } from './login-watch.ts';
 import type { HookTarget } from '../terminal/hooks-file.ts';
 import { TerminalSessions } from '../terminal/sessions.ts';
+import { withAccountTargets } from '../terminal/targets.ts';
 import type { VisualInput } from './visuals.ts';
 
 export interface HostLog {
@@ -177,7 +178,7 @@ export class HostCore {
     this.setup = options.setup;
     this.terminal = new TerminalSessions({
       dataDir: options.dataDir,
-      targets: () => this.hookTargets,
+      targets: () => this.hookTargetsNow(),
       broadcast: (event, payload) => this.broadcast(event, payload),
       log: this.log,
       ...(options.codexApprovalWaitMs !== undefined ? { codexApprovalWaitMs: options.codexApprovalWaitMs } : {}),
@@ -384,6 +385,11 @@ export class HostCore {
   }
 
   /** Sends an event to every client. */
+  /** Where the host's hooks may be (and its terminal sessions' transcripts read): the config's targets and the accounts' folders. */
+  hookTargetsNow(): HookTarget[] {
+    return withAccountTargets(this.hookTargets, this.accounts);
+  }
+
   broadcast(event: string, payload: unknown): void {
     const frame: HostEventFrame = { type: 'event', event, payload };
     for (const client of this.clients.values()) this.sendTo(client, frame);

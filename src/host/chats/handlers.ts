@@ -359,9 +359,9 @@ export function createHandlers(core: HostCore): HandlerTable {
     // Kept by the relay per socket; a local client gets every approval.
     'session.approvalPreference': () => ({}),
     'session.resume': (payload, client) => continueTerminalSession(core, payload.sessionId, client),
-    'hooks.status': async () => ({ hooks: await Promise.all(core.hookTargets.map((target) => stateOfHooks(core.dataDir, target))) }),
+    'hooks.status': async () => ({ hooks: await Promise.all(core.hookTargetsNow().map((target) => stateOfHooks(core.dataDir, target))) }),
     'hooks.set': async (payload) => {
-      const targets = core.hookTargets.filter((target) => target.kind === payload.kind);
+      const targets = core.hookTargetsNow().filter((target) => target.kind === payload.kind);
       if (targets.length === 0) throw new ProtocolError('chat-unsupported', `This host installs no hooks for ${payload.kind}`);
       // Consent: a relay that forged this must not add hooks to the person's CLI. Removing is always allowed.
       if (payload.installed && !core.hooksInstallVerified) {
