@@ -3,8 +3,8 @@
 // (test/host/claude-scenario.ts): a command Claude Code keeps running in the background is listed
 // in the chat with a Stop that really stops it; a subagent's full work is read from the CLI's own
 // transcript on request; a turn that stops on the usage limit says so in the chat's header; `$` in
-// the composer offers the skills Claude Code would load for the chat's folder (the user's and the
-// project's), with their descriptions, and the one picked travels with the message.
+// the composer offers the skills Claude Code would load for the chat's folder (the user's, the
+// project's and an installed plugin's), with their descriptions, and the one picked travels with the message.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostConnection, RelayApi } from '../../src/client/index.ts';
 import type { AnthropicServer } from '../support/anthropic-server.ts';
-import { claudeHostConfig, startScenario } from '../host/claude-scenario.ts';
+import { CLAUDE_BIN, claudeHostConfig, startScenario } from '../host/claude-scenario.ts';
 import { accessibilityViolations, screenshot, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
 import { HostProcess, Peer, personCredentials, relayUrl } from './peers.ts';
 
@@ -78,6 +78,16 @@ beforeAll(async () => {
   config = scenario.env.CLAUDE_CONFIG_DIR!;
   skill(path.join(config, 'skills'), 'release-notes', 'Write the release notes from the merged changes');
   skill(path.join(work, '.claude', 'skills'), 'deploy-check', 'Check the deploy before it goes out');
+  // A plugin from a local marketplace, added and installed with the real CLI's own commands (offline).
+  const market = path.join(path.dirname(config), 'market');
+  mkdirSync(path.join(market, '.claude-plugin'), { recursive: true });
+  writeFileSync(path.join(market, '.claude-plugin', 'marketplace.json'), JSON.stringify({ name: 'local-market', owner: { name: 'Test' }, plugins: [{ name: 'tools', source: './plugins/tools', description: 'Test tools' }] }));
+  mkdirSync(path.join(market, 'plugins', 'tools', '.claude-plugin'), { recursive: true });
+  writeFileSync(path.join(market, 'plugins', 'tools', '.claude-plugin', 'plugin.json'), JSON.stringify({ name: 'tools', version: '1.0.0', description: 'Test tools' }));
+  skill(path.join(market, 'plugins', 'tools', 'skills'), 'lint-fix', 'Fix the lint errors');
+  const cli = (...args: string[]) => execFileSync(CLAUDE_BIN, args, { cwd: path.dirname(config), env: { ...process.env, ...scenario.env }, stdio: 'ignore' });
+  cli('plugin', 'marketplace', 'add', market);
+  cli('plugin', 'install', 'tools@local-market');
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: work });
   writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify(claudeHostConfig(scenario.env, work)));
   await host.start();
@@ -169,6 +179,8 @@ describe('a chat\'s background work, subagents, limit and skills in the browser'
     await poll(() => options.nth(0).textContent()).toContain('$release-notes · yours');
     await poll(() => options.nth(0).textContent()).toContain('Write the release notes from the merged changes');
     await poll(() => options.nth(1).textContent()).toContain('$deploy-check · this project');
+    await poll(() => options.nth(2).textContent()).toContain('$tools:lint-fix · plugin');
+    await poll(() => options.nth(2).textContent()).toContain('Fix the lint errors');
     await box.pressSequentially('dep');
     await poll(() => options.nth(0).textContent()).toContain('$deploy-check');
     await box.press('Enter');
