@@ -546,6 +546,10 @@ export const ChatApprovalItemSchema = z.object({
   canAllowAlways: z.boolean(),
   decision: ChatApprovalDecisionSchema,
   allowAlways: ChatAllowAlwaysSchema.optional(),
+  // Tether addition: who answered (the relay user the answer came for; shown, never trusted for
+  // anything) and a denial's reason as the person wrote it, so every device's card can say both.
+  answeredBy: z.string().optional(),
+  reason: z.string().optional(),
 });
 export type ChatApprovalItem = z.output<typeof ChatApprovalItemSchema>;
 

@@ -265,6 +265,9 @@ describe('chat interactions in the browser', () => {
     await cardOf(first.page).getByRole('button', { name: 'Allow', exact: true }).waitFor();
     await cardOf(second.page).getByRole('button', { name: 'Always allow npm test' }).waitFor();
     expect(await cardOf(first.page).locator('.approval-command').textContent()).toBe('npm test');
+    // In words, the command once: the card's title says what it asks, and its tool's row only that it waits.
+    expect(await cardOf(first.page).locator('.request-title').textContent()).toBe('Run this command? Bash');
+    expect(await first.page.locator('.approval-command').count()).toBe(1);
     await checkAccessible(first.page, ['.approval-card']);
     await screenshot(second.page, 'interactions-approval-phone');
 
@@ -276,6 +279,10 @@ describe('chat interactions in the browser', () => {
     await rows(first.page, 'assistant').filter({ hasText: 'All 42 tests passed.' }).waitFor();
     await screenshot(first.page, 'interactions-approval-settled-desktop');
 
+    // The same person as the first device, on a phone: another person answered, so "elsewhere" again.
+    const same = await openChat('phone', chatId);
+    await poll(() => cardOf(same.page).locator('.request-state').textContent()).toBe('Always allowed: Always allow npm test (answered elsewhere)');
+
     // Deny with a reason (the scripted CLI takes one): by keyboard, from the first device.
     await write(first.page, 'desktop', 'approve once more');
     await poll(() => first.page.locator('.approval-card.pending').count()).toBe(1);
@@ -286,8 +293,11 @@ describe('chat interactions in the browser', () => {
     await reason.fill('not on a Friday');
     await reason.press('Tab');
     await first.page.keyboard.press('Enter');
-    await poll(() => cardOf(first.page).locator('.request-state').textContent()).toBe('Denied');
-    await poll(() => cardOf(second.page).locator('.request-state').textContent()).toBe('Denied (answered elsewhere)');
+    // The reason is on every card; "elsewhere" only where another person sees it, not on this person's phone.
+    await poll(() => cardOf(first.page).locator('.request-state').textContent()).toBe('Denied: not on a Friday');
+    await poll(() => cardOf(second.page).locator('.request-state').textContent()).toBe('Denied: not on a Friday (answered elsewhere)');
+    await poll(() => cardOf(same.page).locator('.request-state').textContent()).toBe('Denied: not on a Friday');
+    expect(same.person.errors).toEqual([]);
     await rows(first.page, 'assistant').filter({ hasText: 'Understood, not running it.' }).waitFor();
     expect(first.person.errors).toEqual([]);
     expect(second.person.errors).toEqual([]);

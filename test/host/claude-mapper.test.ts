@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ClaudeStreamMapper, interruptLine, runtimeModeOf, userLine, type MappedLine } from '../../src/host/providers/claude/mapper.ts';
+import { ClaudeStreamMapper, interruptLine, ruleWords, runtimeModeOf, userLine, type MappedLine } from '../../src/host/providers/claude/mapper.ts';
 import type { ProviderOutput } from '../../src/host/providers/provider.ts';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'claude');
@@ -87,7 +87,7 @@ describe('Claude Code mapper: recorded turns', () => {
     const [approval] = of(second, 'approval');
     expect(start).toMatchObject({ name: 'Bash', input: { command: 'mkdir -p probe && date > probe/stamp.txt' }, description: 'Make a probe' });
     expect(approval).toMatchObject({ toolName: 'Bash', toolUseId: start.toolUseId, canAllowAlways: true });
-    expect(approval.allowAlways).toEqual({ label: 'Always allow Bash(mkdir -p probe), Bash(date)', description: "Saved in this project's local settings." });
+    expect(approval.allowAlways).toEqual({ label: 'Always allow `mkdir -p probe` and `date`', description: "Saved in this project's local settings." });
     // Recorded with the CLI's suggestions echoed back; the encoder gives the same line.
     const recorded = second.answers.get(approval.requestId);
     expect(new ClaudeStreamMapper().approvalReply('x', 'allow')).toBeNull();
@@ -265,5 +265,20 @@ describe('Claude Code lines the host writes', () => {
   it('maps every permission mode it may report', () => {
     expect(['default', 'plan', 'acceptEdits', 'auto', 'bypassPermissions', 'someday'].map(runtimeModeOf))
       .toEqual(['supervised', 'supervised', 'auto-accept-edits', 'auto', 'full-access', undefined]);
+  });
+});
+
+describe('permission rules in words (an approval card\'s "always allow")', () => {
+  it.each([
+    ['Bash', 'echo hello-from-phone *', 'commands starting with `echo hello-from-phone`'],
+    ['Bash', 'npm run:*', 'commands starting with `npm run`'],
+    ['Bash', 'npm test', '`npm test`'],
+    ['Bash', undefined, 'every command'],
+    ['Read', '//srv/project/**', 'reading files in /srv/project'],
+    ['Edit', undefined, 'editing any file'],
+    ['WebFetch', 'domain:example.com', 'fetching from example.com'],
+    ['mcp__db__query', 'users', 'mcp__db__query for users'],
+  ] as const)('%s(%s) reads "%s"', (tool, content, words) => {
+    expect(ruleWords(tool, content)).toBe(words);
   });
 });

@@ -254,14 +254,17 @@ export class HostCore {
     const parsed = parseRequest(frame);
     if (!parsed.ok) return { id: readableId(frame), ok: false, error: { code: 'bad-request', message: parsed.message } };
     const { id, type, payload } = parsed.value;
+    // A relay frame names the person it acts for (LinkRequest.by); only shown on what they answered.
+    const claimedBy = (frame as { by?: unknown }).by;
+    const by = typeof claimedBy === 'string' && claimedBy.length > 0 && claimedBy.length <= 200 ? claimedBy : null;
     if (!isAgentRequestType(type)) return { id, ok: false, error: { code: 'unknown-request', message: `Unknown request type: ${type}` } };
     // Refused before the journal, so the same request id runs once the host is back.
     if (this.closing) return { id, ok: false, error: { code: 'host-offline', message: 'The host is shutting down' } };
     let reply: JournalReply;
     try {
       reply = MUTATING.has(type)
-        ? await this.journal.once(RequestJournal.key(type, id), () => this.run(type, payload, clientId))
-        : await this.run(type, payload, clientId);
+        ? await this.journal.once(RequestJournal.key(type, id), () => this.run(type, payload, clientId, by))
+        : await this.run(type, payload, clientId, by);
     } catch (error) {
       this.log.error(`request ${type} failed: ${describe(error)}`);
       reply = { ok: false, error: { code: 'internal', message: 'Request failed' } };
@@ -269,7 +272,7 @@ export class HostCore {
     return reply.ok ? { id, ok: true, result: reply.result } : { id, ok: false, error: reply.error ?? { code: 'internal', message: 'Request failed' } };
   }
 
-  private async run(type: AgentRequestType, payload: unknown, clientId: string): Promise<JournalReply> {
+  private async run(type: AgentRequestType, payload: unknown, clientId: string, by: string | null = null): Promise<JournalReply> {
     try {
       if (type === 'chat.send' && typeof payload === 'object' && payload !== null && 'attachments' in payload && payload.attachments !== undefined) {
         const uploads = ChatAttachmentUploadsSchema.safeParse(payload.attachments);
@@ -280,8 +283,8 @@ export class HostCore {
         return { ok: false, error: { code: 'bad-request', message: `Invalid payload for ${type}: ${z.prettifyError(parsed.error)}` } };
       }
       const client = this.clients.get(clientId) ?? null;
-      const handler = this.handlers[type] as (payload: unknown, client: ClientState | null) => unknown;
-      const result = await handler(parsed.data, client);
+      const handler = this.handlers[type] as (payload: unknown, client: ClientState | null, by: string | null) => unknown;
+      const result = await handler(parsed.data, client, by);
       return { ok: true, result };
     } catch (error) {
       const wire = toWireError(error);

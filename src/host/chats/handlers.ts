@@ -29,6 +29,8 @@ import { makeWorktree } from './worktrees.ts';
 type Handler<T extends AgentRequestType> = (
   payload: RequestPayload<T>,
   client: ClientState | null,
+  /** The relay user a relay frame says it acts for (LinkRequest.by): recorded for people to see, grants nothing. */
+  by: string | null,
 ) => RequestResult<T> | Promise<RequestResult<T>>;
 
 export type HandlerTable = { [T in AgentRequestType]: Handler<T> };
@@ -183,8 +185,8 @@ export function createHandlers(core: HostCore): HandlerTable {
     },
 
     // Answer ------------------------------------------------------------------------------------
-    'chat.approve': (payload) => {
-      core.session(payload.chatId).approve(payload.requestId, payload.decision, payload.message);
+    'chat.approve': (payload, _client, by) => {
+      core.session(payload.chatId).approve(payload.requestId, payload.decision, payload.message, by);
       return {};
     },
     'chat.answer': (payload) => {

@@ -386,10 +386,11 @@ export class ChatSession {
     this.begin(next);
   }
 
-  approve(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string): void {
+  /** `by`: the relay user the answer came for (null from a local client), kept on the card for every device to see. */
+  approve(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string, by?: string | null): void {
     const item = this.thread.items.find((i) => i.kind === 'approval' && i.requestId === requestId && i.decision === 'pending');
     if (!item || item.kind !== 'approval') throw new ProtocolError('request-not-found', 'Nothing waits for that approval any more');
-    this.upsert({ ...item, decision });
+    this.upsert({ ...item, decision, ...(by ? { answeredBy: by } : {}), ...(decision === 'deny' && message ? { reason: message } : {}) });
     this.updateInfo();
     this.driver?.answerApproval(requestId, decision, message);
   }

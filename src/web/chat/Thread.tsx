@@ -122,6 +122,11 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
           if (change.added || item?.kind === 'turn' || !live.current.layout.rowOf.has(change.id)) relayout = true;
           if (change.added) newer = true;
           changed.add(change.id);
+          // An approval coming or settling changes how its tool's row reads (waiting, or running).
+          if (item?.kind === 'approval' && item.toolUseId) {
+            const tool = thread.items.findLast((i) => i.kind === 'tool' && i.toolUseId === item.toolUseId);
+            if (tool) changed.add(tool.id);
+          }
           break;
         }
         case 'delta':

@@ -583,18 +583,40 @@ const DESTINATIONS: Record<string, string> = {
   userSettings: 'Saved in your user settings.',
 };
 
+const FILE_TOOLS: Record<string, string> = { Read: 'reading', Edit: 'editing', Write: 'writing', MultiEdit: 'editing', NotebookEdit: 'editing' };
+
+/**
+ * One of Claude Code's permission rules in words (the rule syntax, `Bash(npm run *)`, is the CLI's):
+ * a command or commands starting with some words, files read or edited in a folder, a site fetched.
+ */
+export function ruleWords(toolName: string, content: string | undefined): string {
+  if (content === undefined || content === '' || content === '*') {
+    return toolName === 'Bash' ? 'every command' : FILE_TOOLS[toolName] ? `${FILE_TOOLS[toolName]} any file` : `every ${toolName} call`;
+  }
+  if (toolName === 'Bash') {
+    const prefix = /^(.*?)(?::\*| \*)$/.exec(content)?.[1];
+    return prefix !== undefined ? `commands starting with \`${prefix}\`` : `\`${content}\``;
+  }
+  if (FILE_TOOLS[toolName]) {
+    const folder = content.replace(/\/\*\*$/, '').replace(/^\/\//, '/');
+    return folder === content ? `${FILE_TOOLS[toolName]} ${content}` : `${FILE_TOOLS[toolName]} files in ${folder}`;
+  }
+  if (toolName === 'WebFetch' && content.startsWith('domain:')) return `fetching from ${content.slice('domain:'.length)}`;
+  return `${toolName} for ${content}`;
+}
+
 /** What "allow always" would do, in words; undefined when the CLI proposed nothing. */
 function allowAlwaysOf(suggestions: unknown[]): ChatAllowAlways | undefined {
   const labels: string[] = [];
   const places = new Set<string>();
   for (const suggestion of suggestions.filter(isObject)) {
     if (suggestion.type === 'addRules' && Array.isArray(suggestion.rules)) {
-      const rules = suggestion.rules.filter(isObject).map((r) => (typeof r.ruleContent === 'string' ? `${String(r.toolName)}(${r.ruleContent})` : String(r.toolName)));
-      labels.push(`Always allow ${rules.join(', ')}`);
+      const rules = suggestion.rules.filter(isObject).map((r) => ruleWords(String(r.toolName), typeof r.ruleContent === 'string' ? r.ruleContent : undefined));
+      labels.push(`Always allow ${rules.join(' and ')}`);
     } else if (suggestion.type === 'setMode' && typeof suggestion.mode === 'string') {
       labels.push(suggestion.mode === 'acceptEdits' ? 'Accept every edit' : `Switch to ${suggestion.mode}`);
     } else if (suggestion.type === 'addDirectories' && Array.isArray(suggestion.directories)) {
-      labels.push(`Allow access to ${suggestion.directories.map(String).join(', ')}`);
+      labels.push(`${labels.length > 0 ? 'and access to' : 'Allow access to'} ${suggestion.directories.map(String).join(', ')}`);
     } else {
       continue;
     }
@@ -602,7 +624,7 @@ function allowAlwaysOf(suggestions: unknown[]): ChatAllowAlways | undefined {
     if (place) places.add(place);
   }
   if (labels.length === 0) return undefined;
-  return { label: labels.join('; '), description: [...places].join(' ') };
+  return { label: labels.join(', '), description: [...places].join(' ') };
 }
 
 /** The file a Write or Edit changed, from the CLI's structured result. */

@@ -1,9 +1,11 @@
 // A tool call, folded to one line (what it did to what, and how it went); open, its input, its output
 // (streamed while it runs), the files it changed as diffs, a workflow's phases and agents.
+import { useContext } from 'preact/hooks';
 import { generatedImageAttachment, type ChatToolItem, type ChatWorkflow } from '../../../contracts/index.ts';
 import { DiffLines, FileChanges, editPatch } from './Diff.tsx';
 import { Fold } from './Fold.tsx';
 import { formatBytes, formatDuration } from './format.ts';
+import { ThreadScopeContext } from './scope.ts';
 
 /** Past this many characters an output shows its end (a running command's newest lines matter most). */
 const OUTPUT_TAIL = 40_000;
@@ -22,7 +24,7 @@ export function toolSubject(item: ChatToolItem): string {
     ?? str(input.url) ?? str(input.query) ?? str(input.description) ?? item.progress?.description ?? '';
 }
 
-const STATE_LABEL = { running: 'running', done: 'done', error: 'failed' } as const;
+const STATE_LABEL = { running: 'running', done: 'done', error: 'failed', waiting: 'waiting for your answer' } as const;
 
 function ToolInput({ item }: { item: ChatToolItem }) {
   const input = asInput(item.input);
@@ -80,8 +82,13 @@ function Workflow({ workflow }: { workflow: ChatWorkflow }) {
 }
 
 export function ToolCall({ item }: { item: ChatToolItem }) {
-  const subject = toolSubject(item);
-  const state = STATE_LABEL[item.state];
+  const scope = useContext(ThreadScopeContext);
+  // A call its approval holds does not run yet: no spinner, and its command is left to the card (once).
+  const waiting = item.state === 'running'
+    && (scope?.channel.thread.pending.some((request) => request.kind === 'approval' && request.toolUseId === item.toolUseId) ?? false);
+  const subject = waiting ? '' : toolSubject(item);
+  const shown = waiting ? 'waiting' : item.state;
+  const state = STATE_LABEL[shown];
   const image = generatedImageAttachment(item);
   const changed = item.changes?.length ?? 0;
   return (
@@ -90,9 +97,10 @@ export function ToolCall({ item }: { item: ChatToolItem }) {
       className={`tool tool-${item.state}`}
       label={`${item.name}${subject ? `: ${subject}` : ''} (${state}), show details`}
       head={<>
-        <span class={`tool-state state-${item.state}`} aria-hidden="true" />
+        <span class={`tool-state state-${shown}`} aria-hidden="true" />
         <span class="tool-name">{item.name}</span>
         {subject ? <span class="tool-subject">{subject}</span> : null}
+        {waiting ? <span class="tool-subject">waiting for your answer</span> : null}
         {changed ? <span class="tool-changed">{changed === 1 ? '1 file' : `${changed} files`}</span> : null}
         <span class="visually-hidden">{state}</span>
       </>}

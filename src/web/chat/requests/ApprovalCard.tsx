@@ -1,5 +1,6 @@
-// An approval the agent waits for: what it wants to do, and allow / allow always (only where the CLI
-// proposed a rule, under the CLI's own label) / deny (with a reason, where the CLI can carry one).
+// An approval the agent waits for, in plain words: what it wants to do (the command once), and allow /
+// allow always (only where the CLI proposed a rule, under the host's words for it) / deny (with a
+// reason, where the CLI can carry one; the reason stays on the card for every device).
 // The card is drawn from the item the thread holds, so when someone else (another person, another
 // device, the terminal) answers first, the item changes and the card settles without a click here.
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
@@ -8,7 +9,15 @@ import type { ChatApprovalItem, ChatApproveDecision } from '../../../contracts/i
 import { DiffLines, editPatch } from '../items/Diff.tsx';
 import { useAction } from '../tools/action.ts';
 import { chatCapabilities } from '../tools/capabilities.ts';
+import { loadMe, me } from '../../app/session.ts';
 import './requests.css';
+
+/** What the agent asks, in words, by the tool it wants to use; the tool's own name stays beside it. */
+const ASKS: Record<string, string> = {
+  Bash: 'Run this command?', shell: 'Run this command?', exec_command: 'Run this command?', execute: 'Run this command?',
+  Edit: 'Change this file?', MultiEdit: 'Change this file?', Write: 'Write this file?', NotebookEdit: 'Change this notebook?', edit: 'Change this file?',
+  Read: 'Read this file?', read: 'Read this file?', WebFetch: 'Open this address?', fetch: 'Open this address?', WebSearch: 'Search the web?',
+};
 
 const SETTLED: Record<Exclude<ChatApprovalItem['decision'], 'pending'>, string> = {
   allow: 'Allowed',
@@ -18,10 +27,16 @@ const SETTLED: Record<Exclude<ChatApprovalItem['decision'], 'pending'>, string> 
 };
 
 /** The parts of a tool's input worth reading before saying yes: a command, a file, an edit. */
-function ApprovalSubject({ item }: { item: ChatApprovalItem }) {
+function approvalSubject(item: ChatApprovalItem): { input: Record<string, unknown>; command: string | undefined } {
   const input = typeof item.input === 'object' && item.input !== null ? item.input as Record<string, unknown> : {};
+  const raw = input.command ?? input.cmd;
+  const command = typeof raw === 'string' ? raw : Array.isArray(raw) ? raw.map(String).join(' ') : undefined;
+  return { input, command };
+}
+
+function ApprovalSubject({ item }: { item: ChatApprovalItem }) {
+  const { input, command } = approvalSubject(item);
   const text = (key: string) => (typeof input[key] === 'string' ? input[key] as string : undefined);
-  const command = text('command') ?? text('cmd');
   const file = text('file_path') ?? text('path') ?? text('notebook_path');
   const after = text('new_string') ?? text('content');
   const other = text('url') ?? text('pattern') ?? text('query');
@@ -54,6 +69,8 @@ export function ApprovalCard({ item, channel }: { item: ChatApprovalItem; channe
   const takesReason = capabilities?.denyReason === true;
 
   useEffect(() => { if (denying) reasonRef.current?.focus(); }, [denying]);
+  // Who answered is compared with who is signed in, asked once if no page asked yet.
+  useEffect(() => { if (!pending && !me.value) void loadMe().catch(() => undefined); }, [pending]);
 
   const decide = (decision: ChatApproveDecision) => {
     const message = decision === 'deny' && takesReason && reason.trim() ? reason.trim() : undefined;
@@ -65,15 +82,24 @@ export function ApprovalCard({ item, channel }: { item: ChatApprovalItem; channe
 
   const decision = item.decision;
   const settledText = decision === 'pending' ? null
-    : decision === 'allow-always' && item.allowAlways ? `${SETTLED['allow-always']}: ${item.allowAlways.label}` : SETTLED[decision];
-  const elsewhere = !pending && item.decision !== 'cancelled' && mine !== item.decision;
+    : decision === 'allow-always' && item.allowAlways ? `${SETTLED['allow-always']}: ${item.allowAlways.label}`
+    : decision === 'deny' && item.reason ? `${SETTLED.deny}: ${item.reason}`
+    : SETTLED[decision];
+  // "Elsewhere" means someone else: the host says who answered; this person on another device is not.
+  const elsewhere = !pending && item.decision !== 'cancelled' && mine !== item.decision
+    && item.answeredBy !== undefined && me.value !== null && item.answeredBy !== me.value.id;
+  const ask = ASKS[item.toolName];
+  const subject = approvalSubject(item);
+  // The CLI's description often repeats the command; then it is said once.
+  const description = item.description && item.description.trim() !== subject.command?.trim() ? item.description : null;
 
   return (
     <section class={`request-card approval-card ${pending ? 'pending' : `settled decision-${item.decision}`}`} aria-labelledby={headingId} data-request={item.requestId}>
       <h3 id={headingId} class="request-title">
-        {pending ? 'Allow ' : ''}<span class="tool-name">{item.toolName}</span>{pending ? '?' : ''}
+        {pending && ask ? <>{ask} <span class="tool-name small">{item.toolName}</span></>
+          : <>{pending ? 'Allow ' : ''}<span class="tool-name">{item.toolName}</span>{pending ? '?' : ''}</>}
       </h3>
-      {item.description ? <p class="request-description">{item.description}</p> : null}
+      {description ? <p class="request-description">{description}</p> : null}
       <ApprovalSubject item={item} />
       {pending ? (
         denying && takesReason ? (
