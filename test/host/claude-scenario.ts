@@ -1,6 +1,7 @@
 // The scripted model behind the tests that run the real `claude` binary: each user message names
 // what the model does with a keyword (the last one wins, since the CLI folds a message whose turn
 // failed into the next one), and tool results get a short reply quoting them.
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -146,4 +147,23 @@ export async function turnAllowingAll(client: TestClient, chatId: string, text: 
     return turn?.kind === 'turn' && turn.state !== 'running';
   }, 'the turn', 60_000);
   return turnId;
+}
+
+/** The skill names the real Claude Code lists in its init frame in `cwd` with `env` (its model is unreachable: the frame comes first). */
+export function claudeInitSkills(cwd: string, env: Record<string, string>): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CLAUDE_BIN, ['-p', '--output-format=stream-json', '--verbose', 'hi'], {
+      cwd, env: { ...process.env, ...env, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }, stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => l.includes('"subtype":"init"'));
+      if (line) {
+        child.kill();
+        resolve((JSON.parse(line) as { skills: string[] }).skills);
+      }
+    });
+    child.on('exit', () => reject(new Error(`claude ended without an init frame: ${out.slice(0, 300)}`)));
+  });
 }

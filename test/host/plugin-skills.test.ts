@@ -4,7 +4,7 @@
 // plugin's skills as `<plugin>:<name>`, read where the CLI reads them (the marketplace folder, not
 // its cache copy), gone when the chat's project switches the plugin off, and none from a plugin
 // that is only in the marketplace but not installed.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -13,7 +13,7 @@ import type { ChatSkill } from '../../src/contracts/index.ts';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { HostPolicy } from '../../src/host/policy.ts';
 import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
-import { CLAUDE_BIN } from './claude-scenario.ts';
+import { CLAUDE_BIN, claudeInitSkills } from './claude-scenario.ts';
 import { openCore, TestClient, tempDir } from './harness.ts';
 
 const run = promisify(execFile);
@@ -32,25 +32,6 @@ function write(file: string, text: string): void {
 
 function skill(pluginDir: string, name: string, description: string): void {
   write(path.join(pluginDir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${description}\n---\n\nDo it.\n`);
-}
-
-/** The skill names the real Claude Code lists in its init frame in `cwd` (its model is unreachable: the frame comes first). */
-function initSkills(cwd: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(CLAUDE_BIN, ['-p', '--output-format=stream-json', '--verbose', 'hi'], {
-      cwd, env: { ...process.env, ...env, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }, stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.includes('"subtype":"init"'));
-      if (line) {
-        child.kill();
-        resolve((JSON.parse(line) as { skills: string[] }).skills);
-      }
-    });
-    child.on('exit', () => reject(new Error(`claude ended without an init frame: ${out.slice(0, 300)}`)));
-  });
 }
 
 beforeAll(async () => {
@@ -99,13 +80,13 @@ describe('skills.list with Claude Code plugins', { timeout: 60_000 }, () => {
       { name: 'tools:lint-fix', description: 'Fix the lint errors', source: 'plugin' },
       { name: 'tools:release', description: 'Cut a release', source: 'plugin' },
     ]);
-    const loaded = (await initSkills(work)).filter((name) => name.includes(':'));
+    const loaded = (await claudeInitSkills(work, env)).filter((name) => name.includes(':'));
     expect(loaded.sort()).toEqual(skills.map((s) => s.name).sort());
   });
 
   it('lists none of it where the project switched the plugin off, as the CLI loads none', async () => {
     const { skills } = await client.ok<{ skills: ChatSkill[] }>('skills.list', { chatId: 'quiet' });
     expect(skills.filter((s) => s.source === 'plugin')).toEqual([]);
-    expect((await initSkills(quiet)).filter((name) => name.includes(':'))).toEqual([]);
+    expect((await claudeInitSkills(quiet, env)).filter((name) => name.includes(':'))).toEqual([]);
   });
 });

@@ -1,7 +1,6 @@
 // skills.list: the skills the chat's CLI would load for its folder and account. Claude Code's are
 // read from its folders and checked against what the real `claude` itself lists in its init frame;
 // Codex's come from the real `codex app-server`'s own `skills/list`.
-import { spawn } from 'node:child_process';
 import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +9,7 @@ import type { HostCore } from '../../src/host/chats/core.ts';
 import { HostPolicy } from '../../src/host/policy.ts';
 import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
 import { CodexProvider } from '../../src/host/providers/codex/index.ts';
-import { CLAUDE_BIN } from './claude-scenario.ts';
+import { CLAUDE_BIN, claudeInitSkills } from './claude-scenario.ts';
 import { openCore, TestClient, tempDir } from './harness.ts';
 
 const CODEX_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex');
@@ -25,25 +24,6 @@ let claudeEnv: Record<string, string> = {};
 function skill(dir: string, name: string, description: string): void {
   mkdirSync(path.join(dir, name), { recursive: true });
   writeFileSync(path.join(dir, name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${description}\n---\n\nDo the thing.\n`);
-}
-
-/** The skill names the real Claude Code lists in its init frame when started in `cwd` (its model is unreachable: the frame comes first). */
-function claudeInitSkills(cwd: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(CLAUDE_BIN, ['-p', '--output-format=stream-json', '--verbose', 'hi'], {
-      cwd, env: { ...process.env, ...claudeEnv, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }, stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.includes('"subtype":"init"'));
-      if (line) {
-        child.kill();
-        resolve((JSON.parse(line) as { skills: string[] }).skills);
-      }
-    });
-    child.on('exit', () => reject(new Error(`claude ended without an init frame: ${out.slice(0, 300)}`)));
-  });
 }
 
 beforeAll(async () => {
@@ -87,7 +67,7 @@ describe('skills.list', { timeout: 60_000 }, () => {
       { name: 'ship-it', description: 'Ships it: carefully.', source: 'project' },
       { name: 'parent-skill', description: 'From the folder above.', source: 'project' },
     ]);
-    const loaded = await claudeInitSkills(work);
+    const loaded = await claudeInitSkills(work, claudeEnv);
     for (const { name } of skills) expect(loaded).toContain(name);
   });
 
