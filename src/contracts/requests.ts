@@ -106,7 +106,9 @@ const RULES = {
   'chat.removeBookmark': { scope: 'chat', role: 'operator', ...RELAY_KEEPS },
   'chat.removeVisual': { scope: 'chat', role: 'operator', ...RELAY_KEEPS },
   // Providers and accounts: the machine owner's credentials and configuration
-  'provider.list': { scope: 'host', role: 'viewer', ...READS },
+  // Operator: besides the catalog, it carries the machine's paths (each agent's executable, the host's
+  // config file and data folder, the allowed roots), which a viewer, who only reads chats, never gets.
+  'provider.list': { scope: 'host', role: 'operator', ...READS },
   // A read, but of the owner's accounts: audited as the other account requests are.
   'accounts.list': { scope: 'host', role: 'owner', ...READS, audited: true },
   'accounts.save': { scope: 'host', role: 'owner', ...CHANGES },
@@ -115,10 +117,12 @@ const RULES = {
   'accounts.create': { scope: 'host', role: 'owner', ...CHANGES },
   // Starts a CLI's sign-in on the machine.
   'accounts.watchLogin': { scope: 'host', role: 'owner', ...ACTS },
-  // Usage
-  'usage.summary': { scope: 'host', role: 'viewer', ...READS },
-  'usage.subscribe': { scope: 'host', role: 'viewer', ...READS },
-  'usage.unsubscribe': { scope: 'host', role: 'viewer', ...READS },
+  // Usage. The summary names every project folder on the machine the CLIs worked in (and where their
+  // session files are), chats of this host or not: operator, as is following it (its `usage.changed`
+  // is heard by the summary's role). The plan limits carry no paths.
+  'usage.summary': { scope: 'host', role: 'operator', ...READS },
+  'usage.subscribe': { scope: 'host', role: 'operator', ...READS },
+  'usage.unsubscribe': { scope: 'host', role: 'operator', ...READS },
   'usage.limits': { scope: 'host', role: 'viewer', ...READS },
   'usage.refreshLimits': { scope: 'host', role: 'operator', ...READS },
   // Terminal sessions: the person's own terminal, so the host-wide role decides, like chat.list.

@@ -70,6 +70,14 @@ describe('the request registry', () => {
     expect(requirementOf(ROUTE_VISUAL_PAGE)).toEqual({ role: 'viewer', hostWide: false });
   });
 
+  it('keeps the machine\'s paths from viewers: the agents\' executables, config and data folder (provider.list) and its project folders (usage.summary) need an operator of the host', () => {
+    for (const type of ['provider.list', 'usage.summary', 'usage.subscribe'] as const) {
+      expect(requirementOf(type), type).toEqual({ role: 'operator', hostWide: true });
+    }
+    // What a viewer still reads of the host: its chats and its plan limits (no paths).
+    expect(requirementOf('usage.limits')).toEqual({ role: 'viewer', hostWide: true });
+  });
+
   it('gives a request that moves a chat onto another account what chat.continueOn needs, and only such a request', () => {
     expect(requirementOf('chat.configure')).toEqual({ role: 'operator', hostWide: false });
     expect(requirementOf('chat.configure', true)).toEqual(requirementOf('chat.continueOn'));

@@ -39,7 +39,8 @@ export function HostPage({ hostId }: { hostId: string }) {
         </p>
         {(host.role === 'owner' || host.role === 'operator') && <a class="button" href={`/chats/new?host=${encodeURIComponent(host.id)}`}>Start a chat here</a>}
       </div>
-      {online && host.role !== null && <HostPolicyCard hostId={host.id} />}
+      {/* Its agents, folders and config carry the machine's paths: for those who may start chats (provider.list's role). */}
+      {online && (host.role === 'owner' || host.role === 'operator') && <HostPolicyCard hostId={host.id} />}
       {online && host.role !== null && <TerminalSessionsCard hostId={host.id} />}
       {host.role === 'owner' && (
         <>

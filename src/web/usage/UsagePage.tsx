@@ -40,12 +40,12 @@ function Sources({ summary }: { summary: UsageSummaryResult }) {
   );
 }
 
-function HostUsage({ hostId, days, canRefresh }: { hostId: string; days: number; canRefresh: boolean }) {
+function HostUsage({ hostId, days }: { hostId: string; days: number }) {
   const feed = useUsageFeed(hostId, days);
   const { summary } = feed;
   return (
     <>
-      <PlanLimits limits={feed.limits} canRefresh={canRefresh} refreshing={feed.refreshing} error={feed.limitsError} onRefresh={feed.refreshLimits} />
+      <PlanLimits limits={feed.limits} canRefresh refreshing={feed.refreshing} error={feed.limitsError} onRefresh={feed.refreshLimits} />
       <section class="stack" aria-labelledby="spend-title">
         <div class="row">
           <h2 id="spend-title" class="grow">Spend and tokens</h2>
@@ -72,7 +72,8 @@ function HostUsage({ hostId, days, canRefresh }: { hostId: string; days: number;
 
 export function UsagePage({ query }: { query: URLSearchParams }) {
   useEffect(() => { void loadHosts(); }, []);
-  const readable = (hosts.value ?? []).filter((h) => h.role !== null);
+  // The summary names the machine's project folders: read by its operators and owner (usage.summary's role).
+  const readable = (hosts.value ?? []).filter((h) => h.role === 'owner' || h.role === 'operator');
   const days = PERIODS.find((d) => String(d) === query.get('days')) ?? 30;
   const picked = readable.find((h) => h.id === query.get('host')) ?? readable.find((h) => isOnline(h)) ?? readable[0];
   const go = (host: string, period: number) => navigate(`/usage?host=${encodeURIComponent(host)}&days=${period}`, { replace: true });
@@ -81,7 +82,7 @@ export function UsagePage({ query }: { query: URLSearchParams }) {
       <h1 id="usage-title">Usage</h1>
       {hostsError.value ? <p class="notice error" role="alert">{hostsError.value}</p> : null}
       {!hosts.value && !hostsError.value ? <p class="loading" aria-busy="true">Loading hosts…</p> : null}
-      {hosts.value && readable.length === 0 ? <p class="muted">No host you may read the usage of. Pair one on the <a href="/hosts">Hosts</a> page.</p> : null}
+      {hosts.value && readable.length === 0 ? <p class="muted">No host you may read the usage of (its operators and owner may). Pair one on the <a href="/hosts">Hosts</a> page.</p> : null}
       {picked ? (
         <>
           <div class="row usage-controls">
@@ -99,7 +100,7 @@ export function UsagePage({ query }: { query: URLSearchParams }) {
             </label>
           </div>
           {isOnline(picked)
-            ? <HostUsage key={`${picked.id}/${days}`} hostId={picked.id} days={days} canRefresh={picked.role === 'owner' || picked.role === 'operator'} />
+            ? <HostUsage key={`${picked.id}/${days}`} hostId={picked.id} days={days} />
             : <p class="notice" role="status">{picked.name} is offline. Its usage is read from the session files on that machine, so it shows once the host is back.</p>}
         </>
       ) : null}
