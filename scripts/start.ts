@@ -1,16 +1,16 @@
 // `npm start`: the whole product on this machine. The relay on workerd through `wrangler dev`
 // (migrations applied, state kept in .wrangler/ across restarts), and a host on this machine linked
-// to it, serving the `script` provider until real CLIs are configured.
+// to it, paired by the owner's signed approval and requiring signatures (scripts/local-host.ts).
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { consoleLog, startHost } from '../src/host/index.ts';
+import { consoleLog } from '../src/host/index.ts';
 import { formatAgents } from '../src/host/config.ts';
-import { hostTokenSigner } from '../src/host/identity.ts';
-import { pairWithSetupSecret } from '../src/host/pairing.ts';
+import { shortFingerprint } from '../src/contracts/index.ts';
 import { buildWeb } from './build-web.ts';
 import { ownerClaimed, setupLink } from './deploy/relay-checks.ts';
 import { newSecretValue, SETUP_SECRET, SIGNING_KEYS, VAPID_KEYS } from './deploy/relay-secrets.ts';
+import { localFile, startLocalHost } from './local-host.ts';
 import { startLocalRelay } from './local-relay.ts';
 
 const [major] = process.versions.node.split('.').map(Number);
@@ -52,36 +52,56 @@ buildWeb({ quiet: true });
 console.log('Starting the relay on workerd (wrangler dev)…');
 const relay = await startLocalRelay({ port, persistTo: path.join(root, '.wrangler', 'state'), quiet: !process.env.TETHER_VERBOSE });
 
-// The local host pairs itself through the setup secret (the owner's approval, before the owner has
-// signed in): its key stays in .tether/host/identity.json and it signs its own link tokens.
+// The local host pairs the signed way: the owner approves its code in the web app, whose device key
+// signs the approval, and the host pins them (scripts/local-host.ts). The first time, the setup link
+// creates the owner account and leads on to that approval.
 const hostData = path.join(local, 'host');
-const identity = await pairWithSetupSecret({ relayUrl: relay.url, secret: secrets.setupSecret, name: hostname(), dataDir: hostData }).catch((error: unknown) => {
-  console.error(`The local host could not pair with the relay: ${error instanceof Error ? error.message : String(error)}`);
-  console.error(`(To start over with a new key, remove ${path.join(hostData, 'identity.json')}.)`);
+const localJson = localFile(root);
+const writeLocal = (value: { relayUrl: string; hostId: string | null; approveAt?: string }) => writeFileSync(localJson, JSON.stringify(value, null, 2), { mode: 0o600 });
+// Ctrl-C while the host waits for its approval stops the relay too.
+const pairing = new AbortController();
+const abortPairing = () => pairing.abort(new Error('stopped while waiting for the approval'));
+process.once('SIGINT', abortPairing);
+process.once('SIGTERM', abortPairing);
+const started = await startLocalHost({
+  signal: pairing.signal,
+  relayUrl: relay.url,
+  dataDir: hostData,
+  name: hostname(),
+  say: (line) => console.log(line),
+  log: consoleLog(Boolean(process.env.TETHER_VERBOSE)),
+  onCode: ({ userCode, verificationUrl }) => {
+    writeLocal({ relayUrl: relay.url, hostId: null, approveAt: verificationUrl });
+    void ownerClaimed(relay.url).then((claimed) => console.log(claimed === true
+      ? `
+The host on this machine waits for you to approve it (code ${userCode}). Sign in and approve it at:
+    ${verificationUrl}
+`
+      : `
+The relay has no owner yet. Open this one-time link to create the owner account; it then leads you
+to approve the host on this machine (code ${userCode}), signed by your browser's device key:
+    ${setupLink(relay.url, secrets.setupSecret, userCode)}
+`));
+  },
+}).catch((error: unknown) => {
+  console.error(`The local host could not start: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`(To pair it again from scratch, remove ${hostData}/identity.json and ${hostData}/trust.json.)`);
   return relay.stop().then(() => process.exit(1));
 });
+process.off('SIGINT', abortPairing);
+process.off('SIGTERM', abortPairing);
+const { host, identity, owner: pinned } = started;
 const hostId = identity.hostId;
-writeFileSync(path.join(local, 'local.json'), JSON.stringify({ relayUrl: relay.url, hostId }, null, 2), { mode: 0o600 });
-
-const host = await startHost({
-  dataDir: hostData,
-  relayUrl: relay.url,
-  hostId,
-  token: hostTokenSigner(identity),
-  log: consoleLog(Boolean(process.env.TETHER_VERBOSE)),
-  // Paired by the setup secret, before the owner exists: no person's device approved it, so no owner
-  // is pinned to check signatures against (the web app signs, but this host cannot tell whose key is
-  // the owner's). Unless its config says otherwise, this local host believes the relay (the banner says so).
-  requireSignaturesByDefault: false,
-});
+writeLocal({ relayUrl: relay.url, hostId });
 
 // Until the owner has a password, the one-time setup link (the secret rides in the fragment, which
 // no server sees) is how they get one.
 const claimed = await ownerClaimed(relay.url);
 const owner = claimed === true
-  ? '  owner        signed up; sign in with your email and password'
-  : `  owner        not set up yet. Open this one-time link to create the owner account:
-                 ${setupLink(relay.url, secrets.setupSecret)}`;
+  ? `  owner        ${pinned.name}, pinned by this host (device ${shortFingerprint(pinned.device.id)})`
+  : `  owner        the relay has none (was its state in .wrangler/ removed?). Open this one-time link to create the owner account:
+                 ${setupLink(relay.url, secrets.setupSecret)}
+               then remove ${hostData}/identity.json and restart, so the host pairs with the new owner`;
 
 const plan = host.agents!;
 const configLine = plan.configFile
@@ -96,8 +116,8 @@ const demoHint = plan.source === 'demo'
   : '';
 
 const signaturesLine = host.signatures.require
-  ? `required${host.signatures.allowUnsigned.length ? `, except ${host.signatures.allowUnsigned.join(', ')}` : ''}`
-  : 'NOT required: this local host is paired by the setup secret, so no owner\'s device is pinned to check them against; it believes the relay about who asks';
+  ? `required${host.signatures.allowUnsigned.length ? `, except ${host.signatures.allowUnsigned.join(', ')}` : ''}: what acts on this machine must be signed by a device it can follow back to its owner`
+  : `NOT required (${path.join(hostData, 'config.json')} turns them off): this host believes the relay about who asks`;
 
 console.log(`
 Tether is running.
@@ -111,7 +131,8 @@ ${formatAgents(plan, '    ').join('\n')}
 ${demoHint}${owner}
 
 Next:
-  - Talk to your host from another terminal:
+  - Open ${relay.url} and start a chat on this host.
+  - Or talk to it from another terminal (its device key waits for your vouch in Settings → Devices):
       TETHER_EMAIL=<you> TETHER_PASSWORD=<yours> npm run try -- "please approve the build"
 ${plan.source === 'demo' ? '    (keywords in the demo script: approve, question, tool, visual, stream, fail, slow)\n' : ''}  - Any agent-contracts client signs in (POST ${relay.url}/api/auth/signin {email, password}), trades its
     access token for a socket ticket (POST /api/auth/tickets) and connects to

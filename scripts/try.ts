@@ -6,12 +6,18 @@ import { createInterface } from 'node:readline/promises';
 import { RelaySocket, relayPaths } from '../src/client/index.ts';
 import { requestSigner, settledAmong } from '../src/client/device-key.ts';
 import { loadOrCreateDeviceKey } from '../src/client/device-key-file.ts';
-import { Thread, type ChatItem } from '../src/contracts/index.ts';
+import { Thread, shortFingerprint, type ChatItem } from '../src/contracts/index.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 let local: { relayUrl: string; hostId: string };
 try {
-  local = JSON.parse(readFileSync(path.join(root, '.tether', 'local.json'), 'utf8'));
+  const read = JSON.parse(readFileSync(path.join(root, '.tether', 'local.json'), 'utf8')) as { relayUrl: string; hostId: string | null; approveAt?: string };
+  if (read.hostId === null) {
+    // Before this client registers a device of its own: the browser that approves is the person's first.
+    console.error(`The host on this machine waits for its owner's approval: sign in and approve it in the web app first (${read.approveAt ?? read.relayUrl}).`);
+    process.exit(1);
+  }
+  local = { relayUrl: read.relayUrl, hostId: read.hostId };
 } catch {
   console.error('Run `npm start` first (in another terminal).');
   process.exit(1);
@@ -49,6 +55,36 @@ const registered = await fetch(`${local.relayUrl}/api/devices`, {
 if (!registered.ok) {
   const body = await registered.json().catch(() => ({})) as { message?: string };
   console.error(`(this device's key was not registered: ${body.message ?? registered.status}; requests still go signed)`);
+} else {
+  await vouched();
+}
+
+/**
+ * A host follows a device back to its owner: the device that approved its pairing (pinned in its
+ * trust.json) or one a counting device vouched for. Until this one is, the host refuses what it signs,
+ * so this waits for the person to vouch for it in the web app.
+ */
+async function vouched(): Promise<void> {
+  let pinned: string | null = null;
+  try {
+    pinned = (JSON.parse(readFileSync(path.join(root, '.tether', 'host', 'trust.json'), 'utf8')) as { owner?: { device?: { id?: string } } }).owner?.device?.id ?? null;
+  } catch {
+    // Not this repository's npm start host (TETHER_HOST_DATA elsewhere): the host says whether it counts.
+  }
+  if (pinned === deviceKey.id) return;
+  let told = false;
+  for (;;) {
+    const res = await fetch(`${local.relayUrl}/api/devices`, { headers: { authorization: `Bearer ${token}` } });
+    const list = res.ok ? (await res.json() as { devices: Array<{ id: string; vouchedBy: string | null }> }).devices : [];
+    const self = list.find((device) => device.id === deviceKey.id);
+    if (!self || self.vouchedBy !== null) return;
+    if (!told) {
+      console.log(`This terminal is a new device of yours ("npm run try", fingerprint ${shortFingerprint(deviceKey.id)}).`);
+      console.log(`Vouch for it in the web app (${local.relayUrl}, Settings → Devices) so the host takes what it signs; waiting…`);
+      told = true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+  }
 }
 const text = process.argv.slice(2).join(' ') || 'hello';
 const chatId = process.env.TETHER_CHAT ?? `try-${Date.now().toString(36)}`;

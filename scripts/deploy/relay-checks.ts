@@ -81,7 +81,10 @@ export async function ownerClaimed(url: string): Promise<boolean | null> {
   }
 }
 
-/** The one-time link that creates the owner account; the secret rides in the fragment, which no server sees. */
-export function setupLink(url: string, secret: string): string {
-  return `${url}/setup#secret=${encodeURIComponent(secret)}`;
+/**
+ * The one-time link that creates the owner account; the secret rides in the fragment, which no server
+ * sees. With `pairCode` (`npm start`), the page then leads on to approving that host's pairing.
+ */
+export function setupLink(url: string, secret: string, pairCode?: string): string {
+  return `${url}/setup#secret=${encodeURIComponent(secret)}${pairCode ? `&pair=${encodeURIComponent(pairCode)}` : ''}`;
 }

@@ -59,11 +59,6 @@ export interface StartHostOptions {
   coalesceMs?: number;
   writeDelayMs?: number;
   log?: HostLog;
-  /**
-   * Whether signatures are required when the config does not say (default: required). `npm start`'s
-   * local host says false: it is paired by the setup secret, so no owner is pinned to verify against.
-   */
-  requireSignaturesByDefault?: boolean;
   /** Link tuning (backoff, heartbeat), mostly for tests. */
   link?: Partial<Pick<RelayLinkOptions, 'backoffBaseMs' | 'backoffMaxMs' | 'stableAfterMs' | 'heartbeatMs' | 'missedPongs'>>;
 }
@@ -92,9 +87,6 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   let base = process.cwd();
   const configFile = options.configFile ?? (existsSync(path.join(dataDir, 'config.json')) ? path.join(dataDir, 'config.json') : undefined);
   if (!options.config && configFile) ({ config, base } = readHostConfig(configFile));
-  if (config.signatures === undefined && options.requireSignaturesByDefault !== undefined) {
-    config = { ...config, signatures: { require: options.requireSignaturesByDefault, allowUnsigned: [] } };
-  }
   const plan = options.providers ? null : await planAgents(config, base, HOST_VERSION, { configFile: options.config ? null : configFile ?? null, discovery: options.discovery });
   const coreOptions: HostCoreOptions = {
     dataDir,

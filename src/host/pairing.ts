@@ -1,12 +1,13 @@
 // Pairing this machine with a relay, like a TV app: the host makes its key, asks the relay for a user
 // code (and a device code only it knows), shows the user code, and polls until a signed-in person
 // approves it. The relay then has the host's public key under a host id it made; the host keeps the
-// id and the key in identity.json. `npm start` pairs its own host with the relay's setup secret instead.
+// id and the key in identity.json (and, from a signed approval, its owner in trust.json). `npm start`'s
+// local host pairs this way too (scripts/local-host.ts); the setup secret's pairing is for the bench.
 import { rmSync } from 'node:fs';
 import { z } from 'zod';
 import {
   PairPollResultSchema, PairStartResultSchema, PairedHostSchema,
-  type PairStartRequest,
+  type PairStartRequest, type PairStartResult,
 } from '../contracts/hosts.ts';
 import { newHostKey, readHostIdentity, writeHostIdentity, type HostIdentity } from './identity.ts';
 import { HostAudit } from './trust/audit.ts';
@@ -21,6 +22,8 @@ export interface PairOptions {
   say: (line: string) => void;
   /** Aborts the wait (Ctrl-C). */
   signal?: AbortSignal;
+  /** Tells the person how to approve the code instead of the default lines (`npm start` links it from its setup link). */
+  onCode?: (start: Pick<PairStartResult, 'userCode' | 'verificationUrl' | 'expiresInMs'>) => void;
 }
 
 /** Why pairing ended without a host: the message is for a person. */
@@ -64,14 +67,17 @@ export async function pairHost(options: PairOptions): Promise<HostIdentity> {
   const relayUrl = relayBase(options.relayUrl);
   const key = await newHostKey();
   const start = PairStartResultSchema.parse(await post(relayUrl, '/api/pair/start', { name: options.name, publicKey: key.publicJwk } satisfies PairStartRequest, options.signal));
-  const minutes = Math.round(start.expiresInMs / 60_000);
-  options.say(`To pair this machine with ${relayUrl}, approve this code while signed in:`);
-  options.say('');
-  options.say(`    ${start.userCode}`);
-  options.say('');
-  options.say(`  at   ${start.verificationUrl}`);
-  options.say(`  or   POST ${relayUrl}/api/pair/approve {"userCode":"${start.userCode}"} with your access token`);
-  options.say(`Waiting for approval (the code expires in ${minutes} minute${minutes === 1 ? '' : 's'})…`);
+  if (options.onCode) options.onCode(start);
+  else {
+    const minutes = Math.round(start.expiresInMs / 60_000);
+    options.say(`To pair this machine with ${relayUrl}, approve this code while signed in:`);
+    options.say('');
+    options.say(`    ${start.userCode}`);
+    options.say('');
+    options.say(`  at   ${start.verificationUrl}`);
+    options.say(`  or   POST ${relayUrl}/api/pair/approve {"userCode":"${start.userCode}"} with your access token`);
+    options.say(`Waiting for approval (the code expires in ${minutes} minute${minutes === 1 ? '' : 's'})…`);
+  }
 
   const deadline = Date.now() + start.expiresInMs;
   let wait = start.intervalMs;
@@ -142,9 +148,10 @@ function recordRefusedPairing(dataDir: string, userCode: string, approval: { sta
 }
 
 /**
- * Registers `npm start`'s own host under the relay's owner, authorized by the setup secret: with the
- * key already in the data folder when there is one (the relay answers the host it knows for it, or
- * meets it anew if its state was wiped), else with a new key. Keeps identity.json up to date.
+ * Registers a host under the relay's owner, authorized by the setup secret (the benchmarks' hosts): with
+ * the key already in the data folder when there is one (the relay answers the host it knows for it, or
+ * meets it anew if its state was wiped), else with a new key. Keeps identity.json up to date. No
+ * person's device approves it, so it pins no owner and can run only with signatures off.
  */
 export async function pairWithSetupSecret(options: { relayUrl: string; secret: string; name: string; dataDir: string }): Promise<HostIdentity> {
   const relayUrl = relayBase(options.relayUrl);

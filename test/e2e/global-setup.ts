@@ -18,7 +18,7 @@ const OWNER = { email: 'relay-owner@e2e.test', password: 'e2e-owner-password-012
 declare module 'vitest' {
   export interface ProvidedContext {
     relayUrl: string;
-    /** The relay's setup secret (pairs a host under the owner without a person, like `npm start`). */
+    /** The relay's setup secret (pairs a host under the owner without a person, as the benchmarks do). */
     setupSecret: string;
     ownerEmail: string;
     ownerPassword: string;

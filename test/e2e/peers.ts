@@ -27,6 +27,13 @@ async function call(method: string, path: string, body?: unknown, token?: string
   return { status: res.status, body: await res.json() };
 }
 
+/** `label`'s call to the relay's API with their access token, as an app makes it: the answer's body; throws on a refusal. */
+export async function personCall(label: string, method: string, route: string, body?: unknown): Promise<any> {
+  const res = await call(method, route, body, await userToken(label));
+  if (res.status >= 300) throw new Error(`${method} ${route} as ${label}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
 /**
  * An access token of a real account, through the HTTP API as an app gets one. `label` names a person:
  * RELAY_OWNER signs in as the relay's owner; anyone else signs in as `<label>@e2e.test`, joining the

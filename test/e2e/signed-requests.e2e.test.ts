@@ -13,7 +13,7 @@ import { deviceKeyOf, newDeviceKeyPair, signPairingApproval, signRequest, type D
 import { ProtocolError } from '../../src/contracts/index.ts';
 import { readAudit } from '../../src/host/trust/audit.ts';
 import { readPinnedOwner } from '../../src/host/trust/pinned.ts';
-import { HostProcess, relayUrl, userToken } from './peers.ts';
+import { HostProcess, personCall, relayUrl, userToken } from './peers.ts';
 
 const PERSON = 'signed-owner';
 const host = new HostProcess('e2e-signed-host', PERSON);
@@ -24,16 +24,7 @@ afterAll(async () => {
   await host.stop();
 });
 
-async function call(method: string, route: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${relayUrl()}${route}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${await userToken(PERSON)}` },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const call = (method: string, route: string, body?: unknown) => personCall(PERSON, method, route, body);
 
 /** The person's SDK: its device registered with the relay, and an API on the person's session. */
 async function personWithDevice(): Promise<{ key: DeviceKey; api: RelayApi }> {

@@ -267,8 +267,8 @@ describe('startHost with a relay', () => {
     providers: [new ScriptProvider({ kind: 'claude', script: TEST_SCRIPT })],
     // The link's behaviour (events, acks, reconnects) with a test relay whose requests are unsigned:
     // signatures are another file's subject (gate.test.ts, tampering-relay e2e), so this host opts out
-    // the way `npm start`'s local host does (its config names no signatures).
-    requireSignaturesByDefault: false,
+    // (a config that turns the requirement off).
+    config: { signatures: { require: false, allowUnsigned: [] } },
     policy: new HostPolicy({ home: data.dir }),
     coalesceMs: 0,
     writeDelayMs: 5,

@@ -1,5 +1,5 @@
 // The setup secret (`TETHER_SETUP_SECRET`) stands in for the relay's owner before anyone has signed in:
-// it claims the owner account and pairs `npm start`'s own host. Compared in constant time.
+// it claims the owner account and pairs a host without a person's approval (the benchmarks'). Compared in constant time.
 import { createOwner, ownerId } from '../db/users.ts';
 
 /** Whether `given` is the configured setup secret; false whenever none is configured. */

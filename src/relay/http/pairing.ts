@@ -187,11 +187,12 @@ pairing.post('/deny', requireUser, perPerson, (c) => guarded(c, async () => {
 }));
 
 /**
- * `npm start`'s own host, before anyone has signed in: the setup secret stands in for the owner's
- * approval, and the host goes to the relay's owner (made here, without a password, if need be).
- * Idempotent per key.
+ * A host with no person's approval (the benchmarks'): the setup secret stands in for the owner's
+ * approval, and the host goes to the relay's owner (made here, without a password, if need be). No
+ * device signed anything, so such a host pins no owner and can run only with signatures off; `npm
+ * start`'s own host pairs the signed way instead (scripts/local-host.ts). Idempotent per key.
  *
- * It still works once the owner has claimed the account, on purpose: `npm start` and the bench ask
+ * It still works once the owner has claimed the account, on purpose: the bench asks
  * again on every start, and re-pair with a new key after a revoke or a wiped data folder. So whoever
  * holds the secret can add hosts under the owner (never sign in as them, never reach existing hosts);
  * a deployed relay that no longer needs it deletes the secret (`wrangler secret delete TETHER_SETUP_SECRET`),
@@ -204,7 +205,7 @@ pairing.post('/setup', rateLimit('pair-setup', LIMITS.pairing, (c) => {
   const body = await parseBody(c, PairSetupRequestSchema);
   if (!(await setupSecretMatches(c.env, body.secret))) throw new ProtocolError('unauthorized', 'Wrong setup secret');
   const publicKey = JSON.stringify(body.publicKey);
-  // Asked on every `npm start`: a key the relay knows answers its host (a relay whose state was wiped
+  // Asked on every bench start: a key the relay knows answers its host (a relay whose state was wiped
   // meets it anew); a revoked one stays revoked.
   const known = await hostByPublicKey(c.env.DB, publicKey);
   if (known?.revokedAt != null) throw new ProtocolError('forbidden', 'The host with this key was revoked; pair again with a new key');

@@ -18,7 +18,10 @@ input{width:100%;padding:.5rem;box-sizing:border-box}button{margin-top:1.2rem;pa
 <label for="password">Password (at least 10 characters)</label><input id="password" type="password" required minlength="10" autocomplete="new-password">
 <button>Create</button></form><p id="out" role="status"></p>
 <script>
-const secret = new URLSearchParams(location.hash.slice(1)).get('secret') || '';
+const fragment = new URLSearchParams(location.hash.slice(1));
+const secret = fragment.get('secret') || '';
+// npm start's host waiting for its approval: the code it shows, checked to be one before it is linked.
+const pair = /^[2-9A-Z]{4}-[2-9A-Z]{4}$/.test(fragment.get('pair') || '') ? fragment.get('pair') : null;
 history.replaceState(null, '', location.pathname);
 const out = document.getElementById('out');
 if (!secret) out.textContent = 'This link has no setup secret: use the link npm start printed.';
@@ -29,6 +32,15 @@ document.getElementById('f').addEventListener('submit', async (e) => {
   const res = await fetch('/api/auth/setup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const answer = await res.json().catch(() => ({}));
   out.textContent = res.ok ? 'Done. Sign in with this email and password (npm run try: set TETHER_EMAIL and TETHER_PASSWORD).' : (answer.message || 'Failed (' + res.status + ')');
+  if (res.ok && pair) {
+    // The approval is signed in the app by this browser's device key, which the host then pins as its owner's.
+    const next = document.createElement('p');
+    const link = document.createElement('a');
+    link.href = '/pair?code=' + encodeURIComponent(pair);
+    link.textContent = 'Sign in and approve the host on this machine (code ' + pair + ')';
+    next.append(link);
+    out.after(next);
+  }
   if (res.ok) e.target.remove();
 });
 </script></body></html>`;
