@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { inject } from 'vitest';
 import type { SessionTokens } from '../../src/client/index.ts';
+import { NOTIFICATION_NOTICE, type NotificationNotice } from '../../src/web/sw/push.ts';
 import { HostProcess, personCredentials, relayUrl, userToken } from './peers.ts';
 
 export const SIZES = {
@@ -172,4 +173,37 @@ export async function until<T>(
     if (Date.now() > end) throw new Error(`timed out: ${what}${options.detail ? `\n${options.detail()}` : ''}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * Starts keeping, in the page's current document, what the app's service worker tells its windows
+ * after each notification (NotificationNotice, src/web/sw/push.ts). Call it again after a navigation.
+ */
+export async function keepNotificationNotices(page: Page): Promise<void> {
+  await page.evaluate((type) => {
+    const held = window as unknown as { tetherNotices?: unknown[] };
+    if (held.tetherNotices) return;
+    held.tetherNotices = [];
+    navigator.serviceWorker.addEventListener('message', (event: MessageEvent) => {
+      if ((event.data as { type?: unknown } | null)?.type === type) held.tetherNotices!.push(event.data);
+    });
+  }, NOTIFICATION_NOTICE);
+}
+
+/**
+ * The next kept notice for `tag` (with `body`, if given), taken off the list. Only after it is a read
+ * of getNotifications() safe: one that races the notification being shown makes Chromium drop it (see
+ * NotificationNotice). A notice saying the browser refused to show it fails here with the reason.
+ */
+export async function notificationNotice(page: Page, tag: string, options: { body?: string; ms?: number; detail?: () => string } = {}): Promise<NotificationNotice> {
+  const found = await page.waitForFunction(({ tag, body }) => {
+    const held = (window as unknown as { tetherNotices?: Array<{ tag: string; body: string }> }).tetherNotices ?? [];
+    const at = held.findIndex((n) => n.tag === tag && (body === undefined || n.body === body));
+    return at < 0 ? null : held.splice(at, 1)[0];
+  }, { tag, body: options.body }, { timeout: options.ms ?? 30_000, polling: 50 }).catch((error: unknown) => {
+    throw new Error(`no notification notice for ${tag}${options.body ? ` (${options.body})` : ''}: ${String(error)}${options.detail ? `\n${options.detail()}` : ''}`);
+  });
+  const notice = await found.jsonValue() as NotificationNotice;
+  if (!notice.shown) throw new Error(`the browser did not show the notification ${tag}: ${notice.error}`);
+  return notice;
 }

@@ -10,7 +10,7 @@ import { subscribeToPush, unsubscribeFromPush, type PushApi, type PushManagerLik
 import { PushPayloadSchema, type PushPayload } from '../../src/contracts/index.ts';
 import { installPushHandlers, type NotificationShape, type PushScope } from '../../src/web/sw/push.ts';
 import { PushEndpoint, type ReceivedPush } from '../support/push-endpoint.ts';
-import { signedInPerson } from './browser.ts';
+import { keepNotificationNotices, notificationNotice, signedInPerson } from './browser.ts';
 import { HostProcess, Peer, personId, relayUrl, userToken } from './peers.ts';
 
 const OWNER = 'push-owner';
@@ -70,16 +70,26 @@ function pushManager(name: string): PushManagerLike & { keys: Uint8Array[] } {
 const ownerPhone = pushManager('owner-phone');
 
 /** A stand-in for the browser's ServiceWorkerGlobalScope: records notifications, fetches for real. */
-function serviceWorker() {
+function serviceWorker(options: { refuse?: string } = {}) {
   const listeners = new Map<string, (event: any) => void>();
   const shown: (NotificationShape & { title: string })[] = [];
   const opened: string[] = [];
+  /** What the worker told its windows (NotificationNotice) after each notification. */
+  const notices: unknown[] = [];
   const scope: PushScope = {
     addEventListener: (type: string, listener: (event: any) => void) => listeners.set(type, listener),
-    registration: { showNotification: async (title, options) => { shown.push({ title, ...options }); } },
+    registration: {
+      showNotification: async (title, shape) => {
+        if (options.refuse) throw new TypeError(options.refuse);
+        shown.push({ title, ...shape });
+      },
+    },
     clients: {
       // The app open in front, elsewhere than the chat: pushes still alert, and a tap brings that window to the chat.
-      matchAll: async () => [{ url: `${relayUrl()}/`, focused: true, visibilityState: 'visible', navigate: async (url: string) => { opened.push(url); } }],
+      matchAll: async () => [{
+        url: `${relayUrl()}/`, focused: true, visibilityState: 'visible',
+        navigate: async (url: string) => { opened.push(url); }, postMessage: (message: unknown) => notices.push(message),
+      }],
       openWindow: async (url) => { opened.push(url); },
     },
     location: { origin: relayUrl() },
@@ -94,6 +104,7 @@ function serviceWorker() {
   return {
     shown,
     opened,
+    notices,
     push: (payload: PushPayload) => dispatch('push', { data: { json: () => payload } }),
     click: (notification: { data?: unknown }, action = '') => dispatch('notificationclick', { action, notification: { data: notification.data, close() {} } }),
   };
@@ -162,6 +173,15 @@ describe('push notifications through wrangler dev', () => {
     expect(told.payload.buzz).toBe(true);
 
     await sw.push(asked.payload);
+    expect(sw.notices).toEqual([{ type: 'tether.notification', tag: asked.payload.tag, body: asked.payload.body, shown: true }]);
+    // A browser that refuses to show it (its permission taken back): the push event fails as the
+    // browser's refusal did, and the open windows are told why.
+    const refusing = serviceWorker({ refuse: 'No notification permission has been granted for this origin.' });
+    await expect(refusing.push(asked.payload)).rejects.toThrow('No notification permission');
+    expect(refusing.notices).toEqual([{
+      type: 'tether.notification', tag: asked.payload.tag, body: asked.payload.body, shown: false,
+      error: 'No notification permission has been granted for this origin.',
+    }]);
     expect(sw.shown[0]).toMatchObject({
       title: asked.payload.title, tag: asked.payload.tag, silent: false, requireInteraction: true,
       actions: [{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }, { action: 'allow-always', title: 'Always allow npm test' }],
@@ -273,25 +293,35 @@ describe('push notifications through wrangler dev', () => {
       // The person is looking at this chat (the page is in front and focused, at the chat's path): the
       // approval that would buzz is still shown, with its buttons, but silently.
       expect(await person.page.evaluate(() => [document.visibilityState, document.hasFocus()])).toEqual(['visible', true]);
+      await keepNotificationNotices(person.page);
       await deliver(asked!);
-      await until(async () => (await shown()).length === 1, 'the approval notification', 30_000, why);
-      const [first] = await shown();
+      // Read only once the worker says it is on screen: a read racing it makes Chromium drop it.
+      await notificationNotice(person.page, asked!.tag, { body: asked!.body, detail: why });
+      const all = await shown();
+      expect(all).toHaveLength(1);
+      const [first] = all;
       expect(first).toMatchObject({ title: asked!.title, body: asked!.body, tag: asked!.tag, silent: true, requireInteraction: true, data: asked });
       expect(first!.actions.slice(0, 2)).toEqual([{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }]);
 
       // Answered elsewhere: the same notification, without its buttons, quietly.
       await deliver(answered!);
-      await until(async () => (await shown())[0]?.body === answered!.body, 'the answered notification', 30_000, why);
+      await notificationNotice(person.page, answered!.tag, { body: answered!.body, detail: why });
       expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: true, requireInteraction: false, actions: [], body: 'Approved: Bash · push-host' })]);
       await deliver(ended!);
-      await until(async () => (await shown())[0]?.body === ended!.body, 'the turn-ended notification', 30_000, why);
+      await notificationNotice(person.page, ended!.tag, { body: ended!.body, detail: why });
       expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: true, actions: [], body: 'Turn finished · push-host' })]);
 
       // Elsewhere in the app (Settings, not that chat), the same approval alerts.
       await person.page.goto('/settings');
+      await keepNotificationNotices(person.page);
       await deliver(asked!);
-      await until(async () => (await shown())[0]?.body === asked!.body, 'the approval notification again', 30_000, why);
+      await notificationNotice(person.page, asked!.tag, { body: asked!.body, detail: why });
       expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: false, requireInteraction: true })]);
+      // Settings, open while it came, says this browser showed it (only the browser can know that).
+      const lastShown = person.page.getByTestId('last-shown');
+      await lastShown.waitFor();
+      expect(await lastShown.textContent()).toMatch(/^This browser showed a notification at \d{1,2}:\d\d/);
+      expect(await lastShown.textContent()).toContain(asked!.body);
 
       // Settings lists what became of each push of the first test, newest first.
       const list = person.page.getByRole('list', { name: 'Recent notifications' });

@@ -23,7 +23,7 @@ import { RelaySocket, relayPaths } from '../../src/client/index.ts';
 import { readAudit } from '../../src/host/trust/audit.ts';
 import { readPinnedOwner } from '../../src/host/trust/pinned.ts';
 import { PushEndpoint } from '../support/push-endpoint.ts';
-import { screenshot, signedInPerson, until, type SignedInPerson } from './browser.ts';
+import { keepNotificationNotices, notificationNotice, screenshot, signedInPerson, until, type SignedInPerson } from './browser.ts';
 import { HostProcess, personId, relayUrl, userToken } from './peers.ts';
 
 const PERSON = 'websign-owner';
@@ -139,11 +139,16 @@ describe('the web app signs with its device key, and a host that requires signat
     // The push carries the approval as the host presented it, so the worker signs over exactly that.
     expect(payload.action?.shown).toEqual({ toolName: 'Bash', input: { command: 'npm test', description: 'Run the test suite' } });
     await page.goto('/settings');
+    await keepNotificationNotices(page);
 
     await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId: await registrationId, data: JSON.stringify(payload) });
-    await until(() => notifications(worker).then((shown) => shown.some((n) => n.tag === payload.tag && n.actions.includes('allow'))), 'the approval notification', { detail });
+    // The notifications are read only once the worker says each is on screen: a read that races one
+    // being shown makes Chromium drop it (src/web/sw/push.ts, NotificationNotice).
+    await notificationNotice(page, payload.tag, { body: payload.body, detail });
+    expect(await notifications(worker)).toContainEqual({ tag: payload.tag, body: payload.body, actions: expect.arrayContaining(['allow', 'deny']) });
     await pressNotificationButton(worker, payload.tag, 'allow');
-    await until(() => notifications(worker).then((shown) => shown.some((n) => n.tag === payload.tag && n.body === 'Approved')), 'the notification saying Approved', { detail });
+    await notificationNotice(page, payload.tag, { body: 'Approved', detail });
+    expect(await notifications(worker)).toContainEqual({ tag: payload.tag, body: 'Approved', actions: [] });
 
     const approvals = auditOf('chat.approve');
     expect(approvals).toHaveLength(2);

@@ -10,6 +10,7 @@ import { deviceLabel as deviceOf } from '../app/device-key.ts';
 import { errorText } from '../app/errors.ts';
 import { install, installPrompt, installed } from '../app/install.ts';
 import { api, deviceRevoked, loadMe, me, thisDevice } from '../app/session.ts';
+import { NOTIFICATION_NOTICE, type NotificationNotice } from '../sw/push.ts';
 import { RelayPanel } from './RelayPanel.tsx';
 import { ago, when } from './time.ts';
 import './hosts.css';
@@ -197,6 +198,18 @@ function Push() {
     setOn(Boolean(mine && subscriptions.some((s) => s.endpoint === mine.endpoint)));
   };
   useEffect(() => { reload().catch((f: unknown) => setMessage({ ok: false, text: errorText(f) })); }, []);
+  // What this browser's service worker did with the last push while this page was open: the relay can
+  // say a push was sent, only the browser can say it showed it (or why it would not).
+  const [lastShown, setLastShown] = useState<(NotificationNotice & { at: number }) | null>(null);
+  useEffect(() => {
+    if (!('serviceWorker' in navigator)) return;
+    const heard = (event: MessageEvent) => {
+      const data = event.data as Partial<NotificationNotice> | null;
+      if (data?.type === NOTIFICATION_NOTICE && typeof data.shown === 'boolean') setLastShown({ ...data as NotificationNotice, at: Date.now() });
+    };
+    navigator.serviceWorker.addEventListener('message', heard);
+    return () => navigator.serviceWorker.removeEventListener('message', heard);
+  }, []);
 
   const toggle = async () => {
     setBusy(true);
@@ -226,6 +239,9 @@ function Push() {
         ? <div><button type="button" class={on ? '' : 'primary'} disabled={busy || on === null} onClick={() => void toggle()}>{on ? 'Turn off notifications' : 'Turn on notifications'}</button></div>
         : <p class="notice">This browser has no push notifications{/iPhone|iPad/.test(navigator.userAgent) ? ': add Tether to your Home Screen first' : ''}.</p>}
       {message && <p class={`notice ${message.ok ? 'ok' : 'error'}`} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+      {lastShown && (lastShown.shown
+        ? <p class="muted small" data-testid="last-shown">This browser showed a notification at {new Date(lastShown.at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}: {lastShown.body}</p>
+        : <p class="notice error" role="alert" data-testid="last-shown">This browser could not show a notification at {new Date(lastShown.at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}: {lastShown.error}</p>)}
       <h3 class="small" id="deliveries-title">Recent notifications</h3>
       {deliveries?.length === 0 && <p class="muted small">None sent yet.</p>}
       <ul class="list table-list" aria-labelledby="deliveries-title">
