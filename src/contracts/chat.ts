@@ -546,8 +546,9 @@ export const ChatApprovalItemSchema = z.object({
   canAllowAlways: z.boolean(),
   decision: ChatApprovalDecisionSchema,
   allowAlways: ChatAllowAlwaysSchema.optional(),
-  // Tether addition: who answered (the relay user the answer came for; shown, never trusted for
-  // anything) and a denial's reason as the person wrote it, so every device's card can say both.
+  // Tether addition: who answered (the person whose device signed the answer, as the host verified it;
+  // the relay's word only on a host that takes approvals unsigned; shown, never trusted for anything)
+  // and a denial's reason as the person wrote it, so every device's card can say both.
   answeredBy: z.string().optional(),
   reason: z.string().optional(),
 });

@@ -196,11 +196,20 @@ describe('a tampering relay between the relay and a host that requires signature
     expect(hostChats()).not.toContain('42 passed');
     expect(audited(id)).toMatchObject([{ type: 'chat.approve', outcome: 'refused', code: 'signature-invalid', claimed: { device: key.id, person: me.id, id } }]);
 
-    // The person's own allow, untouched, runs the tool: the honest path is whole.
+    // The person's own allow, its signed part untouched, runs the tool: the honest path is whole. The
+    // relay names someone else beside it as who answered (the frame's `by`, outside the signature):
+    // the card every device sees names the person the signature verified.
     turnOver = idleAfter(chat.frames.length, 'the first turn done');
-    await chat.socket.request('chat.approve', { chatId: 'work', requestId: card.requestId, decision: 'allow' }, 'honest-allow');
+    adversary.onRelayFrame = (f) => (f.type === 'chat.approve' ? { ...f, by: 'u_not-who-answered' } : f);
+    try {
+      await chat.socket.request('chat.approve', { chatId: 'work', requestId: card.requestId, decision: 'allow' }, 'honest-allow');
+    } finally {
+      adversary.onRelayFrame = null;
+    }
     await chat.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'tool' && f.payload.event.item.output?.includes('42 passed'), 'the tool ran');
-    expect(audited('honest-allow')).toMatchObject([{ outcome: 'done', userId: me.id, device: key.id }]);
+    expect(audited('honest-allow')).toMatchObject([{ outcome: 'done', userId: me.id, device: key.id, relaySays: 'u_not-who-answered' }]);
+    expect(hostItem('work', card.id)).toMatchObject({ kind: 'approval', decision: 'allow', answeredBy: me.id });
+    expect(chat.items().get(card.id)).toMatchObject({ decision: 'allow', answeredBy: me.id });
   });
 
   it('replays the old allow onto a new approval, and shows the person another command than the host asks: refused', async () => {

@@ -29,7 +29,7 @@ import { makeWorktree } from './worktrees.ts';
 type Handler<T extends AgentRequestType> = (
   payload: RequestPayload<T>,
   client: ClientState | null,
-  /** The relay user a relay frame says it acts for (LinkRequest.by): recorded for people to see, grants nothing. */
+  /** Who a relay frame acts for (LinkRequest.by; the verified signer once the gate checked a signature): recorded for people to see, grants nothing. */
   by: string | null,
 ) => RequestResult<T> | Promise<RequestResult<T>>;
 

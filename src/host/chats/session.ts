@@ -386,7 +386,7 @@ export class ChatSession {
     this.begin(next);
   }
 
-  /** `by`: the relay user the answer came for (null from a local client), kept on the card for every device to see. */
+  /** `by`: who answered (the verified signer, see trust/gate.ts; null from a local client), kept on the card for every device to see. */
   approve(requestId: string, decision: 'allow' | 'allow-always' | 'deny', message?: string, by?: string | null): void {
     const item = this.thread.items.find((i) => i.kind === 'approval' && i.requestId === requestId && i.decision === 'pending');
     if (!item || item.kind !== 'approval') throw new ProtocolError('request-not-found', 'Nothing waits for that approval any more');

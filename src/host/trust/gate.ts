@@ -82,7 +82,9 @@ export class RequestGate {
       sender = verdict.sender;
       retry = verdict.retry;
     }
-    const reply = await serve(frame);
+    // Who the runtime keeps as having asked (an approval's answeredBy, shown on every device's card) is
+    // the person the signature verified, never the name the relay put beside it.
+    const reply = await serve(sender ? { ...(frame as object), by: sender.userId } : frame);
     this.record({
       ...base,
       outcome: reply.ok ? 'done' : 'failed',
