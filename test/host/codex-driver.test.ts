@@ -2,45 +2,28 @@
 // model being the scripted Responses server on loopback. What the end-to-end test does not cover:
 // images as image input, steering a running turn, compaction, resuming the thread in a new process,
 // and a fork's branch resumed by a later driver.
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
-import { HostPolicy } from '../../src/host/policy.ts';
-import { CodexProvider } from '../../src/host/providers/codex/index.ts';
-import { OpenAiServer } from '../support/openai-server.ts';
-import { codexScenario, COMPACT_SUMMARY, TEST_KEY_VARIABLE, writeCodexHome } from './fixtures/codex/scenario.ts';
-import { openCore, TestClient, tempDir, until } from './harness.ts';
+import type { OpenAiServer } from '../support/openai-server.ts';
+import { openCodexChat, type CodexChat } from './codex-chat.ts';
+import { COMPACT_SUMMARY } from './fixtures/codex/scenario.ts';
+import { until, type TestClient } from './harness.ts';
 
-const codex = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex');
 // A 1×1 PNG.
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
-let data: ReturnType<typeof tempDir>;
+let chat: CodexChat;
 let model: OpenAiServer;
 let core: HostCore;
 let client: TestClient;
-let work = '';
 
 beforeAll(async () => {
-  data = tempDir('tether-codex-');
-  model = await OpenAiServer.start(codexScenario);
-  const home = path.join(data.dir, 'codex-home');
-  work = path.join(data.dir, 'work');
-  mkdirSync(home, { recursive: true });
-  mkdirSync(work, { recursive: true });
-  writeCodexHome(home, model.url);
-  const provider = new CodexProvider({ command: codex, home, env: { [TEST_KEY_VARIABLE]: 'k' }, clientVersion: '0.0.0' }, { probe: false });
-  core = await openCore(data.dir, { providers: [provider], policy: new HostPolicy({ home: data.dir }) });
-  client = new TestClient(core);
-  await client.ok('chat.create', { chatId: 'c', provider: 'codex', cwd: work, runtimeMode: 'auto-accept-edits' });
-  await client.attach('c');
+  chat = await openCodexChat('tether-codex-');
+  ({ model, core, client } = chat);
 }, 30_000);
 
 afterAll(async () => {
-  await core?.close();
-  await model?.close();
-  data?.cleanup();
+  await chat?.close();
 });
 
 const thread = () => client.threads.get('c')!;

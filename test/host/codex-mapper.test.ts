@@ -156,11 +156,86 @@ describe('the Codex mapper on recorded transcripts', () => {
     }
   });
 
-  it('leaves out events of other threads (Codex subagents) once it knows its own', () => {
+  it('leaves out events of other threads once it knows its own, unless a spawn of its own named them', () => {
     const mapper = new CodexMapper();
     mapper.threadId = 'mine';
     expect(mapper.notification('item/agentMessage/delta', { threadId: 'other', itemId: 'a', delta: 'x' })).toEqual([]);
     expect(mapper.notification('item/agentMessage/delta', { threadId: 'mine', itemId: 'a', delta: 'x' })).toEqual([{ type: 'text', text: 'x' }]);
+  });
+
+  it('maps a spawned Codex agent to a subagent row: its own thread\'s command and report under it, its end with the report, the wait a tool', () => {
+    const { outputs, mapper } = replay('subagent');
+    const lines = transcript('subagent');
+    const spawn = lines.map((l) => l.out).find((o) => o?.method === 'item/completed' && o.params.item.type === 'collabAgentToolCall' && o.params.item.tool === 'spawnAgent')!.params.item;
+    const agentThread: string = spawn.receiverThreadIds[0];
+    const parentOf = (o: ProviderOutput) => ('parentToolUseId' in o ? o.parentToolUseId : undefined);
+
+    expect(outputs.find((o) => o.type === 'subagent-start')).toEqual({
+      type: 'subagent-start', toolUseId: spawn.id, description: 'SUBAGENT-PROMPT: list the files', subagentType: null,
+      prompt: 'SUBAGENT-PROMPT: list the files', background: true,
+    });
+    expect(outputs).toContainEqual({ type: 'subagent-progress', toolUseId: spawn.id, native: { threadId: agentThread }, model: spawn.model });
+    const command = outputs.find((o) => o.type === 'tool-start' && o.name === 'Bash');
+    expect(command).toMatchObject({ input: { command: 'echo sub-echo' }, parentToolUseId: spawn.id });
+    expect(outputs).toContainEqual(expect.objectContaining({ type: 'tool-end', toolUseId: (command as { toolUseId: string }).toolUseId, output: 'sub-echo\n', error: false }));
+    expect(outputs.filter((o) => o.type === 'text' && parentOf(o) === spawn.id).map((o) => (o as { text: string }).text).join('')).toBe('Subagent report: found 3 files.');
+    const end = outputs.find((o) => o.type === 'subagent-end');
+    expect(end).toMatchObject({ toolUseId: spawn.id, status: 'done', result: 'Subagent report: found 3 files.', usage: { toolUses: 1 } });
+    expect((end as { usage: { totalTokens: number } }).usage.totalTokens).toBeGreaterThan(0);
+    // The parent's own reply stays its own, the wait is a tool of the parent, and the turn ends done.
+    expect(outputs.filter((o) => o.type === 'text' && !parentOf(o)).map((o) => (o as { text: string }).text).join('')).toBe('The agent reported back.');
+    expect(outputs.find((o) => o.type === 'tool-start' && o.name === 'agent:wait')).toMatchObject({ input: { receiverThreadIds: [agentThread] } });
+    expect(outputs.filter((o) => o.type === 'tool-start' && o.name === 'agent:spawnAgent')).toEqual([]);
+    // No reasoning of the agent's, and no usage of its thread in the chat's context meter.
+    expect(outputs.filter((o) => o.type === 'thinking')).toEqual([]);
+    expect(types(outputs).at(-1)).toBe('turn-end');
+    expect(mapper.agentTurn(spawn.id)).toEqual({ threadId: agentThread, turnId: null });
+    expect(mapper.agentTurn('call_none')).toBeNull();
+  });
+
+  it('takes up an agent thread\'s turn that started before its spawn completed: that turn is what stopping it interrupts', () => {
+    const mapper = new CodexMapper();
+    let spawnId = '';
+    let agentTurn: string | null = null;
+    for (const line of transcript('subagent')) {
+      const msg = line.out;
+      if (msg?.id === 1 && msg.result?.thread) mapper.threadId = msg.result.thread.id;
+      if (typeof msg?.method !== 'string' || msg.id !== undefined) continue;
+      if (msg.method === 'item/started' && msg.params.item.type === 'collabAgentToolCall' && msg.params.item.tool === 'spawnAgent') spawnId = msg.params.item.id;
+      if (msg.method === 'turn/started' && msg.params.threadId !== mapper.threadId) agentTurn = msg.params.turn.id;
+      mapper.notification(msg.method, msg.params);
+      if (msg.method === 'item/started' && msg.params.item.type === 'commandExecution') break;
+    }
+    // As recorded, the agent's turn/started came before the spawn's item/completed.
+    expect(agentTurn).not.toBeNull();
+    expect(mapper.agentTurn(spawnId)).toMatchObject({ turnId: agentTurn });
+  });
+
+  it('ends a stopped agent failed with its open tools, and a spawn that named no thread failed', () => {
+    const mapper = new CodexMapper();
+    mapper.threadId = 'mine';
+    mapper.turnStarted('t1');
+    const spawn = { type: 'collabAgentToolCall', id: 'call_s', tool: 'spawnAgent', status: 'inProgress', senderThreadId: 'mine', receiverThreadIds: [], prompt: 'first line\nmore', agentsStates: {} };
+    mapper.notification('item/started', { threadId: 'mine', item: spawn });
+    mapper.notification('item/completed', { threadId: 'mine', item: { ...spawn, status: 'completed', receiverThreadIds: ['agent'] } });
+    mapper.notification('turn/started', { threadId: 'agent', turn: { id: 'at1' } });
+    expect(mapper.notification('item/started', { threadId: 'agent', item: { type: 'commandExecution', id: 'c1', command: 'sleep 120', commandActions: [] } })).toMatchObject([
+      { type: 'tool-start', toolUseId: 'c1', parentToolUseId: 'call_s' },
+      { type: 'subagent-progress', toolUseId: 'call_s', lastTool: 'Bash', usage: { toolUses: 1 } },
+    ]);
+    expect(mapper.agentTurn('call_s')).toEqual({ threadId: 'agent', turnId: 'at1' });
+    mapper.stoppingAgent('agent');
+    expect(mapper.notification('turn/completed', { threadId: 'agent', turn: { id: 'at1', status: 'interrupted' } })).toEqual([
+      { type: 'tool-end', toolUseId: 'c1', output: null, error: true },
+      { type: 'subagent-end', toolUseId: 'call_s', status: 'failed', result: null, summary: 'Stopped', usage: { totalTokens: 0, toolUses: 1, durationMs: 0 } },
+    ]);
+    expect(mapper.agentTurn('call_s')).toEqual({ threadId: 'agent', turnId: null });
+
+    const failed = { ...spawn, id: 'call_f' };
+    expect(mapper.notification('item/started', { threadId: 'mine', item: failed })[0]).toMatchObject({ type: 'subagent-start', description: 'first line' });
+    expect(mapper.notification('item/completed', { threadId: 'mine', item: { ...failed, status: 'failed' } })).toEqual([
+      { type: 'subagent-end', toolUseId: 'call_f', status: 'failed', result: 'Codex could not start the agent' },
+    ]);
   });
 
   it('maps every runtime mode to Codex policy and back', () => {
@@ -263,7 +338,7 @@ describe('recorded frames against the schema the installed codex prints', () => 
 
   it('every notification and request Codex sent, and every request, notification and answer we sent', () => {
     const files = readdirSync(fixtures).filter((f) => f.endsWith('.jsonl'));
-    expect(files.length).toBeGreaterThanOrEqual(9);
+    expect(files.length).toBeGreaterThanOrEqual(10);
     let checked = 0;
     for (const file of files) {
       const lines = transcript(file.replace(/\.jsonl$/, ''));

@@ -15,8 +15,11 @@ export type ResponseStep =
   | { type: 'reasoning'; text: string; deltas?: number }
   /** An assistant message streaming in `deltas` pieces. */
   | { type: 'text'; text: string; deltas?: number }
-  /** A function call, e.g. Codex's `exec_command` or `request_user_input`. */
-  | { type: 'call'; name: string; arguments: unknown; callId?: string }
+  /**
+   * A function call, e.g. Codex's `exec_command` or `request_user_input`; `namespace` for a tool the
+   * CLI offered inside a namespace (Codex 0.171's `multi_agent_v1` holds `spawn_agent`, `wait_agent` …).
+   */
+  | { type: 'call'; name: string; arguments: unknown; callId?: string; namespace?: string }
   /** A freeform (custom) tool call, e.g. Codex's `apply_patch` for a model its catalog knows: raw text input. */
   | { type: 'custom'; name: string; input: string; callId?: string };
 
@@ -147,7 +150,10 @@ export class OpenAiServer {
           break;
         }
         case 'call': {
-          const item = { type: 'function_call', id: itemId, call_id: step.callId ?? `call_${n}_${index}`, name: step.name, arguments: JSON.stringify(step.arguments) };
+          const item = {
+            type: 'function_call', id: itemId, call_id: step.callId ?? `call_${n}_${index}`, name: step.name, arguments: JSON.stringify(step.arguments),
+            ...(step.namespace ? { namespace: step.namespace } : {}),
+          };
           // With its `status`, as the real API sends it: the AI SDK (OpenCode's) refuses a done
           // function_call without `status: "completed"`, and the call then never runs nor asks.
           send({ type: 'response.output_item.added', output_index: index, item: { ...item, arguments: '', status: 'in_progress' } });

@@ -261,7 +261,8 @@ export function createHandlers(core: HostCore): HandlerTable {
     'chat.summarize': (payload) => summarize(core, payload.chatId),
 
     // Delegated work ----------------------------------------------------------------------------
-    // A subagent's whole work, paged newest first, from the CLI's own transcript (Claude Code keeps one per subagent).
+    // A subagent's whole work, paged newest first, from the CLI's own records (Claude Code keeps a
+    // transcript per subagent, Codex a rollout per subagent thread).
     'chat.subagent': async (payload) => {
       const session = core.session(payload.chatId);
       const row = session.thread.items.find((item) => item.kind === 'subagent' && item.toolUseId === payload.toolUseId);
@@ -269,8 +270,9 @@ export function createHandlers(core: HostCore): HandlerTable {
       const { provider: kind, account, cwd, agentSessionId } = session.info;
       const provider = core.providers.get(kind);
       const launch = account !== undefined ? core.accounts.launchSettings(kind, account) : undefined;
-      const items = provider?.subagentItems && agentSessionId ? await provider.subagentItems(agentSessionId, payload.toolUseId, launch) : null;
-      if (!items) throw new ProtocolError('transcript-missing', `${kind} kept no transcript of subagent ${payload.toolUseId}`);
+      const work = provider?.subagentItems && agentSessionId ? await provider.subagentItems(agentSessionId, row, launch) : null;
+      if (!work) throw new ProtocolError('transcript-missing', `${kind} kept no transcript of subagent ${payload.toolUseId}`);
+      const { items, source } = work;
       let end = items.length;
       if (payload.cursor !== undefined) {
         const at = /^sub:(\d+)$/.exec(payload.cursor);
@@ -280,8 +282,9 @@ export function createHandlers(core: HostCore): HandlerTable {
       const start = Math.max(0, end - (payload.limit ?? 50));
       return {
         items: items.slice(start, end),
-        history: { start, cursor: start > 0 ? `sub:${start}` : null },
-        source: 'claude-transcript',
+        // A Codex thread's page names no start (agent-contracts: ChatSubagentPage).
+        history: { ...(source === 'codex-thread' ? {} : { start }), cursor: start > 0 ? `sub:${start}` : null },
+        source,
         context: { provider: kind, cwd, chatId: payload.chatId },
         live: row.status === 'running',
       };

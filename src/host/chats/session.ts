@@ -507,7 +507,8 @@ export class ChatSession {
   }
 
   /**
-   * Stops one running subagent through its CLI (Claude Code: `stop_task` on the subagent's task);
+   * Stops one running subagent through its CLI (Claude Code: `stop_task` on the subagent's task;
+   * Codex: `turn/interrupt` on the agent's own thread);
    * the row settles when the CLI reports it stopped. `subagent-not-found` for no such row or one that
    * finished; `chat-unsupported` where the CLI cannot stop one on its own (the turn's cancel can).
    */
@@ -520,7 +521,7 @@ export class ChatSession {
     const driver = this.driver;
     if (!driver?.stopSubagent) throw new ProtocolError('chat-unsupported', unsupported);
     const stopped = driver.stopSubagent(toolUseId);
-    if (stopped === null) throw new ProtocolError('chat-unsupported', `${this.info.provider} named no task for subagent ${toolUseId}; stop the turn (chat.cancel with subagents)`);
+    if (stopped === null) throw new ProtocolError('chat-unsupported', `${this.info.provider} has named no way to stop subagent ${toolUseId} (yet); stop the turn (chat.cancel with subagents)`);
     if (!stopped) throw new ProtocolError('subagent-not-found', `Subagent ${toolUseId} ended with its CLI`);
   }
 
@@ -663,6 +664,8 @@ export class ChatSession {
         if (output.usage !== undefined) next.usage = output.usage;
         if (output.summary !== undefined) next.summary = output.summary;
         if (output.type === 'subagent-progress' && output.lastTool !== undefined) next.lastTool = output.lastTool;
+        if (output.type === 'subagent-progress' && output.native) next.native = { ...next.native, ...output.native };
+        if (output.type === 'subagent-progress' && output.model) next.model = output.model;
         if (output.type === 'subagent-end') {
           next.status = output.status;
           next.finishedAt = now;

@@ -18,6 +18,8 @@ import type {
   ChatItem,
   ChatQuestion,
   ChatSkill,
+  ChatSubagentItem,
+  ChatSubagentSource,
   ChatSubagentUsage,
   ChatTurnLimit,
   ModelSelection,
@@ -76,7 +78,16 @@ export type ProviderOutput =
     background: boolean;
     parentToolUseId?: string;
   }
-  | { type: 'subagent-progress'; toolUseId: string; lastTool?: string | null; usage?: ChatSubagentUsage | null; summary?: string | null }
+  /** `native`: the CLI's own handle on it (Codex: the subagent's thread); `model`: the model it runs. */
+  | {
+    type: 'subagent-progress';
+    toolUseId: string;
+    lastTool?: string | null;
+    usage?: ChatSubagentUsage | null;
+    summary?: string | null;
+    native?: { agentId?: string; threadId?: string };
+    model?: string;
+  }
   | { type: 'subagent-end'; toolUseId: string; status: 'done' | 'failed'; result?: string | null; summary?: string | null; usage?: ChatSubagentUsage | null }
   /** Everything the running turn changed so far, as the backend tracks it (replaces the last one). */
   | { type: 'turn-diff'; diff: ChatCheckpointDiff }
@@ -233,10 +244,20 @@ export interface Provider {
   readLimits?(account: AccountLaunch | undefined): Promise<LimitsAnswer>;
   /** Asks the CLI whether the account is signed in (`accounts.watchLogin`). Absent: it cannot be asked. */
   checkSignIn?(account: AccountLaunch | undefined): Promise<SignInState>;
-  /** A subagent's own work from the CLI's transcript (`chat.subagent`): its items, or null when the CLI kept none. Absent: none kept. */
-  subagentItems?(agentSessionId: string, toolUseId: string, account: AccountLaunch | undefined): Promise<ChatItem[] | null>;
+  /**
+   * A subagent's own work from the CLI's records (`chat.subagent`), for the row `subagent` of the chat
+   * whose CLI session is `agentSessionId`: its items and where they were read, or null when the CLI
+   * kept none. Absent: none kept.
+   */
+  subagentItems?(agentSessionId: string, subagent: ChatSubagentItem, account: AccountLaunch | undefined): Promise<SubagentWork | null>;
   /** The skills the CLI would load for a chat in `cwd` under `account` (`skills.list`). Absent: none. */
   listSkills?(cwd: string, account: AccountLaunch | undefined): Promise<ChatSkill[]>;
+}
+
+/** A subagent's work as `chat.subagent` pages it. */
+export interface SubagentWork {
+  items: ChatItem[];
+  source: ChatSubagentSource;
 }
 
 export type LimitsAnswer =

@@ -1,13 +1,13 @@
 // The Claude Code backend: `claude -p` with stream-json in and out, one process per chat (driver.ts),
 // its output mapped by mapper.ts, its models in catalog.ts.
-import type { AgentKind, ChatItem, ChatSkill, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
+import type { AgentKind, ChatSkill, ChatSubagentItem, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import { claudeSkills } from './skills.ts';
 import { findSubagentFile, subagentItems } from './subagent-transcript.ts';
 import { readFile } from 'node:fs/promises';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { AccountLaunch, FileReadContext, Provider, SignInState, ProviderChatContext, ProviderForkRequest, ProviderSession, TurnInput } from '../provider.ts';
+import type { AccountLaunch, FileReadContext, Provider, SignInState, ProviderChatContext, ProviderForkRequest, ProviderSession, SubagentWork, TurnInput } from '../provider.ts';
 import { CLI_PROFILES, readCliVersion } from '../roster.ts';
 import { runCli } from '../run-cli.ts';
 import { CLAUDE_MODELS, modelInfos, normalizeSelection } from './catalog.ts';
@@ -91,11 +91,11 @@ export class ClaudeProvider implements Provider {
     return claudeSkills(this.configFolder(account), cwd);
   }
 
-  async subagentItems(agentSessionId: string, toolUseId: string, account: AccountLaunch | undefined): Promise<ChatItem[] | null> {
-    const file = await findSubagentFile(this.configFolder(account), agentSessionId, toolUseId);
+  async subagentItems(agentSessionId: string, subagent: ChatSubagentItem, account: AccountLaunch | undefined): Promise<SubagentWork | null> {
+    const file = await findSubagentFile(this.configFolder(account), agentSessionId, subagent.toolUseId);
     if (!file) return null;
     try {
-      return subagentItems(await readFile(file, 'utf8'), toolUseId);
+      return { items: subagentItems(await readFile(file, 'utf8'), subagent.toolUseId), source: 'claude-transcript' };
     } catch {
       return null;
     }

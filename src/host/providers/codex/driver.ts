@@ -155,6 +155,25 @@ export class CodexSession implements ProviderSession {
     peer.request('turn/interrupt', { threadId: this.threadId, turnId }).catch(() => undefined);
   }
 
+  /**
+   * Stops a subagent by interrupting its own thread's turn (`turn/interrupt` on the thread its spawn
+   * named); its row ends when that turn completes. Null while Codex has not named its thread; false
+   * when it runs no turn or the process is gone.
+   */
+  stopSubagent(toolUseId: string): boolean | null {
+    const peer = this.peer;
+    if (!peer) return false;
+    const target = this.mapper.agentTurn(toolUseId);
+    if (!target) return null;
+    const { threadId, turnId } = target;
+    if (!turnId) return false;
+    this.mapper.stoppingAgent(threadId);
+    peer.request('turn/interrupt', { threadId, turnId }).catch((error: unknown) => {
+      this.emit?.({ type: 'note', level: 'warning', text: `Codex did not stop the agent: ${describe(error)}` });
+    });
+    return true;
+  }
+
   answerApproval(requestId: string, decision: 'allow' | 'allow-always' | 'deny'): void {
     const reply = this.mapper.approvalReply(requestId, decision);
     if (reply) this.answer([reply]);

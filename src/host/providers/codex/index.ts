@@ -4,17 +4,19 @@
 // the choice to Codex's own config.
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { ChatSkill, ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
+import { readFile } from 'node:fs/promises';
+import type { ChatSkill, ChatSubagentItem, ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import { ModelSlugSchema } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { CliProcess } from '../cli-process.ts';
-import type { AccountLaunch, LimitsAnswer, Provider, SignInState, ProviderChatContext, ProviderForkRequest, ProviderSession } from '../provider.ts';
+import type { AccountLaunch, LimitsAnswer, Provider, SignInState, ProviderChatContext, ProviderForkRequest, ProviderSession, SubagentWork } from '../provider.ts';
 import { CLI_PROFILES } from '../roster.ts';
 import { runCli } from '../run-cli.ts';
 import { codexArgs, codexEnv, CodexSession, CODEX_THREAD_IDS, DEFAULT_MODEL } from './driver.ts';
 import type { CodexLaunch } from './driver.ts';
 import { JsonRpcPeer, RpcError } from './rpc.ts';
 import { codexLimits } from './mapper.ts';
+import { findRollout, subagentRolloutItems } from './subagent-rollout.ts';
 
 const DEFAULT_ENTRY: ModelInfo = { slug: DEFAULT_MODEL, name: 'Codex default (its config)', legacy: false, isDefault: true, options: [] };
 
@@ -33,6 +35,8 @@ export class CodexProvider implements Provider {
   private readonly launch: CodexLaunch;
   private catalog: CodexCatalog = { version: null, models: [DEFAULT_ENTRY] };
   private installed = true;
+  /** Rollouts found, by sessions folder and thread id: a subagent's is looked for once, then read per page. */
+  private readonly rollouts = new Map<string, string>();
   /** Resolves once the probe answered or failed. */
   readonly probed: Promise<void>;
 
@@ -77,6 +81,31 @@ export class CodexProvider implements Provider {
     const env = codexEnv(this.launch, account?.home, account?.env);
     const home = env.CODEX_HOME || path.join(env.HOME || os.homedir(), '.codex');
     return [path.join(home, 'sessions'), path.join(home, 'archived_sessions')];
+  }
+
+  /**
+   * A subagent's work from its own thread's rollout: the thread Codex named when it spawned the
+   * agent (the row's `native.threadId`), found under the account's `sessions` and read only when
+   * its meta names the chat's thread as its parent.
+   */
+  async subagentItems(agentSessionId: string, subagent: ChatSubagentItem, account: AccountLaunch | undefined): Promise<SubagentWork | null> {
+    const threadId = subagent.native?.threadId;
+    if (!threadId || !CODEX_THREAD_IDS.test(threadId) || !CODEX_THREAD_IDS.test(agentSessionId)) return null;
+    const sessions = this.usageRoots(account)[0]!;
+    const key = `${sessions}\0${threadId}`;
+    const file = this.rollouts.get(key) ?? await findRollout(sessions, threadId);
+    if (!file) return null;
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch {
+      this.rollouts.delete(key);
+      return null;
+    }
+    const items = subagentRolloutItems(text, agentSessionId, threadId, subagent.toolUseId);
+    if (!items) return null;
+    this.rollouts.set(key, file);
+    return { items, source: 'codex-thread' };
   }
 
   /** Asks a short-lived app-server of the account (`account/rateLimits/read`); a ChatGPT sign-in is what has limits. */

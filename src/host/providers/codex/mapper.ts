@@ -5,9 +5,17 @@
 // and turn it serves, which items are streaming, the requests waiting for a person, the newest rate
 // limits and turn diff). Transcripts recorded from the real binary drive it in tests.
 //
+// Codex's subagents (0.171's collab agents: the model's `spawn_agent`) each run in a thread of their
+// own on the same app-server. A `collabAgentToolCall` of tool `spawnAgent` is a subagent row (its call
+// id is what its work names as `parentToolUseId`), the thread it names in `receiverThreadIds` is that
+// subagent's: its replies and tools are mapped under the row, its token usage is the row's, and its
+// turn's end ends the row (done with its last reply, or failed). The other collab tools (`wait`,
+// `sendInput`, `closeAgent` …) stay tool rows named `agent:<tool>`.
+//
 // What it leaves out on purpose: the user's own message items (the runtime writes those), thread
-// status and read-state chatter, and events of other threads (Codex's subagents) — the thread it
-// serves is the one the driver named. Anything it does not know becomes an info note, never an error.
+// status and read-state chatter, a subagent's reasoning (as Claude Code's), and events of threads
+// that are neither the one the driver named nor a subagent of it. Anything it does not know becomes
+// an info note, never an error.
 import type { ChatFileChange, ChatQuestion, ChatTurnLimit, RuntimeMode } from '../../../contracts/index.ts';
 import type { ProviderOutput } from '../provider.ts';
 import type { RpcErrorBody, RpcId } from './rpc.ts';
@@ -52,11 +60,36 @@ interface PendingRequest {
 
 interface OpenItem {
   type: string;
+  /** The subagent thread it belongs to (absent: the chat's own thread). */
+  thread?: string;
   /** Text already passed on as deltas, so the completed item adds only what is missing. */
   streamed: string;
   /** A file change's edits: Codex's approval request names only the item, the person must see what it does. */
   changes?: ChatFileChange[];
 }
+
+/** A subagent's thread: the spawn call that opened it (its row) and what its row reports. */
+interface AgentThread {
+  toolUseId: string;
+  /** Its running turn (what stopping it interrupts), null while it waits. */
+  turnId: string | null;
+  /** Its last finished reply: the row's result. */
+  reply: string | null;
+  error: string | null;
+  tokens: number;
+  toolUses: number;
+  /** When its spawn started and the newest moment its events named (ms, Codex's clock). */
+  startedAtMs: number | null;
+  seenAtMs: number | null;
+  /** We asked Codex to stop it. */
+  stopping: boolean;
+}
+
+/** How many events of one not-yet-named thread are kept while a spawn is open. */
+const EARLY_MAX = 64;
+
+/** The row's words for a spawn call: the prompt's first line, cut. */
+const DESCRIPTION_MAX = 80;
 
 // Known notifications that carry nothing a chat shows.
 const QUIET = new Set([
@@ -82,6 +115,16 @@ export class CodexMapper {
   /** The newest aggregated diff of the running turn. */
   diff: string | null = null;
   private readonly items = new Map<string, OpenItem>();
+  /** The subagents' threads by thread id. */
+  private readonly agents = new Map<string, AgentThread>();
+  /** Spawn calls started and not yet completed (their threads still unnamed). */
+  private readonly spawning = new Set<string>();
+  /**
+   * What unknown threads said while a spawn was open: a new agent's thread may start (its
+   * `turn/started`, even its first items) before the spawn's `item/completed` names it. Replayed
+   * once a spawn names the thread; dropped when no spawn is open.
+   */
+  private readonly early = new Map<string, Array<[string, Record<string, unknown>]>>();
   private readonly pending = new Map<string, PendingRequest>();
   private errorMessage: string | null = null;
   private interrupted = false;
@@ -99,9 +142,31 @@ export class CodexMapper {
     this.interrupted = true;
   }
 
+  /**
+   * The running turn of the subagent `toolUseId` opened, to interrupt it: null when its thread is not
+   * known yet (the spawn has not completed), `{ turnId: null }` when it runs no turn now.
+   */
+  agentTurn(toolUseId: string): { threadId: string; turnId: string | null } | null {
+    for (const [threadId, agent] of this.agents) {
+      if (agent.toolUseId === toolUseId) return { threadId, turnId: agent.turnId };
+    }
+    return null;
+  }
+
+  /** We asked Codex to stop a subagent's turn: its `interrupted` end is ours. */
+  stoppingAgent(threadId: string): void {
+    const agent = this.agents.get(threadId);
+    if (agent) agent.stopping = true;
+  }
+
   notification(method: string, params: unknown): ProviderOutput[] {
     const p = record(params);
-    if (typeof p.threadId === 'string' && this.threadId && p.threadId !== this.threadId) return [];
+    if (typeof p.threadId === 'string' && this.threadId && p.threadId !== this.threadId) {
+      const agent = this.agents.get(p.threadId);
+      if (agent) return this.agentNotification(p.threadId, agent, method, p);
+      if (this.spawning.size > 0) this.keepEarly(p.threadId, method, p);
+      return [];
+    }
     switch (method) {
       case 'thread/name/updated':
         // The thread's name (set by Codex or `thread/name/set`) is the chat's title; a cleared one leaves it.
@@ -296,11 +361,17 @@ export class CodexMapper {
     return [kind === 'text' ? { type: 'text', text: delta } : { type: 'thinking', text: delta }];
   }
 
-  private itemStarted(item: Record<string, unknown>): ProviderOutput[] {
+  /** `thread`: the subagent thread it came from (absent: the chat's own). */
+  private itemStarted(item: Record<string, unknown>, thread?: string): ProviderOutput[] {
     const id = typeof item.id === 'string' ? item.id : null;
     const type = typeof item.type === 'string' ? item.type : 'unknown';
     if (!id) return [];
-    this.items.set(id, { type, streamed: '', ...(type === 'fileChange' ? { changes: fileChanges(item.changes) } : {}) });
+    this.items.set(id, { type, streamed: '', ...(thread ? { thread } : {}), ...(type === 'fileChange' ? { changes: fileChanges(item.changes) } : {}) });
+    const parent = this.parentOf(thread);
+    if (type === 'collabAgentToolCall' && item.tool === 'spawnAgent') {
+      this.spawning.add(id);
+      return [spawnStart(id, item, parent)];
+    }
     switch (type) {
       case 'userMessage':
       case 'agentMessage':
@@ -311,17 +382,23 @@ export class CodexMapper {
         return [];
       default: {
         const tool = toolOf(item);
-        return [{ type: 'tool-start', toolUseId: id, name: tool.name, input: tool.input, ...(tool.description ? { description: tool.description } : {}) }];
+        return [
+          { type: 'tool-start', toolUseId: id, name: tool.name, input: tool.input, ...(tool.description ? { description: tool.description } : {}), ...(parent ? { parentToolUseId: parent } : {}) },
+          ...this.agentToolUsed(thread, tool.name),
+        ];
       }
     }
   }
 
-  private itemCompleted(item: Record<string, unknown>): ProviderOutput[] {
+  private itemCompleted(item: Record<string, unknown>, thread?: string): ProviderOutput[] {
     const id = typeof item.id === 'string' ? item.id : null;
     const type = typeof item.type === 'string' ? item.type : 'unknown';
     if (!id) return [];
     const open = this.items.get(id);
     this.items.delete(id);
+    const parent = this.parentOf(thread);
+    if (type === 'collabAgentToolCall' && item.tool === 'spawnAgent') return [...(open ? [] : [spawnStart(id, item, parent)]), ...this.spawned(id, item)];
+    const under = parent ? { parentToolUseId: parent } : {};
     switch (type) {
       case 'userMessage':
       case 'hookPrompt':
@@ -329,11 +406,14 @@ export class CodexMapper {
       case 'agentMessage':
       case 'plan': {
         const text = typeof item.text === 'string' ? item.text : '';
+        const agent = thread ? this.agents.get(thread) : undefined;
+        if (agent && type === 'agentMessage' && text !== '') agent.reply = text;
         const rest = remainder(text, open?.streamed ?? '');
         const phase = typeof item.phase === 'string' ? item.phase : undefined;
-        return [...(rest ? [{ type: 'text' as const, text: rest, ...(phase ? { phase } : {}) }] : []), { type: 'text-end' }];
+        return [...(rest ? [{ type: 'text' as const, text: rest, ...(phase ? { phase } : {}), ...under }] : []), { type: 'text-end' }];
       }
       case 'reasoning': {
+        if (thread) return [];
         const summary = Array.isArray(item.summary) ? item.summary.filter((s): s is string => typeof s === 'string') : [];
         const content = Array.isArray(item.content) ? item.content.filter((s): s is string => typeof s === 'string') : [];
         const text = (summary.length > 0 ? summary : content).join('\n\n');
@@ -342,13 +422,14 @@ export class CodexMapper {
         return [...(rest ? [{ type: 'thinking' as const, text: rest }] : []), { type: 'thinking-end' }];
       }
       case 'contextCompaction':
-        return [{ type: 'compaction', preTokens: null }];
+        // A subagent's own compaction is not the chat's.
+        return thread ? [] : [{ type: 'compaction', preTokens: null }];
       default: {
         const outputs: ProviderOutput[] = [];
         // A tool Codex reports only once it is done still gets its start.
         if (!open) {
           const tool = toolOf(item);
-          outputs.push({ type: 'tool-start', toolUseId: id, name: tool.name, input: tool.input, ...(tool.description ? { description: tool.description } : {}) });
+          outputs.push({ type: 'tool-start', toolUseId: id, name: tool.name, input: tool.input, ...(tool.description ? { description: tool.description } : {}), ...under }, ...this.agentToolUsed(thread, tool.name));
         }
         outputs.push(toolEnd(id, item));
         return outputs;
@@ -356,10 +437,119 @@ export class CodexMapper {
     }
   }
 
+  /** The row a subagent thread's work goes under (undefined: the chat's own thread). */
+  private parentOf(thread: string | undefined): string | undefined {
+    return thread ? this.agents.get(thread)?.toolUseId : undefined;
+  }
+
+  /** A spawn call completed: the thread it names is that subagent's from now on; no thread, it failed. */
+  private spawned(id: string, item: Record<string, unknown>): ProviderOutput[] {
+    this.spawning.delete(id);
+    const threads = Array.isArray(item.receiverThreadIds) ? item.receiverThreadIds.filter((t): t is string => typeof t === 'string' && t !== '') : [];
+    const threadId = threads[0];
+    const early = threadId ? this.early.get(threadId) ?? [] : [];
+    if (threadId) this.early.delete(threadId);
+    if (this.spawning.size === 0) this.early.clear();
+    if (item.status === 'failed' || !threadId) {
+      return [{ type: 'subagent-end', toolUseId: id, status: 'failed', result: 'Codex could not start the agent' }];
+    }
+    const startedAtMs = typeof item.startedAtMs === 'number' ? item.startedAtMs : null;
+    const agent: AgentThread = { toolUseId: id, turnId: null, reply: null, error: null, tokens: 0, toolUses: 0, startedAtMs, seenAtMs: startedAtMs, stopping: false };
+    this.agents.set(threadId, agent);
+    const model = typeof item.model === 'string' && item.model !== '' ? item.model : undefined;
+    return [
+      { type: 'subagent-progress', toolUseId: id, native: { threadId }, ...(model ? { model } : {}) },
+      ...early.flatMap(([method, params]) => this.agentNotification(threadId, agent, method, params)),
+    ];
+  }
+
+  /** Bounded: a thread that never turns out to be an agent's costs at most EARLY_MAX events. */
+  private keepEarly(threadId: string, method: string, params: Record<string, unknown>): void {
+    const kept = this.early.get(threadId) ?? [];
+    if (kept.length >= EARLY_MAX) return;
+    kept.push([method, params]);
+    this.early.set(threadId, kept);
+  }
+
+  /** What a subagent's own thread says: its work under its row, its usage, its end. */
+  private agentNotification(threadId: string, agent: AgentThread, method: string, p: Record<string, unknown>): ProviderOutput[] {
+    const item = record(p.item);
+    for (const at of [item.completedAtMs, item.startedAtMs, p.completedAtMs, p.startedAtMs]) {
+      if (typeof at === 'number' && at > (agent.seenAtMs ?? 0)) agent.seenAtMs = at;
+    }
+    switch (method) {
+      case 'turn/started': {
+        const turnId = record(p.turn).id;
+        agent.turnId = typeof turnId === 'string' ? turnId : null;
+        agent.error = null;
+        return [];
+      }
+      case 'item/started':
+        return this.itemStarted(item, threadId);
+      case 'item/completed':
+        return this.itemCompleted(item, threadId);
+      case 'item/agentMessage/delta':
+        return this.streamed(p.itemId, p.delta, 'text').map((output) => ({ ...output, parentToolUseId: agent.toolUseId }));
+      case 'item/commandExecution/outputDelta':
+        return typeof p.itemId === 'string' && typeof p.delta === 'string' && p.delta !== ''
+          ? [{ type: 'tool-output', toolUseId: p.itemId, text: p.delta }]
+          : [];
+      case 'thread/tokenUsage/updated': {
+        const total = record(record(p.tokenUsage).total).totalTokens;
+        if (typeof total !== 'number') return [];
+        agent.tokens = total;
+        return [{ type: 'subagent-progress', toolUseId: agent.toolUseId, usage: agentUsage(agent) }];
+      }
+      case 'error': {
+        const message = record(p.error).message;
+        if (p.willRetry !== true && typeof message === 'string') agent.error = message;
+        return [];
+      }
+      case 'turn/completed':
+        return this.agentTurnCompleted(threadId, agent, record(p.turn));
+      default:
+        return [];
+    }
+  }
+
+  /** A subagent started a tool: its row's last tool and count. */
+  private agentToolUsed(thread: string | undefined, name: string): ProviderOutput[] {
+    const agent = thread ? this.agents.get(thread) : undefined;
+    if (!agent) return [];
+    agent.toolUses += 1;
+    return [{ type: 'subagent-progress', toolUseId: agent.toolUseId, lastTool: name, usage: agentUsage(agent) }];
+  }
+
+  /** A subagent's turn ended: its row ends (done with its last reply; interrupted or failed, failed), its open tools with it. */
+  private agentTurnCompleted(threadId: string, agent: AgentThread, turn: Record<string, unknown>): ProviderOutput[] {
+    agent.turnId = null;
+    const outputs: ProviderOutput[] = [];
+    for (const [id, open] of this.items) {
+      if (open.thread !== threadId) continue;
+      this.items.delete(id);
+      if (open.type === 'agentMessage' || open.type === 'plan') outputs.push({ type: 'text-end' });
+      else if (open.type !== 'reasoning' && open.type !== 'userMessage') outputs.push({ type: 'tool-end', toolUseId: id, output: null, error: true });
+    }
+    const usage = agentUsage(agent);
+    if (turn.status === 'completed') {
+      outputs.push({ type: 'subagent-end', toolUseId: agent.toolUseId, status: 'done', result: agent.reply, usage });
+    } else {
+      const ours = turn.status === 'interrupted' && agent.stopping;
+      const error = record(turn.error).message;
+      const message = ours ? 'Stopped' : typeof error === 'string' ? error : agent.error ?? (turn.status === 'interrupted' ? 'Codex stopped the agent' : 'The agent failed');
+      outputs.push({ type: 'subagent-end', toolUseId: agent.toolUseId, status: 'failed', result: agent.reply, summary: message, usage });
+    }
+    agent.stopping = false;
+    return outputs;
+  }
+
   private turnCompleted(turn: Record<string, unknown>): ProviderOutput[] {
     if (typeof turn.id === 'string' && this.turnId && turn.id !== this.turnId) return [];
     this.turnId = null;
-    this.items.clear();
+    // A subagent's open items stay: it may run on past the turn that spawned it.
+    for (const [id, open] of this.items) if (!open.thread) this.items.delete(id);
+    this.spawning.clear();
+    this.early.clear();
     const cancelled = [...this.pending.keys()].map((requestId) => ({ type: 'request-cancelled' as const, requestId }));
     this.pending.clear();
     const status = turn.status;
@@ -396,6 +586,19 @@ export class CodexMapper {
     }
     return best ? best.resetsAt * 1000 : undefined;
   }
+}
+
+/** A spawn call as the subagent row it opens: its prompt, the first line of which describes it. Codex's agents run beside the turn. */
+function spawnStart(id: string, item: Record<string, unknown>, parent: string | undefined): ProviderOutput {
+  const prompt = typeof item.prompt === 'string' && item.prompt !== '' ? item.prompt : null;
+  const line = prompt?.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  const description = line === '' ? 'Codex agent' : line.length > DESCRIPTION_MAX ? `${line.slice(0, DESCRIPTION_MAX - 1)}…` : line;
+  return { type: 'subagent-start', toolUseId: id, description, subagentType: null, prompt, background: true, ...(parent ? { parentToolUseId: parent } : {}) };
+}
+
+function agentUsage(agent: AgentThread): { totalTokens: number; toolUses: number; durationMs: number } {
+  const durationMs = agent.startedAtMs !== null && agent.seenAtMs !== null ? Math.max(0, Math.round(agent.seenAtMs - agent.startedAtMs)) : 0;
+  return { totalTokens: Math.max(0, Math.round(agent.tokens)), toolUses: agent.toolUses, durationMs };
 }
 
 function toolOf(item: Record<string, unknown>): { name: string; input: unknown; description?: string } {

@@ -1,0 +1,127 @@
+// Codex's subagents with the real `codex app-server` (0.171's collab agents) inside a HostCore, the
+// model being the scripted Responses server: a spawned agent is a subagent row whose own thread's
+// work is under it, `chat.subagent` pages that thread's rollout, `chat.stopSubagent` interrupts its
+// turn. Also the rollout reader's refusals (a thread id that is not a UUID, another chat's agent).
+import { writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChatItem } from '../../src/contracts/index.ts';
+import { findRollout, subagentRolloutItems } from '../../src/host/providers/codex/subagent-rollout.ts';
+import { openCodexChat, type CodexChat } from './codex-chat.ts';
+import { SUBAGENT_REPORT } from './fixtures/codex/scenario.ts';
+import { until, type TestClient } from './harness.ts';
+
+let chat: CodexChat;
+let client: TestClient;
+
+beforeAll(async () => {
+  // Full access: Codex runs the agent's commands without asking (approvals are not what this file tests).
+  chat = await openCodexChat('tether-codex-subagent-', 'full-access');
+  client = chat.client;
+}, 30_000);
+
+afterAll(async () => {
+  await chat?.close();
+});
+
+const thread = () => client.threads.get('c')!;
+const subagentRow = (prompt: string) => {
+  const row = thread().items.find((i) => i.kind === 'subagent' && i.prompt?.includes(prompt));
+  return row?.kind === 'subagent' ? row : undefined;
+};
+const under = (toolUseId: string) => thread().items.filter((i) => (i.kind === 'tool' || i.kind === 'assistant') && i.parentToolUseId === toolUseId);
+
+describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
+  it('a spawned agent is a subagent row with its own thread\'s work under it, and chat.subagent pages that thread\'s rollout', async () => {
+    const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate the listing' });
+    await until(() => {
+      const turn = thread().get(turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the delegating turn', 60_000);
+    expect(thread().get(turnId)).toMatchObject({ state: 'done' });
+    const row = subagentRow('list the files');
+    if (!row) throw new Error('no subagent row');
+    expect(row).toMatchObject({
+      description: 'SUBAGENT-PROMPT: list the files', status: 'done', result: SUBAGENT_REPORT, background: true, itemsTruncated: false,
+      usage: { toolUses: 1 }, native: { threadId: expect.stringMatching(/^[0-9a-f-]{36}$/) },
+    });
+    expect(row.native?.threadId).not.toBe(thread().info.agentSessionId);
+    // Its command and report are in the thread under the row; the chat's own reply is not.
+    expect(under(row.toolUseId).map((i) => i.kind)).toEqual(['tool', 'assistant']);
+    expect(under(row.toolUseId)[0]).toMatchObject({ name: 'Bash', input: { command: 'echo sub-echo' }, state: 'done' });
+    expect(thread().items.some((i) => i.kind === 'assistant' && !i.parentToolUseId && i.text === 'The agent reported back.')).toBe(true);
+    expect(thread().items.some((i) => i.kind === 'tool' && i.name === 'agent:spawnAgent')).toBe(false);
+
+    const page = await client.ok<{ items: ChatItem[]; history: { start?: number; cursor: string | null }; source: string; live: boolean }>(
+      'chat.subagent', { chatId: 'c', toolUseId: row.toolUseId },
+    );
+    expect(page).toMatchObject({ source: 'codex-thread', live: false, history: { cursor: null }, context: { provider: 'codex', chatId: 'c' } });
+    expect(page.history.start).toBeUndefined();
+    expect(page.items.map((i) => i.kind)).toEqual(['user', 'tool', 'assistant']);
+    expect(page.items[0]).toMatchObject({ text: 'SUBAGENT-PROMPT: list the files' });
+    expect(page.items[1]).toMatchObject({ name: 'Bash', input: { command: 'echo sub-echo' }, output: 'sub-echo\n', state: 'done', parentToolUseId: row.toolUseId });
+    expect(page.items[2]).toMatchObject({ text: SUBAGENT_REPORT, parentToolUseId: row.toolUseId });
+
+    const newest = await client.ok<typeof page>('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId, limit: 1 });
+    expect(newest.items.map((i) => i.kind)).toEqual(['assistant']);
+    const older = await client.ok<typeof page>('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId, limit: 2, cursor: newest.history.cursor });
+    expect(older.items.map((i) => i.kind)).toEqual(['user', 'tool']);
+    expect(older.history.cursor).toBeNull();
+
+    expect(await client.fails('chat.subagent', { chatId: 'c', toolUseId: 'call_none' })).toBe('subagent-not-found');
+    expect(await client.fails('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId, cursor: 'forged' })).toBe('history-expired');
+    // It finished: nothing to stop.
+    expect(await client.fails('chat.stopSubagent', { chatId: 'c', toolUseId: row.toolUseId })).toBe('subagent-not-found');
+  });
+
+  it('chat.stopSubagent interrupts the agent\'s own turn: its row ends failed, its command never finishes, the turn goes on', async () => {
+    const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate a long job' });
+    await until(() => {
+      const row = subagentRow('wait long');
+      return !!row && under(row.toolUseId).some((i) => i.kind === 'tool' && i.state === 'running');
+    }, 'the agent\'s sleep running', 60_000);
+    const row = subagentRow('wait long')!;
+    expect(row.status).toBe('running');
+
+    await client.ok('chat.stopSubagent', { chatId: 'c', toolUseId: row.toolUseId });
+    await until(() => subagentRow('wait long')?.status !== 'running', 'the agent stopped', 30_000);
+    expect(subagentRow('wait long')).toMatchObject({ status: 'failed', summary: 'Stopped' });
+    const sleep = under(row.toolUseId).find((i) => i.kind === 'tool');
+    expect(sleep?.kind === 'tool' ? sleep.state : null).toBe('error');
+    expect(await client.fails('chat.stopSubagent', { chatId: 'c', toolUseId: row.toolUseId })).toBe('subagent-not-found');
+
+    // The parent's wait runs out on its own (Codex takes an interrupted agent for no final status) and the turn ends done.
+    await until(() => {
+      const turn = thread().get(turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the delegating turn', 60_000);
+    expect(thread().get(turnId)).toMatchObject({ state: 'done' });
+    // Its rollout holds what it did before it was stopped.
+    const page = await client.ok<{ items: ChatItem[] }>('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
+    expect(page.items.map((i) => i.kind)).toEqual(['user', 'tool']);
+    expect(page.items[1]).toMatchObject({ input: { command: 'sleep 120' }, state: 'running' });
+  });
+
+  it('reads no rollout for a thread id that is not a UUID, nor one that is not a subagent of the chat\'s thread', async () => {
+    const sessions = path.join(chat.home, 'sessions');
+    for (const id of ['../../etc/passwd', '*', '', 'a/b', '01a235bf-a210-72a3-bd18-788da97bed67/../x']) {
+      expect(await findRollout(sessions, id)).toBeNull();
+    }
+    const row = subagentRow('list the files')!;
+    const file = await findRollout(sessions, row.native!.threadId!);
+    expect(file).toMatch(/\/sessions\/\d{4}\/\d{2}\/\d{2}\/rollout-.*\.jsonl$/);
+    const text = await readFile(file!, 'utf8');
+    const chatThread = thread().info.agentSessionId!;
+    expect(subagentRolloutItems(text, chatThread, row.native!.threadId!, row.toolUseId)).toHaveLength(3);
+    // Another chat's thread as the parent, or another thread's rollout: not read.
+    expect(subagentRolloutItems(text, '01a235bf-0000-7000-8000-000000000000', row.native!.threadId!, row.toolUseId)).toBeNull();
+    expect(subagentRolloutItems(text, chatThread, chatThread, row.toolUseId)).toBeNull();
+    // The chat's own rollout is no subagent's.
+    const own = await findRollout(sessions, chatThread);
+    expect(subagentRolloutItems(await readFile(own!, 'utf8'), chatThread, chatThread, row.toolUseId)).toBeNull();
+    // A file named like a rollout outside the date folders is never found.
+    writeFileSync(path.join(sessions, `rollout-x-${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}.jsonl`), '{}\n');
+    expect(await findRollout(sessions, `${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`)).toBeNull();
+  });
+});
