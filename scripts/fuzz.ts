@@ -27,7 +27,10 @@ if (!line) {
   console.error('The fuzz run printed no figures:\n', output.slice(-4000));
   process.exit(1);
 }
-type Figures = { frames: number; served: number; refused: Record<string, number>; anomalies: string[]; closes: number; slowest?: Array<[number, string]> };
+type Figures = {
+  frames: number; served: number; refused: Record<string, number>; anomalies: string[]; closes: number;
+  slowest?: Array<[number, string]>; byRoute?: Record<string, [number, number]>; byThousand?: Array<[number, number]>;
+};
 const { figures } = JSON.parse(line.slice(line.indexOf('FUZZ-FIGURES ') + 'FUZZ-FIGURES '.length)) as { figures: Record<string, Figures> };
 let total = 0;
 let anomalies = 0;
@@ -39,6 +42,12 @@ for (const [kind, f] of Object.entries(figures)) {
   console.log(`  ${kind.padEnd(6)} ${String(f.frames).padStart(6)} sent, ${f.served} served, refused: ${codes || 'none'}; ${f.closes} closes, ${f.anomalies.length} anomalies`);
   for (const a of f.anomalies.slice(0, 10)) console.log(`      ${a}`);
   if (f.slowest?.length) console.log(`      slowest: ${f.slowest.map(([ms, what]) => `${what} ${ms} ms`).join('; ')}`);
+  const mean = ([n, ms]: [number, number]) => (n ? Math.round(ms / n) : 0);
+  if (f.byThousand?.length) console.log(`      mean answer time by each 1,000 requests: ${f.byThousand.map((t) => `${mean(t)} ms`).join(', ')}`);
+  if (f.byRoute) {
+    const routes = Object.entries(f.byRoute).sort((a, b) => mean(b[1]) - mean(a[1]));
+    console.log(`      mean by route: ${routes.map(([route, t]) => `${route} ${mean(t)} ms (${t[0]})`).join('; ')}`);
+  }
 }
 console.log(`  total  ${total} hostile frames and requests, ${anomalies} anomalies`);
 process.exit(run.status === 0 && anomalies === 0 ? 0 : 1);

@@ -8,10 +8,12 @@
 //
 // `npm test` runs a short seeded run; `npm run fuzz` the full one (TETHER_FUZZ_FRAMES per kind,
 // 10,000 by default there), which prints its figures (scripts/fuzz.ts).
-import { SELF, env } from 'cloudflare:test';
+import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_ERROR_CODES, REQUEST_RULES, TETHER_ERROR_CODES, isAgentRequestType } from '../../src/contracts/index.ts';
-import { clientFrames, floodFrames, linkFrames, ODD_CHAT_IDS, Rng, type HostileFrame } from '../support/hostile-frames.ts';
+import worker from '../../src/relay/index.ts';
+import { clientFrames, floodFrames, linkFrames, Rng, type HostileFrame } from '../support/hostile-frames.ts';
+import { hostileRequests, type HostileRequest } from '../support/hostile-requests.ts';
 import { signIn, grant, type Person } from './people.ts';
 import { approvalItem, assistantItem, Client, FakeHost, OWNER, openSocket, until, userItem } from './peers.ts';
 
@@ -23,6 +25,25 @@ const CODES = new Set<string>([...AGENT_ERROR_CODES, ...TETHER_ERROR_CODES]);
 const BASELINE = 'baseline';
 
 type Frame = Record<string, any>;
+
+/**
+ * One HTTP request to the relay's own fetch handler, in this workerd, with an execution context of
+ * its own whose waitUntil work is awaited, as the runtime would. Not `SELF.fetch`: the vitest pool's
+ * SELF (@cloudflare/vitest-pool-workers 0.23.0, the newest release) wraps its entrypoint class's
+ * prototype in one more Proxy on every request it serves (createProxyPrototypeClass, workers-sdk
+ * issue #15092, fixed upstream by #15106, not released yet), so each request walks one more `get`
+ * trap than the one before: the full run's 10,000 requests slowed down with each one and from about
+ * the 1,600th every SELF.fetch threw `RangeError: Maximum call stack size exceeded`. A test-harness
+ * fault, not the Worker's: the same 10,000 requests against a real `wrangler dev` over a socket
+ * answer as fast at the end as at the start (README, Fuzz and chaos). Every other SELF.fetch here (a
+ * grant, a socket's upgrade) is one of a few hundred.
+ */
+async function workerFetch(request: Request): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(request, env, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
 
 interface Figures {
   frames: number;
@@ -90,15 +111,6 @@ afterAll(() => {
   // The full run's figures, for scripts/fuzz.ts to print (one line, read from vitest's output).
   console.log(`FUZZ-FIGURES ${JSON.stringify({ seed: SEED, perKind: FRAMES, figures })}`);
 });
-
-/** An id as a path segment; none for one with a lone surrogate (no URL can carry it; '%ED%A0%80' stands for it). */
-function encodable(id: string): string[] {
-  try {
-    return [encodeURIComponent(id)];
-  } catch {
-    return [];
-  }
-}
 
 /** Checks one frame the relay sent a client; answers the reply's error code, 'ok', or null for a push. */
 function checkServerFrame(text: string, sent: HostileFrame | null, f: Figures): string | null {
@@ -312,52 +324,23 @@ describe('fuzz: hostile frames and requests', { timeout: Math.max(120_000, FRAME
 
   it('the HTTP routes answer hostile requests with 4xx {code, message}, never 5xx', async () => {
     const f = figuresOf('http');
-    const rng = new Rng(SEED + 3);
     const intruder = await signIn('fuzz-intruder-person');
-    const auths = [null, `Bearer ${intruder.token}`, 'Bearer not-a-token', 'Basic eDp5', `Bearer ${'x'.repeat(9000)}`, 'Bearer \u00e9'];
-    const ids = [host.hostId, BASELINE, ...ODD_CHAT_IDS.flatMap(encodable), '%ED%A0%80', '%ZZ', '%', '..%2f..', 'a%00b', '%0d%0aSet-Cookie:x'];
-    const routes = [
-      'GET /api/health', 'POST /api/auth/signin', 'POST /api/auth/refresh', 'POST /api/auth/signout', 'POST /api/auth/tickets', 'GET /api/auth/sessions',
-      'DELETE /api/auth/sessions/:id', 'GET /api/auth/setup', 'POST /api/auth/setup', 'GET /api/auth/jwks', 'GET /api/auth/methods', 'POST /api/auth/access',
-      'GET /api/auth/oidc/start', 'GET /api/auth/oidc/callback', 'POST /api/auth/oidc/exchange', 'GET /api/me', 'GET /api/users', 'POST /api/users/:id/disable',
-      'POST /api/users/:id/enable', 'GET /api/relay/metrics', 'POST /api/pair/start', 'POST /api/pair/poll', 'POST /api/pair/lookup', 'POST /api/pair/approve',
-      'POST /api/pair/deny', 'POST /api/pair/setup', 'GET /api/hosts', 'PATCH /api/hosts/:id', 'DELETE /api/hosts/:id', 'GET /api/hosts/:id/grants',
-      'POST /api/hosts/:id/grants', 'DELETE /api/hosts/:id/grants/:id', 'GET /api/hosts/:id/audit', 'GET /api/chats', 'GET /api/teams', 'POST /api/teams',
-      'GET /api/teams/:id', 'PATCH /api/teams/:id/members/:id', 'DELETE /api/teams/:id/members/:id', 'POST /api/teams/:id/invitations', 'DELETE /api/teams/:id',
-      'GET /api/invitations/:id', 'POST /api/invitations/:id/accept', 'GET /api/push/key', 'GET /api/push/subscriptions', 'POST /api/push/subscriptions',
-      'DELETE /api/push/subscriptions/:id', 'GET /api/push/deliveries', 'POST /api/push/act', 'GET /api/devices', 'POST /api/devices', 'PATCH /api/devices/:id',
-      'DELETE /api/devices/:id', 'GET /v1/visuals/:id/:id/:id', 'POST /v1/visuals/:id/:id/:id/ticket', 'GET /v1/attachments/:id/:id/:id',
-      'POST /v1/attachments/:id/:id/:id/ticket', 'GET /v1/hosts/:id/lobby', 'GET /v1/hosts/:id/chats/:id', 'GET /v1/hosts/:id/link', 'GET /nowhere', 'PUT /api/hosts',
-    ];
-    // Made once: building a megabyte per request would cost more than the request.
-    const bodies: Array<BodyInit | null> = [
-      null, '', '{', 'null', '[]', '"x"', '{"a":', JSON.stringify({ email: 7, password: [] }), JSON.stringify({ refreshToken: { $ne: null } }),
-      '['.repeat(20_000) + ']'.repeat(20_000), '{"__proto__":{"isAdmin":true},"constructor":{"prototype":{"x":1}}}', new Uint8Array([0xff, 0xfe, 0x00, 0x7b]),
-      ...[255, 256, 257, 100_000].map((n) => JSON.stringify({ name: 'x'.repeat(n), role: 'owner', subject: { type: 'user', id: OWNER } })),
-      JSON.stringify({ code: '\ud800', deviceCode: null, hostId: [], subject: { type: 'team' }, role: 7 }), 'x'.repeat(1024), 'x'.repeat(1_048_576 + 1),
-    ];
+    const requests = hostileRequests(new Rng(SEED + 3), FRAMES, { hostId: host.hostId, chatId: BASELINE, intruderToken: intruder.token, subjectId: OWNER });
     const slowest: Array<[number, string]> = [];
     const byRoute: Record<string, [number, number]> = {};
+    // Answer times summed by each thousand requests in the order sent: a figure (printed by scripts/fuzz.ts), not asserted.
+    const byThousand: Array<[number, number]> = [];
     // Kept on the figures from the start, so a run that times out still shows where its time went.
-    Object.assign(f, { slowest, byRoute });
-    const one = async () => {
-      const [method, shape] = rng.pick(routes).split(' ') as [string, string];
-      const path = shape.replace(/:id/g, () => rng.pick(ids));
-      const headers: Record<string, string> = {};
-      const auth = rng.pick(auths);
-      if (auth) headers.Authorization = auth;
-      if (rng.chance(0.2)) headers.Upgrade = 'websocket';
-      if (rng.chance(0.5)) headers['Content-Type'] = rng.pick(['application/json', 'text/plain', 'application/json; charset=latin1', 'multipart/form-data']);
-      if (rng.chance(0.1)) headers.Origin = rng.pick(['https://evil.test', 'null', 'https://app.tether.test']);
-      const body = method === 'GET' ? null : rng.pick(bodies);
+    Object.assign(f, { slowest, byRoute, byThousand });
+    const one = async ({ method, route: shape, path, headers, body, what }: HostileRequest) => {
+      const thousand = (byThousand[Math.floor(f.frames / 1000)] ??= [0, 0]);
       f.frames += 1;
-      const what = `${method} ${path.slice(0, 80)} (${auth ? auth.slice(0, 12) : 'anonymous'}${headers.Upgrade ? ', upgrade' : ''})`;
       const at = Date.now();
       let res: Response;
       try {
-        res = await SELF.fetch(`http://relay.test${path}${rng.chance(0.1) ? '?since=-1&limit=1e99&cursor=%00' : ''}`, { method, headers, body });
+        res = await workerFetch(new Request(`http://relay.test${path}`, { method, headers, body }));
       } catch (error) {
-        f.anomalies.push(`${method} ${path}: the fetch threw ${String(error)}`);
+        f.anomalies.push(`${what}: the fetch threw ${String(error)}`);
         return;
       }
       if (res.webSocket) {
@@ -369,7 +352,9 @@ describe('fuzz: hostile frames and requests', { timeout: Math.max(120_000, FRAME
       }
       const text = await res.text();
       const took = Date.now() - at;
-      const route = (byRoute[`${method} ${shape}`] ??= [0, 0]);
+      thousand[0] += 1;
+      thousand[1] += took;
+      const route = (byRoute[shape] ??= [0, 0]);
       route[0] += 1;
       route[1] += took;
       slowest.push([took, `${what} ${res.status}`]);
@@ -391,15 +376,12 @@ describe('fuzz: hostile frames and requests', { timeout: Math.max(120_000, FRAME
       }
     };
     // A few at once, as many people's requests come: each worker takes the next until all are sent.
-    let left = FRAMES;
     await Promise.all(Array.from({ length: 6 }, async () => {
-      while (left > 0) {
-        left -= 1;
-        await one();
-      }
+      for (let next = requests.next(); !next.done; next = requests.next()) await one(next.value);
     }));
 
     expect(f.anomalies.slice(0, 20)).toEqual([]);
+    expect(f.frames).toBe(FRAMES);
   });
 
   it('the baseline chat is exactly as it was, and nothing that acts on the machine reached its host', async () => {
