@@ -2,7 +2,7 @@
 // real `claude` (pinned) answered by the scripted Anthropic server on loopback
 // (test/host/claude-scenario.ts): a command Claude Code keeps running in the background is listed
 // in the chat with a Stop that really stops it; a subagent's full work is read from the CLI's own
-// transcript on request; a turn that stops on the usage limit says so in the chat's header; `$` in
+// transcript on request, and a running one's Stop stops it; a turn that stops on the usage limit says so in the chat's header; `$` in
 // the composer offers the skills Claude Code would load for the chat's folder (the user's, the
 // project's and an installed plugin's), with their descriptions, and the one picked travels with the message.
 import { execFileSync } from 'node:child_process';
@@ -152,6 +152,42 @@ describe('a chat\'s background work, subagents, limit and skills in the browser'
     await poll(() => full.textContent()).toContain('echo sub-echo');
     await poll(() => full.locator('.subagent-source').textContent()).toContain("From the CLI's own transcript");
     await screenshot(page, 'agent-work-subagent-desktop');
+  });
+
+  it('a running subagent has a Stop beside its row at phone and desktop size, and Stop stops it in Claude Code: the row ends failed on both', async () => {
+    await newChat('work-stop-subagent');
+    const phone = await openChat('phone', 'work-stop-subagent');
+    const desktop = await openChat('desktop', 'work-stop-subagent');
+    await write(phone, 'KW-LONGTASK');
+    const rowOf = (page: Page) => page.locator('.thread-row[data-kind="subagent"]').filter({ hasText: 'Wait long' });
+    const stopOf = (page: Page) => rowOf(page).getByRole('button', { name: 'Stop Wait long' });
+    // Running once its own command runs (the sleep inside its work).
+    const row = rowOf(phone);
+    await row.waitFor({ timeout: 90_000 });
+    await row.getByRole('button', { name: /Wait long .*show its work/ }).click();
+    await row.locator('.subagent-work .tool-state.state-running').waitFor({ timeout: 90_000 });
+    for (const page of [phone, desktop]) {
+      await stopOf(page).waitFor();
+      // Beside the row's head, on screen, not inside the fold's button.
+      const box = (await stopOf(page).boundingBox())!;
+      const width = page.viewportSize()!.width;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(width);
+      expect(await stopOf(page).evaluate((el) => el.closest('.fold-toggle') === null && el.closest('.fold-head') !== null)).toBe(true);
+    }
+    expect(await accessibilityViolations(phone, { exclude: ['.composer-area'] })).toEqual([]);
+    await screenshot(phone, 'agent-work-subagent-stop-phone');
+    await screenshot(desktop, 'agent-work-subagent-stop-desktop');
+
+    await stopOf(desktop).click();
+    // The row settles when Claude Code reports the subagent's task stopped, on every device; the Stop goes.
+    for (const page of [phone, desktop]) {
+      await poll(() => rowOf(page).locator('.fold').first().getAttribute('class')).toContain('status-failed');
+      await poll(() => stopOf(page).count()).toBe(0);
+    }
+    // The turn goes on without it and ends; the sleep never finished.
+    await poll(() => settledTurns(phone).count()).toBe(1);
+    expect(await row.locator('.subagent-work .tool-state.state-done').count()).toBe(0);
   });
 
   it('a turn that stopped on the usage limit says so in the chat\'s header until the next turn opens', async () => {

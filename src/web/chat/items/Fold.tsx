@@ -7,12 +7,14 @@ import { useId, useState } from 'preact/hooks';
 
 const opened = new Set<string>();
 
-export function Fold({ foldKey, label, head, className = '', children }: {
+export function Fold({ foldKey, label, head, aside, className = '', children }: {
   /** Names this fold across remounts (an item id, or an item id and a part). */
   foldKey: string;
   /** The button's accessible name. */
   label: string;
   head: ComponentChildren;
+  /** Controls of their own beside the head (a button cannot hold another), e.g. a running subagent's Stop. */
+  aside?: ComponentChildren;
   className?: string;
   children: () => ComponentChildren;
 }) {
@@ -26,10 +28,13 @@ export function Fold({ foldKey, label, head, className = '', children }: {
   };
   return (
     <div class={`fold ${className}${open ? ' open' : ''}`}>
-      <button type="button" class="fold-toggle" aria-expanded={open} aria-controls={bodyId} aria-label={label} onClick={toggle}>
-        <span class="fold-chevron" aria-hidden="true" />
-        {head}
-      </button>
+      <div class="fold-head">
+        <button type="button" class="fold-toggle" aria-expanded={open} aria-controls={bodyId} aria-label={label} onClick={toggle}>
+          <span class="fold-chevron" aria-hidden="true" />
+          {head}
+        </button>
+        {aside}
+      </div>
       <div id={bodyId} class="fold-body" hidden={!open}>{open ? children() : null}</div>
     </div>
   );

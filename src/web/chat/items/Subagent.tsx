@@ -2,7 +2,9 @@
 // nested subagents in theirs), its prompt and the report it handed back. Its whole work, as the CLI's
 // own transcript of it holds it, is read on request with `chat.subagent` (the rest of it, when the
 // thread holds only the start: `itemsTruncated`). A row a host task opened (`origin: ruimte`) has no
-// such transcript.
+// such transcript. A running one has a Stop beside its head (`chat.stopSubagent`: Claude Code stops
+// its task, Codex interrupts its thread's turn); the row settles when the CLI reports it ended, and a
+// CLI that cannot stop one subagent says so under it.
 import { useContext, useState } from 'preact/hooks';
 import type { ChatItem, ChatSubagentItem } from '../../../contracts/index.ts';
 import { Fold } from './Fold.tsx';
@@ -10,6 +12,7 @@ import { formatDuration, formatTokens } from './format.ts';
 import { ItemBody } from './ItemView.tsx';
 import { Markdown } from './Markdown.tsx';
 import { ThreadScopeContext } from './scope.ts';
+import { errorText } from '../tools/action.ts';
 
 const STATUS_LABEL = { running: 'running', done: 'done', failed: 'failed' } as const;
 
@@ -55,6 +58,31 @@ function FullWork({ item, inline }: { item: ChatSubagentItem; inline: ChatItem[]
   );
 }
 
+/** Stop for a running subagent the CLI opened; stays "Stopping…" until the row settles, an error under it when refused. */
+function StopSubagent({ item }: { item: ChatSubagentItem }) {
+  const scope = useContext(ThreadScopeContext)!;
+  const [stopping, setStopping] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const stop = async () => {
+    setStopping(true);
+    setError(null);
+    try {
+      await scope.channel.request('chat.stopSubagent', { chatId: scope.chatId, toolUseId: item.toolUseId });
+    } catch (failure) {
+      setError(errorText(failure));
+      setStopping(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" class="danger small-button subagent-stop" disabled={stopping} aria-label={`Stop ${item.description}`} onClick={() => void stop()}>
+        {stopping ? 'Stopping…' : 'Stop'}
+      </button>
+      {error ? <span class="request-error subagent-stop-error" role="alert">{error}</span> : null}
+    </>
+  );
+}
+
 export function Subagent({ item }: { item: ChatSubagentItem }) {
   const scope = useContext(ThreadScopeContext)!;
   const status = STATUS_LABEL[item.status];
@@ -65,6 +93,7 @@ export function Subagent({ item }: { item: ChatSubagentItem }) {
       foldKey={item.id}
       className={`subagent status-${item.status}`}
       label={`${kind}: ${item.description} (${status}), show its work`}
+      aside={item.status === 'running' && item.origin !== 'ruimte' ? <StopSubagent key={item.toolUseId} item={item} /> : null}
       head={<>
         <span class={`tool-state state-${item.status === 'failed' ? 'error' : item.status}`} aria-hidden="true" />
         <span class="tool-name">{kind}</span>
