@@ -36,10 +36,17 @@ for (const project of only.length > 0 ? only : projects) {
   const report = path.join(reports, `${project}.json`);
   const run = tool('vitest/vitest.mjs', ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]);
   try {
-    const totals = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
+    const totals = JSON.parse(readFileSync(report, 'utf8')) as {
+      numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number;
+      testResults: Array<{ status: string; assertionResults: Array<{ status: string }> }>;
+    };
+    // A file that failed outside its tests (a beforeAll, an import) reports them skipped, not failed:
+    // count those as failed, so the closing line never says "0 failed" of a run that failed.
+    const brokenFiles = totals.testResults.filter((file) => file.status === 'failed' && !file.assertionResults.some((t) => t.status === 'failed'));
+    const unrun = brokenFiles.reduce((sum, file) => sum + Math.max(1, file.assertionResults.filter((t) => t.status !== 'passed').length), 0);
     passed += totals.numPassedTests;
-    failed += totals.numFailedTests;
-    skipped += totals.numPendingTests + totals.numTodoTests;
+    failed += totals.numFailedTests + unrun;
+    skipped += Math.max(0, totals.numPendingTests + totals.numTodoTests - brokenFiles.reduce((sum, file) => sum + file.assertionResults.filter((t) => t.status !== 'passed').length, 0));
   } catch {
     broken = true; // no report: the project could not run at all
   }

@@ -229,8 +229,10 @@ async function mintTicket(socketUrl: URL, token: string): Promise<string> {
   let res: Response;
   try {
     res = await fetch(api, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
-  } catch {
-    throw new ProtocolError('host-offline', `cannot reach the relay at ${api.origin}`);
+  } catch (error) {
+    // Say why (refused, reset, a closed keep-alive socket…): "cannot reach" alone hid a test's cause once.
+    const cause = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+    throw new ProtocolError('host-offline', `cannot reach the relay at ${api.origin}: ${cause}`);
   }
   const body = await res.json().catch(() => null) as { ticket?: unknown; code?: unknown; message?: unknown } | null;
   if (res.ok && typeof body?.ticket === 'string') return body.ticket;

@@ -1,8 +1,9 @@
 // End-to-end peers: a real host process (`bin/tether.js host start`) and clients on the SDK socket.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { RelaySocket, relayPaths } from '../../src/client/index.ts';
 import { readHostIdentity, type HostIdentity } from '../../src/host/identity.ts';
@@ -117,6 +118,17 @@ export class HostProcess {
     this.name = name;
     this.ownerId = ownerId;
     this.dataDir = mkdtempSync(path.join(tmpdir(), `tether-${name}-`));
+  }
+
+  /**
+   * Runs `tether host <args> --data <its folder>` to its end: its stdout. Never a *Sync call: a command
+   * that blocks this process's event loop past the relay's 15 s keep-alive leaves the next fetch on a
+   * socket the relay already closed ("other side closed"; a POST is not retried), which is how a slow
+   * `hooks install` failed terminal-codex's setup in a CI run.
+   */
+  async cli(...args: string[]): Promise<string> {
+    const { stdout } = await promisify(execFile)(this.tether[0]!, [...this.tether.slice(1), 'host', ...args, '--data', this.dataDir], { cwd: root, env: this.env });
+    return stdout;
   }
 
   async start(): Promise<this> {

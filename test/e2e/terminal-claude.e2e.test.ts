@@ -112,7 +112,7 @@ beforeAll(async () => {
     policy: { roots: [work] },
   }));
   await host.start();
-  const installed = execFileSync(process.execPath, [path.join(root, 'bin', 'tether.js'), 'host', 'hooks', 'install', '--data', host.dataDir, '--yes'], { cwd: root, encoding: 'utf8' });
+  const installed = await host.cli('hooks', 'install', '--yes');
   expect(installed).toContain('installed');
   lobby = await Peer.lobby(host.hostId, OWNER);
   quiet = await Peer.lobby(host.hostId, OWNER);

@@ -105,7 +105,7 @@ beforeAll(async () => {
     terminal: { codexApprovalWaitSeconds: 8 },
   }));
   await host.start();
-  const installed = execFileSync(process.execPath, [path.join(root, 'bin', 'tether.js'), 'host', 'hooks', 'install', '--data', host.dataDir, '--cli', 'codex', '--yes'], { cwd: root, encoding: 'utf8' });
+  const installed = await host.cli('hooks', 'install', '--cli', 'codex', '--yes');
   expect(installed).toContain(`codex  ${path.join(home, 'hooks.json')}  installed, trusted`);
   lobby = await Peer.lobby(host.hostId, OWNER);
   await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online, 'host online');
