@@ -313,6 +313,10 @@ describe('push notifications through wrangler dev', () => {
 
       // Elsewhere in the app (Settings, not that chat), the same approval alerts.
       await person.page.goto('/settings');
+      // Settings' list comes after its first render's effects ran, so its listener for the worker's
+      // notices is there before the push below (Settings loads lazily: the page alone is no sign of it).
+      const list = person.page.getByRole('list', { name: 'Recent notifications' });
+      await list.getByRole('listitem').nth(3).waitFor();
       await keepNotificationNotices(person.page);
       await deliver(asked!);
       await notificationNotice(person.page, asked!.tag, { body: asked!.body, detail: why });
@@ -324,8 +328,6 @@ describe('push notifications through wrangler dev', () => {
       expect(await lastShown.textContent()).toContain(asked!.body);
 
       // Settings lists what became of each push of the first test, newest first.
-      const list = person.page.getByRole('list', { name: 'Recent notifications' });
-      await list.getByRole('listitem').nth(3).waitFor();
       const rows = await list.getByRole('listitem').evaluateAll((items) => items.map((li) => [
         li.querySelector('a')?.textContent ?? '', (li.querySelector('span')?.textContent ?? '').replace(/^.* · /, ''),
       ]));
