@@ -145,6 +145,15 @@ export class FakeHost {
       // The relay may close this socket (a test's storage is reset after it ends): then there is no one to ping.
       try { this.ws.send('ping'); } catch { if (this.pinger) clearInterval(this.pinger); }
     }, 1_000);
+    // Connected means the relay took the hello, as for a real host: the relay answers a hello with
+    // nothing, and a request that overtook it found the host offline (a chat.send was kept and
+    // answered {queued: true} before this host saw it, failing signed-forward in a loaded run).
+    const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(this.hostId));
+    const deadline = Date.now() + 10_000;
+    while (!(await link.isOnline())) {
+      if (Date.now() > deadline) throw new Error(`the relay never took ${this.hostId}'s hello`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
     return this;
   }
 
