@@ -1,7 +1,7 @@
 // Codex's subagents with the real `codex app-server` (0.171's collab agents) inside a HostCore, the
 // model being the scripted Responses server: a spawned agent is a subagent row whose own thread's
 // work is under it, `chat.subagent` pages that thread's rollout, `chat.stopSubagent` interrupts its
-// turn. Also the rollout reader's refusals (a thread id that is not a UUID, another chat's agent).
+// turn, and `chat.cancel` interrupts the turns of the agents the cancelled turn spawned. Also the rollout reader's refusals (a thread id that is not a UUID, another chat's agent).
 import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -101,6 +101,40 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     const page = await client.ok<{ items: ChatItem[] }>('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
     expect(page.items.map((i) => i.kind)).toEqual(['user', 'tool']);
     expect(page.items[1]).toMatchObject({ input: { command: 'sleep 120' }, state: 'running' });
+  });
+
+  it('chat.cancel interrupts the agents the turn set working too: Codex records the agent\'s turn aborted, its command never finishes', async () => {
+    const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate a long job' });
+    const running = () => thread().items.find((i) => i.kind === 'subagent' && i.turnId === turnId && i.status === 'running'
+      && under(i.toolUseId).some((t) => t.kind === 'tool' && t.state === 'running'));
+    await until(() => !!running(), 'the agent\'s sleep running', 60_000);
+    const row = running()!;
+    if (row.kind !== 'subagent') throw new Error('not a subagent row');
+    const agentThread = row.native!.threadId!;
+
+    await client.ok('chat.cancel', { chatId: 'c' });
+    await until(() => {
+      const turn = thread().get(turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the cancelled turn', 30_000);
+    expect(thread().get(turnId)).toMatchObject({ state: 'aborted' });
+    expect(thread().items.find((i) => i.id === row.id)).toMatchObject({ status: 'failed' });
+
+    // Codex's own record of the agent's thread: its turn ended aborted (interrupted), not still sleeping.
+    const sessions = path.join(chat.home, 'sessions');
+    const aborted = async () => {
+      const file = await findRollout(sessions, agentThread);
+      if (!file) return null;
+      return (await readFile(file, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line))
+        .find((entry) => entry.type === 'event_msg' && entry.payload?.type === 'turn_aborted') ?? null;
+    };
+    const started = Date.now();
+    let record: { payload: { reason?: string } } | null = null;
+    while ((record = await aborted()) === null) {
+      if (Date.now() - started > 30_000) throw new Error(`The agent's rollout records no aborted turn: ${(await readFile((await findRollout(sessions, agentThread))!, 'utf8')).slice(-1500)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(record.payload.reason).toBe('interrupted');
   });
 
   it('reads no rollout for a thread id that is not a UUID, nor one that is not a subagent of the chat\'s thread', async () => {

@@ -151,6 +151,12 @@ export class CodexSession implements ProviderSession {
     this.answer(this.mapper.cancelAll());
     const turnId = this.mapper.turnId;
     if (!turnId || !this.threadId) return;
+    // Codex's collab agents run in threads of their own, and interrupting the chat's turn leaves
+    // their turns running (0.171): stopping the turn stops every agent it set working too.
+    for (const agent of this.mapper.runningAgentTurns(turnId)) {
+      this.mapper.stoppingAgent(agent.threadId);
+      peer.request('turn/interrupt', agent).catch(() => undefined);
+    }
     this.mapper.interrupting();
     peer.request('turn/interrupt', { threadId: this.threadId, turnId }).catch(() => undefined);
   }

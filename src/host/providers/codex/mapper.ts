@@ -83,6 +83,8 @@ interface AgentThread {
   seenAtMs: number | null;
   /** We asked Codex to stop it. */
   stopping: boolean;
+  /** The chat's turn whose spawn opened it. */
+  spawnedIn: string | null;
 }
 
 /** How many events of one not-yet-named thread are kept while a spawn is open. */
@@ -151,6 +153,15 @@ export class CodexMapper {
       if (agent.toolUseId === toolUseId) return { threadId, turnId: agent.turnId };
     }
     return null;
+  }
+
+  /** The subagent threads the chat's turn `spawnedIn` opened that run a turn now: what stopping that turn interrupts too. */
+  runningAgentTurns(spawnedIn: string): Array<{ threadId: string; turnId: string }> {
+    const running: Array<{ threadId: string; turnId: string }> = [];
+    for (const [threadId, agent] of this.agents) {
+      if (agent.turnId && agent.spawnedIn === spawnedIn) running.push({ threadId, turnId: agent.turnId });
+    }
+    return running;
   }
 
   /** We asked Codex to stop a subagent's turn: its `interrupted` end is ours. */
@@ -454,7 +465,7 @@ export class CodexMapper {
       return [{ type: 'subagent-end', toolUseId: id, status: 'failed', result: 'Codex could not start the agent' }];
     }
     const startedAtMs = typeof item.startedAtMs === 'number' ? item.startedAtMs : null;
-    const agent: AgentThread = { toolUseId: id, turnId: null, reply: null, error: null, tokens: 0, toolUses: 0, startedAtMs, seenAtMs: startedAtMs, stopping: false };
+    const agent: AgentThread = { toolUseId: id, turnId: null, reply: null, error: null, tokens: 0, toolUses: 0, startedAtMs, seenAtMs: startedAtMs, stopping: false, spawnedIn: this.turnId };
     this.agents.set(threadId, agent);
     const model = typeof item.model === 'string' && item.model !== '' ? item.model : undefined;
     return [
