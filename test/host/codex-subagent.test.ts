@@ -1,7 +1,8 @@
 // Codex's subagents with the real `codex app-server` (0.171's collab agents) inside a HostCore, the
 // model being the scripted Responses server: a spawned agent is a subagent row whose own thread's
 // work is under it, `chat.subagent` pages that thread's rollout, `chat.stopSubagent` interrupts its
-// turn, and `chat.cancel` interrupts the turns of the agents the cancelled turn spawned. Also the rollout reader's refusals (a thread id that is not a UUID, another chat's agent).
+// turn, `chat.cancel` interrupts the turns of the agents the cancelled turn spawned, and an agent
+// that outlives its turn keeps its row running until its own turn ends. Also the rollout reader's refusals (a thread id that is not a UUID, another chat's agent).
 import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatItem } from '../../src/contracts/index.ts';
 import { findRollout, subagentRolloutItems } from '../../src/host/providers/codex/subagent-rollout.ts';
 import { openCodexChat, type CodexChat } from './codex-chat.ts';
-import { SUBAGENT_REPORT } from './fixtures/codex/scenario.ts';
+import { AGENT_GO_FILE, AGENT_GO_REPORT, SUBAGENT_REPORT } from './fixtures/codex/scenario.ts';
 import { until, type TestClient } from './harness.ts';
 
 let chat: CodexChat;
@@ -135,6 +136,26 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(record.payload.reason).toBe('interrupted');
+  });
+
+  it('an agent that outlives the turn that spawned it stays running after the turn ends, then ends as Codex reports it', async () => {
+    const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate and leave' });
+    await until(() => {
+      const turn = thread().get(turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the turn that left its agent working', 60_000);
+    expect(thread().get(turnId)).toMatchObject({ state: 'done' });
+    const row = subagentRow('wait for the go');
+    if (!row) throw new Error('no subagent row');
+    // Still at work: its command waits for a file nobody has written yet.
+    expect(row).toMatchObject({ status: 'running', finishedAt: null, turnId });
+
+    writeFileSync(path.join(chat.work, AGENT_GO_FILE), '');
+    await until(() => subagentRow('wait for the go')?.status !== 'running', 'the agent\'s own end', 30_000);
+    expect(subagentRow('wait for the go')).toMatchObject({ status: 'done', result: AGENT_GO_REPORT, usage: { toolUses: 1 } });
+    expect(subagentRow('wait for the go')?.finishedAt).toEqual(expect.any(Number));
+    // The turn it outlived stays as it ended.
+    expect(thread().get(turnId)).toMatchObject({ state: 'done' });
   });
 
   it('reads no rollout for a thread id that is not a UUID, nor one that is not a subagent of the chat\'s thread', async () => {

@@ -334,6 +334,8 @@ export class CodexSession implements ProviderSession {
       this.settleIdle = null;
     }
     this.deliver(outputs);
+    // An agent that outlived its turn reports to the chat, whichever turn (if any) runs now.
+    for (const output of this.mapper.outlived.splice(0)) this.context.side?.(output);
   }
 
   private asked(id: number | string, method: string, params: unknown): void {
@@ -380,6 +382,7 @@ export class CodexSession implements ProviderSession {
     this.mapper.cancelAll();
     this.settleIdle?.();
     this.settleIdle = null;
+    for (const output of this.mapper.agentsGone(this.killed ? 'Its chat\'s Codex was ended' : 'Codex exited')) this.context.side?.(output);
     if (this.killed || !this.emit) return;
     const how = exit.error ? exit.error.message : exit.signal ? `signal ${exit.signal}` : `code ${String(exit.code)}`;
     const tail = process.stderr.trim().split('\n').slice(-3).join('\n');
