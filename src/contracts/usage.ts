@@ -88,9 +88,15 @@ export const UsageModelSchema = z.object({
 });
 export type UsageModel = z.output<typeof UsageModelSchema>;
 
+// Tether's addition to the contract: the tokens inside a sum whose model has no price, so its
+// `costUsd` (which cannot be null) counts only the priced part. Without it a project whose work was
+// all on an unpriced model reads as free. Absent (an older host) says nothing either way.
+export const UsageUnpricedTokensSchema = count;
+
 export const UsageProviderCostSchema = z.object({
   costUsd: z.number(),
   tokens: z.int(),
+  unpricedTokens: UsageUnpricedTokensSchema.optional(),
 });
 export type UsageProviderCost = z.output<typeof UsageProviderCostSchema>;
 
@@ -100,7 +106,9 @@ export const UsageProjectSchema = z.object({
   projectId: z.string().nullable(),
   byProvider: z.partialRecord(UsageProviderSchema, UsageProviderCostSchema),
   totals: UsageTotalsSchema,
+  // What the priced part cost; `unpricedTokens` says how much is left out.
   costUsd: z.number(),
+  unpricedTokens: UsageUnpricedTokensSchema.optional(),
 });
 export type UsageProject = z.output<typeof UsageProjectSchema>;
 
@@ -163,6 +171,9 @@ export const UsageSummaryResultSchema = z.object({
   rate: UsageRateSchema.nullable(),
   roots: z.array(UsageRootSchema),
   accounts: z.array(UsageAccountSchema).optional(),
+  // Over the whole period: the tokens of the buckets whose `costUsd` is null, so a client summing
+  // the buckets' cost knows the sum is a floor (a bucket or model is one model, priced or not).
+  unpricedTokens: UsageUnpricedTokensSchema.optional(),
 });
 export type UsageSummaryResult = z.output<typeof UsageSummaryResultSchema>;
 

@@ -94,6 +94,16 @@ describe('usage summary', () => {
     expect(UsageSummaryResultSchema.safeParse({ ...summary, buckets: [bucket] }).success).toBe(false);
   });
 
+  it('names the tokens a project, a provider\'s part of it and the period leave unpriced, optionally (an older host says nothing)', () => {
+    const project = { ...summary.projects[0], unpricedTokens: 40, byProvider: { codex: { costUsd: 1, tokens: 100, unpricedTokens: 40 } } };
+    expect(UsageSummaryResultSchema.safeParse({ ...summary, projects: [project], unpricedTokens: 40 }).success).toBe(true);
+    for (const bad of [-1, 1.5, null, '40']) {
+      expect(UsageSummaryResultSchema.safeParse({ ...summary, unpricedTokens: bad }).success).toBe(false);
+      expect(UsageSummaryResultSchema.safeParse({ ...summary, projects: [{ ...project, unpricedTokens: bad }] }).success).toBe(false);
+      expect(UsageSummaryResultSchema.safeParse({ ...summary, projects: [{ ...project, byProvider: { codex: { costUsd: 1, tokens: 100, unpricedTokens: bad } } }] }).success).toBe(false);
+    }
+  });
+
   it('refuses near misses', () => {
     expect(UsageSummaryResultSchema.safeParse({ ...summary, rate: { currency: 'EUR', rate: 0, date: 'd', fetchedAt: 1 } }).success).toBe(
       false,

@@ -163,7 +163,12 @@ describe('the usage page and a chat\'s limit in the browser', { timeout: 180_000
     expect((await codexRow.locator('td').first().textContent())?.trim()).toBe('price unknown');
     await poll(() => page.getByTestId('usage-sessions').textContent()).toBe('3');
     expect(await page.locator('.usage-unpriced').textContent()).toContain('tokens were used by models without a price');
-    expect(await page.getByTestId('usage-spend').textContent()).toBe('$7.50');
+    // The period's spend is now a floor, and the folder Codex worked in, all on that model, is not "$0".
+    expect(await page.getByTestId('usage-spend').textContent()).toBe('at least $7.50');
+    const workRow = row(page, 'By project', 'data-folder', work);
+    await workRow.waitFor({ timeout: 60_000 });
+    expect((await workRow.locator('td').first().textContent())?.trim()).toBe('price unknown');
+    expect(await cells(page, 'By project', 'data-folder', alpha)).toEqual([`alpha${alpha}`, '$4.50', '1.1M']);
     await screenshot(page, 'usage-plan-desktop');
   });
 

@@ -238,6 +238,44 @@ describe('the Codex mapper on recorded transcripts', () => {
     ]);
   });
 
+  it('names the agents a turn leaves running in its turn-end, and passes what they say later aside, not into the next turn', () => {
+    const mapper = new CodexMapper();
+    mapper.threadId = 'mine';
+    mapper.turnStarted('t1');
+    const spawn = { type: 'collabAgentToolCall', id: 'call_o', tool: 'spawnAgent', status: 'inProgress', senderThreadId: 'mine', receiverThreadIds: [], prompt: 'go on', agentsStates: {} };
+    mapper.notification('item/started', { threadId: 'mine', item: spawn });
+    mapper.notification('item/completed', { threadId: 'mine', item: { ...spawn, status: 'completed', receiverThreadIds: ['agent'] } });
+    mapper.notification('turn/started', { threadId: 'agent', turn: { id: 'at1' } });
+    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't1', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done', outliving: ['call_o'] }]);
+
+    // The next turn runs; the agent's work is not its, and only what settles the agent's row is kept.
+    mapper.turnStarted('t2');
+    expect(mapper.notification('item/started', { threadId: 'agent', item: { type: 'commandExecution', id: 'c9', command: 'ls', commandActions: [] } })).toEqual([]);
+    expect(mapper.notification('item/completed', { threadId: 'agent', item: { type: 'agentMessage', id: 'm9', text: 'all done' } })).toEqual([]);
+    expect(mapper.notification('turn/completed', { threadId: 'agent', turn: { id: 'at1', status: 'completed' } })).toEqual([]);
+    expect(mapper.outlived.splice(0)).toEqual([
+      { type: 'subagent-progress', toolUseId: 'call_o', lastTool: 'Bash', usage: { totalTokens: 0, toolUses: 1, durationMs: 0 } },
+      { type: 'tool-end', toolUseId: 'c9', output: null, error: true },
+      { type: 'subagent-end', toolUseId: 'call_o', status: 'done', result: 'all done', usage: { totalTokens: 0, toolUses: 1, durationMs: 0 } },
+    ]);
+    // Ended: the next turn's end names no agent, and a gone process ends none.
+    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't2', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done' }]);
+    expect(mapper.agentsGone('Codex exited')).toEqual([]);
+  });
+
+  it('ends an agent still running past its turn failed when the process goes', () => {
+    const mapper = new CodexMapper();
+    mapper.threadId = 'mine';
+    mapper.turnStarted('t1');
+    const spawn = { type: 'collabAgentToolCall', id: 'call_g', tool: 'spawnAgent', status: 'completed', senderThreadId: 'mine', receiverThreadIds: ['agent'], prompt: 'go on', agentsStates: {} };
+    mapper.notification('item/started', { threadId: 'mine', item: { ...spawn, status: 'inProgress', receiverThreadIds: [] } });
+    mapper.notification('item/completed', { threadId: 'mine', item: spawn });
+    mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't1', status: 'completed' } });
+    expect(mapper.agentsGone('Codex exited')).toEqual([
+      { type: 'subagent-end', toolUseId: 'call_g', status: 'failed', result: null, summary: 'Codex exited', usage: { totalTokens: 0, toolUses: 0, durationMs: 0 } },
+    ]);
+  });
+
   it('maps every runtime mode to Codex policy and back', () => {
     for (const [mode, pair] of Object.entries(CODEX_MODES)) expect(runtimeModeOf(pair.approvalPolicy, pair.sandbox)).toBe(mode);
     expect(runtimeModeOf('on-request', { type: 'workspaceWrite', writableRoots: [] })).toBe('auto');

@@ -1,7 +1,8 @@
 // Codex's subagents with the real `codex app-server` (0.171's collab agents) inside a HostCore, the
 // model being the scripted Responses server: a spawned agent is a subagent row whose own thread's
 // work is under it, `chat.subagent` pages that thread's rollout, `chat.stopSubagent` interrupts its
-// turn. Also the rollout reader's refusals (a thread id that is not a UUID, another chat's agent).
+// turn, `chat.cancel` interrupts the turns of the agents the cancelled turn spawned, and an agent
+// that outlives its turn keeps its row running until its own turn ends. Also the rollout reader's refusals (a thread id that is not a UUID, another chat's agent).
 import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatItem } from '../../src/contracts/index.ts';
 import { findRollout, subagentRolloutItems } from '../../src/host/providers/codex/subagent-rollout.ts';
 import { openCodexChat, type CodexChat } from './codex-chat.ts';
-import { SUBAGENT_REPORT } from './fixtures/codex/scenario.ts';
+import { AGENT_GO_FILE, AGENT_GO_REPORT, SUBAGENT_REPORT } from './fixtures/codex/scenario.ts';
 import { until, type TestClient } from './harness.ts';
 
 let chat: CodexChat;
@@ -101,6 +102,60 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     const page = await client.ok<{ items: ChatItem[] }>('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
     expect(page.items.map((i) => i.kind)).toEqual(['user', 'tool']);
     expect(page.items[1]).toMatchObject({ input: { command: 'sleep 120' }, state: 'running' });
+  });
+
+  it('chat.cancel interrupts the agents the turn set working too: Codex records the agent\'s turn aborted, its command never finishes', async () => {
+    const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate a long job' });
+    const running = () => thread().items.find((i) => i.kind === 'subagent' && i.turnId === turnId && i.status === 'running'
+      && under(i.toolUseId).some((t) => t.kind === 'tool' && t.state === 'running'));
+    await until(() => !!running(), 'the agent\'s sleep running', 60_000);
+    const row = running()!;
+    if (row.kind !== 'subagent') throw new Error('not a subagent row');
+    const agentThread = row.native!.threadId!;
+
+    await client.ok('chat.cancel', { chatId: 'c' });
+    await until(() => {
+      const turn = thread().get(turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the cancelled turn', 30_000);
+    expect(thread().get(turnId)).toMatchObject({ state: 'aborted' });
+    expect(thread().items.find((i) => i.id === row.id)).toMatchObject({ status: 'failed' });
+
+    // Codex's own record of the agent's thread: its turn ended aborted (interrupted), not still sleeping.
+    const sessions = path.join(chat.home, 'sessions');
+    const aborted = async () => {
+      const file = await findRollout(sessions, agentThread);
+      if (!file) return null;
+      return (await readFile(file, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line))
+        .find((entry) => entry.type === 'event_msg' && entry.payload?.type === 'turn_aborted') ?? null;
+    };
+    const started = Date.now();
+    let record: { payload: { reason?: string } } | null = null;
+    while ((record = await aborted()) === null) {
+      if (Date.now() - started > 30_000) throw new Error(`The agent's rollout records no aborted turn: ${(await readFile((await findRollout(sessions, agentThread))!, 'utf8')).slice(-1500)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(record.payload.reason).toBe('interrupted');
+  });
+
+  it('an agent that outlives the turn that spawned it stays running after the turn ends, then ends as Codex reports it', async () => {
+    const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate and leave' });
+    await until(() => {
+      const turn = thread().get(turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the turn that left its agent working', 60_000);
+    expect(thread().get(turnId)).toMatchObject({ state: 'done' });
+    const row = subagentRow('wait for the go');
+    if (!row) throw new Error('no subagent row');
+    // Still at work: its command waits for a file nobody has written yet.
+    expect(row).toMatchObject({ status: 'running', finishedAt: null, turnId });
+
+    writeFileSync(path.join(chat.work, AGENT_GO_FILE), '');
+    await until(() => subagentRow('wait for the go')?.status !== 'running', 'the agent\'s own end', 30_000);
+    expect(subagentRow('wait for the go')).toMatchObject({ status: 'done', result: AGENT_GO_REPORT, usage: { toolUses: 1 } });
+    expect(subagentRow('wait for the go')?.finishedAt).toEqual(expect.any(Number));
+    // The turn it outlived stays as it ended.
+    expect(thread().get(turnId)).toMatchObject({ state: 'done' });
   });
 
   it('reads no rollout for a thread id that is not a UUID, nor one that is not a subagent of the chat\'s thread', async () => {

@@ -5,7 +5,7 @@
 import { mkdirSync, symlinkSync, writeFileSync, appendFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { UsageSummaryResult } from '../../src/contracts/index.ts';
+import { UsageSummaryResultSchema, type UsageSummaryResult } from '../../src/contracts/index.ts';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { HostPolicy } from '../../src/host/policy.ts';
 import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
@@ -213,6 +213,63 @@ describe('usage.summary from Codex rollouts', () => {
     expect(result.projects).toHaveLength(1);
     expect(result.projects[0].byProvider.codex?.tokens).toBe(1500 + 1700 + 100 + 1100 + 100 + 12);
     expect(result.sessions).toBe(2);
+  });
+});
+
+describe('usage.summary with a model it has no price for', () => {
+  it('names the unpriced tokens per project, per provider and for the period: a project all on such a model is not free, a mixed one is a floor', async () => {
+    const priced = path.join(work, 'priced');
+    const mixed = path.join(work, 'mixed');
+    const unpriced = path.join(work, 'unpriced');
+    const t = at('2026-11-08T12:00:00Z');
+    // Codex's input includes its cached part (500 = 400 + 100 read). Sonnet 4.5 at $3 / $15 per million; `claude-mystery-9` and `tether-test-model` are in no table row or family.
+    writeLines(path.join(claudeProjectDir(claudeConfig, priced), 'p.jsonl'), claudeLines('p', priced, { at: t, model: 'claude-sonnet-4-5-20250929', messageId: 'pr1', input: 1000, output: 100 }));
+    writeLines(path.join(claudeProjectDir(claudeConfig, mixed), 'm.jsonl'), [
+      ...claudeLines('m', mixed, { at: t, model: 'claude-sonnet-4-5-20250929', messageId: 'mx1', input: 2000, output: 200 }),
+      ...claudeLines('m', mixed, { at: t + 60_000, model: 'claude-mystery-9', messageId: 'mx2', input: 300, output: 30 }),
+    ]);
+    writeLines(path.join(codexHome, 'sessions', '2026', '11', '08', 'rollout-u.jsonl'), [
+      ...codexOpening('cu1', unpriced, 'tether-test-model', t),
+      ...codexCallLines('cu1', { at: t, input: 500, cached: 100, output: 50 }, 550),
+    ]);
+    // The same unpriced Codex model in the mixed folder too: a second provider in one project.
+    writeLines(path.join(codexHome, 'sessions', '2026', '11', '08', 'rollout-m.jsonl'), [
+      ...codexOpening('cu2', mixed, 'tether-test-model', t),
+      ...codexCallLines('cu2', { at: t, input: 40, output: 4 }, 44),
+    ]);
+
+    const result = await summary();
+    const project = (folder: string) => result.projects.find((p) => p.folder === folder)!;
+    const sonnet = (input: number, output: number) => (input * 3 + output * 15) / 1e6;
+
+    expect(project(priced)).toMatchObject({ unpricedTokens: 0, byProvider: { claude: { tokens: 1100, unpricedTokens: 0 } } });
+    expect(project(priced).costUsd).toBeCloseTo(sonnet(1000, 100), 12);
+
+    // All of it on an unpriced model: a cost of 0 that its tokens say is unknown, not free.
+    expect(project(unpriced)).toMatchObject({ costUsd: 0, unpricedTokens: 550, byProvider: { codex: { costUsd: 0, tokens: 550, unpricedTokens: 550 } } });
+    expect(project(unpriced).byProvider.claude).toBeUndefined();
+
+    // Part of it: the cost is what is known, the rest named per provider.
+    const both = project(mixed);
+    expect(both.costUsd).toBeCloseTo(sonnet(2000, 200), 12);
+    expect(both.unpricedTokens).toBe(330 + 44);
+    expect(both.byProvider.claude).toMatchObject({ tokens: 2200 + 330, unpricedTokens: 330 });
+    expect(both.byProvider.claude?.costUsd).toBeCloseTo(sonnet(2000, 200), 12);
+    expect(both.byProvider.codex).toMatchObject({ costUsd: 0, tokens: 44, unpricedTokens: 44 });
+
+    // Buckets and models are one model each: their cost is null, and the period's total names their tokens.
+    expect(result.models.filter((m) => m.costUsd === null).map((m) => [m.model, m.priceBasis]).sort()).toEqual([['claude-mystery-9', 'unknown'], ['tether-test-model', 'unknown']]);
+    expect(result.buckets.filter((b) => b.costUsd === null).map((b) => b.model).sort()).toEqual(['claude-mystery-9', 'tether-test-model']);
+    expect(result.unpricedTokens).toBe(330 + 550 + 44);
+    expect(UsageSummaryResultSchema.parse(result)).toEqual(result);
+  });
+
+  it('says nothing is unpriced when every model has a price', async () => {
+    const folder = path.join(work, 'all-priced');
+    writeLines(path.join(claudeProjectDir(claudeConfig, folder), 'a.jsonl'), claudeLines('a', folder, { at: at('2026-11-09T12:00:00Z'), model: 'claude-opus-4-8', messageId: 'ap1', input: 10, output: 1 }));
+    const result = await summary();
+    expect(result.unpricedTokens).toBe(0);
+    expect(result.projects.map((p) => [p.unpricedTokens, p.byProvider.claude?.unpricedTokens])).toEqual([[0, 0]]);
   });
 });
 

@@ -490,12 +490,46 @@ export class ChatSession {
         const now = this.info.background ?? [];
         if (now.length === 0 && output.tasks.length === 0) return;
         this.updateInfo({ background: output.tasks.length > 0 ? output.tasks : undefined });
+      } else if (output.type === 'subagent-progress' || output.type === 'subagent-end' || output.type === 'tool-end') {
+        this.outlived(output);
       } else if (output.type === 'limits') {
         this.options.host.limits?.(this.info.provider, this.info.account ?? this.info.provider, { ...(output.plan !== undefined ? { plan: output.plan } : {}), windows: output.windows });
       }
     } catch (error) {
       this.options.host.warn(`chat ${this.chatId}: provider output ${output.type} failed: ${describe(error)}`);
     }
+  }
+
+  /**
+   * A subagent that outlived its turn (the turn ended with it `outliving`): its row's progress and
+   * end, and its tools' ends, as its CLI reports them. Only a row still running is touched, and a tool
+   * only under such a row, so nothing settled is reopened or rewritten.
+   */
+  private outlived(output: Extract<ProviderOutput, { type: 'subagent-progress' | 'subagent-end' | 'tool-end' }>): void {
+    const running = (toolUseId: string) => this.thread.items.find((i) => i.kind === 'subagent' && i.toolUseId === toolUseId && i.status === 'running');
+    if (output.type === 'tool-end') {
+      const tool = this.thread.items.find((i) => i.kind === 'tool' && i.toolUseId === output.toolUseId && i.state === 'running');
+      if (tool?.kind !== 'tool' || !tool.parentToolUseId || !running(tool.parentToolUseId)) return;
+      this.upsert({ ...tool, state: output.error ? 'error' : 'done', output: output.output });
+      return;
+    }
+    const row = running(output.toolUseId);
+    if (row?.kind !== 'subagent') return;
+    // Its own turn's row is the running turn's to update.
+    if (this.turn && row.turnId === this.turn.id) return;
+    const next = { ...row };
+    if (output.usage !== undefined) next.usage = output.usage;
+    if (output.summary !== undefined) next.summary = output.summary;
+    if (output.type === 'subagent-progress' && output.lastTool !== undefined) next.lastTool = output.lastTool;
+    if (output.type === 'subagent-end') {
+      next.status = output.status;
+      next.finishedAt = Date.now();
+      if (output.result !== undefined) next.result = output.result;
+      for (const item of this.thread.items.slice()) {
+        if (item.kind === 'tool' && item.state === 'running' && item.parentToolUseId === row.toolUseId) this.upsert({ ...item, state: 'error' });
+      }
+    }
+    this.upsert(next);
   }
 
   /** Stops a background task the backend reported (`task-not-found` otherwise; `chat-unsupported` when it cannot). */
@@ -752,18 +786,18 @@ export class ChatSession {
         this.side(output);
         return;
       case 'turn-end':
-        this.finish(output.state, output.message, false, output.limit);
+        this.finish(output.state, output.message, false, output.limit, output.outliving);
         return;
     }
   }
 
   /** Settles the running turn: streams closed, open requests cancelled, cost counted, the queue moved on. */
-  private finish(state: 'done' | 'error' | 'aborted', message?: string, pauseQueue = false, limit?: ChatTurnLimit): void {
+  private finish(state: 'done' | 'error' | 'aborted', message?: string, pauseQueue = false, limit?: ChatTurnLimit, outliving: readonly string[] = []): void {
     const turn = this.turn;
     if (!turn) return;
     const now = Date.now();
     this.closeStreams();
-    this.settleOpen();
+    this.settleOpen(new Set(outliving));
     if (state === 'error' && message) {
       this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: 'error', text: message });
     }
@@ -796,10 +830,13 @@ export class ChatSession {
 
   /**
    * Whatever a turn that ended left open is settled: requests cancelled, streams finished as they
-   * stand, tools still running failed. Only one turn runs at a time, so anything open is its.
+   * stand, tools still running failed. Only one turn runs at a time, so anything open is its, except
+   * the subagents its CLI says go on (`outliving`) and their tools: those end when the CLI says so.
    */
-  private settleOpen(): void {
+  private settleOpen(outliving: ReadonlySet<string> = new Set()): void {
     for (const item of this.thread.items.slice()) {
+      if (item.kind === 'subagent' && outliving.has(item.toolUseId)) continue;
+      if (item.kind === 'tool' && item.parentToolUseId && outliving.has(item.parentToolUseId)) continue;
       if (isPendingRequest(item)) {
         this.upsert(item.kind === 'approval' ? { ...item, decision: 'cancelled' } : { ...item, state: 'cancelled' });
       } else if ((item.kind === 'assistant' || item.kind === 'thinking') && item.streaming) {

@@ -105,7 +105,9 @@ export type ProviderOutput =
   /** The commands and monitors the CLI keeps running in the background, whole (replaces the last list). */
   | { type: 'background'; tasks: ChatBackgroundTask[] }
   /** `limit`: the turn stopped on a usage limit or an overload. `aborted`: the backend stopped it itself. */
-  | { type: 'turn-end'; state: 'done' | 'error' | 'aborted'; message?: string; limit?: ChatTurnLimit };
+  // `outliving`: the subagents (by the call that opened them) the CLI keeps running past this turn;
+  // their rows stay running, and their ends come later through the context's `side`.
+  | { type: 'turn-end'; state: 'done' | 'error' | 'aborted'; message?: string; limit?: ChatTurnLimit; outliving?: string[] };
 
 export type ProviderEmit = (output: ProviderOutput) => void;
 

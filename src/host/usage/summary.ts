@@ -13,6 +13,7 @@ import type {
   UsageSummaryResult,
   UsageTotals,
 } from '../../contracts/index.ts';
+import { totalTokensOf } from '../../contracts/index.ts';
 import { cacheSavingsOf, costOf, priceOf, PRICED_MODELS, PRICES_DATE } from './prices.ts';
 import type { Entry, ScanOutcome, TotalsArray } from './scanner.ts';
 import { SLOT_MS } from './scanner.ts';
@@ -163,17 +164,27 @@ export function summarize(input: SummaryInput): UsageSummaryResult {
     const all = zero();
     const byProvider: UsageProject['byProvider'] = {};
     let total = 0;
+    let unpriced = 0;
     for (const part of parts.values()) {
       add(all, part.totals);
       const totals = totalsOf(part.totals);
-      // An unknown price adds nothing here: a project's cost is what is known of it.
-      const usd = cost(part.provider, part.model, totals) ?? 0;
-      total += usd;
-      const mine = (byProvider[part.provider] ??= { costUsd: 0, tokens: 0 });
-      mine.costUsd += usd;
-      mine.tokens += totals.input + totals.cacheRead + totals.cacheWrite + totals.output;
+      const tokens = totalTokensOf(totals);
+      const usd = cost(part.provider, part.model, totals);
+      const mine = (byProvider[part.provider] ??= { costUsd: 0, tokens: 0, unpricedTokens: 0 });
+      mine.tokens += tokens;
+      // An unknown price adds nothing to the cost, which cannot be null here; its tokens are named
+      // instead, so a client never shows a project that ran on an unpriced model as free.
+      if (usd === null) {
+        unpriced += tokens;
+        mine.unpricedTokens = (mine.unpricedTokens ?? 0) + tokens;
+      } else {
+        total += usd;
+        mine.costUsd += usd;
+      }
     }
-    return { folder, name: folder ? path.basename(folder) || folder : '(no folder)', projectId: null, byProvider, totals: totalsOf(all), costUsd: total };
+    return {
+      folder, name: folder ? path.basename(folder) || folder : '(no folder)', projectId: null, byProvider, totals: totalsOf(all), costUsd: total, unpricedTokens: unpriced,
+    };
   });
   projectList.sort((a, b) => b.costUsd - a.costUsd || a.folder.localeCompare(b.folder));
 
@@ -191,6 +202,7 @@ export function summarize(input: SummaryInput): UsageSummaryResult {
     pricing: { source: 'snapshot', fetchedAt: Date.parse(`${PRICES_DATE}T00:00:00Z`), models: PRICED_MODELS },
     rate: null,
     roots: scan.roots,
+    unpricedTokens: bucketList.reduce((n, b) => (b.costUsd === null ? n + totalTokensOf(b.totals) : n), 0),
     ...(split ? { accounts: input.accounts.filter((a) => only!.has(a.id)) } : {}),
   };
 }

@@ -1,8 +1,9 @@
 // Spend and tokens over the period, by day, by model and by project folder, from the host's summary
 // of the CLIs' own session files. A cost the host could not price (no price for the model) is said
-// to be unknown, never counted as free; the totals name how many tokens went unpriced.
+// to be unknown, never counted as free: a sum with an unpriced part reads "at least", one that is all
+// unpriced "price unknown", and the totals name how many tokens went unpriced.
 import type { UsageBucket, UsageSummaryResult, UsageTotals } from '../../contracts/index.ts';
-import { costText, dayText, formatCost, formatTokens, tokensOf } from './format.ts';
+import { costText, dayText, formatTokens, spendText, tokensOf } from './format.ts';
 
 interface Day {
   slot: string;
@@ -34,16 +35,26 @@ function Breakdown({ totals }: { totals: UsageTotals }) {
   );
 }
 
+/** A sum's cost, with a note when part of it had no price (its figure is then a floor). */
+function Spend({ costUsd, unpricedTokens, tokens }: { costUsd: number; unpricedTokens: number; tokens: number }) {
+  const partly = unpricedTokens > 0 && unpricedTokens < tokens;
+  return <>{spendText(costUsd, unpricedTokens, tokens)}{partly ? <span class="muted small usage-partly">some usage unpriced</span> : null}</>;
+}
+
 const BASIS = { exact: null, family: 'priced as', override: 'host price', unknown: null } as const;
 
 export function UsageTotalsCard({ summary }: { summary: UsageSummaryResult }) {
   const days = byDay(summary.buckets);
   const spend = days.reduce((sum, d) => sum + d.costUsd, 0);
   const tokens = days.reduce((sum, d) => sum + d.tokens, 0);
-  const unpriced = days.reduce((sum, d) => sum + d.unpricedTokens, 0);
+  // An older host does not name the period's unpriced tokens; its buckets' null costs still do.
+  const unpriced = summary.unpricedTokens ?? days.reduce((sum, d) => sum + d.unpricedTokens, 0);
+  const known = unpriced < tokens || tokens === 0;
   return (
     <div class="card usage-totals" aria-label="Totals for the period">
-      <p class="usage-total"><span class="usage-figure" data-testid="usage-spend">{formatCost(spend)}</span> spent</p>
+      {known
+        ? <p class="usage-total"><span class="usage-figure" data-testid="usage-spend">{spendText(spend, unpriced, tokens)}</span> spent</p>
+        : <p class="usage-total">Spent: <span class="usage-figure" data-testid="usage-spend">{spendText(spend, unpriced, tokens)}</span></p>}
       <p class="usage-total"><span class="usage-figure" data-testid="usage-tokens">{formatTokens(tokens)}</span> tokens</p>
       <p class="usage-total"><span class="usage-figure" data-testid="usage-sessions">{summary.sessions}</span> {summary.sessions === 1 ? 'session' : 'sessions'}</p>
       {unpriced > 0 ? <p class="muted small usage-unpriced" role="note">{formatTokens(unpriced)} tokens were used by models without a price; their cost is unknown, not counted.</p> : null}
@@ -62,7 +73,7 @@ export function ByDay({ summary }: { summary: UsageSummaryResult }) {
         {days.map((day) => (
           <tr key={day.slot} data-slot={day.slot}>
             <th scope="row">{dayText(day.slot)}</th>
-            <td class="usage-cost">{formatCost(day.costUsd)}{day.unpricedTokens > 0 ? <span class="muted small"> + unpriced</span> : null}</td>
+            <td class="usage-cost"><Spend costUsd={day.costUsd} unpricedTokens={day.unpricedTokens} tokens={day.tokens} /></td>
             <td class="usage-tokens">
               <span class="usage-bar" aria-hidden="true"><span style={{ width: `${Math.max(2, (day.tokens / most) * 100)}%` }} /></span>
               {formatTokens(day.tokens)}
@@ -105,7 +116,7 @@ export function ByProject({ summary }: { summary: UsageSummaryResult }) {
         {summary.projects.map((project) => (
           <tr key={project.folder} data-folder={project.folder}>
             <th scope="row"><span class="usage-project">{project.name}</span><span class="muted small usage-folder" title={project.folder}>{project.folder}</span></th>
-            <td class="usage-cost">{formatCost(project.costUsd)}</td>
+            <td class="usage-cost"><Spend costUsd={project.costUsd} unpricedTokens={project.unpricedTokens ?? 0} tokens={tokensOf(project.totals)} /></td>
             <td class="usage-tokens">{formatTokens(tokensOf(project.totals))}</td>
           </tr>
         ))}

@@ -15,6 +15,16 @@ export function costText(usd: number | null): string {
   return usd === null ? 'price unknown' : formatCost(usd);
 }
 
+/**
+ * A sum of costs of which `unpricedTokens` (of `tokens`) were on models without a price: unknown
+ * when all of it was, a floor when part was, never "$0" for work nobody priced.
+ */
+export function spendText(costUsd: number, unpricedTokens: number, tokens: number): string {
+  if (unpricedTokens <= 0) return formatCost(costUsd);
+  if (unpricedTokens >= tokens) return 'price unknown';
+  return `at least ${formatCost(costUsd)}`;
+}
+
 /** Today's `YYYY-MM-DD` in `timeZone`, and `days - 1` days before it: a period the host reads inclusively. */
 export function period(days: number, timeZone: string, now = Date.now()): { from: string; to: string } {
   const day = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });

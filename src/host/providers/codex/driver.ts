@@ -151,6 +151,12 @@ export class CodexSession implements ProviderSession {
     this.answer(this.mapper.cancelAll());
     const turnId = this.mapper.turnId;
     if (!turnId || !this.threadId) return;
+    // Codex's collab agents run in threads of their own, and interrupting the chat's turn leaves
+    // their turns running (0.171): stopping the turn stops every agent it set working too.
+    for (const agent of this.mapper.runningAgentTurns(turnId)) {
+      this.mapper.stoppingAgent(agent.threadId);
+      peer.request('turn/interrupt', agent).catch(() => undefined);
+    }
     this.mapper.interrupting();
     peer.request('turn/interrupt', { threadId: this.threadId, turnId }).catch(() => undefined);
   }
@@ -328,6 +334,8 @@ export class CodexSession implements ProviderSession {
       this.settleIdle = null;
     }
     this.deliver(outputs);
+    // An agent that outlived its turn reports to the chat, whichever turn (if any) runs now.
+    for (const output of this.mapper.outlived.splice(0)) this.context.side?.(output);
   }
 
   private asked(id: number | string, method: string, params: unknown): void {
@@ -374,6 +382,7 @@ export class CodexSession implements ProviderSession {
     this.mapper.cancelAll();
     this.settleIdle?.();
     this.settleIdle = null;
+    for (const output of this.mapper.agentsGone(this.killed ? 'Its chat\'s Codex was ended' : 'Codex exited')) this.context.side?.(output);
     if (this.killed || !this.emit) return;
     const how = exit.error ? exit.error.message : exit.signal ? `signal ${exit.signal}` : `code ${String(exit.code)}`;
     const tail = process.stderr.trim().split('\n').slice(-3).join('\n');

@@ -83,6 +83,10 @@ interface AgentThread {
   seenAtMs: number | null;
   /** We asked Codex to stop it. */
   stopping: boolean;
+  /** The chat's turn whose spawn opened it. */
+  spawnedIn: string | null;
+  /** Its turn ended (its row ended). */
+  ended: boolean;
 }
 
 /** How many events of one not-yet-named thread are kept while a spawn is open. */
@@ -126,6 +130,11 @@ export class CodexMapper {
    */
   private readonly early = new Map<string, Array<[string, Record<string, unknown>]>>();
   private readonly pending = new Map<string, PendingRequest>();
+  /**
+   * What agents that outlived the chat's turn that spawned them said about their rows (progress, their
+   * tools' and their own end): it belongs to the chat, not to a turn, and the driver passes it on as such.
+   */
+  readonly outlived: ProviderOutput[] = [];
   private errorMessage: string | null = null;
   private interrupted = false;
 
@@ -153,6 +162,15 @@ export class CodexMapper {
     return null;
   }
 
+  /** The subagent threads the chat's turn `spawnedIn` opened that run a turn now: what stopping that turn interrupts too. */
+  runningAgentTurns(spawnedIn: string): Array<{ threadId: string; turnId: string }> {
+    const running: Array<{ threadId: string; turnId: string }> = [];
+    for (const [threadId, agent] of this.agents) {
+      if (agent.turnId && agent.spawnedIn === spawnedIn) running.push({ threadId, turnId: agent.turnId });
+    }
+    return running;
+  }
+
   /** We asked Codex to stop a subagent's turn: its `interrupted` end is ours. */
   stoppingAgent(threadId: string): void {
     const agent = this.agents.get(threadId);
@@ -163,6 +181,12 @@ export class CodexMapper {
     const p = record(params);
     if (typeof p.threadId === 'string' && this.threadId && p.threadId !== this.threadId) {
       const agent = this.agents.get(p.threadId);
+      if (agent && agent.spawnedIn !== null && agent.spawnedIn !== this.turnId) {
+        // Its turn is over: only what settles its row and its tools is kept (its rollout has the rest).
+        const outputs = this.agentNotification(p.threadId, agent, method, p);
+        this.outlived.push(...outputs.filter((o) => o.type === 'subagent-progress' || o.type === 'subagent-end' || o.type === 'tool-end'));
+        return [];
+      }
       if (agent) return this.agentNotification(p.threadId, agent, method, p);
       if (this.spawning.size > 0) this.keepEarly(p.threadId, method, p);
       return [];
@@ -327,6 +351,17 @@ export class CodexMapper {
     return { id: pending.rpcId, result: { answers: out } };
   }
 
+  /** The process is gone: every agent still running past its turn ends failed (its turn cannot end now). */
+  agentsGone(reason: string): ProviderOutput[] {
+    const outputs: ProviderOutput[] = [];
+    for (const agent of this.agents.values()) {
+      if (agent.ended || agent.spawnedIn === null || agent.spawnedIn === this.turnId) continue;
+      agent.ended = true;
+      outputs.push({ type: 'subagent-end', toolUseId: agent.toolUseId, status: 'failed', result: agent.reply, summary: reason, usage: agentUsage(agent) });
+    }
+    return outputs;
+  }
+
   /** Every waiting request answered as cancelled (the turn stops, or the process goes). */
   cancelAll(): CodexReply[] {
     const replies = [...this.pending.values()].map((p) => ({ id: p.rpcId, result: p.cancel }));
@@ -454,7 +489,7 @@ export class CodexMapper {
       return [{ type: 'subagent-end', toolUseId: id, status: 'failed', result: 'Codex could not start the agent' }];
     }
     const startedAtMs = typeof item.startedAtMs === 'number' ? item.startedAtMs : null;
-    const agent: AgentThread = { toolUseId: id, turnId: null, reply: null, error: null, tokens: 0, toolUses: 0, startedAtMs, seenAtMs: startedAtMs, stopping: false };
+    const agent: AgentThread = { toolUseId: id, turnId: null, reply: null, error: null, tokens: 0, toolUses: 0, startedAtMs, seenAtMs: startedAtMs, stopping: false, spawnedIn: this.turnId, ended: false };
     this.agents.set(threadId, agent);
     const model = typeof item.model === 'string' && item.model !== '' ? item.model : undefined;
     return [
@@ -523,6 +558,7 @@ export class CodexMapper {
   /** A subagent's turn ended: its row ends (done with its last reply; interrupted or failed, failed), its open tools with it. */
   private agentTurnCompleted(threadId: string, agent: AgentThread, turn: Record<string, unknown>): ProviderOutput[] {
     agent.turnId = null;
+    agent.ended = true;
     const outputs: ProviderOutput[] = [];
     for (const [id, open] of this.items) {
       if (open.thread !== threadId) continue;
@@ -553,16 +589,20 @@ export class CodexMapper {
     const cancelled = [...this.pending.keys()].map((requestId) => ({ type: 'request-cancelled' as const, requestId }));
     this.pending.clear();
     const status = turn.status;
-    if (status === 'completed') return [...cancelled, { type: 'turn-end', state: 'done' }];
+    // Codex keeps an agent running past the turn that spawned it (0.171: its thread goes on to its own end).
+    const ending = typeof turn.id === 'string' ? turn.id : null;
+    const outliving = [...this.agents.values()].filter((a) => !a.ended && a.spawnedIn !== null && a.spawnedIn === ending).map((a) => a.toolUseId);
+    const still = outliving.length > 0 ? { outliving } : {};
+    if (status === 'completed') return [...cancelled, { type: 'turn-end', state: 'done', ...still }];
     if (status === 'interrupted') {
       const ours = this.interrupted;
       this.interrupted = false;
-      return [...cancelled, { type: 'turn-end', state: 'aborted', ...(ours ? {} : { message: 'Codex stopped the turn' }) }];
+      return [...cancelled, { type: 'turn-end', state: 'aborted', ...(ours ? {} : { message: 'Codex stopped the turn' }), ...still }];
     }
     const error = record(turn.error);
     const message = typeof error.message === 'string' ? error.message : this.errorMessage ?? 'The turn failed';
     const limit = this.limitOf(error.codexErrorInfo);
-    return [...cancelled, { type: 'turn-end', state: 'error', message, ...(limit ? { limit } : {}) }];
+    return [...cancelled, { type: 'turn-end', state: 'error', message, ...(limit ? { limit } : {}), ...still }];
   }
 
   /** A failing turn's limit: a usage limit with the reset Codex's newest rate limits name, or an overload. */
