@@ -58,6 +58,42 @@ describe('revocation reaches open sockets', () => {
     expect((await chat.client.request('chat.attach', { chatId: 'r1' })).ok).toBe(true);
   });
 
+  it('a grant lowered and raised back serves the raised role at once on the sockets that stayed open', async () => {
+    const { host, owner } = await setup();
+    const ivy = await signIn(`revoke-ivy-${hosts}`);
+    await grant(owner, host.hostId, { type: 'user', id: ivy.userId }, 'operator');
+    const chat = await chatOf(ivy, host.hostId, 'r1');
+    const lobby = await lobbyOf(ivy, host.hostId);
+    expect((await chat.client.request('chat.send', { chatId: 'r1', text: 'as operator' })).ok).toBe(true);
+
+    // Lowering rechecks every socket of the host, which reads (and caches) her viewer role.
+    await grant(owner, host.hostId, { type: 'user', id: ivy.userId }, 'viewer');
+    expect((await chat.client.request('chat.send', { chatId: 'r1', text: 'as viewer' })).error).toMatchObject({ code: 'forbidden' });
+    expect((await lobby.client.request('chat.create', { chatId: 'r-viewer' })).error).toMatchObject({ code: 'forbidden' });
+
+    // Raised back: the very next frames on the same sockets (same session) are served as an operator's.
+    await grant(owner, host.hostId, { type: 'user', id: ivy.userId }, 'operator');
+    const sent = await chat.client.request('chat.send', { chatId: 'r1', text: 'raised back' });
+    expect(sent.error).toBeUndefined();
+    const created = await lobby.client.request('chat.create', { chatId: 'r-raised' });
+    expect(created.error).toBeUndefined();
+    expect(host.requestsOf('chat.send').map((f) => f.payload.text)).toEqual(['as operator', 'raised back']);
+    expect(host.requestsOf('chat.create').map((f) => f.payload.chatId)).toEqual(['r-raised']);
+  });
+
+  it('a team grant lowered and raised back serves the raised role at once to a member whose socket stayed open', async () => {
+    const { host, owner } = await setup();
+    const jay = await signIn(`revoke-jay-${hosts}`);
+    const teamId = await team(owner, 'raisers', [jay]);
+    await grant(owner, host.hostId, { type: 'team', id: teamId }, 'operator');
+    const chat = await chatOf(jay, host.hostId, 'r1');
+    await grant(owner, host.hostId, { type: 'team', id: teamId }, 'viewer');
+    expect((await chat.client.request('chat.send', { chatId: 'r1', text: 'as viewer' })).error).toMatchObject({ code: 'forbidden' });
+    await grant(owner, host.hostId, { type: 'team', id: teamId }, 'operator');
+    expect((await chat.client.request('chat.send', { chatId: 'r1', text: 'raised back' })).error).toBeUndefined();
+    expect(host.requestsOf('chat.send').map((f) => f.payload.text)).toEqual(['raised back']);
+  });
+
   it('removing a team membership closes the sockets its grant opened', async () => {
     const { host, owner } = await setup();
     const dana = await signIn(`revoke-dana-${hosts}`);

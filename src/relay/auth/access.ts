@@ -4,7 +4,9 @@
 //
 // One view per (user, session, host) is read from D1 and kept for at most two seconds, so a check per
 // frame costs no D1 read while a change still reaches open sockets within seconds; `recheckHosts`
-// (revocations.ts) drops the views at once where it matters.
+// (revocations.ts) drops the views at once where it matters. Only changes that take access away
+// recheck; one that adds or raises access reaches a cached view because a refusal is never decided on
+// a cached view: the view is read again first (`check`), as a socket's standing is (ClientSockets).
 import { ProtocolError, REQUEST_RULES, requirementOf, type RequestType } from '../../contracts/index.ts';
 import { grantsReaching } from '../db/grants.ts';
 import type { Identity } from './tokens.ts';
@@ -127,10 +129,21 @@ export class HostAccess {
 
   /** The person's view of the host, from the cache while it is younger than two seconds. */
   view(identity: Identity, hostId: string): Promise<AccessView> {
+    return this.viewAndSource(identity, hostId).view;
+  }
+
+  /** The person's view of the host read from D1 now (and cached for the next questions). */
+  reread(identity: Identity, hostId: string): Promise<AccessView> {
+    this.forget({ identity, hostId });
+    return this.view(identity, hostId);
+  }
+
+  /** The view, and whether it came from the cache rather than from a read this call started. */
+  private viewAndSource(identity: Identity, hostId: string): { view: Promise<AccessView>; cached: boolean } {
     const key = keyOf(identity, hostId);
     const now = Date.now();
     const hit = this.views.get(key);
-    if (hit && now - hit.at < CACHE_MS) return hit.view;
+    if (hit && now - hit.at < CACHE_MS) return { view: hit.view, cached: true };
     if (this.views.size >= PRUNE_AT) {
       // Sessions come and go for the life of an object: stale views are dropped rather than kept for ever.
       for (const [k, v] of this.views) if (now - v.at >= CACHE_MS) this.views.delete(k);
@@ -142,7 +155,7 @@ export class HostAccess {
       // A failed read is not kept: the next frame asks again.
       if (this.views.get(key) === entry) this.views.delete(key);
     });
-    return view;
+    return { view, cached: false };
   }
 
   /**
@@ -183,7 +196,13 @@ export class HostAccess {
    * host request, one that makes chats, or one that moves a chat onto another account (`switches`).
    */
   async check(identity: Identity, hostId: string, type: RequestType, chatId?: string, switches = false): Promise<void> {
-    const refusal = refusalIn(await this.view(identity, hostId), type, chatId, switches);
+    const { view, cached } = this.viewAndSource(identity, hostId);
+    let refusal = refusalIn(await view, type, chatId, switches);
+    // A cached view may predate a grant that added or raised access since (those recheck nothing): a
+    // person raised back to operator would otherwise be refused on the sockets that stayed open until
+    // the view aged out. Refusals are rare, so reading D1 again for one costs little (and frames are
+    // rate-limited per socket and per person).
+    if (refusal && cached) refusal = refusalIn(await this.reread(identity, hostId), type, chatId, switches);
     if (refusal) throw refusal;
   }
 }

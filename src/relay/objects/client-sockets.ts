@@ -255,13 +255,11 @@ export abstract class ClientSockets extends ScopedObject {
     // A socket whose person lost all access here (or whose session ended) is answered and closed, not
     // just refused frame by frame: it would otherwise keep hearing pushes.
     const place = this.place();
-    const standingNow = () => place ? this.access.standing(identity, place.hostId, place.chatId).catch(() => 'keep' as const) : 'keep' as const;
-    let standing = await standingNow();
+    let standing: Standing = place ? await this.access.standing(identity, place.hostId, place.chatId).catch(() => 'keep' as const) : 'keep';
     if (standing !== 'keep' && place) {
       // Read again before closing: a cached view may predate a grant given since (grants that add
       // access recheck nothing), and the socket passed a fresh check at the door.
-      this.access.forget({ identity, hostId: place.hostId });
-      standing = await standingNow();
+      standing = await this.access.reread(identity, place.hostId).then((view) => standingIn(view, place.chatId), () => 'keep' as const);
     }
     if (standing !== 'keep') {
       const code = standing === 'ended' ? 'unauthorized' : 'forbidden';
