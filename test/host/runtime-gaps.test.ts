@@ -124,6 +124,33 @@ describe('the backend of a chat', () => {
     home.cleanup();
   });
 
+  it('after a restart, a subagent that outlived its turn is settled as failed; the turn it outlived stays as it ended', async () => {
+    // A backend whose turn ends with one of its subagents still at work, as Codex's collab agents do.
+    const open = provider.open.bind(provider);
+    provider.open = (context) => {
+      const session = open(context);
+      session.startTurn = (_input, emit) => {
+        emit({ type: 'subagent-start', toolUseId: 'call_o', description: 'wait for the go', subagentType: null, prompt: 'wait for the go', background: true });
+        emit({ type: 'turn-end', state: 'done', outliving: ['call_o'] });
+      };
+      return session;
+    };
+    const sent = await client.ok('chat.send', { chatId: 'c1', text: 'delegate and leave' });
+    await idle(core, 'c1');
+    const row = () => core.session('c1').thread.items.find((i) => i.kind === 'subagent' && i.toolUseId === 'call_o');
+    expect(row()).toMatchObject({ status: 'running', finishedAt: null, turnId: sent.turnId });
+    await core.close();
+
+    core = await openCore(data.dir, { providers: [provider] });
+    client = new TestClient(core);
+    core.resume();
+    expect(row()).toMatchObject({ status: 'failed', finishedAt: expect.any(Number) });
+    expect(core.session('c1').thread.items.find((i) => i.id === sent.turnId)).toMatchObject({ kind: 'turn', state: 'done' });
+    expect(core.session('c1').info).toMatchObject({ status: 'idle', running: false });
+    // Settled once: a second recovery finds nothing left open.
+    expect(core.session('c1').recover('again')).toBe(false);
+  });
+
   it('after a restart cut its turn: the turn is aborted with the note, and the next send resumes the stored session', async () => {
     const sent = await client.ok('chat.send', { chatId: 'c1', text: 'slow' });
     await until(() => core.session('c1').thread.items.some((i) => i.kind === 'assistant'), 'the turn to run');

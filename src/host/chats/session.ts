@@ -466,7 +466,10 @@ export class ChatSession {
     // Background commands ended with the process that ran them.
     if (this.info.background) this.updateInfo({ background: undefined });
     const running = this.thread.items.filter((i): i is ChatTurnItem => i.kind === 'turn' && i.state === 'running');
-    const stale = this.info.activeTurnId !== null || this.info.running || running.length > 0 || this.pendingRequests().length > 0;
+    // A subagent that outlived its turn (Codex's collab agents) ran in the CLI the restart ended: no
+    // report of its end can come any more, so its row is settled here like the turn's own open work.
+    const orphans = this.thread.items.some((i) => i.kind === 'subagent' && i.status === 'running');
+    const stale = this.info.activeTurnId !== null || this.info.running || running.length > 0 || orphans || this.pendingRequests().length > 0;
     if (!stale) return false;
     const now = Date.now();
     for (const turn of running) {
