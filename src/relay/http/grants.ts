@@ -9,7 +9,7 @@
 // grant still rules the relay's own checks, and a host that requires signatures ignores it.
 import { Hono, type Context } from 'hono';
 import {
-  ProtocolError, RevocationRequestSchema, SignedGrantCreateRequestSchema, SignedGrantIdSchema,
+  ProtocolError, RevocationRequestSchema, resignOf, SignedGrantCreateRequestSchema, SignedGrantIdSchema,
   type GrantStatement, type RevocationStatement, type Signed,
 } from '../../contracts/index.ts';
 import { requireHostRole } from '../auth/access.ts';
@@ -132,10 +132,10 @@ async function checkSignedGrant(
   if (statement.subject.kind === 'user' && statement.subject.userId !== asked.subject.id) throw mismatch('person');
   if (statement.subject.kind === 'team') {
     if (statement.subject.teamId !== asked.subject.id) throw mismatch('team');
-    const members = new Set((await membersOf(db, asked.subject.id)).map((m) => m.userId));
-    const named = new Set(statement.subject.members);
-    if (named.size !== members.size || [...members].some((m) => !named.has(m))) {
-      throw new ProtocolError('bad-request', 'The signed team grant must name the team\'s members as they are now');
+    const drift = resignOf(statement.subject.members, (await membersOf(db, asked.subject.id)).map((m) => ({ userId: m.userId, name: m.name })), () => null);
+    if (drift) {
+      throw new ProtocolError('team-changed',
+        `The signed team grant must name the team's members as they are now (${drift.joined.length} joined, ${drift.left.length} left since): sign it again`);
     }
   }
   if (!SignedGrantIdSchema.safeParse(statement.grantId).success) throw new ProtocolError('bad-request', 'signed.statement.grantId: a signed grant\'s id is g_ and 16 to 64 base64url characters');
