@@ -80,6 +80,32 @@ describe('a signed team grant after its team changed', () => {
     host.disconnect();
   });
 
+  it('a member who is no owner of the host sees the grants that reach them, with the drift, and nothing else', async () => {
+    const owner = await signIn(OWNER);
+    const key = await deviceOf(owner);
+    const host = await new FakeHost(`host-resign-${unique()}`).connect();
+    const [dot, eli, fay] = [await signIn(`dot-${unique()}`), await signIn(`eli-${unique()}`), await signIn(`fay-${unique()}`)];
+    const teamId = await team(owner, `crew-${unique()}`, [dot]);
+    const signed = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members: [owner.userId, dot.userId] }, role: 'operator', devices: [] });
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed })).status).toBe(201);
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: fay.userId }, role: 'viewer' })).status).toBe(201);
+    const invitation = await api(owner, 'POST', `/api/teams/${teamId}/invitations`, { role: 'member' });
+    expect((await api(eli, 'POST', `/api/invitations/${invitation.body.token}/accept`)).status).toBe(200);
+
+    const mine = async (who: Person) => api(who, 'GET', `/api/hosts/${host.hostId}/grants/mine`);
+    for (const member of [dot, eli]) {
+      const seen = await mine(member);
+      expect(seen.status).toBe(200);
+      expect(seen.body.grants.map((g: unknown) => GrantSchema.parse(g))).toMatchObject([{ id: signed.statement.grantId, resign: { joined: [{ userId: eli.userId }], left: [] } }]);
+    }
+    // Fay's own grant, not the team's; nobody without a role here sees anything.
+    expect((await mine(fay)).body.grants.map((g: Grant) => [g.subject.id, g.resign])).toEqual([[fay.userId, null]]);
+    expect(await mine(await signIn(`gus-${unique()}`))).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    // The owners' list stays theirs.
+    expect((await api(dot, 'GET', `/api/hosts/${host.hostId}/grants`)).status).toBe(403);
+    host.disconnect();
+  });
+
   it('an unsigned team grant and a person\'s grant carry no drift: the relay\'s own grant follows the team, and no host was told otherwise', async () => {
     const owner = await signIn(OWNER);
     const host = await new FakeHost(`host-resign-${unique()}`).connect();

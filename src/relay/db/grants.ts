@@ -80,6 +80,11 @@ export async function grantsOnHost(d1: D1Database, hostId: string): Promise<Gran
   return answered(d1, await named(d1).where(eq(grants.hostId, hostId)).orderBy(asc(grants.createdAt)));
 }
 
+/** The grants on this host that reach one person: to them, or to a team they belong to. */
+export async function grantsOnHostTo(d1: D1Database, hostId: string, userId: string): Promise<Grant[]> {
+  return answered(d1, await named(d1).where(and(eq(grants.hostId, hostId), grantedTo(drizzle(d1), userId))).orderBy(asc(grants.createdAt)));
+}
+
 /** The subject's grant on this host or chat, if any. */
 export async function findGrant(d1: D1Database, hostId: string, chatId: string, subject: GrantSubject): Promise<Grant | null> {
   const rows = await named(d1).where(bySubject(hostId, chatId, subject)).limit(1);

@@ -12,12 +12,12 @@ import {
   ProtocolError, RevocationRequestSchema, resignOf, SignedGrantCreateRequestSchema, SignedGrantIdSchema,
   type GrantStatement, type RevocationStatement, type Signed,
 } from '../../contracts/index.ts';
-import { requireHostRole } from '../auth/access.ts';
+import { reachesHost, readView, requireHostRole } from '../auth/access.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { newId } from '../auth/opaque.ts';
 import { recheckHosts } from '../auth/revocations.ts';
 import { record } from '../db/audit.ts';
-import { findGrant, grantsOnHost, putGrant, removeGrant } from '../db/grants.ts';
+import { findGrant, grantsOnHost, grantsOnHostTo, putGrant, removeGrant } from '../db/grants.ts';
 import { findTeam, membersOf } from '../db/teams.ts';
 import { grantRowById, insertRevocation, putSignedGrant } from '../db/trust.ts';
 import { requireSignedBy } from '../auth/statements.ts';
@@ -42,6 +42,16 @@ async function managedHost(c: Context<App>): Promise<string> {
 grantsApi.get('/:id/grants', async (c) => {
   const hostId = await managedHost(c);
   return c.json({ grants: await grantsOnHost(c.env.DB, hostId) });
+});
+
+// What reaches the caller on this host (their own grants and their teams'), for anyone who holds a
+// role there: a team member sees that their team's grant waits for an owner to sign it again. Nothing
+// they could not see already (their grants, their teams' members).
+grantsApi.get('/:id/grants/mine', async (c) => {
+  const hostId = c.req.param('id');
+  const user = c.get('user');
+  if (!reachesHost(await readView(c.env.DB, { kind: 'user', ...user }, hostId))) throw new ProtocolError('forbidden', 'You hold no role on this host');
+  return c.json({ grants: await grantsOnHostTo(c.env.DB, hostId, user.userId) });
 });
 
 grantsApi.post('/:id/grants', async (c) => {
