@@ -2,10 +2,14 @@
 // grants list names who joined and who left since the owner's device signed (`resign`), a grant
 // signed again with the members as they are now clears it and replaces the old statement on the way
 // to the host, and a signature over a member list the team no longer has is refused (`team-changed`).
+// Hosts are left connected at the end of each test, as in every other file (see hosts.test.ts: a
+// disconnect as a file's last step meets vitest's teardown).
+import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { deviceKeyOf, newDeviceKeyPair, type DeviceKey } from '../../src/client/device-key.ts';
 import { signGrant } from '../../src/client/trust.ts';
 import { GrantSchema, LinkTrustSchema, type Grant, type GrantStatement } from '../../src/contracts/index.ts';
+import { putSignedGrant } from '../../src/relay/db/trust.ts';
 import { FakeHost, OWNER, until } from './peers.ts';
 import { api, signIn, team, type Person } from './people.ts';
 
@@ -77,7 +81,27 @@ describe('a signed team grant after its team changed', () => {
     await until(() => host.received.some((f) => f.link === 'trust'), 'the whole set on connect');
     const all = LinkTrustSchema.parse(host.received.find((f) => f.link === 'trust')).statements as { statement: GrantStatement }[];
     expect(all.map((s) => s.statement.grantId)).toEqual([again.statement.grantId]);
-    host.disconnect();
+  });
+
+  it('keeps a signed team grant only while the team has the members it names, in the same write (a change after the route checked cannot slip in)', async () => {
+    const owner = await signIn(OWNER);
+    const key = await deviceOf(owner);
+    const host = await new FakeHost(`host-resign-${unique()}`).connect();
+    const hal = await signIn(`hal-${unique()}`);
+    const teamId = await team(owner, `crew-${unique()}`, [hal]);
+    const row = { chatId: '', subjectType: 'team' as const, subjectId: teamId, createdBy: owner.userId, createdAt: Date.now() };
+    const sign = (members: string[]) => signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members }, role: 'viewer', devices: [] });
+    // As the route would have checked them a moment before Hal joined, or after someone else left: not kept.
+    for (const members of [[owner.userId], [owner.userId, hal.userId, `ivy-${unique()}`], [owner.userId, `ivy-${unique()}`]]) {
+      expect(await putSignedGrant(env.DB, await sign(members), row)).toEqual({ kept: false });
+    }
+    expect(await grantsOf(owner, host.hostId)).toEqual([]);
+    // The members now, in any order and named twice: kept, and kept again when signed anew.
+    const now = await sign([hal.userId, owner.userId, hal.userId]);
+    expect(await putSignedGrant(env.DB, now, row)).toEqual({ kept: true });
+    const later = await sign([owner.userId, hal.userId]);
+    expect(await putSignedGrant(env.DB, later, row)).toEqual({ kept: true });
+    expect((await grantsOf(owner, host.hostId)).map((g) => [g.id, g.resign])).toEqual([[later.statement.grantId, null]]);
   });
 
   it('a member who is no owner of the host sees the grants that reach them, with the drift, and nothing else', async () => {
@@ -103,7 +127,6 @@ describe('a signed team grant after its team changed', () => {
     expect(await mine(await signIn(`gus-${unique()}`))).toMatchObject({ status: 403, body: { code: 'forbidden' } });
     // The owners' list stays theirs.
     expect((await api(dot, 'GET', `/api/hosts/${host.hostId}/grants`)).status).toBe(403);
-    host.disconnect();
   });
 
   it('an unsigned team grant and a person\'s grant carry no drift: the relay\'s own grant follows the team, and no host was told otherwise', async () => {
@@ -117,6 +140,5 @@ describe('a signed team grant after its team changed', () => {
     expect((await api(owner, 'DELETE', `/api/teams/${plainTeam}/members/${cy.userId}`)).status).toBe(200);
     expect((await grantsOf(owner, host.hostId)).map((g) => [g.subject.type, g.signed, g.resign])).toEqual([['team', false, null], ['user', false, null]]);
 
-    host.disconnect();
   });
 });

@@ -64,7 +64,8 @@ grantsApi.post('/:id/grants', async (c) => {
   const before = await findGrant(c.env.DB, hostId, chatId, subject);
   if (body.signed) {
     await checkSignedGrant(c.env.DB, user.userId, body.signed, { hostId, chatId: body.chatId ?? null, subject, role: body.role });
-    await putSignedGrant(c.env.DB, body.signed, { chatId, subjectType: subject.type, subjectId, createdBy: user.userId, createdAt: Date.now() });
+    const { kept } = await putSignedGrant(c.env.DB, body.signed, { chatId, subjectType: subject.type, subjectId, createdBy: user.userId, createdAt: Date.now() });
+    if (!kept) throw new ProtocolError('team-changed', 'The team changed while the grant was being kept: sign it again with the members as they are now');
     c.executionCtx.waitUntil(deliverTrust(c.env, [hostId], [body.signed]));
   } else {
     // One grant per (host, chat, subject): giving again changes its role.
