@@ -16,7 +16,7 @@ import { MemoryTokenStore, RelayApi, RelaySocket, relayPaths } from '../../src/c
 import { deviceKeyOf, newDeviceKeyPair, signRequest, type DeviceKey } from '../../src/client/device-key.ts';
 import { GrantSchema, type Grant } from '../../src/contracts/index.ts';
 import { readAudit } from '../../src/host/trust/audit.ts';
-import { screenshot, signedInPerson, startSigningHost, until, type SignedInPerson } from './browser.ts';
+import { accessibilityViolations, screenshot, signedInPerson, startSigningHost, until, type SignedInPerson } from './browser.ts';
 import { HostProcess, personId, relayUrl, userToken } from './peers.ts';
 
 const OWNER = 'resign-owner';
@@ -149,12 +149,14 @@ describe('a team grant whose team changed is signed again from the Host page', (
       await theirs.waitFor();
       expect(await theirs.textContent()).toContain('Team changed: 1 joined, 1 left — sign again');
       expect(await seen.page.getByRole('button', { name: /Sign again/ }).count()).toBe(0);
+      expect(await accessibilityViolations(seen.page)).toEqual([]);
       await screenshot(seen.page, 'resign-member-waiting-phone');
       expect(seen.errors).toEqual([]);
     } finally {
       await seen.close();
     }
 
+    expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, 'resign-prompt-desktop');
     await page.getByRole('button', { name: 'Sign again for resign crew' }).click();
     await page.locator('.notice.ok', { hasText: 'Signed again' }).waitFor();
