@@ -280,6 +280,11 @@ export class RelayApi {
     return (await this.checked(GrantsSchema, 'GET', `/api/hosts/${encodeURIComponent(hostId)}/grants`)).grants;
   }
 
+  /** The grants on a host that reach the caller (theirs and their teams'), for anyone with a role there. */
+  async myGrants(hostId: string): Promise<Grant[]> {
+    return (await this.checked(GrantsSchema, 'GET', `/api/hosts/${encodeURIComponent(hostId)}/grants/mine`)).grants;
+  }
+
   /**
    * Gives a role (again: giving to the same subject and chat changes its role). With `signed`, the
    * owner's device signed it (src/client/trust.ts shareSigned) and the host follows it too.

@@ -49,6 +49,11 @@ export const TETHER_ERROR_CODES = [
   'invitation-not-found',
   /** The invitation was used already or ran out. */
   'invitation-expired',
+  /**
+   * A signed team grant names other members than the team has now: it changed while the owner's
+   * device signed (someone joined or left). Sign again with the members as they are now.
+   */
+  'team-changed',
   /** An account with that email exists already. */
   'email-taken',
   /** No push subscription by that id among the caller's. */

@@ -79,6 +79,28 @@ export const GrantCreateRequestSchema = z.object({
 });
 export type GrantCreateRequest = z.input<typeof GrantCreateRequestSchema>;
 
+/** A person named in a team grant's drift: their id and what the relay shows for them (email, else name; null for an account gone). */
+export const GrantPersonSchema = z.object({ userId: z.string().min(1), name: z.string().nullable() });
+export type GrantPerson = z.output<typeof GrantPersonSchema>;
+
+/**
+ * A signed team grant whose member list is no longer the team's: who joined since it was signed (the
+ * host does not follow them yet) and who left (the host still follows them, by the owner's old
+ * signature). It holds until an owner of the host signs the grant again with the members as they
+ * are now, which replaces the old statement on the host.
+ */
+export const GrantResignSchema = z.object({ joined: z.array(GrantPersonSchema), left: z.array(GrantPersonSchema) });
+export type GrantResign = z.output<typeof GrantResignSchema>;
+
+/** The drift between the members a team grant's statement names and the team's members now; null when they agree. */
+export function resignOf(signed: readonly string[], now: readonly GrantPerson[], nameOf: (userId: string) => string | null): GrantResign | null {
+  const named = new Set(signed);
+  const current = new Set(now.map((p) => p.userId));
+  const joined = now.filter((p) => !named.has(p.userId));
+  const left = [...named].filter((id) => !current.has(id)).map((userId) => ({ userId, name: nameOf(userId) }));
+  return joined.length === 0 && left.length === 0 ? null : { joined, left };
+}
+
 export const GrantSchema = z.object({
   id: z.string().min(1),
   hostId: z.string().min(1),
@@ -88,6 +110,10 @@ export const GrantSchema = z.object({
   role: AccessRoleSchema,
   createdBy: z.string(),
   createdAt: z.number(),
+  /** Whether an owner's device signed it (the statement the host follows); an unsigned grant rules the relay's checks alone. */
+  signed: z.boolean(),
+  /** For a signed team grant whose members changed since it was signed: who joined and who left (null when in sync, or not a signed team grant). */
+  resign: GrantResignSchema.nullable(),
 });
 export type Grant = z.output<typeof GrantSchema>;
 

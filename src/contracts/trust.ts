@@ -12,7 +12,9 @@
 // membership (invitations, removals) does not change what a host believes: after a membership
 // change an owner of the host signs the team's grant again (same scope, the new member list, a later
 // `at`), which supersedes the earlier one on the host (see book.ts), and until then the host follows
-// the members the last signed grant named. `resignTeamGrant` in the SDK (src/client/trust.ts) does it.
+// the members the last signed grant named. The grants list names that drift (`resign` on each signed
+// team grant, teams.ts); `resignTeamGrant` in the SDK (src/client/trust.ts) signs again, and the web
+// app's Host page offers it as "Sign again".
 import { z } from 'zod';
 import { GrantCreateRequestSchema } from './teams.ts';
 import {

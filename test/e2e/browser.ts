@@ -1,7 +1,7 @@
 // The browser side of the end-to-end tests: every file connects to the ONE Chromium that
 // global-setup launched, and each person gets a context of their own (own storage, own cookies),
 // at a phone or a desktop size. Screenshots are test output (test-output/screenshots), not in git.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -106,6 +106,21 @@ export async function signedInPerson(size: Size, label: string, options: { path?
  */
 export async function pairedHost(label: string, name = `web-${label}-${crypto.randomUUID().slice(0, 6)}`): Promise<HostProcess> {
   return new HostProcess(name, label).start();
+}
+
+/**
+ * Starts `host` requiring signatures from its first start, paired by `page`'s person approving its
+ * code in the app: their browser's device key signs the approval, so the host pins that browser as
+ * its owner's device.
+ */
+export async function startSigningHost(host: HostProcess, page: Page): Promise<void> {
+  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ signatures: { require: true } }));
+  host.approveWith = async (userCode) => {
+    await page.goto(`/pair?code=${encodeURIComponent(userCode)}`);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('heading', { name: 'Host paired' }).waitFor();
+  };
+  await host.start();
 }
 
 /** axe-core's rules for names, labels and ARIA validity: every control reachable by name. */

@@ -14,8 +14,6 @@
 // `notificationclick` event dispatched inside that worker with that real notification and the
 // button's action, since neither DevTools nor Playwright can press a notification's button. The
 // worker's own handler (src/web/sw/push.ts) then reads the key from IndexedDB, signs and answers.
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Page, Worker } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProtocolError, importDevicePublicKey, recoveryCodeOf, shortFingerprint, verifyStatement, type PushPayload } from '../../src/contracts/index.ts';
@@ -23,7 +21,7 @@ import { RelaySocket, relayPaths } from '../../src/client/index.ts';
 import { readAudit } from '../../src/host/trust/audit.ts';
 import { readPinnedOwner } from '../../src/host/trust/pinned.ts';
 import { PushEndpoint } from '../support/push-endpoint.ts';
-import { keepNotificationNotices, notificationNotice, screenshot, signedInPerson, until, type SignedInPerson } from './browser.ts';
+import { keepNotificationNotices, notificationNotice, screenshot, signedInPerson, startSigningHost, until, type SignedInPerson } from './browser.ts';
 import { HostProcess, personId, relayUrl, userToken } from './peers.ts';
 
 const PERSON = 'websign-owner';
@@ -69,13 +67,7 @@ beforeAll(async () => {
   person = await signedInPerson('desktop', PERSON, { path: '/hosts', beforeLoad: (page) => page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`)) });
   await person.page.getByRole('heading', { name: 'Hosts' }).waitFor();
   // The host requires signatures from its first start; pair keeps the setting.
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ signatures: { require: true } }));
-  host.approveWith = async (userCode) => {
-    await person.page.goto(`/pair?code=${encodeURIComponent(userCode)}`);
-    await person.page.getByRole('button', { name: 'Approve' }).click();
-    await person.page.getByRole('heading', { name: 'Host paired' }).waitFor();
-  };
-  await host.start();
+  await startSigningHost(host, person.page);
 });
 
 afterAll(async () => {

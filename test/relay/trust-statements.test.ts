@@ -161,7 +161,7 @@ describe('signed trust statements on the relay', () => {
     const members = [owner.userId, ann.userId];
     const stale = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members: [owner.userId] }, role: 'operator', devices: [] });
     expect(await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed: stale }))
-      .toMatchObject({ status: 400, body: { code: 'bad-request' } });
+      .toMatchObject({ status: 409, body: { code: 'team-changed' } });
     const first = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members }, role: 'operator', devices: [] });
     expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed: first })).status).toBe(201);
 

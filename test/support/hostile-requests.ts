@@ -9,7 +9,7 @@ export const HTTP_ROUTES = [
   'DELETE /api/auth/sessions/:id', 'GET /api/auth/setup', 'POST /api/auth/setup', 'GET /api/auth/jwks', 'GET /api/auth/methods', 'POST /api/auth/access',
   'GET /api/auth/oidc/start', 'GET /api/auth/oidc/callback', 'POST /api/auth/oidc/exchange', 'GET /api/me', 'GET /api/users', 'POST /api/users/:id/disable',
   'POST /api/users/:id/enable', 'GET /api/relay/metrics', 'POST /api/pair/start', 'POST /api/pair/poll', 'POST /api/pair/lookup', 'POST /api/pair/approve',
-  'POST /api/pair/deny', 'POST /api/pair/setup', 'GET /api/hosts', 'PATCH /api/hosts/:id', 'DELETE /api/hosts/:id', 'GET /api/hosts/:id/grants',
+  'POST /api/pair/deny', 'POST /api/pair/setup', 'GET /api/hosts', 'PATCH /api/hosts/:id', 'DELETE /api/hosts/:id', 'GET /api/hosts/:id/grants', 'GET /api/hosts/:id/grants/mine',
   'POST /api/hosts/:id/grants', 'DELETE /api/hosts/:id/grants/:id', 'GET /api/hosts/:id/audit', 'GET /api/chats', 'GET /api/teams', 'POST /api/teams',
   'GET /api/teams/:id', 'PATCH /api/teams/:id/members/:id', 'DELETE /api/teams/:id/members/:id', 'POST /api/teams/:id/invitations', 'DELETE /api/teams/:id',
   'GET /api/invitations/:id', 'POST /api/invitations/:id/accept', 'GET /api/push/key', 'GET /api/push/subscriptions', 'POST /api/push/subscriptions',

@@ -1,12 +1,15 @@
 // Grants: a role a host's owner gave a user or a team, on the whole host (`chatId` '') or one chat.
-// One grant per (host, chat, subject): giving again changes its role.
+// One grant per (host, chat, subject): giving again changes its role. A signed team grant is read
+// with its drift from the team as it is now (`resign`: who joined and who left since it was signed),
+// so an owner sees when the host follows other people than the relay does.
 import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
 import { union } from 'drizzle-orm/sqlite-core';
-import type { Grant } from '../../contracts/index.ts';
-import { grants, hosts, teamMembers } from './schema.ts';
+import { SignedGrantSchema, resignOf, type Grant, type GrantPerson } from '../../contracts/index.ts';
+import { grants, hosts, teamMembers, users } from './schema.ts';
 
 type GrantRow = Omit<typeof grants.$inferSelect, 'statement'>;
+type ReadRow = GrantRow & { subjectName: string | null; statement: string | null };
 export type GrantSubject = { type: 'user' | 'team'; id: string };
 
 /** The subject's display name: a user's email (else name), or a team's name. */
@@ -14,17 +17,51 @@ const subjectName = sql<string | null>`CASE ${grants.subjectType}
     WHEN 'user' THEN (SELECT COALESCE(u.email, u.name) FROM users u WHERE u.id = ${grants.subjectId})
     ELSE (SELECT t.name FROM teams t WHERE t.id = ${grants.subjectId}) END`;
 
-function grantOf(row: GrantRow & { subjectName: string | null }): Grant {
-  return {
+function named(d1: D1Database) {
+  const { id, hostId, chatId, subjectType, subjectId, role, createdBy, createdAt, statement } = grants;
+  return drizzle(d1).select({ id, hostId, chatId, subjectType, subjectId, role, createdBy, createdAt, subjectName, statement }).from(grants);
+}
+
+/** The members a signed team grant names, or null for a grant that is not one (or whose statement no longer parses). */
+function signedMembers(row: ReadRow): string[] | null {
+  if (row.subjectType !== 'team' || row.statement === null) return null;
+  const signed = SignedGrantSchema.safeParse(JSON.parse(row.statement));
+  return signed.success && signed.data.statement.subject.kind === 'team' ? signed.data.statement.subject.members : null;
+}
+
+/**
+ * The grants as the API answers them, each signed team grant with its drift from the team as it is
+ * now (`resign`): one read of the teams' members and of the names of those who left, whatever the
+ * number of grants.
+ */
+async function answered(d1: D1Database, rows: ReadRow[]): Promise<Grant[]> {
+  const signedTeams = rows.flatMap((row) => {
+    const members = signedMembers(row);
+    return members ? [{ row, members }] : [];
+  });
+  const members = new Map<string, GrantPerson[]>();
+  const names = new Map<string, string | null>();
+  if (signedTeams.length > 0) {
+    const db = drizzle(d1);
+    const teamIds = [...new Set(signedTeams.map((t) => t.row.subjectId))];
+    const signedIds = [...new Set(signedTeams.flatMap((t) => t.members))];
+    const person = { userId: users.id, name: users.name };
+    const [current, signedPeople] = await db.batch([
+      db.select({ teamId: teamMembers.teamId, ...person }).from(teamMembers).innerJoin(users, eq(users.id, teamMembers.userId))
+        .where(inArray(teamMembers.teamId, teamIds)).orderBy(asc(teamMembers.createdAt)),
+      db.select(person).from(users).where(inArray(users.id, signedIds)),
+    ]);
+    for (const { teamId, userId, name } of current) members.set(teamId, [...(members.get(teamId) ?? []), { userId, name }]);
+    for (const { userId, name } of signedPeople) names.set(userId, name);
+  }
+  const drift = new Map(signedTeams.map(({ row, members: signed }) => [row.id, resignOf(signed, members.get(row.subjectId) ?? [], (id) => names.get(id) ?? null)]));
+  return rows.map((row) => ({
     id: row.id, hostId: row.hostId, chatId: row.chatId === '' ? null : row.chatId,
     subject: { type: row.subjectType, id: row.subjectId, name: row.subjectName },
     role: row.role, createdBy: row.createdBy, createdAt: row.createdAt,
-  };
-}
-
-function named(d1: D1Database) {
-  const { id, hostId, chatId, subjectType, subjectId, role, createdBy, createdAt } = grants;
-  return drizzle(d1).select({ id, hostId, chatId, subjectType, subjectId, role, createdBy, createdAt, subjectName }).from(grants);
+    signed: row.statement !== null,
+    resign: drift.get(row.id) ?? null,
+  }));
 }
 
 /** A grant's condition for being the user's: to them, or to a team they belong to. */
@@ -40,14 +77,18 @@ function bySubject(hostId: string, chatId: string, subject: GrantSubject) {
 }
 
 export async function grantsOnHost(d1: D1Database, hostId: string): Promise<Grant[]> {
-  const rows = await named(d1).where(eq(grants.hostId, hostId)).orderBy(asc(grants.createdAt));
-  return rows.map(grantOf);
+  return answered(d1, await named(d1).where(eq(grants.hostId, hostId)).orderBy(asc(grants.createdAt)));
+}
+
+/** The grants on this host that reach one person: to them, or to a team they belong to. */
+export async function grantsOnHostTo(d1: D1Database, hostId: string, userId: string): Promise<Grant[]> {
+  return answered(d1, await named(d1).where(and(eq(grants.hostId, hostId), grantedTo(drizzle(d1), userId))).orderBy(asc(grants.createdAt)));
 }
 
 /** The subject's grant on this host or chat, if any. */
 export async function findGrant(d1: D1Database, hostId: string, chatId: string, subject: GrantSubject): Promise<Grant | null> {
-  const [row] = await named(d1).where(bySubject(hostId, chatId, subject)).limit(1);
-  return row ? grantOf(row) : null;
+  const rows = await named(d1).where(bySubject(hostId, chatId, subject)).limit(1);
+  return (await answered(d1, rows))[0] ?? null;
 }
 
 /** Gives the subject a role, or changes the role of the grant it holds there already. */

@@ -46,22 +46,27 @@ export async function grantRowById(d1: D1Database, grantId: string): Promise<{ h
 /**
  * Keeps a signed grant: the one grant of its (host, chat, subject), under the statement's id, with
  * its role and statement (a newer signed grant for the same subject and scope replaces the row, as it
- * supersedes the older one on the host). Answers the role it replaced, or null for a new grant.
+ * supersedes the older one on the host). A team grant is kept only while the team's members are the
+ * ones it names, in the same statement as the write, so a join or leave that lands after the caller
+ * checked cannot slip in: then nothing is written and this answers `kept: false`.
  */
 export async function putSignedGrant(
   d1: D1Database, signed: Signed<GrantStatement>, row: { chatId: string; subjectType: 'user' | 'team'; subjectId: string; createdBy: string; createdAt: number },
-): Promise<{ was: string | null }> {
+): Promise<{ kept: boolean }> {
   const { statement } = signed;
-  const [before] = (await d1.batch<{ role: string }>([
-    d1.prepare('SELECT role FROM grants WHERE host_id = ? AND chat_id = ? AND subject_type = ? AND subject_id = ?')
-      .bind(statement.hostId, row.chatId, row.subjectType, row.subjectId),
-    d1.prepare(`INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_by, created_at, statement)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  const members = statement.subject.kind === 'team' ? [...new Set(statement.subject.members)] : null;
+  // The team has exactly the named members: as many, and all of them among its own.
+  const unchanged = members === null ? '1' : `(SELECT COUNT(*) FROM team_members WHERE team_id = ?10) = ?11
+    AND (SELECT COUNT(*) FROM team_members WHERE team_id = ?10 AND user_id IN (SELECT value FROM json_each(?12))) = ?11`;
+  const write = await d1.prepare(`INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_by, created_at, statement)
+      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE ${unchanged}
       ON CONFLICT (host_id, chat_id, subject_type, subject_id) DO UPDATE SET
         id = excluded.id, role = excluded.role, created_by = excluded.created_by, created_at = excluded.created_at, statement = excluded.statement`)
-      .bind(statement.grantId, statement.hostId, row.chatId, row.subjectType, row.subjectId, statement.role, row.createdBy, row.createdAt, JSON.stringify(signed)),
-  ]))!;
-  return { was: before.results[0]?.role ?? null };
+    .bind(
+      statement.grantId, statement.hostId, row.chatId, row.subjectType, row.subjectId, statement.role, row.createdBy, row.createdAt, JSON.stringify(signed),
+      ...(members === null ? [] : [row.subjectId, members.length, JSON.stringify(members)]),
+    ).run();
+  return { kept: write.meta.changes > 0 };
 }
 
 /** Keeps a signed revocation (once per signature). `userId`: the device's person for a device, the signer for a grant. */

@@ -13,6 +13,7 @@ const STATUS: Partial<Record<WireErrorCode, ContentfulStatusCode>> = {
   'host-timeout': 504,
   'frame-too-large': 413,
   'device-taken': 409,
+  'team-changed': 409,
   internal: 500,
 };
 

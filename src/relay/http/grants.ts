@@ -9,15 +9,15 @@
 // grant still rules the relay's own checks, and a host that requires signatures ignores it.
 import { Hono, type Context } from 'hono';
 import {
-  ProtocolError, RevocationRequestSchema, SignedGrantCreateRequestSchema, SignedGrantIdSchema,
+  ProtocolError, RevocationRequestSchema, resignOf, SignedGrantCreateRequestSchema, SignedGrantIdSchema,
   type GrantStatement, type RevocationStatement, type Signed,
 } from '../../contracts/index.ts';
-import { requireHostRole } from '../auth/access.ts';
+import { reachesHost, readView, requireHostRole } from '../auth/access.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { newId } from '../auth/opaque.ts';
 import { recheckHosts } from '../auth/revocations.ts';
 import { record } from '../db/audit.ts';
-import { findGrant, grantsOnHost, putGrant, removeGrant } from '../db/grants.ts';
+import { findGrant, grantsOnHost, grantsOnHostTo, putGrant, removeGrant } from '../db/grants.ts';
 import { findTeam, membersOf } from '../db/teams.ts';
 import { grantRowById, insertRevocation, putSignedGrant } from '../db/trust.ts';
 import { requireSignedBy } from '../auth/statements.ts';
@@ -44,6 +44,16 @@ grantsApi.get('/:id/grants', async (c) => {
   return c.json({ grants: await grantsOnHost(c.env.DB, hostId) });
 });
 
+// What reaches the caller on this host (their own grants and their teams'), for anyone who holds a
+// role there: a team member sees that their team's grant waits for an owner to sign it again. Nothing
+// they could not see already (their grants, their teams' members).
+grantsApi.get('/:id/grants/mine', async (c) => {
+  const hostId = c.req.param('id');
+  const user = c.get('user');
+  if (!reachesHost(await readView(c.env.DB, { kind: 'user', ...user }, hostId))) throw new ProtocolError('forbidden', 'You hold no role on this host');
+  return c.json({ grants: await grantsOnHostTo(c.env.DB, hostId, user.userId) });
+});
+
 grantsApi.post('/:id/grants', async (c) => {
   const hostId = await managedHost(c);
   const user = c.get('user');
@@ -54,7 +64,8 @@ grantsApi.post('/:id/grants', async (c) => {
   const before = await findGrant(c.env.DB, hostId, chatId, subject);
   if (body.signed) {
     await checkSignedGrant(c.env.DB, user.userId, body.signed, { hostId, chatId: body.chatId ?? null, subject, role: body.role });
-    await putSignedGrant(c.env.DB, body.signed, { chatId, subjectType: subject.type, subjectId, createdBy: user.userId, createdAt: Date.now() });
+    const { kept } = await putSignedGrant(c.env.DB, body.signed, { chatId, subjectType: subject.type, subjectId, createdBy: user.userId, createdAt: Date.now() });
+    if (!kept) throw new ProtocolError('team-changed', 'The team changed while the grant was being kept: sign it again with the members as they are now');
     c.executionCtx.waitUntil(deliverTrust(c.env, [hostId], [body.signed]));
   } else {
     // One grant per (host, chat, subject): giving again changes its role.
@@ -132,10 +143,10 @@ async function checkSignedGrant(
   if (statement.subject.kind === 'user' && statement.subject.userId !== asked.subject.id) throw mismatch('person');
   if (statement.subject.kind === 'team') {
     if (statement.subject.teamId !== asked.subject.id) throw mismatch('team');
-    const members = new Set((await membersOf(db, asked.subject.id)).map((m) => m.userId));
-    const named = new Set(statement.subject.members);
-    if (named.size !== members.size || [...members].some((m) => !named.has(m))) {
-      throw new ProtocolError('bad-request', 'The signed team grant must name the team\'s members as they are now');
+    const drift = resignOf(statement.subject.members, (await membersOf(db, asked.subject.id)).map((m) => ({ userId: m.userId, name: m.name })), () => null);
+    if (drift) {
+      throw new ProtocolError('team-changed',
+        `The signed team grant must name the team's members as they are now (${drift.joined.length} joined, ${drift.left.length} left since): sign it again`);
     }
   }
   if (!SignedGrantIdSchema.safeParse(statement.grantId).success) throw new ProtocolError('bad-request', 'signed.statement.grantId: a signed grant\'s id is g_ and 16 to 64 base64url characters');

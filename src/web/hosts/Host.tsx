@@ -2,11 +2,11 @@
 // or to a team, as viewer, operator or owner) and its audit log.
 import { useEffect, useState } from 'preact/hooks';
 import {
-  ACCESS_ROLES, type AuditPage, type Grant, type HostPolicySummary, type HostSetup, type ProviderListResult, type TeamSummary,
+  ACCESS_ROLES, type AuditPage, type Grant, type GrantResign, type HostPolicySummary, type HostSetup, type ProviderListResult, type TeamSummary,
 } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
 import { useOutcome } from './outcome.ts';
-import { giveRole, giveRoleByEmail, removeGrant } from './signed-grants.ts';
+import { giveRole, giveRoleByEmail, removeGrant, signAgain } from './signed-grants.ts';
 import { navigate } from '../app/router.ts';
 import { api, hostConnection } from '../app/session.ts';
 import { hosts, hostsChanged, hostsError, isOnline, loadHosts } from './host-list.ts';
@@ -42,6 +42,7 @@ export function HostPage({ hostId }: { hostId: string }) {
       {/* Its agents, folders and config carry the machine's paths: for those who may start chats (provider.list's role). */}
       {online && (host.role === 'owner' || host.role === 'operator') && <HostPolicyCard hostId={host.id} />}
       {online && host.role !== null && <TerminalSessionsCard hostId={host.id} />}
+      {host.role !== 'owner' && <TeamsWaiting hostId={host.id} />}
       {host.role === 'owner' && (
         <>
           <Rename hostId={host.id} name={host.name} />
@@ -238,6 +239,9 @@ function Grants({ hostId }: { hostId: string }) {
                 {ACCESS_ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
               </select>
               <button type="button" class="danger" aria-label={`Remove ${who}`} onClick={() => void run(() => removeGrant(hostId, grant.id), `${who} no longer has access.`)}>Remove</button>
+              {grant.resign && (
+                <TeamChanged resign={grant.resign} who={who} onSign={() => void run(() => signAgain(grant), `Signed again: the machine follows ${who} as it is now.`)} />
+              )}
             </li>
           );
         })}
@@ -273,6 +277,51 @@ function Grants({ hostId }: { hostId: string }) {
         <div><button type="submit" class="primary">Give</button></div>
       </form>
       {message && <p class={`notice ${message.ok ? 'ok' : 'error'}`} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+    </div>
+  );
+}
+
+/**
+ * A signed team grant whose team changed since: the machine still follows the members the owner's
+ * device signed (those who joined are refused there, those who left are still served) until an owner
+ * signs it again. `onSign` is for owners; without it the state is shown alone.
+ */
+export function TeamChanged({ resign, who, onSign }: { resign: GrantResign; who: string; onSign?: () => void }) {
+  const names = (people: GrantResign['joined']) => people.map((p) => p.name ?? p.userId).join(', ');
+  return (
+    <div class="team-changed notice" role="status" data-testid="team-changed">
+      <span class="grow">
+        Team changed: {resign.joined.length} joined, {resign.left.length} left — sign again
+        {resign.joined.length > 0 && <span class="muted small">Joined, not yet served by the machine: {names(resign.joined)}</span>}
+        {resign.left.length > 0 && <span class="muted small">Left, still served by the machine: {names(resign.left)}</span>}
+      </span>
+      {onSign && <button type="button" class="primary" aria-label={`Sign again for ${who}`} onClick={onSign}>Sign again</button>}
+    </div>
+  );
+}
+
+/**
+ * For those who are not owners here: a team grant of theirs that waits for an owner to sign it again
+ * (the relay counts them in, the machine does not yet). Shown, never signed, from here.
+ */
+function TeamsWaiting({ hostId }: { hostId: string }) {
+  const [stale, setStale] = useState<Grant[]>([]);
+  useEffect(() => {
+    let live = true;
+    api.myGrants(hostId).then((grants) => { if (live) setStale(grants.filter((g) => g.resign)); }, () => undefined);
+    return () => { live = false; };
+  }, [hostId]);
+  if (stale.length === 0) return null;
+  return (
+    <div class="card">
+      <h2>Waiting for an owner</h2>
+      <p class="muted small">An owner of this host signs a team's grant again when the team changes; until then the machine follows the team as it was.</p>
+      <ul class="list table-list">
+        {stale.map((grant) => {
+          const who = grant.subject.name ?? grant.subject.id;
+          return <li key={grant.id}><span class="grow">{who} <span class="muted small">team · {grant.role}</span></span><TeamChanged resign={grant.resign!} who={who} /></li>;
+        })}
+      </ul>
     </div>
   );
 }

@@ -2,8 +2,8 @@
 // the relay keeps the statement beside its own grant and carries it to the host, which follows only
 // what an owner signed. Without a key (no Ed25519 here) the relay's grant alone is made, as before, and
 // a host that follows signatures does not know of it.
-import type { AccessRole, Grant } from '../../contracts/index.ts';
-import { revokeGrantSigned, shareSigned } from '../../client/index.ts';
+import { ProtocolError, type AccessRole, type Grant } from '../../contracts/index.ts';
+import { resignTeamGrant, revokeGrantSigned, shareSigned } from '../../client/index.ts';
 import { api, thisDevice } from '../app/session.ts';
 
 type Subject = { type: 'user'; id: string } | { type: 'team'; id: string };
@@ -31,4 +31,15 @@ export async function removeGrant(hostId: string, grantId: string): Promise<void
   const key = await thisDevice();
   if (key) await revokeGrantSigned(api, key, hostId, grantId);
   else await api.revokeGrant(hostId, grantId);
+}
+
+/**
+ * A team's grant whose members changed since it was signed (`grant.resign`): signs it again with the
+ * team's members as they are now, through the same path as giving it, so the host takes the new
+ * statement in place of the old one (the joined are served, the left are not).
+ */
+export async function signAgain(grant: Grant): Promise<Grant> {
+  const key = await thisDevice();
+  if (!key) throw new ProtocolError('signature-required', 'This browser has no device key to sign with; sign again from one that has');
+  return resignTeamGrant(api, key, grant);
 }

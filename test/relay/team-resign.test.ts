@@ -1,0 +1,144 @@
+// A signed team grant after its team changed, in workerd with real D1 and the real HostLink: the
+// grants list names who joined and who left since the owner's device signed (`resign`), a grant
+// signed again with the members as they are now clears it and replaces the old statement on the way
+// to the host, and a signature over a member list the team no longer has is refused (`team-changed`).
+// Hosts are left connected at the end of each test, as in every other file (see hosts.test.ts: a
+// disconnect as a file's last step meets vitest's teardown).
+import { env } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { deviceKeyOf, newDeviceKeyPair, type DeviceKey } from '../../src/client/device-key.ts';
+import { signGrant } from '../../src/client/trust.ts';
+import { GrantSchema, LinkTrustSchema, type Grant, type GrantStatement } from '../../src/contracts/index.ts';
+import { putSignedGrant } from '../../src/relay/db/trust.ts';
+import { FakeHost, OWNER, until } from './peers.ts';
+import { api, signIn, team, type Person } from './people.ts';
+
+const unique = () => crypto.randomUUID().slice(0, 8);
+
+async function deviceOf(person: Person): Promise<DeviceKey> {
+  const key = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
+  expect((await api(person, 'POST', '/api/devices', { name: `sdk-${unique()}`, publicKey: key.publicKey })).status).toBe(201);
+  return key;
+}
+
+async function grantsOf(owner: Person, hostId: string): Promise<Grant[]> {
+  const listed = await api(owner, 'GET', `/api/hosts/${hostId}/grants`);
+  expect(listed.status).toBe(200);
+  return listed.body.grants.map((g: unknown) => GrantSchema.parse(g));
+}
+
+describe('a signed team grant after its team changed', () => {
+  it('is listed with who joined and who left; signed again with the members now, it is in sync and replaces the old statement on the host', async () => {
+    const owner = await signIn(OWNER);
+    const key = await deviceOf(owner);
+    const host = await new FakeHost(`host-resign-${unique()}`).connect();
+    const [ann, ben] = [await signIn(`ann-${unique()}`), await signIn(`ben-${unique()}`)];
+    const teamId = await team(owner, `crew-${unique()}`, [ann]);
+    const subject = { type: 'team', id: teamId } as const;
+    const sign = (members: string[]) => signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members }, role: 'operator', devices: [] });
+    const post = (signed: Awaited<ReturnType<typeof sign>>) => api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject, role: 'operator', signed });
+
+    const first = await sign([owner.userId, ann.userId]);
+    expect((await post(first)).status).toBe(201);
+    expect(await grantsOf(owner, host.hostId)).toMatchObject([{ id: first.statement.grantId, signed: true, resign: null }]);
+
+    // Ben joins: the owner's signature does not vouch for him yet.
+    const invitation = await api(owner, 'POST', `/api/teams/${teamId}/invitations`, { role: 'member' });
+    expect((await api(ben, 'POST', `/api/invitations/${invitation.body.token}/accept`)).status).toBe(200);
+    expect((await grantsOf(owner, host.hostId))[0]!.resign).toEqual({ joined: [{ userId: ben.userId, name: expect.any(String) }], left: [] });
+
+    // Ann leaves: the old signature still names her.
+    expect((await api(owner, 'DELETE', `/api/teams/${teamId}/members/${ann.userId}`)).status).toBe(200);
+    const stale = (await grantsOf(owner, host.hostId))[0]!;
+    expect(stale.resign).toEqual({ joined: [{ userId: ben.userId, name: expect.any(String) }], left: [{ userId: ann.userId, name: expect.any(String) }] });
+    // The names are the people's, as the relay knows them.
+    const benName = (await api(ben, 'GET', '/api/me')).body.name;
+    expect(stale.resign!.joined[0]!.name).toBe(benName);
+
+    // Signed again over the members it had (Ann, no Ben): refused, with the drift in the message, and nothing reaches the host.
+    const framesBefore = host.received.filter((f) => f.link === 'trust').length;
+    const wrong = await post(await sign([owner.userId, ann.userId]));
+    expect(wrong.status).toBe(409);
+    expect(wrong.body).toEqual({ code: 'team-changed', message: expect.stringContaining('1 joined, 1 left') });
+    // Half right (Ben added, Ann kept) is as wrong.
+    expect((await post(await sign([owner.userId, ann.userId, ben.userId]))).body.code).toBe('team-changed');
+    expect((await grantsOf(owner, host.hostId))[0]!.id).toBe(first.statement.grantId);
+
+    // Signed again with the members now: the grant is in sync, under the new statement's id.
+    const again = await sign([ben.userId, owner.userId]);
+    const resigned = await post(again);
+    expect(resigned.status).toBe(200);
+    expect(GrantSchema.parse(resigned.body)).toMatchObject({ id: again.statement.grantId, signed: true, resign: null });
+    expect(await grantsOf(owner, host.hostId)).toMatchObject([{ id: again.statement.grantId, signed: true, resign: null }]);
+
+    // The host got the new statement (the only one sent since the refusals), and the relay keeps it alone.
+    await until(() => host.received.filter((f) => f.link === 'trust').length === framesBefore + 1, 'the new grant on the link');
+    const sent = host.received.filter((f) => f.link === 'trust').slice(framesBefore).map((f) => LinkTrustSchema.parse(f).statements);
+    expect(sent).toEqual([[again]]);
+    host.disconnect();
+    host.received.length = 0;
+    await host.connect();
+    await until(() => host.received.some((f) => f.link === 'trust'), 'the whole set on connect');
+    const all = LinkTrustSchema.parse(host.received.find((f) => f.link === 'trust')).statements as { statement: GrantStatement }[];
+    expect(all.map((s) => s.statement.grantId)).toEqual([again.statement.grantId]);
+  });
+
+  it('keeps a signed team grant only while the team has the members it names, in the same write (a change after the route checked cannot slip in)', async () => {
+    const owner = await signIn(OWNER);
+    const key = await deviceOf(owner);
+    const host = await new FakeHost(`host-resign-${unique()}`).connect();
+    const hal = await signIn(`hal-${unique()}`);
+    const teamId = await team(owner, `crew-${unique()}`, [hal]);
+    const row = { chatId: '', subjectType: 'team' as const, subjectId: teamId, createdBy: owner.userId, createdAt: Date.now() };
+    const sign = (members: string[]) => signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members }, role: 'viewer', devices: [] });
+    // As the route would have checked them a moment before Hal joined, or after someone else left: not kept.
+    for (const members of [[owner.userId], [owner.userId, hal.userId, `ivy-${unique()}`], [owner.userId, `ivy-${unique()}`]]) {
+      expect(await putSignedGrant(env.DB, await sign(members), row)).toEqual({ kept: false });
+    }
+    expect(await grantsOf(owner, host.hostId)).toEqual([]);
+    // The members now, in any order and named twice: kept, and kept again when signed anew.
+    const now = await sign([hal.userId, owner.userId, hal.userId]);
+    expect(await putSignedGrant(env.DB, now, row)).toEqual({ kept: true });
+    const later = await sign([owner.userId, hal.userId]);
+    expect(await putSignedGrant(env.DB, later, row)).toEqual({ kept: true });
+    expect((await grantsOf(owner, host.hostId)).map((g) => [g.id, g.resign])).toEqual([[later.statement.grantId, null]]);
+  });
+
+  it('a member who is no owner of the host sees the grants that reach them, with the drift, and nothing else', async () => {
+    const owner = await signIn(OWNER);
+    const key = await deviceOf(owner);
+    const host = await new FakeHost(`host-resign-${unique()}`).connect();
+    const [dot, eli, fay] = [await signIn(`dot-${unique()}`), await signIn(`eli-${unique()}`), await signIn(`fay-${unique()}`)];
+    const teamId = await team(owner, `crew-${unique()}`, [dot]);
+    const signed = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members: [owner.userId, dot.userId] }, role: 'operator', devices: [] });
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed })).status).toBe(201);
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: fay.userId }, role: 'viewer' })).status).toBe(201);
+    const invitation = await api(owner, 'POST', `/api/teams/${teamId}/invitations`, { role: 'member' });
+    expect((await api(eli, 'POST', `/api/invitations/${invitation.body.token}/accept`)).status).toBe(200);
+
+    const mine = async (who: Person) => api(who, 'GET', `/api/hosts/${host.hostId}/grants/mine`);
+    for (const member of [dot, eli]) {
+      const seen = await mine(member);
+      expect(seen.status).toBe(200);
+      expect(seen.body.grants.map((g: unknown) => GrantSchema.parse(g))).toMatchObject([{ id: signed.statement.grantId, resign: { joined: [{ userId: eli.userId }], left: [] } }]);
+    }
+    // Fay's own grant, not the team's; nobody without a role here sees anything.
+    expect((await mine(fay)).body.grants.map((g: Grant) => [g.subject.id, g.resign])).toEqual([[fay.userId, null]]);
+    expect(await mine(await signIn(`gus-${unique()}`))).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    // The owners' list stays theirs.
+    expect((await api(dot, 'GET', `/api/hosts/${host.hostId}/grants`)).status).toBe(403);
+  });
+
+  it('an unsigned team grant and a person\'s grant carry no drift: the relay\'s own grant follows the team, and no host was told otherwise', async () => {
+    const owner = await signIn(OWNER);
+    const host = await new FakeHost(`host-resign-${unique()}`).connect();
+    const cy = await signIn(`cy-${unique()}`);
+    const plainTeam = await team(owner, `plain-${unique()}`, [cy]);
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: plainTeam }, role: 'viewer' })).status).toBe(201);
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: cy.userId }, role: 'viewer', chatId: 'c1' })).status).toBe(201);
+    // Cy leaves the unsigned team: the relay's own grant follows the team, there is nothing to sign again.
+    expect((await api(owner, 'DELETE', `/api/teams/${plainTeam}/members/${cy.userId}`)).status).toBe(200);
+    expect((await grantsOf(owner, host.hostId)).map((g) => [g.subject.type, g.signed, g.resign])).toEqual([['team', false, null], ['user', false, null]]);
+
+  });
+});
