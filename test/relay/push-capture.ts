@@ -17,29 +17,31 @@ export interface CaughtPush {
   urgency: string | null;
 }
 
+type Bytes = Uint8Array<ArrayBuffer>;
+
 interface Held {
   name: string;
   keys: CryptoKeyPair;
-  publicKey: Uint8Array;
-  auth: Uint8Array;
+  publicKey: Bytes;
+  auth: Bytes;
 }
 
 const b64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-const utf8 = (text: string) => new TextEncoder().encode(text);
-const concat = (...parts: Uint8Array[]) => {
+const utf8 = (text: string): Bytes => new TextEncoder().encode(text);
+const concat = (...parts: Bytes[]): Bytes => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const part of parts) { out.set(part, at); at += part.length; }
   return out;
 };
 
-async function hkdf(salt: Uint8Array, ikm: Uint8Array, info: Uint8Array, bytes: number): Promise<Uint8Array> {
+async function hkdf(salt: Bytes, ikm: Bytes, info: Bytes, bytes: number): Promise<Bytes> {
   const key = await crypto.subtle.importKey('raw', ikm, 'HKDF', false, ['deriveBits']);
   return new Uint8Array(await crypto.subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt, info }, key, bytes * 8));
 }
 
 /** RFC 8291 §3.4 and RFC 8188 §2: one aes128gcm record, to the subscription's private key. */
-async function decrypt(held: Held, body: Uint8Array): Promise<string> {
+async function decrypt(held: Held, body: Bytes): Promise<string> {
   const salt = body.subarray(0, 16);
   const idLength = body[20]!;
   const senderPublic = body.subarray(21, 21 + idLength);
