@@ -133,7 +133,7 @@ export const PushPayloadSchema = z.object({
 });
 export type PushPayload = z.output<typeof PushPayloadSchema>;
 
-/** The most canonical JSON of an approval's input a push carries (`action.shown`); the rest of a push is well under 2 KB. */
+/** The most canonical JSON of an approval's input a push carries (`action.shown`), or of a terminal approval's `choices`; the rest of a push is well under 2 KB. */
 export const PUSH_SHOWN_MAX_BYTES = 1_536;
 
 /**

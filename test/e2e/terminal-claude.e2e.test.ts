@@ -178,8 +178,10 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
     const asked = await pushFor('needs-you', (p) => p.payload.action?.requestId === approval.requestId);
     expect(asked.payload).toMatchObject({
       title: 'In your terminal', body: expect.stringMatching(/^Approval needed: Bash · /), chatId: '', buzz: true,
-      url: `/hosts/${host.hostId}/sessions/${sessionId}`, action: { choices: approval.choices },
+      url: `/hosts/${host.hostId}/sessions/${sessionId}`,
     });
+    // Deny before remember: a browser may show only the first two buttons.
+    expect(asked.payload.action && 'choices' in asked.payload.action && asked.payload.action.choices.map((c) => c.id)).toEqual(['allow', 'deny', 'remember']);
     expect(await lobby.socket.request('session.approve', { sessionId, requestId: approval.requestId, choiceId: 'allow' })).toEqual({ accepted: true });
     await until(() => existsSync(path.join(work, 'probe', 'stamp.txt')), 'the file the tool writes');
     await until(() => pendingApprovals(lobby).length === 0, 'the card settled');

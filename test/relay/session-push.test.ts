@@ -45,6 +45,8 @@ const CHOICES = [
   { id: 'remember', kind: 'remember' as const, label: 'Allow and remember' },
   { id: 'deny', kind: 'deny' as const, label: 'Deny' },
 ];
+/** The buttons' order: a browser may show only two, and Deny matters more than remembering. */
+const BUTTONS = [CHOICES[0], CHOICES[2], CHOICES[1]];
 
 function approval(requestId: string, patch: Partial<ApprovalRequest> = {}): ApprovalRequest {
   const now = Date.now();
@@ -89,11 +91,11 @@ describe('push for a terminal session', () => {
     expect(ownerPush!.payload).toMatchObject({
       v: 1, kind: 'needs-you', title: 'In your terminal', body: `Approval needed: Bash · ${host.hostId}`,
       hostId: host.hostId, chatId: '', sessionId: 's1', buzz: true, url: `/hosts/${host.hostId}/sessions/s1`,
-      action: { requestId: 'tu-1', choices: CHOICES, token: expect.any(String) },
+      action: { requestId: 'tu-1', choices: BUTTONS, token: expect.any(String) },
     });
     expect(ownerPush!.urgency).toBe('high');
     expect(ownerPush!.topic).toBe(ownerPush!.payload.tag);
-    expect(catcher.of(names.operator)[0]!.payload.action).toMatchObject({ requestId: 'tu-1', choices: CHOICES });
+    expect(catcher.of(names.operator)[0]!.payload.action).toMatchObject({ requestId: 'tu-1', choices: BUTTONS });
     // A viewer is told, not asked; a grant on one chat hears nothing of the host's terminal sessions.
     const told = catcher.of(names.viewer)[0]!.payload;
     expect(told).toMatchObject({ kind: 'needs-you', body: `Approval needed: Bash · ${host.hostId}`, url: `/hosts/${host.hostId}/sessions/s1` });
@@ -138,6 +140,17 @@ describe('push for a terminal session', () => {
     host.disconnect();
   });
 
+  it('tells without buttons when the host\'s choices would not fit a push', async () => {
+    const { host, names, approvals, pushes } = await team();
+    const wordy = CHOICES.map((c) => ({ ...c, label: `${c.label} ${'and so on '.repeat(60)}` }));
+    approvals('s1', [approval('tu-long', { choices: wordy })]);
+    await pushes(3);
+    const [told] = catcher.of(names.owner);
+    expect(told!.payload).toMatchObject({ kind: 'needs-you', body: `Approval needed: Bash · ${host.hostId}` });
+    expect(told!.payload.action).toBeUndefined();
+    host.disconnect();
+  });
+
   it('neither pushes a kept approval again nor misses its settling after the Lobby restarts', async () => {
     const { host, names, approvals, pushes } = await team();
     approvals('s1', [approval('tu-r')]);
@@ -172,7 +185,7 @@ describe('answering a terminal session from a notification', () => {
 
     // A choice the notification did not offer is refused before anything is spent or sent.
     expect(await api(null, 'POST', '/api/push/act', { token: action.token, choiceId: 'always' })).toEqual({
-      status: 400, body: { code: 'bad-request', message: 'choiceId: this notification offers allow, remember, deny' },
+      status: 400, body: { code: 'bad-request', message: 'choiceId: this notification offers allow, deny, remember' },
     });
     expect(await api(null, 'POST', '/api/push/act', { token: action.token, decision: 'allow', choiceId: 'allow' })).toMatchObject({ status: 400, body: { code: 'bad-request' } });
     expect(host.requestsOf('session.approve')).toHaveLength(0);

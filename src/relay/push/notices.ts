@@ -112,10 +112,17 @@ export function sessionNoticesOf(sessionId: string, kept: readonly KeptApproval[
     if (before.has(approval.requestId)) continue;
     notices.push({
       kind: 'needs-you', turnKey: sessionTurnKey(sessionId, approval.requestId), body: `Approval needed: ${approval.toolName}`,
-      sessionApproval: { requestId: approval.requestId, choices: approval.choices },
+      sessionApproval: { requestId: approval.requestId, choices: buttonOrder(approval.choices) },
     });
   }
   return notices;
+}
+
+const BUTTON_RANK: Record<ApprovalChoice['kind'], number> = { allow: 0, deny: 1, remember: 2 };
+
+/** As a chat's: a browser may show only the first two buttons (Chrome does), and Deny matters more than remembering. */
+function buttonOrder(choices: readonly ApprovalChoice[]): ApprovalChoice[] {
+  return [...choices].sort((a, b) => BUTTON_RANK[a.kind] - BUTTON_RANK[b.kind]);
 }
 
 /**

@@ -75,6 +75,8 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
       buzz, url: sessionId !== undefined ? sessionPath(hostId, sessionId) : chatPath(hostId, chatId), at: now,
     };
     const shown = notice.approval ? shownOf(notice.approval) : undefined;
+    // A terminal approval's choices are the host's words: past a push's room they go without buttons (answered on the session's page).
+    const choicesFit = notice.sessionApproval !== undefined && fits(notice.sessionApproval.choices);
     const records = await Promise.all(recipients.flatMap((recipient) => recipient.subscriptions.map(async (subscription) => {
       let payload: PushPayload = base;
       const asker = { userId: recipient.userId, sessionId: subscription.sessionId, hostId };
@@ -83,7 +85,7 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
         const action = await mintPushAction(env, { kind: 'chat', ...asker, chatId, requestId, itemId, decisions });
         payload = { ...base, action: { requestId, decisions, ...(allowAlwaysLabel ? { allowAlwaysLabel } : {}), ...action, ...(shown ? { shown } : {}) } };
       }
-      if (notice.sessionApproval && sessionId !== undefined && roleAllows(recipient.role, REQUEST_RULES['session.approve'].role)) {
+      if (notice.sessionApproval && sessionId !== undefined && choicesFit && roleAllows(recipient.role, REQUEST_RULES['session.approve'].role)) {
         const { requestId, choices } = notice.sessionApproval;
         const action = await mintPushAction(env, { kind: 'session', ...asker, terminalSessionId: sessionId, requestId, choiceIds: choices.map((c) => c.id) });
         payload = { ...base, action: { requestId, choices, ...action } };
@@ -105,13 +107,16 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
  * `action.shown`), when its input is small enough to ride in a push; undefined otherwise.
  */
 function shownOf(approval: { toolName: string; input: unknown }): { toolName: string; input: unknown } | undefined {
-  let size: number;
+  return fits(approval.input ?? null) ? { toolName: approval.toolName, input: approval.input ?? null } : undefined;
+}
+
+/** Whether a value's canonical JSON fits the room a push leaves for what the host said (PUSH_SHOWN_MAX_BYTES). */
+function fits(value: unknown): boolean {
   try {
-    size = new TextEncoder().encode(canonicalJson(approval.input ?? null)).length;
+    return new TextEncoder().encode(canonicalJson(value)).length <= PUSH_SHOWN_MAX_BYTES;
   } catch {
-    return undefined;
+    return false;
   }
-  return size <= PUSH_SHOWN_MAX_BYTES ? { toolName: approval.toolName, input: approval.input ?? null } : undefined;
 }
 
 /** Who of those who may see the chat hear this notice, and whether it may alert. */
