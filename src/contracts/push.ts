@@ -1,6 +1,7 @@
 // Web Push: the relay's push API (`/api/push/*`) and the payload a service worker decrypts. The relay,
 // the SDK's push helper and the service worker all read these shapes; none re-declares them.
 import { z } from 'zod';
+import { ApprovalChoiceSchema, SessionIdSchema } from './agent.ts';
 import { ChatApproveDecisionSchema } from './chat.ts';
 import { RequestSignatureSchema } from './signing.ts';
 
@@ -57,7 +58,10 @@ export const PushDeliverySchema = z.object({
   id: z.number(),
   subscriptionId: z.string(),
   hostId: z.string(),
+  /** '' for a push about a terminal session. */
   chatId: z.string(),
+  /** The terminal session whose approval it was about; null for a chat's push. */
+  sessionId: z.string().nullable(),
   kind: PushNoticeKindSchema,
   /** Whether this push could alert; later pushes of the same turn replace it silently. */
   buzz: z.boolean(),
@@ -70,10 +74,42 @@ export const PushDeliverySchema = z.object({
 });
 export type PushDelivery = z.output<typeof PushDeliverySchema>;
 
+/** A chat's approval a notification may answer (`chat.approve`): the decisions it offers. */
+export const ChatPushActionSchema = z.object({
+  requestId: z.string(),
+  decisions: z.array(ChatApproveDecisionSchema).min(1),
+  /** The label of `allow-always`, when offered. */
+  allowAlwaysLabel: z.string().optional(),
+  token: z.string(),
+  expiresAt: z.number(),
+  /**
+   * The approval as the host presented it (its tool and input), so the service worker can sign an
+   * answer naming exactly that request (settledRequestDigest) without asking anyone: a relay that
+   * swapped it for another call's gets a signature the host refuses. Absent when the input is over
+   * PUSH_SHOWN_MAX_BYTES (a push holds about 4 KB); such an approval is answered in the app, and a
+   * button press goes unsigned (a host that requires signatures refuses it, and the notification says so).
+   */
+  shown: z.object({ toolName: z.string(), input: z.unknown() }).optional(),
+});
+export type ChatPushAction = z.output<typeof ChatPushActionSchema>;
+
+/**
+ * A terminal session's approval a notification may answer (`session.approve`): its buttons are the
+ * approval's own choices, as the host offered them. The answer is signed over the request id and the
+ * choice, so nothing of the approval needs to ride along for the signature.
+ */
+export const SessionPushActionSchema = z.object({
+  requestId: z.string(),
+  choices: z.array(ApprovalChoiceSchema).min(1),
+  token: z.string(),
+  expiresAt: z.number(),
+});
+export type SessionPushAction = z.output<typeof SessionPushActionSchema>;
+
 /**
  * What the service worker decrypts. Kept small and free of message text: a title (the chat's title or
- * the host's name), a one-line summary, where to open, and for an approval the decisions the
- * notification may offer with a single-use token that carries them out.
+ * the host's name; "In your terminal" for a terminal session), a one-line summary, where to open, and
+ * for an approval what the notification may offer with a single-use token that carries it out.
  */
 export const PushPayloadSchema = z.object({
   v: z.literal(1),
@@ -81,48 +117,59 @@ export const PushPayloadSchema = z.object({
   title: z.string(),
   body: z.string(),
   hostId: z.string(),
+  /** '' when the push is about a terminal session (`sessionId`). */
   chatId: z.string(),
-  /** One per chat and turn: a later push with the same tag replaces the notification. */
+  /** The terminal session the push is about; absent for a chat's push. */
+  sessionId: SessionIdSchema.optional(),
+  /** One per chat and turn (per terminal approval): a later push with the same tag replaces the notification. */
   tag: z.string(),
   /** False: show it without sound or vibration (this turn alerted already). */
   buzz: z.boolean(),
-  /** The app's path that shows the chat. */
+  /** The app's path that shows the chat (or the terminal session). */
   url: z.string(),
   at: z.number(),
-  action: z.object({
-    requestId: z.string(),
-    decisions: z.array(ChatApproveDecisionSchema).min(1),
-    /** The label of `allow-always`, when offered. */
-    allowAlwaysLabel: z.string().optional(),
-    token: z.string(),
-    expiresAt: z.number(),
-    /**
-     * The approval as the host presented it (its tool and input), so the service worker can sign an
-     * answer naming exactly that request (settledRequestDigest) without asking anyone: a relay that
-     * swapped it for another call's gets a signature the host refuses. Absent when the input is over
-     * PUSH_SHOWN_MAX_BYTES (a push holds about 4 KB); such an approval is answered in the app, and a
-     * button press goes unsigned (a host that requires signatures refuses it, and the notification says so).
-     */
-    shown: z.object({ toolName: z.string(), input: z.unknown() }).optional(),
-  }).optional(),
+  /** A chat's push offers a ChatPushAction, a terminal session's a SessionPushAction. */
+  action: z.union([ChatPushActionSchema, SessionPushActionSchema]).optional(),
 });
 export type PushPayload = z.output<typeof PushPayloadSchema>;
 
-/** The most canonical JSON of an approval's input a push carries (`action.shown`); the rest of a push is well under 2 KB. */
+/** The most canonical JSON of an approval's input a push carries (`action.shown`), or of a terminal approval's `choices`; the rest of a push is well under 2 KB. */
 export const PUSH_SHOWN_MAX_BYTES = 1_536;
 
-/** `POST /api/push/act`: carries out one decision a notification offered. No bearer token: the action token is the proof. */
+/**
+ * `POST /api/push/act`: carries out one decision a notification offered: a chat's `decision`, or a
+ * terminal session's `choiceId`, as its token says. No bearer token: the action token is the proof.
+ */
 export const PushActRequestSchema = z.object({
   token: z.string().min(1).max(4096),
-  decision: ChatApproveDecisionSchema,
+  decision: ChatApproveDecisionSchema.optional(),
+  choiceId: z.string().min(1).max(128).optional(),
   message: z.string().max(2000).optional(),
   /**
-   * The device's signature of the `chat.approve` it asks for (the service worker signs with the
-   * browser's key): the relay carries it to the host beside the request, under the statement's id,
-   * which starts with PUSH_REQUEST_PREFIX so the audit shows the answer came from a notification.
+   * The device's signature of the `chat.approve` (or `session.approve`) it asks for (the service
+   * worker signs with the browser's key): the relay carries it to the host beside the request, under
+   * the statement's id, which starts with PUSH_REQUEST_PREFIX so the audit shows the answer came from
+   * a notification.
    */
   signature: RequestSignatureSchema.optional(),
+}).refine((body) => (body.decision === undefined) !== (body.choiceId === undefined), {
+  message: 'decision or choiceId: exactly one (a chat\'s decision, or a terminal session\'s choice)',
 });
 export type PushActRequest = z.input<typeof PushActRequestSchema>;
 
-export { PUSH_REQUEST_PREFIX, pushApprovePayload } from './push-action.ts';
+/**
+ * What `POST /api/push/act` answers when the host took the request. For a terminal session,
+ * `accepted: false` means the approval was settled first (answered in the terminal or elsewhere, or
+ * expired), and `message` says so.
+ */
+export const PushActResultSchema = z.object({
+  ok: z.literal(true),
+  requestId: z.string(),
+  decision: ChatApproveDecisionSchema.optional(),
+  choiceId: z.string().optional(),
+  accepted: z.boolean().optional(),
+  message: z.string().optional(),
+});
+export type PushActResult = z.output<typeof PushActResultSchema>;
+
+export { PUSH_REQUEST_PREFIX, pushApprovePayload, pushSessionApprovePayload } from './push-action.ts';

@@ -4,6 +4,8 @@
 // Nothing is read from the TUI's screen by the host: it learns of the session through the CLI's
 // hooks and reads the conversation from the CLI's transcript. The test types into the terminal
 // with tmux send-keys (as the person would) and looks at the pane only to see what the person sees.
+// The owner's browser is subscribed to push on a loopback push service (test/support/push-endpoint.ts),
+// so the terminal's approvals are seen arriving as pushes too, and answered from one late.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,8 +13,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resumeCommandFor } from '../../src/contracts/index.ts';
 import type { AnthropicServer } from '../support/anthropic-server.ts';
+import { PushEndpoint, type ReceivedPush } from '../support/push-endpoint.ts';
 import { CLAUDE_BIN, startScenario } from '../host/claude-scenario.ts';
-import { HostProcess, Peer } from './peers.ts';
+import { HostProcess, Peer, personCall, relayUrl } from './peers.ts';
 import { signedInPerson } from './browser.ts';
 
 const OWNER = 'terminal-owner';
@@ -26,6 +29,11 @@ let lobby: Peer;
 /** A second client that asked not to get terminal approvals. */
 let quiet: Peer;
 let sessionId = '';
+const pushEndpoint = new PushEndpoint();
+/** The pushes about this session's approval `requestId` the owner's browser got. */
+const pushesOf = (requestId: string) => pushEndpoint.received.filter((p) => p.payload.sessionId === sessionId && p.payload.action?.requestId === requestId);
+const pushFor = (kind: string, test: (push: ReceivedPush) => boolean) =>
+  pushEndpoint.waitFor((p) => p.payload.sessionId === sessionId && p.payload.kind === kind && test(p), `a ${kind} push`, 45_000);
 
 type Frame = Record<string, any>;
 
@@ -112,6 +120,9 @@ beforeAll(async () => {
     policy: { roots: [work] },
   }));
   await host.start();
+  await pushEndpoint.start();
+  pushEndpoint.vapidKey = (await (await fetch(`${relayUrl()}/api/push/key`)).json() as { publicKey: string }).publicKey;
+  await personCall(OWNER, 'POST', '/api/push/subscriptions', pushEndpoint.subscribe('owner-phone'));
   const installed = await host.cli('hooks', 'install', '--yes');
   expect(installed).toContain('installed');
   lobby = await Peer.lobby(host.hostId, OWNER);
@@ -126,6 +137,7 @@ afterAll(async () => {
   quiet?.close();
   await host.stop();
   await model?.close();
+  await pushEndpoint.stop();
 });
 
 describe('a Claude Code session in the person\'s own terminal, through hooks, the host and the relay', () => {
@@ -162,9 +174,20 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
     await until(() => lastStatus(lobby)?.agent.status === 'needs-you', 'needs-you');
     // The terminal shows its own prompt at the same time.
     await until(() => pane('claude').includes('Do you want to proceed?'), 'the terminal\'s own prompt');
+    // The owner's phone was told, with the approval's own choices as buttons.
+    const asked = await pushFor('needs-you', (p) => p.payload.action?.requestId === approval.requestId);
+    expect(asked.payload).toMatchObject({
+      title: 'In your terminal', body: expect.stringMatching(/^Approval needed: Bash · /), chatId: '', buzz: true,
+      url: `/hosts/${host.hostId}/sessions/${sessionId}`,
+    });
+    // Deny before remember: a browser may show only the first two buttons.
+    expect(asked.payload.action && 'choices' in asked.payload.action && asked.payload.action.choices.map((c) => c.id)).toEqual(['allow', 'deny', 'remember']);
     expect(await lobby.socket.request('session.approve', { sessionId, requestId: approval.requestId, choiceId: 'allow' })).toEqual({ accepted: true });
     await until(() => existsSync(path.join(work, 'probe', 'stamp.txt')), 'the file the tool writes');
     await until(() => pendingApprovals(lobby).length === 0, 'the card settled');
+    const settled = await pushFor('answered', (p) => p.payload.tag === asked.payload.tag);
+    expect(settled.payload).toMatchObject({ body: expect.stringMatching(/^No longer waiting: Bash · /), buzz: false });
+    expect(settled.payload.action).toBeUndefined();
     await until(() => items(lobby).find((i) => i.kind === 'tool' && i.toolUseId === approval.requestId && i.state === 'done'), 'the tool done');
     await until(() => lastStatus(lobby)?.agent.status === 'idle', 'idle after the turn');
     // A second answer to the same request is too late.
@@ -183,6 +206,17 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
     tmux('send-keys', '-t', 'term:claude', '1');
     await until(() => existsSync(path.join(work, 'probe', 'stamp.txt')), 'the file, allowed in the terminal');
     await until(() => pendingApprovals(lobby).length === 0, 'the card settled by the terminal');
+    const asked = await pushFor('needs-you', (p) => p.payload.action?.requestId === approval.requestId);
+    await pushFor('answered', (p) => p.payload.tag === asked.payload.tag);
+    // The notification's button pressed after the terminal answered: the host's `accepted: false`, in words.
+    const late = await fetch(`${relayUrl()}/api/push/act`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: asked.payload.action!.token, choiceId: 'allow' }),
+    });
+    expect({ status: late.status, body: await late.json() }).toEqual({
+      status: 200, body: { ok: true, requestId: approval.requestId, choiceId: 'allow', accepted: false, message: expect.stringContaining('already answered in the terminal') },
+    });
+    expect(pushesOf(approval.requestId).filter((p) => p.payload.kind === 'needs-you')).toHaveLength(1);
     expect(await lobby.socket.request('session.approve', { sessionId, requestId: approval.requestId, choiceId: 'allow' })).toEqual({ accepted: false });
     await until(() => lastStatus(lobby)?.agent.status === 'idle', 'idle');
   });

@@ -129,7 +129,7 @@ describe('the web app signs with its device key, and a host that requires signat
     const asked = await endpoint.waitFor((p) => p.name === 'websign-browser' && endpoint.of('websign-browser').indexOf(p) >= before && p.payload.kind === 'needs-you', 'the approval push');
     const payload = asked.payload as PushPayload;
     // The push carries the approval as the host presented it, so the worker signs over exactly that.
-    expect(payload.action?.shown).toEqual({ toolName: 'Bash', input: { command: 'npm test', description: 'Run the test suite' } });
+    expect(payload.action && 'shown' in payload.action ? payload.action.shown : undefined).toEqual({ toolName: 'Bash', input: { command: 'npm test', description: 'Run the test suite' } });
     await page.goto('/settings');
     await keepNotificationNotices(page);
 

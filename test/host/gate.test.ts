@@ -6,7 +6,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deviceKeyOf, newDeviceKeyPair, signRequest, type DeviceKey } from '../../src/client/device-key.ts';
-import { settledRequestDigest } from '../../src/contracts/index.ts';
+import { PUSH_REQUEST_PREFIX, pushSessionApprovePayload, settledRequestDigest } from '../../src/contracts/index.ts';
 import type { HostCore, ReplyFrame } from '../../src/host/chats/core.ts';
 import { HostAudit, formatAudit, readAudit } from '../../src/host/trust/audit.ts';
 import { TrustBook } from '../../src/host/trust/book.ts';
@@ -92,6 +92,23 @@ describe('the request gate', () => {
       ['chat.send', 'done', 'ada', owner.id],
       ['chat.approve', 'refused', null, null],
       ['chat.approve', 'done', 'ada', owner.id],
+    ]);
+  });
+
+  it('takes a terminal session\'s answer signed as a notification signs it (over the request and the choice), and nothing else', async () => {
+    const { dir, owner, serve } = await setup(true);
+    const payload = pushSessionApprovePayload({ sessionId: 's1', requestId: 'tu-1' }, 'allow');
+    const approve = { id: `${PUSH_REQUEST_PREFIX}sw-1`, type: 'session.approve', payload };
+    expect(await serve(approve)).toMatchObject({ ok: false, error: { code: 'signature-required' } });
+    // Signed for the deny choice, carried with allow: refused before the sessions hear of it.
+    const forDeny = await sign(owner, { ...approve, payload: { ...payload, choiceId: 'deny' } });
+    expect(await serve({ ...approve, signature: forDeny })).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
+    // Signed as the service worker signs it: past the gate, the terminal sessions answer (no such approval waits here).
+    expect(await serve({ ...approve, signature: await sign(owner, approve) })).toMatchObject({ ok: false, error: { code: 'request-not-found' } });
+    expect(readAudit(dir).entries.map((e) => [e.type, e.outcome, e.code])).toEqual([
+      ['session.approve', 'refused', 'signature-required'],
+      ['session.approve', 'refused', 'signature-invalid'],
+      ['session.approve', 'failed', 'request-not-found'],
     ]);
   });
 

@@ -12,7 +12,7 @@ import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { signRelayJwt } from '../../src/relay/auth/tokens.ts';
 import { audienceOf, claimTurn, reachedThisTurn, recordDeliveries } from '../../src/relay/db/push.ts';
 import app from '../../src/relay/index.ts';
-import { mintPushAction, type PushAction } from '../../src/relay/push/action-token.ts';
+import { mintPushAction, type ChatPushAction } from '../../src/relay/push/action-token.ts';
 import { noticeOf } from '../../src/relay/push/notices.ts';
 import { vapidAuthorization, vapidKeysOf, vapidSubject } from '../../src/relay/push/vapid.ts';
 import { Client, FakeHost, OWNER, approvalItem, hostKey, until, userItem } from './peers.ts';
@@ -203,7 +203,7 @@ describe('many people', () => {
     expect(recipients).toHaveLength(120);
     expect(new Set(recipients.map((r) => r.role))).toEqual(new Set(['operator']));
     await recordDeliveries(env.DB, recipients.map((r, i) => ({
-      userId: r.userId, subscriptionId: r.subscriptions[0]!.id, hostId, chatId: 'c1', kind: 'turn-ended', turnKey: 't1', buzz: true,
+      userId: r.userId, subscriptionId: r.subscriptions[0]!.id, hostId, chatId: 'c1', sessionId: null, kind: 'turn-ended', turnKey: 't1', buzz: true,
       status: i === 0 ? 410 : 201, error: null, removed: i === 0, at: now,
     })), now);
     const counted = await env.DB.prepare('SELECT count(*) AS n FROM push_deliveries WHERE host_id = ?').bind(hostId).first<{ n: number }>();
@@ -261,7 +261,7 @@ describe('a turn buzzes once', () => {
   it('tells that a request was answered only to the browsers a push of that turn reached', async () => {
     const now = Date.now();
     const delivery = (subscriptionId: string, turnKey: string, status: number | null) => ({
-      userId: 'u', subscriptionId, hostId: 'host-reached', chatId: 'c1', kind: 'needs-you' as const, turnKey, buzz: true,
+      userId: 'u', subscriptionId, hostId: 'host-reached', chatId: 'c1', sessionId: null, kind: 'needs-you' as const, turnKey, buzz: true,
       status, error: null, removed: false, at: now,
     });
     await recordDeliveries(env.DB, [
@@ -297,8 +297,8 @@ describe('acting from a notification', () => {
     const answered = new Promise((resolve) => ws.addEventListener('message', (e) => { if (String(e.data).includes('"attach-1"')) resolve(null); }));
     ws.send(JSON.stringify({ id: 'attach-1', type: 'chat.attach', payload: { chatId: 'c' } }));
     await answered;
-    const action = (person: Person, decisions: PushAction['decisions'] = ['allow', 'deny']): PushAction => ({
-      userId: person.userId, sessionId: person.sessionId, hostId: host.hostId, chatId: 'c', requestId: 'req-1', itemId: 'ap1', decisions,
+    const action = (person: Person, decisions: ChatPushAction['decisions'] = ['allow', 'deny']): ChatPushAction => ({
+      kind: 'chat', userId: person.userId, sessionId: person.sessionId, hostId: host.hostId, chatId: 'c', requestId: 'req-1', itemId: 'ap1', decisions,
     });
     return { host, owner, action, close: () => ws.close(1000, 'done') };
   }

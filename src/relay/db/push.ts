@@ -69,7 +69,8 @@ export interface Recipient {
  * this chat, directly or through a team, whose account is enabled; each with the subscriptions of
  * their live sessions. Nobody, for a revoked or unknown host. One round trip whatever the number of
  * people (no list of ids is bound: D1 takes at most 100 parameters a statement), asked only when a
- * chat starts waiting or a turn ends.
+ * chat starts waiting or a turn ends. `chatId` '' (a terminal session's push) matches only the grants
+ * on the whole host: a session is the host's, not any chat's.
  */
 export async function audienceOf(d1: D1Database, hostId: string, chatId: string, now: number): Promise<{ hostName: string; recipients: Recipient[] }> {
   const db = drizzle(d1);
@@ -141,6 +142,7 @@ export interface DeliveryRecord {
   subscriptionId: string;
   hostId: string;
   chatId: string;
+  sessionId: string | null;
   kind: PushNoticeKind;
   turnKey: string;
   buzz: boolean;
@@ -153,7 +155,7 @@ export interface DeliveryRecord {
 /** Writes what the pushes of one notice did and drops the subscriptions their push service called gone, in one round trip. */
 export async function recordDeliveries(d1: D1Database, records: DeliveryRecord[], now: number): Promise<void> {
   const db = drizzle(d1);
-  // A statement a record: D1 binds at most 100 parameters a statement, and a delivery row has 11.
+  // A statement a record: D1 binds at most 100 parameters a statement, and a delivery row has 12.
   const writes = records.flatMap((record) => [
     db.insert(pushDeliveries).values(record),
     ...(record.removed ? [db.delete(pushSubscriptions).where(eq(pushSubscriptions.id, record.subscriptionId))] : []),

@@ -315,7 +315,10 @@ export const pushDeliveries = sqliteTable('push_deliveries', {
   userId: text('user_id').notNull(),
   subscriptionId: text('subscription_id').notNull(),
   hostId: text('host_id').notNull(),
+  /** The chat the push was about; '' for a push about a terminal session (`sessionId`). */
   chatId: text('chat_id').notNull(),
+  /** The terminal session whose approval the push was about (its `chatId` is ''); null for a chat's push. */
+  sessionId: text('session_id'),
   /** `needs-you` (an approval or question waits), `answered` (it no longer does) or `turn-ended`. */
   kind: text('kind', { enum: ['needs-you', 'answered', 'turn-ended'] }).notNull(),
   turnKey: text('turn_key').notNull(),

@@ -10,19 +10,28 @@
 // (the room does not keep an approval for later, unlike a message: it reopens the request and answers
 // `host-offline`), it timed out, or the room refused. Then the same button works again later. A
 // request settled elsewhere answers `request-not-found`, "already answered", and is never acted on.
+//
+// A terminal session's approval is answered the same way with `session.approve` (the choice the
+// button names), through the host's Lobby as the same request on its socket: the role on the whole
+// host, the audit line, the reply journal. The host decides who was first; a press after the terminal
+// answered gets its `accepted: false`, said in words, and the token stays spent (there is nothing
+// left to answer).
 import { Hono } from 'hono';
 import { z } from 'zod';
 import {
-  AGENT_REQUEST_SCHEMAS, PUSH_REQUEST_PREFIX, ProtocolError, PushActRequestSchema, PushSubscribeRequestSchema, pushApprovePayload,
-  type PushSubscriptionInfo, type Reply, type WireErrorCode,
+  AGENT_REQUEST_SCHEMAS, PUSH_REQUEST_PREFIX, ProtocolError, PushActRequestSchema, PushSubscribeRequestSchema, REQUEST_RULES,
+  pushApprovePayload, pushSessionApprovePayload,
+  type AgentRequestType, type PushActRequest, type PushActResult, type PushSubscriptionInfo, type Reply, type WireErrorCode,
 } from '../../contracts/index.ts';
 import { readView, roleIn } from '../auth/access.ts';
 import { newId } from '../auth/opaque.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { DELIVERIES_PAGE_MAX, deliveriesOf, putSubscription, releaseAction, removeSubscription, spendAction, subscriptionsOf } from '../db/push.ts';
 import type { Env } from '../env.ts';
-import { roomOf } from '../objects/stubs.ts';
-import { readPushAction } from '../push/action-token.ts';
+import type { Identity } from '../auth/tokens.ts';
+import type { ClientRequest } from '../objects/client-sockets.ts';
+import { lobbyOf, roomOf } from '../objects/stubs.ts';
+import { readPushAction, type ChatPushAction, type SessionPushAction } from '../push/action-token.ts';
 import { checkEndpoint } from '../push/endpoint.ts';
 import { vapidKeysOf } from '../push/vapid.ts';
 import { parseBody } from './body.ts';
@@ -36,6 +45,7 @@ const DeliveriesQuerySchema = z.object({ limit: z.coerce.number().int().min(1).m
 export const pushApi = new Hono<App>();
 
 const ALREADY_ANSWERED = 'This approval was already answered';
+const SETTLED_FIRST = 'This approval was already answered in the terminal (or elsewhere), or it expired, so nothing was answered';
 
 pushApi.get('/key', async (c) => {
   const keys = vapidKeysOf(c.env);
@@ -83,39 +93,78 @@ pushApi.post('/act', async (c) => {
     throw new ProtocolError('bad-request', `signature: a notification's answer is signed under an id starting ${PUSH_REQUEST_PREFIX}`);
   }
   const action = await readPushAction(c.env, body.token);
-  if (!action.decisions.includes(body.decision)) {
-    throw new ProtocolError('bad-request', `decision: this notification offers ${action.decisions.join(', ')}`);
-  }
+  const answer = action.kind === 'chat' ? chatAnswer(action, body) : sessionAnswer(action, body);
   // The role now, not when the push went out: a grant taken away since stops the button too.
   const identity = { kind: 'user' as const, userId: action.userId, sessionId: action.sessionId };
   const view = await readView(c.env.DB, identity, action.hostId);
   if (!view.live) throw new ProtocolError('unauthorized', 'The session this notification was sent to has ended; sign in again');
-  const role = roleIn(view, action.chatId);
-  if (!role || !roleAllows(role, 'operator')) throw new ProtocolError('forbidden', 'chat.approve needs the operator role on this chat');
+  const role = roleIn(view, action.kind === 'chat' ? action.chatId : undefined);
+  const needed = REQUEST_RULES[answer.type].role;
+  if (!role || !roleAllows(role, needed)) {
+    throw new ProtocolError('forbidden', `${answer.type} needs the ${needed} role on this ${action.kind === 'chat' ? 'chat' : 'host'}`);
+  }
   if (!(await spendAction(c.env.DB, action.jti, action.userId, action.expiresAt, Date.now()))) {
     throw new ProtocolError('request-not-found', ALREADY_ANSWERED);
   }
-  const asked = pushApprovePayload(action, body.decision, body.message);
-  const payload = AGENT_REQUEST_SCHEMAS['chat.approve'].payload.parse(asked);
+  const payload = AGENT_REQUEST_SCHEMAS[answer.type].payload.parse(answer.asked);
   // Signed by the person's browser: carried to the host beside the request, with the payload exactly
   // as signed, under the id the device signed (the host checks it; a replayed one is refused there).
   // Unsigned: the request id names the token. Either way the audit line shows it came from a notification.
   const signed = body.signature;
-  const request = signed
-    ? { id: signed.statement.id, type: 'chat.approve' as const, payload, signed: { payload: asked, signature: signed } }
-    : { id: `${PUSH_REQUEST_PREFIX}${action.jti}`, type: 'chat.approve' as const, payload };
+  const request: ClientRequest = signed
+    ? { id: signed.statement.id, type: answer.type, payload, signed: { payload: answer.asked, signature: signed } }
+    : { id: `${PUSH_REQUEST_PREFIX}${action.jti}`, type: answer.type, payload };
   let reply: Reply;
   try {
-    reply = JSON.parse(await roomOf(c.env, action.hostId, action.chatId).serveForLobby(action.hostId, action.chatId, identity, request)) as Reply;
+    reply = JSON.parse(await serve(c.env, action, identity, request)) as Reply;
   } catch (error) {
     await releaseAction(c.env.DB, action.jti);
     throw error;
   }
-  if (reply.ok) return c.json({ ok: true, requestId: action.requestId, decision: body.decision });
+  if (reply.ok) return c.json(answer.result(reply.result));
   await releaseAction(c.env.DB, action.jti);
   const error = refusalOf(reply.error);
   return c.json(error, statusOf(error.code));
 });
+
+/** What a button press asks of the host: the request, its payload as the device signed it, and what the route answers once the host took it. */
+interface Answer {
+  type: Extract<AgentRequestType, 'chat.approve' | 'session.approve'>;
+  asked: unknown;
+  result(hostResult: unknown): PushActResult;
+}
+
+function chatAnswer(action: ChatPushAction, body: PushActRequest): Answer {
+  const decision = body.decision;
+  if (decision === undefined || !action.decisions.includes(decision)) {
+    throw new ProtocolError('bad-request', `decision: this notification offers ${action.decisions.join(', ')}`);
+  }
+  return {
+    type: 'chat.approve', asked: pushApprovePayload(action, decision, body.message),
+    result: () => ({ ok: true, requestId: action.requestId, decision }),
+  };
+}
+
+function sessionAnswer(action: SessionPushAction, body: PushActRequest): Answer {
+  const choiceId = body.choiceId;
+  if (choiceId === undefined || !action.choiceIds.includes(choiceId)) {
+    throw new ProtocolError('bad-request', `choiceId: this notification offers ${action.choiceIds.join(', ')}`);
+  }
+  return {
+    type: 'session.approve', asked: pushSessionApprovePayload({ sessionId: action.terminalSessionId, requestId: action.requestId }, choiceId),
+    result: (hostResult) => {
+      const { accepted } = AGENT_REQUEST_SCHEMAS['session.approve'].result.parse(hostResult);
+      return { ok: true, requestId: action.requestId, choiceId, accepted, ...(accepted ? {} : { message: SETTLED_FIRST }) };
+    },
+  };
+}
+
+/** Serves the answer where a socket's would be: a chat's room, or the host's Lobby for a terminal session. */
+function serve(env: Env, action: ChatPushAction | SessionPushAction, identity: Identity, request: ClientRequest): Promise<string> {
+  return action.kind === 'chat'
+    ? roomOf(env, action.hostId, action.chatId).serveForLobby(action.hostId, action.chatId, identity, request)
+    : lobbyOf(env, action.hostId).serveForRoute(action.hostId, identity, request);
+}
 
 /** What the room's refusal means to someone pressing a notification's button. */
 function refusalOf(error: { code: string; message: string }): { code: WireErrorCode; message: string } {

@@ -7,10 +7,16 @@
 // and the host's presence. A request about one chat that arrives here is served by that chat's
 // ChatRoom, under the chat's own rule, except attaching, which needs the chat's own socket.
 //
-// It keeps nothing of its own but the reply journal; the chat index is in D1.
+// Terminal sessions push like chats (push/notices.ts): the Lobby keeps each session's waiting
+// approvals as the host last listed them, in its own storage, and diffs every `session.approvals`
+// against it, so a new approval pushes once and a settled one replaces its notification once, across
+// restarts of this object too. A notification's answer (`/api/push/act`) comes back in through
+// `serveForRoute`, checked and audited as the same request on a socket.
+//
+// It keeps nothing else of its own but the reply journal; the chat index is in D1.
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, isHostRequest, withRequestLimit,
-  type ChatInfo, type EventPayload, type HostRequestType, type LinkEventFrame, type Reply,
+  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, isHostRequest, toWireError, withRequestLimit,
+  type ChatInfo, type EventPayload, type HostRequestType, type LinkEventFrame, type Reply, type SessionApprovalsEvent,
 } from '../../contracts/index.ts';
 import { reachesHost, roleIn, standingIn, type AccessView } from '../auth/access.ts';
 import { roleAllows, roleToHear } from '../auth/roles.ts';
@@ -22,6 +28,8 @@ import { log } from '../log.ts';
 import { LIMITS } from '../auth/rate-limit.ts';
 import { DropLog } from './drop-log.ts';
 import { Meter } from '../metrics/meter.ts';
+import { sessionNoticesOf, type KeptApproval, type Notice } from '../push/notices.ts';
+import { SESSION_PUSH_TITLE, pushConfigured, queueNotice } from '../push/send.ts';
 import {
   ClientSockets, eventFrame, identityOf, presenceFrame, relabel, replyOk, send, toHost,
   type ClientRequest, type Place, type ServedRequest, type ServedTable,
@@ -44,6 +52,9 @@ const HOST_WIDE_EVENTS = [
 /** The event that carries terminal sessions' approvals: not sent to a socket that asked not to get them. */
 const APPROVALS_EVENT = 'session.approvals';
 
+/** A terminal approval gone from the host's lists this long past its expiry is forgotten (the host was restarted meanwhile). */
+const KEPT_APPROVAL_MS = 24 * 60 * 60 * 1000;
+
 /** One pushed event, serialized once; a chat's status names its chat, for whom may see it. */
 interface Push {
   event: string;
@@ -61,6 +72,10 @@ export class Lobby extends ClientSockets {
     super(ctx, env);
     this.journal = new ReplyJournal(ctx.storage.sql);
     ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+    // Each terminal session's waiting approvals as the host last listed them: what its next list is diffed against.
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS session_approvals (
+      session_id TEXT NOT NULL, request_id TEXT NOT NULL, tool_name TEXT NOT NULL, expires_at INTEGER NOT NULL,
+      PRIMARY KEY (session_id, request_id))`);
   }
 
   private hostId(): string {
@@ -107,6 +122,21 @@ export class Lobby extends ClientSockets {
       return await this.serveRequest(request, identity);
     } finally {
       this.sockets.delete(request.id);
+    }
+  }
+
+  /**
+   * A host request one of the relay's own routes makes for a person (a notification's answer), served
+   * as the same request on this host's socket: role, audit and reply journal alike. Never throws: a
+   * failure is the reply (an error crossing RPC loses its code).
+   */
+  async serveForRoute(hostId: string, identity: Identity, request: ClientRequest): Promise<string> {
+    this.name(hostId);
+    try {
+      return await this.serveRequest(request, identity);
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) log.error('request failed', { hostId, type: request.type, error: failureText(error) });
+      return this.refuse(request.id, toWireError(error));
     }
   }
 
@@ -212,6 +242,7 @@ export class Lobby extends ClientSockets {
     this.name(hostId);
     const statuses: ChatInfo[] = [];
     const pushes: Push[] = [];
+    const notify = pushConfigured(this.env);
     for (const frame of frames) {
       // Only the protocol's host-wide events, as its schemas read them: a host's other frames (a
       // relay-owned `chat.bookmarks`, a name no client knows, a payload that does not parse) stop here.
@@ -228,6 +259,7 @@ export class Lobby extends ClientSockets {
         payload = { chatId: status.chatId, info: withRequestLimit(status.info) };
         statuses.push(payload.info);
       }
+      if (event === APPROVALS_EVENT && notify) this.notifyApprovals(hostId, payload as SessionApprovalsEvent);
       pushes.push({ event, text: eventFrame(event, payload), chatId: event === 'chat.status' ? (payload as { chatId: string }).chatId : undefined });
     }
     if (pushes.length > 0) await this.push(hostId, pushes);
@@ -262,6 +294,29 @@ export class Lobby extends ClientSockets {
       }
     }
     this.meter.count(RELAY_COUNTERS.eventsDelivered, sent);
+  }
+
+  /**
+   * Diffs a session's approvals list against the one kept, keeps the new one, and sends the pushes it
+   * makes (a new approval, a settled one) off the event's path. Kept before the pushes leave: a restart
+   * of this object between the two loses a push, never sends one twice.
+   */
+  private notifyApprovals(hostId: string, { sessionId, approvals }: SessionApprovalsEvent): void {
+    const sql = this.ctx.storage.sql;
+    const now = Date.now();
+    const kept = sql.exec<{ request_id: string; tool_name: string; expires_at: number }>(
+      'SELECT request_id, tool_name, expires_at FROM session_approvals WHERE session_id = ?', sessionId,
+    ).toArray().map((row): KeptApproval => ({ requestId: row.request_id, toolName: row.tool_name, expiresAt: row.expires_at }));
+    const notices: Notice[] = sessionNoticesOf(sessionId, kept, approvals, now);
+    if (notices.length === 0) return;
+    this.ctx.storage.transactionSync(() => {
+      sql.exec('DELETE FROM session_approvals WHERE session_id = ? OR expires_at < ?', sessionId, now - KEPT_APPROVAL_MS);
+      for (const approval of approvals) {
+        sql.exec('INSERT OR REPLACE INTO session_approvals (session_id, request_id, tool_name, expires_at) VALUES (?, ?, ?, ?)',
+          sessionId, approval.requestId, approval.toolName, approval.expiresAt);
+      }
+    });
+    for (const notice of notices) this.ctx.waitUntil(queueNotice(this.env, { hostId, chatId: '', sessionId }, notice, SESSION_PUSH_TITLE));
   }
 
   /** recheckHosts: closes the sockets of people who lost all access to this host. */

@@ -16,8 +16,14 @@
 // true now ("Turn finished"), and a second approval of the turn still shows its own buttons. The
 // Topic header (RFC 8030 §5.4) lets the push service keep only the newest of a turn's pushes for a
 // browser that is offline. A question or approval outside any turn counts as a turn of its own.
+//
+// Terminal sessions (the CLI a person runs in their own terminal) push too: the Lobby keeps each
+// session's waiting approvals (the host sends the whole list as `session.approvals`) and asks
+// `sessionNoticesOf` what changed. A new approval is `needs-you` with the approval's own choices as
+// its buttons; one gone from the list is `answered` ("No longer waiting", or "Expired" when it went
+// at its expiry), replacing that approval's notification. Each approval is a turn of its own.
 import { base64url } from 'jose';
-import type { ChatApproveDecision, ChatItem, PushNoticeKind } from '../../contracts/index.ts';
+import type { ApprovalChoice, ApprovalRequest, ChatApproveDecision, ChatItem, PushNoticeKind } from '../../contracts/index.ts';
 import { isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
 
 export interface Notice {
@@ -27,6 +33,8 @@ export interface Notice {
   body: string;
   /** An approval that a notification may answer: its request and the decisions it offers. */
   approval?: { requestId: string; itemId: string; decisions: ChatApproveDecision[]; allowAlwaysLabel?: string; toolName: string; input: unknown };
+  /** A terminal session's approval that a notification may answer: its request and the choices the host offered. */
+  sessionApproval?: { requestId: string; choices: ApprovalChoice[] };
 }
 
 const ENDED: Record<string, string> = { done: 'Turn finished', aborted: 'Turn stopped', error: 'Turn failed' };
@@ -64,6 +72,59 @@ function settledText(item: RequestItem): string {
   return `${APPROVAL_SETTLED[item.decision] ?? 'Settled'}: ${item.toolName}`;
 }
 
+/** What the Lobby keeps of a terminal session's waiting approval: enough to say how it ended. */
+export interface KeptApproval {
+  requestId: string;
+  toolName: string;
+  expiresAt: number;
+}
+
+/**
+ * An approval that leaves the list this long before its expiry (or later) counts as expired: the
+ * host's timer and the relay's clock are not one clock, and an approval the host let go at its expiry
+ * reaches the relay a moment after.
+ */
+const EXPIRY_SLACK_MS = 1_000;
+
+/** The turn key of a terminal session's approval: each approval is a turn of its own, and buzzes once. */
+export function sessionTurnKey(sessionId: string, requestId: string): string {
+  return `${sessionId}\n${requestId}`;
+}
+
+/**
+ * What a terminal session's new approvals list makes, against the list the Lobby kept: a `needs-you`
+ * for each approval not kept before, an `answered` for each kept one that is gone, nothing for the
+ * same list again. In the host's order, so a push leaves in the order the approvals came.
+ */
+export function sessionNoticesOf(sessionId: string, kept: readonly KeptApproval[], now: readonly ApprovalRequest[], at: number): Notice[] {
+  const before = new Set(kept.map((approval) => approval.requestId));
+  const still = new Set(now.map((approval) => approval.requestId));
+  const notices: Notice[] = [];
+  for (const approval of kept) {
+    if (still.has(approval.requestId)) continue;
+    const expired = at >= approval.expiresAt - EXPIRY_SLACK_MS;
+    notices.push({
+      kind: 'answered', turnKey: sessionTurnKey(sessionId, approval.requestId),
+      body: `${expired ? 'Expired' : 'No longer waiting'}: ${approval.toolName}`,
+    });
+  }
+  for (const approval of now) {
+    if (before.has(approval.requestId)) continue;
+    notices.push({
+      kind: 'needs-you', turnKey: sessionTurnKey(sessionId, approval.requestId), body: `Approval needed: ${approval.toolName}`,
+      sessionApproval: { requestId: approval.requestId, choices: buttonOrder(approval.choices) },
+    });
+  }
+  return notices;
+}
+
+const BUTTON_RANK: Record<ApprovalChoice['kind'], number> = { allow: 0, deny: 1, remember: 2 };
+
+/** As a chat's: a browser may show only the first two buttons (Chrome does), and Deny matters more than remembering. */
+function buttonOrder(choices: readonly ApprovalChoice[]): ApprovalChoice[] {
+  return [...choices].sort((a, b) => BUTTON_RANK[a.kind] - BUTTON_RANK[b.kind]);
+}
+
 /**
  * The notification tag and the push Topic of a turn: the same for every push of one (chat, turn), at
  * most 32 characters of the URL-safe base64 alphabet as RFC 8030 asks of a Topic.
@@ -76,4 +137,9 @@ export async function topicOf(hostId: string, chatId: string, turnKey: string): 
 /** Where the app shows a chat; the service worker opens it on a tap. */
 export function chatPath(hostId: string, chatId: string): string {
   return `/hosts/${encodeURIComponent(hostId)}/chats/${encodeURIComponent(chatId)}`;
+}
+
+/** Where the app shows a terminal session (src/web/app/routes.ts). */
+export function sessionPath(hostId: string, sessionId: string): string {
+  return `/hosts/${encodeURIComponent(hostId)}/sessions/${encodeURIComponent(sessionId)}`;
 }

@@ -6,9 +6,13 @@
 // 8188) by @block65/webcrypto-web-push, which uses only WebCrypto and so runs on workerd; its own VAPID
 // helper refuses plain-http endpoints, so the VAPID header is ours (vapid.ts, jose), which also lets a
 // subscription keep the key it was made with. Approvals carry an action token only for people whose
-// role may answer them (operator or above); viewers are told, not asked.
+// role may answer them (the registry's role for `chat.approve`, or `session.approve` for a terminal
+// session's); viewers are told, not asked.
+//
+// A terminal session's push (chatId '', `sessionId` set) goes to the people with a role on the whole
+// host: sessions are the host's, so a grant on one chat hears nothing of them.
 import { encryptNotification } from '@block65/webcrypto-web-push';
-import { PUSH_SHOWN_MAX_BYTES, canonicalJson, type PushPayload } from '../../contracts/index.ts';
+import { PUSH_SHOWN_MAX_BYTES, REQUEST_RULES, canonicalJson, type PushPayload } from '../../contracts/index.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { audienceOf, claimTurn, reachedThisTurn, recordDeliveries, type DeliveryRecord, type Recipient, type SubscriptionRow } from '../db/push.ts';
 import { failureText } from '../db/failures.ts';
@@ -16,17 +20,21 @@ import type { Env } from '../env.ts';
 import { log } from '../log.ts';
 import { mintPushAction } from './action-token.ts';
 import { checkEndpoint } from './endpoint.ts';
-import { chatPath, topicOf, type Notice } from './notices.ts';
+import { chatPath, sessionPath, topicOf, type Notice } from './notices.ts';
 import { vapidAuthorization, vapidKeysOf, vapidSubject, type VapidKeys } from './vapid.ts';
 
 /** How long a push service keeps a push for a browser that is offline. */
 const TTL_SECONDS = 60 * 60;
 const SEND_TIMEOUT_MS = 10_000;
 const TITLE_MAX = 80;
+/** The title of every push about a terminal session. */
+export const SESSION_PUSH_TITLE = 'In your terminal';
 
+/** What a push is about: one chat, or one terminal session of the host (then `chatId` is ''). */
 export interface ChatPlace {
   hostId: string;
   chatId: string;
+  sessionId?: string;
 }
 
 /** Whether this relay sends pushes at all (its VAPID keys are set); checked before any D1 work. */
@@ -42,7 +50,7 @@ const sending = new Map<string, Promise<void>>();
  * not land after, and so over, the push of the turn's end that replaces it.
  */
 export function queueNotice(env: Env, place: ChatPlace, notice: Notice, title: string | undefined): Promise<void> {
-  const key = `${place.hostId}\n${place.chatId}`;
+  const key = `${place.hostId}\n${place.chatId}\n${place.sessionId ?? ''}`;
   const next = (sending.get(key) ?? Promise.resolve()).then(() => sendNotice(env, place, notice, title));
   sending.set(key, next);
   void next.then(() => { if (sending.get(key) === next) sending.delete(key); });
@@ -59,22 +67,34 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
     if (everyone.length === 0) return;
     const { recipients, buzz } = await hearing(env, place, notice, everyone, now);
     if (recipients.length === 0) return;
+    const { hostId, chatId, sessionId } = place;
     const base: Omit<PushPayload, 'action'> = {
       v: 1, kind: notice.kind, title: (title?.trim() || hostName || 'Tether').slice(0, TITLE_MAX),
       body: hostName ? `${notice.body} · ${hostName}` : notice.body,
-      hostId: place.hostId, chatId: place.chatId, tag: await topicOf(place.hostId, place.chatId, notice.turnKey),
-      buzz, url: chatPath(place.hostId, place.chatId), at: now,
+      hostId, chatId, ...(sessionId !== undefined ? { sessionId } : {}), tag: await topicOf(hostId, chatId, notice.turnKey),
+      buzz, url: sessionId !== undefined ? sessionPath(hostId, sessionId) : chatPath(hostId, chatId), at: now,
     };
     const shown = notice.approval ? shownOf(notice.approval) : undefined;
+    // A terminal approval's choices are the host's words: past a push's room they go without buttons (answered on the session's page).
+    const choicesFit = notice.sessionApproval !== undefined && fits(notice.sessionApproval.choices);
     const records = await Promise.all(recipients.flatMap((recipient) => recipient.subscriptions.map(async (subscription) => {
       let payload: PushPayload = base;
-      if (notice.approval && roleAllows(recipient.role, 'operator')) {
+      const asker = { userId: recipient.userId, sessionId: subscription.sessionId, hostId };
+      if (notice.approval && roleAllows(recipient.role, REQUEST_RULES['chat.approve'].role)) {
         const { requestId, itemId, decisions, allowAlwaysLabel } = notice.approval;
-        const action = await mintPushAction(env, { userId: recipient.userId, sessionId: subscription.sessionId, ...place, requestId, itemId, decisions });
+        const action = await mintPushAction(env, { kind: 'chat', ...asker, chatId, requestId, itemId, decisions });
         payload = { ...base, action: { requestId, decisions, ...(allowAlwaysLabel ? { allowAlwaysLabel } : {}), ...action, ...(shown ? { shown } : {}) } };
       }
+      if (notice.sessionApproval && sessionId !== undefined && choicesFit && roleAllows(recipient.role, REQUEST_RULES['session.approve'].role)) {
+        const { requestId, choices } = notice.sessionApproval;
+        const action = await mintPushAction(env, { kind: 'session', ...asker, terminalSessionId: sessionId, requestId, choiceIds: choices.map((c) => c.id) });
+        payload = { ...base, action: { requestId, choices, ...action } };
+      }
       const outcome = await push(env, await keys, subscription, payload, notice);
-      return { userId: recipient.userId, subscriptionId: subscription.id, ...place, kind: notice.kind, turnKey: notice.turnKey, buzz, at: Date.now(), ...outcome };
+      return {
+        userId: recipient.userId, subscriptionId: subscription.id, hostId, chatId, sessionId: sessionId ?? null,
+        kind: notice.kind, turnKey: notice.turnKey, buzz, at: Date.now(), ...outcome,
+      };
     })));
     await recordDeliveries(env.DB, records, now);
   } catch (error) {
@@ -87,13 +107,16 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
  * `action.shown`), when its input is small enough to ride in a push; undefined otherwise.
  */
 function shownOf(approval: { toolName: string; input: unknown }): { toolName: string; input: unknown } | undefined {
-  let size: number;
+  return fits(approval.input ?? null) ? { toolName: approval.toolName, input: approval.input ?? null } : undefined;
+}
+
+/** Whether a value's canonical JSON fits the room a push leaves for what the host said (PUSH_SHOWN_MAX_BYTES). */
+function fits(value: unknown): boolean {
   try {
-    size = new TextEncoder().encode(canonicalJson(approval.input ?? null)).length;
+    return new TextEncoder().encode(canonicalJson(value)).length <= PUSH_SHOWN_MAX_BYTES;
   } catch {
-    return undefined;
+    return false;
   }
-  return size <= PUSH_SHOWN_MAX_BYTES ? { toolName: approval.toolName, input: approval.input ?? null } : undefined;
 }
 
 /** Who of those who may see the chat hear this notice, and whether it may alert. */

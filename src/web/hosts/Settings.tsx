@@ -247,7 +247,9 @@ function Push() {
       <ul class="list table-list" aria-labelledby="deliveries-title">
         {deliveries?.map((d) => (
           <li key={d.id}>
-            <a class="grow" href={`/hosts/${encodeURIComponent(d.hostId)}/chats/${encodeURIComponent(d.chatId)}`}>{KIND[d.kind]}</a>
+            <a class="grow" href={d.sessionId !== null
+              ? `/hosts/${encodeURIComponent(d.hostId)}/sessions/${encodeURIComponent(d.sessionId)}`
+              : `/hosts/${encodeURIComponent(d.hostId)}/chats/${encodeURIComponent(d.chatId)}`}>{KIND[d.kind]}</a>
             <span class="muted small">{ago(d.at)} · {d.removed ? 'subscription gone' : d.error ? `failed: ${d.error}` : d.status === null ? 'no answer' : d.status < 300 ? (d.buzz ? 'sent' : 'sent silently') : `refused (${d.status})`}</span>
           </li>
         ))}

@@ -19,11 +19,16 @@
 // requires signatures carries the answer out, and a relay that swapped the request gets it refused.
 // Without `shown` (an input too big for a push) or without a key the answer goes unsigned, as before.
 //
+// A terminal session's approval (the CLI a person runs in their own terminal) carries the approval's
+// own choices as its buttons (a SessionPushAction); a press signs `session.approve` over the request
+// and the choice, and posts the choice. The terminal may have answered first: the relay then says
+// `accepted: false`, and the notification says it is no longer waiting.
+//
 // `installPushHandlers(self)` is called once by sw.ts. The scope is typed by what is used here, so this
 // file compiles with or without the WebWorker lib and a test can drive it with its own scope.
 // Only zod-free modules at run time (types are erased): a schema would bring all of zod into sw.js.
-import type { ChatApproveDecision, PushPayload, RequestSignature } from '../../contracts/index.ts';
-import { PUSH_REQUEST_PREFIX, pushApprovePayload } from '../../contracts/push-action.ts';
+import type { ApprovalChoiceKind, ChatApproveDecision, ChatPushAction, PushActResult, PushPayload, RequestSignature, SessionPushAction } from '../../contracts/index.ts';
+import { PUSH_REQUEST_PREFIX, pushApprovePayload, pushSessionApprovePayload } from '../../contracts/push-action.ts';
 import { settledRequestDigest } from '../../contracts/signing-core.ts';
 import { signRequest, type DeviceKey } from '../../client/device-sign.ts';
 
@@ -98,6 +103,7 @@ export const NOTIFICATION_NOTICE = 'tether.notification';
 const ICON = '/icon.svg';
 const BUTTON: Record<ChatApproveDecision, string> = { allow: 'Approve', deny: 'Deny', 'allow-always': 'Always allow' };
 const DONE: Record<ChatApproveDecision, string> = { allow: 'Approved', deny: 'Denied', 'allow-always': 'Always allowed' };
+const CHOSEN: Record<ApprovalChoiceKind, string> = { allow: 'Approved', remember: 'Approved and remembered', deny: 'Denied' };
 /** Refusals after which the same button may work later (the token was not spent): the buttons stay. */
 const TRY_AGAIN = new Set(['host-offline', 'rate-limited', 'internal', 'relay-unreachable']);
 
@@ -156,11 +162,17 @@ function notificationOf(payload: PushPayload, body: string, silent: boolean): No
     requireInteraction: action !== undefined,
     icon: ICON,
     timestamp: payload.at,
-    actions: action?.decisions.map((decision) => ({
-      action: decision,
-      title: decision === 'allow-always' ? action.allowAlwaysLabel ?? BUTTON[decision] : BUTTON[decision],
-    })),
+    actions: action && buttonsOf(action),
   };
+}
+
+/** A chat's decisions, or a terminal session's own choices (their ids are the actions). */
+function buttonsOf(action: ChatPushAction | SessionPushAction): { action: string; title: string }[] {
+  if ('choices' in action) return action.choices.map((choice) => ({ action: choice.id, title: choice.label }));
+  return action.decisions.map((decision) => ({
+    action: decision,
+    title: decision === 'allow-always' ? action.allowAlwaysLabel ?? BUTTON[decision] : BUTTON[decision],
+  }));
 }
 
 /** Whether a window of this app is focused and visible at this path: the person is looking at that chat. */
@@ -176,18 +188,38 @@ async function watching(scope: PushScope, path: string): Promise<boolean> {
 
 async function onClick(scope: PushScope, event: NotificationClickLike, options: PushHandlerOptions): Promise<void> {
   const payload = event.notification.data as PushPayload | undefined;
-  const offered = payload?.action?.decisions.find((decision) => decision === event.action);
-  if (!payload?.action || !offered) return openChat(scope, payload?.url ?? '/');
-  const outcome = await act(scope, payload.action.token, offered, await signed(payload, offered, options).catch(() => undefined));
+  const pressed = payload?.action && pressOf(payload, payload.action, event.action);
+  if (!payload || !pressed) return openChat(scope, payload?.url ?? '/');
+  const outcome = await act(scope, payload.action!.token, pressed.answer, await pressed.sign(options).catch(() => undefined));
   // What happened replaces the notification, silently. When the answer may work later (nothing was
-  // spent) the buttons stay; otherwise a tap opens the chat to answer or look there.
+  // spent) the buttons stay; otherwise a tap opens the chat (or the session) to answer or look there.
   const settled = { ...payload, action: undefined };
+  const where = payload.sessionId !== undefined ? 'the session' : 'the chat';
   const shown = outcome.ok
-    ? notificationOf(settled, DONE[offered], true)
+    ? notificationOf(settled, outcome.accepted === false ? `${sentence(outcome.message ?? 'No longer waiting')} Tap to open ${where}.` : pressed.done, true)
     : TRY_AGAIN.has(outcome.code)
-      ? notificationOf(payload, `${sentence(outcome.message)} Try again, or tap to open the chat.`, true)
-      : notificationOf(settled, `${sentence(outcome.message)} Tap to open the chat.`, true);
+      ? notificationOf(payload, `${sentence(outcome.message)} Try again, or tap to open ${where}.`, true)
+      : notificationOf(settled, `${sentence(outcome.message)} Tap to open ${where}.`, true);
   await show(scope, payload.title, shown);
+}
+
+/** A button of this notification pressed: what to post, how to sign it, and what it says once done; null for no button it offered. */
+interface Press {
+  answer: { decision: ChatApproveDecision } | { choiceId: string };
+  sign(options: PushHandlerOptions): Promise<RequestSignature | undefined>;
+  done: string;
+}
+
+function pressOf(payload: PushPayload, action: ChatPushAction | SessionPushAction, pressed: string): Press | null {
+  if ('choices' in action) {
+    const choice = action.choices.find((c) => c.id === pressed);
+    if (!choice || payload.sessionId === undefined) return null;
+    const sessionId = payload.sessionId;
+    return { answer: { choiceId: choice.id }, sign: (options) => signedSession(payload.hostId, sessionId, action, choice.id, options), done: CHOSEN[choice.kind] };
+  }
+  const decision = action.decisions.find((d) => d === pressed);
+  if (!decision) return null;
+  return { answer: { decision }, sign: (options) => signed(payload, action, decision, options), done: DONE[decision] };
 }
 
 function sentence(text: string): string {
@@ -198,9 +230,8 @@ function sentence(text: string): string {
  * This device's signature of the `chat.approve` a button asks for, over the approval as the push
  * showed it; undefined when the push did not carry it or there is no key here.
  */
-async function signed(payload: PushPayload, decision: ChatApproveDecision, options: PushHandlerOptions): Promise<RequestSignature | undefined> {
-  const action = payload.action;
-  if (!action?.shown || !options.deviceKey) return undefined;
+async function signed(payload: PushPayload, action: ChatPushAction, decision: ChatApproveDecision, options: PushHandlerOptions): Promise<RequestSignature | undefined> {
+  if (!action.shown || !options.deviceKey) return undefined;
   const key = await options.deviceKey();
   if (!key) return undefined;
   const frame = { id: `${PUSH_REQUEST_PREFIX}${crypto.randomUUID()}`, type: 'chat.approve', payload: pushApprovePayload({ chatId: payload.chatId, requestId: action.requestId }, decision) };
@@ -208,17 +239,30 @@ async function signed(payload: PushPayload, decision: ChatApproveDecision, optio
   return signRequest(key, frame, { hostId: payload.hostId, settles });
 }
 
+/**
+ * This device's signature of the `session.approve` a terminal session's button asks for: over the
+ * request id and the choice (a terminal's approval names no input to digest); undefined with no key here.
+ */
+async function signedSession(
+  hostId: string, sessionId: string, action: SessionPushAction, choiceId: string, options: PushHandlerOptions,
+): Promise<RequestSignature | undefined> {
+  const key = await options.deviceKey?.();
+  if (!key) return undefined;
+  const frame = { id: `${PUSH_REQUEST_PREFIX}${crypto.randomUUID()}`, type: 'session.approve', payload: pushSessionApprovePayload({ sessionId, requestId: action.requestId }, choiceId) };
+  return signRequest(key, frame, { hostId });
+}
+
 /** Answers an approval with a notification's action token (and this device's signature); the relay's `{code, message}` on refusal. */
 async function act(
-  scope: PushScope, token: string, decision: ChatApproveDecision, signature: RequestSignature | undefined,
-): Promise<{ ok: true } | { ok: false; code: string; message: string }> {
+  scope: PushScope, token: string, answer: Press['answer'], signature: RequestSignature | undefined,
+): Promise<({ ok: true } & Partial<PushActResult>) | { ok: false; code: string; message: string }> {
   try {
     const res = await scope.fetch(new URL('/api/push/act', scope.location.origin).href, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ token, decision, ...(signature ? { signature } : {}) }),
+      body: JSON.stringify({ token, ...answer, ...(signature ? { signature } : {}) }),
     });
-    if (res.ok) return { ok: true };
+    if (res.ok) return { ...(await res.json().catch(() => ({})) as Partial<PushActResult>), ok: true };
     const error = await res.json().catch(() => ({})) as { code?: string; message?: string };
     return { ok: false, code: error.code ?? 'internal', message: error.message ?? `The relay answered ${res.status}.` };
   } catch {
