@@ -158,17 +158,14 @@ export const PushActRequestSchema = z.object({
 export type PushActRequest = z.input<typeof PushActRequestSchema>;
 
 /**
- * What `POST /api/push/act` answers when the host took the request. For a terminal session,
- * `accepted: false` means the approval was settled first (answered in the terminal or elsewhere, or
- * expired), and `message` says so.
+ * What `POST /api/push/act` answers when the host took the answer. One already settled (elsewhere, in
+ * the terminal, or expired) is refused with `request-not-found` instead, for a chat and a terminal alike.
  */
 export const PushActResultSchema = z.object({
   ok: z.literal(true),
   requestId: z.string(),
   decision: ChatApproveDecisionSchema.optional(),
   choiceId: z.string().optional(),
-  accepted: z.boolean().optional(),
-  message: z.string().optional(),
 });
 export type PushActResult = z.output<typeof PushActResultSchema>;
 

@@ -3,7 +3,7 @@
 // a role on the whole host (buttons, built from the approval's own choices, only for those who may
 // answer it), replaces that notification quietly once the approval settles or expires, never pushes
 // the same list twice (across a restart of the Lobby too), and a button's answer reaches the host as
-// a signed `session.approve` through the Lobby; a press after the terminal answered gets `accepted: false`.
+// a signed `session.approve` through the Lobby; a press after the terminal answered is refused with `request-not-found`, as a chat's late press is.
 // Pushes are caught in front of `fetch` and decrypted as a browser would (push-capture.ts).
 import { createExecutionContext, env, evictDurableObject, waitOnExecutionContext } from 'cloudflare:test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -167,7 +167,7 @@ describe('push for a terminal session', () => {
 });
 
 describe('answering a terminal session from a notification', () => {
-  it('carries the signed session.approve to the host through the Lobby, under the id the device signed; a late press gets accepted: false', async () => {
+  it('carries the signed session.approve to the host through the Lobby, under the id the device signed; a late press is refused as already answered, and its token stays spent', async () => {
     const { host, owner, operator, names, approvals, pushes } = await team();
     // The host's own rule: the first answer wins, and a later one is `accepted: false`.
     const settled = new Set<string>();
@@ -191,7 +191,7 @@ describe('answering a terminal session from a notification', () => {
     expect(host.requestsOf('session.approve')).toHaveLength(0);
 
     const acted = await api(null, 'POST', '/api/push/act', { token: action.token, choiceId: 'remember', signature });
-    expect(acted).toEqual({ status: 200, body: { ok: true, requestId: 'tu-a', choiceId: 'remember', accepted: true } });
+    expect(acted).toEqual({ status: 200, body: { ok: true, requestId: 'tu-a', choiceId: 'remember' } });
     const [got] = host.requestsOf('session.approve');
     expect(got!.payload).toEqual({ sessionId: 's1', requestId: 'tu-a', choiceId: 'remember' });
     expect(got!.signature).toEqual(signature);
@@ -201,12 +201,17 @@ describe('answering a terminal session from a notification', () => {
     // Spent: the same button again is refused at the relay.
     expect((await api(null, 'POST', '/api/push/act', { token: action.token, choiceId: 'remember' })).body.code).toBe('request-not-found');
 
-    // The owner's notification of the same approval, pressed after it was answered: the host's `accepted: false`, in words.
-    const late = await api(null, 'POST', '/api/push/act', { token: actOf(catcher.of(names.owner)[0]!.payload).token, choiceId: 'deny' });
+    // The owner's notification of the same approval, pressed after it was answered: the host's
+    // `accepted: false` is the same refusal a chat's late press gets, in words.
+    const ownerToken = actOf(catcher.of(names.owner)[0]!.payload).token;
+    const late = await api(null, 'POST', '/api/push/act', { token: ownerToken, choiceId: 'deny' });
     expect(late).toEqual({
-      status: 200,
-      body: { ok: true, requestId: 'tu-a', choiceId: 'deny', accepted: false, message: expect.stringMatching(/already answered in the terminal .*or it expired/) },
+      status: 404,
+      body: { code: 'request-not-found', message: expect.stringMatching(/already answered in the terminal .*or it expired/) },
     });
+    expect(host.requestsOf('session.approve')).toHaveLength(2);
+    // Nothing is left to answer, so that token stays spent: pressed again, the relay refuses it without asking the host.
+    expect((await api(null, 'POST', '/api/push/act', { token: ownerToken, choiceId: 'allow' })).body).toEqual({ code: 'request-not-found', message: 'This approval was already answered' });
     expect(host.requestsOf('session.approve')).toHaveLength(2);
 
     let lines: any[] = [];
@@ -239,7 +244,7 @@ describe('answering a terminal session from a notification', () => {
     });
     await host.connect();
     expect(await api(null, 'POST', '/api/push/act', { token, choiceId: 'allow' })).toEqual({
-      status: 200, body: { ok: true, requestId: 'tu-b', choiceId: 'allow', accepted: true },
+      status: 200, body: { ok: true, requestId: 'tu-b', choiceId: 'allow' },
     });
     expect(host.requestsOf('session.approve').map((f) => f.payload.choiceId)).toEqual(['allow']);
     host.disconnect();

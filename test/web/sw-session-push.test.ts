@@ -1,7 +1,7 @@
 // The service worker's handlers (src/web/sw/push.ts) on a terminal session's push, driven with a
 // stand-in for the browser's scope: the buttons are the approval's own choices, a press posts the
 // choice with this device's signature of `session.approve` (which verifies over exactly that
-// payload), and the relay's `accepted: false` (the terminal answered first) replaces the notification
+// payload), and the relay's `request-not-found` (the terminal answered first) replaces the notification
 // with what happened, without buttons. The chat path is covered by test/e2e/push.e2e.test.ts.
 import { describe, expect, it } from 'vitest';
 import { digestOf, importDevicePublicKey, verifyStatement, type PushPayload, type RequestSignature } from '../../src/contracts/index.ts';
@@ -53,7 +53,7 @@ async function worker(reply: { status: number; body: unknown }) {
 
 describe('a terminal session\'s notification', () => {
   it('offers the approval\'s own choices, and a press posts the choice signed as session.approve', async () => {
-    const sw = await worker({ status: 200, body: { ok: true, requestId: 'tu-1', choiceId: 'remember', accepted: true } });
+    const sw = await worker({ status: 200, body: { ok: true, requestId: 'tu-1', choiceId: 'remember' } });
     await sw.push(asked);
     expect(sw.shown[0]).toMatchObject({
       title: 'In your terminal', body: 'Approval needed: Bash · laptop', tag: 'tag-1', silent: false, requireInteraction: true,
@@ -75,8 +75,8 @@ describe('a terminal session\'s notification', () => {
     expect(sw.shown[1]).toMatchObject({ tag: 'tag-1', body: 'Approved and remembered', silent: true, requireInteraction: false, actions: undefined });
   });
 
-  it('says so when the terminal answered first (accepted: false), and a tap opens the session', async () => {
-    const sw = await worker({ status: 200, body: { ok: true, requestId: 'tu-1', choiceId: 'deny', accepted: false, message: 'This approval was already answered in the terminal (or elsewhere), or it expired, so nothing was answered' } });
+  it('says so when the terminal answered first (request-not-found), and a tap opens the session', async () => {
+    const sw = await worker({ status: 404, body: { code: 'request-not-found', message: 'This approval was already answered in the terminal (or elsewhere), or it expired, so nothing was answered' } });
     await sw.push(asked);
     await sw.click(sw.shown[0]!.data, 'deny');
     expect(sw.shown[1]).toMatchObject({

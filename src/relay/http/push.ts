@@ -14,8 +14,9 @@
 // A terminal session's approval is answered the same way with `session.approve` (the choice the
 // button names), through the host's Lobby as the same request on its socket: the role on the whole
 // host, the audit line, the reply journal. The host decides who was first; a press after the terminal
-// answered gets its `accepted: false`, said in words, and the token stays spent (there is nothing
-// left to answer).
+// answered (the host's `accepted: false`) is refused like a chat's late press, `request-not-found` in
+// words, so a button answers the same way whatever it approves, and the token stays spent (there is
+// nothing left to answer).
 import { Hono } from 'hono';
 import { z } from 'zod';
 import {
@@ -154,7 +155,8 @@ function sessionAnswer(action: SessionPushAction, body: PushActRequest): Answer 
     type: 'session.approve', asked: pushSessionApprovePayload({ sessionId: action.terminalSessionId, requestId: action.requestId }, choiceId),
     result: (hostResult) => {
       const { accepted } = AGENT_REQUEST_SCHEMAS['session.approve'].result.parse(hostResult);
-      return { ok: true, requestId: action.requestId, choiceId, accepted, ...(accepted ? {} : { message: SETTLED_FIRST }) };
+      if (!accepted) throw new ProtocolError('request-not-found', SETTLED_FIRST);
+      return { ok: true, requestId: action.requestId, choiceId };
     },
   };
 }

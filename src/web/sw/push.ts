@@ -21,8 +21,8 @@
 //
 // A terminal session's approval (the CLI a person runs in their own terminal) carries the approval's
 // own choices as its buttons (a SessionPushAction); a press signs `session.approve` over the request
-// and the choice, and posts the choice. The terminal may have answered first: the relay then says
-// `accepted: false`, and the notification says it is no longer waiting.
+// and the choice, and posts the choice. The terminal may have answered first: the relay then refuses
+// with `request-not-found`, as for a chat answered elsewhere, and the notification says so.
 //
 // `installPushHandlers(self)` is called once by sw.ts. The scope is typed by what is used here, so this
 // file compiles with or without the WebWorker lib and a test can drive it with its own scope.
@@ -196,7 +196,7 @@ async function onClick(scope: PushScope, event: NotificationClickLike, options: 
   const settled = { ...payload, action: undefined };
   const where = payload.sessionId !== undefined ? 'the session' : 'the chat';
   const shown = outcome.ok
-    ? notificationOf(settled, outcome.accepted === false ? `${sentence(outcome.message ?? 'No longer waiting')} Tap to open ${where}.` : pressed.done, true)
+    ? notificationOf(settled, pressed.done, true)
     : TRY_AGAIN.has(outcome.code)
       ? notificationOf(payload, `${sentence(outcome.message)} Try again, or tap to open ${where}.`, true)
       : notificationOf(settled, `${sentence(outcome.message)} Tap to open ${where}.`, true);
