@@ -208,13 +208,14 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
     await until(() => pendingApprovals(lobby).length === 0, 'the card settled by the terminal');
     const asked = await pushFor('needs-you', (p) => p.payload.action?.requestId === approval.requestId);
     await pushFor('answered', (p) => p.payload.tag === asked.payload.tag);
-    // The notification's button pressed after the terminal answered: the host's `accepted: false`, in words.
+    // The notification's button pressed after the terminal answered: the host's `accepted: false` is the
+    // relay's `request-not-found`, as for a chat's late press, in words.
     const late = await fetch(`${relayUrl()}/api/push/act`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ token: asked.payload.action!.token, choiceId: 'allow' }),
     });
     expect({ status: late.status, body: await late.json() }).toEqual({
-      status: 200, body: { ok: true, requestId: approval.requestId, choiceId: 'allow', accepted: false, message: expect.stringContaining('already answered in the terminal') },
+      status: 404, body: { code: 'request-not-found', message: expect.stringContaining('already answered in the terminal') },
     });
     expect(pushesOf(approval.requestId).filter((p) => p.payload.kind === 'needs-you')).toHaveLength(1);
     expect(await lobby.socket.request('session.approve', { sessionId, requestId: approval.requestId, choiceId: 'allow' })).toEqual({ accepted: false });
