@@ -188,6 +188,36 @@ describe('the hooks\' local socket', () => {
     expect(await hook(dataDir, { ...start(projects, 'dddd-1'), hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: {} })).toEqual({ out: '', code: 0 });
   });
 
+  it('after a host restart, says of a session left waiting that it waits no more, once its clients are connected', async () => {
+    const { dataDir, target, events, projects } = await open();
+    await hook(dataDir, start(projects, 'hhhh-1'));
+    const asked = hook(dataDir, { ...start(projects, 'hhhh-1'), hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'ls' } });
+    const until = async (check: () => unknown) => { for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25)); };
+    await until(() => sessions!.list().approvals.length > 0);
+    expect(events.filter((e) => e.event === 'session.approvals').at(-1)!.payload.approvals).toHaveLength(1);
+    // The host stops with the approval waiting: the hook lets the CLI ask in its own prompt.
+    await sessions!.close();
+    expect(await asked).toEqual({ out: '', code: 0 });
+
+    const after: { event: string; payload: any }[] = [];
+    sessions = new TerminalSessions({
+      dataDir, targets: () => [target], broadcast: (event, payload) => after.push({ event, payload }),
+      log: { info: () => undefined, warn: () => undefined },
+    });
+    await sessions.start();
+    // Nothing waits on the new process, and a live:false session is not `needs-you`.
+    expect(sessions.list()).toMatchObject({ approvals: [], sessions: [{ sessionId: 'hhhh-1', agent: { live: false, status: 'idle' } }] });
+    expect(after).toEqual([]);
+    sessions.resume();
+    expect(after).toEqual([
+      { event: 'session.approvals', payload: { sessionId: 'hhhh-1', approvals: [] } },
+      { event: 'session.status', payload: expect.objectContaining({ sessionId: 'hhhh-1', agent: expect.objectContaining({ live: false, status: 'idle' }) }) },
+    ]);
+    // Said once: a second resume (or the next restart, from what was saved) says nothing more.
+    sessions.resume();
+    expect(after).toHaveLength(2);
+  });
+
   it('sends a transcript far larger than a link frame as batches that each fit, in order, a huge tool output cut to fit', async () => {
     const { dataDir, events, projects } = await open();
     const id = 'eeee-1';

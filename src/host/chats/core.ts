@@ -218,8 +218,12 @@ export class HostCore {
     return this.options.providers[0];
   }
 
-  /** Takes up what a previous process left: interrupted turns are aborted with a note, queues go on. */
+  /**
+   * Takes up what a previous process left: interrupted turns are aborted with a note, queues go on,
+   * and terminal sessions left waiting on an approval are said to wait no more.
+   */
   resume(reason = 'the host restarted while it ran'): void {
+    this.terminal.resume();
     for (const session of this.sessions.values()) {
       try {
         if (session.recover(reason)) this.log.warn(`chat ${session.chatId}: an interrupted turn was aborted`);

@@ -124,6 +124,8 @@ export class TerminalSessions {
   private readonly known = new Map<string, Known>();
   private readonly pending = new Map<string, Pending>();
   private readonly settled = new Set<string>();
+  /** Sessions loaded as `needs-you`: their approvals died with the previous process (load). */
+  private readonly orphaned: string[] = [];
   private readonly file: string;
   private channel: HookChannel | null = null;
   private liveness: NodeJS.Timeout | null = null;
@@ -142,10 +144,16 @@ export class TerminalSessions {
       const stored = StoredSchema.parse(JSON.parse(readFileSync(this.file, 'utf8')));
       for (const session of stored.sessions) {
         if (!session.agent) continue;
-        const agent = { ...session.agent, live: false };
+        // The approvals a previous process held went with it (the hook that waited is gone, so the
+        // CLI asks in its own prompt), and a status of `needs-you` was only theirs: `idle` until a
+        // hook says more. Such a session is told again once the relay's client is connected
+        // (resume), so the relay settles what it kept and a notification stops offering buttons.
+        const orphaned = session.agent.status === 'needs-you';
+        const agent = { ...session.agent, live: false, ...(orphaned ? { status: 'idle' as const } : {}) };
         this.known.set(session.sessionId, {
           session: { ...session, agent }, base: agent.status, tail: null, watcher: null, toolUses: new Map(), titled: agent.suggestedTitle !== undefined,
         });
+        if (orphaned) this.orphaned.push(session.sessionId);
       }
     } catch (error) {
       this.options.log.warn(`terminal sessions: ${this.file} not readable, starting empty (${error instanceof Error ? error.message : String(error)})`);
@@ -176,6 +184,20 @@ export class TerminalSessions {
     this.settleSession(known, why);
     known.watcher?.close();
     known.watcher = null;
+  }
+
+  /**
+   * Says of each session a previous process left waiting that it waits no more (its approvals list
+   * empty, its status without `needs-you`). Called once the clients that must hear it are connected
+   * (HostCore.resume), as the events go out only to connected clients (the relay's through the outbox).
+   */
+  resume(): void {
+    for (const sessionId of this.orphaned.splice(0)) {
+      const known = this.known.get(sessionId);
+      if (!known) continue;
+      this.sendApprovals(sessionId);
+      this.changed(known);
+    }
   }
 
   async close(): Promise<void> {
