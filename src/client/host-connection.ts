@@ -1,7 +1,7 @@
 // The lobby of one host: the socket an app keeps open per host it shows. It carries the host-wide
 // requests (`chat.list`, `chat.create`, `provider.list`, …), every chat's `chat.status` (kept here by
 // chat id, so a list can draw live status without a chat socket each) and the host's presence.
-import type { ChatInfo, FramePort, Request } from '../contracts/index.ts';
+import { terminalApprovalShown, type ChatInfo, type FramePort, type Request, type SettledRequest } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
 import { LiveSocket, type EventFrame, type LiveSocketOptions } from './live-socket.ts';
 import { relayPaths } from './socket.ts';
@@ -18,6 +18,15 @@ export class HostConnection extends LiveSocket implements FramePort {
   constructor(api: RelayApi, hostId: string, options: LiveSocketOptions = {}) {
     super(api, hostId, relayPaths.lobby(api.baseUrl, hostId), options);
     this.start();
+  }
+
+  /** The terminal approval a `session.approve` names, as this client shows it: a signed answer names exactly that one. */
+  protected override shownRequest(type: string, payload: unknown): SettledRequest | null {
+    if (type !== 'session.approve') return null;
+    const p = (typeof payload === 'object' && payload !== null ? payload : {}) as { sessionId?: unknown; requestId?: unknown };
+    if (typeof p.sessionId !== 'string') return null;
+    const approval = this.terminal.approvalsOf(p.sessionId).find((a) => a.requestId === p.requestId);
+    return approval ? terminalApprovalShown(approval) : null;
   }
 
   /** The FramePort shape: a frame as it is, on the open socket. */

@@ -95,14 +95,20 @@ export type ChatPushAction = z.output<typeof ChatPushActionSchema>;
 
 /**
  * A terminal session's approval a notification may answer (`session.approve`): its buttons are the
- * approval's own choices, as the host offered them. The answer is signed over the request id and the
- * choice, so nothing of the approval needs to ride along for the signature.
+ * approval's own choices, as the host offered them (in the notification's order).
  */
 export const SessionPushActionSchema = z.object({
   requestId: z.string(),
   choices: z.array(ApprovalChoiceSchema).min(1),
   token: z.string(),
   expiresAt: z.number(),
+  /**
+   * The rest of the approval as the host presented it (its tool and summary), so the service worker
+   * signs an answer naming exactly that approval with these choices (settledRequestDigest of a
+   * `terminal-approval`): a relay that swapped the command or the buttons' words gets a signature the
+   * host refuses. A push without room for it carries no buttons at all.
+   */
+  shown: z.object({ toolName: z.string(), summary: z.string() }),
 });
 export type SessionPushAction = z.output<typeof SessionPushActionSchema>;
 

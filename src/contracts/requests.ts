@@ -52,7 +52,10 @@ export interface RequestRule {
   readonly answeredOnce: boolean;
   /** Recorded in the host's audit log: who, which host and chat, when (never its text). */
   readonly audited: boolean;
-  /** It settles a waiting approval or question: the first answer wins (the relay's request ledger). */
+  /**
+   * It settles a waiting approval or question: the first answer wins (for a chat's, the relay's
+   * request ledger too), and a signed one names what it settles as it was shown (settledRequestDigest).
+   */
   readonly settles: boolean;
 }
 
@@ -129,8 +132,8 @@ const RULES = {
   'session.list': { scope: 'host', role: 'viewer', ...READS },
   'session.history': { scope: 'host', role: 'viewer', ...READS },
   // Lets a CLI in a terminal run a tool. The first answer wins on the host (the terminal's or a
-  // client's): the relay's request ledger is for chats' requests, so this one is not \`settles\`.
-  'session.approve': { scope: 'host', role: 'operator', ...CHANGES },
+  // client's; the relay's request ledger is a chat's); a signed one must name the approval it settles.
+  'session.approve': { scope: 'host', role: 'operator', ...CHANGES, settles: true },
   'session.approvalPreference': { scope: 'host', role: 'viewer', servedBy: 'relay' },
   // Runs the CLI on the session as a chat: makes a chat, like chat.create.
   'session.resume': { scope: 'host', role: 'operator', ...CHANGES, makesChats: true },

@@ -193,12 +193,43 @@ export function chatIdOfPayload(payload: unknown): string | null {
  */
 export type SettledRequest =
   | { kind: 'approval'; requestId: string; toolName: string; input: unknown }
-  | { kind: 'question'; requestId: string; questions: unknown };
+  | { kind: 'question'; requestId: string; questions: unknown }
+  | TerminalApprovalShown;
+
+/**
+ * A terminal session's approval (`session.approve`) as the host presented it: the tool, the summary
+ * of what it will do, and the choices with their words. A relay that showed another command, or put
+ * "Deny" on the allow choice, gets a signature the host refuses.
+ */
+export interface TerminalApprovalShown {
+  kind: 'terminal-approval';
+  sessionId: string;
+  requestId: string;
+  toolName: string;
+  summary: string;
+  choices: readonly { id: string; kind: string; label: string }[];
+}
+
+/** What of a terminal's approval (ApprovalRequest) an answer names, the same for the host and every client. */
+export function terminalApprovalShown(approval: {
+  sessionId: string; requestId: string; toolName: string; summary: string; choices: readonly { id: string; kind: string; label: string }[];
+}): TerminalApprovalShown {
+  const { sessionId, requestId, toolName, summary, choices } = approval;
+  return { kind: 'terminal-approval', sessionId, requestId, toolName, summary, choices };
+}
 
 export async function settledRequestDigest(request: SettledRequest): Promise<Digest> {
-  return digestOf(request.kind === 'approval'
-    ? { kind: 'approval', requestId: request.requestId, toolName: request.toolName, input: request.input ?? null }
-    : { kind: 'question', requestId: request.requestId, questions: request.questions });
+  switch (request.kind) {
+    case 'approval':
+      return digestOf({ kind: 'approval', requestId: request.requestId, toolName: request.toolName, input: request.input ?? null });
+    case 'question':
+      return digestOf({ kind: 'question', requestId: request.requestId, questions: request.questions });
+    case 'terminal-approval': {
+      // By id: a notification puts the buttons in its own order, the words stay the host's.
+      const choices = [...request.choices].map(({ id, kind, label }) => ({ id, kind, label })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      return digestOf({ kind: 'terminal-approval', sessionId: request.sessionId, requestId: request.requestId, toolName: request.toolName, summary: request.summary, choices });
+    }
+  }
 }
 
 /** The request frame as a device signs it. */

@@ -56,7 +56,7 @@ describe('the request registry', () => {
       // Only chat requests are about one socket or make chats from one.
       if (rule.socketBound || rule.switchesAccount) expect(rule.scope, type).toBe('chat');
     }
-    expect([...requestsWhere((rule) => rule.settles)].sort()).toEqual(['chat.answer', 'chat.approve', 'chat.dismiss']);
+    expect([...requestsWhere((rule) => rule.settles)].sort()).toEqual(['chat.answer', 'chat.approve', 'chat.dismiss', 'session.approve']);
     expect([...requestsWhere((rule) => rule.makesChats)].sort()).toEqual(['chat.continueOn', 'chat.create', 'chat.fork', 'session.resume']);
     expect([...requestsWhere((rule) => rule.socketBound)].sort()).toEqual(['chat.attach', 'chat.detach', 'chat.history']);
   });

@@ -4,10 +4,12 @@
 // verified person and device. With the switch off, requests run and are audited as unverified.
 // `tether host audit` prints it.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deviceKeyOf, newDeviceKeyPair, signRequest, type DeviceKey } from '../../src/client/device-key.ts';
-import { PUSH_REQUEST_PREFIX, pushSessionApprovePayload, settledRequestDigest } from '../../src/contracts/index.ts';
-import type { HostCore, ReplyFrame } from '../../src/host/chats/core.ts';
+import { PUSH_REQUEST_PREFIX, pushSessionApprovePayload, settledRequestDigest, terminalApprovalShown } from '../../src/contracts/index.ts';
+import type { HostCore, HostCoreOptions, ReplyFrame } from '../../src/host/chats/core.ts';
 import { HostAudit, formatAudit, readAudit } from '../../src/host/trust/audit.ts';
 import { TrustBook } from '../../src/host/trust/book.ts';
 import { coreView } from '../../src/host/trust/core-view.ts';
@@ -16,7 +18,7 @@ import { RequestVerifier } from '../../src/host/trust/verify.ts';
 import { openGate } from '../../src/host/trust/open.ts';
 import { writePinnedOwner } from '../../src/host/trust/pinned.ts';
 import { HostConfigSchema, signatureSettings } from '../../src/host/config.ts';
-import { openCore, tempDir } from './harness.ts';
+import { openCore, runHookClient, tempDir } from './harness.ts';
 
 const HOST = 'host-gate';
 const cleanups: Array<() => void | Promise<void>> = [];
@@ -24,10 +26,10 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(require: boolean): Promise<{ core: HostCore; dir: string; owner: DeviceKey; serve: (frame: unknown) => Promise<ReplyFrame> }> {
+async function setup(require: boolean, options: Partial<HostCoreOptions> = {}): Promise<{ core: HostCore; dir: string; owner: DeviceKey; serve: (frame: unknown) => Promise<ReplyFrame> }> {
   const { dir, cleanup } = tempDir('tether-gate-');
   cleanups.push(cleanup);
-  const core = await openCore(dir);
+  const core = await openCore(dir, options);
   cleanups.push(() => core.close());
   const owner = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
   const book = await TrustBook.open(HOST, { userId: 'ada', name: 'Ada', device: { id: owner.id, publicKey: owner.publicKey } });
@@ -109,6 +111,45 @@ describe('the request gate', () => {
       ['session.approve', 'refused', 'signature-required'],
       ['session.approve', 'refused', 'signature-invalid'],
       ['session.approve', 'failed', 'request-not-found'],
+    ]);
+  });
+
+  it('takes a signed answer to a terminal approval only when it names that approval as the host shows it', async () => {
+    const { dir: home, cleanup } = tempDir('tether-gate-claude-');
+    cleanups.push(cleanup);
+    const projects = path.join(home, 'projects', '-work');
+    mkdirSync(projects, { recursive: true });
+    const { core, dir, owner, serve } = await setup(true, { hookTargets: [{ kind: 'claude', configDir: home }] });
+    await core.terminal.start();
+    // The real hook client, as Claude Code runs it: a session, then a permission it waits on.
+    const hook = (input: unknown) => runHookClient('claude', dir, input);
+    const base = { session_id: 'tt-1', transcript_path: path.join(projects, 'tt-1.jsonl'), cwd: '/work' };
+    await hook({ ...base, hook_event_name: 'SessionStart', source: 'startup' });
+    const answered = hook({ ...base, hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'ls' } });
+    await until(() => core.terminal.list().approvals.length === 1);
+    const waiting = core.terminal.list().approvals[0]!;
+    const approve = { id: `${PUSH_REQUEST_PREFIX}t-1`, type: 'session.approve', payload: pushSessionApprovePayload(waiting, 'allow') };
+    // Signed with no approval named, or for another command, or with the choices' words swapped: refused, and it still waits.
+    expect(await serve({ ...approve, signature: await sign(owner, approve) })).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
+    const shown = terminalApprovalShown(waiting);
+    const other = { ...approve, id: `${PUSH_REQUEST_PREFIX}t-2` };
+    expect(await serve({ ...other, signature: await sign(owner, other, await settledRequestDigest({ ...shown, summary: 'Bash: rm -rf ~' })) }))
+      .toMatchObject({ ok: false, error: { code: 'signature-invalid', message: expect.stringMatching(/another request/) } });
+    const swapped = shown.choices.map((c) => ({ ...c, label: c.kind === 'allow' ? 'Deny' : c.label }));
+    const words = { ...approve, id: `${PUSH_REQUEST_PREFIX}t-3` };
+    expect(await serve({ ...words, signature: await sign(owner, words, await settledRequestDigest({ ...shown, choices: swapped })) }))
+      .toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
+    expect(core.terminal.list().approvals).toHaveLength(1);
+    // Named as shown (in any button order): the terminal goes on.
+    const honest = { ...approve, id: `${PUSH_REQUEST_PREFIX}t-4` };
+    const named = await settledRequestDigest({ ...shown, choices: [...shown.choices].reverse() });
+    expect(await serve({ ...honest, signature: await sign(owner, honest, named) })).toEqual(expect.objectContaining({ ok: true, result: { accepted: true } }));
+    expect(JSON.parse(await answered)).toMatchObject({ hookSpecificOutput: { decision: { behavior: 'allow' } } });
+    expect(readAudit(dir).entries.map((e) => [e.type, e.outcome, e.code])).toEqual([
+      ['session.approve', 'refused', 'signature-invalid'],
+      ['session.approve', 'refused', 'signature-invalid'],
+      ['session.approve', 'refused', 'signature-invalid'],
+      ['session.approve', 'done', undefined],
     ]);
   });
 

@@ -1,6 +1,7 @@
 // Test harness for the host runtime: a scripted provider with tiny delays, a temp data folder, and a
 // client that records what the host pushes and folds `chat.event`s into its own Thread, the way a
 // real client does.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import type { HostCoreOptions, HostEventFrame, ReplyFrame } from '../../src/host
 import { HostPolicy } from '../../src/host/policy.ts';
 import type { Provider } from '../../src/host/providers/provider.ts';
 import { ScriptFileSchema, ScriptProvider } from '../../src/host/providers/script.ts';
+import { HOOK_MARK } from '../../src/host/terminal/hooks-file.ts';
 
 export const TEST_SCRIPT = ScriptFileSchema.parse({
   replies: [
@@ -182,3 +184,16 @@ export async function needsYou(core: HostCore, chatId: string): Promise<ChatInfo
 }
 
 export { expect };
+
+const HOOK_CLIENT = path.resolve(import.meta.dirname, '../../src/host/terminal/hook-client.ts');
+
+/** Runs the real hook client with `input` on stdin, as the CLI runs a hook command; answers what it printed. */
+export function runHookClient(kind: 'claude' | 'codex', dataDir: string, input: unknown): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [HOOK_CLIENT, kind, dataDir, HOOK_MARK], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+    child.on('exit', () => resolve(out));
+    child.stdin.end(JSON.stringify(input));
+  });
+}

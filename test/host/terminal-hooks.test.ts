@@ -19,6 +19,7 @@ import { hookSecretPath, hookSocketPath } from '../../src/host/terminal/hook-cha
 import { TerminalSessions } from '../../src/host/terminal/sessions.ts';
 import { CUT_NOTE, SESSION_ITEMS_BATCH_BYTES } from '../../src/host/terminal/item-batches.ts';
 import { LINK_MAX_FRAME_BYTES } from '../../src/contracts/link.ts';
+import { runHookClient } from './harness.ts';
 
 const HOOK_CLIENT = path.resolve(import.meta.dirname, '../../src/host/terminal/hook-client.ts');
 
@@ -357,13 +358,7 @@ describe('a Codex session its hooks announce', () => {
       { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'Reasoning', id: 'r1', summary_text: ['Needs a shell.'] } } },
       { type: 'response_item', payload: { type: 'function_call', name: 'exec_command', arguments: '{"cmd":"date > stamp.txt"}', call_id: 'call_3_0' } },
     ].map((l) => JSON.stringify(l)).join('\n') + '\n');
-    const run = (input: unknown) => new Promise<string>((resolve) => {
-      const child = spawn(process.execPath, [HOOK_CLIENT, 'codex', dataDir, HOOK_MARK], { stdio: ['pipe', 'pipe', 'inherit'] });
-      let out = '';
-      child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
-      child.on('exit', () => resolve(out));
-      child.stdin.end(JSON.stringify(input));
-    });
+    const run = (input: unknown) => runHookClient('codex', dataDir, input);
     const base = { session_id: id, transcript_path: rollout, cwd: '/work', model: 'm', permission_mode: 'default', turn_id: 't1' };
     await run({ ...base, hook_event_name: 'SessionStart', source: 'startup' });
     await run({ ...base, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'date > stamp.txt' }, tool_use_id: 'call_3_0' });

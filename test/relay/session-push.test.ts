@@ -91,7 +91,8 @@ describe('push for a terminal session', () => {
     expect(ownerPush!.payload).toMatchObject({
       v: 1, kind: 'needs-you', title: 'In your terminal', body: `Approval needed: Bash · ${host.hostId}`,
       hostId: host.hostId, chatId: '', sessionId: 's1', buzz: true, url: `/hosts/${host.hostId}/sessions/s1`,
-      action: { requestId: 'tu-1', choices: BUTTONS, token: expect.any(String) },
+      // The tool and summary ride along (not shown): the worker's signature names the approval with them.
+      action: { requestId: 'tu-1', choices: BUTTONS, token: expect.any(String), shown: { toolName: 'Bash', summary: 'rm -rf build' } },
     });
     expect(ownerPush!.urgency).toBe('high');
     expect(ownerPush!.topic).toBe(ownerPush!.payload.tag);
@@ -140,14 +141,17 @@ describe('push for a terminal session', () => {
     host.disconnect();
   });
 
-  it('tells without buttons when the host\'s choices would not fit a push', async () => {
+  it('tells without buttons when the host\'s choices, or its summary, would not fit a push', async () => {
     const { host, names, approvals, pushes } = await team();
     const wordy = CHOICES.map((c) => ({ ...c, label: `${c.label} ${'and so on '.repeat(60)}` }));
-    approvals('s1', [approval('tu-long', { choices: wordy })]);
-    await pushes(3);
-    const [told] = catcher.of(names.owner);
-    expect(told!.payload).toMatchObject({ kind: 'needs-you', body: `Approval needed: Bash · ${host.hostId}` });
-    expect(told!.payload.action).toBeUndefined();
+    approvals('s1', [approval('tu-long', { choices: wordy }), approval('tu-summary', { summary: `Bash: ${'x'.repeat(1600)}` })]);
+    await pushes(6);
+    const told = catcher.of(names.owner);
+    expect(told.map((p) => p.payload.kind)).toEqual(['needs-you', 'needs-you']);
+    for (const push of told) {
+      expect(push.payload).toMatchObject({ kind: 'needs-you', body: `Approval needed: Bash · ${host.hostId}` });
+      expect(push.payload.action).toBeUndefined();
+    }
     host.disconnect();
   });
 

@@ -4,7 +4,7 @@
 // payload), and the relay's `request-not-found` (the terminal answered first) replaces the notification
 // with what happened, without buttons. The chat path is covered by test/e2e/push.e2e.test.ts.
 import { describe, expect, it } from 'vitest';
-import { digestOf, importDevicePublicKey, verifyStatement, type PushPayload, type RequestSignature } from '../../src/contracts/index.ts';
+import { digestOf, importDevicePublicKey, settledRequestDigest, verifyStatement, type PushPayload, type RequestSignature } from '../../src/contracts/index.ts';
 import { deviceKeyOf, newDeviceKeyPair } from '../../src/client/device-key.ts';
 import { installPushHandlers, type NotificationShape, type PushScope } from '../../src/web/sw/push.ts';
 
@@ -17,7 +17,9 @@ const CHOICES = [
 
 const asked: PushPayload = {
   v: 1, kind: 'needs-you', title: 'In your terminal', body: 'Approval needed: Bash · laptop', hostId: 'h1', chatId: '', sessionId: 's1',
-  tag: 'tag-1', buzz: true, url: '/hosts/h1/sessions/s1', at: 1, action: { requestId: 'tu-1', choices: CHOICES, token: 'action-token', expiresAt: Date.now() + 60_000 },
+  tag: 'tag-1', buzz: true, url: '/hosts/h1/sessions/s1', at: 1, action: {
+    requestId: 'tu-1', choices: CHOICES, token: 'action-token', expiresAt: Date.now() + 60_000, shown: { toolName: 'Bash', summary: 'Bash: rm -rf build' },
+  },
 };
 
 /** The worker installed on a stand-in scope whose `/api/push/act` answers `reply`; what it showed and posted. */
@@ -71,6 +73,11 @@ describe('a terminal session\'s notification', () => {
       kind: 'tether.request/1', hostId: 'h1', chatId: null, type: 'session.approve', id: expect.stringMatching(/^push-/), device: sw.key.id,
     });
     expect(signature.statement.payload).toBe(await digestOf({ sessionId: 's1', requestId: 'tu-1', choiceId: 'remember' }));
+    // It names the approval as the push showed it, whatever order the buttons came in; another command or other words would not match.
+    const host = { kind: 'terminal-approval' as const, sessionId: 's1', requestId: 'tu-1', toolName: 'Bash', summary: 'Bash: rm -rf build' };
+    expect(signature.statement.settles).toBe(await settledRequestDigest({ ...host, choices: [...CHOICES].reverse() }));
+    expect(signature.statement.settles).not.toBe(await settledRequestDigest({ ...host, summary: 'Bash: ls', choices: CHOICES }));
+    expect(signature.statement.settles).not.toBe(await settledRequestDigest({ ...host, choices: CHOICES.map((c) => (c.id === 'allow' ? { ...c, label: 'Deny' } : c)) }));
     expect(await verifyStatement(await importDevicePublicKey(sw.key.publicKey), signature)).toBe(true);
     expect(sw.shown[1]).toMatchObject({ tag: 'tag-1', body: 'Approved and remembered', silent: true, requireInteraction: false, actions: undefined });
   });

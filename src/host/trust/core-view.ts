@@ -1,7 +1,7 @@
 // What the verifier asks of the runtime, answered from the host's own chats: a chat's provider and
 // account (for an account switch), and the waiting approval or question a settling request names,
 // exactly as the host presented it to clients.
-import type { SettledRequest } from '../../contracts/index.ts';
+import { terminalApprovalShown, type SettledRequest } from '../../contracts/index.ts';
 import type { HostCore } from '../chats/core.ts';
 import type { HostView } from './verify.ts';
 
@@ -12,7 +12,11 @@ export function coreView(core: HostCore): HostView {
       return info ? { provider: info.provider, ...(info.account === undefined ? {} : { account: info.account }) } : null;
     },
     settled: (type, payload) => {
-      const p = (typeof payload === 'object' && payload !== null ? payload : {}) as { chatId?: unknown; requestId?: unknown; itemId?: unknown };
+      const p = (typeof payload === 'object' && payload !== null ? payload : {}) as { chatId?: unknown; sessionId?: unknown; requestId?: unknown; itemId?: unknown };
+      if (type === 'session.approve') {
+        const approval = core.terminal.list().approvals.find((a) => a.sessionId === p.sessionId && a.requestId === p.requestId);
+        return approval ? terminalApprovalShown(approval) : null;
+      }
       if (typeof p.chatId !== 'string') return null;
       const session = core.sessions.get(p.chatId);
       if (!session) return null;

@@ -34,7 +34,7 @@ export interface Notice {
   /** An approval that a notification may answer: its request and the decisions it offers. */
   approval?: { requestId: string; itemId: string; decisions: ChatApproveDecision[]; allowAlwaysLabel?: string; toolName: string; input: unknown };
   /** A terminal session's approval that a notification may answer: its request and the choices the host offered. */
-  sessionApproval?: { requestId: string; choices: ApprovalChoice[] };
+  sessionApproval?: { requestId: string; choices: ApprovalChoice[]; toolName: string; summary: string };
 }
 
 const ENDED: Record<string, string> = { done: 'Turn finished', aborted: 'Turn stopped', error: 'Turn failed' };
@@ -112,7 +112,7 @@ export function sessionNoticesOf(sessionId: string, kept: readonly KeptApproval[
     if (before.has(approval.requestId)) continue;
     notices.push({
       kind: 'needs-you', turnKey: sessionTurnKey(sessionId, approval.requestId), body: `Approval needed: ${approval.toolName}`,
-      sessionApproval: { requestId: approval.requestId, choices: buttonOrder(approval.choices) },
+      sessionApproval: { requestId: approval.requestId, choices: buttonOrder(approval.choices), toolName: approval.toolName, summary: approval.summary },
     });
   }
   return notices;

@@ -75,8 +75,10 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
       buzz, url: sessionId !== undefined ? sessionPath(hostId, sessionId) : chatPath(hostId, chatId), at: now,
     };
     const shown = notice.approval ? shownOf(notice.approval) : undefined;
-    // A terminal approval's choices are the host's words: past a push's room they go without buttons (answered on the session's page).
-    const choicesFit = notice.sessionApproval !== undefined && fits(notice.sessionApproval.choices);
+    // A terminal approval's choices and summary are the host's words: past a push's room they go
+    // without buttons (answered on the session's page), since the signature must cover them.
+    const sessionShown = notice.sessionApproval && { toolName: notice.sessionApproval.toolName, summary: notice.sessionApproval.summary };
+    const choicesFit = notice.sessionApproval !== undefined && fits({ choices: notice.sessionApproval.choices, shown: sessionShown });
     const records = await Promise.all(recipients.flatMap((recipient) => recipient.subscriptions.map(async (subscription) => {
       let payload: PushPayload = base;
       const asker = { userId: recipient.userId, sessionId: subscription.sessionId, hostId };
@@ -88,7 +90,7 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
       if (notice.sessionApproval && sessionId !== undefined && choicesFit && roleAllows(recipient.role, REQUEST_RULES['session.approve'].role)) {
         const { requestId, choices } = notice.sessionApproval;
         const action = await mintPushAction(env, { kind: 'session', ...asker, terminalSessionId: sessionId, requestId, choiceIds: choices.map((c) => c.id) });
-        payload = { ...base, action: { requestId, choices, ...action } };
+        payload = { ...base, action: { requestId, choices, ...action, shown: sessionShown! } };
       }
       const outcome = await push(env, await keys, subscription, payload, notice);
       return {

@@ -21,15 +21,16 @@
 //
 // A terminal session's approval (the CLI a person runs in their own terminal) carries the approval's
 // own choices as its buttons (a SessionPushAction); a press signs `session.approve` over the request
-// and the choice, and posts the choice. The terminal may have answered first: the relay then refuses
-// with `request-not-found`, as for a chat answered elsewhere, and the notification says so.
+// and the choice, naming the approval as the push showed it, and posts the choice. The terminal may
+// have answered first: the relay then refuses with `request-not-found`, as for a chat answered
+// elsewhere, and the notification says so.
 //
 // `installPushHandlers(self)` is called once by sw.ts. The scope is typed by what is used here, so this
 // file compiles with or without the WebWorker lib and a test can drive it with its own scope.
 // Only zod-free modules at run time (types are erased): a schema would bring all of zod into sw.js.
 import type { ApprovalChoiceKind, ChatApproveDecision, ChatPushAction, PushActResult, PushPayload, RequestSignature, SessionPushAction } from '../../contracts/index.ts';
 import { PUSH_REQUEST_PREFIX, pushApprovePayload, pushSessionApprovePayload } from '../../contracts/push-action.ts';
-import { settledRequestDigest } from '../../contracts/signing-core.ts';
+import { settledRequestDigest, terminalApprovalShown } from '../../contracts/signing-core.ts';
 import { signRequest, type DeviceKey } from '../../client/device-sign.ts';
 
 interface ShownNotification {
@@ -241,7 +242,8 @@ async function signed(payload: PushPayload, action: ChatPushAction, decision: Ch
 
 /**
  * This device's signature of the `session.approve` a terminal session's button asks for: over the
- * request id and the choice (a terminal's approval names no input to digest); undefined with no key here.
+ * request id and the choice, naming the approval as the push showed it (its tool, summary and
+ * choices with their words); undefined with no key here.
  */
 async function signedSession(
   hostId: string, sessionId: string, action: SessionPushAction, choiceId: string, options: PushHandlerOptions,
@@ -249,7 +251,8 @@ async function signedSession(
   const key = await options.deviceKey?.();
   if (!key) return undefined;
   const frame = { id: `${PUSH_REQUEST_PREFIX}${crypto.randomUUID()}`, type: 'session.approve', payload: pushSessionApprovePayload({ sessionId, requestId: action.requestId }, choiceId) };
-  return signRequest(key, frame, { hostId });
+  const settles = await settledRequestDigest(terminalApprovalShown({ sessionId, requestId: action.requestId, ...action.shown, choices: action.choices }));
+  return signRequest(key, frame, { hostId, settles });
 }
 
 /** Answers an approval with a notification's action token (and this device's signature); the relay's `{code, message}` on refusal. */
