@@ -444,4 +444,30 @@ describe('HostConnection', () => {
     expect(relay.tickets).toBe(2); // refused with the stale token, then minted with the refreshed one
     expect(await api.accessToken()).toBe('a1');
   });
+
+  it('signs a terminal approval\'s answer over the approval as its session.approvals event showed it', async () => {
+    const approval = {
+      requestId: 'tu-1', sessionId: 's1', toolName: 'Bash', summary: 'Bash: rm -rf build', createdAt: 1, expiresAt: Date.now() + 60_000,
+      choices: [{ id: 'allow', kind: 'allow' as const, label: 'Allow once' }, { id: 'deny', kind: 'deny' as const, label: 'Deny' }],
+    };
+    const { relay, api } = await setUp((frame, ws) => {
+      if (frame.type === 'chat.list') {
+        answer(ws, frame.id, { chats: [] });
+        event(ws, 'session.approvals', { sessionId: 's1', approvals: [approval] });
+      }
+      if (frame.type === 'session.approve') answer(ws, frame.id, { accepted: true });
+    });
+    const pair = await newDeviceKeyPair(false);
+    const key = await deviceKeyOf(pair, Date.now());
+    const lobby = keep(new HostConnection(api, 'h1', { ...fast, deviceKey: key }));
+    await until(() => lobby.terminal.approvalsOf('s1').length === 1);
+    expect(await lobby.request('session.approve', { sessionId: 's1', requestId: 'tu-1', choiceId: 'allow' })).toEqual({ accepted: true });
+    // One it does not show goes signed with no approval named: a host holding it refuses that.
+    await lobby.request('session.approve', { sessionId: 's1', requestId: 'tu-9', choiceId: 'allow' });
+    const [shown, unknown] = relay.requests('session.approve') as Array<Frame & { signature: any }>;
+    expect(shown!.signature.statement).toMatchObject({ type: 'session.approve', hostId: 'h1', chatId: null, device: key.id });
+    expect(await verifyStatement(pair.publicKey, shown!.signature)).toBe(true);
+    expect(shown!.signature.statement.settles).toBe(await settledRequestDigest({ kind: 'terminal-approval', ...approval }));
+    expect(unknown!.signature.statement.settles).toBeUndefined();
+  });
 });
