@@ -464,7 +464,7 @@ describe('HostConnection', () => {
     expect(await lobby.request('session.approve', { sessionId: 's1', requestId: 'tu-1', choiceId: 'allow' })).toEqual({ accepted: true });
     // One it does not show goes signed with no approval named: a host holding it refuses that.
     await lobby.request('session.approve', { sessionId: 's1', requestId: 'tu-9', choiceId: 'allow' });
-    const [shown, unknown] = relay.requests('session.approve') as Array<Frame & { signature: any }>;
+    const [shown, unknown] = relay.requests('session.approve') as unknown as Array<Frame & { signature: any }>;
     expect(shown!.signature.statement).toMatchObject({ type: 'session.approve', hostId: 'h1', chatId: null, device: key.id });
     expect(await verifyStatement(pair.publicKey, shown!.signature)).toBe(true);
     expect(shown!.signature.statement.settles).toBe(await settledRequestDigest({ kind: 'terminal-approval', ...approval }));
