@@ -85,6 +85,12 @@ export const HostSummarySchema = z.object({
   lastSeenAt: z.number().nullable(),
   version: z.string().nullable(),
   createdAt: z.number(),
+  /**
+   * For the host's owner: how many signed team grants name members the team no longer has, so the
+   * machine still serves who left and not who joined until an owner signs them again (the host's
+   * page). Absent when none, and for anyone who is not the owner.
+   */
+  teamGrantsToSign: z.number().int().positive().optional(),
 });
 export type HostSummary = z.output<typeof HostSummarySchema>;
 

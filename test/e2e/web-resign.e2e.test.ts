@@ -133,6 +133,12 @@ describe('a team grant whose team changed is signed again from the Host page', (
     expect(await signedSend(leaves, chatId)).toMatchObject({ ok: true });
     expect(lastSend()).toMatchObject({ outcome: 'done', userId: leaves.id });
 
+    // The owner's list of hosts marks the host, and its link leads to the page that signs again.
+    await page.goto('/hosts');
+    const row = page.locator('a.host-row', { hasText: host.name });
+    await row.locator('.badge', { hasText: 'Team changed: sign again' }).waitFor();
+    expect(await accessibilityViolations(page)).toEqual([]);
+
     // The owner's Host page says so and offers to sign again.
     await hostPage(page);
     const prompt = page.getByTestId('team-changed');
@@ -144,6 +150,11 @@ describe('a team grant whose team changed is signed again from the Host page', (
     // A member who is no owner of the host sees the state, with no button.
     const seen = await signedInPerson('phone', STAYS);
     try {
+      // Their list has no mark: they cannot sign it.
+      await seen.page.goto('/hosts');
+      const theirRow = seen.page.locator('a.host-row', { hasText: host.name });
+      await theirRow.waitFor();
+      expect(await theirRow.locator('.badge').count()).toBe(0);
       await hostPage(seen.page);
       const theirs = seen.page.getByTestId('team-changed');
       await theirs.waitFor();
@@ -161,6 +172,9 @@ describe('a team grant whose team changed is signed again from the Host page', (
     await page.getByRole('button', { name: 'Sign again for resign crew' }).click();
     await page.locator('.notice.ok', { hasText: 'Signed again' }).waitFor();
     expect(await page.getByTestId('team-changed').count()).toBe(0);
+    await page.goto('/hosts');
+    await row.waitFor();
+    expect(await row.locator('.badge').count()).toBe(0);
     const again = await teamGrant();
     expect(again).toMatchObject({ signed: true, resign: null, role: 'operator' });
     expect(again.id).not.toBe(first.id);

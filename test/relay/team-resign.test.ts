@@ -8,7 +8,7 @@ import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { deviceKeyOf, newDeviceKeyPair, type DeviceKey } from '../../src/client/device-key.ts';
 import { signGrant } from '../../src/client/trust.ts';
-import { GrantSchema, LinkTrustSchema, type Grant, type GrantStatement } from '../../src/contracts/index.ts';
+import { GrantSchema, LinkTrustSchema, type Grant, type GrantStatement, type HostSummary } from '../../src/contracts/index.ts';
 import { putSignedGrant } from '../../src/relay/db/trust.ts';
 import { FakeHost, OWNER, until } from './peers.ts';
 import { api, signIn, team, type Person } from './people.ts';
@@ -47,6 +47,12 @@ describe('a signed team grant after its team changed', () => {
     expect((await api(ben, 'POST', `/api/invitations/${invitation.body.token}/accept`)).status).toBe(200);
     expect((await grantsOf(owner, host.hostId))[0]!.resign).toEqual({ joined: [{ userId: ben.userId, name: expect.any(String) }], left: [] });
 
+    // The owner's list of hosts says one grant needs signing again; a member's does not (they cannot sign it).
+    const listed = async (who: Person) => ((await api(who, 'GET', '/api/hosts')).body.hosts as HostSummary[]).find((h) => h.id === host.hostId);
+    expect((await listed(owner))!.teamGrantsToSign).toBe(1);
+    expect(await listed(ben)).toMatchObject({ role: 'operator' });
+    expect((await listed(ben))!.teamGrantsToSign).toBeUndefined();
+
     // Ann leaves: the old signature still names her.
     expect((await api(owner, 'DELETE', `/api/teams/${teamId}/members/${ann.userId}`)).status).toBe(200);
     const stale = (await grantsOf(owner, host.hostId))[0]!;
@@ -70,6 +76,7 @@ describe('a signed team grant after its team changed', () => {
     expect(resigned.status).toBe(200);
     expect(GrantSchema.parse(resigned.body)).toMatchObject({ id: again.statement.grantId, signed: true, resign: null });
     expect(await grantsOf(owner, host.hostId)).toMatchObject([{ id: again.statement.grantId, signed: true, resign: null }]);
+    expect((await listed(owner))!.teamGrantsToSign).toBeUndefined();
 
     // The host got the new statement (the only one sent since the refusals), and the relay keeps it alone.
     await until(() => host.received.filter((f) => f.link === 'trust').length === framesBefore + 1, 'the new grant on the link');

@@ -2,7 +2,7 @@
 // One grant per (host, chat, subject): giving again changes its role. A signed team grant is read
 // with its drift from the team as it is now (`resign`: who joined and who left since it was signed),
 // so an owner sees when the host follows other people than the relay does.
-import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
 import { union } from 'drizzle-orm/sqlite-core';
 import { SignedGrantSchema, resignOf, type Grant, type GrantPerson } from '../../contracts/index.ts';
@@ -78,6 +78,19 @@ function bySubject(hostId: string, chatId: string, subject: GrantSubject) {
 
 export async function grantsOnHost(d1: D1Database, hostId: string): Promise<Grant[]> {
   return answered(d1, await named(d1).where(eq(grants.hostId, hostId)).orderBy(asc(grants.createdAt)));
+}
+
+/**
+ * For each of these hosts, how many of its signed team grants name members the team no longer has
+ * (an owner signs them again on the host's page); hosts with none are left out. One read of the
+ * signed team grants, then one of their teams' members.
+ */
+export async function teamGrantsToSign(d1: D1Database, hostIds: string[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  if (hostIds.length === 0) return counts;
+  const rows = await named(d1).where(and(inArray(grants.hostId, hostIds), eq(grants.subjectType, 'team'), isNotNull(grants.statement)));
+  for (const grant of await answered(d1, rows)) if (grant.resign) counts.set(grant.hostId, (counts.get(grant.hostId) ?? 0) + 1);
+  return counts;
 }
 
 /** The grants on this host that reach one person: to them, or to a team they belong to. */

@@ -6,6 +6,7 @@ import { HostRenameRequestSchema, ProtocolError, type HostSummary } from '../../
 import { readView } from '../auth/access.ts';
 import { hostsReachableBy, recheckHosts } from '../auth/revocations.ts';
 import { record } from '../db/audit.ts';
+import { teamGrantsToSign } from '../db/grants.ts';
 import { liveHost, liveHostsAmong, renameHost, revokeHost } from '../db/hosts.ts';
 import type { Env } from '../env.ts';
 import { hostLinkOf } from '../objects/stubs.ts';
@@ -22,16 +23,20 @@ hostsApi.get('/', requireUser, async (c) => {
   const ids = await hostsReachableBy(c.env.DB, user.userId);
   if (ids.length === 0) return c.json({ hosts: [] });
   const rows = await liveHostsAmong(c.env.DB, ids);
-  const hosts = await Promise.all(rows.map(async (row): Promise<HostSummary> => {
-    const [view, online] = await Promise.all([
-      readView(c.env.DB, { kind: 'user', ...user }, row.id),
-      hostLinkOf(c.env, row.id).isOnline().catch(() => false),
-    ]);
+  const seen = await Promise.all(rows.map((row) => Promise.all([
+    readView(c.env.DB, { kind: 'user', ...user }, row.id),
+    hostLinkOf(c.env, row.id).isOnline().catch(() => false),
+  ])));
+  // Only those who may sign a grant again (owners of the whole host) are told one needs it.
+  const toSign = await teamGrantsToSign(c.env.DB, rows.filter((_, i) => seen[i]![0].hostRole === 'owner').map((row) => row.id));
+  const hosts = rows.map((row, i): HostSummary => {
+    const [view, online] = seen[i]!;
     return {
       id: row.id, name: row.name, ownerId: row.ownerId, role: view.hostRole, online,
       lastSeenAt: row.lastSeenAt, version: row.version, createdAt: row.createdAt,
+      ...(toSign.has(row.id) ? { teamGrantsToSign: toSign.get(row.id) } : {}),
     };
-  }));
+  });
   return c.json({ hosts });
 });
 

@@ -30,6 +30,11 @@ export function HostsPage() {
                     {host.version ? ` · ${host.version}` : ''}
                   </span>
                 </span>
+                {host.teamGrantsToSign && (
+                  <span class="badge attention" title="A team changed since you signed its grant: the machine still serves who left and not who joined. Open the host to sign again.">
+                    {host.teamGrantsToSign === 1 ? 'Team changed: sign again' : `${host.teamGrantsToSign} teams changed: sign again`}
+                  </span>
+                )}
               </a>
             </li>
           );
