@@ -125,6 +125,10 @@ export function createHandlers(core: HostCore): HandlerTable {
       if (!core.providers.has(session.info.provider)) {
         throw new ProtocolError('account-unavailable', `This host has no ${session.info.provider} provider any more`);
       }
+      // The conversation was taken back to a terminal ("continue in terminal"): it is the terminal's until it ends there.
+      if (core.terminal.runsInTerminal(session.info.agentSessionId)) {
+        throw new ProtocolError('chat-busy', 'A terminal runs this conversation now: end it there (/exit) first, then send here');
+      }
       // Every file the text or the mentions would make the CLI read is in the chat's folders, or
       // nothing is kept (the uploads are host-made paths in the chat's own folder, checked again when
       // the turn starts).

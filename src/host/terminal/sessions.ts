@@ -263,6 +263,19 @@ export class TerminalSessions {
     return { kind: agent.kind === 'codex' ? 'codex' : 'claude', cwd: known.session.cwd, agentSessionId: agent.agentSessionId, items };
   }
 
+  /**
+   * Whether a terminal runs this CLI session now (its hooks said so and it has not ended): a chat on
+   * the same session must not start its own CLI on it meanwhile, or two CLIs write one transcript.
+   */
+  runsInTerminal(agentSessionId: string | null): boolean {
+    if (!agentSessionId) return false;
+    for (const known of this.known.values()) {
+      const { agent } = known.session;
+      if (agent.agentSessionId === agentSessionId && agent.live && agent.status !== 'exited') return true;
+    }
+    return false;
+  }
+
   private get(sessionId: string): Known {
     const known = this.known.get(sessionId);
     if (!known) throw new ProtocolError('session-not-found', `No terminal session ${sessionId}`);
