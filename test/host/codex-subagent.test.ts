@@ -138,7 +138,27 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     expect(record.payload.reason).toBe('interrupted');
   });
 
-  it('an agent that outlives the turn that spawned it stays running after the turn ends, then ends as Codex reports it', async () => {
+  it('a message sent right after chat.cancel is a turn of its own: what the cancelled turn still says, its interrupted end above all, does not end it', async () => {
+    const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'sleep a while' });
+    await until(() => thread().items.some((i) => i.kind === 'tool' && i.turnId === turnId && i.state === 'running'), 'the sleep running', 60_000);
+    await client.ok('chat.cancel', { chatId: 'c' });
+    // At once: Codex has not completed the interrupted turn yet.
+    const next = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'hello there' });
+    await until(() => {
+      const turn = thread().get(next.turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the next turn', 60_000);
+    expect(thread().get(turnId)).toMatchObject({ state: 'aborted' });
+    expect(thread().get(next.turnId)).toMatchObject({ state: 'done' });
+    expect(thread().items.some((i) => i.kind === 'assistant' && i.turnId === next.turnId && i.text === 'Hello from the scripted model.')).toBe(true);
+  });
+
+  // What Codex 0.171 sends for an agent that outlives its turn was learned from the pinned CLI against
+  // the scripted model server: test/host/fixtures/codex/subagent-outlived.jsonl (record.ts). The
+  // parent's `turn/completed` comes first; the agent's thread then goes on with `item/started` (its
+  // command), `item/commandExecution/outputDelta`, `item/completed`, its reply's deltas and item, and
+  // its own `turn/completed`, all while the chat's thread runs no turn.
+  it('an agent that outlives the turn that spawned it: its work after the turn is under its row, live, no turn opened for it, and it ends as Codex reports it', async () => {
     const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate and leave' });
     await until(() => {
       const turn = thread().get(turnId);
@@ -149,13 +169,44 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     if (!row) throw new Error('no subagent row');
     // Still at work: its command waits for a file nobody has written yet.
     expect(row).toMatchObject({ status: 'running', finishedAt: null, turnId });
+    const turns = () => thread().items.filter((i) => i.kind === 'turn').length;
+    const turnsBefore = turns();
+
+    // The command it runs after the turn ended is in the chat under its row (in the turn it outlived), running.
+    const waiting = () => under(row.toolUseId).find((i) => i.kind === 'tool' && i.state === 'running' && JSON.stringify(i.input).includes(AGENT_GO_FILE));
+    await until(() => !!waiting(), 'the agent\'s command in the chat', 30_000);
+    expect(waiting()).toMatchObject({ kind: 'tool', name: 'Bash', turnId, parentToolUseId: row.toolUseId, output: null });
+    expect(subagentRow('wait for the go')).toMatchObject({ status: 'running', lastTool: 'Bash', usage: { toolUses: 1 } });
+    // No turn was opened for it: the chat is idle, and the clients' status says so.
+    expect(thread().info).toMatchObject({ status: 'idle', activeTurnId: null });
+    expect(client.statuses.get('c')).toMatchObject({ status: 'idle', activeTurnId: null });
+    expect(turns()).toBe(turnsBefore);
+    const page = await client.ok<{ live: boolean }>('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
+    expect(page.live).toBe(true);
+
+    // A turn of the person's own meanwhile neither takes the agent's work nor settles its row when it ends.
+    const other = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'hello there' });
+    await until(() => {
+      const turn = thread().get(other.turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the person\'s turn', 60_000);
+    expect(thread().get(other.turnId)).toMatchObject({ state: 'done' });
+    expect(subagentRow('wait for the go')).toMatchObject({ status: 'running' });
+    expect(waiting()).toMatchObject({ state: 'running', turnId });
 
     writeFileSync(path.join(chat.work, AGENT_GO_FILE), '');
     await until(() => subagentRow('wait for the go')?.status !== 'running', 'the agent\'s own end', 30_000);
     expect(subagentRow('wait for the go')).toMatchObject({ status: 'done', result: AGENT_GO_REPORT, usage: { toolUses: 1 } });
     expect(subagentRow('wait for the go')?.finishedAt).toEqual(expect.any(Number));
-    // The turn it outlived stays as it ended.
+    // Its command finished with its output, and its report is under its row, not the chat's own reply.
+    const work = under(row.toolUseId);
+    expect(work.map((i) => i.kind)).toEqual(['tool', 'assistant']);
+    expect(work[0]).toMatchObject({ state: 'done', output: 'went\n' });
+    expect(work[1]).toMatchObject({ text: AGENT_GO_REPORT, streaming: false, turnId, parentToolUseId: row.toolUseId });
+    // The turns stay as they ended, and none more.
     expect(thread().get(turnId)).toMatchObject({ state: 'done' });
+    expect(turns()).toBe(turnsBefore + 1);
+    expect(thread().info).toMatchObject({ status: 'idle', activeTurnId: null });
   });
 
   it('reads no rollout for a thread id that is not a UUID, nor one that is not a subagent of the chat\'s thread', async () => {

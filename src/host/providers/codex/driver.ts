@@ -103,6 +103,12 @@ export class CodexSession implements ProviderSession {
   private readonly efforts: readonly string[] | null;
   /** What every `turn/start` adds, as the last process's plan checked it. */
   private turnParams: Record<string, unknown> = {};
+  /**
+   * The chat's turn we interrupted, until Codex completes it. The next turn's `emit` is set as soon
+   * as it is asked for, while this one may still be settling: what this one still says (its
+   * `interrupted` end above all) is not the next turn's.
+   */
+  private stoppedTurn: string | null = null;
 
   constructor(launch: CodexLaunch, context: ProviderChatContext, efforts: readonly string[] | null = null) {
     this.launch = launch;
@@ -158,6 +164,7 @@ export class CodexSession implements ProviderSession {
       peer.request('turn/interrupt', agent).catch(() => undefined);
     }
     this.mapper.interrupting();
+    this.stoppedTurn = turnId;
     peer.request('turn/interrupt', { threadId: this.threadId, turnId }).catch(() => undefined);
   }
 
@@ -250,6 +257,7 @@ export class CodexSession implements ProviderSession {
     this.peer = null;
     this.starting = null;
     this.mapper.turnId = null;
+    this.stoppedTurn = null;
     await process?.end();
   }
 
@@ -328,12 +336,15 @@ export class CodexSession implements ProviderSession {
         this.turnStarted(turn.id);
       }
     }
+    const p = record(params);
+    const stale = this.stoppedTurn !== null && p.threadId === this.threadId && (p.turnId ?? record(p.turn).id) === this.stoppedTurn;
     const outputs = this.mapper.notification(method, params);
     if (method === 'turn/completed' && !this.mapper.turnId) {
       this.settleIdle?.();
       this.settleIdle = null;
     }
-    this.deliver(outputs);
+    if (stale && method === 'turn/completed') this.stoppedTurn = null;
+    if (!stale) this.deliver(outputs);
     // An agent that outlived its turn reports to the chat, whichever turn (if any) runs now.
     for (const output of this.mapper.outlived.splice(0)) this.context.side?.(output);
   }
@@ -378,6 +389,7 @@ export class CodexSession implements ProviderSession {
     this.peer?.close('Codex exited');
     this.peer = null;
     this.mapper.turnId = null;
+    this.stoppedTurn = null;
     this.compacting = false;
     this.mapper.cancelAll();
     this.settleIdle?.();
