@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatItem } from '../../src/contracts/index.ts';
 import { findRollout, subagentRolloutItems } from '../../src/host/providers/codex/subagent-rollout.ts';
 import { openCodexChat, type CodexChat } from './codex-chat.ts';
-import { AGENT_GO_FILE, AGENT_GO_REPORT, SUBAGENT_REPORT } from './fixtures/codex/scenario.ts';
+import { AGENT_GO_FILE, AGENT_GO_REPORT, SUBAGENT_REPORT, TEAM_REPLY } from './fixtures/codex/scenario.ts';
+import { AGENT_TURN_LABEL } from '../../src/host/providers/codex/driver.ts';
 import { until, type TestClient } from './harness.ts';
 
 let chat: CodexChat;
@@ -229,5 +230,46 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     // A file named like a rollout outside the date folders is never found.
     writeFileSync(path.join(sessions, `rollout-x-${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}.jsonl`), '{}\n');
     expect(await findRollout(sessions, `${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`)).toBeNull();
+  });
+});
+
+// With `multi_agent_v2` and `wake_on_agent_messages` (Codex features the host does not enable, but a
+// person's config.toml may), Codex wakes the parent's thread with a turn of its own when an agent it
+// spawned finishes while the thread is idle; with either alone, or with neither (what the host runs),
+// it does not (learned from the pinned 0.171 against the scripted model server). That turn is the
+// chat's too: an agent turn the app follows, running, then done.
+describe('a turn Codex starts by itself (multi_agent_v2, wake_on_agent_messages)', { timeout: 90_000 }, () => {
+  let team: CodexChat;
+  beforeAll(async () => {
+    team = await openCodexChat('tether-codex-team-', 'full-access', ['--enable', 'multi_agent_v2', '--enable', 'wake_on_agent_messages']);
+  }, 30_000);
+  afterAll(async () => {
+    await team?.close();
+  });
+
+  it('is shown as an agent turn: the chat runs, its reply is in it, then the chat is idle', async () => {
+    const teamThread = () => team.client.threads.get('c')!;
+    const { turnId } = await team.client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate to a team' });
+    const woken = () => teamThread().items.find((i) => i.kind === 'turn' && i.id !== turnId);
+    await until(() => {
+      const first = teamThread().get(turnId);
+      return first?.kind === 'turn' && first.state !== 'running';
+    }, 'the turn that handed the work on', 60_000);
+    // Its agent waits for the go file: the chat is idle until it ends.
+    expect(woken()).toBeUndefined();
+    expect(teamThread().info).toMatchObject({ status: 'idle', activeTurnId: null });
+    writeFileSync(path.join(team.work, AGENT_GO_FILE), '');
+    await until(() => woken()?.kind === 'turn' && (woken() as { state: string }).state !== 'running', 'the turn Codex woke the chat with', 60_000);
+    expect(teamThread().get(turnId)).toMatchObject({ state: 'done' });
+    const turn = woken()!;
+    expect(turn).toMatchObject({ kind: 'turn', origin: 'agent', label: AGENT_TURN_LABEL, state: 'done', endedAt: expect.any(Number) });
+    // Nobody typed it: no user message in it, and its reply is the model's answer to the wake.
+    expect(teamThread().items.some((i) => i.kind === 'user' && i.turnId === turn.id)).toBe(false);
+    expect(teamThread().items.some((i) => i.kind === 'assistant' && i.turnId === turn.id && i.text === TEAM_REPLY)).toBe(true);
+    // The app saw it run: a chat.status said running with that turn, and the last says idle.
+    const statuses = team.client.frames.filter((f) => f.event === 'chat.status').map((f) => (f.payload as { info: { status: string; activeTurnId: string | null } }).info);
+    expect(statuses.some((info) => info.status === 'running' && info.activeTurnId === turn.id)).toBe(true);
+    expect(teamThread().info).toMatchObject({ status: 'idle', activeTurnId: null });
+    expect(team.client.statuses.get('c')).toMatchObject({ status: 'idle', activeTurnId: null });
   });
 });

@@ -202,6 +202,36 @@ describe('the backend of a chat', () => {
     expect(items().filter((i) => i.kind === 'turn')).toHaveLength(2);
   });
 
+  it('a turn the backend starts on its own is an agent turn with no message; refused while a turn of the chat runs', async () => {
+    const open = provider.open.bind(provider);
+    let context: Parameters<typeof provider.open>[0] | undefined;
+    provider.open = (opened) => {
+      context = opened;
+      return open(opened);
+    };
+    const sent = await client.ok('chat.send', { chatId: 'c1', text: 'slow' });
+    await until(() => core.session('c1').thread.items.some((i) => i.kind === 'assistant' && i.turnId === sent.turnId), 'the turn to run');
+    // A turn runs: the backend's own is not shown.
+    expect(context!.agentTurn!('by itself')).toBeNull();
+    await client.ok('chat.cancel', { chatId: 'c1' });
+
+    const emit = context!.agentTurn!('by itself')!;
+    const items = () => core.session('c1').thread.items;
+    const turn = items().at(-1)!;
+    expect(turn).toMatchObject({ kind: 'turn', origin: 'agent', label: 'by itself', state: 'running' });
+    expect(core.session('c1').info).toMatchObject({ status: 'running', activeTurnId: turn.id });
+    // Another one meanwhile is refused too.
+    expect(context!.agentTurn!('again')).toBeNull();
+    emit({ type: 'text', text: 'woke up' });
+    emit({ type: 'turn-end', state: 'done' });
+    expect(items().find((i) => i.id === turn.id)).toMatchObject({ state: 'done', endedAt: expect.any(Number) });
+    expect(items().filter((i) => i.turnId === turn.id).map((i) => i.kind)).toEqual(['turn', 'assistant']);
+    expect(core.session('c1').info).toMatchObject({ status: 'idle', activeTurnId: null });
+    // Its emit is spent: late output is dropped.
+    emit({ type: 'text', text: 'late' });
+    expect(items().filter((i) => i.turnId === turn.id)).toHaveLength(2);
+  });
+
   it('after a restart cut its turn: the turn is aborted with the note, and the next send resumes the stored session', async () => {
     const sent = await client.ok('chat.send', { chatId: 'c1', text: 'slow' });
     await until(() => core.session('c1').thread.items.some((i) => i.kind === 'assistant'), 'the turn to run');

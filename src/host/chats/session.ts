@@ -251,13 +251,7 @@ export class ChatSession {
    * git work tree a turn that brings a message gets it only once the tree is snapshotted.
    */
   private open(turnId: string, message: OutgoingMessage | null, start: (driver: ProviderSession, emit: ProviderEmit) => void, label?: string): void {
-    const now = Date.now();
-    this.failed = false;
-    const turn: ActiveTurn = { id: turnId, started: false, costUsd: 0, reply: null, replyParent: null, thought: null, tools: new Map() };
-    this.turn = turn;
-    if (message) this.upsert({ id: newId('msg'), kind: 'user', createdAt: now, turnId, ...messageParts(message) });
-    this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0, ...(label ? { label } : {}) });
-    this.updateInfo({ limit: undefined });
+    const turn = this.opened(turnId, message, label ? { label } : {});
     const begin = (): void => {
       turn.started = true;
       try {
@@ -279,6 +273,29 @@ export class ChatSession {
         begin();
       });
     }
+  }
+
+  /** A turn running from now on (with the user's message, if any): its item, the chat's info. */
+  private opened(turnId: string, message: OutgoingMessage | null, marks: Pick<ChatTurnItem, 'label' | 'origin'>): ActiveTurn {
+    const now = Date.now();
+    this.failed = false;
+    const turn: ActiveTurn = { id: turnId, started: false, costUsd: 0, reply: null, replyParent: null, thought: null, tools: new Map() };
+    this.turn = turn;
+    if (message) this.upsert({ id: newId('msg'), kind: 'user', createdAt: now, turnId, ...messageParts(message) });
+    this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0, ...marks });
+    this.updateInfo({ limit: undefined });
+    return turn;
+  }
+
+  /**
+   * A turn the backend started on its own (ProviderChatContext.agentTurn): open now, origin `agent`,
+   * no message; null while a turn runs (or the chat is shut), so it never takes another turn's place.
+   */
+  private agentTurn(label: string): ProviderEmit | null {
+    if (this.turn || this.closed) return null;
+    const turnId = newId('turn');
+    this.opened(turnId, null, { origin: 'agent', label }).started = true;
+    return (output) => this.onOutput(turnId, output);
   }
 
   /**
@@ -305,6 +322,7 @@ export class ChatSession {
       ...(account?.home ? { accountHome: account.home } : {}),
       ...(account?.env ? { accountEnv: account.env } : {}),
       side: (output) => this.side(output),
+      agentTurn: (label) => this.agentTurn(label),
     });
     this.driverSettings = settings;
     return this.driver;

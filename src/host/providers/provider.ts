@@ -132,6 +132,13 @@ export interface ProviderChatContext {
    * a background command ends after its turn did.
    */
   side?: ProviderEmit;
+  /**
+   * The CLI started a turn of its own in the chat's conversation, one nobody sent (Codex wakes its
+   * thread when an agent reports back, with `multi_agent_v2`): the runtime opens it as a turn of
+   * origin `agent` labelled `label`, and answers where its outputs go, as `startTurn`'s emit
+   * (ending with one `turn-end`). Null when a turn runs already: the CLI's turn is then not shown.
+   */
+  agentTurn?(label: string): ProviderEmit | null;
 }
 
 export interface TurnInput {
