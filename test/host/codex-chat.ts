@@ -22,8 +22,8 @@ export interface CodexChat {
   close: () => Promise<void>;
 }
 
-/** Chat `c` in a new work folder, in `runtimeMode` (the host's ceiling raised to it), attached. */
-export async function openCodexChat(prefix: string, runtimeMode: RuntimeMode = 'auto-accept-edits'): Promise<CodexChat> {
+/** Chat `c` in a new work folder, in `runtimeMode` (the host's ceiling raised to it), attached; `args` after `app-server`. */
+export async function openCodexChat(prefix: string, runtimeMode: RuntimeMode = 'auto-accept-edits', args: string[] = []): Promise<CodexChat> {
   const data = tempDir(prefix);
   const model = await OpenAiServer.start(codexScenario);
   const home = path.join(data.dir, 'codex-home');
@@ -31,7 +31,7 @@ export async function openCodexChat(prefix: string, runtimeMode: RuntimeMode = '
   mkdirSync(home, { recursive: true });
   mkdirSync(work, { recursive: true });
   writeCodexHome(home, model.url);
-  const provider = new CodexProvider({ command: CODEX_BIN, home, env: { [TEST_KEY_VARIABLE]: 'k' }, clientVersion: '0.0.0' }, { probe: false });
+  const provider = new CodexProvider({ command: CODEX_BIN, home, env: { [TEST_KEY_VARIABLE]: 'k' }, clientVersion: '0.0.0', args }, { probe: false });
   const core = await openCore(data.dir, { providers: [provider], policy: new HostPolicy({ home: data.dir, modeCeiling: runtimeMode === 'full-access' ? 'full-access' : undefined }) });
   const client = new TestClient(core);
   await client.ok('chat.create', { chatId: 'c', provider: 'codex', cwd: work, runtimeMode });

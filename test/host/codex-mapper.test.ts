@@ -248,19 +248,42 @@ describe('the Codex mapper on recorded transcripts', () => {
     mapper.notification('turn/started', { threadId: 'agent', turn: { id: 'at1' } });
     expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't1', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done', outliving: ['call_o'] }]);
 
-    // The next turn runs; the agent's work is not its, and only what settles the agent's row is kept.
+    // The next turn runs; the agent's work is not its: it goes aside, under the agent's row (its thinking stays out).
     mapper.turnStarted('t2');
     expect(mapper.notification('item/started', { threadId: 'agent', item: { type: 'commandExecution', id: 'c9', command: 'ls', commandActions: [] } })).toEqual([]);
+    expect(mapper.notification('item/commandExecution/outputDelta', { threadId: 'agent', itemId: 'c9', delta: 'a.txt\n' })).toEqual([]);
+    expect(mapper.notification('item/reasoning/summaryTextDelta', { threadId: 'agent', itemId: 'r9', delta: 'hmm' })).toEqual([]);
+    expect(mapper.notification('item/agentMessage/delta', { threadId: 'agent', itemId: 'm9', delta: 'all ' })).toEqual([]);
     expect(mapper.notification('item/completed', { threadId: 'agent', item: { type: 'agentMessage', id: 'm9', text: 'all done' } })).toEqual([]);
+    // Its own turn ends before its command reported an end: that command failed.
     expect(mapper.notification('turn/completed', { threadId: 'agent', turn: { id: 'at1', status: 'completed' } })).toEqual([]);
     expect(mapper.outlived.splice(0)).toEqual([
+      { type: 'tool-start', toolUseId: 'c9', name: 'Bash', input: { command: 'ls' }, description: 'ls', parentToolUseId: 'call_o' },
       { type: 'subagent-progress', toolUseId: 'call_o', lastTool: 'Bash', usage: { totalTokens: 0, toolUses: 1, durationMs: 0 } },
+      { type: 'tool-output', toolUseId: 'c9', text: 'a.txt\n' },
+      { type: 'text', text: 'all ', parentToolUseId: 'call_o' },
+      { type: 'text', text: 'done', parentToolUseId: 'call_o' },
+      { type: 'text-end', parentToolUseId: 'call_o' },
       { type: 'tool-end', toolUseId: 'c9', output: null, error: true },
       { type: 'subagent-end', toolUseId: 'call_o', status: 'done', result: 'all done', usage: { totalTokens: 0, toolUses: 1, durationMs: 0 } },
     ]);
     // Ended: the next turn's end names no agent, and a gone process ends none.
     expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't2', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done' }]);
     expect(mapper.agentsGone('Codex exited')).toEqual([]);
+  });
+
+  it('names an agent an earlier turn left running in every later turn-end until it ends: it goes on past those turns too', () => {
+    const mapper = new CodexMapper();
+    mapper.threadId = 'mine';
+    mapper.turnStarted('t1');
+    const spawn = { type: 'collabAgentToolCall', id: 'call_e', tool: 'spawnAgent', status: 'completed', senderThreadId: 'mine', receiverThreadIds: ['agent'], prompt: 'go on', agentsStates: {} };
+    mapper.notification('item/completed', { threadId: 'mine', item: spawn });
+    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't1', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done', outliving: ['call_e'] }]);
+    mapper.turnStarted('t2');
+    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't2', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done', outliving: ['call_e'] }]);
+    mapper.notification('turn/completed', { threadId: 'agent', turn: { id: 'at1', status: 'completed' } });
+    mapper.turnStarted('t3');
+    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't3', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done' }]);
   });
 
   it('ends an agent still running past its turn failed when the process goes', () => {

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatItem } from '../../src/contracts/index.ts';
 import { findRollout, subagentRolloutItems } from '../../src/host/providers/codex/subagent-rollout.ts';
 import { openCodexChat, type CodexChat } from './codex-chat.ts';
-import { AGENT_GO_FILE, AGENT_GO_REPORT, SUBAGENT_REPORT } from './fixtures/codex/scenario.ts';
+import { AGENT_GO_FILE, AGENT_GO_REPORT, SUBAGENT_REPORT, TEAM_REPLY } from './fixtures/codex/scenario.ts';
+import { AGENT_TURN_LABEL } from '../../src/host/providers/codex/driver.ts';
 import { until, type TestClient } from './harness.ts';
 
 let chat: CodexChat;
@@ -138,7 +139,27 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     expect(record.payload.reason).toBe('interrupted');
   });
 
-  it('an agent that outlives the turn that spawned it stays running after the turn ends, then ends as Codex reports it', async () => {
+  it('a message sent right after chat.cancel is a turn of its own: what the cancelled turn still says, its interrupted end above all, does not end it', async () => {
+    const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'sleep a while' });
+    await until(() => thread().items.some((i) => i.kind === 'tool' && i.turnId === turnId && i.state === 'running'), 'the sleep running', 60_000);
+    await client.ok('chat.cancel', { chatId: 'c' });
+    // At once: Codex has not completed the interrupted turn yet.
+    const next = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'hello there' });
+    await until(() => {
+      const turn = thread().get(next.turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the next turn', 60_000);
+    expect(thread().get(turnId)).toMatchObject({ state: 'aborted' });
+    expect(thread().get(next.turnId)).toMatchObject({ state: 'done' });
+    expect(thread().items.some((i) => i.kind === 'assistant' && i.turnId === next.turnId && i.text === 'Hello from the scripted model.')).toBe(true);
+  });
+
+  // What Codex 0.171 sends for an agent that outlives its turn was learned from the pinned CLI against
+  // the scripted model server: test/host/fixtures/codex/subagent-outlived.jsonl (record.ts). The
+  // parent's `turn/completed` comes first; the agent's thread then goes on with `item/started` (its
+  // command), `item/commandExecution/outputDelta`, `item/completed`, its reply's deltas and item, and
+  // its own `turn/completed`, all while the chat's thread runs no turn.
+  it('an agent that outlives the turn that spawned it: its work after the turn is under its row, live, no turn opened for it, and it ends as Codex reports it', async () => {
     const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate and leave' });
     await until(() => {
       const turn = thread().get(turnId);
@@ -149,13 +170,44 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     if (!row) throw new Error('no subagent row');
     // Still at work: its command waits for a file nobody has written yet.
     expect(row).toMatchObject({ status: 'running', finishedAt: null, turnId });
+    const turns = () => thread().items.filter((i) => i.kind === 'turn').length;
+    const turnsBefore = turns();
+
+    // The command it runs after the turn ended is in the chat under its row (in the turn it outlived), running.
+    const waiting = () => under(row.toolUseId).find((i) => i.kind === 'tool' && i.state === 'running' && JSON.stringify(i.input).includes(AGENT_GO_FILE));
+    await until(() => !!waiting(), 'the agent\'s command in the chat', 30_000);
+    expect(waiting()).toMatchObject({ kind: 'tool', name: 'Bash', turnId, parentToolUseId: row.toolUseId, output: null });
+    expect(subagentRow('wait for the go')).toMatchObject({ status: 'running', lastTool: 'Bash', usage: { toolUses: 1 } });
+    // No turn was opened for it: the chat is idle, and the clients' status says so.
+    expect(thread().info).toMatchObject({ status: 'idle', activeTurnId: null });
+    expect(client.statuses.get('c')).toMatchObject({ status: 'idle', activeTurnId: null });
+    expect(turns()).toBe(turnsBefore);
+    const page = await client.ok<{ live: boolean }>('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
+    expect(page.live).toBe(true);
+
+    // A turn of the person's own meanwhile neither takes the agent's work nor settles its row when it ends.
+    const other = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'hello there' });
+    await until(() => {
+      const turn = thread().get(other.turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    }, 'the person\'s turn', 60_000);
+    expect(thread().get(other.turnId)).toMatchObject({ state: 'done' });
+    expect(subagentRow('wait for the go')).toMatchObject({ status: 'running' });
+    expect(waiting()).toMatchObject({ state: 'running', turnId });
 
     writeFileSync(path.join(chat.work, AGENT_GO_FILE), '');
     await until(() => subagentRow('wait for the go')?.status !== 'running', 'the agent\'s own end', 30_000);
     expect(subagentRow('wait for the go')).toMatchObject({ status: 'done', result: AGENT_GO_REPORT, usage: { toolUses: 1 } });
     expect(subagentRow('wait for the go')?.finishedAt).toEqual(expect.any(Number));
-    // The turn it outlived stays as it ended.
+    // Its command finished with its output, and its report is under its row, not the chat's own reply.
+    const work = under(row.toolUseId);
+    expect(work.map((i) => i.kind)).toEqual(['tool', 'assistant']);
+    expect(work[0]).toMatchObject({ state: 'done', output: 'went\n' });
+    expect(work[1]).toMatchObject({ text: AGENT_GO_REPORT, streaming: false, turnId, parentToolUseId: row.toolUseId });
+    // The turns stay as they ended, and none more.
     expect(thread().get(turnId)).toMatchObject({ state: 'done' });
+    expect(turns()).toBe(turnsBefore + 1);
+    expect(thread().info).toMatchObject({ status: 'idle', activeTurnId: null });
   });
 
   it('reads no rollout for a thread id that is not a UUID, nor one that is not a subagent of the chat\'s thread', async () => {
@@ -178,5 +230,46 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     // A file named like a rollout outside the date folders is never found.
     writeFileSync(path.join(sessions, `rollout-x-${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}.jsonl`), '{}\n');
     expect(await findRollout(sessions, `${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}`)).toBeNull();
+  });
+});
+
+// With `multi_agent_v2` and `wake_on_agent_messages` (Codex features the host does not enable, but a
+// person's config.toml may), Codex wakes the parent's thread with a turn of its own when an agent it
+// spawned finishes while the thread is idle; with either alone, or with neither (what the host runs),
+// it does not (learned from the pinned 0.171 against the scripted model server). That turn is the
+// chat's too: an agent turn the app follows, running, then done.
+describe('a turn Codex starts by itself (multi_agent_v2, wake_on_agent_messages)', { timeout: 90_000 }, () => {
+  let team: CodexChat;
+  beforeAll(async () => {
+    team = await openCodexChat('tether-codex-team-', 'full-access', ['--enable', 'multi_agent_v2', '--enable', 'wake_on_agent_messages']);
+  }, 30_000);
+  afterAll(async () => {
+    await team?.close();
+  });
+
+  it('is shown as an agent turn: the chat runs, its reply is in it, then the chat is idle', async () => {
+    const teamThread = () => team.client.threads.get('c')!;
+    const { turnId } = await team.client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate to a team' });
+    const woken = () => teamThread().items.find((i) => i.kind === 'turn' && i.id !== turnId);
+    await until(() => {
+      const first = teamThread().get(turnId);
+      return first?.kind === 'turn' && first.state !== 'running';
+    }, 'the turn that handed the work on', 60_000);
+    // Its agent waits for the go file: the chat is idle until it ends.
+    expect(woken()).toBeUndefined();
+    expect(teamThread().info).toMatchObject({ status: 'idle', activeTurnId: null });
+    writeFileSync(path.join(team.work, AGENT_GO_FILE), '');
+    await until(() => woken()?.kind === 'turn' && (woken() as { state: string }).state !== 'running', 'the turn Codex woke the chat with', 60_000);
+    expect(teamThread().get(turnId)).toMatchObject({ state: 'done' });
+    const turn = woken()!;
+    expect(turn).toMatchObject({ kind: 'turn', origin: 'agent', label: AGENT_TURN_LABEL, state: 'done', endedAt: expect.any(Number) });
+    // Nobody typed it: no user message in it, and its reply is the model's answer to the wake.
+    expect(teamThread().items.some((i) => i.kind === 'user' && i.turnId === turn.id)).toBe(false);
+    expect(teamThread().items.some((i) => i.kind === 'assistant' && i.turnId === turn.id && i.text === TEAM_REPLY)).toBe(true);
+    // The app saw it run: a chat.status said running with that turn, and the last says idle.
+    const statuses = team.client.frames.filter((f) => f.event === 'chat.status').map((f) => (f.payload as { info: { status: string; activeTurnId: string | null } }).info);
+    expect(statuses.some((info) => info.status === 'running' && info.activeTurnId === turn.id)).toBe(true);
+    expect(teamThread().info).toMatchObject({ status: 'idle', activeTurnId: null });
+    expect(team.client.statuses.get('c')).toMatchObject({ status: 'idle', activeTurnId: null });
   });
 });

@@ -151,6 +151,87 @@ describe('the backend of a chat', () => {
     expect(core.session('c1').recover('again')).toBe(false);
   });
 
+  it('a subagent that outlived its turn: its later work lands under its row with no turn opened, and a later turn\'s cancel does not settle it', async () => {
+    // A backend whose first turn leaves a subagent at work (as Codex's collab agents do) and whose later turns run until stopped.
+    const open = provider.open.bind(provider);
+    let side: ((output: any) => void) | undefined;
+    provider.open = (context) => {
+      const session = open(context);
+      side = context.side;
+      let turns = 0;
+      session.startTurn = (_input, emit) => {
+        if (++turns > 1) return;
+        emit({ type: 'subagent-start', toolUseId: 'call_o', description: 'wait for the go', subagentType: null, prompt: 'wait for the go', background: true });
+        emit({ type: 'turn-end', state: 'done', outliving: ['call_o'] });
+      };
+      return session;
+    };
+    const sent = await client.ok('chat.send', { chatId: 'c1', text: 'delegate and leave' });
+    await idle(core, 'c1');
+    const items = () => core.session('c1').thread.items;
+    const row = () => items().find((i) => i.kind === 'subagent' && i.toolUseId === 'call_o');
+
+    side!({ type: 'tool-start', toolUseId: 'c9', name: 'Bash', input: { command: 'ls' }, parentToolUseId: 'call_o' });
+    side!({ type: 'tool-output', toolUseId: 'c9', text: 'a.txt\n' });
+    side!({ type: 'text', text: 'looking', parentToolUseId: 'call_o' });
+    // A tool or reply under no running row is not taken up.
+    side!({ type: 'tool-start', toolUseId: 'c0', name: 'Bash', input: { command: 'rm' }, parentToolUseId: 'call_none' });
+    side!({ type: 'text', text: 'stray' });
+    expect(items().find((i) => i.kind === 'tool' && i.toolUseId === 'c9')).toMatchObject({ state: 'running', turnId: sent.turnId, parentToolUseId: 'call_o' });
+    expect(items().some((i) => i.kind === 'tool' && i.toolUseId === 'c0')).toBe(false);
+    expect(items().filter((i) => i.kind === 'assistant').map((i) => i.kind === 'assistant' && [i.text, i.streaming, i.parentToolUseId])).toEqual([['looking', true, 'call_o']]);
+    expect(core.session('c1').info).toMatchObject({ status: 'idle', activeTurnId: null });
+
+    // A later turn, cancelled: the row it did not open, its tool and its reply go on.
+    const later = await client.ok('chat.send', { chatId: 'c1', text: 'something else' });
+    await client.ok('chat.cancel', { chatId: 'c1' });
+    expect(items().find((i) => i.id === later.turnId)).toMatchObject({ state: 'aborted' });
+    expect(row()).toMatchObject({ status: 'running' });
+    expect(items().find((i) => i.kind === 'tool' && i.toolUseId === 'c9')).toMatchObject({ state: 'running' });
+
+    side!({ type: 'tool-end', toolUseId: 'c9', output: 'a.txt\n', error: false });
+    side!({ type: 'text', text: ' done', parentToolUseId: 'call_o' });
+    side!({ type: 'text-end', parentToolUseId: 'call_o' });
+    side!({ type: 'subagent-end', toolUseId: 'call_o', status: 'done', result: 'looking done' });
+    expect(row()).toMatchObject({ status: 'done', result: 'looking done', finishedAt: expect.any(Number) });
+    expect(items().find((i) => i.kind === 'tool' && i.toolUseId === 'c9')).toMatchObject({ state: 'done', output: 'a.txt\n' });
+    expect(items().filter((i) => i.kind === 'assistant').map((i) => i.kind === 'assistant' && [i.text, i.streaming])).toEqual([['looking done', false]]);
+    // Settled: later reports change nothing.
+    side!({ type: 'tool-start', toolUseId: 'c10', name: 'Bash', input: { command: 'ls' }, parentToolUseId: 'call_o' });
+    expect(items().some((i) => i.kind === 'tool' && i.toolUseId === 'c10')).toBe(false);
+    expect(items().filter((i) => i.kind === 'turn')).toHaveLength(2);
+  });
+
+  it('a turn the backend starts on its own is an agent turn with no message; refused while a turn of the chat runs', async () => {
+    const open = provider.open.bind(provider);
+    let context: Parameters<typeof provider.open>[0] | undefined;
+    provider.open = (opened) => {
+      context = opened;
+      return open(opened);
+    };
+    const sent = await client.ok('chat.send', { chatId: 'c1', text: 'slow' });
+    await until(() => core.session('c1').thread.items.some((i) => i.kind === 'assistant' && i.turnId === sent.turnId), 'the turn to run');
+    // A turn runs: the backend's own is not shown.
+    expect(context!.agentTurn!('by itself')).toBeNull();
+    await client.ok('chat.cancel', { chatId: 'c1' });
+
+    const emit = context!.agentTurn!('by itself')!;
+    const items = () => core.session('c1').thread.items;
+    const turn = items().at(-1)!;
+    expect(turn).toMatchObject({ kind: 'turn', origin: 'agent', label: 'by itself', state: 'running' });
+    expect(core.session('c1').info).toMatchObject({ status: 'running', activeTurnId: turn.id });
+    // Another one meanwhile is refused too.
+    expect(context!.agentTurn!('again')).toBeNull();
+    emit({ type: 'text', text: 'woke up' });
+    emit({ type: 'turn-end', state: 'done' });
+    expect(items().find((i) => i.id === turn.id)).toMatchObject({ state: 'done', endedAt: expect.any(Number) });
+    expect(items().filter((i) => i.turnId === turn.id).map((i) => i.kind)).toEqual(['turn', 'assistant']);
+    expect(core.session('c1').info).toMatchObject({ status: 'idle', activeTurnId: null });
+    // Its emit is spent: late output is dropped.
+    emit({ type: 'text', text: 'late' });
+    expect(items().filter((i) => i.turnId === turn.id)).toHaveLength(2);
+  });
+
   it('after a restart cut its turn: the turn is aborted with the note, and the next send resumes the stored session', async () => {
     const sent = await client.ok('chat.send', { chatId: 'c1', text: 'slow' });
     await until(() => core.session('c1').thread.items.some((i) => i.kind === 'assistant'), 'the turn to run');

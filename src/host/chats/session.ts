@@ -20,6 +20,7 @@ import type {
   ChatInfo,
   ChatItem,
   ChatQueuedMessage,
+  ChatToolItem,
   ChatTurnItem,
   ChatTurnLimit,
   RuntimeMode,
@@ -103,6 +104,8 @@ export class ChatSession {
   private turn: ActiveTurn | null = null;
   private failed = false;
   private readonly pendingDeltas = new Map<string, string[]>();
+  /** The open tools (by their tool use id) and replies (replyKey) of subagents that outlived their turn: their items. */
+  private readonly outlivedItems = new Map<string, string>();
   private deltaTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -248,13 +251,7 @@ export class ChatSession {
    * git work tree a turn that brings a message gets it only once the tree is snapshotted.
    */
   private open(turnId: string, message: OutgoingMessage | null, start: (driver: ProviderSession, emit: ProviderEmit) => void, label?: string): void {
-    const now = Date.now();
-    this.failed = false;
-    const turn: ActiveTurn = { id: turnId, started: false, costUsd: 0, reply: null, replyParent: null, thought: null, tools: new Map() };
-    this.turn = turn;
-    if (message) this.upsert({ id: newId('msg'), kind: 'user', createdAt: now, turnId, ...messageParts(message) });
-    this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0, ...(label ? { label } : {}) });
-    this.updateInfo({ limit: undefined });
+    const turn = this.opened(turnId, message, label ? { label } : {});
     const begin = (): void => {
       turn.started = true;
       try {
@@ -276,6 +273,29 @@ export class ChatSession {
         begin();
       });
     }
+  }
+
+  /** A turn running from now on (with the user's message, if any): its item, the chat's info. */
+  private opened(turnId: string, message: OutgoingMessage | null, marks: Pick<ChatTurnItem, 'label' | 'origin'>): ActiveTurn {
+    const now = Date.now();
+    this.failed = false;
+    const turn: ActiveTurn = { id: turnId, started: false, costUsd: 0, reply: null, replyParent: null, thought: null, tools: new Map() };
+    this.turn = turn;
+    if (message) this.upsert({ id: newId('msg'), kind: 'user', createdAt: now, turnId, ...messageParts(message) });
+    this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0, ...marks });
+    this.updateInfo({ limit: undefined });
+    return turn;
+  }
+
+  /**
+   * A turn the backend started on its own (ProviderChatContext.agentTurn): open now, origin `agent`,
+   * no message; null while a turn runs (or the chat is shut), so it never takes another turn's place.
+   */
+  private agentTurn(label: string): ProviderEmit | null {
+    if (this.turn || this.closed) return null;
+    const turnId = newId('turn');
+    this.opened(turnId, null, { origin: 'agent', label }).started = true;
+    return (output) => this.onOutput(turnId, output);
   }
 
   /**
@@ -302,6 +322,7 @@ export class ChatSession {
       ...(account?.home ? { accountHome: account.home } : {}),
       ...(account?.env ? { accountEnv: account.env } : {}),
       side: (output) => this.side(output),
+      agentTurn: (label) => this.agentTurn(label),
     });
     this.driverSettings = settings;
     return this.driver;
@@ -456,6 +477,7 @@ export class ChatSession {
       permissionMode: undefined,
       usage: { contextTokens: 0, contextWindow: info.usage.contextWindow, costUsd: 0, turns: 0 },
     });
+    this.outlivedItems.clear();
     // The reset starts a new epoch in the log (see ChatLog): cursors from before it expire.
     this.emit({ type: 'reset', info: fresh, items: [] });
     this.options.host.status(this.info);
@@ -493,7 +515,7 @@ export class ChatSession {
         const now = this.info.background ?? [];
         if (now.length === 0 && output.tasks.length === 0) return;
         this.updateInfo({ background: output.tasks.length > 0 ? output.tasks : undefined });
-      } else if (output.type === 'subagent-progress' || output.type === 'subagent-end' || output.type === 'tool-end') {
+      } else if (isOutlivedWork(output)) {
         this.outlived(output);
       } else if (output.type === 'limits') {
         this.options.host.limits?.(this.info.provider, this.info.account ?? this.info.provider, { ...(output.plan !== undefined ? { plan: output.plan } : {}), windows: output.windows });
@@ -504,35 +526,86 @@ export class ChatSession {
   }
 
   /**
-   * A subagent that outlived its turn (the turn ended with it `outliving`): its row's progress and
-   * end, and its tools' ends, as its CLI reports them. Only a row still running is touched, and a tool
-   * only under such a row, so nothing settled is reopened or rewritten.
+   * A subagent that outlived its turn (the turn ended with it `outliving`): its work, progress and end
+   * as its CLI reports them, under its row in the turn it outlived; no turn is opened for it (the
+   * chat stays idle). Only a row still running is touched, and a tool or reply only under such a row,
+   * so nothing settled is reopened or rewritten.
    */
-  private outlived(output: Extract<ProviderOutput, { type: 'subagent-progress' | 'subagent-end' | 'tool-end' }>): void {
-    const running = (toolUseId: string) => this.thread.items.find((i) => i.kind === 'subagent' && i.toolUseId === toolUseId && i.status === 'running');
-    if (output.type === 'tool-end') {
-      const tool = this.thread.items.find((i) => i.kind === 'tool' && i.toolUseId === output.toolUseId && i.state === 'running');
-      if (tool?.kind !== 'tool' || !tool.parentToolUseId || !running(tool.parentToolUseId)) return;
-      this.upsert({ ...tool, state: output.error ? 'error' : 'done', output: output.output });
-      return;
-    }
-    const row = running(output.toolUseId);
-    if (row?.kind !== 'subagent') return;
-    // Its own turn's row is the running turn's to update.
-    if (this.turn && row.turnId === this.turn.id) return;
-    const next = { ...row };
-    if (output.usage !== undefined) next.usage = output.usage;
-    if (output.summary !== undefined) next.summary = output.summary;
-    if (output.type === 'subagent-progress' && output.lastTool !== undefined) next.lastTool = output.lastTool;
-    if (output.type === 'subagent-end') {
-      next.status = output.status;
-      next.finishedAt = Date.now();
-      if (output.result !== undefined) next.result = output.result;
-      for (const item of this.thread.items.slice()) {
-        if (item.kind === 'tool' && item.state === 'running' && item.parentToolUseId === row.toolUseId) this.upsert({ ...item, state: 'error' });
+  private outlived(output: OutlivedWork): void {
+    const running = (toolUseId: string | undefined) => {
+      const row = toolUseId ? this.thread.items.find((i) => i.kind === 'subagent' && i.toolUseId === toolUseId && i.status === 'running') : undefined;
+      // Its own turn's row is the running turn's to update.
+      return row?.kind === 'subagent' && !(this.turn && row.turnId === this.turn.id) ? row : undefined;
+    };
+    const now = Date.now();
+    switch (output.type) {
+      case 'tool-start': {
+        const row = running(output.parentToolUseId);
+        if (!row) return;
+        const id = newId('tool');
+        this.outlivedItems.set(output.toolUseId, id);
+        this.upsert(startedTool(output, id, row.turnId, row.toolUseId, now));
+        return;
+      }
+      case 'tool-output':
+        this.toolOutput(this.outlivedItems.get(output.toolUseId), output.text);
+        return;
+      case 'tool-end': {
+        this.outlivedItems.delete(output.toolUseId);
+        this.flushDeltas();
+        const tool = this.thread.items.find((i) => i.kind === 'tool' && i.toolUseId === output.toolUseId && i.state === 'running');
+        if (tool?.kind !== 'tool' || !running(tool.parentToolUseId ?? undefined)) return;
+        this.upsert(settledTool(tool, output));
+        return;
+      }
+      case 'text': {
+        const row = running(output.parentToolUseId);
+        if (!row) return;
+        const key = replyKey(row.toolUseId);
+        let id = this.outlivedItems.get(key);
+        if (!id) {
+          id = newId('reply');
+          this.outlivedItems.set(key, id);
+          this.upsert({ id, kind: 'assistant', createdAt: now, turnId: row.turnId, text: '', streaming: true, parentToolUseId: row.toolUseId, ...(output.phase ? { phase: output.phase } : {}) });
+        }
+        this.delta(id, output.text);
+        return;
+      }
+      case 'text-end': {
+        const id = output.parentToolUseId ? this.outlivedItems.get(replyKey(output.parentToolUseId)) : undefined;
+        if (!id) return;
+        this.outlivedItems.delete(replyKey(output.parentToolUseId!));
+        this.closeItem(id);
+        return;
+      }
+      default: {
+        const row = running(output.toolUseId);
+        if (!row) return;
+        const next = { ...row };
+        if (output.usage !== undefined) next.usage = output.usage;
+        if (output.summary !== undefined) next.summary = output.summary;
+        if (output.type === 'subagent-progress' && output.lastTool !== undefined) next.lastTool = output.lastTool;
+        if (output.type === 'subagent-end') {
+          next.status = output.status;
+          next.finishedAt = now;
+          if (output.result !== undefined) next.result = output.result;
+          const reply = this.outlivedItems.get(replyKey(row.toolUseId));
+          this.outlivedItems.delete(replyKey(row.toolUseId));
+          if (reply) this.closeItem(reply);
+          for (const item of this.thread.items.slice()) {
+            if (item.kind !== 'tool' || item.state !== 'running' || item.parentToolUseId !== row.toolUseId) continue;
+            this.outlivedItems.delete(item.toolUseId);
+            this.upsert({ ...item, state: 'error' });
+          }
+        }
+        this.upsert(next);
       }
     }
-    this.upsert(next);
+  }
+
+  /** Streamed output of the running tool item `id` (none: a tool this chat does not show). */
+  private toolOutput(id: string | undefined, text: string): void {
+    if (id) this.delta(id, text);
   }
 
   /** Stops a background task the backend reported (`task-not-found` otherwise; `chat-unsupported` when it cannot). */
@@ -633,38 +706,19 @@ export class ChatSession {
         this.closeStreams();
         const id = newId('tool');
         turn.tools.set(output.toolUseId, id);
-        this.upsert({
-          id,
-          kind: 'tool',
-          createdAt: now,
-          turnId: turn.id,
-          toolUseId: output.toolUseId,
-          name: output.name,
-          input: output.input,
-          output: null,
-          state: 'running',
-          parentToolUseId: output.parentToolUseId ?? null,
-          progress: { startedAt: now, description: output.description ?? null, output: null },
-        });
+        this.upsert(startedTool(output, id, turn.id, output.parentToolUseId ?? null, now));
         return;
       }
-      case 'tool-output': {
-        const id = turn.tools.get(output.toolUseId);
-        if (id) this.delta(id, output.text);
+      case 'tool-output':
+        this.toolOutput(turn.tools.get(output.toolUseId), output.text);
         return;
-      }
       case 'tool-end': {
         const id = turn.tools.get(output.toolUseId);
         if (!id) return;
         this.flushDeltas();
         const item = this.thread.get(id);
         if (item?.kind !== 'tool') return;
-        this.upsert({
-          ...item,
-          state: output.error ? 'error' : 'done',
-          output: output.output,
-          ...(output.changes?.length ? { changes: output.changes } : {}),
-        });
+        this.upsert(settledTool(item, output));
         return;
       }
       case 'subagent-start': {
@@ -800,7 +854,7 @@ export class ChatSession {
     if (!turn) return;
     const now = Date.now();
     this.closeStreams();
-    this.settleOpen(new Set(outliving));
+    this.settleOpen(new Set(outliving), turn.id);
     if (state === 'error' && message) {
       this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: 'error', text: message });
     }
@@ -834,12 +888,18 @@ export class ChatSession {
   /**
    * Whatever a turn that ended left open is settled: requests cancelled, streams finished as they
    * stand, tools still running failed. Only one turn runs at a time, so anything open is its, except
-   * the subagents its CLI says go on (`outliving`) and their tools: those end when the CLI says so.
+   * the subagents its CLI says go on (`outliving`), and their tools and replies: those end when the
+   * CLI says so. `ending`: the turn that ended; a row an earlier turn left running outlived that one
+   * and is not this turn's to settle (a cancel names no `outliving`). Absent (a restart): all is settled.
    */
-  private settleOpen(outliving: ReadonlySet<string> = new Set()): void {
+  private settleOpen(outliving: ReadonlySet<string> = new Set(), ending?: string): void {
+    const goesOn = new Set(outliving);
+    if (ending !== undefined) {
+      for (const item of this.thread.items) if (item.kind === 'subagent' && item.status === 'running' && item.turnId !== ending) goesOn.add(item.toolUseId);
+    }
     for (const item of this.thread.items.slice()) {
-      if (item.kind === 'subagent' && outliving.has(item.toolUseId)) continue;
-      if (item.kind === 'tool' && item.parentToolUseId && outliving.has(item.parentToolUseId)) continue;
+      if (item.kind === 'subagent' && goesOn.has(item.toolUseId)) continue;
+      if ((item.kind === 'tool' || item.kind === 'assistant') && item.parentToolUseId && goesOn.has(item.parentToolUseId)) continue;
       if (isPendingRequest(item)) {
         this.upsert(item.kind === 'approval' ? { ...item, decision: 'cancelled' } : { ...item, state: 'cancelled' });
       } else if ((item.kind === 'assistant' || item.kind === 'thinking') && item.streaming) {
@@ -850,6 +910,7 @@ export class ChatSession {
         this.upsert({ ...item, status: 'failed', finishedAt: Date.now() });
       }
     }
+    if (ending === undefined) this.outlivedItems.clear();
   }
 
   private closeStreams(): void {
@@ -929,6 +990,37 @@ export class ChatSession {
     driver.interrupt();
     void driver.kill().catch(() => undefined);
   }
+}
+
+/** The item a `tool-start` opens, running; `parent`: the subagent it is under (null: the agent itself). */
+function startedTool(output: Extract<ProviderOutput, { type: 'tool-start' }>, id: string, turnId: string | null, parent: string | null, now: number): ChatToolItem {
+  return {
+    id, kind: 'tool', createdAt: now, turnId, toolUseId: output.toolUseId, name: output.name, input: output.input,
+    output: null, state: 'running', parentToolUseId: parent,
+    progress: { startedAt: now, description: output.description ?? null, output: null },
+  };
+}
+
+/** A tool item as its `tool-end` settles it. */
+function settledTool(item: ChatToolItem, output: Extract<ProviderOutput, { type: 'tool-end' }>): ChatToolItem {
+  return { ...item, state: output.error ? 'error' : 'done', output: output.output, ...(output.changes?.length ? { changes: output.changes } : {}) };
+}
+
+/** What a subagent that outlived its turn reports through `side`. */
+type OutlivedWork = Extract<ProviderOutput, { type: 'tool-start' | 'tool-output' | 'tool-end' | 'text' | 'text-end' | 'subagent-progress' | 'subagent-end' }>;
+
+function isOutlivedWork(output: ProviderOutput): output is OutlivedWork {
+  switch (output.type) {
+    case 'tool-start': case 'tool-output': case 'tool-end': case 'text': case 'text-end': case 'subagent-progress': case 'subagent-end':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The key of a subagent's open reply among `outlivedItems` (tool use ids are the CLI's, so the prefix keeps the two apart). */
+function replyKey(toolUseId: string): string {
+  return `reply:${toolUseId}`;
 }
 
 /** The parts of a message a user item and a queued message both carry; empty lists are left out. */

@@ -47,8 +47,8 @@ export type ProviderOutput =
   | { type: 'mode'; permissionMode: string; effectiveRuntimeMode?: RuntimeMode }
   /** Reply text; opens an assistant item on the first piece, appends after. `parentToolUseId`: a subagent wrote it. */
   | { type: 'text'; text: string; phase?: string; parentToolUseId?: string }
-  /** The current reply is complete; the next `text` opens a new item. */
-  | { type: 'text-end' }
+  /** The current reply is complete; the next `text` opens a new item. `parentToolUseId`: the reply of that subagent, one that outlived its turn. */
+  | { type: 'text-end'; parentToolUseId?: string }
   | { type: 'thinking'; text: string }
   | { type: 'thinking-end' }
   | { type: 'tool-start'; toolUseId: string; name: string; input: unknown; description?: string; parentToolUseId?: string }
@@ -106,7 +106,8 @@ export type ProviderOutput =
   | { type: 'background'; tasks: ChatBackgroundTask[] }
   /** `limit`: the turn stopped on a usage limit or an overload. `aborted`: the backend stopped it itself. */
   // `outliving`: the subagents (by the call that opened them) the CLI keeps running past this turn;
-  // their rows stay running, and their ends come later through the context's `side`.
+  // their rows stay running, and their work (tools, their output, replies), progress and ends come
+  // later through the context's `side`.
   | { type: 'turn-end'; state: 'done' | 'error' | 'aborted'; message?: string; limit?: ChatTurnLimit; outliving?: string[] };
 
 export type ProviderEmit = (output: ProviderOutput) => void;
@@ -131,6 +132,13 @@ export interface ProviderChatContext {
    * a background command ends after its turn did.
    */
   side?: ProviderEmit;
+  /**
+   * The CLI started a turn of its own in the chat's conversation, one nobody sent (Codex wakes its
+   * thread when an agent reports back, with `multi_agent_v2`): the runtime opens it as a turn of
+   * origin `agent` labelled `label`, and answers where its outputs go, as `startTurn`'s emit
+   * (ending with one `turn-end`). Null when a turn runs already: the CLI's turn is then not shown.
+   */
+  agentTurn?(label: string): ProviderEmit | null;
 }
 
 export interface TurnInput {

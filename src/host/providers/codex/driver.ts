@@ -32,6 +32,9 @@ export interface CodexLaunch {
 /** The Codex feature that lets the model ask the person (`request_user_input`) outside plan mode. */
 export const QUESTIONS_FEATURE = 'default_mode_request_user_input';
 
+/** The label of a turn Codex started on its own (ProviderChatContext.agentTurn). */
+export const AGENT_TURN_LABEL = 'Codex went on by itself';
+
 /** How long an interrupted turn may take to end before the process is replaced. */
 const INTERRUPT_GRACE_MS = 5_000;
 
@@ -103,6 +106,12 @@ export class CodexSession implements ProviderSession {
   private readonly efforts: readonly string[] | null;
   /** What every `turn/start` adds, as the last process's plan checked it. */
   private turnParams: Record<string, unknown> = {};
+  /**
+   * The chat's turn we interrupted, until Codex completes it. The next turn's `emit` is set as soon
+   * as it is asked for, while this one may still be settling: what this one still says (its
+   * `interrupted` end above all) is not the next turn's.
+   */
+  private stoppedTurn: string | null = null;
 
   constructor(launch: CodexLaunch, context: ProviderChatContext, efforts: readonly string[] | null = null) {
     this.launch = launch;
@@ -158,6 +167,7 @@ export class CodexSession implements ProviderSession {
       peer.request('turn/interrupt', agent).catch(() => undefined);
     }
     this.mapper.interrupting();
+    this.stoppedTurn = turnId;
     peer.request('turn/interrupt', { threadId: this.threadId, turnId }).catch(() => undefined);
   }
 
@@ -250,6 +260,7 @@ export class CodexSession implements ProviderSession {
     this.peer = null;
     this.starting = null;
     this.mapper.turnId = null;
+    this.stoppedTurn = null;
     await process?.end();
   }
 
@@ -320,22 +331,42 @@ export class CodexSession implements ProviderSession {
   }
 
   private notified(method: string, params: unknown): void {
-    if (method === 'turn/started' && this.compacting) {
-      // The compaction we asked for: the turn its answer did not name.
-      const turn = record(record(params).turn);
-      if (typeof turn.id === 'string' && record(params).threadId === this.threadId) {
-        this.compacting = false;
-        this.turnStarted(turn.id);
-      }
-    }
+    if (method === 'turn/started') this.turnBegun(record(params));
+    const p = record(params);
+    const stale = this.stoppedTurn !== null && p.threadId === this.threadId && (p.turnId ?? record(p.turn).id) === this.stoppedTurn;
     const outputs = this.mapper.notification(method, params);
     if (method === 'turn/completed' && !this.mapper.turnId) {
       this.settleIdle?.();
       this.settleIdle = null;
     }
-    this.deliver(outputs);
+    if (stale && method === 'turn/completed') this.stoppedTurn = null;
+    if (!stale) this.deliver(outputs);
     // An agent that outlived its turn reports to the chat, whichever turn (if any) runs now.
     for (const output of this.mapper.outlived.splice(0)) this.context.side?.(output);
+  }
+
+  /**
+   * A turn began in the chat's thread that no `turn/start` of ours named: the compaction we asked
+   * for (its answer does not name its turn), or one Codex started on its own. The latter happens
+   * with the features `multi_agent_v2` and `wake_on_agent_messages` (a user's config.toml may enable
+   * them; the host does not): when an agent finishes while the thread is idle, Codex wakes the
+   * thread with a turn of its own (learned from the pinned 0.171 against the scripted model server,
+   * codex-subagent.test). It is shown as the runtime's agent turn, when no turn of the chat is on
+   * its way; else it is not shown.
+   */
+  private turnBegun(p: Record<string, unknown>): void {
+    const turnId = record(p.turn).id;
+    if (typeof turnId !== 'string' || p.threadId !== this.threadId || this.mapper.turnId) return;
+    if (this.compacting) {
+      this.compacting = false;
+      this.turnStarted(turnId);
+      return;
+    }
+    if (this.emit) return; // a turn of ours is on its way (turn/start not answered yet)
+    const emit = this.context.agentTurn?.(AGENT_TURN_LABEL);
+    if (!emit) return;
+    this.emit = emit;
+    this.turnStarted(turnId);
   }
 
   private asked(id: number | string, method: string, params: unknown): void {
@@ -378,6 +409,7 @@ export class CodexSession implements ProviderSession {
     this.peer?.close('Codex exited');
     this.peer = null;
     this.mapper.turnId = null;
+    this.stoppedTurn = null;
     this.compacting = false;
     this.mapper.cancelAll();
     this.settleIdle?.();

@@ -89,6 +89,9 @@ interface AgentThread {
   ended: boolean;
 }
 
+/** What an agent that outlived its turn passes on to the chat (its thinking stays out, as during the turn). */
+const OUTLIVED = new Set<ProviderOutput['type']>(['tool-start', 'tool-output', 'tool-end', 'text', 'text-end', 'subagent-progress', 'subagent-end']);
+
 /** How many events of one not-yet-named thread are kept while a spawn is open. */
 const EARLY_MAX = 64;
 
@@ -182,9 +185,11 @@ export class CodexMapper {
     if (typeof p.threadId === 'string' && this.threadId && p.threadId !== this.threadId) {
       const agent = this.agents.get(p.threadId);
       if (agent && agent.spawnedIn !== null && agent.spawnedIn !== this.turnId) {
-        // Its turn is over: only what settles its row and its tools is kept (its rollout has the rest).
-        const outputs = this.agentNotification(p.threadId, agent, method, p);
-        this.outlived.push(...outputs.filter((o) => o.type === 'subagent-progress' || o.type === 'subagent-end' || o.type === 'tool-end'));
+        // Its turn is over: its work goes to the chat under its row (its tools, their output, its
+        // replies, its progress and end), never into whatever turn runs now.
+        for (const output of this.agentNotification(p.threadId, agent, method, p)) {
+          if (OUTLIVED.has(output.type)) this.outlived.push(output.type === 'text-end' ? { type: 'text-end', parentToolUseId: agent.toolUseId } : output);
+        }
         return [];
       }
       if (agent) return this.agentNotification(p.threadId, agent, method, p);
@@ -590,8 +595,8 @@ export class CodexMapper {
     this.pending.clear();
     const status = turn.status;
     // Codex keeps an agent running past the turn that spawned it (0.171: its thread goes on to its own end).
-    const ending = typeof turn.id === 'string' ? turn.id : null;
-    const outliving = [...this.agents.values()].filter((a) => !a.ended && a.spawnedIn !== null && a.spawnedIn === ending).map((a) => a.toolUseId);
+    // Every agent still at work, not only this turn's: one an earlier turn left running goes on past this one too.
+    const outliving = [...this.agents.values()].filter((a) => !a.ended && a.spawnedIn !== null).map((a) => a.toolUseId);
     const still = outliving.length > 0 ? { outliving } : {};
     if (status === 'completed') return [...cancelled, { type: 'turn-end', state: 'done', ...still }];
     if (status === 'interrupted') {
