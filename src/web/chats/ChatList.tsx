@@ -97,5 +97,7 @@ function LastLine({ line }: { line: ChatLastLine }) {
 /** The only part of a row that reads the minute clock, so only it re-renders as time passes. */
 function LastActive({ at }: { at: number }) {
   const date = new Date(at);
+  // A time no Date can hold (a host's bad clock or record) shows nothing rather than break the list.
+  if (Number.isNaN(date.getTime())) return null;
   return <time class="chat-row-time muted small" dateTime={date.toISOString()} title={date.toLocaleString()}>{lastActive(at, minuteNow.value)}</time>;
 }
