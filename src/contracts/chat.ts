@@ -334,6 +334,21 @@ export const ChatForkOfSchema = z.object({
 });
 export type ChatForkOf = z.output<typeof ChatForkOfSchema>;
 
+// Tether addition: what a chat list row shows of the conversation, so a list needs no thread. The
+// host sets it when a person's message is accepted and when an agent's reply (not a subagent's)
+// completes: one line of plain text, whitespace collapsed, cut by the host to CHAT_LAST_LINE_LIMIT
+// (not a schema maximum, as with the request summaries: a host that cuts wrong must not fail a list).
+// It rides in ChatInfo, so `chat.status` keeps lists live and the relay's chat index keeps it for
+// hosts that are away. The relay sees it in plain text, as it sees the thread and the title (see
+// docs/security.md, "Who holds what"); content sealed end to end would have to seal it with them.
+export const ChatLastLineSchema = z.object({
+  role: z.enum(['user', 'assistant']),
+  text: z.string(),
+  // When the message was sent, or when the reply completed.
+  at: ms,
+});
+export type ChatLastLine = z.output<typeof ChatLastLineSchema>;
+
 // Optional arrays are absent on records written before they existed; read
 // absent as empty.
 export const ChatInfoSchema = z.object({
@@ -373,6 +388,7 @@ export const ChatInfoSchema = z.object({
   resumeAt: ms.optional(),
   // Waiting approvals and questions, oldest first; capped by the host, not here.
   requests: z.array(ChatRequestSummarySchema).optional(),
+  lastLine: ChatLastLineSchema.optional(),
   createdAt: ms,
 });
 export type ChatInfo = z.output<typeof ChatInfoSchema>;

@@ -34,6 +34,9 @@ export const CHAT_FORK_TITLE_MAX = 120;
 
 export const SUGGESTED_TITLE_LIMIT = 80;
 
+// ChatInfo.lastLine's text: about two phone lines' worth, more than a desktop row shows.
+export const CHAT_LAST_LINE_LIMIT = 160;
+
 // Caps on the lists a single `chat.send` may carry.
 export const CHAT_SEND_LIMITS = {
   mentions: 64,

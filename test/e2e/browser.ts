@@ -6,7 +6,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { inject } from 'vitest';
-import type { SessionTokens } from '../../src/client/index.ts';
+import { HostConnection, RelayApi, type SessionTokens } from '../../src/client/index.ts';
 import { NOTIFICATION_NOTICE, type NotificationNotice } from '../../src/web/sw/push.ts';
 import { HostProcess, personCredentials, relayUrl, userToken } from './peers.ts';
 
@@ -106,6 +106,19 @@ export async function signedInPerson(size: Size, label: string, options: { path?
  */
 export async function pairedHost(label: string, name = `web-${label}-${crypto.randomUUID().slice(0, 6)}`): Promise<HostProcess> {
   return new HostProcess(name, label).start();
+}
+
+/**
+ * `label`'s SDK session and lobby of the started `host`, as another device of theirs would hold them,
+ * once the lobby says the host is online. Close the lobby after.
+ */
+export async function signedInLobby(label: string, host: HostProcess): Promise<{ api: RelayApi; lobby: HostConnection }> {
+  const api = new RelayApi(relayUrl());
+  const { email, password } = personCredentials(label);
+  await api.signIn(email, password);
+  const lobby = new HostConnection(api, host.hostId);
+  await until(() => lobby.online, 'the host online', { detail: () => host.output.slice(-1500) });
+  return { api, lobby };
 }
 
 /**

@@ -225,7 +225,7 @@ describe('chats in the web app', () => {
     await noViolations(page);
     await screenshot(page, 'chats-needs-you-phone');
 
-    const search = page.getByRole('searchbox', { name: 'Search chats by title' });
+    const search = page.getByRole('searchbox', { name: 'Search chats by title, folder or last message' });
     await search.fill('alpha');
     await expect.poll(() => rows.count()).toBe(1);
     expect(await rows.first().textContent()).toContain('Claude Code in alpha-project');
@@ -234,7 +234,7 @@ describe('chats in the web app', () => {
     await expect.poll(() => rows.count()).toBe(1);
     expect(await rows.first().locator('.chat-row-title').textContent()).toBe('please approve running the tests');
     await search.fill('approve alpha');
-    await page.getByText('No chat has that in its title.').waitFor();
+    await page.getByText('No chat has that in its title, folder or last message.').waitFor();
     await search.fill('');
     await expect.poll(() => rows.count()).toBe(2);
 

@@ -23,6 +23,7 @@ import type {
   ChatTurnItem,
   Worktree,
 } from '../../contracts/index.ts';
+import { lastLineIn } from './last-line.ts';
 import { defaultBranch, makeWorktree } from './worktrees.ts';
 import type { HostCore } from './core.ts';
 import type { ChatSession } from './session.ts';
@@ -210,6 +211,8 @@ async function makeFork(core: HostCore, source: ChatSession, turn: ChatTurnItem,
   }
   const chatId = randomUUID();
   const now = Date.now();
+  // The fork's row shows the last line of the history it copied, not the source's newer one.
+  const lastLine = lastLineIn(items);
   const info: ChatInfo = {
     chatId,
     provider: options.kind,
@@ -227,6 +230,7 @@ async function makeFork(core: HostCore, source: ChatSession, turn: ChatTurnItem,
     ...(title ? { suggestedTitle: clipText(title, SUGGESTED_TITLE_LIMIT) } : {}),
     ...(options.hidden ? { hidden: true } : {}),
     forkOf: { chatId: source.chatId, turnId: turn.id, at: now },
+    ...(lastLine ? { lastLine } : {}),
     createdAt: now,
   };
   const copied = await core.attachments.copy(source.chatId, chatId, items);

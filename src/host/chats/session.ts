@@ -29,6 +29,7 @@ import type { Provider, ProviderEmit, ProviderOutput, ProviderSession, TurnInput
 import { turnImages } from './attachments.ts';
 import { ChatLog } from './chat-log.ts';
 import { admitFileReads } from './file-reads.ts';
+import { lastLineOf } from './last-line.ts';
 import { isPendingRequest, requestSummaries } from './requests.ts';
 import type { ChatRecord, ChatStore, LogEntry } from './store.ts';
 import { titleFromAgent } from './title.ts';
@@ -186,8 +187,12 @@ export class ChatSession {
     for (const [itemId, parts] of pending) this.record({ type: 'delta', itemId, text: parts.join('') });
   }
 
+  /** Adds or replaces an item; a person's message or an agent's finished reply becomes the chat's last line. */
   upsert(item: ChatItem): void {
+    if (this.closed) return;
+    const line = lastLineOf(item, this.thread.get(item.id), Date.now());
     this.emit({ type: 'item', item });
+    if (line) this.updateInfo({ lastLine: line });
   }
 
   /** Changes info (status and requests are derived), emits it and tells every client; nothing when unchanged. */
@@ -473,6 +478,8 @@ export class ChatSession {
       queue: undefined,
       queuePaused: undefined,
       limit: undefined,
+      // The thread is gone, and with it what the list showed of it.
+      lastLine: undefined,
       effectiveRuntimeMode: undefined,
       permissionMode: undefined,
       usage: { contextTokens: 0, contextWindow: info.usage.contextWindow, costUsd: 0, turns: 0 },

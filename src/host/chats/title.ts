@@ -5,10 +5,8 @@
 // markup is dropped and a long line is cut after a whole word where it can be.
 import { SUGGESTED_TITLE_LIMIT, clipText } from '../../contracts/index.ts';
 
-/** Where no space falls in the last half of the allowed length, the cut is made mid-word instead. */
-const WORD_CUT_FLOOR = Math.floor(SUGGESTED_TITLE_LIMIT / 2);
 const ELLIPSIS = '…';
-const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/;
+export const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/;
 // Escaped punctuation keeps its character: it is moved into the private use area while the markup is
 // stripped (so `\*` is never read as emphasis), and moved back after.
 const ESCAPE_BASE = 0xe000;
@@ -17,21 +15,21 @@ const ESCAPE_BASE = 0xe000;
 export function titleFromMessage(text: string, attachments: readonly { name: string }[] = []): string | null {
   for (const line of text.split(LINE_BREAK)) {
     const plain = plainLine(line);
-    if (plain) return fitted(plain);
+    if (plain) return fitText(plain, SUGGESTED_TITLE_LIMIT);
   }
   // A message of attachments only is called after its first file.
   const name = attachments.length > 0 ? collapse(attachments[0]!.name) : '';
-  return name ? fitted(name) : null;
+  return name ? fitText(name, SUGGESTED_TITLE_LIMIT) : null;
 }
 
 /** An agent's own title for the conversation, made to fit; null when it holds nothing but space. */
 export function titleFromAgent(title: string): string | null {
   const plain = collapse(title);
-  return plain ? fitted(plain) : null;
+  return plain ? fitText(plain, SUGGESTED_TITLE_LIMIT) : null;
 }
 
-/** One line of Markdown as the words a person reads. */
-function plainLine(line: string): string {
+/** One line of Markdown as the words a person reads (also what a chat's last line is made of, last-line.ts). */
+export function plainLine(line: string): string {
   let text = line.replace(/\\([!-/:-@[-`{-~])/g, (_, ch: string) => String.fromCharCode(ESCAPE_BASE + ch.charCodeAt(0)));
   // Fences and rules are markup only; block markers (headings, quotes, list items, task boxes) go.
   if (/^\s*(?:`{3,}|~{3,})/.test(text) || /^\s{0,3}(?:(?:\*\s*){3,}|(?:-\s*){3,}|(?:_\s*){3,})$/.test(text)) return '';
@@ -49,21 +47,21 @@ function plainLine(line: string): string {
 }
 
 /** Runs of white space and control characters become one space; none at either end. */
-function collapse(text: string): string {
+export function collapse(text: string): string {
   return text.replace(/[\s\p{Cc}]+/gu, ' ').trim();
 }
 
 /**
- * The title at most SUGGESTED_TITLE_LIMIT code units long: as it is, or cut (never inside a character
- * a person sees as one, see clipText), after a whole word where one ends in the latter half, and
+ * The line at most `limit` code units long: as it is, or cut (never inside a character a person sees
+ * as one, see clipText), after a whole word where one ends in the latter half (else mid-word), and
  * marked with an ellipsis.
  */
-function fitted(title: string): string | null {
-  if (title.length <= SUGGESTED_TITLE_LIMIT) return title;
-  let cut = clipText(title, SUGGESTED_TITLE_LIMIT - ELLIPSIS.length);
+export function fitText(title: string, limit: number): string | null {
+  if (title.length <= limit) return title;
+  let cut = clipText(title, limit - ELLIPSIS.length);
   // A cut that falls just before a space already ends on a whole word.
   const space = cut.lastIndexOf(' ');
-  if (title[cut.length] !== ' ' && space >= WORD_CUT_FLOOR) cut = cut.slice(0, space);
+  if (title[cut.length] !== ' ' && space >= Math.floor(limit / 2)) cut = cut.slice(0, space);
   cut = cut.replace(/[\s,;:.\-–—]+$/u, '');
   return cut ? `${cut}${ELLIPSIS}` : null;
 }

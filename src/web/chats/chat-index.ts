@@ -20,10 +20,16 @@ export const chatsError = signal<string | null>(null);
 
 const keyOf = (hostId: string, chatId: string) => `${hostId}/${chatId}`;
 
-/** Visible chats, needs-you first, then the most recently changed. */
+/**
+ * When a chat was last active: its last line's time (a message sent, a reply completed), else when
+ * the relay or this page last heard of it (a chat from before last lines, or one nobody wrote in).
+ */
+export const lastActivity = (entry: ChatEntry): number => entry.info.lastLine?.at ?? entry.updatedAt;
+
+/** Visible chats, needs-you first, then the most recently active (the order their times say). */
 export const sortedChats = computed(() => [...entries.value.values()]
   .filter((e) => !e.info.hidden)
-  .sort((a, b) => rank(a) - rank(b) || b.updatedAt - a.updatedAt));
+  .sort((a, b) => rank(a) - rank(b) || lastActivity(b) - lastActivity(a)));
 
 const rank = (entry: ChatEntry) => (entry.info.status === 'needs-you' ? 0 : 1);
 
@@ -69,7 +75,7 @@ export function chatCreated(hostId: string, info: ChatInfo): void {
 }
 
 // What a chat is called (its title, else its agent and folder), the same here as in its header and exports.
-export { chatTitle, providerName } from '../../client/chat-title.ts';
+export { chatTitle, providerName, shortFolder } from '../../client/chat-title.ts';
 
 api.onSignedOut(() => {
   stopStatus?.();
