@@ -10,11 +10,16 @@ export function providerName(kind: AgentKind): string {
   return PROVIDERS[kind] ?? kind;
 }
 
+/** The agent serving a chat as its host calls it ("Demo agent (scripted)" for the stand-in), else its kind's name. */
+export function agentNameOf(info: Pick<ChatInfo, 'agentName' | 'provider'>): string {
+  return info.agentName ?? providerName(info.provider);
+}
+
 /** The chat's title, else "<agent> in <folder>". */
-export function chatTitle(info: Pick<ChatInfo, 'suggestedTitle' | 'provider' | 'cwd'>): string {
+export function chatTitle(info: Pick<ChatInfo, 'suggestedTitle' | 'provider' | 'cwd' | 'agentName'>): string {
   if (info.suggestedTitle) return info.suggestedTitle;
   const folder = folderParts(info.cwd).pop();
-  return folder ? `${providerName(info.provider)} in ${folder}` : providerName(info.provider);
+  return folder ? `${agentNameOf(info)} in ${folder}` : agentNameOf(info);
 }
 
 /**

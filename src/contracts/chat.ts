@@ -354,6 +354,9 @@ export type ChatLastLine = z.output<typeof ChatLastLineSchema>;
 export const ChatInfoSchema = z.object({
   chatId: ChatIdSchema,
   provider: AgentKindSchema,
+  // Tether's addition: what the host calls the agent serving the chat (its provider's name, such as
+  // "Demo agent (scripted)" for the stand-in, which has a real CLI's kind). Absent: its kind's name.
+  agentName: z.string().min(1).max(100).optional(),
   // Absent = the CLI's default account.
   account: ProviderAccountIdSchema.optional(),
   cwd: z.string(),

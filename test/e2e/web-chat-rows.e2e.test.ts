@@ -100,13 +100,13 @@ describe.each<Size>(['phone', 'desktop'])('on a %s', (size) => {
     const { page } = person;
     const row = rowOf(page, channel.chatId);
     await row.waitFor();
-    expect(await row.locator('.chat-row-agent').textContent()).toBe('with Claude Code');
+    expect(await row.locator('.chat-row-agent').textContent()).toBe('with Claude Code (scripted)');
     expect(await row.locator('.chat-row-host').textContent()).toBe(`on ${host.name}`);
     const folder = row.locator('.chat-row-folder');
     expect(await folder.textContent()).toBe('in projects/rows-app');
     expect(await folder.getAttribute('title')).toBe(FOLDER);
     // What a screen reader hears of the row: its parts in words (the icons say nothing).
-    expect(await row.ariaSnapshot()).toContain(`in projects/rows-app with Claude Code on ${host.name}`);
+    expect(await row.ariaSnapshot()).toContain(`in projects/rows-app with Claude Code (scripted) on ${host.name}`);
     const time = row.locator('time');
     expect(await time.getAttribute('datetime')).toBe(new Date(line.at).toISOString());
     expect(await time.textContent()).toMatch(/^(just now|\d+ min ago)$/);

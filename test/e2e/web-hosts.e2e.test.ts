@@ -196,7 +196,7 @@ describe('chats in the web app', () => {
     // On a desktop the list stays beside the open chat, with this chat marked as the open one.
     const listed = page.locator('.list-pane a.chat-row[aria-current="page"]');
     await listed.waitFor();
-    expect(await listed.textContent()).toContain('Claude Code in alpha-project');
+    expect(await listed.textContent()).toContain('Demo agent (scripted) in alpha-project');
     await screenshot(page, 'chats-open-desktop');
   });
 
@@ -228,7 +228,7 @@ describe('chats in the web app', () => {
     const search = page.getByRole('searchbox', { name: 'Search chats by title, folder or last message' });
     await search.fill('alpha');
     await expect.poll(() => rows.count()).toBe(1);
-    expect(await rows.first().textContent()).toContain('Claude Code in alpha-project');
+    expect(await rows.first().textContent()).toContain('Demo agent (scripted) in alpha-project');
     // Words of the title, in any order and case.
     await search.fill('TESTS  approve');
     await expect.poll(() => rows.count()).toBe(1);

@@ -361,10 +361,13 @@ export class HostCore {
         return false;
       },
     };
-    return new ChatSession(record, log, {
+    const provider = this.providers.get(record.info.provider);
+    // Named after the agent that serves it now: a new chat, and one made before the name was kept or under another config.
+    const named = provider ? { ...record, info: { ...record.info, agentName: provider.info().name } } : record;
+    return new ChatSession(named, log, {
       store: this.store,
       host,
-      provider: this.providers.get(record.info.provider),
+      provider,
       coalesceMs: this.options.coalesceMs ?? 30,
       logLimit: this.options.logLimit ?? 5_000,
       writeDelayMs: this.options.writeDelayMs ?? 1_000,

@@ -11,7 +11,7 @@ import { Icon } from '../app/icons.tsx';
 import { currentUrl } from '../app/router.ts';
 import { hosts, presence } from '../hosts/host-list.ts';
 import { lastActive } from '../hosts/time.ts';
-import { chatTitle, chatsError, chatsLoaded, lastActivity, loadChats, providerName, shortFolder, sortedChats, type ChatEntry } from './chat-index.ts';
+import { agentNameOf, chatTitle, chatsError, chatsLoaded, lastActivity, loadChats, shortFolder, sortedChats, type ChatEntry } from './chat-index.ts';
 import './chats.css';
 
 const search = signal('');
@@ -71,7 +71,7 @@ function ChatRow({ entry }: { entry: ChatEntry }) {
             <span class="chat-row-folder" title={info.cwd}>
               <Icon name="folder" /><span class="visually-hidden">in </span><span class="chat-row-cut">{shortFolder(info.cwd)}</span>
             </span>
-            <span class="chat-row-agent"><span class="visually-hidden">with </span>{providerName(info.provider)}</span>
+            <span class="chat-row-agent"><span class="visually-hidden">with </span>{agentNameOf(info)}</span>
             <span class="chat-row-host">
               <Icon name="hosts" /><span class="visually-hidden">on </span><span class="chat-row-cut">{entry.hostName}{hostOnline ? '' : ' (offline)'}</span>
             </span>

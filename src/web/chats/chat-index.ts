@@ -75,7 +75,7 @@ export function chatCreated(hostId: string, info: ChatInfo): void {
 }
 
 // What a chat is called (its title, else its agent and folder), the same here as in its header and exports.
-export { chatTitle, providerName, shortFolder } from '../../client/chat-title.ts';
+export { agentNameOf, chatTitle, providerName, shortFolder } from '../../client/chat-title.ts';
 
 api.onSignedOut(() => {
   stopStatus?.();
