@@ -82,8 +82,24 @@ describe('chat.create with a worktree', () => {
     client = new TestClient(core);
     const error = await refusal('chat.create', { chatId: 'out', cwd: repo, worktree: { branch: 'elsewhere' } });
     expect(error.code).toBe('folder-denied');
+    expect(error.message).toContain(`goes beside it, in ${path.join(code, 'app-worktrees', 'elsewhere')}`);
     expect(error.message).toContain(`allowed folders: ${repo}`);
     expect(git(repo, 'branch', '--format=%(refname:short)')).toBe('main');
+  });
+
+  it('says the policy\'s own reason when the tree\'s folder could not be named (a name over 255 bytes), and makes nothing', async () => {
+    // A repository named 250 bytes long is a folder the system takes; "<name>-worktrees" beside it is not.
+    const long = path.join(code, 'r'.repeat(250));
+    mkdirSync(long);
+    git(long, 'init', '-q', '-b', 'main');
+    writeFileSync(path.join(long, 'a.txt'), 'a\n');
+    git(long, 'add', '.');
+    git(long, '-c', 'user.name=t', '-c', 'user.email=t@e.test', 'commit', '-q', '-m', 'first');
+    const error = await refusal('chat.create', { chatId: 'long', cwd: long, worktree: { branch: 'x' } });
+    expect(error.code).toBe('folder-denied');
+    expect(error.message).toContain('goes beside it');
+    expect(error.message).toMatch(/255 bytes/);
+    expect(git(long, 'branch', '--format=%(refname:short)')).toBe('main');
   });
 
   it('refuses outside a repository, and a resumed session', async () => {

@@ -52,8 +52,10 @@ export async function makeWorktree(policy: HostPolicy, cwd: string, asked: strin
   // Inside the roots before anything is made (a planted symlink on the way is resolved and judged).
   try {
     policy.admitFolder(target);
-  } catch {
-    throw new ProtocolError('folder-denied', `A worktree of ${top} goes beside it, in ${target}, which this host does not allow; ${policy.allowedText()}`);
+  } catch (error) {
+    // Where the tree would go, then the policy's own reason (outside the roots, a name too long, ...).
+    const reason = error instanceof ProtocolError ? error.message : String(error);
+    throw new ProtocolError('folder-denied', `A worktree of ${top} goes beside it, in ${target}: ${reason}`);
   }
   if (existsSync(target)) throw new ProtocolError('bad-request', `${target} already exists; name another branch`);
   const branches = (await git(top, ['for-each-ref', '--format=%(refname:short)', 'refs/heads'])).split('\n');
