@@ -226,7 +226,7 @@ export async function settledRequestDigest(request: SettledRequest): Promise<Dig
       return digestOf({ kind: 'question', requestId: request.requestId, questions: request.questions });
     case 'terminal-approval': {
       // By id: a notification puts the buttons in its own order, the words stay the host's.
-      const choices = [...request.choices].map(({ id, kind, label }) => ({ id, kind, label })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const choices = request.choices.map(({ id, kind, label }) => ({ id, kind, label })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       return digestOf({ kind: 'terminal-approval', sessionId: request.sessionId, requestId: request.requestId, toolName: request.toolName, summary: request.summary, choices });
     }
   }

@@ -8,21 +8,13 @@ import { useEffect, useState } from 'preact/hooks';
 import type { FolderEntry, FoldersListResult, HostPolicySummary } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
 import { hostConnection } from '../app/session.ts';
+import { lastActive } from '../hosts/time.ts';
 
 export interface PickedFolder {
   /** null: the host's default folder. */
   path: string | null;
   /** It holds a `.git` (the worktree option needs one). */
   repository: boolean;
-}
-
-function when(at: number): string {
-  const minutes = Math.round((Date.now() - at) / 60_000);
-  if (minutes < 1) return 'just now';
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 24) return `${hours} h ago`;
-  return new Date(at).toLocaleDateString();
 }
 
 export function FolderPicker({ hostId, policy, onPick }: { hostId: string; policy: HostPolicySummary; onPick: (picked: PickedFolder) => void }) {
@@ -111,7 +103,7 @@ function FolderList({ label, entries, onOpen, empty }: { label: string; entries:
               <button type="button" class="folder-row" onClick={() => onOpen(entry.path)} title={entry.path}>
                 <span class="folder-name">{entry.root || entry.usedAt !== undefined ? entry.path : entry.name}</span>
                 {entry.repository ? <span class="badge git">git</span> : null}
-                {entry.usedAt !== undefined ? <span class="muted small">{when(entry.usedAt)}</span> : null}
+                {entry.usedAt !== undefined ? <span class="muted small">{lastActive(entry.usedAt, Date.now())}</span> : null}
               </button>
             </li>
           ))}
