@@ -1,9 +1,9 @@
 // The sessions people run in their own terminal, as a client holds them: folded from the lobby's
 // `session.status`, `session.items` and `session.approvals` events (and `session.list` /
 // `session.history` answers) into one state a view draws: each session's status, its items by id
-// in order, and the approvals it waits on (always the host's whole list for a session).
+// in the order they happened (a transcript line can come late), and the approvals it waits on (always the host's whole list for a session).
 import {
-  SessionApprovalsEventSchema, SessionItemsEventSchema, TerminalSessionSchema,
+  SessionApprovalsEventSchema, SessionItemsEventSchema, TerminalSessionSchema, TimeOrderedItems,
   type ApprovalRequest, type ChatItem, type SessionListResult, type TerminalSession,
 } from '../contracts/index.ts';
 import type { EventFrame } from './live-socket.ts';
@@ -11,7 +11,7 @@ import type { EventFrame } from './live-socket.ts';
 export class TerminalSessionsView {
   readonly sessions = new Map<string, TerminalSession>();
   private readonly approvals = new Map<string, ApprovalRequest[]>();
-  private readonly items = new Map<string, Map<string, ChatItem>>();
+  private readonly items = new Map<string, TimeOrderedItems>();
 
   /** Takes one lobby event; answers the session it changed, or null for an event that is not about terminal sessions (or does not parse). */
   take(frame: EventFrame): string | null {
@@ -50,8 +50,8 @@ export class TerminalSessionsView {
   /** Items of a session as `session.history` answered them, or as events brought them. */
   upsert(sessionId: string, items: readonly ChatItem[]): void {
     let held = this.items.get(sessionId);
-    if (!held) this.items.set(sessionId, held = new Map());
-    for (const item of items) held.set(item.id, item);
+    if (!held) this.items.set(sessionId, held = new TimeOrderedItems());
+    for (const item of items) held.set(item);
   }
 
   itemsOf(sessionId: string): ChatItem[] {

@@ -5,7 +5,7 @@
 // clients draw a terminal session with the same views as a chat.
 import { z } from 'zod';
 import { AgentKindSchema, ApprovalRequestSchema, SessionIdSchema, SessionStatusEventSchema } from './agent.ts';
-import { ChatItemSchema } from './chat.ts';
+import { ChatItemSchema, type ChatItem } from './chat.ts';
 
 /**
  * One terminal session as the host publishes it: its status event (`agent` null once the host
@@ -41,6 +41,42 @@ export const SessionItemsEventSchema = z.object({
   items: z.array(ChatItemSchema),
 });
 export type SessionItemsEvent = z.output<typeof SessionItemsEventSchema>;
+
+/**
+ * A terminal session's items by id, in the order they happened. A known id keeps its place when it
+ * changes; a new one goes after every item not newer than it. Why not the order lines come in: a
+ * CLI's transcript is a chain by parent id, not a log in order, and Claude Code under load appends
+ * the prompt's line after the reply's (seen in CI, 2.1.197). The host reads transcripts into one and
+ * a client folds `session.items` into one, so both draw the prompt before its answer.
+ */
+export class TimeOrderedItems {
+  private byId = new Map<string, ChatItem>();
+  private newest = -Infinity;
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: string): ChatItem | undefined {
+    return this.byId.get(id);
+  }
+
+  values(): IterableIterator<ChatItem> {
+    return this.byId.values();
+  }
+
+  set(item: ChatItem): void {
+    if (this.byId.has(item.id) || item.createdAt >= this.newest) {
+      this.byId.set(item.id, item);
+      this.newest = Math.max(this.newest, item.createdAt);
+      return;
+    }
+    // Rare (a line written late), so a rebuild is fine: it goes after the last one not newer.
+    const all = [...this.byId.values()];
+    all.splice(all.findLastIndex((held) => held.createdAt <= item.createdAt) + 1, 0, item);
+    this.byId = new Map(all.map((held) => [held.id, held]));
+  }
+}
 
 /** Where a CLI's hooks stand in one config folder (`hooks.status`, `tether host hooks status`). */
 export const HooksStateSchema = z.object({

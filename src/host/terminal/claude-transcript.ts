@@ -9,7 +9,7 @@
 // own notes; other types (`mode`, `file-history-snapshot`, `system`, `attachment`, `last-prompt`)
 // are bookkeeping. A line that is not JSON or not of these shapes is skipped.
 import { open } from 'node:fs/promises';
-import type { ChatItem, ChatToolItem } from '../../contracts/index.ts';
+import { TimeOrderedItems, type ChatItem, type ChatToolItem } from '../../contracts/index.ts';
 
 type Json = Record<string, any>;
 
@@ -24,15 +24,15 @@ export interface TranscriptChange {
 
 /** A CLI's transcript read line by line into items (Claude Code's here, Codex's in codex-transcript.ts). */
 export interface TranscriptReader {
-  /** Every item so far, in order, by id. */
-  readonly items: Map<string, ChatItem>;
+  /** Every item so far, by id, in the order they happened (not always the file's). */
+  readonly items: TimeOrderedItems;
   /** Maps one line into `change`. */
   take(text: string, change: TranscriptChange): void;
 }
 
 export class ClaudeTranscript implements TranscriptReader {
-  /** Every item so far, in order, by id. */
-  readonly items = new Map<string, ChatItem>();
+  /** Every item so far, by id, in the order they happened (not always the file's). */
+  readonly items = new TimeOrderedItems();
   private readonly tools = new Map<string, ChatToolItem>();
 
   /** Maps one line; answers what it changed. */
@@ -58,7 +58,7 @@ export class ClaudeTranscript implements TranscriptReader {
   }
 
   private put(item: ChatItem, change: TranscriptChange): void {
-    this.items.set(item.id, item);
+    this.items.set(item);
     change.items.push(item);
   }
 

@@ -11,13 +11,13 @@
 // running until its `item_completed`. The rest (`response_item` messages, which include the CLI's own
 // instructions and environment, `session_meta`, `turn_context`, token counts) is bookkeeping. A line
 // that is not JSON or not of these shapes is skipped.
-import type { ChatItem, ChatToolItem } from '../../contracts/index.ts';
+import { TimeOrderedItems, type ChatItem, type ChatToolItem } from '../../contracts/index.ts';
 import type { TranscriptChange, TranscriptReader } from './claude-transcript.ts';
 
 type Json = Record<string, any>;
 
 export class CodexTranscript implements TranscriptReader {
-  readonly items = new Map<string, ChatItem>();
+  readonly items = new TimeOrderedItems();
   private readonly tools = new Map<string, ChatToolItem>();
 
   take(text: string, change: TranscriptChange): void {
@@ -39,7 +39,7 @@ export class CodexTranscript implements TranscriptReader {
   }
 
   private put(item: ChatItem, change: TranscriptChange): void {
-    this.items.set(item.id, item);
+    this.items.set(item);
     change.items.push(item);
   }
 
