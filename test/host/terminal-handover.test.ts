@@ -1,6 +1,6 @@
 // "Continue here" and back, on a real HostCore with the real hook client: a terminal session becomes a
 // chat once the terminal let go; taken back to the terminal (the chat's resume command), the chat
-// refuses to start its own CLI on the same session while the terminal runs it; continued here again,
+// refuses to start its own CLI on the same session while the terminal runs it, and lets an idle one go; continued here again,
 // the same chat gets what the terminal added since, between notes that say where it happened.
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -78,5 +78,12 @@ describe('a terminal session continued here, in the terminal again, then here ag
     expect(kinds()).toHaveLength(7);
     // And the chat sends again once the terminal let go.
     expect(await client.request('chat.send', { chatId, text: 'now from the phone' })).toMatchObject({ ok: true });
+    const chat = core.session(chatId);
+    await until(() => chat.activeTurnId === null && chat.backendRunning, 'the chat\'s turn done, its CLI kept for the next');
+
+    // Taken back to the terminal once more: the chat's idle CLI lets the session go at once.
+    await runHookClient('claude', dir, { ...base, hook_event_name: 'SessionStart', source: 'resume' });
+    await until(() => status() === 'idle', 'the session live in the terminal');
+    expect(chat.backendRunning).toBe(false);
   });
 });

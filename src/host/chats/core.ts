@@ -182,6 +182,10 @@ export class HostCore {
       broadcast: (event, payload) => this.broadcast(event, payload),
       log: this.log,
       ...(options.codexApprovalWaitMs !== undefined ? { codexApprovalWaitMs: options.codexApprovalWaitMs } : {}),
+      // A turn the chat runs goes on (the person at the terminal sees the session is busy); an idle CLI goes.
+      tookBack: (agentSessionId) => {
+        for (const session of this.sessions.values()) if (session.info.agentSessionId === agentSessionId) session.releaseBackend();
+      },
     });
     this.logins = new LoginWatch({
       accounts: this.accounts,

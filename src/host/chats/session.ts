@@ -985,7 +985,12 @@ export class ChatSession {
     this.endDriver();
   }
 
-  /** Ends the backend's process while no turn runs (a hidden fork's, once its summary is written); the next turn resumes by session id. */
+  /** The backend's process is up (started by a turn, kept between turns until released). */
+  get backendRunning(): boolean {
+    return this.driver !== null;
+  }
+
+  /** Ends the backend's process while no turn runs (a hidden fork's, once its summary is written; a chat's whose session a terminal took back); the next turn resumes by session id. */
   releaseBackend(): void {
     if (!this.turn) this.endDriver();
   }

@@ -63,6 +63,11 @@ export interface TerminalSessionsOptions {
   codexApprovalWaitMs?: number;
   /** How often the CLIs' processes are looked at (ms); default LIVENESS_INTERVAL_MS. */
   livenessIntervalMs?: number;
+  /**
+   * A terminal started or went on with the CLI session `agentSessionId`: a chat that holds the same
+   * session (continued here before) lets its idle CLI go, so two CLIs never hold one session.
+   */
+  tookBack?(agentSessionId: string): void;
 }
 
 /** How often the host looks whether a live session's CLI still runs. */
@@ -304,9 +309,11 @@ export class TerminalSessions {
     switch (hook.hook_event_name) {
       case 'SessionStart':
         known.base = 'idle';
+        this.options.tookBack?.(known.session.agent.agentSessionId);
         break;
       case 'UserPromptSubmit':
         known.base = 'running';
+        this.options.tookBack?.(known.session.agent.agentSessionId);
         this.settleSession(known, 'the terminal took a new prompt');
         // The first prompt names the session until the CLI gives it a title of its own.
         if (!known.titled && !known.session.agent.suggestedTitle && hook.prompt) {
