@@ -1,8 +1,8 @@
 // `node scripts/fuzz-http-socket.ts`: the fuzz suite's hostile HTTP requests (test/support/hostile-requests.ts,
 // the same seed and order as test/relay/fuzz.test.ts) against a real `wrangler dev` over a socket
 // (node:http, six at a time), with its own fresh state folder. It is what told the Worker apart from
-// the vitest pool's SELF when the in-workerd run slowed down with every request (README, Fuzz and
-// chaos): it prints the mean answer time over requests 1–100, 901–1,000, 2,901–3,000 and the last
+// the vitest pool's SELF when the in-workerd run slowed down with every request (docs/fuzz-and-chaos.md):
+// it prints the mean answer time over requests 1–100, 901–1,000, 2,901–3,000 and the last
 // 100, answers by status, and every 5xx or error without a {code, message}. TETHER_FUZZ_FRAMES
 // requests (10,000 unless set), TETHER_FUZZ_SEED (18). Exits non-zero when a 5xx came from the Worker.
 import http from 'node:http';

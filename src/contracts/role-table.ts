@@ -1,4 +1,4 @@
-// The role table people read (README, "Identity, roles and grants"), made from the request registry:
+// The role table people read (docs/protocol.md, "Identity, roles and grants"), made from the request registry:
 // each client request under the least role that may make it, on one chat (its ChatRoom) or on the
 // whole host (the Lobby). Requests only the relay's own routes make are not a person's to send.
 import { ACCESS_ROLES } from './teams.ts';

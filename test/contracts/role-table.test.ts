@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { REQUEST_RULES, REQUEST_TYPES } from '../../src/contracts/requests.ts';
 import { roleTable, ROLE_TABLE_BEGIN, ROLE_TABLE_END, withRoleTable } from '../../src/contracts/role-table.ts';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
 
-describe('the README role table', () => {
+describe('the role table in docs/protocol.md', () => {
   it('is the request registry as it is now (run `node scripts/role-table.ts --write` after changing a rule)', () => {
     expect(withRoleTable(readme)).toBe(readme);
   });

@@ -1,6 +1,6 @@
-// Backing up and restoring the relay's D1 as the README tells a self-hoster to: `npm run backup` and
+// Backing up and restoring the relay's D1 as docs/self-hosting.md tells a self-hoster to: `npm run backup` and
 // `npm run restore` (scripts/backup.ts, scripts/restore.ts) run for real, with the real wrangler, on
-// local D1s: the scripts' `--local` flag is their only difference from the README's commands (wrangler
+// local D1s: the scripts' `--local` flag is their only difference from the commands there (wrangler
 // gets `--local` where they would pass `--remote`; no Cloudflare account is reachable from a test).
 // Each database lives beside its own copy of wrangler.toml (`<dir>/.wrangler/state`), since
 // `wrangler d1 export --local` reads only the state folder beside its config. The source is the

@@ -16,7 +16,7 @@ async function nextProviderSignIn(next: { email: string; emailVerified: boolean;
   if (!res.ok) throw new Error(`the identity provider refused: ${res.status} ${await res.text()}`);
 }
 
-// 150 KB, then 160, then 170 as the terminal-session, device/signing, usage, picker and agent-work views took the whole app from 146 to 162 KB (README, "Fast on a weak link": zod is 27 KB of it).
+// 150 KB, then 160, then 170 as the terminal-session, device/signing, usage, picker and agent-work views took the whole app from 146 to 162 KB (docs/web-app.md, "Fast on a weak link": zod is 27 KB of it).
 const BUDGET_GZIP_BYTES = 170 * 1024;
 /** sw.js was 40 KB gzip (137 KB) while it imported the contracts' barrel, zod inlined; 4.7 KB without. */
 const SW_BUDGET_GZIP_BYTES = 8 * 1024;

@@ -35,7 +35,7 @@ type Frame = Record<string, any>;
  * trap than the one before: the full run's 10,000 requests slowed down with each one and from about
  * the 1,600th every SELF.fetch threw `RangeError: Maximum call stack size exceeded`. A test-harness
  * fault, not the Worker's: the same 10,000 requests against a real `wrangler dev` over a socket
- * answer as fast at the end as at the start (README, Fuzz and chaos). Every other SELF.fetch here (a
+ * answer as fast at the end as at the start (docs/fuzz-and-chaos.md). Every other SELF.fetch here (a
  * grant, a socket's upgrade) is one of a few hundred.
  */
 async function workerFetch(request: Request): Promise<Response> {
