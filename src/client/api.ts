@@ -9,11 +9,11 @@
 import { z } from 'zod';
 import {
   AuditPageSchema, DeviceListResultSchema, DeviceRecordSchema, GrantSchema, PairLookupResultSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, MeSchema, PairedHostSchema,
-  ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamSummarySchema,
+  ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamMembersToSignSchema, TeamSummarySchema,
   type Me, type SessionSummary, type SignInMethods,
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
   PeerDeviceListSchema, type PeerDevice, type RevocationStatement, type SignedGrantCreateRequest,
-  type DeviceRecord, type DeviceRegisterRequest, type DeviceStatement, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
+  type DeviceRecord, type DeviceRegisterRequest, type DeviceStatement, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamMembersToSign, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
 import { Backoff } from './backoff.ts';
 import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
@@ -291,6 +291,14 @@ export class RelayApi {
    */
   grant(hostId: string, request: GrantCreateRequest | SignedGrantCreateRequest): Promise<Grant> {
     return this.checked(GrantSchema, 'POST', `/api/hosts/${encodeURIComponent(hostId)}/grants`, request);
+  }
+
+  /**
+   * The members an owner of this host signs a team's grant over (ids and names), for a team that holds
+   * a grant here or that the caller belongs to; `team-not-found` otherwise.
+   */
+  teamMembersToSign(hostId: string, teamId: string): Promise<TeamMembersToSign> {
+    return this.checked(TeamMembersToSignSchema, 'GET', `/api/hosts/${encodeURIComponent(hostId)}/grants/teams/${encodeURIComponent(teamId)}/members`);
   }
 
   /** Takes a grant back; with `revocation` (signed by this device) the host takes it back too. */

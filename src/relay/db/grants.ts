@@ -119,6 +119,13 @@ export async function removeGrant(d1: D1Database, hostId: string, grantId: strin
   return row ?? null;
 }
 
+/** Whether the team holds any grant on this host (the whole host or one chat). */
+export async function teamHoldsGrantOn(d1: D1Database, hostId: string, teamId: string): Promise<boolean> {
+  const rows = await drizzle(d1).select({ id: grants.id }).from(grants)
+    .where(and(eq(grants.hostId, hostId), eq(grants.subjectType, 'team'), eq(grants.subjectId, teamId))).limit(1);
+  return rows.length > 0;
+}
+
 /** The hosts a team was granted anything on. */
 export async function hostsGrantedToTeam(d1: D1Database, teamId: string): Promise<string[]> {
   const rows = await drizzle(d1).selectDistinct({ hostId: grants.hostId }).from(grants)
