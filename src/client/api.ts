@@ -9,11 +9,11 @@
 import { z } from 'zod';
 import {
   AuditPageSchema, DeviceListResultSchema, DeviceRecordSchema, GrantSchema, PairLookupResultSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, MeSchema, PairedHostSchema,
-  ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamMembersToSignSchema, TeamSummarySchema,
+  ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamGrantsToSignSchema, TeamMembersToSignSchema, TeamSummarySchema,
   type Me, type SessionSummary, type SignInMethods,
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
   PeerDeviceListSchema, type PeerDevice, type RevocationStatement, type SignedGrantCreateRequest,
-  type DeviceRecord, type DeviceRegisterRequest, type DeviceStatement, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamMembersToSign, type TeamSummary, type WireErrorCode,
+  type DeviceRecord, type DeviceRegisterRequest, type DeviceStatement, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamGrantsToSign, type TeamMembersToSign, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
 import { Backoff } from './backoff.ts';
 import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
@@ -392,6 +392,11 @@ export class RelayApi {
 
   team(teamId: string): Promise<TeamDetail> {
     return this.checked(TeamDetailSchema, 'GET', `/api/teams/${encodeURIComponent(teamId)}`);
+  }
+
+  /** The hosts the caller owns where this team's signed grant must be signed again (its members changed). */
+  async teamGrantsToSign(teamId: string): Promise<TeamGrantsToSign['hosts']> {
+    return (await this.checked(TeamGrantsToSignSchema, 'GET', `/api/teams/${encodeURIComponent(teamId)}/grants-to-sign`)).hosts;
   }
 
   setMemberRole(teamId: string, userId: string, role: TeamSummary['role']): Promise<{ teamId: string; userId: string; role: string }> {

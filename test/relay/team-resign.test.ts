@@ -10,7 +10,7 @@ import { deviceKeyOf, newDeviceKeyPair, type DeviceKey } from '../../src/client/
 import { RelayApi } from '../../src/client/api.ts';
 import { MemoryTokenStore } from '../../src/client/tokens.ts';
 import { resignTeamGrant, shareSigned, signGrant } from '../../src/client/trust.ts';
-import { GrantSchema, LinkTrustSchema, TeamMembersToSignSchema, type Grant, type GrantStatement, type HostSummary } from '../../src/contracts/index.ts';
+import { GrantSchema, LinkTrustSchema, TeamGrantsToSignSchema, TeamMembersToSignSchema, type Grant, type GrantStatement, type HostSummary } from '../../src/contracts/index.ts';
 import { putSignedGrant } from '../../src/relay/db/trust.ts';
 import { FakeHost, OWNER, until } from './peers.ts';
 import { api, signIn, team, type Person } from './people.ts';
@@ -216,5 +216,30 @@ describe('an owner of the host who is not in the team', () => {
     expect(await api(owner, 'GET', `/api/hosts/${host.hostId}/grants/teams/${other}/members`))
       .toEqual({ status: 404, body: { code: 'team-not-found', message: expect.stringContaining('No such team holds a grant on this host') } });
     expect((await api(owner, 'GET', path)).status).toBe(200);
+  });
+});
+
+describe('the team\'s page says where its grant must be signed again', () => {
+  it('lists, for a member who owns the host, the hosts whose signed grant of the team is stale; a member who owns nothing and a stranger learn nothing', async () => {
+    const owner = await signIn(OWNER);
+    const key = await deviceOf(owner);
+    const host = await new FakeHost(`host-teampage-${unique()}`).connect();
+    const [ike, jo] = [await signIn(`ike-${unique()}`), await signIn(`jo-${unique()}`)];
+    const teamId = await team(owner, `crew-${unique()}`, [ike]);
+    const toSign = (who: Person) => api(who, 'GET', `/api/teams/${teamId}/grants-to-sign`);
+    const signed = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members: [owner.userId, ike.userId] }, role: 'viewer', devices: [] });
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'viewer', signed })).status).toBe(201);
+    // In sync: nothing to sign.
+    expect(await toSign(owner)).toEqual({ status: 200, body: { hosts: [] } });
+
+    const invitation = await api(owner, 'POST', `/api/teams/${teamId}/invitations`, { role: 'member' });
+    expect((await api(jo, 'POST', `/api/invitations/${invitation.body.token}/accept`)).status).toBe(200);
+    const hostName = ((await api(owner, 'GET', '/api/hosts')).body.hosts as HostSummary[]).find((h) => h.id === host.hostId)!.name;
+    const answer = await toSign(owner);
+    expect(answer).toEqual({ status: 200, body: { hosts: [{ hostId: host.hostId, hostName, grants: 1 }] } });
+    expect(TeamGrantsToSignSchema.parse(answer.body).hosts).toHaveLength(1);
+    // Ike and Jo are members (viewers of the host through the team) and own nothing: no hosts.
+    for (const member of [ike, jo]) expect(await toSign(member)).toEqual({ status: 200, body: { hosts: [] } });
+    expect(await toSign(await signIn(`kit-${unique()}`))).toEqual({ status: 404, body: { code: 'team-not-found', message: 'No such team' } });
   });
 });

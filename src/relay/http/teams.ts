@@ -7,14 +7,15 @@
 import { Hono, type Context } from 'hono';
 import {
   INVITATION_TTL_MS, InvitationAcceptRequestSchema, InvitationCreateRequestSchema, ProtocolError, TeamCreateRequestSchema,
-  TeamMemberRoleRequestSchema, type Invitation, type TeamDetail, type TeamSummary,
+  TeamMemberRoleRequestSchema, type Invitation, type TeamDetail, type TeamGrantsToSign, type TeamSummary,
 } from '../../contracts/index.ts';
 import { hashOpaque, newId, newOpaqueToken } from '../auth/opaque.ts';
 import { PasswordSchema, hashPassword } from '../auth/passwords.ts';
 import { recheckHosts } from '../auth/revocations.ts';
 import { createSession } from '../auth/sessions.ts';
 import { record, type AuditEntry } from '../db/audit.ts';
-import { hostsGrantedToTeam } from '../db/grants.ts';
+import { hostsGrantedToTeam, staleGrantsOfTeam } from '../db/grants.ts';
+import { readView } from '../auth/access.ts';
 import { acceptInvitation, createInvitation, findInvitation, type InvitationView } from '../db/invitations.ts';
 import {
   createTeam, findTeam, membersOf, ownerCount, removeMemberKeepingAnOwner, roleIn, setMemberRoleKeepingAnOwner, teamsOf, type TeamRole,
@@ -51,6 +52,24 @@ teamsApi.get('/teams/:id', requireUser, async (c) => {
   if (!role || !team) throw new ProtocolError('team-not-found', 'No such team');
   const members = await membersOf(c.env.DB, teamId);
   return c.json({ id: team.id, name: team.name, role, createdAt: team.createdAt, members } satisfies TeamDetail);
+});
+
+// Where this member must sign the team's grant again: the hosts they own on which the team's signed
+// grant names members it no longer has. Only the caller's own hosts (whole-host owner, as the Hosts
+// list decides it): a member who owns none sees nothing, and no one learns of another's hosts here.
+teamsApi.get('/teams/:id/grants-to-sign', requireUser, async (c) => {
+  const teamId = c.req.param('id');
+  const user = c.get('user');
+  if (!await roleIn(c.env.DB, teamId, user.userId)) throw new ProtocolError('team-not-found', 'No such team');
+  const byHost = new Map<string, { hostId: string; hostName: string; grants: number }>();
+  for (const grant of await staleGrantsOfTeam(c.env.DB, teamId)) {
+    const entry = byHost.get(grant.hostId) ?? { hostId: grant.hostId, hostName: grant.hostName, grants: 0 };
+    entry.grants += 1;
+    byHost.set(grant.hostId, entry);
+  }
+  const owned = await Promise.all([...byHost.values()].map(async (entry) =>
+    (await readView(c.env.DB, { kind: 'user', ...user }, entry.hostId)).hostRole === 'owner' ? [entry] : []));
+  return c.json({ hosts: owned.flat() } satisfies TeamGrantsToSign);
 });
 
 // ---- members ----
