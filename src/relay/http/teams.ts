@@ -21,6 +21,7 @@ import {
   createTeam, findTeam, membersOf, ownerCount, removeMemberKeepingAnOwner, roleIn, setMemberRoleKeepingAnOwner, teamsOf, type TeamRole,
 } from '../db/teams.ts';
 import { emailOf, userIdByEmail } from '../db/users.ts';
+import { pushConfigured, pushTeamChanged } from '../push/send.ts';
 import type { Env } from '../env.ts';
 import { parseBody } from './body.ts';
 import { clientIp, requireUser, signedInUser, type SignedIn } from './identity.ts';
@@ -106,6 +107,7 @@ teamsApi.delete('/teams/:id/members/:userId', requireUser, async (c) => {
   if (!await removeMemberKeepingAnOwner(c.env.DB, teamId, memberId)) throw new ProtocolError('forbidden', 'A team keeps at least one owner');
   await recheckHosts(c.env, hosts);
   audit(c, { action: 'team.member-removed', detail: { teamId, userId: memberId, role: theirs } });
+  c.executionCtx.waitUntil(teamChanged(c.env, teamId));
   return c.json({ removed: memberId });
 });
 
@@ -168,6 +170,7 @@ teamsApi.post('/invitations/:token/accept', async (c) => {
   }
   const actor = { actor: userId, ip: clientIp(c) };
   c.executionCtx.waitUntil(record(c.env, { ...actor, sessionId: signedIn?.sessionId ?? null, action: 'team.joined', detail: { teamId: invitation.teamId, invitationId: invitation.id, role: invitation.role } }));
+  if (invitation.teamId) c.executionCtx.waitUntil(teamChanged(c.env, invitation.teamId));
   const joined = { userId, teamId: invitation.teamId, role: invitation.role };
   if (!account) return c.json(joined);
   const session = await createSession(c.env, userId, 'invitation', { ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
@@ -182,6 +185,13 @@ async function manage(c: Context<App>, teamId: string): Promise<TeamRole> {
   if (!role) throw new ProtocolError('team-not-found', 'No such team');
   if (role === 'member') throw new ProtocolError('forbidden', 'Only the team\'s owners and admins may do this');
   return role;
+}
+
+/** After a member joined or left: the owners of hosts where the team's signed grant went stale are told (push/send.ts). */
+async function teamChanged(env: Env, teamId: string): Promise<void> {
+  if (!pushConfigured(env)) return;
+  const team = await findTeam(env.DB, teamId);
+  if (team) await pushTeamChanged(env, teamId, team.name);
 }
 
 async function keepAnOwner(db: D1Database, teamId: string): Promise<void> {
