@@ -3,6 +3,7 @@
 // member of the team, signed the team's grant with their SDK device; someone joins, and the owner's
 // Team page says "Team changed: sign again" with a link to the host's page, where Sign again (the
 // browser's key) clears it, on that page and on the team's. A member who owns nothing sees no note.
+// An owner of the host outside the team signs its grant again from the Host page too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryTokenStore, RelayApi, shareSigned } from '../../src/client/index.ts';
 import { deviceKeyOf, newDeviceKeyPair } from '../../src/client/device-key.ts';
@@ -81,6 +82,29 @@ describe('the Team page of a team whose signed grant is stale', () => {
     await teamPage();
     await page.getByText(JOINS).first().waitFor();
     expect(await page.getByTestId('team-resign').count()).toBe(0);
+    expect((await api.grants(host.hostId)).find((g) => g.subject.id === team.id)).toMatchObject({ signed: true, resign: null });
+    expect(owner.errors).toEqual([]);
+  }, 120_000);
+
+  it('an owner of the host who is not in the team signs its grant again from the Host page', async () => {
+    const { page } = owner;
+    const api = await sdkOf(OWNER);
+    const key = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
+    await api.registerDevice({ name: 'teampage sdk 2', publicKey: key.publicKey });
+    // The member's team; the host's owner is not in it and cannot open its page.
+    const memberApi = await sdkOf(MEMBER);
+    const team = await memberApi.createTeam(`their crew ${crypto.randomUUID().slice(0, 4)}`);
+    await expect(api.team(team.id)).rejects.toMatchObject({ code: 'team-not-found' });
+    expect(await shareSigned(api, key, host.hostId, { subject: { type: 'team', id: team.id }, role: 'viewer' })).toMatchObject({ signed: true, resign: null });
+    await (await sdkOf(JOINS)).acceptInvitation((await memberApi.invite(team.id, { role: 'member' })).token);
+
+    await page.goto(`/hosts/${encodeURIComponent(host.hostId)}`);
+    const prompt = page.getByTestId('team-changed');
+    await prompt.waitFor();
+    expect(await prompt.textContent()).toContain('Team changed: 1 joined, 0 left — sign again');
+    await page.getByRole('button', { name: `Sign again for ${team.name}` }).click();
+    await page.locator('.notice.ok', { hasText: 'Signed again' }).waitFor();
+    expect(await page.getByTestId('team-changed').count()).toBe(0);
     expect((await api.grants(host.hostId)).find((g) => g.subject.id === team.id)).toMatchObject({ signed: true, resign: null });
     expect(owner.errors).toEqual([]);
   }, 120_000);
