@@ -9,11 +9,11 @@
 import { z } from 'zod';
 import {
   AuditPageSchema, DeviceListResultSchema, DeviceRecordSchema, GrantSchema, PairLookupResultSchema, HostSummarySchema, IndexedChatSchema, InvitationSchema, MeSchema, PairedHostSchema,
-  ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamSummarySchema,
+  ProtocolError, PushDeliverySchema, PushSubscriptionInfoSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamGrantsToSignSchema, TeamMembersToSignSchema, TeamSummarySchema,
   type Me, type SessionSummary, type SignInMethods,
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
   PeerDeviceListSchema, type PeerDevice, type RevocationStatement, type SignedGrantCreateRequest,
-  type DeviceRecord, type DeviceRegisterRequest, type DeviceStatement, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamSummary, type WireErrorCode,
+  type DeviceRecord, type DeviceRegisterRequest, type DeviceStatement, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamGrantsToSign, type TeamMembersToSign, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
 import { Backoff } from './backoff.ts';
 import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
@@ -293,6 +293,14 @@ export class RelayApi {
     return this.checked(GrantSchema, 'POST', `/api/hosts/${encodeURIComponent(hostId)}/grants`, request);
   }
 
+  /**
+   * The members an owner of this host signs a team's grant over (ids and names), for a team that holds
+   * a grant here or that the caller belongs to; `team-not-found` otherwise.
+   */
+  teamMembersToSign(hostId: string, teamId: string): Promise<TeamMembersToSign> {
+    return this.checked(TeamMembersToSignSchema, 'GET', `/api/hosts/${encodeURIComponent(hostId)}/grants/teams/${encodeURIComponent(teamId)}/members`);
+  }
+
   /** Takes a grant back; with `revocation` (signed by this device) the host takes it back too. */
   async revokeGrant(hostId: string, grantId: string, revocation?: Signed<RevocationStatement>): Promise<void> {
     await this.call('DELETE', `/api/hosts/${encodeURIComponent(hostId)}/grants/${encodeURIComponent(grantId)}`, revocation ? { revocation } : undefined);
@@ -384,6 +392,11 @@ export class RelayApi {
 
   team(teamId: string): Promise<TeamDetail> {
     return this.checked(TeamDetailSchema, 'GET', `/api/teams/${encodeURIComponent(teamId)}`);
+  }
+
+  /** The hosts the caller owns where this team's signed grant must be signed again (its members changed). */
+  async teamGrantsToSign(teamId: string): Promise<TeamGrantsToSign['hosts']> {
+    return (await this.checked(TeamGrantsToSignSchema, 'GET', `/api/teams/${encodeURIComponent(teamId)}/grants-to-sign`)).hosts;
   }
 
   setMemberRole(teamId: string, userId: string, role: TeamSummary['role']): Promise<{ teamId: string; userId: string; role: string }> {

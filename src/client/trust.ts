@@ -69,8 +69,8 @@ export interface ShareRequest {
 
 /**
  * Shares a host (or one chat) and signs it with this owner's device: the relay's grant and the
- * statement the host follows, in one call. A team is named with its members now; the caller must
- * belong to the team to see them.
+ * statement the host follows, in one call. A team is named with its members now, which an owner of the
+ * host reads whether or not they belong to it (membersToSign).
  */
 export async function shareSigned(api: RelayApi, key: DeviceKey, hostId: string, share: ShareRequest, now = Date.now()): Promise<Grant> {
   let subject: SignedGrantSubject;
@@ -79,14 +79,30 @@ export async function shareSigned(api: RelayApi, key: DeviceKey, hostId: string,
     subject = { kind: 'user', userId: share.subject.id };
     people = [share.subject.id];
   } else {
-    const team = await api.team(share.subject.id);
-    people = team.members.map((m) => m.userId);
+    people = await membersToSign(api, hostId, share);
     subject = { kind: 'team', teamId: share.subject.id, members: people };
   }
   const signed = await signGrant(key, { hostId, chatId: share.chatId ?? null, subject, role: share.role, devices: await devicesOfPeople(api, people) }, now);
   return api.grant(hostId, {
     subject: { type: share.subject.type, id: share.subject.id }, role: share.role, ...(share.chatId ? { chatId: share.chatId } : {}), signed,
   });
+}
+
+/**
+ * The team's members as they are now, read as an owner of the host. The relay lists them for a team
+ * that holds a grant on the host or that the caller belongs to; for a team outside both (an owner
+ * giving a first grant to a team they are not in) the relay's grant is made first, unsigned (as by
+ * email in the web app: a host that follows signatures ignores it), and the list read then.
+ */
+async function membersToSign(api: RelayApi, hostId: string, share: ShareRequest): Promise<string[]> {
+  const read = async () => (await api.teamMembersToSign(hostId, share.subject.id)).members.map((m) => m.userId);
+  try {
+    return await read();
+  } catch (failure) {
+    if (!(failure instanceof ProtocolError) || failure.code !== 'team-not-found') throw failure;
+  }
+  await api.grant(hostId, { subject: { type: 'team', id: share.subject.id }, role: share.role, ...(share.chatId ? { chatId: share.chatId } : {}) });
+  return read();
 }
 
 /**

@@ -49,8 +49,10 @@ export type PushSubscriptionInfo = z.output<typeof PushSubscriptionInfoSchema>;
 /**
  * `needs-you`: an approval or question waits. `answered`: it was answered (anywhere) or withdrawn, so
  * the notification that asked loses its buttons. `turn-ended`: the turn stopped running.
+ * `team-changed`: to the host's owners, a team's membership changed and its signed grant on the host
+ * names other members than the team has now, so an owner signs it again (the host's page).
  */
-export const PushNoticeKindSchema = z.enum(['needs-you', 'answered', 'turn-ended']);
+export const PushNoticeKindSchema = z.enum(['needs-you', 'answered', 'turn-ended', 'team-changed']);
 export type PushNoticeKind = z.output<typeof PushNoticeKindSchema>;
 
 /** `GET /api/push/deliveries`: what became of each push to one of the person's subscriptions, newest first. */

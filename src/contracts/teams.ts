@@ -84,6 +84,27 @@ export const GrantPersonSchema = z.object({ userId: z.string().min(1), name: z.s
 export type GrantPerson = z.output<typeof GrantPersonSchema>;
 
 /**
+ * `GET /api/hosts/:id/grants/teams/:teamId/members`: the members an owner of the host signs a team's
+ * grant over (ids, and names to show), for a team that holds a grant on that host or that the owner
+ * belongs to. No emails or team roles: an owner outside the team learns only whom the grant serves.
+ */
+export const TeamMembersToSignSchema = z.object({
+  teamId: z.string().min(1),
+  members: z.array(z.object({ userId: z.string().min(1), name: z.string() })),
+});
+export type TeamMembersToSign = z.output<typeof TeamMembersToSignSchema>;
+
+/**
+ * `GET /api/teams/:id/grants-to-sign`: for a member of the team, the hosts they own (the whole host)
+ * where the team's signed grant names members it no longer has, so they sign it again there; empty
+ * for a member who owns none of them.
+ */
+export const TeamGrantsToSignSchema = z.object({
+  hosts: z.array(z.object({ hostId: z.string().min(1), hostName: z.string(), grants: z.number().int().positive() })),
+});
+export type TeamGrantsToSign = z.output<typeof TeamGrantsToSignSchema>;
+
+/**
  * A signed team grant whose member list is no longer the team's: who joined since it was signed (the
  * host does not follow them yet) and who left (the host still follows them, by the owner's old
  * signature). It holds until an owner of the host signs the grant again with the members as they

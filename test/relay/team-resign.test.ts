@@ -4,11 +4,13 @@
 // to the host, and a signature over a member list the team no longer has is refused (`team-changed`).
 // Hosts are left connected at the end of each test, as in every other file (see hosts.test.ts: a
 // disconnect as a file's last step meets vitest's teardown).
-import { env } from 'cloudflare:test';
+import { SELF, env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { deviceKeyOf, newDeviceKeyPair, type DeviceKey } from '../../src/client/device-key.ts';
-import { signGrant } from '../../src/client/trust.ts';
-import { GrantSchema, LinkTrustSchema, type Grant, type GrantStatement, type HostSummary } from '../../src/contracts/index.ts';
+import { RelayApi } from '../../src/client/api.ts';
+import { MemoryTokenStore } from '../../src/client/tokens.ts';
+import { resignTeamGrant, shareSigned, signGrant } from '../../src/client/trust.ts';
+import { GrantSchema, LinkTrustSchema, TeamGrantsToSignSchema, TeamMembersToSignSchema, type Grant, type GrantStatement, type HostSummary } from '../../src/contracts/index.ts';
 import { putSignedGrant } from '../../src/relay/db/trust.ts';
 import { FakeHost, OWNER, until } from './peers.ts';
 import { api, signIn, team, type Person } from './people.ts';
@@ -147,5 +149,97 @@ describe('a signed team grant after its team changed', () => {
     expect((await api(owner, 'DELETE', `/api/teams/${plainTeam}/members/${cy.userId}`)).status).toBe(200);
     expect((await grantsOf(owner, host.hostId)).map((g) => [g.subject.type, g.signed, g.resign])).toEqual([['team', false, null], ['user', false, null]]);
 
+  });
+});
+
+/** The SDK as this person calls the relay (their session's access token, never refreshed here). */
+function sdkOf(person: Person): RelayApi {
+  const tokens = new MemoryTokenStore({ sessionId: person.sessionId, refreshToken: 'unused', accessToken: person.token, expiresAt: Date.now() + 600_000, userId: person.userId });
+  return new RelayApi('http://relay.test', { tokens, fetch: (input, init) => SELF.fetch(String(input), init) });
+}
+
+describe('an owner of the host who is not in the team', () => {
+  it('reads the team\'s members (ids and names only) and signs its grant, first and again after the team changed; the grant is kept and reaches the host', async () => {
+    const owner = await signIn(OWNER);
+    const key = await deviceOf(owner);
+    const host = await new FakeHost(`host-outsider-${unique()}`).connect();
+    const [ada, bo, cas] = [await signIn(`ada-${unique()}`), await signIn(`bo-${unique()}`), await signIn(`cas-${unique()}`)];
+    // Ada's team; the host's owner is not in it.
+    const teamId = await team(ada, `theirs-${unique()}`, [bo]);
+    expect((await api(owner, 'GET', `/api/teams/${teamId}`)).body.code).toBe('team-not-found');
+    const sdk = sdkOf(owner);
+    const framesBefore = host.received.filter((f) => f.link === 'trust').length;
+
+    // The first grant: the relay's grant is made, then signed over Ada and Bo.
+    const given = await shareSigned(sdk, key, host.hostId, { subject: { type: 'team', id: teamId }, role: 'operator' });
+    expect(given).toMatchObject({ subject: { type: 'team', id: teamId }, role: 'operator', signed: true, resign: null });
+    const members = await api(owner, 'GET', `/api/hosts/${host.hostId}/grants/teams/${teamId}/members`);
+    expect(members.status).toBe(200);
+    expect(members.body).toEqual({ teamId, members: [{ userId: ada.userId, name: expect.any(String) }, { userId: bo.userId, name: expect.any(String) }] });
+    expect(TeamMembersToSignSchema.strict().parse(members.body).members.every((m) => Object.keys(m).sort().join() === 'name,userId')).toBe(true);
+
+    // Cas joins: the owner outside the team signs again and the grant is in sync, under the new id.
+    const invitation = await api(ada, 'POST', `/api/teams/${teamId}/invitations`, { role: 'member' });
+    expect((await api(cas, 'POST', `/api/invitations/${invitation.body.token}/accept`)).status).toBe(200);
+    const stale = (await grantsOf(owner, host.hostId)).find((g) => g.subject.id === teamId)!;
+    expect(stale.resign).toMatchObject({ joined: [{ userId: cas.userId }], left: [] });
+    const again = await resignTeamGrant(sdk, key, stale);
+    expect(again).toMatchObject({ signed: true, resign: null });
+    expect(again.id).not.toBe(stale.id);
+    expect(await grantsOf(owner, host.hostId)).toMatchObject([{ id: again.id, signed: true, resign: null }]);
+
+    // The host got both statements; the last names the three members.
+    await until(() => host.received.filter((f) => f.link === 'trust').length >= framesBefore + 2, 'both signed grants on the link');
+    const sent = host.received.filter((f) => f.link === 'trust').slice(framesBefore).flatMap((f) => LinkTrustSchema.parse(f).statements) as { statement: GrantStatement }[];
+    const last = sent.at(-1)!.statement;
+    expect(last.grantId).toBe(again.id);
+    expect(last.subject).toEqual({ kind: 'team', teamId, members: [ada.userId, bo.userId, cas.userId] });
+  });
+
+  it('is the only one who reads them: a viewer or operator of the host, a team\'s stranger, and an owner of another host are refused with a code and a reason', async () => {
+    const owner = await signIn(OWNER);
+    const host = await new FakeHost(`host-outsider-${unique()}`).connect();
+    const [dee, vic, opal, stan] = [await signIn(`dee-${unique()}`), await signIn(`vic-${unique()}`), await signIn(`opal-${unique()}`), await signIn(`stan-${unique()}`)];
+    const teamId = await team(dee, `theirs-${unique()}`);
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'viewer' })).status).toBe(201);
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: vic.userId }, role: 'viewer' })).status).toBe(201);
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: opal.userId }, role: 'operator' })).status).toBe(201);
+    const path = `/api/hosts/${host.hostId}/grants/teams/${teamId}/members`;
+    for (const who of [vic, opal, stan]) {
+      expect(await api(who, 'GET', path)).toEqual({ status: 403, body: { code: 'forbidden', message: 'This needs the owner role on the host' } });
+    }
+    // Even the team's own member, who is only a viewer of the host through it, reads the list on the team's page, not here.
+    expect((await api(dee, 'GET', path)).body.code).toBe('forbidden');
+    expect((await api(null, 'GET', path)).status).toBe(401);
+    // The owner, for a team that holds nothing on the host and that they are not in: not listed.
+    const other = await team(stan, `elsewhere-${unique()}`);
+    expect(await api(owner, 'GET', `/api/hosts/${host.hostId}/grants/teams/${other}/members`))
+      .toEqual({ status: 404, body: { code: 'team-not-found', message: expect.stringContaining('No such team holds a grant on this host') } });
+    expect((await api(owner, 'GET', path)).status).toBe(200);
+  });
+});
+
+describe('the team\'s page says where its grant must be signed again', () => {
+  it('lists, for a member who owns the host, the hosts whose signed grant of the team is stale; a member who owns nothing and a stranger learn nothing', async () => {
+    const owner = await signIn(OWNER);
+    const key = await deviceOf(owner);
+    const host = await new FakeHost(`host-teampage-${unique()}`).connect();
+    const [ike, jo] = [await signIn(`ike-${unique()}`), await signIn(`jo-${unique()}`)];
+    const teamId = await team(owner, `crew-${unique()}`, [ike]);
+    const toSign = (who: Person) => api(who, 'GET', `/api/teams/${teamId}/grants-to-sign`);
+    const signed = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members: [owner.userId, ike.userId] }, role: 'viewer', devices: [] });
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'viewer', signed })).status).toBe(201);
+    // In sync: nothing to sign.
+    expect(await toSign(owner)).toEqual({ status: 200, body: { hosts: [] } });
+
+    const invitation = await api(owner, 'POST', `/api/teams/${teamId}/invitations`, { role: 'member' });
+    expect((await api(jo, 'POST', `/api/invitations/${invitation.body.token}/accept`)).status).toBe(200);
+    const hostName = ((await api(owner, 'GET', '/api/hosts')).body.hosts as HostSummary[]).find((h) => h.id === host.hostId)!.name;
+    const answer = await toSign(owner);
+    expect(answer).toEqual({ status: 200, body: { hosts: [{ hostId: host.hostId, hostName, grants: 1 }] } });
+    expect(TeamGrantsToSignSchema.parse(answer.body).hosts).toHaveLength(1);
+    // Ike and Jo are members (viewers of the host through the team) and own nothing: no hosts.
+    for (const member of [ike, jo]) expect(await toSign(member)).toEqual({ status: 200, body: { hosts: [] } });
+    expect(await toSign(await signIn(`kit-${unique()}`))).toEqual({ status: 404, body: { code: 'team-not-found', message: 'No such team' } });
   });
 });

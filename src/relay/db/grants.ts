@@ -2,7 +2,7 @@
 // One grant per (host, chat, subject): giving again changes its role. A signed team grant is read
 // with its drift from the team as it is now (`resign`: who joined and who left since it was signed),
 // so an owner sees when the host follows other people than the relay does.
-import { and, asc, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
 import { drizzle, type DrizzleD1Database } from 'drizzle-orm/d1';
 import { union } from 'drizzle-orm/sqlite-core';
 import { SignedGrantSchema, resignOf, type Grant, type GrantPerson } from '../../contracts/index.ts';
@@ -93,6 +93,21 @@ export async function teamGrantsToSign(d1: D1Database, hostIds: string[]): Promi
   return counts;
 }
 
+/**
+ * The signed grants of one team that name members the team no longer has, on hosts not revoked, each
+ * with its host's name: where an owner must sign the team's grant again (the team's page, the push
+ * after a change of members).
+ */
+export async function staleGrantsOfTeam(d1: D1Database, teamId: string): Promise<(Grant & { hostName: string })[]> {
+  const rows = await named(d1).where(and(eq(grants.subjectType, 'team'), eq(grants.subjectId, teamId), isNotNull(grants.statement))).orderBy(asc(grants.createdAt));
+  const stale = (await answered(d1, rows)).filter((grant) => grant.resign !== null);
+  if (stale.length === 0) return [];
+  const live = await drizzle(d1).select({ id: hosts.id, name: hosts.name }).from(hosts)
+    .where(and(inArray(hosts.id, [...new Set(stale.map((g) => g.hostId))]), isNull(hosts.revokedAt)));
+  const names = new Map(live.map((h) => [h.id, h.name]));
+  return stale.flatMap((grant) => names.has(grant.hostId) ? [{ ...grant, hostName: names.get(grant.hostId)! }] : []);
+}
+
 /** The grants on this host that reach one person: to them, or to a team they belong to. */
 export async function grantsOnHostTo(d1: D1Database, hostId: string, userId: string): Promise<Grant[]> {
   return answered(d1, await named(d1).where(and(eq(grants.hostId, hostId), grantedTo(drizzle(d1), userId))).orderBy(asc(grants.createdAt)));
@@ -117,6 +132,13 @@ export async function putGrant(d1: D1Database, grant: Omit<GrantRow, 'id'> & { i
 export async function removeGrant(d1: D1Database, hostId: string, grantId: string): Promise<GrantRow | null> {
   const [row] = await drizzle(d1).delete(grants).where(and(eq(grants.id, grantId), eq(grants.hostId, hostId))).returning();
   return row ?? null;
+}
+
+/** Whether the team holds any grant on this host (the whole host or one chat). */
+export async function teamHoldsGrantOn(d1: D1Database, hostId: string, teamId: string): Promise<boolean> {
+  const rows = await drizzle(d1).select({ id: grants.id }).from(grants)
+    .where(and(eq(grants.hostId, hostId), eq(grants.subjectType, 'team'), eq(grants.subjectId, teamId))).limit(1);
+  return rows.length > 0;
 }
 
 /** The hosts a team was granted anything on. */

@@ -319,8 +319,8 @@ export const pushDeliveries = sqliteTable('push_deliveries', {
   chatId: text('chat_id').notNull(),
   /** The terminal session whose approval the push was about (its `chatId` is ''); null for a chat's push. */
   sessionId: text('session_id'),
-  /** `needs-you` (an approval or question waits), `answered` (it no longer does) or `turn-ended`. */
-  kind: text('kind', { enum: ['needs-you', 'answered', 'turn-ended'] }).notNull(),
+  /** `needs-you` (an approval or question waits), `answered` (it no longer does), `turn-ended`, or `team-changed` (a team grant on the host to sign again; `chatId` ''). */
+  kind: text('kind', { enum: ['needs-you', 'answered', 'turn-ended', 'team-changed'] }).notNull(),
   turnKey: text('turn_key').notNull(),
   /** Whether this push was the one of its turn that may alert (sound, vibration). */
   buzz: integer('buzz', { mode: 'boolean' }).notNull(),

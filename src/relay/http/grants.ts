@@ -10,15 +10,15 @@
 import { Hono, type Context } from 'hono';
 import {
   ProtocolError, RevocationRequestSchema, resignOf, SignedGrantCreateRequestSchema, SignedGrantIdSchema,
-  type GrantStatement, type RevocationStatement, type Signed,
+  type GrantStatement, type TeamMembersToSign, type RevocationStatement, type Signed,
 } from '../../contracts/index.ts';
 import { reachesHost, readView, requireHostRole } from '../auth/access.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { newId } from '../auth/opaque.ts';
 import { recheckHosts } from '../auth/revocations.ts';
 import { record } from '../db/audit.ts';
-import { findGrant, grantsOnHost, grantsOnHostTo, putGrant, removeGrant } from '../db/grants.ts';
-import { findTeam, membersOf } from '../db/teams.ts';
+import { findGrant, grantsOnHost, grantsOnHostTo, putGrant, removeGrant, teamHoldsGrantOn } from '../db/grants.ts';
+import { findTeam, membersOf, roleIn } from '../db/teams.ts';
 import { grantRowById, insertRevocation, putSignedGrant } from '../db/trust.ts';
 import { requireSignedBy } from '../auth/statements.ts';
 import { deliverTrust } from '../objects/host-link.ts';
@@ -52,6 +52,20 @@ grantsApi.get('/:id/grants/mine', async (c) => {
   const user = c.get('user');
   if (!reachesHost(await readView(c.env.DB, { kind: 'user', ...user }, hostId))) throw new ProtocolError('forbidden', 'You hold no role on this host');
   return c.json({ grants: await grantsOnHostTo(c.env.DB, hostId, user.userId) });
+});
+
+// The member list an owner of the host signs a team's grant over. An owner need not belong to the team
+// (they may have left it, or a team admin made it): the statement must name the team's members as they
+// are now, so whoever owns the host reads them here, ids and names only, for a team that holds a grant
+// on this host (a new grant to a team one is not in is made first, then signed: client/trust.ts) or
+// that the caller belongs to. Anyone else is refused before the team is looked at.
+grantsApi.get('/:id/grants/teams/:teamId/members', async (c) => {
+  const hostId = await managedHost(c);
+  const teamId = c.req.param('teamId');
+  const [holds, role] = await Promise.all([teamHoldsGrantOn(c.env.DB, hostId, teamId), roleIn(c.env.DB, teamId, c.get('user').userId)]);
+  if (!holds && !role) throw new ProtocolError('team-not-found', 'No such team holds a grant on this host (give it one, then sign it)');
+  const members = (await membersOf(c.env.DB, teamId)).map((m) => ({ userId: m.userId, name: m.name }));
+  return c.json({ teamId, members } satisfies TeamMembersToSign);
 });
 
 grantsApi.post('/:id/grants', async (c) => {

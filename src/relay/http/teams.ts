@@ -7,19 +7,21 @@
 import { Hono, type Context } from 'hono';
 import {
   INVITATION_TTL_MS, InvitationAcceptRequestSchema, InvitationCreateRequestSchema, ProtocolError, TeamCreateRequestSchema,
-  TeamMemberRoleRequestSchema, type Invitation, type TeamDetail, type TeamSummary,
+  TeamMemberRoleRequestSchema, type Invitation, type TeamDetail, type TeamGrantsToSign, type TeamSummary,
 } from '../../contracts/index.ts';
 import { hashOpaque, newId, newOpaqueToken } from '../auth/opaque.ts';
 import { PasswordSchema, hashPassword } from '../auth/passwords.ts';
 import { recheckHosts } from '../auth/revocations.ts';
 import { createSession } from '../auth/sessions.ts';
 import { record, type AuditEntry } from '../db/audit.ts';
-import { hostsGrantedToTeam } from '../db/grants.ts';
+import { hostsGrantedToTeam, staleGrantsOfTeam } from '../db/grants.ts';
+import { readView } from '../auth/access.ts';
 import { acceptInvitation, createInvitation, findInvitation, type InvitationView } from '../db/invitations.ts';
 import {
   createTeam, findTeam, membersOf, ownerCount, removeMemberKeepingAnOwner, roleIn, setMemberRoleKeepingAnOwner, teamsOf, type TeamRole,
 } from '../db/teams.ts';
 import { emailOf, userIdByEmail } from '../db/users.ts';
+import { pushConfigured, pushTeamChanged } from '../push/send.ts';
 import type { Env } from '../env.ts';
 import { parseBody } from './body.ts';
 import { clientIp, requireUser, signedInUser, type SignedIn } from './identity.ts';
@@ -51,6 +53,24 @@ teamsApi.get('/teams/:id', requireUser, async (c) => {
   if (!role || !team) throw new ProtocolError('team-not-found', 'No such team');
   const members = await membersOf(c.env.DB, teamId);
   return c.json({ id: team.id, name: team.name, role, createdAt: team.createdAt, members } satisfies TeamDetail);
+});
+
+// Where this member must sign the team's grant again: the hosts they own on which the team's signed
+// grant names members it no longer has. Only the caller's own hosts (whole-host owner, as the Hosts
+// list decides it): a member who owns none sees nothing, and no one learns of another's hosts here.
+teamsApi.get('/teams/:id/grants-to-sign', requireUser, async (c) => {
+  const teamId = c.req.param('id');
+  const user = c.get('user');
+  if (!await roleIn(c.env.DB, teamId, user.userId)) throw new ProtocolError('team-not-found', 'No such team');
+  const byHost = new Map<string, { hostId: string; hostName: string; grants: number }>();
+  for (const grant of await staleGrantsOfTeam(c.env.DB, teamId)) {
+    const entry = byHost.get(grant.hostId) ?? { hostId: grant.hostId, hostName: grant.hostName, grants: 0 };
+    entry.grants += 1;
+    byHost.set(grant.hostId, entry);
+  }
+  const owned = await Promise.all([...byHost.values()].map(async (entry) =>
+    (await readView(c.env.DB, { kind: 'user', ...user }, entry.hostId)).hostRole === 'owner' ? [entry] : []));
+  return c.json({ hosts: owned.flat() } satisfies TeamGrantsToSign);
 });
 
 // ---- members ----
@@ -87,6 +107,7 @@ teamsApi.delete('/teams/:id/members/:userId', requireUser, async (c) => {
   if (!await removeMemberKeepingAnOwner(c.env.DB, teamId, memberId)) throw new ProtocolError('forbidden', 'A team keeps at least one owner');
   await recheckHosts(c.env, hosts);
   audit(c, { action: 'team.member-removed', detail: { teamId, userId: memberId, role: theirs } });
+  c.executionCtx.waitUntil(teamChanged(c.env, teamId));
   return c.json({ removed: memberId });
 });
 
@@ -149,6 +170,7 @@ teamsApi.post('/invitations/:token/accept', async (c) => {
   }
   const actor = { actor: userId, ip: clientIp(c) };
   c.executionCtx.waitUntil(record(c.env, { ...actor, sessionId: signedIn?.sessionId ?? null, action: 'team.joined', detail: { teamId: invitation.teamId, invitationId: invitation.id, role: invitation.role } }));
+  if (invitation.teamId) c.executionCtx.waitUntil(teamChanged(c.env, invitation.teamId));
   const joined = { userId, teamId: invitation.teamId, role: invitation.role };
   if (!account) return c.json(joined);
   const session = await createSession(c.env, userId, 'invitation', { ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
@@ -163,6 +185,13 @@ async function manage(c: Context<App>, teamId: string): Promise<TeamRole> {
   if (!role) throw new ProtocolError('team-not-found', 'No such team');
   if (role === 'member') throw new ProtocolError('forbidden', 'Only the team\'s owners and admins may do this');
   return role;
+}
+
+/** After a member joined or left: the owners of hosts where the team's signed grant went stale are told (push/send.ts). */
+async function teamChanged(env: Env, teamId: string): Promise<void> {
+  if (!pushConfigured(env)) return;
+  const team = await findTeam(env.DB, teamId);
+  if (team) await pushTeamChanged(env, teamId, team.name);
 }
 
 async function keepAnOwner(db: D1Database, teamId: string): Promise<void> {

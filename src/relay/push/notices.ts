@@ -139,6 +139,11 @@ export function chatPath(hostId: string, chatId: string): string {
   return `/hosts/${encodeURIComponent(hostId)}/chats/${encodeURIComponent(chatId)}`;
 }
 
+/** Where the app shows a host (its grants, to sign a team's again). */
+export function hostPath(hostId: string): string {
+  return `/hosts/${encodeURIComponent(hostId)}`;
+}
+
 /** Where the app shows a terminal session (src/web/app/routes.ts). */
 export function sessionPath(hostId: string, sessionId: string): string {
   return `/hosts/${encodeURIComponent(hostId)}/sessions/${encodeURIComponent(sessionId)}`;

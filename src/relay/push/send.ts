@@ -11,16 +11,20 @@
 //
 // A terminal session's push (chatId '', `sessionId` set) goes to the people with a role on the whole
 // host: sessions are the host's, so a grant on one chat hears nothing of them.
+//
+// A team's change of members (pushTeamChanged) goes to the owners of each host where the team's
+// signed grant no longer names its members: one push per browser of theirs per host and change.
 import { encryptNotification } from '@block65/webcrypto-web-push';
-import { PUSH_SHOWN_MAX_BYTES, REQUEST_RULES, canonicalJson, type PushPayload } from '../../contracts/index.ts';
+import { PUSH_SHOWN_MAX_BYTES, REQUEST_RULES, canonicalJson, type PushNoticeKind, type PushPayload } from '../../contracts/index.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { audienceOf, claimTurn, reachedThisTurn, recordDeliveries, type DeliveryRecord, type Recipient, type SubscriptionRow } from '../db/push.ts';
 import { failureText } from '../db/failures.ts';
+import { staleGrantsOfTeam } from '../db/grants.ts';
 import type { Env } from '../env.ts';
 import { log } from '../log.ts';
 import { mintPushAction } from './action-token.ts';
 import { checkEndpoint } from './endpoint.ts';
-import { chatPath, sessionPath, topicOf, type Notice } from './notices.ts';
+import { chatPath, hostPath, sessionPath, topicOf, type Notice } from './notices.ts';
 import { vapidAuthorization, vapidKeysOf, vapidSubject, type VapidKeys } from './vapid.ts';
 
 /** How long a push service keeps a push for a browser that is offline. */
@@ -92,7 +96,7 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
         const action = await mintPushAction(env, { kind: 'session', ...asker, terminalSessionId: sessionId, requestId, choiceIds: choices.map((c) => c.id) });
         payload = { ...base, action: { requestId, choices, ...action, shown: sessionShown! } };
       }
-      const outcome = await push(env, await keys, subscription, payload, notice);
+      const outcome = await push(env, await keys, subscription, payload, notice.kind);
       return {
         userId: recipient.userId, subscriptionId: subscription.id, hostId, chatId, sessionId: sessionId ?? null,
         kind: notice.kind, turnKey: notice.turnKey, buzz, at: Date.now(), ...outcome,
@@ -101,6 +105,40 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
     await recordDeliveries(env.DB, records, now);
   } catch (error) {
     log.error('push not sent', { hostId: place.hostId, kind: notice.kind, error: failureText(error) });
+  }
+}
+
+/**
+ * After a team's members changed (one joined, left or was removed): pushes "Team changed: sign again"
+ * to every browser of the owners (whole host) of each host where the team's signed grant now names
+ * other members than the team has, opening that host's page. Once per change: the caller calls it
+ * once for the change, whatever the number of hosts or members; a host whose grant is (again) in sync
+ * or unsigned gets nothing. The tag is the host's and the team's, so a later change replaces the
+ * notification. Never throws.
+ */
+export async function pushTeamChanged(env: Env, teamId: string, teamName: string): Promise<void> {
+  const keys = vapidKeysOf(env);
+  if (!keys) return;
+  try {
+    const now = Date.now();
+    const hostsToSign = new Map((await staleGrantsOfTeam(env.DB, teamId)).map((grant) => [grant.hostId, grant.hostName]));
+    const turnKey = `team-changed:${teamId}:${now}`;
+    const records: DeliveryRecord[] = [];
+    for (const [hostId, hostName] of hostsToSign) {
+      const { recipients } = await audienceOf(env.DB, hostId, '', now);
+      const payload: PushPayload = {
+        v: 1, kind: 'team-changed', title: (teamName.trim() || 'Tether').slice(0, TITLE_MAX), body: `Team changed: sign again · ${hostName}`,
+        hostId, chatId: '', tag: await topicOf(hostId, '', `team:${teamId}`), buzz: true, url: hostPath(hostId), at: now,
+      };
+      const owners = recipients.filter((recipient) => recipient.role === 'owner');
+      records.push(...await Promise.all(owners.flatMap((owner) => owner.subscriptions.map(async (subscription) => ({
+        userId: owner.userId, subscriptionId: subscription.id, hostId, chatId: '', sessionId: null,
+        kind: 'team-changed' as const, turnKey, buzz: true, at: Date.now(), ...await push(env, await keys, subscription, payload, 'team-changed'),
+      })))));
+    }
+    if (records.length > 0) await recordDeliveries(env.DB, records, now);
+  } catch (error) {
+    log.error('push not sent', { teamId, kind: 'team-changed', error: failureText(error) });
   }
 }
 
@@ -139,7 +177,7 @@ async function hearing(env: Env, place: ChatPlace, notice: Notice, everyone: Rec
 type Outcome = Pick<DeliveryRecord, 'status' | 'error' | 'removed'>;
 
 /** One encrypted push to one browser's push service; what it answered. */
-async function push(env: Env, keys: VapidKeys, subscription: SubscriptionRow, payload: PushPayload, notice: Notice): Promise<Outcome> {
+async function push(env: Env, keys: VapidKeys, subscription: SubscriptionRow, payload: PushPayload, kind: PushNoticeKind): Promise<Outcome> {
   const key = keys.byPublicKey.get(subscription.vapidKey);
   // The browser subscribed under a key no longer configured: no push service will take a push for it again.
   if (!key) return { status: null, error: 'subscribed under a VAPID key this relay no longer has', removed: true };
@@ -162,7 +200,7 @@ async function push(env: Env, keys: VapidKeys, subscription: SubscriptionRow, pa
         'Content-Encoding': 'aes128gcm',
         'Content-Type': 'application/octet-stream',
         TTL: String(TTL_SECONDS),
-        Urgency: notice.kind === 'needs-you' ? 'high' : 'normal',
+        Urgency: kind === 'needs-you' ? 'high' : 'normal',
         Topic: payload.tag,
       },
       body,

@@ -174,7 +174,7 @@ function Devices() {
   );
 }
 
-const KIND: Record<PushDelivery['kind'], string> = { 'needs-you': 'Needs you', answered: 'Answered', 'turn-ended': 'Turn ended' };
+const KIND: Record<PushDelivery['kind'], string> = { 'needs-you': 'Needs you', answered: 'Answered', 'turn-ended': 'Turn ended', 'team-changed': 'Team changed: sign again' };
 
 const pushSupported = () => 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
 
@@ -249,6 +249,7 @@ function Push() {
           <li key={d.id}>
             <a class="grow" href={d.sessionId !== null
               ? `/hosts/${encodeURIComponent(d.hostId)}/sessions/${encodeURIComponent(d.sessionId)}`
+              : d.chatId === '' ? `/hosts/${encodeURIComponent(d.hostId)}`
               : `/hosts/${encodeURIComponent(d.hostId)}/chats/${encodeURIComponent(d.chatId)}`}>{KIND[d.kind]}</a>
             <span class="muted small">{ago(d.at)} · {d.removed ? 'subscription gone' : d.error ? `failed: ${d.error}` : d.status === null ? 'no answer' : d.status < 300 ? (d.buzz ? 'sent' : 'sent silently') : `refused (${d.status})`}</span>
           </li>

@@ -1,7 +1,9 @@
 // One team: its members and their roles (owners and admins change them and remove members; only
-// owners make owners), invitation links with a role (optionally for one email), and leaving.
+// owners make owners), invitation links with a role (optionally for one email), and leaving. A member
+// who owns a host where the team's signed grant names other members than the team has now is told to
+// sign it again there, with a link to that host's page; a member who owns none sees no such note.
 import { useEffect, useState } from 'preact/hooks';
-import { TEAM_ROLES, type Invitation, type TeamDetail } from '../../contracts/index.ts';
+import { TEAM_ROLES, type Invitation, type TeamDetail, type TeamGrantsToSign } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
 import { useOutcome } from './outcome.ts';
 import { navigate } from '../app/router.ts';
@@ -21,7 +23,12 @@ export function TeamPage({ teamId }: { teamId: string }) {
   const [invitation, setInvitation] = useState<Invitation | null>(null);
   const [inviteRole, setInviteRole] = useState<TeamRole>('member');
   const [inviteEmail, setInviteEmail] = useState('');
-  const reload = () => api.team(teamId).then(setTeam, failed);
+  const [toSign, setToSign] = useState<TeamGrantsToSign['hosts']>([]);
+  const reload = () => Promise.all([
+    api.team(teamId).then(setTeam, failed),
+    // Members change here, so the note is read again with the team.
+    api.teamGrantsToSign(teamId).then(setToSign, () => setToSign([])),
+  ]);
   useEffect(() => { void reload(); void loadMe().catch(() => undefined); }, [teamId]);
 
   if (!team) {
@@ -34,6 +41,20 @@ export function TeamPage({ teamId }: { teamId: string }) {
       <a href="/teams" aria-label="Back to teams"><Icon name="back" /> Teams</a>
       <h1 id="team-title">{team.name}</h1>
       <p class="muted small">Your role: {team.role}</p>
+      {toSign.length > 0 && (
+        <div class="team-changed notice" role="status" data-testid="team-resign">
+          <strong>Team changed: sign again</strong>
+          <span class="muted small">This team's grant on hosts you own was signed over the members it had then: the machine still serves who left and not who joined until you sign it again on the host's page.</span>
+          <ul class="list" aria-label="Hosts to sign again on">
+            {toSign.map((host) => (
+              <li key={host.hostId}>
+                <a href={`/hosts/${encodeURIComponent(host.hostId)}`}>{host.hostName}</a>
+                {host.grants > 1 ? <span class="muted small"> · {host.grants} grants</span> : null}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <div class="card">
         <h2 id="members-title">Members</h2>
         <ul class="list table-list" aria-labelledby="members-title">
