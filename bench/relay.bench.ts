@@ -555,7 +555,7 @@ try {
   if (part('paced')) console.log('\nThe same, paced as a streamed reply (one delta every 30 ms, 100 deltas): latency per event per client, ms');
   if (part('paced')) console.log('  clients | relay p50 / p99 | baseline p50 / p99 | p99 gap');
   for (const clients of part('paced') ? [1, 10, 100, 1_000] : []) {
-    const r = await relayFanOut(url, host, clients, 100, 30);
+    const r = await profiled(`paced, ${clients} client${clients === 1 ? '' : 's'}`, () => relayFanOut(url, host, clients, 100, 30));
     const b = await baselineFanOut(clients, 100, 30);
     console.log(`  ${String(clients).padStart(7)} | ${`${f(r.p50)} / ${f(r.p99)}`.padStart(15)} | ${`${f(b.p50)} / ${f(b.p99)}`.padStart(18)} | +${f(r.p99 - b.p99)}`);
   }
@@ -584,6 +584,8 @@ try {
   host.chat('large', LARGE_ITEMS);
   const first = await timeAttach(url, 'large', 5_000);
   const warm = await timeAttach(url, 'large', 5_000);
+  // Twenty more warm attaches under the profiler (one is too short to sample), not in the figure.
+  if (profiler) await profiled('attach, 20 warm', async () => { for (let i = 0; i < 20; i++) await timeAttach(url, 'large', 5_000); });
   const since1k = await missEvents(url, host, 'replay-1k', 1_000);
   const replay1k = await timeReplay(url, 'replay-1k', since1k, 1_000);
   // The room of a new chat is a new SQLite file (and WAL): what it holds after 10,000 events, per event.

@@ -32,18 +32,31 @@ export class WorkerdProfiler {
     profiler.ws = new WebSocket(targets[0]!.webSocketDebuggerUrl, { maxPayload: 1 << 30 });
     await new Promise<void>((resolve, reject) => { profiler.ws.once('open', resolve); profiler.ws.once('error', reject); });
     profiler.ws.on('message', (data) => {
-      const message = JSON.parse(String(data)) as { id?: number; result?: unknown };
-      if (message.id !== undefined) profiler.waiting.get(message.id)?.(message.result);
+      const message = JSON.parse(String(data)) as { id?: number; method?: string; result?: unknown; error?: { message?: string } };
+      // Only answers settle a call: this inspector also sends back a request's own frame (with its
+      // method) now and then, which must not pass for the answer.
+      if (message.id === undefined || message.method !== undefined) return;
+      if (message.error) console.error(`inspector: ${message.error.message ?? JSON.stringify(message.error)}`);
+      profiler.waiting.get(message.id)?.(message.result);
     });
     await profiler.call('Profiler.enable');
     await profiler.call('Profiler.setSamplingInterval', { interval: 250 });
     return profiler;
   }
 
+  /** One inspector call; refused after 30 s (wrangler's inspector proxy sometimes never reaches the runtime: it only echoes). */
   private call(method: string, params: object = {}): Promise<any> {
     const id = ++this.next;
-    return new Promise((resolve) => {
-      this.waiting.set(id, resolve);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new Error(`BENCH_PROFILE: the inspector did not answer ${method} in 30 s (wrangler dev's inspector proxy did not reach workerd); run again`));
+      }, 30_000);
+      this.waiting.set(id, (result) => {
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        resolve(result);
+      });
       this.ws.send(JSON.stringify({ id, method, params }));
     });
   }
