@@ -26,8 +26,14 @@
 // the session is `exited` and its approvals settle. The pid is only looked at, never signalled. For
 // Codex 0.171 that process is its app-server daemon, which runs the hooks for the TUI.
 //
+// Status only: a `gemini` or `copilot` (CLIs whose hooks Tether does not read) is found by its
+// process on the same interval (status-only.ts) and listed like the others, `running` while the
+// process runs and `exited` after; it has no transcript (`transcriptPath: null`), so no items, no
+// approvals, and it cannot be continued as a chat.
+//
 // What survives a restart: the list of sessions (`terminal-sessions.json`), each `live: false` until
-// a hook of it is heard again, and resumable as a chat.
+// a hook of it is heard again (a status-only one: until its process is seen again), and resumable as
+// a chat (a status-only one is not).
 import { existsSync, readFileSync, realpathSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -45,6 +51,7 @@ import { HookChannel, type HookCall } from './hook-channel.ts';
 import { ClaudeTranscript, TranscriptTail } from './claude-transcript.ts';
 import { CodexTranscript } from './codex-transcript.ts';
 import { itemBatches, newestThatFit } from './item-batches.ts';
+import { scanStatusOnly, statusOnlyProcessOf, statusOnlySessionId, type StatusOnlyCommand } from './status-only.ts';
 
 export interface TerminalLog {
   info(message: string): void;
@@ -63,6 +70,8 @@ export interface TerminalSessionsOptions {
   codexApprovalWaitMs?: number;
   /** How often the CLIs' processes are looked at (ms); default LIVENESS_INTERVAL_MS. */
   livenessIntervalMs?: number;
+  /** The CLIs without hooks the host lists by their process (status-only.ts); default none. */
+  statusOnly?: () => readonly StatusOnlyCommand[];
 }
 
 /** How often the host looks whether a live session's CLI still runs. */
@@ -149,7 +158,10 @@ export class TerminalSessions {
         // hook says more. Such a session is told again once the relay's client is connected
         // (resume), so the relay settles what it kept and a notification stops offering buttons.
         const orphaned = session.agent.status === 'needs-you';
-        const agent = { ...session.agent, live: false, ...(orphaned ? { status: 'idle' as const } : {}) };
+        // A status-only session whose process is gone ended while no host looked; one whose process
+        // still runs is seen again by the first scan (live again then).
+        const gone = session.agent.transcriptPath === null && !runs(statusOnlyProcessOf(session.sessionId));
+        const agent = { ...session.agent, live: false, ...(orphaned ? { status: 'idle' as const } : {}), ...(gone ? { status: 'exited' as const } : {}) };
         this.known.set(session.sessionId, {
           session: { ...session, agent }, base: agent.status, tail: null, watcher: null, toolUses: new Map(), titled: agent.suggestedTitle !== undefined,
         });
@@ -163,8 +175,37 @@ export class TerminalSessions {
   /** Opens the hooks' socket. */
   async start(): Promise<void> {
     this.channel = await HookChannel.open(this.options.dataDir, (call) => this.handle(call), (message) => this.options.log.warn(message));
-    this.liveness = setInterval(() => this.checkLiveness(), this.options.livenessIntervalMs ?? LIVENESS_INTERVAL_MS);
+    this.liveness = setInterval(() => {
+      this.checkLiveness();
+      this.scanStatusOnly();
+    }, this.options.livenessIntervalMs ?? LIVENESS_INTERVAL_MS);
     this.liveness.unref();
+    this.scanStatusOnly();
+  }
+
+  /**
+   * Lists each new process of a CLI without hooks (status-only.ts). Without hooks the host cannot
+   * know whether it works, waits on a prompt or asks a permission: it is `running` while the process
+   * runs, and checkLiveness makes it `exited` once the process is gone (or its pid is another's).
+   */
+  private scanStatusOnly(): void {
+    const commands = this.options.statusOnly?.() ?? [];
+    if (commands.length === 0) return;
+    for (const found of scanStatusOnly(commands)) {
+      const sessionId = statusOnlySessionId(found);
+      const known = this.known.get(sessionId);
+      if (known?.session.agent.live && known.process) continue;
+      const now = Date.now();
+      const session = {
+        sessionId, cwd: found.cwd,
+        agent: { kind: found.kind, agentSessionId: sessionId, transcriptPath: null, status: 'running' as const, live: true, updatedAt: now },
+      };
+      this.known.set(sessionId, {
+        session, base: 'running', tail: null, watcher: null, toolUses: new Map(), titled: false, process: { pid: found.pid, startedAt: found.startedAt },
+      });
+      this.options.log.info(`terminal session ${sessionId} (${found.kind}, status only: no hooks) in ${found.cwd}`);
+      this.changed(this.known.get(sessionId)!);
+    }
   }
 
   /** Sessions whose CLI's process is gone (or is another process now) end here: no SessionEnd will come. */
@@ -174,6 +215,7 @@ export class TerminalSessions {
       if (processStart(known.process.pid) === known.process.startedAt) continue;
       this.options.log.info(`terminal session ${known.session.sessionId}: its CLI (pid ${known.process.pid}) ended without a SessionEnd`);
       known.process = undefined;
+      known.session.agent.updatedAt = Date.now();
       this.end(known, 'the CLI ended');
       this.changed(known);
     }
@@ -256,6 +298,9 @@ export class TerminalSessions {
   async handover(sessionId: string): Promise<{ kind: CliKind; cwd: string; agentSessionId: string; items: ChatItem[] }> {
     const known = this.get(sessionId);
     const { agent } = known.session;
+    if (agent.transcriptPath === null) {
+      throw new ProtocolError('chat-unsupported', `Tether sees this ${agent.kind} session by its process only (it reads no hooks of ${agent.kind}): it knows no CLI session to continue here; go on in its terminal`);
+    }
     if (agent.live && agent.status !== 'exited') {
       throw new ProtocolError('chat-busy', 'The terminal still runs this session: end it there (/exit) first, then continue it here');
     }
@@ -502,6 +547,11 @@ export class TerminalSessions {
     // In order, in batches that each fit the link (a long transcript read at once is many).
     for (const items of itemBatches(change.items)) this.options.broadcast('session.items', { sessionId: known.session.sessionId, items });
   }
+}
+
+/** Whether that process still runs (the same pid, started at the same time). */
+function runs(process: { pid: number; startedAt: string } | null): boolean {
+  return process !== null && processStart(process.pid) === process.startedAt;
 }
 
 /** When the process started (its start time in clock ticks, /proc/<pid>/stat field 22); null when there is none. */

@@ -1,0 +1,88 @@
+// A CLI whose hooks Tether does not read (Gemini CLI, Copilot CLI) is listed with its status only,
+// found by its process in /proc. The process here is a small long-running Node script named `gemini`
+// in a temporary bin folder: it stands in for the CLI's binary only because what is tested is the
+// host's discovery from /proc (the command line, the folder, the environment, the start time), which
+// is the same for any process of that name. It is started the way a terminal would (through a shell
+// that leaves it behind, so it is not a child of the host's process, as a person's terminal is not).
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { HostCore } from '../../src/host/chats/core.ts';
+import { TestClient, openCore, tempDir, until } from './harness.ts';
+
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** Starts `command` in `cwd` in the background of a shell that then exits; its pid. */
+function startInTerminal(command: string, cwd: string, env: NodeJS.ProcessEnv = {}): number {
+  const started = spawnSync('sh', ['-c', `"${command}" >/dev/null 2>&1 & echo $!`], { cwd, env: { ...process.env, ...env }, encoding: 'utf8' });
+  const pid = Number(started.stdout.trim());
+  if (!Number.isInteger(pid) || pid <= 1) throw new Error(`not started: ${started.stderr}`);
+  cleanups.push(() => {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+  return pid;
+}
+
+describe.runIf(process.platform === 'linux')('a gemini run in a terminal, without hooks', () => {
+  it('is listed running in its folder while its process runs, exited once it is gone; no items, and continuing it here is refused', async () => {
+    const { dir, cleanup } = tempDir('tether-status-only-');
+    cleanups.push(cleanup);
+    const bin = path.join(dir, 'bin');
+    const work = path.join(dir, 'project');
+    const chats = path.join(dir, 'host-chat');
+    mkdirSync(bin);
+    mkdirSync(work);
+    mkdirSync(chats);
+    const gemini = path.join(bin, 'gemini');
+    writeFileSync(gemini, '#!/usr/bin/env node\nsetInterval(() => {}, 1000);\n');
+    chmodSync(gemini, 0o755);
+
+    const core: HostCore = await openCore(dir, {
+      statusOnlyCommands: [{ kind: 'gemini', command: 'gemini', configDir: path.join(dir, '.gemini') }],
+      livenessIntervalMs: 100,
+    });
+    cleanups.push(() => core.close());
+    const client = new TestClient(core, 'phone', true);
+    await core.terminal.start();
+
+    const pid = startInTerminal(gemini, work);
+    // One the host runs as a chat has TETHER_HOOKS_OFF=1: it is no terminal session.
+    const hostsOwn = startInTerminal(gemini, chats, { TETHER_HOOKS_OFF: '1' });
+    const mine = () => core.terminal.list().sessions.find((s) => s.sessionId.startsWith(`gemini-${pid}-`));
+    await until(() => mine() !== undefined, 'the gemini process listed');
+    const session = mine()!;
+    expect(session).toMatchObject({
+      cwd: realpathSync(work),
+      agent: { kind: 'gemini', status: 'running', live: true, transcriptPath: null, agentSessionId: session.sessionId },
+    });
+    expect(client.events('session.status').some((f) => (f.payload as { sessionId: string }).sessionId === session.sessionId)).toBe(true);
+    // The scan that found the first found the second too, had it been listed.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(core.terminal.list().sessions.some((s) => s.sessionId.startsWith(`gemini-${hostsOwn}-`))).toBe(false);
+    expect(core.terminal.list().sessions.some((s) => s.cwd === realpathSync(chats))).toBe(false);
+
+    expect(await client.ok('session.history', { sessionId: session.sessionId })).toEqual({ items: [] });
+    expect(await client.request('session.resume', { sessionId: session.sessionId }))
+      .toMatchObject({ ok: false, error: { code: 'chat-unsupported', message: expect.stringContaining('by its process only') } });
+    expect(core.terminal.list().approvals).toEqual([]);
+
+    process.kill(pid, 'SIGKILL');
+    await until(() => mine()?.agent?.status === 'exited', 'the session exited');
+    expect(mine()!.agent).toMatchObject({ status: 'exited', live: true });
+    const last = client.events('session.status').filter((f) => (f.payload as { sessionId: string }).sessionId === session.sessionId).at(-1);
+    expect(last?.payload).toMatchObject({ agent: { status: 'exited' } });
+    // Exited, it is still not a chat to continue.
+    expect(await client.request('session.resume', { sessionId: session.sessionId })).toMatchObject({ ok: false, error: { code: 'chat-unsupported' } });
+
+    // hooks.status names gemini as a CLI whose sessions show their status only.
+    expect((await client.ok('hooks.status', {})).hooks).toContainEqual({ kind: 'gemini', configDir: path.join(dir, '.gemini'), installed: false, supported: false });
+  });
+});
