@@ -86,7 +86,7 @@ const INTERPRETERS = new Set(['node', 'nodejs', 'bun', 'deno', 'sh', 'bash', 'da
 export function scanStatusOnly(commands: readonly StatusOnlyCommand[]): StatusOnlyProcess[] {
   if (commands.length === 0 || typeof process.getuid !== 'function') return [];
   const uid = process.getuid();
-  const wanted = commands.map((command) => ({ ...command, name: path.basename(command.command), real: realOrNull(command.command) }));
+  const wanted = commands.map((command) => ({ ...command, name: path.basename(command.command), real: commandFile(command.command) }));
   let pids: number[];
   try {
     pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
@@ -103,7 +103,7 @@ export function scanStatusOnly(commands: readonly StatusOnlyCommand[]): StatusOn
       const exe = readOrNull(() => readlinkSync(`/proc/${pid}/exe`));
       const script = argv.length > 1 && INTERPRETERS.has(path.basename(argv[0]!)) ? argv[1]! : null;
       const command = wanted.find((want) => path.basename(argv[0]!) === want.name
-        || (exe !== null && path.basename(exe) === want.name)
+        || (exe !== null && (path.basename(exe) === want.name || exe === want.real))
         || (script !== null && (path.basename(script) === want.name || (want.real !== null && realOrNull(script) === want.real))));
       if (!command) continue;
       if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`${HOOKS_OFF_VARIABLE}=1`)) continue;
@@ -146,4 +146,19 @@ function readOrNull(read: () => string): string | null {
 
 function realOrNull(file: string): string | null {
   return file.includes('/') ? readOrNull(() => realpathSync(file)) : null;
+}
+
+/**
+ * The command's own file, symlinks resolved: a name is looked up on PATH. So a CLI started through
+ * its package's script (`node …/@google/gemini-cli/bundle/gemini.js`, which `gemini` on PATH links
+ * to) is known too.
+ */
+function commandFile(command: string): string | null {
+  if (command.includes('/')) return realOrNull(command);
+  for (const folder of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!folder) continue;
+    const real = realOrNull(path.join(path.resolve(folder), command));
+    if (real !== null) return real;
+  }
+  return null;
 }
