@@ -85,4 +85,39 @@ describe.runIf(process.platform === 'linux')('a gemini run in a terminal, withou
     // hooks.status names gemini as a CLI whose sessions show their status only.
     expect((await client.ok('hooks.status', {})).hooks).toContainEqual({ kind: 'gemini', configDir: path.join(dir, '.gemini'), installed: false, supported: false });
   });
+
+  it('after a host restart is live again while its process still runs, and exited once it ran out while no host looked', async () => {
+    const { dir, cleanup } = tempDir('tether-status-only-restart-');
+    cleanups.push(cleanup);
+    const bin = path.join(dir, 'bin');
+    const work = path.join(dir, 'project');
+    mkdirSync(bin);
+    mkdirSync(work);
+    const gemini = path.join(bin, 'gemini');
+    writeFileSync(gemini, '#!/usr/bin/env node\nsetInterval(() => {}, 1000);\n');
+    chmodSync(gemini, 0o755);
+    const options = { statusOnlyCommands: [{ kind: 'gemini' as const, command: gemini, configDir: path.join(dir, '.gemini') }], livenessIntervalMs: 100 };
+    const pid = startInTerminal(gemini, work);
+    const mine = (core: HostCore) => core.terminal.list().sessions.find((s) => s.sessionId.startsWith(`gemini-${pid}-`));
+
+    const first = await openCore(dir, options);
+    await first.terminal.start();
+    await until(() => mine(first)?.agent?.live, 'listed by the first host');
+    const sessionId = mine(first)!.sessionId;
+    await first.close();
+
+    const second = await openCore(dir, options);
+    expect(mine(second)?.agent).toMatchObject({ status: 'running', live: false });
+    await second.terminal.start();
+    await until(() => mine(second)?.agent?.live, 'seen again by the second host');
+    expect(mine(second)).toMatchObject({ sessionId, agent: { status: 'running', live: true } });
+    await second.close();
+
+    process.kill(pid, 'SIGKILL');
+    await until(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, 'the process gone');
+    const third = await openCore(dir, options);
+    cleanups.push(() => third.close());
+    await third.terminal.start();
+    expect(mine(third)).toMatchObject({ sessionId, agent: { status: 'exited', live: false } });
+  });
 });

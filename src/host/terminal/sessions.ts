@@ -554,11 +554,12 @@ function runs(process: { pid: number; startedAt: string } | null): boolean {
   return process !== null && processStart(process.pid) === process.startedAt;
 }
 
-/** When the process started (its start time in clock ticks, /proc/<pid>/stat field 22); null when there is none. */
+/** When the process started (its start time in clock ticks, /proc/<pid>/stat field 22); null when there is none (or it is a zombie: it ended). */
 function processStart(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' ? null : fields[19] ?? null;
   } catch {
     return null;
   }

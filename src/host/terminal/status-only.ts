@@ -110,7 +110,8 @@ export function scanStatusOnly(commands: readonly StatusOnlyCommand[]): StatusOn
       const fields = statFields(pid);
       const startedAt = fields?.[19];
       const parent = Number(fields?.[1]);
-      if (!startedAt || descendsFromHost(parent)) continue;
+      // A zombie has ended (only its parent has not looked yet).
+      if (!startedAt || fields?.[0] === 'Z' || descendsFromHost(parent)) continue;
       matched.set(pid, { found: { kind: command.kind, pid, startedAt, cwd: readlinkSync(`/proc/${pid}/cwd`) }, parent });
     } catch {
       // Gone meanwhile, or not ours to read: not a session the host can see.
