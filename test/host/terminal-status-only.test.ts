@@ -5,7 +5,7 @@
 // is the same for any process of that name. It is started the way a terminal would (through a shell
 // that leaves it behind, so it is not a child of the host's process, as a person's terminal is not).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
@@ -84,6 +84,48 @@ describe.runIf(process.platform === 'linux')('a gemini run in a terminal, withou
 
     // hooks.status names gemini as a CLI whose sessions show their status only.
     expect((await client.ok('hooks.status', {})).hooks).toContainEqual({ kind: 'gemini', configDir: path.join(dir, '.gemini'), installed: false, supported: false });
+  });
+
+  it('a CLI that runs itself again as a child (Copilot\'s loader, Gemini\'s relaunch) is one session, running until the last of its processes ends', async () => {
+    const { dir, cleanup } = tempDir('tether-status-only-child-');
+    cleanups.push(cleanup);
+    const bin = path.join(dir, 'bin');
+    const work = path.join(dir, 'project');
+    mkdirSync(bin);
+    mkdirSync(work);
+    const copilot = path.join(bin, 'copilot');
+    const childPid = path.join(dir, 'child.pid');
+    writeFileSync(copilot, [
+      '#!/usr/bin/env node',
+      "if (process.argv[2] === 'child') require('node:fs').writeFileSync(process.argv[3], String(process.pid));",
+      `else require('node:child_process').spawn(process.execPath, [__filename, 'child', ${JSON.stringify(childPid)}], { stdio: 'ignore' });`,
+      'setInterval(() => {}, 1000);',
+      '',
+    ].join('\n'));
+    chmodSync(copilot, 0o755);
+    const core = await openCore(dir, { statusOnlyCommands: [{ kind: 'copilot', command: 'copilot', configDir: path.join(dir, '.copilot') }], livenessIntervalMs: 100 });
+    cleanups.push(() => core.close());
+    await core.terminal.start();
+
+    const pid = startInTerminal(copilot, work);
+    await until(() => existsSync(childPid) && readFileSync(childPid, 'utf8').length > 0, 'the child started');
+    const child = Number(readFileSync(childPid, 'utf8'));
+    cleanups.push(() => { try { process.kill(child, 'SIGKILL'); } catch { /* gone */ } });
+    const inWork = () => core.terminal.list().sessions.filter((s) => s.cwd === realpathSync(work));
+    await until(() => inWork().length > 0, 'listed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(inWork()).toHaveLength(1);
+    expect(inWork()[0]).toMatchObject({ sessionId: expect.stringMatching(new RegExp(`^copilot-${pid}-\\d+$`)), agent: { kind: 'copilot', status: 'running' } });
+
+    // The first process ends, its child runs on (reparented, as Copilot's binary does when its terminal closes).
+    process.kill(pid, 'SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(inWork()).toHaveLength(1);
+    expect(inWork()[0]!.agent).toMatchObject({ status: 'running', live: true });
+
+    process.kill(child, 'SIGKILL');
+    await until(() => inWork()[0]?.agent?.status === 'exited', 'exited with its last process');
+    expect(inWork()).toHaveLength(1);
   });
 
   it('after a host restart is live again while its process still runs, and exited once it ran out while no host looked', async () => {

@@ -118,6 +118,8 @@ interface Known {
   titled: boolean;
   /** The CLI's process and when it started (from /proc), while the host knows it. */
   process?: { pid: number; startedAt: string };
+  /** Status only: every process of the CLI seen (status-only.ts); it runs while one of them does. */
+  members?: Array<{ pid: number; startedAt: string }>;
 }
 
 interface Pending {
@@ -191,17 +193,24 @@ export class TerminalSessions {
   private scanStatusOnly(): void {
     const commands = this.options.statusOnly?.() ?? [];
     if (commands.length === 0) return;
+    const same = (a: { pid: number; startedAt: string }, b: { pid: number; startedAt: string }) => a.pid === b.pid && a.startedAt === b.startedAt;
+    const live = [...this.known.values()].filter((known) => known.members && known.process && known.session.agent.live && known.base !== 'exited');
     for (const found of scanStatusOnly(commands)) {
+      // A CLI already listed, seen again (perhaps by another of its processes: its first one ended).
+      const listed = live.find((known) => known.members!.some((member) => found.members.some((seen) => same(member, seen))));
+      if (listed) {
+        for (const seen of found.members) if (!listed.members!.some((member) => same(member, seen))) listed.members!.push(seen);
+        continue;
+      }
       const sessionId = statusOnlySessionId(found);
-      const known = this.known.get(sessionId);
-      if (known?.session.agent.live && known.process) continue;
       const now = Date.now();
       const session = {
         sessionId, cwd: found.cwd,
         agent: { kind: found.kind, agentSessionId: sessionId, transcriptPath: null, status: 'running' as const, live: true, updatedAt: now },
       };
       this.known.set(sessionId, {
-        session, base: 'running', tail: null, watcher: null, toolUses: new Map(), titled: false, process: { pid: found.pid, startedAt: found.startedAt },
+        session, base: 'running', tail: null, watcher: null, toolUses: new Map(), titled: false,
+        process: { pid: found.pid, startedAt: found.startedAt }, members: [...found.members],
       });
       this.options.log.info(`terminal session ${sessionId} (${found.kind}, status only: no hooks) in ${found.cwd}`);
       this.changed(this.known.get(sessionId)!);
@@ -212,7 +221,10 @@ export class TerminalSessions {
   private checkLiveness(): void {
     for (const known of this.known.values()) {
       if (!known.process || !known.session.agent.live || known.base === 'exited') continue;
-      if (processStart(known.process.pid) === known.process.startedAt) continue;
+      if (known.members) {
+        known.members = known.members.filter((member) => runs(member));
+        if (known.members.length > 0) continue;
+      } else if (processStart(known.process.pid) === known.process.startedAt) continue;
       this.options.log.info(`terminal session ${known.session.sessionId}: its CLI (pid ${known.process.pid}) ended without a SessionEnd`);
       known.process = undefined;
       known.session.agent.updatedAt = Date.now();

@@ -6,13 +6,18 @@
 // host's own user whose command line or executable is the configured backend's command, in the
 // folder its /proc/<pid>/cwd names. Processes are only looked at, never signalled. The CLIs the host
 // runs as chats are not terminal sessions and are left out: they descend from the host's own process,
-// and those it gives TETHER_HOOKS_OFF=1 carry it in their environment (so do their children). A CLI that starts itself again as a child (Gemini CLI
-// relaunches under a larger heap) is one session: a match whose parent is a match is not listed.
+// and those it gives TETHER_HOOKS_OFF=1 carry it in their environment (so do their children).
+//
+// A CLI that starts itself again as a child is one session, its matching descendants its members:
+// Gemini CLI 0.61 relaunches itself under a larger heap (`node … gemini` under `node … gemini`), and
+// Copilot CLI 1.0.102's `copilot` is a Node loader that runs the native `copilot` binary. The session
+// lasts while any member runs: with its terminal closed, Copilot's loader ended and the native binary
+// ran on (reparented), and it is still that session (sessions.ts pairs it by its members).
 //
 // Without hooks the host cannot know more than "the process runs", so such a session is `running`
-// until its process goes, then `exited`; it has no items, no approvals, and no CLI session id the
-// host could resume. Its id is the kind, the pid and the process's start time (/proc/<pid>/stat field
-// 22), so a reused pid is a new session. Gemini and Copilot do keep their own session files
+// until its processes are gone, then `exited`; it has no items, no approvals, and no CLI session id
+// the host could resume. Its id is the kind, the pid and the start time (/proc/<pid>/stat field 22)
+// of the process it was first seen as, so a reused pid is a new session. Gemini and Copilot do keep their own session files
 // (`~/.gemini/tmp/<project>/chats/`, `~/.copilot/session-state/`), but nothing in them names the
 // process that writes them, and Gemini writes its file only once a conversation starts: tying one to
 // a process would be a guess when two run in one folder, so the host does not.
@@ -40,6 +45,8 @@ export interface StatusOnlyProcess {
   /** Its start time in clock ticks (/proc/<pid>/stat field 22): with the pid, which process this is. */
   startedAt: string;
   cwd: string;
+  /** It and its descendants that run the command too (the same CLI started again), each by pid and start. */
+  members: Array<{ pid: number; startedAt: string }>;
 }
 
 /**
@@ -112,12 +119,28 @@ export function scanStatusOnly(commands: readonly StatusOnlyCommand[]): StatusOn
       const parent = Number(fields?.[1]);
       // A zombie has ended (only its parent has not looked yet).
       if (!startedAt || fields?.[0] === 'Z' || descendsFromHost(parent)) continue;
-      matched.set(pid, { found: { kind: command.kind, pid, startedAt, cwd: readlinkSync(`/proc/${pid}/cwd`) }, parent });
+      matched.set(pid, { found: { kind: command.kind, pid, startedAt, cwd: readlinkSync(`/proc/${pid}/cwd`), members: [{ pid, startedAt }] }, parent });
     } catch {
       // Gone meanwhile, or not ours to read: not a session the host can see.
     }
   }
-  return [...matched.values()].filter(({ parent }) => !matched.has(parent)).map(({ found }) => found);
+  // Each match goes with its topmost matching ancestor: one session per CLI started.
+  const top = (pid: number): number => {
+    for (let step = 0; step < 64; step++) {
+      const parent = matched.get(pid)!.parent;
+      if (!matched.has(parent)) return pid;
+      pid = parent;
+    }
+    return pid;
+  };
+  const out = new Map<number, StatusOnlyProcess>();
+  for (const [pid] of matched) {
+    const root = top(pid);
+    const found = matched.get(root)!.found;
+    out.set(root, found);
+    if (root !== pid) found.members.push(...matched.get(pid)!.found.members);
+  }
+  return [...out.values()];
 }
 
 /** /proc/<pid>/stat from field 3 on (after the command's name, which may hold spaces), or null. */
