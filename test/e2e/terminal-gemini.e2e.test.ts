@@ -14,6 +14,7 @@ import { GeminiServer } from '../support/gemini-server.ts';
 import { geminiScenario, geminiTestEnv, TEST_MODEL, writeGeminiHome } from '../host/fixtures/gemini/scenario.ts';
 import { CliChat } from './cli-chat.ts';
 import { HostProcess } from './peers.ts';
+import { signedInPerson } from './browser.ts';
 
 const GEMINI_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/gemini');
 const chat = new CliChat(new HostProcess('terminal-gemini-host', 'terminal-gemini-owner'), 'terminal-gemini-chat');
@@ -98,6 +99,23 @@ describe('a Gemini CLI session in the person\'s own terminal, status only', () =
     expect(await chat.lobby.socket.request('session.history', { sessionId: started.sessionId })).toEqual({ items: [] });
     await expect(chat.lobby.socket.request('session.resume', { sessionId: started.sessionId })).rejects.toMatchObject({ code: 'chat-unsupported' });
   }, 180_000);
+
+  it('the web app lists it under the machine by its folder, running, with no conversation to continue', async () => {
+    const person = await signedInPerson('desktop', chat.host.ownerId, { path: `/hosts/${chat.host.hostId}` });
+    try {
+      const { page } = person;
+      await page.getByTestId('terminal-sessions').getByRole('link', { name: work }).click({ timeout: 20_000 }).catch(async (error: unknown) => {
+        throw new Error(`${String(error)}\n--- page\n${await page.locator('body').innerText()}\n--- errors\n${person.errors.join('\n')}`);
+      });
+      await page.getByTestId('terminal-status').getByText(`Running · ${work}`).waitFor();
+      await page.getByTestId('status-only').getByText('by its process only').waitFor();
+      expect(await page.getByRole('button', { name: 'Continue here' }).count()).toBe(0);
+      expect(await page.getByTestId('resume-command').count()).toBe(0);
+      expect(person.errors).toEqual([]);
+    } finally {
+      await person.close();
+    }
+  }, 60_000);
 
   it('is exited once the person quit it', async () => {
     const sessionId = inWork()[0].sessionId;
