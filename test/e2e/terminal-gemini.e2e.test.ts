@@ -117,6 +117,13 @@ describe('a Gemini CLI session in the person\'s own terminal, status only', () =
     }
   }, 60_000);
 
+  it('hooks status, on the machine and from a client, says gemini is read without hooks', async () => {
+    expect(await chat.host.cli('hooks', 'status')).toContain(`gemini  ${path.join(home, '.gemini')}  no hooks read: its terminal sessions show their status only`);
+    const { hooks } = await chat.lobby.socket.request('hooks.status', {});
+    expect(hooks).toContainEqual({ kind: 'gemini', configDir: path.join(home, '.gemini'), installed: false, supported: false });
+    await expect(chat.lobby.socket.request('hooks.set', { kind: 'gemini', installed: true })).rejects.toMatchObject({ code: 'chat-unsupported', message: expect.stringContaining('status only') });
+  });
+
   it('is exited once the person quit it', async () => {
     const sessionId = inWork()[0].sessionId;
     // (Gemini CLI 0.61 outlives a closed terminal: with tmux's server killed it ran on, reparented;
