@@ -11,8 +11,9 @@
 // A CLI that starts itself again as a child is one session, its matching descendants its members:
 // Gemini CLI 0.61 relaunches itself under a larger heap (`node … gemini` under `node … gemini`), and
 // Copilot CLI 1.0.102's `copilot` is a Node loader that runs the native `copilot` binary. The session
-// lasts while any member runs: with its terminal closed, Copilot's loader ended and the native binary
-// ran on (reparented), and it is still that session (sessions.ts pairs it by its members).
+// lasts while any member runs, so a member that outlives the first (reparented: once seen with
+// Copilot's binary after its terminal closed) is still that session (sessions.ts pairs it by its
+// members), not a new one.
 //
 // Without hooks the host cannot know more than "the process runs", so such a session is `running`
 // until its processes are gone, then `exited`; it has no items, no approvals, and no CLI session id
