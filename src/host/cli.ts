@@ -37,6 +37,7 @@ import { defaultClaudeConfigDir, settingsFile, type HookTarget } from './termina
 import { setHooks, stateOfHooks } from './terminal/hooks.ts';
 import type { HooksState } from '../contracts/index.ts';
 import { hookTargetsFrom, withAccountTargets } from './terminal/targets.ts';
+import { statusOnlyCommandsFrom, statusOnlyHooksState, type StatusOnlyCommand } from './terminal/status-only.ts';
 import { AccountBook } from './chats/accounts.ts';
 import { recoverByCode, recoveredLines } from './trust/recover.ts';
 
@@ -254,6 +255,7 @@ export function buildCli(): Command {
     .option('--json', 'print as JSON', false)
     .action(async (opts: HookOpts & { json: boolean }) => {
       const states = await Promise.all(hookTargetsOf(opts).map((target) => stateOfHooks(opts.data, target)));
+      if (opts.cli === undefined && opts.configDir === undefined) states.push(...statusOnlyOf(opts).map(statusOnlyHooksState));
       if (opts.json) process.stdout.write(`${JSON.stringify({ hooks: states }, null, 2)}\n`);
       else for (const state of states) printHooks(state);
     });
@@ -318,7 +320,19 @@ async function runHooks(change: () => Promise<HooksState>): Promise<void> {
   }
 }
 
+/** The configured CLIs whose hooks the host does not read (status-only.ts). */
+function statusOnlyOf(opts: HookOpts): StatusOnlyCommand[] {
+  const file = opts.config ?? path.join(opts.data, 'config.json');
+  if (!existsSync(file)) return [];
+  const { config, base } = readHostConfig(file);
+  return statusOnlyCommandsFrom(config, base);
+}
+
 function printHooks(state: HooksState): void {
+  if (!state.supported) {
+    process.stdout.write(`${state.kind}  ${state.configDir}  no hooks read: its terminal sessions show their status only\n`);
+    return;
+  }
   const trust = state.trusted === undefined ? '' : state.trusted ? ', trusted' : ', not trusted by Codex (it runs none of them)';
   const file = path.join(state.configDir, state.kind === 'codex' ? 'hooks.json' : 'settings.json');
   process.stdout.write(`${state.kind}  ${file}  ${state.installed ? 'installed' : 'not installed'}${state.installed ? trust : ''}\n`);

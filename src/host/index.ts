@@ -21,6 +21,7 @@ import type { LinkState, RelayLinkOptions } from './link/relay-link.ts';
 import { openGate } from './trust/open.ts';
 import { HOST_VERSION } from './version.ts';
 import { hookTargetsFrom } from './terminal/targets.ts';
+import { statusOnlyCommandsFrom } from './terminal/status-only.ts';
 import type { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
 
@@ -96,6 +97,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     writeDelayMs: options.writeDelayMs,
     log,
     hookTargets: hookTargetsFrom(config, base),
+    statusOnlyCommands: statusOnlyCommandsFrom(config, base),
     ...(config.terminal?.codexApprovalWaitSeconds !== undefined ? { codexApprovalWaitMs: config.terminal.codexApprovalWaitSeconds * 1000 } : {}),
     // The gate verifies hooks.set only when signatures are required and hooks.set is not let through unsigned.
     // (The gate stands only in front of a relay link.)

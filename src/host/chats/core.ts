@@ -54,6 +54,7 @@ import { admitVisual } from './visuals.ts';
 import { UsageService } from '../usage/service.ts';
 import { LoginWatch } from './login-watch.ts';
 import type { HookTarget } from '../terminal/hooks-file.ts';
+import type { StatusOnlyCommand } from '../terminal/status-only.ts';
 import { TerminalSessions } from '../terminal/sessions.ts';
 import { withAccountTargets } from '../terminal/targets.ts';
 import type { VisualInput } from './visuals.ts';
@@ -90,6 +91,10 @@ export interface HostCoreOptions {
   hookTargets?: readonly HookTarget[];
   /** How long a Codex terminal approval waits for a client (ms); default the sessions' own. */
   codexApprovalWaitMs?: number;
+  /** The CLIs without hooks whose terminal sessions are listed by their process, status only; default none. */
+  statusOnlyCommands?: readonly StatusOnlyCommand[];
+  /** How often the terminal sessions' processes are looked at (ms); default the sessions' own. */
+  livenessIntervalMs?: number;
   /**
    * `hooks.set` may install hooks: only when every such request reaching the runtime carries a
    * device's verified signature (the host requires them for it). A relay alone never adds them.
@@ -140,6 +145,7 @@ export class HostCore {
   /** The sessions people run in their own terminal (its hooks' socket opens with `terminal.start()`). */
   readonly terminal: TerminalSessions;
   readonly hookTargets: readonly HookTarget[];
+  readonly statusOnlyCommands: readonly StatusOnlyCommand[];
   readonly hooksInstallVerified: boolean;
   readonly setup: HostSetup | undefined;
   readonly log: HostLog;
@@ -174,6 +180,7 @@ export class HostCore {
       ...(options.usageIntervalMs !== undefined ? { followIntervalMs: options.usageIntervalMs } : {}),
     });
     this.hookTargets = options.hookTargets ?? [];
+    this.statusOnlyCommands = options.statusOnlyCommands ?? [];
     this.hooksInstallVerified = options.hooksInstallVerified === true;
     this.setup = options.setup;
     this.terminal = new TerminalSessions({
@@ -186,6 +193,8 @@ export class HostCore {
       tookBack: (agentSessionId) => {
         for (const session of this.sessions.values()) if (session.info.agentSessionId === agentSessionId) session.releaseBackend();
       },
+      ...(options.livenessIntervalMs !== undefined ? { livenessIntervalMs: options.livenessIntervalMs } : {}),
+      statusOnly: () => this.statusOnlyCommands,
     });
     this.logins = new LoginWatch({
       accounts: this.accounts,

@@ -23,6 +23,7 @@ import { storableChatId } from './store.ts';
 import { titleFromMessage } from './title.ts';
 import { setHooks, stateOfHooks } from '../terminal/hooks.ts';
 import { continueTerminalSession } from '../terminal/handover.ts';
+import { statusOnlyHooksState } from '../terminal/status-only.ts';
 import { listFolder, topFolders } from '../folders.ts';
 import { makeWorktree } from './worktrees.ts';
 
@@ -368,10 +369,20 @@ export function createHandlers(core: HostCore): HandlerTable {
     // Kept by the relay per socket; a local client gets every approval.
     'session.approvalPreference': () => ({}),
     'session.resume': (payload, client) => continueTerminalSession(core, payload.sessionId, client),
-    'hooks.status': async () => ({ hooks: await Promise.all(core.hookTargetsNow().map((target) => stateOfHooks(core.dataDir, target))) }),
+    'hooks.status': async () => ({
+      hooks: [
+        ...await Promise.all(core.hookTargetsNow().map((target) => stateOfHooks(core.dataDir, target))),
+        ...core.statusOnlyCommands.map(statusOnlyHooksState),
+      ],
+    }),
     'hooks.set': async (payload) => {
       const targets = core.hookTargetsNow().filter((target) => target.kind === payload.kind);
-      if (targets.length === 0) throw new ProtocolError('chat-unsupported', `This host installs no hooks for ${payload.kind}`);
+      if (targets.length === 0) {
+        const statusOnly = core.statusOnlyCommands.some((command) => command.kind === payload.kind);
+        throw new ProtocolError('chat-unsupported', statusOnly
+          ? `This host reads no hooks of ${payload.kind}: its terminal sessions show their status only`
+          : `This host installs no hooks for ${payload.kind}`);
+      }
       // Consent: a relay that forged this must not add hooks to the person's CLI. Removing is always allowed.
       if (payload.installed && !core.hooksInstallVerified) {
         throw new ProtocolError('forbidden', 'This host adds its hooks only on a signed request (signatures.require) or on the machine: tether host hooks install');

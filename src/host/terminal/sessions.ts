@@ -26,8 +26,14 @@
 // the session is `exited` and its approvals settle. The pid is only looked at, never signalled. For
 // Codex 0.171 that process is its app-server daemon, which runs the hooks for the TUI.
 //
+// Status only: a `gemini` or `copilot` (CLIs whose hooks Tether does not read) is found by its
+// process on the same interval (status-only.ts) and listed like the others, `running` while the
+// process runs and `exited` after; it has no transcript (`transcriptPath: null`), so no items, no
+// approvals, and it cannot be continued as a chat.
+//
 // What survives a restart: the list of sessions (`terminal-sessions.json`), each `live: false` until
-// a hook of it is heard again, and resumable as a chat.
+// a hook of it is heard again (a status-only one: until its process is seen again), and resumable as
+// a chat (a status-only one is not).
 import { existsSync, readFileSync, realpathSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -45,6 +51,7 @@ import { HookChannel, type HookCall } from './hook-channel.ts';
 import { ClaudeTranscript, TranscriptTail } from './claude-transcript.ts';
 import { CodexTranscript } from './codex-transcript.ts';
 import { itemBatches, newestThatFit } from './item-batches.ts';
+import { scanStatusOnly, statusOnlyProcessOf, statusOnlySessionId, type StatusOnlyCommand } from './status-only.ts';
 
 export interface TerminalLog {
   info(message: string): void;
@@ -68,6 +75,8 @@ export interface TerminalSessionsOptions {
    * session (continued here before) lets its idle CLI go, so two CLIs never hold one session.
    */
   tookBack?(agentSessionId: string): void;
+  /** The CLIs without hooks the host lists by their process (status-only.ts); default none. */
+  statusOnly?: () => readonly StatusOnlyCommand[];
 }
 
 /** How often the host looks whether a live session's CLI still runs. */
@@ -114,6 +123,8 @@ interface Known {
   titled: boolean;
   /** The CLI's process and when it started (from /proc), while the host knows it. */
   process?: { pid: number; startedAt: string };
+  /** Status only: every process of the CLI seen (status-only.ts); it runs while one of them does. */
+  members?: Array<{ pid: number; startedAt: string }>;
 }
 
 interface Pending {
@@ -154,7 +165,10 @@ export class TerminalSessions {
         // hook says more. Such a session is told again once the relay's client is connected
         // (resume), so the relay settles what it kept and a notification stops offering buttons.
         const orphaned = session.agent.status === 'needs-you';
-        const agent = { ...session.agent, live: false, ...(orphaned ? { status: 'idle' as const } : {}) };
+        // A status-only session whose process is gone ended while no host looked; one whose process
+        // still runs is seen again by the first scan (live again then).
+        const gone = session.agent.transcriptPath === null && !runs(statusOnlyProcessOf(session.sessionId));
+        const agent = { ...session.agent, live: false, ...(orphaned ? { status: 'idle' as const } : {}), ...(gone ? { status: 'exited' as const } : {}) };
         this.known.set(session.sessionId, {
           session: { ...session, agent }, base: agent.status, tail: null, watcher: null, toolUses: new Map(), titled: agent.suggestedTitle !== undefined,
         });
@@ -168,17 +182,57 @@ export class TerminalSessions {
   /** Opens the hooks' socket. */
   async start(): Promise<void> {
     this.channel = await HookChannel.open(this.options.dataDir, (call) => this.handle(call), (message) => this.options.log.warn(message));
-    this.liveness = setInterval(() => this.checkLiveness(), this.options.livenessIntervalMs ?? LIVENESS_INTERVAL_MS);
+    this.liveness = setInterval(() => {
+      this.checkLiveness();
+      this.scanStatusOnly();
+    }, this.options.livenessIntervalMs ?? LIVENESS_INTERVAL_MS);
     this.liveness.unref();
+    this.scanStatusOnly();
+  }
+
+  /**
+   * Lists each new process of a CLI without hooks (status-only.ts). Without hooks the host cannot
+   * know whether it works, waits on a prompt or asks a permission: it is `running` while the process
+   * runs, and checkLiveness makes it `exited` once the process is gone (or its pid is another's).
+   */
+  private scanStatusOnly(): void {
+    const commands = this.options.statusOnly?.() ?? [];
+    if (commands.length === 0) return;
+    const same = (a: { pid: number; startedAt: string }, b: { pid: number; startedAt: string }) => a.pid === b.pid && a.startedAt === b.startedAt;
+    const live = [...this.known.values()].filter((known) => known.members && known.process && known.session.agent.live && known.base !== 'exited');
+    for (const found of scanStatusOnly(commands)) {
+      // A CLI already listed, seen again (perhaps by another of its processes: its first one ended).
+      const listed = live.find((known) => known.members!.some((member) => found.members.some((seen) => same(member, seen))));
+      if (listed) {
+        for (const seen of found.members) if (!listed.members!.some((member) => same(member, seen))) listed.members!.push(seen);
+        continue;
+      }
+      const sessionId = statusOnlySessionId(found);
+      const now = Date.now();
+      const session = {
+        sessionId, cwd: found.cwd,
+        agent: { kind: found.kind, agentSessionId: sessionId, transcriptPath: null, status: 'running' as const, live: true, updatedAt: now },
+      };
+      this.known.set(sessionId, {
+        session, base: 'running', tail: null, watcher: null, toolUses: new Map(), titled: false,
+        process: { pid: found.pid, startedAt: found.startedAt }, members: [...found.members],
+      });
+      this.options.log.info(`terminal session ${sessionId} (${found.kind}, status only: no hooks) in ${found.cwd}`);
+      this.changed(this.known.get(sessionId)!);
+    }
   }
 
   /** Sessions whose CLI's process is gone (or is another process now) end here: no SessionEnd will come. */
   private checkLiveness(): void {
     for (const known of this.known.values()) {
       if (!known.process || !known.session.agent.live || known.base === 'exited') continue;
-      if (processStart(known.process.pid) === known.process.startedAt) continue;
+      if (known.members) {
+        known.members = known.members.filter((member) => runs(member));
+        if (known.members.length > 0) continue;
+      } else if (processStart(known.process.pid) === known.process.startedAt) continue;
       this.options.log.info(`terminal session ${known.session.sessionId}: its CLI (pid ${known.process.pid}) ended without a SessionEnd`);
       known.process = undefined;
+      known.session.agent.updatedAt = Date.now();
       this.end(known, 'the CLI ended');
       this.changed(known);
     }
@@ -261,6 +315,9 @@ export class TerminalSessions {
   async handover(sessionId: string): Promise<{ kind: CliKind; cwd: string; agentSessionId: string; items: ChatItem[] }> {
     const known = this.get(sessionId);
     const { agent } = known.session;
+    if (agent.transcriptPath === null) {
+      throw new ProtocolError('chat-unsupported', `Tether sees this ${agent.kind} session by its process only (it reads no hooks of ${agent.kind}): it knows no CLI session to continue here; go on in its terminal`);
+    }
     if (agent.live && agent.status !== 'exited') {
       throw new ProtocolError('chat-busy', 'The terminal still runs this session: end it there (/exit) first, then continue it here');
     }
@@ -511,11 +568,17 @@ export class TerminalSessions {
   }
 }
 
-/** When the process started (its start time in clock ticks, /proc/<pid>/stat field 22); null when there is none. */
+/** Whether that process still runs (the same pid, started at the same time). */
+function runs(process: { pid: number; startedAt: string } | null): boolean {
+  return process !== null && processStart(process.pid) === process.startedAt;
+}
+
+/** When the process started (its start time in clock ticks, /proc/<pid>/stat field 22); null when there is none (or it is a zombie: it ended). */
 function processStart(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' ? null : fields[19] ?? null;
   } catch {
     return null;
   }

@@ -7,10 +7,19 @@ import { hostConnection } from '../app/session.ts';
 
 const STATUS_TEXT: Record<string, string> = { running: 'Running', 'needs-you': 'Needs you', idle: 'Idle', error: 'Error', exited: 'Ended' };
 
+/**
+ * A session the host sees by its process only (a CLI whose hooks it does not read, e.g. Gemini CLI):
+ * it has no transcript, so no conversation to show and none to continue.
+ */
+export function isStatusOnly(session: TerminalSession): boolean {
+  return session.agent?.transcriptPath === null;
+}
+
 export function statusOf(session: TerminalSession): string {
   if (!session.agent) return 'Gone';
   const text = STATUS_TEXT[session.agent.status] ?? session.agent.status;
-  return session.agent.live ? text : `${text} (before the host restarted; resumable)`;
+  if (session.agent.live) return text;
+  return isStatusOnly(session) ? `${text} (before the host restarted)` : `${text} (before the host restarted; resumable)`;
 }
 
 export function titleOf(session: TerminalSession): string {

@@ -12,7 +12,7 @@ import { AssistantMessage, Note, Thinking, UserMessage } from '../chat/items/Mes
 import { ToolCall } from '../chat/items/ToolCall.tsx';
 import '../chat/chat.css'; // the item views' own styles
 
-import { statusOf, titleOf, useTerminal } from './SessionsCard.tsx';
+import { isStatusOnly, statusOf, titleOf, useTerminal } from './SessionsCard.tsx';
 
 function SessionItem({ item, hostId }: { item: ChatItem; hostId: string }) {
   switch (item.kind) {
@@ -93,12 +93,18 @@ export function TerminalSessionPage({ hostId, sessionId }: { hostId: string; ses
         {connection.terminal.itemsOf(sessionId).map((item) => <SessionItem key={item.id} item={item} hostId={hostId} />)}
       </div>
       {connection.terminal.approvalsOf(sessionId).map((approval) => <Approval key={approval.requestId} hostId={hostId} approval={approval} />)}
-      <div class="card stack">
-        <button type="button" onClick={() => void continueHere()}>Continue here</button>
-        <p class="muted small">Once the terminal let go of it (/exit there), it goes on here as a chat with its history.</p>
-        {handover && <p role="status">{handover}</p>}
-        {resumeCommand && <p>Continue in a terminal: <code data-testid="resume-command">{resumeCommand}</code></p>}
-      </div>
+      {isStatusOnly(session) ? (
+        <p class="muted small" data-testid="status-only">
+          The host sees this {session.agent?.kind ?? ''} session by its process only (it reads no hooks of that CLI): its status and folder, no conversation, and it goes on only in its terminal.
+        </p>
+      ) : (
+        <div class="card stack">
+          <button type="button" onClick={() => void continueHere()}>Continue here</button>
+          <p class="muted small">Once the terminal let go of it (/exit there), it goes on here as a chat with its history.</p>
+          {handover && <p role="status">{handover}</p>}
+          {resumeCommand && <p>Continue in a terminal: <code data-testid="resume-command">{resumeCommand}</code></p>}
+        </div>
+      )}
     </section>
   );
 }
