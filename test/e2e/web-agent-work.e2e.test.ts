@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HostConnection, RelayApi } from '../../src/client/index.ts';
+import type { HostConnection } from '../../src/client/index.ts';
 import type { AnthropicServer } from '../support/anthropic-server.ts';
 import { CLAUDE_BIN, claudeHostConfig, startScenario } from '../host/claude-scenario.ts';
-import { accessibilityViolations, screenshot, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
-import { HostProcess, Peer, personCredentials, relayUrl } from './peers.ts';
+import { accessibilityViolations, screenshot, signedInLobby, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
+import { HostProcess, Peer } from './peers.ts';
 
 const OWNER = 'agent-work-owner';
 const host = new HostProcess(`web-agent-work-${crypto.randomUUID().slice(0, 6)}`, OWNER);
@@ -91,11 +91,7 @@ beforeAll(async () => {
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: work });
   writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify(claudeHostConfig(scenario.env, work)));
   await host.start();
-  const api = new RelayApi(relayUrl());
-  const { email, password } = personCredentials(OWNER);
-  await api.signIn(email, password);
-  lobby = new HostConnection(api, host.hostId);
-  await eventually(() => lobby.online, 'the host online');
+  ({ lobby } = await signedInLobby(OWNER, host));
 }, 60_000);
 
 afterAll(async () => {

@@ -14,8 +14,8 @@ import type { Download, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostConnection, RelayApi } from '../../src/client/index.ts';
 import { ChatTranscriptSchema, visualFrameHeight } from '../../src/contracts/index.ts';
-import { screenshot, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
-import { HostProcess, personCredentials, personId, relayUrl, userToken } from './peers.ts';
+import { screenshot, signedInLobby, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
+import { HostProcess, personId, userToken } from './peers.ts';
 
 const OWNER = 'interactions-owner';
 const HELPER = 'interactions-helper';
@@ -196,11 +196,7 @@ beforeAll(async () => {
     policy: { roots: [work, homedir()] },
   }));
   await host.start();
-  api = new RelayApi(relayUrl());
-  const { email, password } = personCredentials(OWNER);
-  await api.signIn(email, password);
-  lobby = new HostConnection(api, host.hostId);
-  await eventually(() => lobby.online, 'the host online');
+  ({ api, lobby } = await signedInLobby(OWNER, host));
   // The helper may act in every chat of the host, as an operator (not its owner).
   await api.grant(host.hostId, { subject: { type: 'user', id: await personId(HELPER) }, role: 'operator' });
 });

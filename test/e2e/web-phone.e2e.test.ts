@@ -8,8 +8,8 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi } from '../../src/client/index.ts';
-import { screenshot, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
-import { HostProcess, personCredentials, relayUrl, userToken } from './peers.ts';
+import { screenshot, signedInLobby, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
+import { HostProcess, userToken } from './peers.ts';
 
 const PERSON = 'phone-reader';
 /** The most the header and the chat's tools may take above the thread, in CSS pixels. */
@@ -56,11 +56,7 @@ beforeAll(async () => {
   writeFileSync(path.join(host.dataDir, 'phone-script.json'), JSON.stringify(SCRIPT));
   writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ providers: { claude: { backend: 'script', script: 'phone-script.json' } } }));
   await host.start();
-  api = new RelayApi(relayUrl());
-  const { email, password } = personCredentials(PERSON);
-  await api.signIn(email, password);
-  lobby = new HostConnection(api, host.hostId);
-  await until(() => lobby.online, 'the host online', { detail });
+  ({ api, lobby } = await signedInLobby(PERSON, host));
 });
 
 afterAll(async () => {

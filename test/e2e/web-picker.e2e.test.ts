@@ -12,8 +12,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostConnection, RelayApi } from '../../src/client/index.ts';
 import type { Page } from 'playwright-core';
-import { accessibilityViolations, screenshot, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
-import { HostProcess, personCredentials, relayUrl } from './peers.ts';
+import { accessibilityViolations, screenshot, signedInLobby, signedInPerson, type SignedInPerson, type Size } from './browser.ts';
+import { HostProcess } from './peers.ts';
 
 const OWNER = 'web-picker-a';
 const host = new HostProcess(`picker-box-${crypto.randomUUID().slice(0, 6)}`, OWNER);
@@ -46,12 +46,8 @@ beforeAll(async () => {
   // No agent CLI on this PATH (git is in /usr/bin): the host serves its demo agent and says why.
   host.env = { ...process.env, PATH: '/usr/bin:/bin' };
   await host.start();
-  api = new RelayApi(relayUrl());
-  const { email, password } = personCredentials(OWNER);
-  await api.signIn(email, password);
-  lobby = new HostConnection(api, host.hostId);
+  ({ api, lobby } = await signedInLobby(OWNER, host));
   // A chat that worked in lib: lib is the recent folder.
-  await waitOnline();
   await lobby.request('chat.create', { chatId: crypto.randomUUID(), cwd: LIB });
 });
 
@@ -60,10 +56,6 @@ afterAll(async () => {
   await Promise.all(people.map((p) => p.close()));
   await host.stop();
 });
-
-async function waitOnline(): Promise<void> {
-  await until(async () => (await api.hosts()).find((h) => h.id === host.hostId)?.online, 'the host online', { ms: 30_000, detail: () => host.output });
-}
 
 async function person(size: Size, at: string): Promise<SignedInPerson> {
   const made = await signedInPerson(size, OWNER, { path: at });

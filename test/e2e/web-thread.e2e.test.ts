@@ -10,8 +10,8 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi } from '../../src/client/index.ts';
-import { screenshot, signedInPerson, type SignedInPerson, type Size } from './browser.ts';
-import { HostProcess, personCredentials, relayUrl, userToken } from './peers.ts';
+import { screenshot, signedInLobby, signedInPerson, type SignedInPerson, type Size } from './browser.ts';
+import { HostProcess, userToken } from './peers.ts';
 
 const PERSON = 'thread-reader';
 const STREAMED = Array.from({ length: 90 }, (_, i) => `w${i}`).join(' ');
@@ -125,11 +125,7 @@ beforeAll(async () => {
   writeFileSync(path.join(host.dataDir, 'thread-script.json'), JSON.stringify(SCRIPT));
   writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ providers: { claude: { backend: 'script', script: 'thread-script.json' } } }));
   await host.start();
-  api = new RelayApi(relayUrl());
-  const { email, password } = personCredentials(PERSON);
-  await api.signIn(email, password);
-  lobby = new HostConnection(api, host.hostId);
-  await until(() => lobby.online, 'the host online');
+  ({ api, lobby } = await signedInLobby(PERSON, host));
 });
 
 afterAll(async () => {

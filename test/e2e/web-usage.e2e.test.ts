@@ -10,14 +10,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HostConnection, RelayApi } from '../../src/client/index.ts';
+import type { HostConnection } from '../../src/client/index.ts';
 import type { AnthropicServer } from '../support/anthropic-server.ts';
 import { OpenAiServer } from '../support/openai-server.ts';
 import { claudeLines, claudeProjectDir, writeLines } from '../support/usage-transcripts.ts';
 import { CLAUDE_BIN, startScenario } from '../host/claude-scenario.ts';
 import { codexScenario, RESET_AT_SECONDS, TEST_KEY_VARIABLE, TEST_MODEL, writeCodexHome } from '../host/fixtures/codex/scenario.ts';
-import { accessibilityViolations, screenshot, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
-import { HostProcess, Peer, personCredentials, relayUrl } from './peers.ts';
+import { accessibilityViolations, screenshot, signedInLobby, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
+import { HostProcess, Peer } from './peers.ts';
 
 const OWNER = 'usage-owner';
 const root = path.resolve(import.meta.dirname, '../..');
@@ -99,11 +99,7 @@ beforeAll(async () => {
     policy: { roots: [work] },
   }));
   await host.start();
-  const api = new RelayApi(relayUrl());
-  const { email, password } = personCredentials(OWNER);
-  await api.signIn(email, password);
-  lobby = new HostConnection(api, host.hostId);
-  await eventually(() => lobby.online, 'the host online');
+  ({ lobby } = await signedInLobby(OWNER, host));
 }, 60_000);
 
 afterAll(async () => {
