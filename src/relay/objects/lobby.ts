@@ -67,6 +67,10 @@ export class Lobby extends ClientSockets {
   readonly meter = new Meter(this.ctx, this.env, 'lobby', () => this.openClients());
   /** Host frames this lobby drops: counted each, logged within the link's frame budget. */
   private readonly drops = new DropLog(() => LIMITS.linkFrames(this.env));
+  /** The host this lobby serves, once stored: read from storage once, not per frame. */
+  private named: Place | null = null;
+  /** session_approvals as stored, by session, read once per session: what each new list is diffed against. */
+  private readonly keptApprovals = new Map<string, KeptApproval[]>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -85,12 +89,16 @@ export class Lobby extends ClientSockets {
   }
 
   protected override place(): Place | null {
+    if (this.named) return this.named;
     const [row] = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'hostId'").toArray();
-    return row ? { hostId: row.value } : null;
+    return this.named = row ? { hostId: row.value } : null;
   }
 
   private name(hostId: string): void {
+    // Every event batch names the host: once stored (it never changes), nothing more is written.
+    if (this.named) return;
     this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('hostId', ?)", hostId);
+    this.place();
   }
 
   private ask(input: LinkRequestInput): Promise<Reply> {
@@ -304,18 +312,30 @@ export class Lobby extends ClientSockets {
   private notifyApprovals(hostId: string, { sessionId, approvals }: SessionApprovalsEvent): void {
     const sql = this.ctx.storage.sql;
     const now = Date.now();
-    const kept = sql.exec<{ request_id: string; tool_name: string; expires_at: number }>(
-      'SELECT request_id, tool_name, expires_at FROM session_approvals WHERE session_id = ?', sessionId,
-    ).toArray().map((row): KeptApproval => ({ requestId: row.request_id, toolName: row.tool_name, expiresAt: row.expires_at }));
+    let kept = this.keptApprovals.get(sessionId);
+    if (!kept) {
+      kept = sql.exec<{ request_id: string; tool_name: string; expires_at: number }>(
+        'SELECT request_id, tool_name, expires_at FROM session_approvals WHERE session_id = ?', sessionId,
+      ).toArray().map((row): KeptApproval => ({ requestId: row.request_id, toolName: row.tool_name, expiresAt: row.expires_at }));
+      this.keptApprovals.set(sessionId, kept);
+    }
     const notices: Notice[] = sessionNoticesOf(sessionId, kept, approvals, now);
     if (notices.length === 0) return;
+    const floor = now - KEPT_APPROVAL_MS;
     this.ctx.storage.transactionSync(() => {
-      sql.exec('DELETE FROM session_approvals WHERE session_id = ? OR expires_at < ?', sessionId, now - KEPT_APPROVAL_MS);
+      sql.exec('DELETE FROM session_approvals WHERE session_id = ? OR expires_at < ?', sessionId, floor);
       for (const approval of approvals) {
         sql.exec('INSERT OR REPLACE INTO session_approvals (session_id, request_id, tool_name, expires_at) VALUES (?, ?, ?, ?)',
           sessionId, approval.requestId, approval.toolName, approval.expiresAt);
       }
     });
+    // Memory follows what was stored (after the step, so a failed one leaves both as they were).
+    for (const [id, list] of this.keptApprovals) {
+      const left = list.filter((one) => one.expiresAt >= floor);
+      if (left.length === 0) this.keptApprovals.delete(id);
+      else if (left.length < list.length) this.keptApprovals.set(id, left);
+    }
+    this.keptApprovals.set(sessionId, approvals.map((a): KeptApproval => ({ requestId: a.requestId, toolName: a.toolName, expiresAt: a.expiresAt })));
     for (const notice of notices) this.ctx.waitUntil(queueNotice(this.env, { hostId, chatId: '', sessionId }, notice, SESSION_PUSH_TITLE));
   }
 
