@@ -17,6 +17,7 @@ import { PushEndpoint, type ReceivedPush } from '../support/push-endpoint.ts';
 import { CLAUDE_BIN, startScenario } from '../host/claude-scenario.ts';
 import { HostProcess, Peer, personCall, relayUrl } from './peers.ts';
 import { signedInPerson } from './browser.ts';
+import { writeTerminalScript } from './person-terminal.ts';
 
 const OWNER = 'terminal-owner';
 const root = path.resolve(import.meta.dirname, '../..');
@@ -45,7 +46,7 @@ function tmux(...args: string[]): string {
 function terminal(name: string, command: string): void {
   const script = path.join(env.HOME, `${name}.sh`);
   const vars = { ...env, PATH: `${path.dirname(CLAUDE_BIN)}:${process.env.PATH}`, TERM: 'xterm-256color' };
-  writeFileSync(script, `cd ${JSON.stringify(work)}\n${Object.entries(vars).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n')}\nexec ${command}\n`);
+  writeTerminalScript(script, work, vars, command);
   const exists = (() => { try { tmux('has-session', '-t', 'term'); return true; } catch { return false; } })();
   if (exists) tmux('new-window', '-t', 'term', '-n', name, `bash ${script}`);
   else tmux('new-session', '-d', '-s', 'term', '-n', name, '-x', '150', '-y', '50', `bash ${script}`);

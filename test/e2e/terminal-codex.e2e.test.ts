@@ -19,6 +19,7 @@ import { resumeCommandFor } from '../../src/contracts/index.ts';
 import { OpenAiServer, type ScriptedReply } from '../support/openai-server.ts';
 import { TEST_KEY_VARIABLE, writeCodexHome } from '../host/fixtures/codex/scenario.ts';
 import { HostProcess, Peer } from './peers.ts';
+import { writeTerminalScript } from './person-terminal.ts';
 
 const OWNER = 'terminal-codex-owner';
 const root = path.resolve(import.meta.dirname, '../..');
@@ -44,7 +45,7 @@ const termEnv = () => ({ CODEX_HOME: home, [TEST_KEY_VARIABLE]: 'test-key', TERM
 
 function terminal(name: string, command: string): void {
   const script = path.join(home, `${name}.sh`);
-  writeFileSync(script, `cd ${JSON.stringify(work)}\n${Object.entries(termEnv()).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n')}\nexport PATH=${JSON.stringify(`${path.dirname(CODEX_BIN)}:${process.env.PATH}`)}\nexec ${command}\n`);
+  writeTerminalScript(script, work, { ...termEnv(), PATH: `${path.dirname(CODEX_BIN)}:${process.env.PATH}` }, command);
   const exists = (() => { try { tmux('has-session', '-t', 'term'); return true; } catch { return false; } })();
   if (exists) tmux('new-window', '-t', 'term', '-n', name, `bash ${script}`);
   else tmux('new-session', '-d', '-s', 'term', '-n', name, '-x', '150', '-y', '50', `bash ${script}`);

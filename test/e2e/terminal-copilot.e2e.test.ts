@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnthropicServer } from '../support/anthropic-server.ts';
 import { copilotEnv, copilotScenario } from '../host/fixtures/copilot/scenario.ts';
 import { HostProcess, Peer } from './peers.ts';
+import { writeTerminalScript } from './person-terminal.ts';
 
 const COPILOT_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/copilot');
 const host = new HostProcess('terminal-copilot-host', 'terminal-copilot-owner');
@@ -83,7 +84,7 @@ describe('a Copilot CLI session in the person\'s own terminal, status only', () 
   it('appears once (its loader and native binary are one session), running in its folder', async () => {
     const script = path.join(home, 'term.sh');
     const env = { ...copilotEnv(model.url, home), TERM: 'xterm-256color' };
-    writeFileSync(script, `cd ${JSON.stringify(work)}\n${Object.entries(env).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n')}\nexport PATH=${JSON.stringify(`${path.dirname(COPILOT_BIN)}:${process.env.PATH}`)}\nexec copilot\n`);
+    writeTerminalScript(script, work, { ...env, PATH: `${path.dirname(COPILOT_BIN)}:${process.env.PATH}` }, 'copilot');
     tmux('new-session', '-d', '-s', 'term', '-x', '150', '-y', '50', `bash ${script}`);
     const started = await until(() => inWork()[0], 'session.status of the terminal\'s copilot');
     sessionId = started.sessionId;

@@ -6,7 +6,7 @@
 // (its folder, running, then exited). The host's own gemini chat (`gemini --acp`, its child) is
 // no terminal session.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import { geminiScenario, geminiTestEnv, TEST_MODEL, writeGeminiHome } from '../h
 import { CliChat } from './cli-chat.ts';
 import { HostProcess } from './peers.ts';
 import { signedInPerson } from './browser.ts';
+import { writeTerminalScript } from './person-terminal.ts';
 
 const GEMINI_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/gemini');
 const chat = new CliChat(new HostProcess('terminal-gemini-host', 'terminal-gemini-owner'), 'terminal-gemini-chat');
@@ -77,7 +78,7 @@ describe('a Gemini CLI session in the person\'s own terminal, status only', () =
 
     const script = path.join(home, 'term.sh');
     const env = { ...geminiTestEnv(model.url, home), GEMINI_CLI_HOME: home, TERM: 'xterm-256color' };
-    writeFileSync(script, `cd ${JSON.stringify(work)}\n${Object.entries(env).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n')}\nexport PATH=${JSON.stringify(`${path.dirname(GEMINI_BIN)}:${process.env.PATH}`)}\nexec gemini -m ${TEST_MODEL}\n`);
+    writeTerminalScript(script, work, { ...env, PATH: `${path.dirname(GEMINI_BIN)}:${process.env.PATH}` }, `gemini -m ${TEST_MODEL}`);
     tmux('new-session', '-d', '-s', 'term', '-x', '150', '-y', '50', `bash ${script}`);
 
     const started = await until(() => inWork()[0], 'session.status of the terminal\'s gemini', 60_000);
