@@ -95,6 +95,16 @@ export class RelayApi {
     return this.adopt(await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/signin', { email, password }));
   }
 
+  /** Whether the relay's owner account was made already (the setup link works only until then). */
+  async ownerClaimed(): Promise<boolean> {
+    return (await this.send<{ claimed: boolean }>('GET', '/api/auth/setup')).claimed === true;
+  }
+
+  /** Makes the relay's owner account with the setup secret, and signs in as that owner. */
+  async claimOwner(account: { secret: string; name: string; email: string; password: string }): Promise<SessionTokens> {
+    return this.adopt(await this.checkedSend(SessionTokensSchema, 'POST', '/api/auth/setup', account));
+  }
+
   /**
    * Finishes an OIDC sign-in: the app got `#login=<code>` back from the relay. `verifier` is the secret
    * whose challenge this app sent to `oidcStartUrl`; a code from a sign-in started anywhere else is refused.

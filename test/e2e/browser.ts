@@ -37,10 +37,10 @@ export interface PersonPage {
   close(): Promise<void>;
 }
 
-/** A fresh browser context (a person on their own device) with one page, opened at the relay. */
-export async function newPersonPage(size: Size, options: { path?: string; session?: SessionTokens; beforeLoad?: (page: Page) => void } = {}): Promise<PersonPage> {
+/** A fresh browser context (a person on their own device) with one page, opened at the relay (the shared one unless `relayUrl`). */
+export async function newPersonPage(size: Size, options: { path?: string; session?: SessionTokens; beforeLoad?: (page: Page) => void; relayUrl?: string } = {}): Promise<PersonPage> {
   const browser = await sharedBrowser();
-  const context = await browser.newContext({ ...SIZES[size], baseURL: inject('relayUrl') });
+  const context = await browser.newContext({ ...SIZES[size], baseURL: options.relayUrl ?? inject('relayUrl') });
   // Seeded once per context: a reload must not put back a refresh token the app has since rotated.
   if (options.session) await context.addInitScript(seedSession, { key: SESSION_KEY, session: options.session });
   const page = await context.newPage();

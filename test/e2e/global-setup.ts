@@ -31,6 +31,9 @@ declare module 'vitest' {
     relayControlUrl: string;
     /** The one Chromium every browser test connects to (`chromium.connect`; test/e2e/browser.ts). */
     browserWsEndpoint: string;
+    /** The web app and the Worker as built for this run, for a test that needs a relay of its own (web-setup: one with no owner yet). */
+    webDir: string;
+    workerScript: string;
   }
 }
 
@@ -80,6 +83,8 @@ export async function setup(project: TestProject): Promise<void> {
   });
   if (claimed.status !== 201) throw new Error(`claiming the relay's owner failed: ${claimed.status} ${await claimed.text()}`);
   project.provide('relayUrl', relay.url);
+  project.provide('webDir', web);
+  project.provide('workerScript', script);
   project.provide('idpUrl', idp.url);
   project.provide('setupSecret', secrets.TETHER_SETUP_SECRET);
   project.provide('ownerEmail', OWNER.email);

@@ -1,5 +1,5 @@
 // Signing in: a password form, plus Cloudflare Access and single sign-on (OIDC) where this relay has
-// them. The relay's first owner is made on the relay's own /setup page (it needs the setup secret).
+// them. The relay's first owner is made on the app's /setup page (Setup.tsx; it needs the setup secret).
 // An OIDC sign-in leaves the app and comes back with `#login=<code>` (or `#login-error=`). The tab
 // that starts it keeps a secret (sessionStorage) whose challenge went with the start: only that tab
 // can trade the code, so a link carrying someone else's `#login=` signs nobody in. And an app where

@@ -26,6 +26,7 @@ export const ROUTES: readonly Route[] = [
   { pattern: '/pair', section: 'hosts', load: async () => (await import('../hosts/Pair.tsx')).PairPage },
   { pattern: '/teams', section: 'teams', load: async () => (await import('../hosts/Teams.tsx')).TeamsPage },
   { pattern: '/teams/:teamId', section: 'teams', load: async () => (await import('../hosts/Team.tsx')).TeamPage },
+  { pattern: '/setup', section: 'none', open: true, load: async () => (await import('./Setup.tsx')).SetupPage },
   { pattern: '/invitations/:token', section: 'none', open: true, load: async () => (await import('../hosts/Invitation.tsx')).InvitationPage },
   { pattern: '/usage', section: 'usage', load: async () => (await import('../usage/UsagePage.tsx')).UsagePage },
   { pattern: '/settings', section: 'settings', load: async () => (await import('../hosts/Settings.tsx')).SettingsPage },
