@@ -144,14 +144,15 @@ describe.runIf(process.platform === 'linux')('a gemini run in a terminal, withou
 
     const first = await openCore(dir, options);
     await first.terminal.start();
-    await until(() => mine(first)?.agent?.live, 'listed by the first host');
+    // (harness.ts's until waits only on false or a throw: an undefined session must read as false.)
+    await until(() => mine(first)?.agent?.live === true, 'listed by the first host');
     const sessionId = mine(first)!.sessionId;
     await first.close();
 
     const second = await openCore(dir, options);
     expect(mine(second)?.agent).toMatchObject({ status: 'running', live: false });
     await second.terminal.start();
-    await until(() => mine(second)?.agent?.live, 'seen again by the second host');
+    await until(() => mine(second)?.agent?.live === true, 'seen again by the second host');
     expect(mine(second)).toMatchObject({ sessionId, agent: { status: 'running', live: true } });
     await second.close();
 
