@@ -17,7 +17,7 @@ import { PushEndpoint, type ReceivedPush } from '../support/push-endpoint.ts';
 import { CLAUDE_BIN, startScenario } from '../host/claude-scenario.ts';
 import { HostProcess, Peer, personCall, relayUrl } from './peers.ts';
 import { signedInPerson } from './browser.ts';
-import { writeTerminalScript } from './person-terminal.ts';
+import { screenOf, tmuxOn, waitShowing, writeTerminalScript } from './person-terminal.ts';
 
 const OWNER = 'terminal-owner';
 const root = path.resolve(import.meta.dirname, '../..');
@@ -38,9 +38,7 @@ const pushFor = (kind: string, test: (push: ReceivedPush) => boolean) =>
 
 type Frame = Record<string, any>;
 
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', tmuxSocket, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
+const tmux = tmuxOn(tmuxSocket);
 
 /** Opens a terminal window running `command` in the work folder, with the scenario's environment (and `claude` on PATH). */
 function terminal(name: string, command: string): void {
@@ -73,19 +71,10 @@ async function type(name: string, text: string, prompt = '❯'): Promise<void> {
   await until(() => composer(name, prompt) !== text, `${text} sent`);
 }
 
-async function until<T>(check: () => T | undefined | null | false, what: string, ms = 45_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n--- host\n${host.output.slice(-3000)}\n--- pane\n${safePane()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(check: () => T | undefined | null | false, what: string, ms = 45_000): Promise<T> =>
+  waitShowing(check, what, () => `--- host\n${host.output.slice(-3000)}\n--- pane\n${safePane()}`, ms);
 
-function safePane(): string {
-  try { return tmux('capture-pane', '-p', '-t', 'term'); } catch { return '(no pane)'; }
-}
+const safePane = () => screenOf(tmux);
 
 const statuses = (peer: Peer) => peer.frames.filter((f) => f.event === 'session.status' && f.payload.sessionId === sessionId).map((f) => f.payload);
 const lastStatus = (peer: Peer) => statuses(peer).at(-1);

@@ -19,7 +19,7 @@ import { resumeCommandFor } from '../../src/contracts/index.ts';
 import { OpenAiServer, type ScriptedReply } from '../support/openai-server.ts';
 import { TEST_KEY_VARIABLE, writeCodexHome } from '../host/fixtures/codex/scenario.ts';
 import { HostProcess, Peer } from './peers.ts';
-import { writeTerminalScript } from './person-terminal.ts';
+import { screenOf, tmuxOn, waitShowing, writeTerminalScript } from './person-terminal.ts';
 
 const OWNER = 'terminal-codex-owner';
 const root = path.resolve(import.meta.dirname, '../..');
@@ -37,9 +37,7 @@ type Frame = Record<string, any>;
 
 const reply = (...steps: NonNullable<ScriptedReply['steps']>): ScriptedReply => ({ steps, usage: { input: 100, output: 10 } });
 
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', tmuxSocket, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
+const tmux = tmuxOn(tmuxSocket);
 
 const termEnv = () => ({ CODEX_HOME: home, [TEST_KEY_VARIABLE]: 'test-key', TERM: 'xterm-256color' });
 
@@ -52,19 +50,10 @@ function terminal(name: string, command: string): void {
 }
 
 const pane = (name: string) => tmux('capture-pane', '-p', '-t', `term:${name}`);
-function safePane(): string {
-  try { return tmux('capture-pane', '-p', '-t', 'term'); } catch { return '(no pane)'; }
-}
+const safePane = () => screenOf(tmux);
 
-async function until<T>(check: () => T | undefined | null | false, what: string, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n--- host\n${host.output.slice(-3000)}\n--- pane\n${safePane()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(check: () => T | undefined | null | false, what: string, ms = 60_000): Promise<T> =>
+  waitShowing(check, what, () => `--- host\n${host.output.slice(-3000)}\n--- pane\n${safePane()}`, ms);
 
 /** Types a line into the TUI once its composer is there, then Enter. */
 async function type(window: string, text: string): Promise<void> {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnthropicServer } from '../support/anthropic-server.ts';
 import { copilotEnv, copilotScenario } from '../host/fixtures/copilot/scenario.ts';
 import { HostProcess, Peer } from './peers.ts';
-import { writeTerminalScript } from './person-terminal.ts';
+import { screenOf, tmuxOn, waitShowing, writeTerminalScript } from './person-terminal.ts';
 
 const COPILOT_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/copilot');
 const host = new HostProcess('terminal-copilot-host', 'terminal-copilot-owner');
@@ -24,22 +24,11 @@ let lobby: Peer;
 
 type Frame = Record<string, any>;
 
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', tmuxSocket, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
-function pane(): string {
-  try { return tmux('capture-pane', '-p', '-t', 'term'); } catch { return '(no pane)'; }
-}
+const tmux = tmuxOn(tmuxSocket);
+const pane = () => screenOf(tmux);
 
-async function until<T>(check: () => T | undefined | null | false, what: string, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n--- host\n${host.output.slice(-3000)}\n--- pane\n${pane()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(check: () => T | undefined | null | false, what: string, ms = 60_000): Promise<T> =>
+  waitShowing(check, what, () => `--- host\n${host.output.slice(-3000)}\n--- pane\n${pane()}`, ms);
 
 const inWork = () => lobby.frames.filter((f: Frame) => f.event === 'session.status' && f.payload.cwd === work).map((f: Frame) => f.payload);
 const sessionIds = () => new Set(inWork().map((s: Frame) => s.sessionId));

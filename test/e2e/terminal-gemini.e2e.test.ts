@@ -15,7 +15,7 @@ import { geminiScenario, geminiTestEnv, TEST_MODEL, writeGeminiHome } from '../h
 import { CliChat } from './cli-chat.ts';
 import { HostProcess } from './peers.ts';
 import { signedInPerson } from './browser.ts';
-import { writeTerminalScript } from './person-terminal.ts';
+import { screenOf, tmuxOn, waitShowing, writeTerminalScript } from './person-terminal.ts';
 
 const GEMINI_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/gemini');
 const chat = new CliChat(new HostProcess('terminal-gemini-host', 'terminal-gemini-owner'), 'terminal-gemini-chat');
@@ -27,22 +27,11 @@ let model: GeminiServer;
 
 type Frame = Record<string, any>;
 
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', tmuxSocket, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
-function pane(): string {
-  try { return tmux('capture-pane', '-p', '-t', 'term'); } catch { return '(no pane)'; }
-}
+const tmux = tmuxOn(tmuxSocket);
+const pane = () => screenOf(tmux);
 
-async function until<T>(check: () => T | undefined | null | false, what: string, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n--- host\n${chat.host.output.slice(-3000)}\n--- pane\n${pane()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(check: () => T | undefined | null | false, what: string, ms = 60_000): Promise<T> =>
+  waitShowing(check, what, () => `--- host\n${chat.host.output.slice(-3000)}\n--- pane\n${pane()}`, ms);
 
 const terminalStatuses = () => chat.lobby.frames.filter((f: Frame) => f.event === 'session.status').map((f: Frame) => f.payload);
 const inWork = () => terminalStatuses().filter((s: Frame) => s.cwd === work);
