@@ -4,7 +4,9 @@
 // aes128gcm) with WebCrypto, written here from the RFCs, independently of the relay's encryption.
 // The relay and its Durable Objects run in the test's isolate, so replacing `fetch` reaches theirs.
 // (test/e2e/push.e2e.test.ts does the same against the real relay with a push service on loopback.)
-import { vi } from 'vitest';
+import { env } from 'cloudflare:test';
+import { afterAll, beforeAll, vi } from 'vitest';
+import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import type { PushPayload } from '../../src/contracts/index.ts';
 
 const ORIGIN = 'https://fcm.googleapis.com';
@@ -99,4 +101,24 @@ export class PushCatcher {
   of(name: string): CaughtPush[] {
     return this.caught.filter((push) => push.name === name);
   }
+}
+
+/**
+ * A catcher for this test file, with push keys on its relay while the file runs: the Lobby and the
+ * rooms send pushes only on a relay with them, the shared test bindings have none, and the objects
+ * of the file's isolate read the same env object, so setting them there reaches this file's relay.
+ */
+export async function catchPushesForThisFile(label: string): Promise<PushCatcher> {
+  const vapid = JSON.stringify([await generateSigningKey(label)]);
+  const catcher = new PushCatcher();
+  const bindings = env as unknown as { TETHER_VAPID_KEYS?: string };
+  beforeAll(() => {
+    bindings.TETHER_VAPID_KEYS = vapid;
+    catcher.start();
+  });
+  afterAll(() => {
+    catcher.stop();
+    delete bindings.TETHER_VAPID_KEYS;
+  });
+  return catcher;
 }

@@ -6,29 +6,15 @@
 // a signed `session.approve` through the Lobby; a press after the terminal answered is refused with `request-not-found`, as a chat's late press is.
 // Pushes are caught in front of `fetch` and decrypted as a browser would (push-capture.ts).
 import { createExecutionContext, env, evictDurableObject, waitOnExecutionContext } from 'cloudflare:test';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { digestOf, pushSessionApprovePayload, type ApprovalRequest, type PushPayload, type SessionPushAction } from '../../src/contracts/index.ts';
 import { deviceKeyOf, newDeviceKeyPair, signRequest } from '../../src/client/device-key.ts';
-import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import app from '../../src/relay/index.ts';
 import { FakeHost, OWNER, until } from './peers.ts';
 import { api, grant, signIn, type Person } from './people.ts';
-import { PushCatcher } from './push-capture.ts';
+import { catchPushesForThisFile } from './push-capture.ts';
 
-const VAPID = JSON.stringify([await generateSigningKey('vapid-session-test')]);
-const catcher = new PushCatcher();
-// The Lobby sends pushes only on a relay with push keys; the shared test bindings have none. The
-// objects of this file's isolate read the same env object, so this file's relay has them.
-const bindings = env as unknown as { TETHER_VAPID_KEYS?: string };
-
-beforeAll(() => {
-  bindings.TETHER_VAPID_KEYS = VAPID;
-  catcher.start();
-});
-afterAll(() => {
-  catcher.stop();
-  delete bindings.TETHER_VAPID_KEYS;
-});
+const catcher = await catchPushesForThisFile('vapid-session-test');
 
 async function subscribe(who: Person, name: string): Promise<void> {
   const ctx = createExecutionContext();

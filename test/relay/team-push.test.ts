@@ -4,29 +4,16 @@
 // host), none to operators, viewers or the team's members, none for a grant in sync or unsigned.
 // Pushes are caught in front of `fetch` and decrypted as a browser would (push-capture.ts).
 import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deviceKeyOf, newDeviceKeyPair } from '../../src/client/device-key.ts';
 import { signGrant } from '../../src/client/trust.ts';
 import type { HostSummary, PushDelivery } from '../../src/contracts/index.ts';
-import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import app from '../../src/relay/index.ts';
 import { FakeHost, OWNER } from './peers.ts';
 import { api, grant, signIn, team, type Person } from './people.ts';
-import { PushCatcher } from './push-capture.ts';
+import { catchPushesForThisFile } from './push-capture.ts';
 
-const VAPID = JSON.stringify([await generateSigningKey('vapid-team-push-test')]);
-const catcher = new PushCatcher();
-// Pushes go out only on a relay with push keys; this file's relay (same isolate, same env) has them.
-const bindings = env as unknown as { TETHER_VAPID_KEYS?: string };
-
-beforeAll(() => {
-  bindings.TETHER_VAPID_KEYS = VAPID;
-  catcher.start();
-});
-afterAll(() => {
-  catcher.stop();
-  delete bindings.TETHER_VAPID_KEYS;
-});
+const catcher = await catchPushesForThisFile('vapid-team-push-test');
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
