@@ -19,6 +19,8 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 let broken = false;
+// Named again at the very end, since CI may keep only the tail of a long run's output.
+const failures: string[] = [];
 
 // The browser tests drive Debian's Chromium; install it when missing (needs root or sudo).
 if ((only.length === 0 || only.includes('e2e'))) ensureChromium();
@@ -38,12 +40,19 @@ for (const project of only.length > 0 ? only : projects) {
   try {
     const totals = JSON.parse(readFileSync(report, 'utf8')) as {
       numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number;
-      testResults: Array<{ status: string; assertionResults: Array<{ status: string }> }>;
+      testResults: Array<{ name: string; status: string; message?: string; assertionResults: Array<{ status: string; fullName: string; failureMessages?: string[] }> }>;
     };
     // A file that failed outside its tests (a beforeAll, an import) reports them skipped, not failed:
     // count those as failed, so the closing line never says "0 failed" of a run that failed.
     const brokenFiles = totals.testResults.filter((file) => file.status === 'failed' && !file.assertionResults.some((t) => t.status === 'failed'));
     const unrun = brokenFiles.reduce((sum, file) => sum + Math.max(1, file.assertionResults.filter((t) => t.status !== 'passed').length), 0);
+    for (const file of totals.testResults) {
+      const where = path.relative(root, file.name);
+      for (const test of file.assertionResults.filter((t) => t.status === 'failed')) {
+        failures.push(`${project}: ${where} > ${test.fullName}\n    ${(test.failureMessages?.[0] ?? '').split('\n').slice(0, 3).join('\n    ')}`);
+      }
+      if (brokenFiles.includes(file)) failures.push(`${project}: ${where} did not run: ${(file.message ?? '').split('\n').slice(0, 3).join(' ')}`);
+    }
     passed += totals.numPassedTests;
     failed += totals.numFailedTests + unrun;
     skipped += Math.max(0, totals.numPendingTests + totals.numTodoTests - brokenFiles.reduce((sum, file) => sum + file.assertionResults.filter((t) => t.status !== 'passed').length, 0));
@@ -53,5 +62,6 @@ for (const project of only.length > 0 ? only : projects) {
   if (run.status !== 0) broken = true;
 }
 rmSync(reports, { recursive: true, force: true });
+if (failures.length > 0) console.log(`\nFailed:\n${failures.map((line) => `  ${line}`).join('\n')}`);
 console.log(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
 process.exit(broken || failed > 0 ? 1 : 0);
