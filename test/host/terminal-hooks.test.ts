@@ -191,6 +191,8 @@ describe('the hooks\' local socket', () => {
 
   it('after a host restart, says of a session left waiting that it waits no more, once its clients are connected', async () => {
     const { dataDir, target, events, projects } = await open();
+    // Claude Code writes the transcript from the first prompt on: one the host could not read again after a restart would not be listed (kept.ts).
+    writeFileSync(path.join(projects, 'hhhh-1.jsonl'), '');
     await hook(dataDir, start(projects, 'hhhh-1'));
     const asked = hook(dataDir, { ...start(projects, 'hhhh-1'), hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'ls' } });
     const until = async (check: () => unknown) => { for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25)); };

@@ -33,7 +33,8 @@
 //
 // What survives a restart: the list of sessions (`terminal-sessions.json`), each `live: false` until
 // a hook of it is heard again (a status-only one: until its process is seen again), and resumable as
-// a chat (a status-only one is not).
+// a chat (a status-only one is not). The list is bounded (kept.ts): what has nothing left to offer
+// is dropped when the host starts and whenever a new session comes.
 import { existsSync, readFileSync, realpathSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -51,6 +52,7 @@ import { HookChannel, type HookCall } from './hook-channel.ts';
 import { ClaudeTranscript, TranscriptTail } from './claude-transcript.ts';
 import { CodexTranscript } from './codex-transcript.ts';
 import { itemBatches, newestThatFit } from './item-batches.ts';
+import { sessionsToDrop } from './kept.ts';
 import { scanStatusOnly, statusOnlyProcessOf, statusOnlySessionId, type StatusOnlyCommand } from './status-only.ts';
 
 export interface TerminalLog {
@@ -174,9 +176,22 @@ export class TerminalSessions {
         });
         if (orphaned) this.orphaned.push(session.sessionId);
       }
+      if (this.trim() > 0) void this.save();
     } catch (error) {
       this.options.log.warn(`terminal sessions: ${this.file} not readable, starting empty (${error instanceof Error ? error.message : String(error)})`);
     }
+  }
+
+  /** Drops what kept.ts says has nothing left to offer; answers how many. */
+  private trim(): number {
+    const busy = (sessionId: string) => [...this.pending.values()].some((p) => p.request.sessionId === sessionId);
+    const drop = sessionsToDrop([...this.known.values()].map((k) => k.session), Date.now(), { busy });
+    for (const sessionId of drop) {
+      this.known.get(sessionId)?.watcher?.close();
+      this.known.delete(sessionId);
+    }
+    if (drop.size > 0) this.options.log.info(`terminal sessions: ${drop.size} no longer listed (exited, their transcript gone, or beyond the newest kept)`);
+    return drop.size;
   }
 
   /** Opens the hooks' socket. */
@@ -218,6 +233,7 @@ export class TerminalSessions {
         process: { pid: found.pid, startedAt: found.startedAt }, members: [...found.members],
       });
       this.options.log.info(`terminal session ${sessionId} (${found.kind}, status only: no hooks) in ${found.cwd}`);
+      this.trim();
       this.changed(this.known.get(sessionId)!);
     }
   }
@@ -446,6 +462,7 @@ export class TerminalSessions {
       };
       this.known.set(hook.session_id, known);
       this.options.log.info(`terminal session ${hook.session_id} (${kind}) in ${hook.cwd}`);
+      if (!previous) this.trim();
     }
     known.session.cwd = hook.cwd;
     known.session.agent.live = true;
