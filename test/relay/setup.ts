@@ -1,4 +1,6 @@
 import { applyD1Migrations, env } from 'cloudflare:test';
+import { afterAll } from 'vitest';
+import { countImports, settleObjects } from './quiet-objects.ts';
 
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 
@@ -18,3 +20,7 @@ if (!marked.tetherQuiet) {
   };
   marked.tetherQuiet = true;
 }
+
+// A file ends only once what its last test set off in the Durable Objects has loaded (quiet-objects.ts says why).
+countImports();
+afterAll(settleObjects);
