@@ -81,6 +81,20 @@ describe('revocation reaches open sockets', () => {
     expect(host.requestsOf('chat.create').map((f) => f.payload.chatId)).toEqual(['r-raised']);
   });
 
+  it('a chat grant widened to the whole host shows every chat on the lobby that stayed open, and its events reach it, at once', async () => {
+    const { host, owner } = await setup(['w1', 'w2']);
+    const kim = await signIn(`revoke-kim-${hosts}`);
+    await grant(owner, host.hostId, { type: 'user', id: kim.userId }, 'viewer', 'w1');
+    const lobby = await lobbyOf(kim, host.hostId);
+    const listed = async () => ((await lobby.client.request('chat.list', {})).result as { chats: { chatId: string }[] }).chats.map((c) => c.chatId).sort();
+    expect(await listed()).toEqual(['w1']);
+    // Her view is cached now; the grant below reaches it without waiting for it to age out.
+    await grant(owner, host.hostId, { type: 'user', id: kim.userId }, 'viewer');
+    expect(await listed()).toEqual(['w1', 'w2']);
+    host.sendEvent('chat.status', { chatId: 'w2', info: { ...host.chats.get('w2')!.thread.info, title: 'heard at once' } });
+    await lobby.client.waitFor((f) => f.event === 'chat.status' && (f.payload as { chatId: string }).chatId === 'w2', 'w2\'s status on her lobby');
+  });
+
   it('a team grant lowered and raised back serves the raised role at once to a member whose socket stayed open', async () => {
     const { host, owner } = await setup();
     const jay = await signIn(`revoke-jay-${hosts}`);

@@ -3,7 +3,8 @@
 // then every object holding sockets of the affected hosts is asked to check them again at once:
 // sockets whose person lost access close (4403), those whose session ended close (4401), the rest
 // keep going under their new role. Per-frame checks would catch it within their 2 s cache anyway;
-// this makes it immediate and reaches sockets that only listen.
+// this makes it immediate and reaches sockets that only listen. A grant added or raised is rechecked
+// too (http/grants.ts), so a lobby lists and hears the newly granted chats at once.
 import { chatIdsOf } from '../db/chats.ts';
 import { reachableHosts } from '../db/grants.ts';
 import type { Env } from '../env.ts';

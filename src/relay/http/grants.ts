@@ -88,7 +88,10 @@ grantsApi.post('/:id/grants', async (c) => {
     });
   }
   const grant = (await findGrant(c.env.DB, hostId, chatId, subject))!;
-  if (before && !roleAllows(body.role, before.role)) await recheckHosts(c.env, [hostId]);
+  // Every change is rechecked, a raise too: a lowered role closes or narrows open sockets, and a
+  // new or raised one must not wait for the objects' cached views to age out (a chat list filtered
+  // by the old grant, pushes of the newly granted chats not heard for up to 2 s).
+  await recheckHosts(c.env, [hostId]);
   c.executionCtx.waitUntil(record(c.env, {
     actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: before ? 'grant.changed' : 'grant.created',
     hostId, chatId: grant.chatId,
