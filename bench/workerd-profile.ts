@@ -117,10 +117,10 @@ export class WorkerdProfiler {
   async woke<T>(run: () => Promise<T>): Promise<{ value: T; constructed: boolean; busyMs: number }> {
     const { value, profile } = await this.profile(run, 50);
     const constructed = profile.nodes.some((node) => node.callFrame.functionName === 'RoomStore' || node.callFrame.functionName === 'ChatRoom');
-    const total = profile.nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
-    // (program) is native time the sampler cannot place; while the isolate waits it lands there too.
-    const idle = profile.nodes.filter((node) => ['(idle)', '(program)'].includes(node.callFrame.functionName)).reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
-    return { value, constructed, busyMs: ((total - idle) * (profile.endTime - profile.startTime)) / 1_000 / Math.max(1, total) };
+    const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    let busyUs = 0;
+    for (const [id, us] of sampleTimes(profile)) if (!IDLE.includes(byId.get(id)!.callFrame.functionName)) busyUs += us;
+    return { value, constructed, busyMs: busyUs / 1_000 };
   }
 
   close(): void {
@@ -223,15 +223,26 @@ function groupOf(node: ProfileNode, modules: ModuleMap | null): string {
   return module;
 }
 
+/** (program): native time the sampler cannot place; waits land there too. Neither counts as busy. */
+const IDLE = ['(idle)', '(program)'];
+
+/**
+ * The time (µs) each node's samples stand for. workerd samples while the isolate runs and not while it
+ * waits, so a sample stands for the gap to the next one, capped (the gap after the last sample of a
+ * busy stretch is waiting, not work). Counting samples times the span's average would call it all busy.
+ */
+function sampleTimes(profile: Profile): Map<number, number> {
+  const weight = new Map<number, number>();
+  const deltas = profile.timeDeltas ?? [];
+  (profile.samples ?? []).forEach((id, i) => weight.set(id, (weight.get(id) ?? 0) + Math.min(deltas[i + 1] ?? 250, SAMPLE_CAP_US)));
+  return weight;
+}
+
 export function report(profile: Profile, modules: ModuleMap | null): string {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  // workerd samples while the isolate runs and not while it waits, so a sample's time is the gap to
-  // the next one, capped (a gap after the last sample of a busy stretch is waiting, not work).
-  const weight = new Map<number, number>();
+  const weight = sampleTimes(profile);
   const samples = profile.samples ?? [];
-  const deltas = profile.timeDeltas ?? [];
-  samples.forEach((id, i) => weight.set(id, (weight.get(id) ?? 0) + Math.min(deltas[i + 1] ?? 250, SAMPLE_CAP_US)));
-  const idleNames = ['(idle)', '(program)']; // (program): native time the sampler cannot place; waits land there too
+  const idleNames = IDLE;
   let busyUs = 0;
   for (const [id, us] of weight) if (!idleNames.includes(byId.get(id)!.callFrame.functionName)) busyUs += us;
   const busy = Math.max(1, busyUs);
