@@ -13,7 +13,7 @@
 // is per host event per client: a client timestamps each event index it sees (the relay may join a
 // backlog of deltas into one event, so events are counted by what they carry, not by frames).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -517,14 +517,39 @@ async function ownerSignIn(url: string): Promise<string> {
   return ((await res.json()) as { accessToken: string }).accessToken;
 }
 
-// BENCH_PROFILE=1: a CPU profile of the relay's isolate for each relay phase, printed at the end.
+// BENCH_PROFILE=1: a CPU profile of the relay's isolate (the Worker's own workerd's inspector) for each relay phase, printed at the end.
 let profiler: WorkerdProfiler | null = null;
+let runtimePid: number | null = null;
 const profiles: string[] = [];
 async function profiled<T>(label: string, run: () => Promise<T>): Promise<T> {
-  if (!profiler) return run();
-  const { value, report } = await profiler.during(run);
-  profiles.push(`${label}\n${report}`);
+  if (!profiler && !runtimePid) return run();
+  const before = { workerd: runtimePid ? threadCpu(runtimePid) : new Map<string, number>(), bench: process.cpuUsage() };
+  const { value, report } = profiler ? await profiler.during(run, label) : { value: await run(), report: '  (BENCH_PROFILE=cpu: no CPU profile, so no sampler in the figures)' };
+  // The profile sees the isolate only; a socket's deflate and write, and the runtime's other threads, are not in it.
+  const after = runtimePid ? threadCpu(runtimePid) : new Map<string, number>();
+  const bench = process.cpuUsage(before.bench);
+  const threads = [...after].map(([name, ms]) => [name, ms - (before.workerd.get(name) ?? 0)] as const).filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
+  const workerd = threads.reduce((sum, [, ms]) => sum + ms, 0);
+  const cpu = `  CPU meanwhile (whole processes, 10 ms ticks): the Worker's workerd ${workerd} ms (${threads.map(([name, ms]) => `${name} ${ms}`).join(', ')}), this bench (host and clients) ${Math.round((bench.user + bench.system) / 1000)} ms`;
+  profiles.push(`${label}\n${cpu}\n${report}`);
   return value;
+}
+
+/** CPU time (ms) of each thread of process `pid`, summed by thread name, from /proc. */
+function threadCpu(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime: fields 14 and 15 of stat, 12 and 13 after the name; clock ticks of 10 ms.
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
 }
 
 /** BENCH_ONLY=fanout,paced,chats,bytes,attach,restart runs only those parts (for profiling one). */
@@ -539,7 +564,11 @@ try {
   const paired = await pairWithSetupSecret({ relayUrl: url, secret: SETUP_SECRET, name: 'bench-host', dataDir: path.join(state, 'host') });
   HOST = paired.hostId;
   signHostToken = hostTokenSigner(paired);
-  if (process.env.BENCH_PROFILE && 'inspectorPort' in relay) profiler = await WorkerdProfiler.connect(relay.inspectorPort);
+  // BENCH_PROFILE=cpu: only the processes' CPU time per part, without a sampler running in the isolate.
+  if (process.env.BENCH_PROFILE && runtime) {
+    if (process.env.BENCH_PROFILE !== 'cpu') profiler = await WorkerdProfiler.connect(runtime.pid, relayOptions?.script);
+    runtimePid = runtime.pid;
+  }
   const host = new BenchHost();
   await host.connect(url);
   console.log(`Tether relay benchmark, ${new Date().toISOString().slice(0, 10)}: wrangler dev (workerd) on ${url}${runtime ? ' (the Worker\'s own workerd, past wrangler\'s dev proxy)' : ''}, state in ${stateRoot}, Node ${process.version}, ${(await import('node:os')).cpus().length} cores`);
@@ -555,7 +584,7 @@ try {
   if (part('paced')) console.log('\nThe same, paced as a streamed reply (one delta every 30 ms, 100 deltas): latency per event per client, ms');
   if (part('paced')) console.log('  clients | relay p50 / p99 | baseline p50 / p99 | p99 gap');
   for (const clients of part('paced') ? [1, 10, 100, 1_000] : []) {
-    const r = await profiled(`paced, ${clients} client${clients === 1 ? '' : 's'}`, () => relayFanOut(url, host, clients, 100, 30));
+    const r = await relayFanOut(url, host, clients, 100, 30); // profiled inside: the events only, not the clients' connects
     const b = await baselineFanOut(clients, 100, 30);
     console.log(`  ${String(clients).padStart(7)} | ${`${f(r.p50)} / ${f(r.p99)}`.padStart(15)} | ${`${f(b.p50)} / ${f(b.p99)}`.padStart(18)} | +${f(r.p99 - b.p99)}`);
   }
@@ -585,7 +614,7 @@ try {
   const first = await timeAttach(url, 'large', 5_000);
   const warm = await timeAttach(url, 'large', 5_000);
   // Twenty more warm attaches under the profiler (one is too short to sample), not in the figure.
-  if (profiler) await profiled('attach, 20 warm', async () => { for (let i = 0; i < 20; i++) await timeAttach(url, 'large', 5_000); });
+  if (runtimePid) await profiled('attach, 20 warm', async () => { for (let i = 0; i < 20; i++) await timeAttach(url, 'large', 5_000); });
   const since1k = await missEvents(url, host, 'replay-1k', 1_000);
   const replay1k = await timeReplay(url, 'replay-1k', since1k, 1_000);
   // The room of a new chat is a new SQLite file (and WAL): what it holds after 10,000 events, per event.
@@ -613,8 +642,8 @@ try {
     console.log(`Memory per idle attached socket (the Worker's workerd RSS, 1,000 sockets on one chat): ${((rssAttached - rssBefore) / 1_000 / 1024).toFixed(1)} KiB`);
     // Hibernation: while the sockets idle nothing runs in the isolate; after a while the room is evicted,
     // and a frame on one of its sockets constructs it again (the constructor shows in the profile).
-    if ('inspectorPort' in relay) {
-      const watch = profiler ?? await WorkerdProfiler.connect(relay.inspectorPort);
+    {
+      const watch = profiler ?? await WorkerdProfiler.connect(runtime.pid);
       const quiet = await watch.woke(() => sleep(15_000));
       const poke = await watch.woke(() => idle[0]!.request('chat.attach', { chatId: 'idle', since: 0 }));
       console.log(`Idle: 1,000 attached sockets for 15 s ran ${f(quiet.busyMs)} ms of JavaScript in the isolate (the room constructed meanwhile: ${quiet.constructed ? 'yes' : 'no'}); then one frame on one socket constructed the room again: ${poke.constructed ? 'yes (it had hibernated)' : 'no (it was still in memory)'}`);
@@ -628,10 +657,17 @@ try {
     await relay.stop();
     const restartedAt = now();
     relay = await startLocalRelay({ ...relayOptions, port: undefined });
-    const back = (await runtimeOf(relay as LocalRelay))?.url ?? relay.url;
+    const backRuntime = await runtimeOf(relay as LocalRelay);
+    const back = backRuntime?.url ?? relay.url;
     const upAt = now();
+    // The restarted relay is a new workerd: the profile and the CPU figures follow it.
+    if (runtimePid && backRuntime) {
+      runtimePid = backRuntime.pid;
+      if (profiler) profiler = await WorkerdProfiler.connect(backRuntime.pid, relayOptions.script);
+    }
     const replayAfter = await timeReplay(back, 'restart', sinceRestart, 1_000);
-    const cold = await timeAttach(back, 'large', 5_000);
+    // Under BENCH_PROFILE the sampler runs in this figure's isolate: read it from a run without.
+    const cold = await profiled('attach, cold (after a restart)', () => timeAttach(back, 'large', 5_000));
     const warmAgain = await timeAttach(back, 'large', 5_000);
     await host.connect(back);
     console.log(`After a relay restart (${f((upAt - restartedAt) / 1000)} s to healthy): a client's reconnect ${f(replayAfter.connectMs)} ms and replay of 1,000 events ${replayAfter.text}, the room cold`);
@@ -639,10 +675,10 @@ try {
   }
   if (connectRetries > 0) console.log(`(${connectRetries} client connects were refused or reset and tried again)`);
   host.ws.close();
-  if (profiler) {
-    console.log(`\nWhere the relay's time goes (CPU profile of the isolate, 250 µs samples)`);
+  if (runtimePid) {
+    console.log(`\nWhere the relay's time goes (CPU profile of the isolate, 250 µs samples; a sample counts for the time to the next, at most 1 ms)`);
     for (const one of profiles) console.log(one);
-    profiler.close();
+    profiler?.close();
   }
 } finally {
   await relay.stop();

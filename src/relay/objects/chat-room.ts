@@ -59,6 +59,8 @@ export class ChatRoom extends ClientSockets {
   private thread: Thread | null | undefined;
   private readonly dirty = new Set<string>();
   private lastFlush = 0;
+  /** The flush time an alarm was last asked for (flushSoon): asked once per flush, not once per delta. */
+  private flushAlarmFor: number | null = null;
   /** Sockets that attached, rebuilt from their attachments after hibernation. */
   private attached: Set<WebSocket> | null = null;
   private readonly records: RoomRecords;
@@ -697,8 +699,19 @@ export class ChatRoom extends ClientSockets {
     if (now - this.lastFlush >= FLUSH_EVERY_MS) this.flush();
     else {
       // Sooner than an alarm the meter set for its own write: items must not wait for the counters.
+      // Asked once per flush: until the next flush moves `due`, an alarm no later than it is set (this
+      // object only ever moves its alarm earlier, and any alarm that fires flushes). The profile had
+      // this storage call on every streamed delta.
       const due = this.lastFlush + FLUSH_EVERY_MS;
-      void this.ctx.storage.getAlarm().then((at) => at === null || at > due ? this.ctx.storage.setAlarm(due) : undefined);
+      if (this.flushAlarmFor === due) return;
+      this.flushAlarmFor = due;
+      void this.ctx.storage.getAlarm().then(
+        (at) => at === null || at > due ? this.ctx.storage.setAlarm(due) : undefined,
+      ).catch((error: unknown) => {
+        // Asked again at the next delta, as before; the failure stays unhandled, as before.
+        if (this.flushAlarmFor === due) this.flushAlarmFor = null;
+        throw error;
+      });
     }
   }
 
