@@ -154,14 +154,17 @@ export class TestClient {
   }
 }
 
-/** Waits until `check` passes (it may throw or answer false); fails after a generous limit. */
-export async function until(check: () => unknown, what = 'condition', limitMs = 5_000): Promise<void> {
+/**
+ * Waits until `check` answers true (it may throw or answer false meanwhile); fails after a generous
+ * limit. Only true ends it: a check that answered `undefined` (`x?.live` before x exists) once ended
+ * the wait at once and failed a fresh-clone run.
+ */
+export async function until(check: () => boolean, what = 'condition', limitMs = 5_000): Promise<void> {
   const started = Date.now();
   let last: unknown;
   for (;;) {
     try {
-      const value = check();
-      if (value !== false) return;
+      if (check() === true) return;
     } catch (error) {
       last = error;
     }
