@@ -1,6 +1,6 @@
 // What a kill -9 leaves behind, and what the next start makes of it. A crash is simulated by copying
 // the data folder while the host runs: the copy is exactly what a killed process would have left.
-import { appendFileSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
@@ -22,8 +22,29 @@ afterEach(async () => {
 let crashes = 0;
 function crashCopy(dir: string): string {
   const copy = path.join(data.dir, `crash-${++crashes}`);
-  cpSync(dir, copy, { recursive: true });
+  copyAsLeft(dir, copy);
   return copy;
+}
+
+/**
+ * Copies file by file, skipping a file that is gone by the time it is copied: the host replaces its
+ * files by a `.tmp` and a rename (disk.ts), and one listed but renamed away a moment later is not
+ * what a kill -9 then would leave either. cpSync instead failed the whole copy on it ("ENOENT, No such
+ * file or directory '<copy>/chats'"), which failed a fresh-clone run; copying a folder while a worker
+ * thread replaced a file in it so failed cpSync 315 times in 2,000.
+ */
+function copyAsLeft(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    try {
+      if (entry.isDirectory()) copyAsLeft(source, target);
+      else copyFileSync(source, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
 }
 
 async function open(dir: string, options: Parameters<typeof openCore>[1] = {}): Promise<HostCore> {
