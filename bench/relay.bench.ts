@@ -477,7 +477,10 @@ function filesIn(dir: string): Map<string, number> {
   const files = new Map<string, number>();
   if (!existsSync(dir)) return files;
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) files.set(path.join(entry.parentPath, entry.name), statSync(path.join(entry.parentPath, entry.name)).size);
+    if (!entry.isFile()) continue;
+    // SQLite removes a database's -shm and -wal when it closes it: one listed may be gone a moment later.
+    const size = statSync(path.join(entry.parentPath, entry.name), { throwIfNoEntry: false })?.size;
+    if (size !== undefined) files.set(path.join(entry.parentPath, entry.name), size);
   }
   return files;
 }
