@@ -67,6 +67,8 @@ class BenchHost {
   private n = 0;
   unacked = 0;
   bytesSent = 0;
+  /** Why the relay closed the link (code and reason), once it did. */
+  closed: string | null = null;
   private batch: string[] = [];
 
   /** Deflate as the real host's link offers it (relay-link.ts). */
@@ -76,8 +78,11 @@ class BenchHost {
     await open(this.ws);
     this.unacked = 0;
     this.ws.on('message', (data) => this.onMessage(String(data)));
-    this.ws.send(JSON.stringify({ link: 'hello', version: 'bench', pending: 0 }));
     const ws = this.ws;
+    // A link the relay closed is said, and what still waits on it fails (drained) instead of hanging.
+    ws.on('close', (code, reason) => { if (this.ws === ws) this.closed = `${code} ${String(reason)}`; });
+    this.closed = null;
+    this.ws.send(JSON.stringify({ link: 'hello', version: 'bench', pending: 0 }));
     const ping = setInterval(() => (ws.readyState === WebSocket.OPEN ? ws.send('ping') : clearInterval(ping)), 1_000);
     ping.unref();
   }
@@ -123,7 +128,12 @@ class BenchHost {
   }
 
   async drained(): Promise<void> {
-    while (this.unacked > 0) await sleep(5);
+    const deadline = Date.now() + 120_000;
+    while (this.unacked > 0) {
+      if (this.closed !== null) throw new Error(`the relay closed the bench host's link (${this.closed}) with ${this.unacked} frames unacknowledged`);
+      if (Date.now() > deadline) throw new Error(`${this.unacked} frames of the bench host unacknowledged after 120 s`);
+      await sleep(5);
+    }
   }
 }
 
