@@ -5,7 +5,7 @@
 // inside workerd, which at worst fails the run though every test passed. Sockets a test closed as its
 // last act (their webSocketClose, then the presence it sends the Lobby) and HostLink's liveness alarm
 // (every 2 s) make such events: a test that closes 20 sockets as its last act (teardown.test.ts) made
-// it in 3 of 4 runs, and in 0 of 6 with settleObjects after it. So the imports the wrapper starts are
+// it in 3 of 4 runs, and in 0 of 10 with settleObjects after it. So the imports the wrapper starts are
 // counted, and a file ends (setup.ts) only once every object's alarm is dropped and no import has been
 // pending for a few turns of the event loop (a close handler's own call to another object starts its
 // import a turn after the first one ends).
