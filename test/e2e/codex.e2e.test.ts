@@ -1,7 +1,7 @@
 // The real `codex app-server` (pinned @openai/codex) behind a real host process, the relay on
 // workerd and an SDK client: the model is the scripted Responses server on loopback
 // (test/host/fixtures/codex/scenario.ts), so nothing leaves this machine.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,12 @@ import { HostProcess } from './peers.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const chat = new CliChat(new HostProcess('codex-host', 'codex-owner'), 'codex-chat');
-const work = mkdtempSync(path.join(tmpdir(), 'tether-codex-e2e-work-'));
+// Not under /tmp: Codex's Linux sandbox makes /tmp writable and keeps each writable root's `.git`
+// read-only by binding one there, so while another Codex (another test file, another run) runs a
+// sandboxed command, an empty /tmp/.git exists. A Codex that then renders its turn diff takes /tmp
+// for the repository of a folder under it and names the file `tether-codex-e2e-work-…/notes.txt`
+// (a fresh-clone run failed so; an empty /tmp/.git made it every time). /dev/shm is no root of a sandbox.
+const work = mkdtempSync(path.join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'tether-codex-e2e-work-'));
 let model: OpenAiServer;
 
 beforeAll(async () => {
@@ -27,6 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await chat.close();
   await model?.close();
+  rmSync(work, { recursive: true, force: true });
 });
 
 const turns = () => chat.items().filter((i) => i.kind === 'turn');
