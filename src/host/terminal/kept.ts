@@ -25,25 +25,24 @@ export function sessionsToDrop(
   { busy = () => false, transcriptExists = existsSync }: { busy?: (sessionId: string) => boolean; transcriptExists?: (file: string) => boolean } = {},
 ): Set<string> {
   const drop = new Set<string>();
-  const keep: Listed[] = [];
+  const droppable: Listed[] = [];
+  let kept = 0;
   for (const session of sessions) {
     const agent = session.agent;
-    const protectedNow = !agent || (agent.live && agent.status !== 'exited') || busy(session.sessionId);
-    if (protectedNow) {
-      keep.push(session);
+    if (!agent || (agent.live && agent.status !== 'exited') || busy(session.sessionId)) {
+      kept += 1;
       continue;
     }
     const stale = agent.transcriptPath === null
       ? agent.status === 'exited' && now - agent.updatedAt > STATUS_ONLY_KEPT_MS
       : !transcriptExists(agent.transcriptPath);
     if (stale) drop.add(session.sessionId);
-    else keep.push(session);
+    else droppable.push(session);
   }
-  if (keep.length > SESSIONS_KEPT) {
-    const droppable = keep
-      .filter((s) => s.agent && !(s.agent.live && s.agent.status !== 'exited') && !busy(s.sessionId))
-      .sort((a, b) => a.agent!.updatedAt - b.agent!.updatedAt);
-    for (const session of droppable.slice(0, keep.length - SESSIONS_KEPT)) drop.add(session.sessionId);
+  const over = kept + droppable.length - SESSIONS_KEPT;
+  if (over > 0) {
+    droppable.sort((a, b) => a.agent!.updatedAt - b.agent!.updatedAt);
+    for (const session of droppable.slice(0, over)) drop.add(session.sessionId);
   }
   return drop;
 }
