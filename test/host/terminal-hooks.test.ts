@@ -19,7 +19,7 @@ import { hookSecretPath, hookSocketPath } from '../../src/host/terminal/hook-cha
 import { TerminalSessions } from '../../src/host/terminal/sessions.ts';
 import { CUT_NOTE, SESSION_ITEMS_BATCH_BYTES } from '../../src/host/terminal/item-batches.ts';
 import { LINK_MAX_FRAME_BYTES } from '../../src/contracts/link.ts';
-import { runHookClient } from './harness.ts';
+import { runHookClient, until } from './harness.ts';
 
 const HOOK_CLIENT = path.resolve(import.meta.dirname, '../../src/host/terminal/hook-client.ts');
 
@@ -195,8 +195,7 @@ describe('the hooks\' local socket', () => {
     writeFileSync(path.join(projects, 'hhhh-1.jsonl'), '');
     await hook(dataDir, start(projects, 'hhhh-1'));
     const asked = hook(dataDir, { ...start(projects, 'hhhh-1'), hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'ls' } });
-    const until = async (check: () => unknown) => { for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25)); };
-    await until(() => sessions!.list().approvals.length > 0);
+    await until(() => sessions!.list().approvals.length > 0, 'the approval listed', 10_000);
     expect(events.filter((e) => e.event === 'session.approvals').at(-1)!.payload.approvals).toHaveLength(1);
     // The host stops with the approval waiting: the hook lets the CLI ask in its own prompt.
     await sessions!.close();
@@ -365,8 +364,7 @@ describe('a Codex session its hooks announce', () => {
     await run({ ...base, hook_event_name: 'SessionStart', source: 'startup' });
     await run({ ...base, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'date > stamp.txt' }, tool_use_id: 'call_3_0' });
     const answered = run({ ...base, hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'date > stamp.txt', description: 'Write the stamp' } });
-    const until = async (check: () => unknown) => { for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25)); };
-    await until(() => sessions!.list().approvals.length > 0);
+    await until(() => sessions!.list().approvals.length > 0, 'the approval listed', 10_000);
     const [approval] = sessions.list().approvals;
     expect(approval).toMatchObject({ requestId: 'call_3_0', toolName: 'Bash', summary: 'Bash: date > stamp.txt' });
     expect(approval!.choices.map((c) => c.kind)).toEqual(['allow', 'deny']);
@@ -420,12 +418,11 @@ describe('a terminal session whose CLI dies without a SessionEnd', () => {
       setInterval(() => {}, 1000);
     `;
     const cli = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const until = async (check: () => unknown) => { for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25)); };
-    await until(() => sessions!.list().approvals.length > 0);
+    await until(() => sessions!.list().approvals.length > 0, 'the approval listed', 10_000);
     const status = () => events.filter((e) => e.event === 'session.status' && e.payload.sessionId === 'gggg-1').at(-1)?.payload.agent.status;
     expect(status()).toBe('needs-you');
     cli.kill('SIGKILL');
-    await until(() => status() === 'exited');
+    await until(() => status() === 'exited', 'the session exited', 10_000);
     expect(status()).toBe('exited');
     expect(sessions.list().approvals).toEqual([]);
     // Once exited it can be continued as a chat.
