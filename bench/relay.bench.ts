@@ -158,7 +158,7 @@ class BenchClient {
         this.chars += text.length;
         for (const m of text.matchAll(MARK)) this.arrivals.set(Number(m[1]), at);
       } else if (frame.event === 'chat.status') this.statuses += 1;
-      else if ('ok' in frame) this.replies.get(frame.id)?.(frame);
+      else if ('ok' in frame) this.replies.get(frame.id)?.({ ...frame, arrivedAt: at });
     });
   }
   /** Rejects after a minute: a bench must end, and say what it waited for. */
@@ -173,7 +173,7 @@ class BenchClient {
   close(): void { this.ws.close(); }
 }
 
-interface FanOutFigures { clients: number; eventsPerSecond: number; p50: number; p99: number }
+interface FanOutFigures { clients: number; eventsPerSecond: number; p50: number; p99: number; slowest: string }
 
 let fanOuts = 0;
 async function attachedClients(url: string, chatId: string, count: number): Promise<BenchClient[]> {
@@ -237,7 +237,13 @@ async function measure(events: number, emit: (i: number) => void, arrivals: Map<
   const elapsed = Math.max(...arrivals.map((a) => Math.max(...a.values()))) - start;
   const latencies: number[] = [];
   for (const a of arrivals) sentAt.forEach((t0, i) => latencies.push(a.get(i)! - t0));
-  return { clients: arrivals.length, eventsPerSecond: Math.round(events / (elapsed / 1000)), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  // The events whose last client waited longest, with when they were sent: what a p99 of 100 is made of.
+  const slowest = sentAt.map((t0, i) => ({ i, sent: t0 - start, ms: Math.max(...arrivals.map((a) => a.get(i)!)) - t0 }))
+    .sort((a, b) => b.ms - a.ms).slice(0, 3);
+  return {
+    clients: arrivals.length, eventsPerSecond: Math.round(events / (elapsed / 1000)), p50: percentile(latencies, 50), p99: percentile(latencies, 99),
+    slowest: slowest.map((e) => `#${e.i} (sent at +${Math.round(e.sent)} ms) ${f(e.ms)}`).join(', '),
+  };
 }
 
 /** The baseline: the least a relay must do (read the event, stamp it, serialize once, send to all), in Node with `ws`. */
@@ -280,6 +286,37 @@ async function baselineFanOut(clientCount: number, events: number, everyMs = 0):
   host.close();
   server.close();
   return figures;
+}
+
+/**
+ * The runtime's floor (bench/floor): the same paced fan-out through a bare Durable Object on workerd,
+ * its clients offering deflate as the relay's do and its host frames deflated as the relay's link is;
+ * `store`: with one SQLite write per event before the sends, as the room's log row.
+ */
+async function floorFanOut(floorUrl: string, clientCount: number, events: number, everyMs: number, store: boolean): Promise<FanOutFigures> {
+  const chat = `floor-${++fanOuts}`;
+  const base = `${floorUrl.replace('http', 'ws')}`;
+  const clients: BenchClient[] = [];
+  for (let at = 0; at < clientCount; at += 100) {
+    const some = Array.from({ length: Math.min(100, clientCount - at) }, () => new BenchClient(`${base}/client?chat=${chat}`));
+    await Promise.all(some.map((c) => open(c.ws)));
+    clients.push(...some);
+  }
+  const host = new WebSocket(`${base}/host?chat=${chat}${store ? '&store=1' : ''}`, { perMessageDeflate: HOST_DEFLATE });
+  await open(host);
+  const figures = await measure(events, (i) => {
+    host.send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: chat, event: { type: 'delta', itemId: 'a', text: marked(i) } } }));
+  }, clients.map((c) => c.arrivals), everyMs);
+  clients.forEach((c) => c.close());
+  host.close();
+  return figures;
+}
+
+/** Starts the runtime floor's own wrangler dev (a Worker of its own, beside the relay's); answers its workerd's own address. */
+async function startFloor(): Promise<{ url: string; stop(): Promise<void> }> {
+  const floor = await startLocalRelay({ config: path.join(import.meta.dirname, 'floor', 'wrangler.toml'), persistTo: path.join(state, 'floor'), quiet: true });
+  const runtime = await runtimeOf(floor);
+  return { url: runtime?.url ?? floor.url, stop: () => floor.stop() };
 }
 
 interface ManyChats { eventsPerSecond: number; p50: number; p99: number; statuses: number; statusesExpected: number }
@@ -406,7 +443,12 @@ const LARGE_ITEMS: ChatItem[] = Array.from({ length: 5_000 }, (_, i) => (i % 2 =
   ? { kind: 'user', id: `u${i}`, createdAt: Date.now(), turnId: `t${i}`, text: `Question number ${i}: ${'lorem ipsum '.repeat(8)}` }
   : { kind: 'assistant', id: `a${i}`, createdAt: Date.now(), turnId: `t${i - 1}`, text: `Answer ${i}: ${'dolor sit amet '.repeat(12)}`, streaming: false }));
 
-async function timeAttach(url: string, chatId: string, items: number): Promise<{ ms: number; bytes: number }> {
+/**
+ * One attach on a socket already open: `ms` until the client holds the parsed reply, `arrivedMs` until
+ * its last byte arrived, inflated (ws's `message`, before the client's own JSON.parse: for 1.2 MiB that
+ * parse is ~6 ms of Node's time, the client's and not the relay's).
+ */
+async function timeAttach(url: string, chatId: string, items: number): Promise<{ ms: number; arrivedMs: number; bytes: number }> {
   const client = new BenchClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`);
   await open(client.ws);
   const t0 = now();
@@ -415,7 +457,19 @@ async function timeAttach(url: string, chatId: string, items: number): Promise<{
   if (reply.result?.items?.length !== items) throw new Error(`attach answered the wrong thread: ${JSON.stringify(reply).slice(0, 300)}`);
   const bytes = client.bytes;
   client.close();
-  return { ms, bytes };
+  return { ms, arrivedMs: reply.arrivedAt - t0, bytes };
+}
+
+/** `count` warm attaches one after the other: the median and the slowest of each figure (one attach alone is noise). */
+async function timeWarmAttaches(url: string, chatId: string, items: number, count: number) {
+  const runs: Awaited<ReturnType<typeof timeAttach>>[] = [];
+  for (let i = 0; i < count; i++) runs.push(await timeAttach(url, chatId, items));
+  const arrived = runs.map((r) => r.arrivedMs);
+  const parsed = runs.map((r) => r.ms);
+  return {
+    bytes: runs[0]!.bytes,
+    text: `arrived p50 ${f(percentile(arrived, 50))} (max ${f(Math.max(...arrived))}) ms, parsed by the client p50 ${f(percentile(parsed, 50))} (max ${f(Math.max(...parsed))}) ms, of ${count}`,
+  };
 }
 
 /** Misses `count` events on a chat (two replies streaming in turns: nothing to join), then attaches with since. */
@@ -569,6 +623,7 @@ function threadCpu(pid: number): Map<string, number> {
 const only = process.env.BENCH_ONLY?.split(',');
 const part = (name: string) => !only || only.includes(name);
 const f = (x: number) => x.toFixed(1);
+let floor: Awaited<ReturnType<typeof startFloor>> | null = null;
 const ratio = (r: number, b: number) => (r / b).toFixed(2);
 try {
   const runtime = 'process' in relay ? await runtimeOf(relay) : null;
@@ -596,11 +651,21 @@ try {
   }
   if (part('paced')) console.log('\nThe same, paced as a streamed reply (one delta every 30 ms, 100 deltas): latency per event per client, ms');
   if (part('paced')) console.log('  clients | relay p50 / p99 | baseline p50 / p99 | p99 gap');
+  // The runtime's floor runs beside (its own workerd, idle while the relay is measured), so each gap splits in three.
+  floor = part('paced') && process.env.BENCH_FLOOR !== '0' ? await startFloor() : null;
   for (const clients of part('paced') ? [1, 10, 100, 1_000] : []) {
     const r = await relayFanOut(url, host, clients, 100, 30); // profiled inside: the events only, not the clients' connects
     const b = await baselineFanOut(clients, 100, 30);
     console.log(`  ${String(clients).padStart(7)} | ${`${f(r.p50)} / ${f(r.p99)}`.padStart(15)} | ${`${f(b.p50)} / ${f(b.p99)}`.padStart(18)} | +${f(r.p99 - b.p99)}`);
+    if (floor) {
+      const bare = await floorFanOut(floor.url, clients, 100, 30, false);
+      const stored = await floorFanOut(floor.url, clients, 100, 30, true);
+      console.log(`          runtime floor, a bare Durable Object: ${f(bare.p50)} / ${f(bare.p99)} (+${f(bare.p99 - b.p99)} over the baseline); with a write per event: ${f(stored.p50)} / ${f(stored.p99)} (+${f(stored.p99 - b.p99)}); the relay over that: +${f(r.p99 - stored.p99)} p99, +${f(r.p50 - stored.p50)} p50`);
+      console.log(`          slowest events (last client): relay ${r.slowest}; floor with writes ${stored.slowest}; baseline ${b.slowest}`);
+    } else console.log(`          slowest events (last client): relay ${r.slowest}; baseline ${b.slowest}`);
   }
+  await floor?.stop();
+  floor = null;
 
   if (part('chats')) {
   const many = await profiled('200 chats', () => manyChats({ url }, host, 200, 20, 50));
@@ -625,7 +690,7 @@ try {
 
   host.chat('large', LARGE_ITEMS);
   const first = await timeAttach(url, 'large', 5_000);
-  const warm = await timeAttach(url, 'large', 5_000);
+  const warm = await timeWarmAttaches(url, 'large', 5_000, 20);
   // Twenty more warm attaches under the profiler (one is too short to sample), not in the figure.
   if (runtimePid) await profiled('attach, 20 warm', async () => { for (let i = 0; i < 20; i++) await timeAttach(url, 'large', 5_000); });
   const since1k = await missEvents(url, host, 'replay-1k', 1_000);
@@ -636,7 +701,7 @@ try {
   const newFiles = [...filesIn(path.join(state, 'v3', 'do'))].filter(([file]) => !filesBefore.has(file));
   const storagePerEvent = relayOptions && newFiles.length > 0 ? newFiles.reduce((sum, [, size]) => sum + size, 0) / 10_002 : NaN;
   const replay10k = await timeReplay(url, 'replay-10k', since10k, 10_000);
-  console.log(`\nAttach of a 5,000-item chat (${(warm.bytes / 1024 / 1024).toFixed(2)} MiB): first (the room fetches it from the host) ${f(first.ms)} ms, warm ${f(warm.ms)} ms`);
+  console.log(`\nAttach of a 5,000-item chat (${(warm.bytes / 1024 / 1024).toFixed(2)} MiB): first (the room fetches it from the host) ${f(first.ms)} ms (arrived ${f(first.arrivedMs)}); warm: ${warm.text}`);
   console.log(`Replay of missed events (chat.attach with since): 1,000 in ${replay1k.text}, 10,000 in ${replay10k.text}`);
   if (relayOptions) console.log(`Storage per logged event (the new room's SQLite file and WAL after 10,000 deltas of ~10 characters, ~110 bytes of JSON each): ${storagePerEvent.toFixed(0)} bytes`);
   }
@@ -681,10 +746,10 @@ try {
     const replayAfter = await timeReplay(back, 'restart', sinceRestart, 1_000);
     // Under BENCH_PROFILE the sampler runs in this figure's isolate: read it from a run without.
     const cold = await profiled('attach, cold (after a restart)', () => timeAttach(back, 'large', 5_000));
-    const warmAgain = await timeAttach(back, 'large', 5_000);
+    const warmAgain = await timeWarmAttaches(back, 'large', 5_000, 20);
     await host.connect(back);
     console.log(`After a relay restart (${f((upAt - restartedAt) / 1000)} s to healthy): a client's reconnect ${f(replayAfter.connectMs)} ms and replay of 1,000 events ${replayAfter.text}, the room cold`);
-    console.log(`Attach of the 5,000-item chat after the restart: cold (the room from its own storage, no host round trip) ${f(cold.ms)} ms, warm ${f(warmAgain.ms)} ms`);
+    console.log(`Attach of the 5,000-item chat after the restart: cold (the room from its own storage, no host round trip) ${f(cold.ms)} ms (arrived ${f(cold.arrivedMs)}); warm: ${warmAgain.text}`);
   }
   if (connectRetries > 0) console.log(`(${connectRetries} client connects were refused or reset and tried again)`);
   host.ws.close();
@@ -694,6 +759,7 @@ try {
     profiler?.close();
   }
 } finally {
+  await floor?.stop();
   await relay.stop();
   rmSync(state, { recursive: true, force: true });
 }

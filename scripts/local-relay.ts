@@ -27,6 +27,11 @@ export interface LocalRelayOptions {
   /** Extra variables for the Worker (`--var NAME:value`); secrets for `npm start` come from .dev.vars instead. */
   vars?: Record<string, string>;
   quiet?: boolean;
+  /**
+   * Another Worker's wrangler.toml, run instead of the relay (the bench's runtime floor): its own
+   * top-level Worker, so neither the relay's migrations nor `--env local` apply.
+   */
+  config?: string;
 }
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -71,11 +76,14 @@ function wranglerOrThrow(args: string[], what: string): string {
 }
 
 export async function startLocalRelay(options: LocalRelayOptions): Promise<LocalRelay> {
-  applyMigrations(options.persistTo);
+  if (!options.config) applyMigrations(options.persistTo);
   const port = options.port ?? await freePort();
   const inspectorPort = await freePort();
+  const worker = options.config
+    ? ['--config', options.config]
+    : [...(options.script ? [options.script, '--no-bundle', '--config', path.join(root, 'wrangler.toml')] : []), ...LOCAL_ENV];
   const args = [
-    'dev', ...(options.script ? [options.script, '--no-bundle', '--config', path.join(root, 'wrangler.toml')] : []), ...LOCAL_ENV, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort),
+    'dev', ...worker, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort),
     '--persist-to', options.persistTo, '--show-interactive-dev-session=false', '--log-level', options.quiet ? 'warn' : 'info',
   ];
   if (options.assets) args.push('--assets', options.assets);
