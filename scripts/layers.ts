@@ -156,6 +156,7 @@ export function checkLayers(root: string): Violation[] {
         const access = TARGET_RULES[target][toTarget];
         if (access === undefined) broken(`${target} imports nothing from ${toTarget}`);
         else if (access === 'types' && !typeOnly) broken(`${target} imports only types from ${toTarget}: write it \`import type\``);
+        if (!typeOnly) edges.push({ from: folderOf(from), to: folderOf(to), spec, file: shown(file) });
         continue;
       }
       if (target === 'relay') {

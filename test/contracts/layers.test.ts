@@ -68,6 +68,12 @@ describe('the layers', () => {
       + 'src/relay/auth/roles.ts imports ../db/chats.ts; src/relay/db/chats.ts imports ../auth/roles.ts');
   });
 
+  it('a cycle between targets is caught too, whatever the table allows', () => {
+    const found = check({ 'src/contracts/index.ts': "import { api } from '../client/api.ts';\nexport const Id = api;\n" });
+    expect(found).toContain('src/client/api.ts: client -> contracts -> client: a cycle of value imports between folders: '
+      + 'src/client/api.ts imports ../contracts/index.ts; src/contracts/index.ts imports ../client/api.ts');
+  });
+
   it('contracts imports nothing from another folder, no Node module and no other package', () => {
     expect(check({ 'src/contracts/index.ts': "import { z } from 'zod';\nimport { log } from '../relay/log.ts';\nimport { readFileSync } from 'node:fs';\nimport { Hono } from 'hono';\nexport const Id = [z, log, readFileSync, Hono];\n" }))
       .toEqual([
