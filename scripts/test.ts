@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ensureAcpAgents } from './acp-agents.ts';
 import { ensureChromium } from './chromium.ts';
+import { typecheck } from './typecheck.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 // Each tool runs on this very Node (>= 22), whatever `node` the PATH would find first.
@@ -27,10 +28,9 @@ if ((only.length === 0 || only.includes('e2e'))) ensureChromium();
 // The host's tests and e2e drive OpenCode and Qwen Code for real; see scripts/acp-agents.ts.
 if (only.length === 0 || only.includes('host') || only.includes('e2e')) ensureAcpAgents();
 
-const typecheck = tool('typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']);
-const typecheckWorker = tool('typescript/bin/tsc', ['--noEmit', '-p', 'src/web/sw/tsconfig.json']);
-if (typecheck.status !== 0 || typecheckWorker.status !== 0) {
-  console.error('The type check failed.');
+const typeErrors = typecheck();
+if (typeErrors.length > 0) {
+  console.error(`The type check failed: ${typeErrors.join(', ')}`);
   process.exit(1);
 }
 

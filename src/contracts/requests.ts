@@ -206,7 +206,8 @@ export function requirementOf(type: RequestType, switchesAccount = false): Requi
   return { role: higherRole(own.role, other.role), hostWide: own.hostWide || other.hostWide };
 }
 
-function higherRole(a: AccessRole, b: AccessRole): AccessRole {
+/** The greater of two roles (each role may do everything the ones before it in ACCESS_ROLES may). */
+export function higherRole(a: AccessRole, b: AccessRole): AccessRole {
   return ACCESS_ROLES.indexOf(a) >= ACCESS_ROLES.indexOf(b) ? a : b;
 }
 

@@ -95,7 +95,9 @@ const utf8 = new TextEncoder();
 
 /** The canonical JSON's UTF-8 bytes: what is hashed and signed. */
 export function canonicalBytes(value: unknown): Uint8Array<ArrayBuffer> {
-  return utf8.encode(canonicalJson(value));
+  // encode always answers a fresh ArrayBuffer's bytes (the Encoding standard); the Workers types say
+  // only ArrayBufferLike, which Web Crypto's BufferSource no longer takes.
+  return utf8.encode(canonicalJson(value)) as Uint8Array<ArrayBuffer>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ import { SELF, env, evictDurableObject, runDurableObjectAlarm, runInDurableObjec
 import { describe, expect, it } from 'vitest';
 import { RELAY_COUNTERS, RelayMetricsSchema, errorCounter, type RelayMetrics } from '../../src/contracts/index.ts';
 import { Meter } from '../../src/relay/metrics/meter.ts';
-import { HOUR_MS, Tally, hourOf } from '../../src/relay/metrics/tally.ts';
+import { HOUR_MS, hourOf } from '../../src/relay/db/metrics.ts';
+import { Tally } from '../../src/relay/metrics/tally.ts';
 import { workerMeter } from '../../src/relay/metrics/worker-meter.ts';
 import { roomName } from '../../src/relay/objects/stubs.ts';
 import { Client, FakeHost, hostToken, infoFor, until, userItem } from './peers.ts';

@@ -3,7 +3,7 @@
 // 5 s target is asserted on the elapsed time.
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { hostsReachableBy } from '../../src/relay/auth/revocations.ts';
+import { hostsReachableBy } from '../../src/relay/objects/revocations.ts';
 import { FakeHost, OWNER, until, userItem } from './peers.ts';
 import { api, chatOf, expire, grant, lobbyOf, signIn, team } from './people.ts';
 

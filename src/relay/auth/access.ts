@@ -4,7 +4,7 @@
 //
 // One view per (user, session, host) is read from D1 and kept for at most two seconds, so a check per
 // frame costs no D1 read while a change still reaches open sockets within seconds; `recheckHosts`
-// (revocations.ts) drops the views at once where it matters: after every grant change, and after the
+// (objects/revocations.ts) drops the views at once where it matters: after every grant change, and after the
 // other changes that take access away. Besides, a refusal is never decided on a cached view: the view
 // is read again first (`check`), as a socket's standing is (ClientSockets), so a raise that no recheck
 // announced (a team joined) is still served on the next frame.

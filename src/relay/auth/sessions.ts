@@ -3,10 +3,9 @@
 // session ends (`refresh-reused`), unless it is the prompt retry of a rotation whose answer was lost. Every access token names its session, and every door asks `sessionIsLive`, so
 // ending a session ends its access at once, not when the 10-minute token runs out.
 import { ProtocolError, type SessionTokens } from '../../contracts/index.ts';
-import { endSessions, findLiveSession, insertSession, refreshTokenState, refreshTokenUnused, rotateRefreshToken } from '../db/sessions.ts';
+import { findLiveSession, insertSession, refreshTokenState, refreshTokenUnused, rotateRefreshToken } from '../db/sessions.ts';
 import type { Env } from '../env.ts';
 import { hashOpaque, newId, newOpaqueToken } from './opaque.ts';
-import { hostsReachableBy, recheckHosts } from './revocations.ts';
 import { ACCESS_TOKEN_SECONDS, mintAccessToken } from './tokens.ts';
 
 /** A session ends this long after it was last refreshed. */
@@ -59,6 +58,9 @@ async function successorOf(refreshToken: string, salt: string): Promise<string> 
   return btoa(String.fromCharCode(...mac)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
+/** Ends sessions and closes their sockets: objects/revocations.ts's revokeSessions. */
+export type RevokeSessions = (env: Env, where: { sessionId?: string; userId?: string }, why: string) => Promise<string[]>;
+
 const REUSED = 'This refresh token was already used; the session is revoked';
 
 /**
@@ -68,8 +70,11 @@ const REUSED = 'This refresh token was already used; the session is revoked';
  * retry of the rotation just made, whose answer may have been lost: within REFRESH_RETRY_MS, from the
  * session's own user agent, and while its successor is still unused, it is answered with that same
  * successor. Replayed later, or once the successor was used, it revokes as before.
+ *
+ * `revoke` is objects/revocations.ts's revokeSessions, handed in by the route: ending a session also
+ * rechecks the sockets the Durable Objects hold, and auth sits below the objects (DEVELOPERS.md, Layers).
  */
-export async function refreshSession(env: Env, refreshToken: string, meta: SessionMeta): Promise<SessionTokens> {
+export async function refreshSession(env: Env, refreshToken: string, meta: SessionMeta, revoke: RevokeSessions): Promise<SessionTokens> {
   const tokenHash = await hashOpaque(refreshToken);
   const now = Date.now();
   const salt = newOpaqueToken(16);
@@ -86,22 +91,6 @@ export async function refreshSession(env: Env, refreshToken: string, meta: Sessi
     const successor = await successorOf(refreshToken, row.successorSalt);
     if (await refreshTokenUnused(env.DB, await hashOpaque(successor))) return tokensFor(env, row.userId, row.sessionId, successor);
   }
-  await revokeSessions(env, { sessionId: row.sessionId }, 'refresh-reused');
+  await revoke(env, { sessionId: row.sessionId }, 'refresh-reused');
   throw new ProtocolError('unauthorized', REUSED);
-}
-
-/**
- * Ends sessions (one, or all of a user's, or one of a user's when both are given) and their unused
- * socket tickets, then has every host their people reach re-check its open sockets, so the ended
- * sessions' sockets close now (4401). Answers the ids it ended; sessions already ended stay as they were.
- */
-export async function revokeSessions(env: Env, where: { sessionId?: string; userId?: string }, why: string): Promise<string[]> {
-  if (where.sessionId === undefined && where.userId === undefined) throw new Error('revokeSessions needs a session or a user');
-  const ended = await endSessions(env.DB, where, why, Date.now());
-  const ids = ended.map((r) => r.id);
-  if (ids.length === 0) return ids;
-  const people = [...new Set(ended.map((r) => r.userId))];
-  const reached = await Promise.all(people.map((userId) => hostsReachableBy(env.DB, userId)));
-  await recheckHosts(env, reached.flat());
-  return ids;
 }

@@ -5,7 +5,6 @@
 import { and, desc, eq, lt } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
 import { requestsWhere, type RequestType } from '../../contracts/index.ts';
-import type { Env } from '../env.ts';
 import { log } from '../log.ts';
 import { audit } from './schema.ts';
 import { failureText } from './failures.ts';
@@ -43,17 +42,13 @@ export const AUDIT_PAGE_MAX = 100;
  */
 export const AUDITED: ReadonlySet<RequestType> = requestsWhere((rule) => rule.audited);
 
-function databaseOf(where: Env | D1Database): D1Database {
-  return 'DB' in where ? where.DB : where;
-}
-
 /**
  * Writes one entry. Never throws: losing an audit line must not fail the action it describes, so a
  * failure is logged instead (objects call this inside ctx.waitUntil, off the frame's path).
  */
-export async function record(where: Env | D1Database, entry: AuditEntry): Promise<void> {
+export async function record(db: D1Database, entry: AuditEntry): Promise<void> {
   try {
-    await drizzle(databaseOf(where)).insert(audit).values({
+    await drizzle(db).insert(audit).values({
       at: Date.now(),
       actor: entry.actor,
       sessionId: entry.sessionId ?? null,
@@ -70,10 +65,10 @@ export async function record(where: Env | D1Database, entry: AuditEntry): Promis
 
 /** One page of a host's log, newest first; `next` is the `before` of the following page, or null at the end. */
 export async function hostAuditPage(
-  where: Env | D1Database, hostId: string, page: { before?: number; limit?: number } = {},
+  db: D1Database, hostId: string, page: { before?: number; limit?: number } = {},
 ): Promise<{ entries: AuditRecord[]; next: number | null }> {
   const limit = Math.min(Math.max(page.limit ?? 50, 1), AUDIT_PAGE_MAX);
-  const rows = await drizzle(databaseOf(where)).select().from(audit)
+  const rows = await drizzle(db).select().from(audit)
     .where(page.before === undefined ? eq(audit.hostId, hostId) : and(eq(audit.hostId, hostId), lt(audit.id, page.before)))
     .orderBy(desc(audit.id))
     .limit(limit + 1);

@@ -1,8 +1,15 @@
 // The relay's counters and what is connected, in D1 (relay_counters, relay_sockets): written by the
 // flushes of src/relay/metrics, read for the owner's route. Plain D1 statements: the counters' upsert
 // reads its rows from a JSON object, which drizzle's builders do not express.
-import { HOUR_MS, hourOf } from '../metrics/tally.ts';
 import type { relaySockets } from './schema.ts';
+
+/** Counters are kept per hour: HOUR_MS long, starting at hourOf(t). */
+export const HOUR_MS = 3_600_000;
+
+/** The start (ms) of the hour holding `t`. */
+export function hourOf(t: number): number {
+  return Math.floor(t / HOUR_MS) * HOUR_MS;
+}
 
 export type ObjectKind = (typeof relaySockets.kind.enumValues)[number];
 

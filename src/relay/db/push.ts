@@ -4,9 +4,7 @@
 // add new ones, so no sweep of its own is needed.
 import { and, desc, eq, gt, gte, inArray, isNull, lt, notInArray, or } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
-import type { PushDelivery, PushNoticeKind, PushSubscriptionInfo } from '../../contracts/index.ts';
-import { higher } from '../auth/access.ts';
-import type { Role } from '../auth/roles.ts';
+import { higherRole, type AccessRole as Role, type PushDelivery, type PushNoticeKind, type PushSubscriptionInfo } from '../../contracts/index.ts';
 import { grants, hosts, pushActions, pushDeliveries, pushSubscriptions, pushTurns, sessions, teamMembers, users } from './schema.ts';
 
 /** A browser beyond this many per person replaces their oldest subscription. */
@@ -95,7 +93,10 @@ export async function audienceOf(d1: D1Database, hostId: string, chatId: string,
   ]);
   if (!host[0]) return { hostName: '', recipients: [] };
   const roles = new Map<string, Role>([[host[0].ownerId, 'owner']]);
-  const raise = (userId: string, role: Role) => roles.set(userId, higher(roles.get(userId) ?? null, role)!);
+  const raise = (userId: string, role: Role) => {
+    const held = roles.get(userId);
+    roles.set(userId, held === undefined ? role : higherRole(held, role));
+  };
   for (const grant of granted) {
     if (grant.subjectType === 'user') raise(grant.subjectId, grant.role);
     else for (const member of members) if (member.teamId === grant.subjectId) raise(member.userId, grant.role);

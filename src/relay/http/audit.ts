@@ -18,5 +18,5 @@ auditApi.get('/:id/audit', async (c) => {
     const issue = query.error.issues[0];
     throw new ProtocolError('bad-request', `${issue?.path.join('.') || 'query'}: ${issue?.message ?? 'invalid'}`);
   }
-  return c.json(await hostAuditPage(c.env, hostId, query.data));
+  return c.json(await hostAuditPage(c.env.DB, hostId, query.data));
 });

@@ -7,7 +7,8 @@ import { ProtocolError, type Me, type SessionSummary } from '../../contracts/ind
 import { SetupSchema, SignInSchema, checkPassword, claimOwner, ownerClaimed, userIdOfEmail } from '../auth/accounts.ts';
 import { keySetOf } from '../auth/keys.ts';
 import { LIMITS, rateLimit, slowDown } from '../auth/rate-limit.ts';
-import { createSession, refreshSession, revokeSessions, type SessionMeta } from '../auth/sessions.ts';
+import { createSession, refreshSession, type SessionMeta } from '../auth/sessions.ts';
+import { revokeSessions } from '../objects/revocations.ts';
 import { setupSecretMatches } from '../auth/setup-secret.ts';
 import { mintSocketTicket } from '../auth/tickets.ts';
 import { record } from '../db/audit.ts';
@@ -41,12 +42,12 @@ accounts.get('/setup', async (c) => c.json({ claimed: await ownerClaimed(c.env.D
 accounts.post('/setup', perIp, async (c) => {
   const body = await parseBody(c, SetupSchema);
   if (!(await setupSecretMatches(c.env, body.secret))) {
-    await record(c.env, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method: 'setup' } });
+    await record(c.env.DB, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method: 'setup' } });
     throw new ProtocolError('unauthorized', 'Wrong setup secret');
   }
   const userId = await claimOwner(c.env.DB, body);
   const session = await createSession(c.env, userId, 'setup', metaOf(c));
-  await record(c.env, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method: 'setup' } });
+  await record(c.env.DB, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method: 'setup' } });
   return c.json({ userId, ...session }, 201);
 });
 
@@ -57,11 +58,11 @@ accounts.post('/signin', ...signInLimit, async (c) => {
     userId = await checkPassword(c.env.DB, body.email, body.password);
   } catch (error) {
     // Never the email itself: people type passwords into the email field.
-    await record(c.env, { actor: await userIdOfEmail(c.env.DB, body.email), ip: clientIp(c), action: 'signin-failed', detail: { method: 'password' } });
+    await record(c.env.DB, { actor: await userIdOfEmail(c.env.DB, body.email), ip: clientIp(c), action: 'signin-failed', detail: { method: 'password' } });
     throw error;
   }
   const session = await createSession(c.env, userId, 'password', metaOf(c));
-  await record(c.env, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method: 'password' } });
+  await record(c.env.DB, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method: 'password' } });
   return c.json({ userId, ...session });
 });
 
@@ -69,7 +70,7 @@ const perIpTickets = rateLimit('tickets', LIMITS.tickets, (c) => { const ip = cl
 
 accounts.post('/refresh', perIpTickets, async (c) => {
   const { refreshToken } = await parseBody(c, z.object({ refreshToken: z.string().min(1).max(200) }));
-  return c.json(await refreshSession(c.env, refreshToken, metaOf(c)));
+  return c.json(await refreshSession(c.env, refreshToken, metaOf(c), revokeSessions));
 });
 
 accounts.post('/signout', requireUser, async (c) => {

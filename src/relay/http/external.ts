@@ -36,7 +36,7 @@ const perIp = rateLimit('signin', LIMITS.signin, (c) => { const ip = clientIp(c)
 /** An address a provider just proved, taken from the account that had only typed it: recorded for the owner. */
 async function accountFound(c: Context<{ Bindings: Env }>, found: ProviderAccount, method: 'access' | 'oidc'): Promise<string> {
   if (found.releasedFrom) {
-    await record(c.env, { actor: found.userId, ip: clientIp(c), action: 'account.email-released', detail: { method, from: found.releasedFrom } });
+    await record(c.env.DB, { actor: found.userId, ip: clientIp(c), action: 'account.email-released', detail: { method, from: found.releasedFrom } });
   }
   return found.userId;
 }
@@ -44,7 +44,7 @@ async function accountFound(c: Context<{ Bindings: Env }>, found: ProviderAccoun
 /** A session for someone a provider vouched for, recorded in the audit log like a password sign-in. */
 async function signIn(c: Context<{ Bindings: Env }>, userId: string, method: 'access' | 'oidc') {
   const session = await createSession(c.env, userId, method, { ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
-  await record(c.env, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method } });
+  await record(c.env.DB, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method } });
   return { userId, ...session };
 }
 
@@ -53,7 +53,7 @@ async function refused<T>(c: Context<{ Bindings: Env }>, method: 'access' | 'oid
   try {
     return await attempt;
   } catch (error) {
-    await record(c.env, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method, why: error instanceof ProtocolError ? error.message : 'error' } });
+    await record(c.env.DB, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method, why: error instanceof ProtocolError ? error.message : 'error' } });
     throw error;
   }
 }
@@ -133,7 +133,7 @@ external.get('/oidc/callback', async (c) => {
   if (!started) throw new ProtocolError('unauthorized', 'This sign-in is unknown, already finished or expired; start again');
   if (started === 'other-browser') {
     // Someone else's sign-in brought here by a link (login CSRF): finishing it would sign this browser in as them.
-    await record(c.env, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method: 'oidc', why: 'started in another browser' } });
+    await record(c.env.DB, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method: 'oidc', why: 'started in another browser' } });
     throw new ProtocolError('unauthorized', 'This sign-in was started in another browser; start it again here');
   }
   // From here the address is trusted: failures go back to the app, which can say what happened.

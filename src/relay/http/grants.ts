@@ -15,7 +15,7 @@ import {
 import { reachesHost, readView, requireHostRole } from '../auth/access.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { newId } from '../auth/opaque.ts';
-import { recheckHosts } from '../auth/revocations.ts';
+import { recheckHosts } from '../objects/revocations.ts';
 import { record } from '../db/audit.ts';
 import { findGrant, grantsOnHost, grantsOnHostTo, putGrant, removeGrant, teamHoldsGrantOn } from '../db/grants.ts';
 import { findTeam, membersOf, roleIn } from '../db/teams.ts';
@@ -92,7 +92,7 @@ grantsApi.post('/:id/grants', async (c) => {
   // new or raised one must not wait for the objects' cached views to age out (a chat list filtered
   // by the old grant, pushes of the newly granted chats not heard for up to 2 s).
   await recheckHosts(c.env, [hostId]);
-  c.executionCtx.waitUntil(record(c.env, {
+  c.executionCtx.waitUntil(record(c.env.DB, {
     actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: before ? 'grant.changed' : 'grant.created',
     hostId, chatId: grant.chatId,
     detail: { grantId: grant.id, subjectType: body.subject.type, subjectId, role: body.role, signed: body.signed !== undefined, ...(before ? { was: before.role } : {}) },
@@ -115,7 +115,7 @@ grantsApi.delete('/:id/grants/:grantId', async (c) => {
   if (!row && !revocation) throw new ProtocolError('grant-not-found', 'No such grant on this host');
   if (row) await recheckHosts(c.env, [hostId]);
   if (revocation) c.executionCtx.waitUntil(deliverTrust(c.env, [hostId], [revocation]));
-  c.executionCtx.waitUntil(record(c.env, {
+  c.executionCtx.waitUntil(record(c.env.DB, {
     actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'grant.removed', hostId, chatId: row ? row.chatId || null : null,
     detail: row
       ? { grantId: row.id, subjectType: row.subjectType, subjectId: row.subjectId, role: row.role, signed: revocation !== undefined }

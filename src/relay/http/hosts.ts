@@ -4,7 +4,7 @@
 import { Hono, type Context } from 'hono';
 import { HostRenameRequestSchema, ProtocolError, type HostSummary } from '../../contracts/index.ts';
 import { readView } from '../auth/access.ts';
-import { hostsReachableBy, recheckHosts } from '../auth/revocations.ts';
+import { hostsReachableBy, recheckHosts } from '../objects/revocations.ts';
 import { record } from '../db/audit.ts';
 import { teamGrantsToSign } from '../db/grants.ts';
 import { liveHost, liveHostsAmong, renameHost, revokeHost } from '../db/hosts.ts';
@@ -57,7 +57,7 @@ hostsApi.patch('/:id', requireUser, async (c) => {
   const { name } = await parseBody(c, HostRenameRequestSchema);
   await renameHost(c.env.DB, host.id, name);
   const user = c.get('user');
-  await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'host.renamed', hostId: host.id, detail: { from: host.name, to: name } });
+  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'host.renamed', hostId: host.id, detail: { from: host.name, to: name } });
   return c.json({ id: host.id, name });
 });
 
@@ -69,6 +69,6 @@ hostsApi.delete('/:id', requireUser, async (c) => {
   await hostLinkOf(c.env, host.id).revoke();
   await recheckHosts(c.env, [host.id]);
   const user = c.get('user');
-  await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'host.revoked', hostId: host.id, detail: { name: host.name } });
+  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'host.revoked', hostId: host.id, detail: { name: host.name } });
   return c.json({ id: host.id, revokedAt });
 });

@@ -2,11 +2,10 @@
 // what is connected now, the last 24 hours hour by hour, and totals. Anyone else: 403 `forbidden`.
 import { Hono } from 'hono';
 import { ProtocolError, type RelayMetrics } from '../../contracts/index.ts';
-import { RECENT_HOURS, readMetrics } from '../db/metrics.ts';
+import { HOUR_MS, RECENT_HOURS, hourOf, readMetrics } from '../db/metrics.ts';
 import { isRelayOwner } from '../db/users.ts';
 import type { Env } from '../env.ts';
 import { FLUSH_EVERY_MS } from '../metrics/meter.ts';
-import { HOUR_MS, hourOf } from '../metrics/tally.ts';
 import { requireUser, type SignedIn } from './identity.ts';
 
 export const metricsApi = new Hono<{ Bindings: Env; Variables: { user: SignedIn } }>();

@@ -111,7 +111,7 @@ async function checkWrongCodes(c: Context<App>): Promise<void> {
 
 async function wrongCode(c: Context<App>, userCode: string): Promise<never> {
   const user = c.get('user');
-  await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.wrong-code', detail: { userCode } });
+  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.wrong-code', detail: { userCode } });
   throw new ProtocolError('pairing-not-found', 'No pending pairing has that code (codes expire after 10 minutes)');
 }
 
@@ -153,7 +153,7 @@ pairing.post('/approve', requireUser, perPerson, (c) => guarded(c, async () => {
     return wrongCode(c, userCode);
   }
   const host = await findHost(c.env.DB, hostId);
-  await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.approved', hostId, detail: { name: host!.name } });
+  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.approved', hostId, detail: { name: host!.name } });
   return c.json({ hostId, name: host!.name, relayUrl: origin(c) } satisfies PairedHost);
 }));
 
@@ -182,7 +182,7 @@ pairing.post('/deny', requireUser, perPerson, (c) => guarded(c, async () => {
   const { userCode } = await parseBody(c, PairDenyRequestSchema);
   const user = c.get('user');
   if (!await denyPairing(c.env.DB, userCode, user.userId, Date.now())) return wrongCode(c, userCode);
-  await record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.denied', detail: { userCode } });
+  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.denied', detail: { userCode } });
   return c.json({ denied: true });
 }));
 
@@ -213,6 +213,6 @@ pairing.post('/setup', rateLimit('pair-setup', LIMITS.pairing, (c) => {
   const ownerId = await relayOwnerId(c.env.DB);
   const hostId = newHostId();
   await createHost(c.env.DB, { id: hostId, ownerId, name: body.name, createdAt: Date.now(), publicKey });
-  await record(c.env, { actor: ownerId, ip: clientIp(c), action: 'pairing.setup', hostId, detail: { name: body.name } });
+  await record(c.env.DB, { actor: ownerId, ip: clientIp(c), action: 'pairing.setup', hostId, detail: { name: body.name } });
   return c.json({ hostId, name: body.name, relayUrl: origin(c) } satisfies PairedHost);
 });

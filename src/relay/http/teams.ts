@@ -11,7 +11,7 @@ import {
 } from '../../contracts/index.ts';
 import { hashOpaque, newId, newOpaqueToken } from '../auth/opaque.ts';
 import { PasswordSchema, hashPassword } from '../auth/passwords.ts';
-import { recheckHosts } from '../auth/revocations.ts';
+import { recheckHosts } from '../objects/revocations.ts';
 import { createSession } from '../auth/sessions.ts';
 import { record, type AuditEntry } from '../db/audit.ts';
 import { hostsGrantedToTeam, staleGrantsOfTeam } from '../db/grants.ts';
@@ -169,7 +169,7 @@ teamsApi.post('/invitations/:token/accept', async (c) => {
     throw new ProtocolError('invitation-expired', 'This invitation was used already or has expired');
   }
   const actor = { actor: userId, ip: clientIp(c) };
-  c.executionCtx.waitUntil(record(c.env, { ...actor, sessionId: signedIn?.sessionId ?? null, action: 'team.joined', detail: { teamId: invitation.teamId, invitationId: invitation.id, role: invitation.role } }));
+  c.executionCtx.waitUntil(record(c.env.DB, { ...actor, sessionId: signedIn?.sessionId ?? null, action: 'team.joined', detail: { teamId: invitation.teamId, invitationId: invitation.id, role: invitation.role } }));
   if (invitation.teamId) c.executionCtx.waitUntil(teamChanged(c.env, invitation.teamId));
   const joined = { userId, teamId: invitation.teamId, role: invitation.role };
   if (!account) return c.json(joined);
@@ -207,5 +207,5 @@ async function usableInvitation(db: D1Database, tokenHash: string): Promise<Invi
 
 function audit(c: Context<App>, entry: Omit<AuditEntry, 'actor'>): void {
   const user = c.get('user');
-  c.executionCtx.waitUntil(record(c.env, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), ...entry }));
+  c.executionCtx.waitUntil(record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), ...entry }));
 }

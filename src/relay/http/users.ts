@@ -3,7 +3,7 @@
 // them again restores what they had.
 import { Hono } from 'hono';
 import { ProtocolError } from '../../contracts/index.ts';
-import { revokeSessions } from '../auth/sessions.ts';
+import { revokeSessions } from '../objects/revocations.ts';
 import { record } from '../db/audit.ts';
 import { disableUser, enableUser, isRelayOwner, listUsers, userExists } from '../db/users.ts';
 import type { Env } from '../env.ts';
@@ -32,7 +32,7 @@ usersApi.post('/:id/disable', async (c) => {
   }
   // Ending the sessions re-checks every host the user reaches (revokeSessions), closing their sockets.
   await revokeSessions(c.env, { userId: target }, 'user-disabled');
-  await record(c.env, { actor: userId, sessionId, ip: clientIp(c), action: 'user.disabled', detail: { userId: target } });
+  await record(c.env.DB, { actor: userId, sessionId, ip: clientIp(c), action: 'user.disabled', detail: { userId: target } });
   return c.json({ ok: true });
 });
 
@@ -40,6 +40,6 @@ usersApi.post('/:id/enable', async (c) => {
   const target = c.req.param('id');
   const { userId, sessionId } = c.get('user');
   if (!await enableUser(c.env.DB, target)) return c.json({ code: 'user-not-found', message: 'No such user' }, 404);
-  await record(c.env, { actor: userId, sessionId, ip: clientIp(c), action: 'user.enabled', detail: { userId: target } });
+  await record(c.env.DB, { actor: userId, sessionId, ip: clientIp(c), action: 'user.enabled', detail: { userId: target } });
   return c.json({ ok: true });
 });

@@ -17,11 +17,11 @@
 // buys a gauge that heals: without renewal, the row of an object that died with its sockets would
 // count them for ever.
 import { failureText } from '../db/failures.ts';
-import type { ObjectKind, SocketsRow } from '../db/metrics.ts';
+import { hourOf, type ObjectKind, type SocketsRow } from '../db/metrics.ts';
 import type { Env } from '../env.ts';
 import { log } from '../log.ts';
 import { recordFlush } from './record.ts';
-import { Tally, hourOf, type Taken } from './tally.ts';
+import { Tally, type Taken } from './tally.ts';
 
 export const FLUSH_EVERY_MS = 60_000;
 /** A change in sockets is written this long after it: a burst of connects is one write. */

@@ -1,11 +1,6 @@
 // Counts kept in memory between flushes: a name → number map, and the time of its first count, which
 // picks the hour the counts are written under and when they must be written at the latest.
-export const HOUR_MS = 3_600_000;
-
-/** The start (ms) of the hour holding `t`. */
-export function hourOf(t: number): number {
-  return Math.floor(t / HOUR_MS) * HOUR_MS;
-}
+import { HOUR_MS, hourOf } from '../db/metrics.ts';
 
 export interface Taken {
   /** The hour they are written under: that of the first count. */

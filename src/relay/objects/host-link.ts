@@ -441,7 +441,7 @@ export class HostLink extends ScopedObject {
     }
   }
 
-  // ---- access changes (recheckHosts in auth/revocations.ts) --------------------------------------
+  // ---- access changes (recheckHosts in objects/revocations.ts) --------------------------------------
 
   /**
    * Closes the host's link when its host was revoked (it cannot come back: the door refuses it), and
