@@ -1,4 +1,4 @@
-// `npm test`: the type check, then each vitest project in turn (the end-to-end project last, alone,
+// `npm test`: the type check, the lint, then each vitest project in turn (the end-to-end project last, alone,
 // since it runs its own wrangler dev), then one closing line with the totals of all of them.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -31,6 +31,12 @@ if (only.length === 0 || only.includes('host') || only.includes('e2e')) ensureAc
 const typeErrors = typecheck();
 if (typeErrors.length > 0) {
   console.error(`The type check failed: ${typeErrors.join(', ')}`);
+  process.exit(1);
+}
+// The lint (biome.jsonc says which rules and why); only its errors are shown here and fail the run,
+// its warnings are `npm run lint`'s.
+if (tool('@biomejs/biome/bin/biome', ['lint', '--diagnostic-level=error', '--max-diagnostics=50']).status !== 0) {
+  console.error('The lint failed (npm run lint shows every finding)');
   process.exit(1);
 }
 

@@ -19,7 +19,7 @@ import type { RelayApi } from './api.ts';
 import { settledAmong } from './device-key.ts';
 import { LiveSocket, type EventFrame, type LiveSocketOptions } from './live-socket.ts';
 import { PendingSend, defaultOutboxStore, nextOrder, type OutboxEntry, type OutboxScope, type OutboxStore } from './outbox.ts';
-import { RelaySocket, SocketClosedError, relayPaths } from './socket.ts';
+import { type RelaySocket, SocketClosedError, relayPaths } from './socket.ts';
 import { ThreadModel } from './thread.ts';
 
 export interface ChatChannelOptions extends LiveSocketOptions {

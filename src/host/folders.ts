@@ -17,7 +17,6 @@ import type { HostPolicy } from './policy.ts';
 export interface FolderUse { cwd: string; at: number }
 
 // A name no folder a person means holds (and none `chat.create` would take).
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** The top page: recent folders (still allowed, still there) and the roots. */

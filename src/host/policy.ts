@@ -34,7 +34,6 @@ const FOLDER_NAME_MAX_BYTES = 255;
 const VARIABLE_VALUE_MAX = 4096;
 // C0 controls, DEL and the C1 range: no folder a person means has them, and a newline in a path
 // breaks every log line and prompt it reaches.
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 export interface HostPolicyOptions {

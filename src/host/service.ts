@@ -68,7 +68,6 @@ export function serviceFiles(options: ServiceOptions): ServiceFiles {
   const searchPath = options.searchPath ?? personalPath(process.env.PATH ?? '');
   const log = serviceLogFile(dataDir);
   for (const [what, value] of Object.entries({ node, script, dataDir, PATH: searchPath, home: options.home })) {
-    // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u001f\u007f]/.test(value)) throw new Error(`The ${what} has a control character; a service file cannot carry it: ${JSON.stringify(value)}`);
   }
   const argv = [node, script, 'host', 'start', '--data', dataDir];

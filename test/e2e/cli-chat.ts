@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { HostProcess, Peer } from './peers.ts';
+import { type HostProcess, Peer } from './peers.ts';
 
 type Item = Record<string, any>;
 

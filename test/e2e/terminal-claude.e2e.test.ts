@@ -1,12 +1,4 @@
-// A person's own terminal session: the real `claude` TUI (pinned @anthropic-ai/claude-code 2.1.197)
-// running in tmux, against the scripted Anthropic server on loopback, with a real host (its hooks
-// installed by `tether host hooks install`) and the relay on workerd; clients on the SDK's socket.
-// Nothing is read from the TUI's screen by the host: it learns of the session through the CLI's
-// hooks and reads the conversation from the CLI's transcript. The test types into the terminal
-// with tmux send-keys (as the person would) and looks at the pane only to see what the person sees.
-// The owner's browser is subscribed to push on a loopback push service (test/support/push-endpoint.ts),
-// so the terminal's approvals are seen arriving as pushes too, and answered from one late.
-import { execFileSync } from 'node:child_process';
+
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

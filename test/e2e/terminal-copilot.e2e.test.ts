@@ -1,10 +1,4 @@
-// A person's own Copilot CLI terminal session, listed with its status only: the real `copilot` TUI
-// (pinned @github/copilot 1.0.102: a Node loader that runs the native binary) in tmux, its model the
-// scripted Anthropic server on loopback (a temporary HOME and COPILOT_HOME, so nothing touches the
-// real home), with a real host whose config has a copilot backend, the relay on workerd, and a
-// client on the SDK's socket. Tether reads no hooks of Copilot CLI: the host finds its processes in
-// /proc. The loader and its binary are one session, `running` while either runs.
-import { execFileSync } from 'node:child_process';
+
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

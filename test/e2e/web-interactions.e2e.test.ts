@@ -12,7 +12,7 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Download, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HostConnection, RelayApi } from '../../src/client/index.ts';
+import type { HostConnection, RelayApi } from '../../src/client/index.ts';
 import { ChatTranscriptSchema, visualFrameHeight } from '../../src/contracts/index.ts';
 import { screenshot, signedInLobby, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
 import { HostProcess, personId, userToken } from './peers.ts';

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi } from '../../src/client/index.ts';
+import { ChatChannel, type HostConnection, MemoryOutboxStore, type RelayApi } from '../../src/client/index.ts';
 import { screenshot, signedInLobby, signedInPerson, until, type SignedInPerson, type Size } from './browser.ts';
 import { HostProcess, userToken } from './peers.ts';
 

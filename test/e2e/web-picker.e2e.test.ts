@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HostConnection, RelayApi } from '../../src/client/index.ts';
+import type { HostConnection, RelayApi } from '../../src/client/index.ts';
 import type { Page } from 'playwright-core';
 import { accessibilityViolations, screenshot, signedInLobby, signedInPerson, type SignedInPerson, type Size } from './browser.ts';
 import { HostProcess } from './peers.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryTokenStore, RelayApi, shareSigned } from '../../src/client/index.ts';
 import { deviceKeyOf, newDeviceKeyPair } from '../../src/client/device-key.ts';
 import { accessibilityViolations, pairedHost, screenshot, signedInPerson, type SignedInPerson } from './browser.ts';
-import { HostProcess, relayUrl, userToken } from './peers.ts';
+import { type HostProcess, relayUrl, userToken } from './peers.ts';
 
 const OWNER = 'teampage-owner';
 const MEMBER = 'teampage-member';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { openClaudeChat, turnAllowingAll } from './claude-scenario.ts';
-import { TestClient, until } from './harness.ts';
+import { type TestClient, until } from './harness.ts';
 
 let core: HostCore;
 let client: TestClient;

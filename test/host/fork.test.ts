@@ -7,7 +7,6 @@ import { ChatForkResultSchema, ChatInfoSchema } from '../../src/contracts/index.
 import type { ChatItem } from '../../src/contracts/index.ts';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { SUMMARY_PROMPT } from '../../src/host/chats/forks.ts';
-import { HostPolicy } from '../../src/host/policy.ts';
 import { idle, openCore, TestClient, tempDir, until } from './harness.ts';
 import { RecordingProvider } from './recording-provider.ts';
 

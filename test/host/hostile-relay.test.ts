@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket, WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { AGENT_ERROR_CODES, AgentKindSchema, MODE_ORDER, REQUEST_TYPES, TETHER_ERROR_CODES } from '../../src/contracts/index.ts';
 import type { AgentKind } from '../../src/contracts/index.ts';
 import { ProtocolError } from '../../src/contracts/errors.ts';

@@ -1,7 +1,7 @@
 // The link keeps serving whatever goes wrong on the host's side of it.
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WebSocket, WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { Outbox } from '../../src/host/link/outbox.ts';
 import { RelayLink } from '../../src/host/link/relay-link.ts';
 import { tempDir, until } from './harness.ts';

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket, WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { notResumedNote } from '../../src/contracts/index.ts';
 import { HostCore } from '../../src/host/chats/core.ts';
 import { newHostKey, writeHostIdentity } from '../../src/host/identity.ts';

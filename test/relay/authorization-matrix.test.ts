@@ -6,7 +6,7 @@
 import { SELF, env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  AGENT_REQUEST_SCHEMAS, REQUEST_RULES, REQUEST_TYPES, isChatRequest, isHostRequest, requirementOf,
+  AGENT_REQUEST_SCHEMAS, REQUEST_RULES, REQUEST_TYPES, isChatRequest, requirementOf,
   type AgentRequestType, type RequestType,
 } from '../../src/contracts/index.ts';
 import { roleAllows, type Role } from '../../src/relay/auth/roles.ts';

@@ -3,7 +3,7 @@
 // owner's route. Every object here runs on a clock of the test's (an hour of its own, years ahead), so
 // counts land in a D1 row no other test writes to, and no metrics alarm fires by itself: writes happen
 // when the test flushes or runs an alarm.
-import { SELF, env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { RELAY_COUNTERS, RelayMetricsSchema, errorCounter, type RelayMetrics } from '../../src/contracts/index.ts';
 import { Meter } from '../../src/relay/metrics/meter.ts';

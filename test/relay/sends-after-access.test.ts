@@ -4,7 +4,7 @@
 // and it never runs.
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { type ChatQueuedMessage } from '../../src/contracts/index.ts';
+import type { ChatQueuedMessage } from '../../src/contracts/index.ts';
 import { FakeHost, OWNER, infoFor, until } from './peers.ts';
 import { api, chatOf, grant, signIn, type Person, type Watched } from './people.ts';
 

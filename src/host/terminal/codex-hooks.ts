@@ -44,7 +44,6 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
  */
 export function codexHomeProblem(configDir: string): string | null {
   if (!path.isAbsolute(configDir)) return `CODEX_HOME ${JSON.stringify(configDir)} is not an absolute path`;
-  // eslint-disable-next-line no-control-regex
   if (/["\\\u0000-\u001f\u007f]/.test(configDir)) return `CODEX_HOME ${JSON.stringify(configDir)} has a quote, a backslash or a control character; the host does not write hooks there`;
   return null;
 }

@@ -2,7 +2,7 @@
 // means. Routes throw ProtocolError; the app's error handler answers with this.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { ProtocolError, type WireErrorCode } from '../../contracts/index.ts';
+import type { ProtocolError, WireErrorCode } from '../../contracts/index.ts';
 
 const STATUS: Partial<Record<WireErrorCode, ContentfulStatusCode>> = {
   'bad-request': 400,

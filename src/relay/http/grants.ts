@@ -13,7 +13,6 @@ import {
   type GrantStatement, type TeamMembersToSign, type RevocationStatement, type Signed,
 } from '../../contracts/index.ts';
 import { reachesHost, readView, requireHostRole } from '../auth/access.ts';
-import { roleAllows } from '../auth/roles.ts';
 import { newId } from '../auth/opaque.ts';
 import { recheckHosts } from '../objects/revocations.ts';
 import { record } from '../db/audit.ts';

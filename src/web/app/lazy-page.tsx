@@ -1,9 +1,7 @@
 // Draws a page that loads on first visit. Loaded pages are kept, so coming back draws at once.
-import type { ComponentType } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { Page } from './router.ts';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Page = ComponentType<any>;
 const loaded = new Map<() => Promise<Page>, Page>();
 
 export function LazyPage({ load, props }: { load: () => Promise<Page>; props: Record<string, unknown> }) {

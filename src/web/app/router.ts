@@ -27,8 +27,9 @@ document.addEventListener('click', (event) => {
   navigate(link.pathname + link.search);
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Page = ComponentType<any>;
+/** A page of the app: each takes its own props, which the route's params fill. */
+// biome-ignore lint/suspicious/noExplicitAny: a route holds pages of every props type; each page checks its own
+export type Page = ComponentType<any>;
 type Loader = () => Promise<Page>;
 
 export interface Route {

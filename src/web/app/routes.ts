@@ -1,12 +1,8 @@
 // Every page of the app and where it lives. Each loads on first visit: the first load ships the shell
 // only. The chat view is the thread engineer's (src/web/chat/ChatView.tsx); it is found by a glob so
 // the shell builds while that file is still being written.
-import type { ComponentType } from 'preact';
 import { Missing } from './Missing.tsx';
-import type { Route } from './router.ts';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Page = ComponentType<any>;
+import type { Page, Route } from './router.ts';
 
 const chatViews = import.meta.glob<{ ChatView: Page }>('../chat/ChatView.tsx');
 

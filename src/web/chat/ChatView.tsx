@@ -20,6 +20,7 @@ import './chat.css';
 function useChannel(channel: ChatChannel, kinds: ReadonlyArray<ThreadChange['kind']>): void {
   const [, redraw] = useReducer((n: number) => n + 1, 0);
   const drawn = { version: channel.thread.version, state: channel.state, online: channel.online };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: subscribed once per channel; `kinds` and `drawn` are this draw's, read once
   useEffect(() => {
     const stops = [
       channel.onState(() => redraw(0)),
@@ -29,7 +30,7 @@ function useChannel(channel: ChatChannel, kinds: ReadonlyArray<ThreadChange['kin
     // Whatever changed between the draw and these subscriptions (an attach can answer that quickly).
     if (drawn.version !== channel.thread.version || drawn.state !== channel.state || drawn.online !== channel.online) redraw(0);
     return () => { for (const stop of stops) stop(); };
-  }, [channel]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [channel]);
 }
 
 const STATUS_LABEL: Record<AgentStatus, string> = {

@@ -15,7 +15,6 @@
 // outside their permission checks, and an unknown agent's command list is not the host's to vet.
 import path from 'node:path';
 import { MODE_ORDER, ProtocolError, type ModelInfo, type ProviderCapabilities, type RuntimeMode, type AgentKind } from '../../../contracts/index.ts';
-import { expandHome } from './driver.ts';
 import { AcpProvider, type AcpAgentSpec } from './index.ts';
 
 export interface CommandLineAgent {

@@ -35,12 +35,13 @@ function useAttachmentUrl(place: Place, attachment: ChatAttachment) {
   const mint = () => api.attachmentTicket(place.hostId, place.chatId, attachment.id);
   const [url, setUrl] = useState<string | null>(null);
   const [failed, setFailed] = useState(false);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: minted once per attachment (key); mint is a new closure every draw
   useEffect(() => {
     let live = true;
     setFailed(false);
     ticketedUrl(key, mint).then((next) => { if (live) setUrl(next); }, () => { if (live) setFailed(true); });
     return () => { live = false; };
-  }, [key]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [key]);
   const renew = () => ticketedUrl(key, mint, true);
   return { url, failed, setUrl, setFailed, renew, good: () => ticketStillGood(key) };
 }

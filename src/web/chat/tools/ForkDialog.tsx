@@ -25,13 +25,14 @@ export function ForkDialog({ channel, turnId, onClose }: { channel: ChatChannel;
   const providerId = useId();
   const providers = (hostProviders(channel.hostId) ?? []).filter((p) => p.installed && p.capabilities.chat);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: asked once per turn; `load` is stable
   useEffect(() => {
     void load.run('info', () => channel.request('chat.forkInfo', { chatId: channel.chatId, turnId })).then((result) => {
       if (!result) return;
       setFacts(result);
       if (result.branch) setWorktree((w) => ({ ...w, branch: w.branch || result.branch! }));
     });
-  }, [channel, turnId]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [channel, turnId]);
 
   const submit = async (event: Event) => {
     event.preventDefault();

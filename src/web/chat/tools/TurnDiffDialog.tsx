@@ -16,11 +16,12 @@ export function TurnDiffDialog({ channel, turnId, onClose }: { channel: ChatChan
   useEffect(() => channel.thread.subscribe((change) => {
     if ((change.kind === 'item' && change.id === turnId) || change.kind === 'snapshot') setClosed(closingSnapshot(channel, turnId));
   }), [channel, turnId]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `closed` is read to load the diff again once the turn closes; `load` is stable
   useEffect(() => {
     let current = true;
     void load.run('diff', () => channel.request('chat.turnDiff', { chatId: channel.chatId, turnId })).then((result) => { if (result && current) setDiff(result.diff); });
     return () => { current = false; };
-  }, [channel, turnId, closed]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [channel, turnId, closed]);
   return (
     <Dialog title="Changes in this turn" onClose={onClose} className="turn-diff-dialog">
       {load.busy ? <p class="muted" role="status">Reading the changes…</p> : null}

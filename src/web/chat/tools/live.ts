@@ -7,7 +7,8 @@ import type { ChatChannel, PendingSend, ThreadChange, ThreadModel } from '../../
 export function useThread(channel: ChatChannel, kinds: ReadonlyArray<ThreadChange['kind']>): ThreadModel {
   const [, redraw] = useReducer((n: number) => n + 1, 0);
   const key = kinds.join();
-  useEffect(() => channel.thread.subscribe((change) => { if (kinds.includes(change.kind)) redraw(0); }), [channel, key]); // eslint-disable-line react-hooks/exhaustive-deps
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `key` stands for `kinds` (a new array each draw, the same kinds)
+  useEffect(() => channel.thread.subscribe((change) => { if (kinds.includes(change.kind)) redraw(0); }), [channel, key]);
   return channel.thread;
 }
 
