@@ -33,8 +33,6 @@ import type {
   RequestType,
   RuntimeMode,
 } from '../../contracts/index.ts';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { HostPolicy } from '../policy.ts';
 import type { Provider } from '../providers/provider.ts';
@@ -46,11 +44,11 @@ import { createHandlers } from './handlers.ts';
 import type { HandlerTable } from './handlers.ts';
 import { RequestJournal } from './journal.ts';
 import type { JournalReply } from './journal.ts';
-import { ChatSession, newId } from './session.ts';
+import { ChatSession } from './session.ts';
 import type { ChatHost } from './session.ts';
 import { ChatStore } from './store.ts';
 import type { ChatRecord, LogEntry } from './store.ts';
-import { admitVisual } from './visuals.ts';
+import { ChatVisuals } from './chat-visuals.ts';
 import { UsageService } from '../usage/service.ts';
 import { LoginWatch } from './login-watch.ts';
 import type { HookTarget } from '../terminal/hooks-file.ts';
@@ -156,7 +154,7 @@ export class HostCore {
   private readonly options: HostCoreOptions;
   private readonly journal: RequestJournal;
   private readonly handlers: HandlerTable;
-  private readonly visuals = new Map<string, ChatVisual[]>();
+  private readonly visuals: ChatVisuals;
   private readonly turnWatchers = new Map<string, (turn: ChatTurnItem) => void>();
   private closing: Promise<void> | null = null;
 
@@ -167,6 +165,16 @@ export class HostCore {
     this.policy = options.policy ?? new HostPolicy();
     this.providers = new Map(options.providers.map((p) => [p.kind, p]));
     this.store = new ChatStore(options.dataDir);
+    this.visuals = new ChatVisuals({
+      store: this.store,
+      toAllChats: (frame) => { for (const client of this.clients.values()) if (client.allChats) this.sendTo(client, frame); },
+      toChat: (chatId, frame) => { for (const client of this.clients.values()) if (client.allChats || client.attached.has(chatId)) this.sendTo(client, frame); },
+      lifeOf: (chatId) => {
+        const session = this.session(chatId);
+        const epoch = session.epoch;
+        return () => this.sessions.get(chatId) === session && session.epoch === epoch;
+      },
+    });
     this.journal = new RequestJournal(options.dataDir, options.journalLimit ?? 2_000);
     this.accounts = new AccountBook(options.dataDir, [...this.providers.keys()], this.policy);
     this.attachments = new AttachmentStore(this.store, options.attachmentLimits);
@@ -346,7 +354,7 @@ export class HostCore {
       this.sessions.delete(chatId);
     }
     this.unreadable.delete(chatId);
-    this.visuals.delete(chatId);
+    this.visuals.forget(chatId);
     for (const client of this.clients.values()) client.attached.delete(chatId);
     await this.store.remove(chatId);
   }
@@ -427,77 +435,22 @@ export class HostCore {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Visuals
+  // Visuals (chat-visuals.ts)
 
   visualsOf(chatId: string): ChatVisual[] {
-    let list = this.visuals.get(chatId);
-    if (!list) {
-      list = this.store.readVisuals(chatId);
-      this.visuals.set(chatId, list);
-    }
-    return list;
+    return this.visuals.of(chatId);
   }
 
-  /**
-   * Publishes a self-contained HTML page into a chat (the §12 rules, see visuals.ts), stores it, and
-   * tells clients: the page itself to the relay (`visual.page`, first) and then the whole list
-   * (`chat.visuals`).
-   */
-  async publishVisual(chatId: string, input: VisualInput): Promise<ChatVisual> {
-    const session = this.session(chatId);
-    const epoch = session.epoch;
-    const visual = admitVisual(input, newId('visual'), Date.now());
-    const page = await this.store.writeAttachment(chatId, `${visual.id}.html`, input.html);
-    // A clear or a kill while the page was being written took the chat's visuals with it: this one goes too.
-    if (this.sessions.get(chatId) !== session || session.epoch !== epoch) {
-      await this.store.removeAttachment(page);
-      throw new ProtocolError('chat-not-found', `Chat ${chatId} was cleared or removed while the visual was stored`);
-    }
-    // The page goes to the relay (into its outbox, which keeps it) before any list names it: a crash in
-    // between leaves the relay a page nobody lists, never a listed visual without its page.
-    const pageFrame: HostEventFrame = { type: 'event', event: 'visual.page', payload: { chatId, visualId: visual.id, html: input.html } };
-    for (const client of this.clients.values()) if (client.allChats) this.sendTo(client, pageFrame);
-    const list = [...this.visualsOf(chatId), visual];
-    this.visuals.set(chatId, list);
-    await this.store.writeVisuals(chatId, list);
-    this.sendVisuals(chatId);
-    return visual;
+  publishVisual(chatId: string, input: VisualInput): Promise<ChatVisual> {
+    return this.visuals.publish(chatId, input);
   }
 
-  /**
-   * Gives a fork the visuals of `fromChatId` that `keep` picks (their pages were copied with the
-   * chat's files): the pages to the relay first, then the list, as a publish does.
-   */
-  async copyVisuals(fromChatId: string, toChatId: string, keep: (visual: ChatVisual) => boolean): Promise<void> {
-    const list = this.visualsOf(fromChatId).filter(keep);
-    if (list.length === 0) return;
-    for (const visual of list) {
-      let html: string;
-      try {
-        html = await readFile(path.join(this.store.attachmentDir(toChatId), `${visual.id}.html`), 'utf8');
-      } catch {
-        continue; // its page is gone: the relay keeps whatever it had
-      }
-      const pageFrame: HostEventFrame = { type: 'event', event: 'visual.page', payload: { chatId: toChatId, visualId: visual.id, html } };
-      for (const client of this.clients.values()) if (client.allChats) this.sendTo(client, pageFrame);
-    }
-    this.visuals.set(toChatId, list);
-    await this.store.writeVisuals(toChatId, list);
-    this.sendVisuals(toChatId);
+  copyVisuals(fromChatId: string, toChatId: string, keep: (visual: ChatVisual) => boolean): Promise<void> {
+    return this.visuals.copy(fromChatId, toChatId, keep);
   }
 
-  /** Forgets a chat's visuals (clear) and tells clients. */
-  async dropVisuals(chatId: string): Promise<void> {
-    this.visuals.set(chatId, []);
-    await this.store.removeFiles(chatId);
-    this.sendVisuals(chatId);
-  }
-
-  private sendVisuals(chatId: string): void {
-    const frame: HostEventFrame = { type: 'event', event: 'chat.visuals', payload: { chatId, visuals: this.visualsOf(chatId) } };
-    for (const client of this.clients.values()) {
-      if (client.allChats || client.attached.has(chatId)) this.sendTo(client, frame);
-    }
+  dropVisuals(chatId: string): Promise<void> {
+    return this.visuals.drop(chatId);
   }
 
   // ---------------------------------------------------------------------------------------------
