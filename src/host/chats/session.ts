@@ -3,7 +3,7 @@
 // the chat's ChatLog (applied, numbered, written) and then to the runtime for delivery: the thread on
 // disk, the log and what clients see are the same sequence.
 //
-// Deltas are coalesced per item for `coalesceMs` before they become events, so clients get fewer,
+// Deltas are coalesced per item for `coalesceMs` (delta-coalescer.ts) before they become events, so clients get fewer,
 // larger ones; any other event, an attach or a write flushes them first, so text is in a snapshot or
 // in the stream, never both.
 //
@@ -27,6 +27,7 @@ import type {
 } from '../../contracts/index.ts';
 import type { Provider, ProviderEmit, ProviderOutput, ProviderSession, TurnInput } from '../providers/provider.ts';
 import { turnImages } from './attachments.ts';
+import { DeltaCoalescer } from './delta-coalescer.ts';
 import { ChatLog } from './chat-log.ts';
 import { admitFileReads } from './file-reads.ts';
 import { lastLineOf } from './last-line.ts';
@@ -104,10 +105,9 @@ export class ChatSession {
   private driverSettings = '';
   private turn: ActiveTurn | null = null;
   private failed = false;
-  private readonly pendingDeltas = new Map<string, string[]>();
   /** The open tools (by their tool use id) and replies (replyKey) of subagents that outlived their turn: their items. */
   private readonly outlivedItems = new Map<string, string>();
-  private deltaTimer: NodeJS.Timeout | null = null;
+  private readonly deltas: DeltaCoalescer;
   private closed = false;
 
   /** Takes up a chat from its record and the log lines read after it (a new chat: an empty record). */
@@ -121,6 +121,7 @@ export class ChatSession {
       writeDelayMs: options.writeDelayMs,
       warn: (message) => options.host.warn(message),
     });
+    this.deltas = new DeltaCoalescer(options.coalesceMs, (itemId, text) => this.record({ type: 'delta', itemId, text }));
   }
 
   get thread(): Thread {
@@ -162,29 +163,13 @@ export class ChatSession {
 
   /** Text appended to a reply, thought or running tool; coalesced per item for `coalesceMs`. */
   delta(itemId: string, text: string): void {
-    if (text === '' || this.closed) return;
-    if (this.options.coalesceMs <= 0) {
-      this.record({ type: 'delta', itemId, text });
-      return;
-    }
-    const parts = this.pendingDeltas.get(itemId);
-    if (parts) parts.push(text);
-    else this.pendingDeltas.set(itemId, [text]);
-    this.deltaTimer ??= setTimeout(() => {
-      this.deltaTimer = null;
-      this.flushDeltas();
-    }, this.options.coalesceMs);
+    if (this.closed) return;
+    this.deltas.add(itemId, text);
   }
 
+  /** Sends the streamed text still being joined (delta-coalescer.ts). */
   flushDeltas(): void {
-    if (this.deltaTimer) {
-      clearTimeout(this.deltaTimer);
-      this.deltaTimer = null;
-    }
-    if (this.pendingDeltas.size === 0) return;
-    const pending = [...this.pendingDeltas];
-    this.pendingDeltas.clear();
-    for (const [itemId, parts] of pending) this.record({ type: 'delta', itemId, text: parts.join('') });
+    this.deltas.flush();
   }
 
   /** Adds or replaces an item; a person's message or an agent's finished reply becomes the chat's last line. */
@@ -978,9 +963,7 @@ export class ChatSession {
   dispose(): void {
     this.closed = true;
     this.log.stop();
-    if (this.deltaTimer) clearTimeout(this.deltaTimer);
-    this.deltaTimer = null;
-    this.pendingDeltas.clear();
+    this.deltas.discard();
     this.turn = null;
     this.endDriver();
   }
