@@ -15,7 +15,7 @@ import {
   PeerDeviceListSchema, type PeerDevice, type RevocationStatement, type SignedGrantCreateRequest,
   type DeviceRecord, type DeviceRegisterRequest, type DeviceStatement, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamGrantsToSign, type TeamMembersToSign, type TeamSummary, type WireErrorCode,
 } from '../contracts/index.ts';
-import { Backoff } from './backoff.ts';
+import { Backoff } from '../contracts/backoff.ts';
 import { MemoryTokenStore, type SessionTokens, type TokenStore } from './tokens.ts';
 
 export type { Me, SessionSummary, SignInMethods };

@@ -12,7 +12,7 @@ import {
   type AgentRequestType, type HostPresenceEvent, type Request, type RequestPayload, type RequestResult, type SettledRequest, type WireError,
 } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
-import { Backoff, type BackoffOptions } from './backoff.ts';
+import { Backoff, type BackoffOptions } from '../contracts/backoff.ts';
 import { requestSigner, type DeviceKey } from './device-key.ts';
 import { RelaySocket, SocketClosedError, type RequestSigner } from './socket.ts';
 

@@ -8,7 +8,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { inject } from 'vitest';
 import { HostConnection, RelayApi, type SessionTokens } from '../../src/client/index.ts';
 import { NOTIFICATION_NOTICE, type NotificationNotice } from '../../src/web/sw/push.ts';
-import { HostProcess, personCredentials, relayUrl, userToken } from './peers.ts';
+import { HostProcess, personCredentials, personSession, relayUrl } from './peers.ts';
 
 export const SIZES = {
   phone: { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true },
@@ -73,16 +73,6 @@ function seedSession({ key, session }: { key: string; session: SessionTokens }):
   if (localStorage.getItem(`${key}.e2e-seeded`)) return;
   localStorage.setItem(`${key}.e2e-seeded`, '1');
   localStorage.setItem(key, JSON.stringify(session));
-}
-
-/** A signed-in session of `label`'s account made through the API (`userToken` makes the account first). */
-export async function personSession(label: string): Promise<SessionTokens> {
-  await userToken(label);
-  const res = await fetch(`${relayUrl()}/api/auth/signin`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(personCredentials(label)),
-  });
-  if (!res.ok) throw new Error(`signing in ${label} failed: ${res.status} ${await res.text()}`);
-  return await res.json() as SessionTokens;
 }
 
 export interface SignedInPerson extends PersonPage {

@@ -5,7 +5,7 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
-import { RelaySocket, relayPaths } from '../../src/client/index.ts';
+import { RelaySocket, relayPaths, type SessionTokens } from '../../src/client/index.ts';
 import { readHostIdentity, type HostIdentity } from '../../src/host/identity.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -69,9 +69,26 @@ export function personCredentials(label: string): { email: string; password: str
   return label === RELAY_OWNER ? { email: inject('ownerEmail'), password: inject('ownerPassword') } : { email: `${label}@e2e.test`, password: PASSWORD };
 }
 
+/**
+ * A new session of `label`'s account (a device of its own), signed in through the API as an app signs
+ * in; `userToken` makes the account first. The e2e tests' one password sign-in (the relay tests have
+ * theirs in test/relay/people.ts: they run inside workerd, these in Node against `wrangler dev`).
+ */
+export async function personSession(label: string): Promise<SessionTokens> {
+  await userToken(label);
+  const signedIn = await passwordSignIn(label);
+  if (signedIn.status !== 200) throw new Error(`signing in ${label} failed: ${signedIn.status} ${JSON.stringify(signedIn.body)}`);
+  return signedIn.body;
+}
+
+/** `POST /api/auth/signin` with `label`'s email and password: the session's tokens (200), or the refusal. */
+function passwordSignIn(label: string): Promise<{ status: number; body: any }> {
+  return call('POST', '/api/auth/signin', personCredentials(label));
+}
+
 async function signIn(label: string): Promise<{ accessToken: string; expiresAt: number }> {
   const { email, password } = personCredentials(label);
-  const signedIn = await call('POST', '/api/auth/signin', { email, password });
+  const signedIn = await passwordSignIn(label);
   if (signedIn.status === 200) return signedIn.body;
   if (label === RELAY_OWNER || signedIn.status !== 401) throw new Error(`sign-in of ${label} failed: ${signedIn.status} ${JSON.stringify(signedIn.body)}`);
   const owner = await userToken(RELAY_OWNER);

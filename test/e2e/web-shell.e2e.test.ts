@@ -6,9 +6,9 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import {
-  accessibilityViolations, newPersonPage, personSession, recordScripts, screenshot, signedInPerson, type PersonPage,
+  accessibilityViolations, newPersonPage, recordScripts, screenshot, signedInPerson, type PersonPage,
 } from './browser.ts';
-import { relayUrl } from './peers.ts';
+import { personSession, relayUrl } from './peers.ts';
 
 /** Tells the loopback identity provider who signs in next (test/support/idp-server.ts). */
 async function nextProviderSignIn(next: { email: string; emailVerified: boolean; name: string }): Promise<void> {

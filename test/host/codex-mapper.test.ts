@@ -377,6 +377,28 @@ describe('the Codex mapper on recorded transcripts', () => {
       { p: 'new.txt', kind: 'add', added: 1, deleted: 0 },
     ]);
   });
+
+  it('reads a deleted file by its old name, a binary file without its text, a rename by its new name', () => {
+    const diff = [
+      'diff --git a/gone.txt b/gone.txt', 'deleted file mode 100644', 'index 3..0', '--- a/gone.txt', '+++ /dev/null', '@@ -1,2 +0,0 @@', '-one', '-two',
+      'diff --git a/logo.png b/logo.png', 'index 4..5 100644', 'Binary files a/logo.png and b/logo.png differ',
+      'diff --git a/old name.ts b/new name.ts', 'similarity index 90%', 'rename from old name.ts', 'rename to new name.ts',
+      '--- a/old name.ts', '+++ b/new name.ts', '@@ -1,3 +1,3 @@', ' a', '-b', '+c', ' d', '\\ No newline at end of file', '',
+    ].join('\n');
+    const parsed = parseUnifiedDiff(diff);
+    expect(parsed.files.map(({ path: p, kind, added, deleted, omitted }) => ({ p, kind, added, deleted, omitted }))).toEqual([
+      { p: 'gone.txt', kind: 'delete', added: 0, deleted: 2, omitted: undefined },
+      { p: 'logo.png', kind: 'update', added: 0, deleted: 0, omitted: 'binary' },
+      { p: 'new name.ts', kind: 'update', added: 1, deleted: 1, omitted: undefined },
+    ]);
+    expect(parsed.files[2]!.diff).toMatch(/^diff --git a\/old name\.ts b\/new name\.ts\n[\s\S]*\+c\n d\n\\ No newline at end of file\n$/);
+  });
+
+  it('keeps a file whose hunk counts do not add up, by its header\'s name and with its text, rather than losing the turn\'s diff', () => {
+    const diff = ['diff --git a/x.ts b/x.ts', '--- a/x.ts', '+++ b/x.ts', '@@ -1,5 +1,5 @@', '-old', '+new', ''].join('\n');
+    const parsed = parseUnifiedDiff(diff);
+    expect(parsed.files).toEqual([{ path: 'x.ts', kind: 'update', added: 0, deleted: 0, diff }]);
+  });
 });
 
 describe('recorded frames against the schema the installed codex prints', () => {

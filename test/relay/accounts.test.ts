@@ -4,13 +4,12 @@ import { SELF, env } from 'cloudflare:test';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { SignInMethodsSchema } from '../../src/contracts/index.ts';
-import { hashPassword } from '../../src/relay/auth/passwords.ts';
 import { MemoryTokenStore, RelayApi } from '../../src/client/index.ts';
 import { hashOpaque } from '../../src/relay/auth/opaque.ts';
 import { REFRESH_RETRY_MS } from '../../src/relay/auth/sessions.ts';
 import { rotateRefreshToken } from '../../src/relay/db/sessions.ts';
 import { hostToken, userToken } from './peers.ts';
-import { api, lobbyOf, type Person } from './people.ts';
+import { api, lobbyOf, passwordAccount, signInWithPassword, type Person } from './people.ts';
 
 const SETUP_SECRET = env.TETHER_SETUP_SECRET!;
 let n = 0;
@@ -27,23 +26,10 @@ async function post(path: string, body: unknown, token?: string) {
 const asPerson = (session: { userId: string; accessToken: string; sessionId: string }): Person =>
   ({ userId: session.userId, token: session.accessToken, sessionId: session.sessionId });
 
-/** A user with a password, as an invitation would make them. */
-async function account(password = 'correct horse battery') {
-  const id = `acct-${++n}-${crypto.randomUUID().slice(0, 6)}`;
-  const email = `${id}@example.com`;
-  await env.DB.prepare('INSERT INTO users (id, email, name, created_at, password_hash) VALUES (?, ?, ?, ?, ?)')
-    .bind(id, email, id, Date.now(), await hashPassword(password)).run();
-  return { id, email, password };
-}
-
-async function signIn(email: string, password: string) {
-  return post('/api/auth/signin', { email, password });
-}
-
 describe('the owner account', () => {
   // Before the claim below: once an owner has a password, setup answers forbidden whatever the email.
   it('is not claimed with an email another account uses', async () => {
-    const other = await account();
+    const other = await passwordAccount();
     const taken = await post('/api/auth/setup', { email: other.email, password: 'a long enough password', name: 'Olive', secret: SETUP_SECRET });
     expect(taken).toEqual({ status: 400, body: { code: 'bad-request', message: 'email: already used by another account' } });
   });
@@ -64,7 +50,7 @@ describe('the owner account', () => {
     const again = await post('/api/auth/setup', { ...fields, email: 'other@example.com', secret: SETUP_SECRET });
     expect(again).toMatchObject({ status: 403, body: { code: 'forbidden' } });
     // The owner signs in with the password they chose (emails compare case-insensitively).
-    expect((await signIn('OWNER@example.com', fields.password)).status).toBe(200);
+    expect((await signInWithPassword('OWNER@example.com', fields.password)).status).toBe(200);
   });
 });
 
@@ -76,18 +62,18 @@ describe('password sign-in', () => {
   });
 
   it('opens a session for the right password; a wrong password and an unknown email get the same answer', async () => {
-    const user = await account();
-    const ok = await signIn(user.email, user.password);
+    const user = await passwordAccount();
+    const ok = await signInWithPassword(user.email, user.password);
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ userId: user.id, accessToken: expect.any(String), refreshToken: expect.any(String), sessionId: expect.any(String) });
     expect(decodeJwt(ok.body.accessToken)).toMatchObject({ sub: user.id, sid: ok.body.sessionId, iss: 'tether', aud: 'tether-api' });
     expect((await api(asPerson(ok.body), 'GET', '/api/me')).body.id).toBe(user.id);
 
-    const wrong = await signIn(user.email, 'not the password');
-    const unknown = await signIn(`nobody-${n}@example.com`, user.password);
+    const wrong = await signInWithPassword(user.email, 'not the password');
+    const unknown = await signInWithPassword(`nobody-${user.id}@example.com`, user.password);
     expect(wrong).toEqual({ status: 401, body: { code: 'unauthorized', message: 'Wrong email or password' } });
     expect(unknown).toEqual(wrong);
-    expect(await signIn('not an email', 'x')).toMatchObject({ status: 400, body: { code: 'bad-request', message: expect.stringMatching(/^email: /) } });
+    expect(await signInWithPassword('not an email', 'x')).toMatchObject({ status: 400, body: { code: 'bad-request', message: expect.stringMatching(/^email: /) } });
 
     const audit = await env.DB.prepare('SELECT action, actor FROM audit WHERE actor = ? ORDER BY id').bind(user.id).all();
     expect(audit.results).toEqual([{ action: 'signin', actor: user.id }, { action: 'signin-failed', actor: user.id }]);
@@ -96,8 +82,8 @@ describe('password sign-in', () => {
 
 describe('refresh tokens', () => {
   it('rotate on every use', async () => {
-    const user = await account();
-    const first = (await signIn(user.email, user.password)).body;
+    const user = await passwordAccount();
+    const first = (await signInWithPassword(user.email, user.password)).body;
     const second = await post('/api/auth/refresh', { refreshToken: first.refreshToken });
     expect(second.status).toBe(200);
     expect(second.body.sessionId).toBe(first.sessionId);
@@ -108,10 +94,10 @@ describe('refresh tokens', () => {
   });
 
   it('reused after its successor was used, revoke the whole session: its refresh tokens, its access tokens and its open sockets', async () => {
-    const user = await account();
-    const first = (await signIn(user.email, user.password)).body;
+    const user = await passwordAccount();
+    const first = (await signInWithPassword(user.email, user.password)).body;
     const person = asPerson(first);
-    const hostId = `host-acct-${n}`;
+    const hostId = `host-${user.id}`;
     await hostToken(hostId, user.id);
     const socket = await lobbyOf(person, hostId);
     const rotated = (await post('/api/auth/refresh', { refreshToken: first.refreshToken })).body;
@@ -143,7 +129,7 @@ describe('a refresh whose answer was lost', () => {
     (await env.DB.prepare('SELECT revoked_why FROM sessions WHERE id = ?').bind(sessionId).first<{ revoked_why: string | null }>())!.revoked_why;
   /** A session signed in from DEVICE. */
   async function phoneSession() {
-    const user = await account();
+    const user = await passwordAccount();
     const res = await SELF.fetch('http://relay.test/api/auth/signin', {
       method: 'POST', headers: { 'Content-Type': 'application/json', ...DEVICE }, body: JSON.stringify({ email: user.email, password: user.password }),
     });
@@ -239,9 +225,9 @@ describe('a refresh whose answer was lost', () => {
 
 describe('sessions', () => {
   it('sign out ends this session only', async () => {
-    const user = await account();
-    const phone = (await signIn(user.email, user.password)).body;
-    const laptop = (await signIn(user.email, user.password)).body;
+    const user = await passwordAccount();
+    const phone = (await signInWithPassword(user.email, user.password)).body;
+    const laptop = (await signInWithPassword(user.email, user.password)).body;
     expect((await post('/api/auth/signout', {}, phone.accessToken)).status).toBe(200);
     expect((await api(asPerson(phone), 'GET', '/api/me')).status).toBe(401);
     expect((await post('/api/auth/refresh', { refreshToken: phone.refreshToken })).status).toBe(401);
@@ -250,16 +236,16 @@ describe('sessions', () => {
   });
 
   it('are listed to their user, who may end any one of them, and nobody else\'s', async () => {
-    const user = await account();
-    const phone = asPerson((await signIn(user.email, user.password)).body);
-    const laptop = asPerson((await signIn(user.email, user.password)).body);
+    const user = await passwordAccount();
+    const phone = asPerson((await signInWithPassword(user.email, user.password)).body);
+    const laptop = asPerson((await signInWithPassword(user.email, user.password)).body);
     const listed = await api(phone, 'GET', '/api/auth/sessions');
     expect(listed.status).toBe(200);
     expect(listed.body.sessions.map((s: any) => [s.id, s.current, s.method]).sort()).toEqual(
       [[phone.sessionId, true, 'password'], [laptop.sessionId, false, 'password']].sort(),
     );
 
-    const stranger = asPerson((await signIn((await account()).email, 'correct horse battery')).body);
+    const stranger = asPerson((await signInWithPassword((await passwordAccount()).email, 'correct horse battery')).body);
     expect(await api(stranger, 'DELETE', `/api/auth/sessions/${laptop.sessionId}`)).toMatchObject({ status: 404, body: { code: 'not-found' } });
     expect((await api(laptop, 'GET', '/api/me')).status).toBe(200);
 
@@ -273,8 +259,8 @@ describe('users, for the relay owner', () => {
   it('a disabled user is signed out everywhere, their sockets close, and they cannot sign in', async () => {
     const ownerId = `relay-owner-${++n}`;
     const owner: Person = { userId: ownerId, token: await userToken(ownerId, { owner: true }), sessionId: '' };
-    const user = await account();
-    const session = asPerson((await signIn(user.email, user.password)).body);
+    const user = await passwordAccount();
+    const session = asPerson((await signInWithPassword(user.email, user.password)).body);
     const hostId = `host-acct-disabled-${n}`;
     await hostToken(hostId, user.id);
     const socket = await lobbyOf(session, hostId);
@@ -287,12 +273,12 @@ describe('users, for the relay owner', () => {
     expect((await api(owner, 'POST', `/api/users/${user.id}/disable`)).status).toBe(200);
     expect(await socket.closed).toEqual({ code: 4401, reason: 'session ended' });
     expect((await api(session, 'GET', '/api/me')).status).toBe(401);
-    expect(await signIn(user.email, user.password)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
-    expect(await signIn(user.email, 'wrong password')).toMatchObject({ status: 401 });
+    expect(await signInWithPassword(user.email, user.password)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect(await signInWithPassword(user.email, 'wrong password')).toMatchObject({ status: 401 });
     expect((await api(owner, 'GET', '/api/users')).body.users.find((u: any) => u.id === user.id).disabledAt).toEqual(expect.any(Number));
     expect((await api(owner, 'POST', `/api/users/nobody-${n}/disable`)).status).toBe(404);
 
     expect((await api(owner, 'POST', `/api/users/${user.id}/enable`)).status).toBe(200);
-    expect((await signIn(user.email, user.password)).status).toBe(200);
+    expect((await signInWithPassword(user.email, user.password)).status).toBe(200);
   });
 });

@@ -1,7 +1,15 @@
 // People for the access tests: a signed-in person (user row, session, access token), the relay's HTTP
 // API as they call it, sockets opened with their own session, and how a socket ended.
+//
+// The relay tests' one way to sign a person in. `signIn` makes the session straight in D1 (as any
+// sign-in would end), for tests about what a person may do once in; `passwordAccount` and
+// `signInWithPassword` go through `POST /api/auth/signin`, for tests of signing in itself. The e2e
+// tests have their own (`personToken` in test/e2e/peers.ts): they run in Node against a real
+// `wrangler dev` and reach D1 only through the relay, while these run inside workerd beside it, so
+// one helper per runtime is the least there can be.
 import { SELF, env } from 'cloudflare:test';
 import { decodeJwt } from 'jose';
+import { hashPassword } from '../../src/relay/auth/passwords.ts';
 import { Client, openSocket, userToken } from './peers.ts';
 
 export interface Person {
@@ -14,6 +22,20 @@ export interface Person {
 export async function signIn(userId: string, opts: { owner?: boolean } = {}): Promise<Person> {
   const token = await userToken(userId, opts);
   return { userId, token, sessionId: String(decodeJwt(token).sid) };
+}
+
+/** A user with a password and no session, as an invitation would make them. */
+export async function passwordAccount(password = 'correct horse battery', prefix = 'acct'): Promise<{ id: string; email: string; password: string }> {
+  const id = `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+  const email = `${id}@example.com`;
+  await env.DB.prepare('INSERT INTO users (id, email, name, created_at, password_hash) VALUES (?, ?, ?, ?, ?)')
+    .bind(id, email, id, Date.now(), await hashPassword(password)).run();
+  return { id, email, password };
+}
+
+/** The relay's answer to a password sign-in (200 with the session's tokens, or the refusal). */
+export function signInWithPassword(email: string, password: string): Promise<ApiReply> {
+  return api(null, 'POST', '/api/auth/signin', { email, password });
 }
 
 export interface ApiReply {

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { FrameBudget, rateLimit, takeToken, RateLimited } from '../../src/relay/auth/rate-limit.ts';
 import type { Env } from '../../src/relay/env.ts';
 import type { RateGate } from '../../src/relay/objects/rate-gate.ts';
-import { hashPassword } from '../../src/relay/auth/passwords.ts';
 import { Client, FakeHost } from './peers.ts';
+import { passwordAccount } from './people.ts';
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
@@ -173,11 +173,7 @@ describe('sign-in is rate-limited per IP', () => {
 
 describe('a known email cannot be locked out of sign-in', () => {
   it('failures from one IP lock out that IP only; the owner signs in from another, and past the account\'s limit attempts are slowed, never refused', async () => {
-    const id = `lockout-${unique()}`;
-    const email = `${id}@example.com`;
-    const password = 'the owner\'s own password';
-    await env.DB.prepare('INSERT INTO users (id, email, name, created_at, password_hash) VALUES (?, ?, ?, ?, ?)')
-      .bind(id, email, id, Date.now(), await hashPassword(password)).run();
+    const { email, password } = await passwordAccount('the owner\'s own password', 'lockout');
     await holdClock(`signin-account:${email}`);
     const attempt = (from: string, guess: string) => SELF.fetch('http://relay.test/api/auth/signin', {
       method: 'POST',

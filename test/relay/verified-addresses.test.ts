@@ -7,7 +7,7 @@ import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { userForEmail } from '../../src/relay/auth/external.ts';
 import { hostToken } from './peers.ts';
-import { api, signIn, type Person } from './people.ts';
+import { api, signIn, signInWithPassword, type Person } from './people.ts';
 
 let n = 0;
 const unique = () => `${++n}-${crypto.randomUUID().slice(0, 6)}`;
@@ -63,7 +63,7 @@ describe('verified addresses', () => {
     const member = await env.DB.prepare('SELECT count(*) AS n FROM team_members WHERE team_id = ? AND user_id = ?').bind(teamId, found.userId).first('n');
     expect(member).toBe(0);
     // The squatter's password no longer signs in to anything with that address.
-    const password = await api(null, 'POST', '/api/auth/signin', { email, password: 'attacker password 1' });
+    const password = await signInWithPassword(email, 'attacker password 1');
     expect(password.body.code).toBe('unauthorized');
     // The next sign-in is the same verified account, and a grant by email now reaches it.
     expect(await userForEmail(env.DB, email, null)).toEqual({ userId: found.userId, releasedFrom: null });

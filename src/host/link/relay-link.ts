@@ -15,6 +15,7 @@ import { WebSocket } from 'ws';
 import type { RawData } from 'ws';
 import { LINK_BATCH_BYTES, LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkAckSchema } from '../../contracts/link.ts';
 import type { LinkHello } from '../../contracts/link.ts';
+import { Backoff } from '../../contracts/backoff.ts';
 import type { Outbox } from './outbox.ts';
 
 export type LinkState = 'connecting' | 'open' | 'closed';
@@ -77,7 +78,7 @@ export class RelayLink {
   private batch: string[] = [];
   /** True once the backlog is sent on the current socket: new events may then go out directly. */
   private live = false;
-  private attempt = 0;
+  private readonly backoff: Backoff;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
@@ -90,6 +91,8 @@ export class RelayLink {
   constructor(options: RelayLinkOptions) {
     this.options = options;
     this.log = options.log ?? { info: () => undefined, warn: () => undefined };
+    // Hosts that lost the relay together do not come back together: the jitter is Backoff's.
+    this.backoff = new Backoff({ baseMs: options.backoffBaseMs ?? 500, maxMs: options.backoffMaxMs ?? 10_000 });
   }
 
   get state(): LinkState {
@@ -202,7 +205,7 @@ export class RelayLink {
     this.sendRaw(socket, JSON.stringify(hello));
     this.startHeartbeat(socket);
     this.stableTimer = setTimeout(() => {
-      this.attempt = 0;
+      this.backoff.reset();
     }, this.options.stableAfterMs ?? 10_000);
     void this.sendBacklog(socket);
   }
@@ -302,13 +305,7 @@ export class RelayLink {
   private scheduleReconnect(): void {
     if (this.stopped || this.retryTimer) return;
     this.setState('connecting');
-    const base = this.options.backoffBaseMs ?? 500;
-    const cap = this.options.backoffMaxMs ?? 10_000;
-    const ceiling = Math.min(cap, base * 2 ** Math.min(this.attempt, 16));
-    // Jittered (half fixed, half random): hosts that lost the relay together do not come back together.
-    const delay = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
-    this.attempt += 1;
-    this.retryTimer = setTimeout(() => void this.connect(), delay);
+    this.retryTimer = setTimeout(() => void this.connect(), this.backoff.next());
   }
 
   private startHeartbeat(socket: WebSocket): void {

@@ -1,6 +1,6 @@
 // ACP reports an edit as before/after text (`{type: "diff", path, oldText, newText}`); the chat's
 // file changes are unified hunks, as Codex and Claude Code give them, so every client draws one kind.
-import { structuredPatch } from 'diff';
+import { OMIT_HEADERS, formatPatch, structuredPatch } from 'diff';
 import type { ChatFileChange } from '../../../contracts/index.ts';
 import type { ToolCallContent } from '@agentclientprotocol/sdk';
 
@@ -26,8 +26,7 @@ function changeKind(said: unknown, before: string | null, after: string): ChatFi
 
 function hunks(path: string, before: string, after: string): string {
   const patch = structuredPatch(path, path, before, after, undefined, undefined, { context: 3 });
-  // An empty side starts at line 0, as diff(1) writes it (`@@ -0,0 +1,2 @@` for a new file).
-  return patch.hunks
-    .map((h) => `@@ -${h.oldLines === 0 ? h.oldStart - 1 : h.oldStart},${h.oldLines} +${h.newLines === 0 ? h.newStart - 1 : h.newStart},${h.newLines} @@\n${h.lines.join('\n')}\n`)
-    .join('');
+  // Hunks only, each `@@` header as diff(1) writes it (an empty side starts at line 0: `@@ -0,0 +1,2 @@`
+  // for a new file); formatPatch would answer a lone newline for no hunks.
+  return patch.hunks.length === 0 ? '' : formatPatch(patch, OMIT_HEADERS);
 }

@@ -1,5 +1,7 @@
 // Codex's `turn/diff/updated` carries one git-style unified diff for the whole turn; a turn item
 // keeps it as a file list (ChatCheckpointDiff), each file with its own hunk text and line counts.
+import { parsePatch } from 'diff';
+import type { StructuredPatch } from 'diff';
 import type { ChatCheckpointDiff, ChatCheckpointFile } from '../../../contracts/index.ts';
 
 /** Files kept per turn; more are counted as `truncated`. */
@@ -22,29 +24,32 @@ export function parseUnifiedDiff(text: string): ChatCheckpointDiff {
 }
 
 function fileOf(section: string): ChatCheckpointFile {
-  const lines = section.split('\n');
-  const header = /^diff --git a\/(.*) b\/(.*)$/.exec(lines[0] ?? '');
-  let path = header?.[2] ?? header?.[1] ?? '';
-  let kind: ChatCheckpointFile['kind'] = 'update';
-  let added = 0;
-  let deleted = 0;
-  let binary = false;
-  let inHunks = false;
-  for (const line of lines.slice(1)) {
-    if (!inHunks) {
-      if (line.startsWith('new file mode')) kind = 'add';
-      else if (line.startsWith('deleted file mode')) kind = 'delete';
-      else if (line.startsWith('Binary files')) binary = true;
-      else if (line.startsWith('+++ ') && line !== '+++ /dev/null') path = line.slice(4).replace(/^b\//, '');
-      else if (line.startsWith('--- ') && kind === 'delete' && line !== '--- /dev/null') path = line.slice(4).replace(/^a\//, '');
-      else if (line.startsWith('@@')) inHunks = true;
-      continue;
-    }
-    if (line.startsWith('+')) added += 1;
-    else if (line.startsWith('-')) deleted += 1;
-  }
-  if (binary) return { path, kind, added, deleted, diff: '', omitted: 'binary' };
+  // The `diff` package reads the section (git's headers, `new file mode`, `Binary files`, the hunks);
+  // the section's own text is what the turn keeps, so the whole diff is split here, by `diff --git`.
+  const patch = readSection(section);
+  const kind: ChatCheckpointFile['kind'] = patch?.isCreate ? 'add' : patch?.isDelete ? 'delete' : 'update';
+  // A deleted file is named by its old side (`+++ /dev/null`), every other by its new one.
+  const named = kind === 'delete' ? patch?.oldFileName?.replace(/^a\//, '') : patch?.newFileName?.replace(/^b\//, '');
+  const path = named && named !== '/dev/null' ? named : headerPath(section);
+  const lines = patch?.hunks.flatMap((hunk) => hunk.lines) ?? [];
+  const added = lines.filter((line) => line.startsWith('+')).length;
+  const deleted = lines.filter((line) => line.startsWith('-')).length;
+  if (patch?.isBinary) return { path, kind, added, deleted, diff: '', omitted: 'binary' };
   const diff = section.endsWith('\n') ? section : `${section}\n`;
   if (diff.length > TURN_DIFF_MAX_CHARS) return { path, kind, added, deleted, diff: '', omitted: 'too-large' };
   return { path, kind, added, deleted, diff };
+}
+
+/** One file's section as the `diff` package reads it; a section it refuses (hunk counts that do not add up) is kept with no counts. */
+function readSection(section: string): StructuredPatch | undefined {
+  try {
+    return parsePatch(section)[0];
+  } catch {
+    return undefined;
+  }
+}
+
+function headerPath(section: string): string {
+  const header = /^diff --git a\/(.*) b\/(.*)$/m.exec(section);
+  return header?.[2] ?? '';
 }

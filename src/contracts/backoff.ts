@@ -1,9 +1,13 @@
-// How long a client waits before connecting again. Written here rather than taken from a retry
-// library: those wrap one promise-returning call, while a socket's reconnect loop needs only the next
-// delay (it decides itself when to give up: a 4401/4403 close, or close()), and this is a few lines.
+// How long a client or a host waits before connecting again: the one reconnect delay of the project,
+// used by the SDK's sockets and token refresh (src/client) and by the host's link to the relay
+// (src/host/link/relay-link.ts). It lives in contracts because it is the one layer both of them
+// import and it needs nothing of either: no DOM, no Node, no timers (the caller sets its own), only
+// arithmetic. Written here rather than taken from a retry library: those wrap one promise-returning
+// call, while a reconnect loop needs only the next delay (it decides itself when to give up: a
+// 4401/4403 close, close(), stop()), and this is a few lines.
 //
-// Exponential and capped, and jittered (half fixed, half random) so that the phones and tabs that lost
-// a relay together do not all come back in the same millisecond when it restarts.
+// Exponential and capped, and jittered (half fixed, half random) so that the phones, tabs and hosts
+// that lost a relay together do not all come back in the same millisecond when it restarts.
 
 export interface BackoffOptions {
   /** The first delay's ceiling. Default 250 ms. */
