@@ -22,6 +22,7 @@ import {
 import { LIMITS } from '../auth/rate-limit.ts';
 import { DropLog } from './drop-log.ts';
 import { failureText } from '../db/failures.ts';
+import { hostRevokedAt, markHostSeen } from '../db/hosts.ts';
 import { trustStatementsFor } from '../db/trust.ts';
 import type { Env } from '../env.ts';
 import { currentRid, log } from '../log.ts';
@@ -139,9 +140,9 @@ export class HostLink extends ScopedObject {
     const identity = identityOf(request);
     if (identity.kind !== 'host') return new Response('host token required', { status: 403 });
     // Asked again here, not only at the door: a revocation that lands between the two still wins.
-    const row = await this.env.DB.prepare('SELECT revoked_at FROM hosts WHERE id = ?').bind(identity.hostId).first<{ revoked_at: number | null }>();
-    if (!row) return new Response('unknown host', { status: 403 });
-    if (row.revoked_at !== null) return new Response('host revoked', { status: 403 });
+    const revokedAt = await hostRevokedAt(this.env.DB, identity.hostId);
+    if (revokedAt === undefined) return new Response('unknown host', { status: 403 });
+    if (revokedAt !== null) return new Response('host revoked', { status: 403 });
     for (const old of this.ctx.getWebSockets('host')) this.closeLink(old, 4000, 'replaced by a newer connection');
     // A host answers on the socket a request came by: what the old one carried will not be answered.
     this.failWaiting('The host reconnected before it answered');
@@ -206,7 +207,7 @@ export class HostLink extends ScopedObject {
     await this.sendAllTrust(ws);
     await this.announce(true);
     const hostId = this.getMeta('hostId');
-    if (hostId) await this.env.DB.prepare('UPDATE hosts SET version = ?, last_seen_at = ? WHERE id = ?').bind(hello.data.version, Date.now(), hostId).run();
+    if (hostId) await markHostSeen(this.env.DB, hostId, Date.now(), hello.data.version);
     await this.wakeWaiting();
   }
 
@@ -450,8 +451,7 @@ export class HostLink extends ScopedObject {
   async recheck(): Promise<string[]> {
     const hostId = this.getMeta('hostId');
     if (hostId) {
-      const row = await this.env.DB.prepare('SELECT revoked_at FROM hosts WHERE id = ?').bind(hostId).first<{ revoked_at: number | null }>();
-      if (row?.revoked_at != null) {
+      if (await hostRevokedAt(this.env.DB, hostId) != null) {
         for (const ws of this.ctx.getWebSockets('host')) this.closeLink(ws, 4403, 'host revoked');
         this.failWaiting('The host was revoked');
         await this.announce(false);
@@ -552,7 +552,7 @@ export class HostLink extends ScopedObject {
     const hostId = this.getMeta('hostId');
     if (!hostId) return;
     const at = Date.now();
-    await this.env.DB.prepare('UPDATE hosts SET last_seen_at = ? WHERE id = ?').bind(at, hostId).run();
+    await markHostSeen(this.env.DB, hostId, at);
     const rooms = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM watching').toArray();
     this.rewatched.clear();
     await Promise.all([
