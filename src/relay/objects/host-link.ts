@@ -17,7 +17,7 @@
 // the set of chats waiting for the host to return, and the socket itself (hibernation keeps it).
 import {
   LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema, overFrameLimit, RELAY_COUNTERS, TRUST_STATEMENTS_PER_FRAME, errorCounter,
-  type LinkEventFrame, type LinkTrust, type Reply, type SignedTrustStatement, type WireError,
+  type LinkEventFrame, type LinkTrust, type Reply, type SignedTrustStatement,
 } from '../../contracts/index.ts';
 import { LIMITS } from '../auth/rate-limit.ts';
 import { DropLog } from './drop-log.ts';
@@ -28,6 +28,7 @@ import type { Env } from '../env.ts';
 import { currentRid, log } from '../log.ts';
 import { Meter } from '../metrics/meter.ts';
 import { identityOf } from './client-sockets.ts';
+import { LinkReplies } from './link-replies.ts';
 import { ScopedObject, type SocketScope } from './scoped-calls.ts';
 import { hostLinkOf, lobbyOf, roomOf } from './stubs.ts';
 
@@ -52,12 +53,6 @@ export interface LinkRequestInput {
   by?: string;
   /** The client's device signature, carried beside the frame as it came (the host checks it). */
   signature?: unknown;
-}
-
-interface Waiter {
-  resolve(reply: Reply): void;
-  timer: ReturnType<typeof setTimeout>;
-  promise: Promise<Reply>;
 }
 
 interface Route {
@@ -103,7 +98,8 @@ function cannotCross(frame: LinkEventFrame): boolean {
 }
 
 export class HostLink extends ScopedObject {
-  private readonly waiters = new Map<string, Waiter>();
+  /** The requests out to the host, each waiting on its Reply (link-replies.ts). */
+  private readonly replies = new LinkReplies((error) => this.meter.count(errorCounter(error.code)));
   private readonly routes = new Map<string, Route>();
   private acks: number[] = [];
   private ackScheduled = false;
@@ -145,7 +141,7 @@ export class HostLink extends ScopedObject {
     if (revokedAt !== null) return new Response('host revoked', { status: 403 });
     for (const old of this.ctx.getWebSockets('host')) this.closeLink(old, 4000, 'replaced by a newer connection');
     // A host answers on the socket a request came by: what the old one carried will not be answered.
-    this.failWaiting('The host reconnected before it answered');
+    this.replies.failAll('The host reconnected before it answered');
     const pair = new WebSocketPair();
     this.ctx.acceptWebSocket(pair[1], ['host']);
     pair[1].serializeAttachment({ hostId: identity.hostId, connectedAt: Date.now(), rid: currentRid() } satisfies HostSocketAttachment);
@@ -183,7 +179,7 @@ export class HostLink extends ScopedObject {
     if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return this.complain('not an object', size);
     const f = frame as Record<string, unknown>;
     if ('link' in f) return this.onControl(ws, f);
-    if ('ok' in f) return this.onReply(f as unknown as Reply);
+    if ('ok' in f) return this.replies.settle(f as unknown as Reply);
     if (f.type === 'event' && typeof f.event === 'string') return this.onEvent(ws, f as unknown as LinkEventFrame, size);
     this.complain('unknown frame', size);
   }
@@ -209,15 +205,6 @@ export class HostLink extends ScopedObject {
     const hostId = this.getMeta('hostId');
     if (hostId) await markHostSeen(this.env.DB, hostId, Date.now(), hello.data.version);
     await this.wakeWaiting();
-  }
-
-  private onReply(reply: Reply): void {
-    if (typeof reply.id !== 'string') return; // the host could not read one of our frames; nothing to settle
-    const waiter = this.waiters.get(reply.id);
-    if (!waiter) return;
-    this.waiters.delete(reply.id);
-    clearTimeout(waiter.timer);
-    waiter.resolve(reply);
   }
 
   private onEvent(ws: WebSocket, frame: LinkEventFrame, size: number): void {
@@ -340,9 +327,9 @@ export class HostLink extends ScopedObject {
   async request(input: LinkRequestInput): Promise<Reply> {
     const ws = this.newestOpen();
     const id = input.id ?? crypto.randomUUID();
-    if (!ws) return this.relayFailure(id, { code: 'host-offline', message: 'The host is offline' });
-    const existing = this.waiters.get(id);
-    if (existing) return existing.promise;
+    if (!ws) return this.replies.fail(id, { code: 'host-offline', message: 'The host is offline' });
+    const existing = this.replies.pending(id);
+    if (existing) return existing;
     // What is sent is larger than what a client sent (the relay adds the sender to the id and `by`):
     // past the host's frame limit (in bytes) its socket would refuse it (1009) and drop the link, and a
     // kept send would do it again on every reconnect. Refused here, before it is sent.
@@ -351,22 +338,14 @@ export class HostLink extends ScopedObject {
       ...(input.signature !== undefined ? { signature: input.signature } : {}),
     });
     if (overFrameLimit(frame, LINK_MAX_FRAME_BYTES)) {
-      return this.relayFailure(id, { code: 'frame-too-large', message: `With its sender this request is over the host's ${LINK_MAX_FRAME_BYTES} bytes` });
+      return this.replies.fail(id, { code: 'frame-too-large', message: `With its sender this request is over the host's ${LINK_MAX_FRAME_BYTES} bytes` });
     }
-    const limit = this.replyTimeoutMs;
-    let resolve!: (reply: Reply) => void;
-    const promise = new Promise<Reply>((r) => { resolve = r; });
-    const timer = setTimeout(() => {
-      this.waiters.delete(id);
-      resolve(this.relayFailure(id, { code: 'host-timeout', message: `The host did not answer within ${limit} ms` }));
-    }, limit);
-    this.waiters.set(id, { resolve, timer, promise });
+    const promise = this.replies.wait(id, this.replyTimeoutMs);
     try {
       ws.send(frame);
     } catch {
-      this.waiters.delete(id);
-      clearTimeout(timer);
-      return this.relayFailure(id, { code: 'host-offline', message: 'The host is offline' });
+      this.replies.cancel(id);
+      return this.replies.fail(id, { code: 'host-offline', message: 'The host is offline' });
     }
     return promise;
   }
@@ -453,7 +432,7 @@ export class HostLink extends ScopedObject {
     if (hostId) {
       if (await hostRevokedAt(this.env.DB, hostId) != null) {
         for (const ws of this.ctx.getWebSockets('host')) this.closeLink(ws, 4403, 'host revoked');
-        this.failWaiting('The host was revoked');
+        this.replies.failAll('The host was revoked');
         await this.announce(false);
       }
     }
@@ -468,7 +447,7 @@ export class HostLink extends ScopedObject {
    */
   async revoke(): Promise<void> {
     for (const ws of this.ctx.getWebSockets('host')) this.closeLink(ws, 4401, 'host revoked');
-    this.failWaiting('The host was revoked');
+    this.replies.failAll('The host was revoked');
     await this.announce(false);
   }
 
@@ -529,22 +508,8 @@ export class HostLink extends ScopedObject {
 
   private async lost(): Promise<void> {
     if (this.ctx.getWebSockets('host').some((ws) => ws.readyState === WebSocket.OPEN)) return; // a newer socket took over
-    this.failWaiting('The host went offline before it answered');
+    this.replies.failAll('The host went offline before it answered');
     await this.announce(false);
-  }
-
-  /** An answer the relay gives for the host (offline, timed out), counted by its code. */
-  private relayFailure(id: string, error: WireError): Reply {
-    this.meter.count(errorCounter(error.code));
-    return failure(id, error);
-  }
-
-  private failWaiting(message: string): void {
-    for (const [id, waiter] of this.waiters) {
-      clearTimeout(waiter.timer);
-      waiter.resolve(this.relayFailure(id, { code: 'host-offline', message }));
-    }
-    this.waiters.clear();
   }
 
   private async announce(online: boolean): Promise<void> {
@@ -625,10 +590,6 @@ export class HostLink extends ScopedObject {
   private setMeta(key: string, value: string): void {
     this.ctx.storage.sql.exec('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)', key, value);
   }
-}
-
-function failure(id: string, error: WireError): Reply {
-  return { id, ok: false, error };
 }
 
 /** Sends a request to a host through its HostLink and answers the host's Reply (or the relay's). */
