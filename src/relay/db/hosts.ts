@@ -45,3 +45,18 @@ export async function renameHost(d1: D1Database, hostId: string, name: string): 
 export async function revokeHost(d1: D1Database, hostId: string, at: number): Promise<void> {
   await drizzle(d1).update(hosts).set({ revokedAt: at }).where(and(eq(hosts.id, hostId), isNull(hosts.revokedAt)));
 }
+
+/**
+ * When the host was revoked (null while it is not), or undefined for a host the relay does not know.
+ * The host link asks it on each connection and each recheck, so a revocation that lands after the
+ * door let a socket through still wins.
+ */
+export async function hostRevokedAt(d1: D1Database, hostId: string): Promise<number | null | undefined> {
+  const [row] = await drizzle(d1).select({ revokedAt: hosts.revokedAt }).from(hosts).where(eq(hosts.id, hostId)).limit(1);
+  return row?.revokedAt;
+}
+
+/** The host was heard at `at`; at its hello it also tells its software version. */
+export async function markHostSeen(d1: D1Database, hostId: string, at: number, version?: string): Promise<void> {
+  await drizzle(d1).update(hosts).set(version === undefined ? { lastSeenAt: at } : { version, lastSeenAt: at }).where(eq(hosts.id, hostId));
+}

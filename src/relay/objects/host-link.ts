@@ -2,11 +2,12 @@
 //
 // - Requests from the host's ChatRooms and Lobby go out over the socket; the host's Reply comes back
 //   here and settles the waiting call, or `host-timeout` does. With no socket the answer is
-//   `host-offline` at once.
+//   `host-offline` at once. The waiting is LinkReplies (link-replies.ts).
 // - Events from the host are routed to the chat they name (or to the Lobby for host-wide events) in
 //   the order they came, batched per target, and acknowledged to the host only once that target has
 //   stored them. The host keeps every unacknowledged event in its outbox and sends it again after a
-//   reconnect; the ChatRoom drops what it already has by `seq`.
+//   reconnect; the ChatRoom drops what it already has by `seq`. The routing is LinkRoutes
+//   (link-routes.ts); this object hands it the call to the target's object and the ack sending.
 // - Presence: a socket is the host's once the host said `hello` on it (a connection that reset while
 //   it was being accepted stays open here with nobody behind it, and must not count). The host pings
 //   every two seconds and the socket answers `pong` without waking this object; an alarm every two
@@ -15,27 +16,26 @@
 //
 // It never interprets a chat: it keeps no thread, and what survives a restart is only its host id,
 // the set of chats waiting for the host to return, and the socket itself (hibernation keeps it).
+// The hosts table (revoked, version, last seen) is read and written through db/hosts.ts.
 import {
   LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema, overFrameLimit, RELAY_COUNTERS, TRUST_STATEMENTS_PER_FRAME, errorCounter,
-  type LinkEventFrame, type LinkTrust, type Reply, type SignedTrustStatement, type WireError,
+  type LinkEventFrame, type LinkTrust, type Reply, type SignedTrustStatement,
 } from '../../contracts/index.ts';
 import { LIMITS } from '../auth/rate-limit.ts';
 import { DropLog } from './drop-log.ts';
 import { failureText } from '../db/failures.ts';
+import { hostRevokedAt, markHostSeen } from '../db/hosts.ts';
 import { trustStatementsFor } from '../db/trust.ts';
 import type { Env } from '../env.ts';
 import { currentRid, log } from '../log.ts';
 import { Meter } from '../metrics/meter.ts';
 import { identityOf } from './client-sockets.ts';
+import { LinkReplies } from './link-replies.ts';
+import { LinkRoutes, type RouteTarget } from './link-routes.ts';
 import { ScopedObject, type SocketScope } from './scoped-calls.ts';
 import { hostLinkOf, lobbyOf, roomOf } from './stubs.ts';
 
 const CHECK_EVERY_MS = 2_000;
-const BATCH = 256;
-/** What one ingest call may carry at most (one frame alone may be larger): RPC calls are not meant for tens of MiB. */
-const BATCH_BYTES = 8 * 1024 * 1024;
-/** Events that belong to one chat and go to its ChatRoom; everything else is host-wide. */
-const CHAT_EVENTS = new Set(['chat.event', 'chat.visuals', 'chat.subagentChanged', 'visual.page']);
 
 interface HostSocketAttachment extends SocketScope {
   hostId: string;
@@ -53,59 +53,19 @@ export interface LinkRequestInput {
   signature?: unknown;
 }
 
-interface Waiter {
-  resolve(reply: Reply): void;
-  timer: ReturnType<typeof setTimeout>;
-  promise: Promise<Reply>;
-}
-
-interface Route {
-  frames: LinkEventFrame[];
-  /** The size of each queued frame on the wire (estimated for frames that came joined in an array). */
-  sizes: number[];
-  running: boolean;
-  /** Frames at the head of the queue to hand over one at a time: a batch of them failed to cross. */
-  alone: number;
-}
-
-/**
- * Deeper than this, a host's frame is taken to be one that cannot cross between the objects (the
- * runtime's copy between them recurses, and gives up far below JSON.parse's own depth). No event of
- * the protocol comes near it; a tool's input nesting a few dozen levels is already unusual.
- */
-const CROSSING_DEPTH = 512;
-
-/** Whether `value` nests deeper than `limit` objects or arrays (walked without recursion, so it cannot overflow). */
-export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth >= limit) return true;
-    for (const child of Object.values(v)) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
-/**
- * A frame that failed on its own to reach its object, and will never get there: too deep, or the
- * runtime cannot copy it. Asked only after a failure, never on the frame's way in.
- */
-function cannotCross(frame: LinkEventFrame): boolean {
-  if (nestsDeeperThan(frame, CROSSING_DEPTH)) return true;
-  try {
-    structuredClone(frame);
-    return false;
-  } catch {
-    return true;
-  }
-}
-
 export class HostLink extends ScopedObject {
-  private readonly waiters = new Map<string, Waiter>();
-  private readonly routes = new Map<string, Route>();
-  private acks: number[] = [];
-  private ackScheduled = false;
+  /** The requests out to the host, each waiting on its Reply (link-replies.ts). */
+  private readonly replies = new LinkReplies((error) => this.meter.count(errorCounter(error.code)));
+  /** The host's events on their way to the objects that store them, and the acks (link-routes.ts). */
+  private readonly routes = new LinkRoutes({
+    ingest: (hostId, target, frames) => this.ingest(hostId, target, frames),
+    // On the host's socket of the moment: a host that reconnected while its frames were stored must hear of them.
+    ack: (n) => {
+      try { this.newestOpen()?.send(JSON.stringify({ link: 'ack', n })); } catch { /* closed: the host resends, the rooms dedupe */ }
+    },
+    drop: (why, size) => this.complain(why, size),
+    count: (counter) => this.meter.count(counter),
+  });
   private lastHeard = 0;
   /** The link's frame budget for frames the relay drops (complain); in memory, like a client socket's. */
   private readonly drops = new DropLog(() => LIMITS.linkFrames(this.env));
@@ -139,12 +99,12 @@ export class HostLink extends ScopedObject {
     const identity = identityOf(request);
     if (identity.kind !== 'host') return new Response('host token required', { status: 403 });
     // Asked again here, not only at the door: a revocation that lands between the two still wins.
-    const row = await this.env.DB.prepare('SELECT revoked_at FROM hosts WHERE id = ?').bind(identity.hostId).first<{ revoked_at: number | null }>();
-    if (!row) return new Response('unknown host', { status: 403 });
-    if (row.revoked_at !== null) return new Response('host revoked', { status: 403 });
+    const revokedAt = await hostRevokedAt(this.env.DB, identity.hostId);
+    if (revokedAt === undefined) return new Response('unknown host', { status: 403 });
+    if (revokedAt !== null) return new Response('host revoked', { status: 403 });
     for (const old of this.ctx.getWebSockets('host')) this.closeLink(old, 4000, 'replaced by a newer connection');
     // A host answers on the socket a request came by: what the old one carried will not be answered.
-    this.failWaiting('The host reconnected before it answered');
+    this.replies.failAll('The host reconnected before it answered');
     const pair = new WebSocketPair();
     this.ctx.acceptWebSocket(pair[1], ['host']);
     pair[1].serializeAttachment({ hostId: identity.hostId, connectedAt: Date.now(), rid: currentRid() } satisfies HostSocketAttachment);
@@ -182,7 +142,7 @@ export class HostLink extends ScopedObject {
     if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return this.complain('not an object', size);
     const f = frame as Record<string, unknown>;
     if ('link' in f) return this.onControl(ws, f);
-    if ('ok' in f) return this.onReply(f as unknown as Reply);
+    if ('ok' in f) return this.replies.settle(f as unknown as Reply);
     if (f.type === 'event' && typeof f.event === 'string') return this.onEvent(ws, f as unknown as LinkEventFrame, size);
     this.complain('unknown frame', size);
   }
@@ -206,120 +166,22 @@ export class HostLink extends ScopedObject {
     await this.sendAllTrust(ws);
     await this.announce(true);
     const hostId = this.getMeta('hostId');
-    if (hostId) await this.env.DB.prepare('UPDATE hosts SET version = ?, last_seen_at = ? WHERE id = ?').bind(hello.data.version, Date.now(), hostId).run();
+    if (hostId) await markHostSeen(this.env.DB, hostId, Date.now(), hello.data.version);
     await this.wakeWaiting();
   }
 
-  private onReply(reply: Reply): void {
-    if (typeof reply.id !== 'string') return; // the host could not read one of our frames; nothing to settle
-    const waiter = this.waiters.get(reply.id);
-    if (!waiter) return;
-    this.waiters.delete(reply.id);
-    clearTimeout(waiter.timer);
-    waiter.resolve(reply);
-  }
-
   private onEvent(ws: WebSocket, frame: LinkEventFrame, size: number): void {
-    this.meter.count(RELAY_COUNTERS.eventsIn);
-    // An outbox position that is not one would spoil the whole ack it joins; such a frame is not acked.
-    if (frame.n !== undefined && !(Number.isSafeInteger(frame.n) && frame.n > 0)) frame = { ...frame, n: undefined };
-    const payload = frame.payload as { chatId?: unknown } | null;
-    const chatId = payload && typeof payload.chatId === 'string' ? payload.chatId : null;
-    const hostId = (ws.deserializeAttachment() as HostSocketAttachment).hostId;
-    if (CHAT_EVENTS.has(frame.event)) {
-      if (!chatId) { // unroutable: nothing would ever store it
-        this.meter.count(RELAY_COUNTERS.hostFramesDropped);
-        return this.ackLater(frame.n);
-      }
-      this.route(hostId, `chat:${chatId}`, frame, size);
-    } else {
-      this.route(hostId, 'lobby', frame, size);
+    this.routes.event((ws.deserializeAttachment() as HostSocketAttachment).hostId, frame, size);
+  }
+
+  /** Hands a batch of the host's events to the object that stores them (LinkRoutes decides which and when). */
+  private async ingest(hostId: string, target: RouteTarget, frames: LinkEventFrame[]): Promise<{ stored: number; error?: string }> {
+    if (target === 'lobby') {
+      await lobbyOf(this.env, hostId).ingest(hostId, frames);
+      return { stored: frames.length };
     }
-  }
-
-  /** Queues a frame for its target; each target gets its frames in order, in batches. */
-  private route(hostId: string, target: string, frame: LinkEventFrame, size: number): void {
-    let route = this.routes.get(target);
-    if (!route) this.routes.set(target, route = { frames: [], sizes: [], running: false, alone: 0 });
-    route.frames.push(frame);
-    route.sizes.push(size);
-    if (!route.running) void this.drain(hostId, target, route);
-  }
-
-  private async drain(hostId: string, target: string, route: Route): Promise<void> {
-    route.running = true;
-    try {
-      while (route.frames.length > 0) {
-        let count = 0;
-        if (route.alone > 0) {
-          count = 1;
-          route.alone -= 1;
-        } else {
-          for (let bytes = 0; count < Math.min(BATCH, route.frames.length); count++) {
-            bytes += route.sizes[count]!;
-            if (count > 0 && bytes > BATCH_BYTES) break;
-          }
-        }
-        const batch = route.frames.splice(0, count);
-        const sizes = route.sizes.splice(0, count);
-        let stored = 0;
-        let error: string | undefined;
-        try {
-          if (target === 'lobby') {
-            await lobbyOf(this.env, hostId).ingest(hostId, batch);
-            stored = batch.length;
-          } else {
-            ({ stored, error } = await roomOf(this.env, hostId, target.slice(5)).ingest(hostId, target.slice(5), batch));
-          }
-        } catch (thrown) {
-          // The call itself failed. One frame the runtime cannot carry to the object (a payload nested
-          // thousands deep) fails the whole call: the batch goes again one frame at a time, so only
-          // that frame stays behind and the valid ones around it are stored and acknowledged.
-          if (batch.length > 1) {
-            route.frames.unshift(...batch);
-            route.sizes.unshift(...sizes);
-            route.alone = batch.length;
-            continue;
-          }
-          if (cannotCross(batch[0]!)) {
-            // It would fail the same way on every reconnect and sit in the host's outbox for ever:
-            // refused for good, and acknowledged so the host lets it go, like any frame the relay drops.
-            this.complain('cannot cross to its object', sizes[0]!);
-            this.ackLater(batch[0]!.n);
-            continue;
-          }
-          error = String(thrown);
-        }
-        // What was not stored is not acknowledged: the host keeps it and sends it again on its next connection.
-        if (error !== undefined) {
-          log.error('ingest failed', { hostId, target, stored, of: batch.length, error });
-          this.meter.count(RELAY_COUNTERS.ingestFailed);
-        }
-        for (const frame of batch.slice(0, stored)) this.ackLater(frame.n);
-      }
-    } finally {
-      route.running = false;
-      if (route.frames.length === 0) this.routes.delete(target);
-    }
-  }
-
-  /**
-   * Acknowledges on the host's socket of the moment, not the one the frame came by: outbox positions
-   * outlive a connection, and a host that reconnected while its frames were being stored must still
-   * hear of them, or it keeps them for ever.
-   */
-  private ackLater(n: number | undefined): void {
-    if (n === undefined) return;
-    this.acks.push(n);
-    if (this.ackScheduled) return;
-    this.ackScheduled = true;
-    queueMicrotask(() => {
-      this.ackScheduled = false;
-      const n = this.acks;
-      this.acks = [];
-      const ws = this.newestOpen();
-      try { ws?.send(JSON.stringify({ link: 'ack', n })); } catch { /* closed: the host resends, the rooms dedupe */ }
-    });
+    const chatId = target.slice('chat:'.length);
+    return roomOf(this.env, hostId, chatId).ingest(hostId, chatId, frames);
   }
 
   /**
@@ -339,9 +201,9 @@ export class HostLink extends ScopedObject {
   async request(input: LinkRequestInput): Promise<Reply> {
     const ws = this.newestOpen();
     const id = input.id ?? crypto.randomUUID();
-    if (!ws) return this.relayFailure(id, { code: 'host-offline', message: 'The host is offline' });
-    const existing = this.waiters.get(id);
-    if (existing) return existing.promise;
+    if (!ws) return this.replies.fail(id, { code: 'host-offline', message: 'The host is offline' });
+    const existing = this.replies.pending(id);
+    if (existing) return existing;
     // What is sent is larger than what a client sent (the relay adds the sender to the id and `by`):
     // past the host's frame limit (in bytes) its socket would refuse it (1009) and drop the link, and a
     // kept send would do it again on every reconnect. Refused here, before it is sent.
@@ -350,22 +212,14 @@ export class HostLink extends ScopedObject {
       ...(input.signature !== undefined ? { signature: input.signature } : {}),
     });
     if (overFrameLimit(frame, LINK_MAX_FRAME_BYTES)) {
-      return this.relayFailure(id, { code: 'frame-too-large', message: `With its sender this request is over the host's ${LINK_MAX_FRAME_BYTES} bytes` });
+      return this.replies.fail(id, { code: 'frame-too-large', message: `With its sender this request is over the host's ${LINK_MAX_FRAME_BYTES} bytes` });
     }
-    const limit = this.replyTimeoutMs;
-    let resolve!: (reply: Reply) => void;
-    const promise = new Promise<Reply>((r) => { resolve = r; });
-    const timer = setTimeout(() => {
-      this.waiters.delete(id);
-      resolve(this.relayFailure(id, { code: 'host-timeout', message: `The host did not answer within ${limit} ms` }));
-    }, limit);
-    this.waiters.set(id, { resolve, timer, promise });
+    const promise = this.replies.wait(id, this.replyTimeoutMs);
     try {
       ws.send(frame);
     } catch {
-      this.waiters.delete(id);
-      clearTimeout(timer);
-      return this.relayFailure(id, { code: 'host-offline', message: 'The host is offline' });
+      this.replies.cancel(id);
+      return this.replies.fail(id, { code: 'host-offline', message: 'The host is offline' });
     }
     return promise;
   }
@@ -450,10 +304,9 @@ export class HostLink extends ScopedObject {
   async recheck(): Promise<string[]> {
     const hostId = this.getMeta('hostId');
     if (hostId) {
-      const row = await this.env.DB.prepare('SELECT revoked_at FROM hosts WHERE id = ?').bind(hostId).first<{ revoked_at: number | null }>();
-      if (row?.revoked_at != null) {
+      if (await hostRevokedAt(this.env.DB, hostId) != null) {
         for (const ws of this.ctx.getWebSockets('host')) this.closeLink(ws, 4403, 'host revoked');
-        this.failWaiting('The host was revoked');
+        this.replies.failAll('The host was revoked');
         await this.announce(false);
       }
     }
@@ -468,7 +321,7 @@ export class HostLink extends ScopedObject {
    */
   async revoke(): Promise<void> {
     for (const ws of this.ctx.getWebSockets('host')) this.closeLink(ws, 4401, 'host revoked');
-    this.failWaiting('The host was revoked');
+    this.replies.failAll('The host was revoked');
     await this.announce(false);
   }
 
@@ -529,22 +382,8 @@ export class HostLink extends ScopedObject {
 
   private async lost(): Promise<void> {
     if (this.ctx.getWebSockets('host').some((ws) => ws.readyState === WebSocket.OPEN)) return; // a newer socket took over
-    this.failWaiting('The host went offline before it answered');
+    this.replies.failAll('The host went offline before it answered');
     await this.announce(false);
-  }
-
-  /** An answer the relay gives for the host (offline, timed out), counted by its code. */
-  private relayFailure(id: string, error: WireError): Reply {
-    this.meter.count(errorCounter(error.code));
-    return failure(id, error);
-  }
-
-  private failWaiting(message: string): void {
-    for (const [id, waiter] of this.waiters) {
-      clearTimeout(waiter.timer);
-      waiter.resolve(this.relayFailure(id, { code: 'host-offline', message }));
-    }
-    this.waiters.clear();
   }
 
   private async announce(online: boolean): Promise<void> {
@@ -552,7 +391,7 @@ export class HostLink extends ScopedObject {
     const hostId = this.getMeta('hostId');
     if (!hostId) return;
     const at = Date.now();
-    await this.env.DB.prepare('UPDATE hosts SET last_seen_at = ? WHERE id = ?').bind(at, hostId).run();
+    await markHostSeen(this.env.DB, hostId, at);
     const rooms = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM watching').toArray();
     this.rewatched.clear();
     await Promise.all([
@@ -625,10 +464,6 @@ export class HostLink extends ScopedObject {
   private setMeta(key: string, value: string): void {
     this.ctx.storage.sql.exec('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)', key, value);
   }
-}
-
-function failure(id: string, error: WireError): Reply {
-  return { id, ok: false, error };
 }
 
 /** Sends a request to a host through its HostLink and answers the host's Reply (or the relay's). */
