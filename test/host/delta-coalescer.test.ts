@@ -12,11 +12,16 @@ function handClock() {
   return { timers, fire: () => { const due = next; next = null; due?.run(); }, pending: () => next, sets: () => sets };
 }
 
+/** A coalescer with a window of `windowMs` on a hand-turned clock, and what it sent as `item:text`. */
+function coalescer(windowMs: number) {
+  const clock = handClock();
+  const sent: string[] = [];
+  return { clock, sent, deltas: new DeltaCoalescer(windowMs, (id, text) => sent.push(`${id}:${text}`), clock.timers) };
+}
+
 describe('joining streamed text', () => {
   it('joins an item\'s deltas within one window into one, items in the order they first came, one timer per window', () => {
-    const clock = handClock();
-    const sent: string[] = [];
-    const deltas = new DeltaCoalescer(30, (id, text) => sent.push(`${id}:${text}`), clock.timers);
+    const { clock, sent, deltas } = coalescer(30);
     deltas.add('a', 'Hel');
     deltas.add('b', 'think');
     deltas.add('a', 'lo');
@@ -33,9 +38,7 @@ describe('joining streamed text', () => {
   });
 
   it('flush sends what waits at once and stops its timer; discard drops it unsent', () => {
-    const clock = handClock();
-    const sent: string[] = [];
-    const deltas = new DeltaCoalescer(30, (id, text) => sent.push(`${id}:${text}`), clock.timers);
+    const { clock, sent, deltas } = coalescer(30);
     deltas.add('a', 'x');
     deltas.flush();
     expect(sent).toEqual(['a:x']);
@@ -49,9 +52,7 @@ describe('joining streamed text', () => {
   });
 
   it('a window of 0 sends every delta as it comes, with no timer', () => {
-    const clock = handClock();
-    const sent: string[] = [];
-    const deltas = new DeltaCoalescer(0, (id, text) => sent.push(`${id}:${text}`), clock.timers);
+    const { clock, sent, deltas } = coalescer(0);
     deltas.add('a', '1');
     deltas.add('a', '2');
     expect(sent).toEqual(['a:1', 'a:2']);
