@@ -31,12 +31,13 @@ import {
   type ClientRequest, type Place, type ServedRequest, type ServedTable,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
-import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
+import { ANSWERED_ONCE, REPLY_TABLES_V1, ReplyJournal } from './reply-journal.ts';
+import { migrateStorage, type StorageMigration } from './storage-migrations.ts';
 import { hostLinkOf } from './stubs.ts';
 import { KeptSends } from './kept-sends.ts';
 import { RoomRecords } from './room-records.ts';
 import { readAttachment, type AttachmentAnswer } from './room-attachments.ts';
-import { LOG_KEEP, RoomStore } from './room-store.ts';
+import { LOG_KEEP, ROOM_TABLES_V1, RoomStore } from './room-store.ts';
 import { failureText } from '../db/failures.ts';
 import { log } from '../log.ts';
 import { LIMITS } from '../auth/rate-limit.ts';
@@ -52,6 +53,11 @@ interface RoomExtra {
   ws?: WebSocket;
 }
 type RoomCall<T extends ChatRequestType> = ServedRequest<T> & RoomExtra;
+
+/** The room's own SQLite, by version (storage-migrations.ts): never edit a released version, add one. */
+const CHAT_ROOM_STORAGE: readonly StorageMigration[] = [
+  { version: 1, sql: ROOM_TABLES_V1 + REPLY_TABLES_V1 },
+];
 
 export class ChatRoom extends ClientSockets {
   private readonly store: RoomStore;
@@ -78,6 +84,7 @@ export class ChatRoom extends ClientSockets {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    migrateStorage(ctx.storage, 'ChatRoom', CHAT_ROOM_STORAGE);
     this.store = new RoomStore(ctx.storage.sql);
     this.journal = new ReplyJournal(ctx.storage.sql);
     this.records = new RoomRecords(env.DB, this.store, { key: () => this.key(), fanOut: (text) => this.fanOut(text) });

@@ -34,6 +34,7 @@ import { LinkReplies } from './link-replies.ts';
 import { LinkRoutes, type RouteTarget } from './link-routes.ts';
 import { ScopedObject, type SocketScope } from './scoped-calls.ts';
 import { hostLinkOf, lobbyOf, roomOf } from './stubs.ts';
+import { migrateStorage, type StorageMigration } from './storage-migrations.ts';
 
 const CHECK_EVERY_MS = 2_000;
 
@@ -52,6 +53,16 @@ export interface LinkRequestInput {
   /** The client's device signature, carried beside the frame as it came (the host checks it). */
   signature?: unknown;
 }
+
+/** The link's own SQLite, by version (storage-migrations.ts): never edit a released version, add one. */
+const HOST_LINK_STORAGE: readonly StorageMigration[] = [
+  {
+    version: 1,
+    sql: `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS waiting (chat_id TEXT PRIMARY KEY);
+      CREATE TABLE IF NOT EXISTS watching (chat_id TEXT PRIMARY KEY);`,
+  },
+];
 
 export class HostLink extends ScopedObject {
   /** The requests out to the host, each waiting on its Reply (link-replies.ts). */
@@ -84,9 +95,7 @@ export class HostLink extends ScopedObject {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(LINK_HEARTBEAT.ping, LINK_HEARTBEAT.pong));
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS waiting (chat_id TEXT PRIMARY KEY);
-      CREATE TABLE IF NOT EXISTS watching (chat_id TEXT PRIMARY KEY)`);
+    migrateStorage(ctx.storage, 'HostLink', HOST_LINK_STORAGE);
   }
 
   // ---- the host connects ----------------------------------------------------------------------

@@ -35,7 +35,8 @@ import {
   type ClientRequest, type Place, type ServedRequest, type ServedTable,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
-import { ANSWERED_ONCE, ReplyJournal } from './reply-journal.ts';
+import { ANSWERED_ONCE, REPLY_TABLES_V1, ReplyJournal } from './reply-journal.ts';
+import { migrateStorage, type StorageMigration } from './storage-migrations.ts';
 import { hostLinkOf, roomOf } from './stubs.ts';
 
 /** What the Lobby adds to each request it serves: who asks, on which host. */
@@ -62,6 +63,19 @@ interface Push {
   chatId?: string;
 }
 
+/** The lobby's own SQLite, by version (storage-migrations.ts): never edit a released version, add one. */
+const LOBBY_STORAGE: readonly StorageMigration[] = [
+  {
+    version: 1,
+    // session_approvals: each terminal session's waiting approvals as the host last listed them, what its next list is diffed against.
+    sql: `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS session_approvals (
+        session_id TEXT NOT NULL, request_id TEXT NOT NULL, tool_name TEXT NOT NULL, expires_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, request_id));
+      ${REPLY_TABLES_V1}`,
+  },
+];
+
 export class Lobby extends ClientSockets {
   private readonly journal: ReplyJournal;
   readonly meter = new Meter(this.ctx, this.env, 'lobby', () => this.openClients());
@@ -74,12 +88,8 @@ export class Lobby extends ClientSockets {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    migrateStorage(ctx.storage, 'Lobby', LOBBY_STORAGE);
     this.journal = new ReplyJournal(ctx.storage.sql);
-    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
-    // Each terminal session's waiting approvals as the host last listed them: what its next list is diffed against.
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS session_approvals (
-      session_id TEXT NOT NULL, request_id TEXT NOT NULL, tool_name TEXT NOT NULL, expires_at INTEGER NOT NULL,
-      PRIMARY KEY (session_id, request_id))`);
   }
 
   private hostId(): string {

@@ -14,6 +14,11 @@ const PRUNE_EVERY = 128;
 /** A reply too large for one row is not kept; a retry then reaches the host, whose own journal answers it once. */
 const KEEP_MAX = 500_000;
 
+/** The journal's table as it was before versions were kept (storage-migrations.ts): part of version 1 of each object that keeps one. */
+export const REPLY_TABLES_V1 = `CREATE TABLE IF NOT EXISTS replies (
+      principal TEXT NOT NULL, id TEXT NOT NULL, reply TEXT NOT NULL, at INTEGER NOT NULL,
+      PRIMARY KEY (principal, id));`;
+
 export class ReplyJournal {
   private readonly sql: SqlStorage;
   private readonly inflight = new Map<string, Promise<string>>();
@@ -21,9 +26,6 @@ export class ReplyJournal {
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
-    sql.exec(`CREATE TABLE IF NOT EXISTS replies (
-      principal TEXT NOT NULL, id TEXT NOT NULL, reply TEXT NOT NULL, at INTEGER NOT NULL,
-      PRIMARY KEY (principal, id))`);
   }
 
   async once(principal: string, id: string, run: () => Promise<string>): Promise<string> {

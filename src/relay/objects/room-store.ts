@@ -57,19 +57,8 @@ export interface RoomState {
   epoch: number;
 }
 
-export class RoomStore {
-  private readonly sql: SqlStorage;
-  readonly state: RoomState;
-  /**
-   * Each item's JSON as it was stored or last serialized, by the item object (items are never changed
-   * in place: an event replaces the object), so an attach joins the thread's JSON rather than
-   * serializing thousands of items again.
-   */
-  private readonly itemJson = new WeakMap<ChatItem, string>();
-
-  constructor(sql: SqlStorage) {
-    this.sql = sql;
-    sql.exec(`
+/** The room's tables as they were before versions were kept (storage-migrations.ts): ChatRoom's version 1. */
+export const ROOM_TABLES_V1 = `
       CREATE TABLE IF NOT EXISTS room (id INTEGER PRIMARY KEY CHECK (id = 1), host_id TEXT, chat_id TEXT,
         seq INTEGER NOT NULL, host_seq INTEGER NOT NULL, log_floor INTEGER NOT NULL, epoch INTEGER NOT NULL);
       INSERT OR IGNORE INTO room (id, seq, host_seq, log_floor, epoch) VALUES (1, 0, -1, 0, 0);
@@ -83,7 +72,20 @@ export class RoomStore {
       CREATE TABLE IF NOT EXISTS refused (request_id TEXT NOT NULL, user_id TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL,
         frame TEXT NOT NULL, PRIMARY KEY (user_id, request_id));
       CREATE TABLE IF NOT EXISTS host_queued (turn_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, request_id TEXT NOT NULL, at INTEGER NOT NULL);
-    `);
+`;
+
+export class RoomStore {
+  private readonly sql: SqlStorage;
+  readonly state: RoomState;
+  /**
+   * Each item's JSON as it was stored or last serialized, by the item object (items are never changed
+   * in place: an event replaces the object), so an attach joins the thread's JSON rather than
+   * serializing thousands of items again.
+   */
+  private readonly itemJson = new WeakMap<ChatItem, string>();
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
     this.state = this.readState();
   }
 
