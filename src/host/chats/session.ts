@@ -20,7 +20,6 @@ import type {
   ChatInfo,
   ChatItem,
   ChatQueuedMessage,
-  ChatToolItem,
   ChatTurnItem,
   ChatTurnLimit,
   RuntimeMode,
@@ -33,8 +32,8 @@ import { admitFileReads } from './file-reads.ts';
 import { lastLineOf } from './last-line.ts';
 import { isPendingRequest, requestSummaries } from './requests.ts';
 import type { ChatRecord, ChatStore, LogEntry } from './store.ts';
-import { titleFromAgent } from './title.ts';
 import type { VisualInput } from './visuals.ts';
+import { type Assembled, assembleTurn, closeStreams, openTurn, settledTool, startedTool, type TurnClock, type TurnState } from './turn-assembler.ts';
 import type { LimitsReading } from '../usage/limits.ts';
 
 /** What a session needs from the runtime around it. */
@@ -87,13 +86,12 @@ interface ActiveTurn {
   id: string;
   /** The backend has the turn (it waits for the work-tree checkpoint before that). */
   started: boolean;
-  costUsd: number;
-  /** The assistant item text is streaming into, if any, and the subagent writing it (null: the agent itself). */
-  reply: string | null;
-  replyParent: string | null;
-  thought: string | null;
-  tools: Map<string, string>;
+  /** What the turn assembler keeps about it (turn-assembler.ts). */
+  state: TurnState;
 }
+
+/** Ids and times as the assembler takes them (tests give their own). */
+const SESSION_CLOCK: TurnClock = { now: () => Date.now(), newId };
 
 export class ChatSession {
   readonly chatId: string;
@@ -269,7 +267,7 @@ export class ChatSession {
   private opened(turnId: string, message: OutgoingMessage | null, marks: Pick<ChatTurnItem, 'label' | 'origin'>): ActiveTurn {
     const now = Date.now();
     this.failed = false;
-    const turn: ActiveTurn = { id: turnId, started: false, costUsd: 0, reply: null, replyParent: null, thought: null, tools: new Map() };
+    const turn: ActiveTurn = { id: turnId, started: false, state: openTurn(turnId) };
     this.turn = turn;
     if (message) this.upsert({ id: newId('msg'), kind: 'user', createdAt: now, turnId, ...messageParts(message) });
     this.upsert({ id: turnId, kind: 'turn', createdAt: now, turnId, state: 'running', endedAt: null, costUsd: 0, ...marks });
@@ -637,206 +635,50 @@ export class ChatSession {
     }
   }
 
+  /** Takes the steps the turn assembler answers for one output, in order. */
   private apply(turn: ActiveTurn, output: ProviderOutput): void {
-    const now = Date.now();
-    switch (output.type) {
-      case 'session':
-        this.updateInfo({
-          agentSessionId: output.agentSessionId,
-          ...(output.model !== undefined ? { model: output.model } : {}),
-          // A reported mode replaces the confirmed one, even when it is none of ours: never a stale claim.
-          ...(output.permissionMode !== undefined ? { permissionMode: output.permissionMode, effectiveRuntimeMode: output.effectiveRuntimeMode } : {}),
-          ...(output.effectiveRuntimeMode !== undefined ? { effectiveRuntimeMode: output.effectiveRuntimeMode } : {}),
-          ...(output.slashCommands !== undefined ? { slashCommands: output.slashCommands } : {}),
-        });
-        return;
-      case 'mode':
-        this.updateInfo({ permissionMode: output.permissionMode, effectiveRuntimeMode: output.effectiveRuntimeMode });
-        return;
-      case 'title': {
-        // The model named the conversation: that beats the host's wording of its first message. A
-        // fork keeps the title it was given (its agent may name it after the fork's preamble).
-        const title = this.info.forkOf ? null : titleFromAgent(output.title);
-        if (title) this.updateInfo({ suggestedTitle: title });
-        return;
-      }
-      case 'text': {
-        if (turn.thought) this.closeThought(turn);
-        const parent = output.parentToolUseId ?? null;
-        if (turn.reply && turn.replyParent !== parent) this.closeReply(turn);
-        if (!turn.reply) {
-          turn.reply = newId('reply');
-          turn.replyParent = parent;
-          this.upsert({
-            id: turn.reply,
-            kind: 'assistant',
-            createdAt: now,
-            turnId: turn.id,
-            text: '',
-            streaming: true,
-            ...(output.phase ? { phase: output.phase } : {}),
-            ...(parent ? { parentToolUseId: parent } : {}),
+    this.take(turn, assembleTurn(turn.state, output, this.thread, SESSION_CLOCK));
+  }
+
+  private take(turn: ActiveTurn, assembled: Assembled): void {
+    // The state first: `finish` (a step) reads the turn's cost and closes what is still open.
+    turn.state = assembled.turn;
+    for (const step of assembled.steps) {
+      switch (step.type) {
+        case 'upsert':
+          this.upsert(step.item);
+          break;
+        case 'delta':
+          this.delta(step.itemId, step.text);
+          break;
+        case 'close':
+          this.closeItem(step.itemId);
+          break;
+        case 'update': {
+          this.flushDeltas();
+          const item = this.thread.get(step.itemId);
+          if (item) this.upsert(step.change(item));
+          break;
+        }
+        case 'info':
+          this.updateInfo(step.patch);
+          break;
+        case 'visual': {
+          const epoch = this.epoch;
+          this.options.host.publishVisual(this.chatId, step.input).catch((error: unknown) => {
+            // A clear meanwhile took the turn with it: nothing to say in the new thread.
+            if (this.epoch !== epoch) return;
+            this.upsert({ id: newId('note'), kind: 'note', createdAt: Date.now(), turnId: turn.id, level: 'warning', text: `A visual could not be published: ${describe(error)}` });
           });
+          break;
         }
-        this.delta(turn.reply, output.text);
-        return;
+        case 'side':
+          this.side(step.output);
+          break;
+        case 'finish':
+          this.finish(step.state, step.message, false, step.limit, step.outliving);
+          break;
       }
-      case 'text-end':
-        this.closeReply(turn);
-        return;
-      case 'thinking':
-        if (!turn.thought) {
-          turn.thought = newId('thought');
-          this.upsert({ id: turn.thought, kind: 'thinking', createdAt: now, turnId: turn.id, text: '', streaming: true, endedAt: null });
-        }
-        this.delta(turn.thought, output.text);
-        return;
-      case 'thinking-end':
-        this.closeThought(turn);
-        return;
-      case 'tool-start': {
-        this.closeStreams();
-        const id = newId('tool');
-        turn.tools.set(output.toolUseId, id);
-        this.upsert(startedTool(output, id, turn.id, output.parentToolUseId ?? null, now));
-        return;
-      }
-      case 'tool-output':
-        this.toolOutput(turn.tools.get(output.toolUseId), output.text);
-        return;
-      case 'tool-end': {
-        const id = turn.tools.get(output.toolUseId);
-        if (!id) return;
-        this.flushDeltas();
-        const item = this.thread.get(id);
-        if (item?.kind !== 'tool') return;
-        this.upsert(settledTool(item, output));
-        return;
-      }
-      case 'subagent-start': {
-        this.closeStreams();
-        const id = newId('subagent');
-        turn.tools.set(output.toolUseId, id);
-        this.upsert({
-          id,
-          kind: 'subagent',
-          createdAt: now,
-          turnId: turn.id,
-          toolUseId: output.toolUseId,
-          description: output.description,
-          subagentType: output.subagentType,
-          prompt: output.prompt,
-          background: output.background,
-          status: 'running',
-          startedAt: now,
-          finishedAt: null,
-          summary: null,
-          result: null,
-          usage: null,
-          lastTool: null,
-          itemsTruncated: false,
-          ...(output.parentToolUseId ? { parentToolUseId: output.parentToolUseId } : {}),
-        });
-        return;
-      }
-      case 'subagent-progress':
-      case 'subagent-end': {
-        const item = this.thread.get(turn.tools.get(output.toolUseId) ?? '');
-        if (item?.kind !== 'subagent') return;
-        const next = { ...item };
-        if (output.usage !== undefined) next.usage = output.usage;
-        if (output.summary !== undefined) next.summary = output.summary;
-        if (output.type === 'subagent-progress' && output.lastTool !== undefined) next.lastTool = output.lastTool;
-        if (output.type === 'subagent-progress' && output.native) next.native = { ...next.native, ...output.native };
-        if (output.type === 'subagent-progress' && output.model) next.model = output.model;
-        if (output.type === 'subagent-end') {
-          next.status = output.status;
-          next.finishedAt = now;
-          if (output.result !== undefined) next.result = output.result;
-        }
-        this.upsert(next);
-        return;
-      }
-      case 'turn-diff': {
-        const item = this.thread.get(turn.id);
-        if (item?.kind === 'turn') this.upsert({ ...item, checkpointDiff: output.diff });
-        return;
-      }
-      case 'compaction':
-        this.closeStreams();
-        this.upsert({ id: newId('compaction'), kind: 'compaction', createdAt: now, turnId: turn.id, preTokens: output.preTokens });
-        this.updateInfo({ usage: { ...this.info.usage, contextTokens: 0 } });
-        return;
-      case 'request-cancelled': {
-        const item = this.thread.items.find((i) => isPendingRequest(i) && (i.kind === 'approval' || i.kind === 'question') && i.requestId === output.requestId);
-        if (item?.kind === 'approval') this.upsert({ ...item, decision: 'cancelled' });
-        else if (item?.kind === 'question') this.upsert({ ...item, state: 'cancelled' });
-        else return;
-        this.updateInfo();
-        return;
-      }
-      case 'approval':
-        this.closeStreams();
-        this.upsert({
-          id: newId('approval'),
-          kind: 'approval',
-          createdAt: now,
-          turnId: turn.id,
-          requestId: output.requestId,
-          toolUseId: output.toolUseId,
-          toolName: output.toolName,
-          input: output.input,
-          description: output.description,
-          canAllowAlways: output.canAllowAlways,
-          decision: 'pending',
-          ...(output.allowAlways ? { allowAlways: output.allowAlways } : {}),
-        });
-        this.updateInfo();
-        return;
-      case 'question':
-        this.closeStreams();
-        this.upsert({
-          id: newId('question'),
-          kind: 'question',
-          createdAt: now,
-          turnId: turn.id,
-          requestId: output.requestId,
-          questions: output.questions,
-          answers: null,
-          state: 'pending',
-          ...(output.async ? { async: true } : {}),
-        });
-        this.updateInfo();
-        return;
-      case 'visual': {
-        this.closeStreams();
-        const epoch = this.epoch;
-        const { type: _type, ...visual } = output;
-        this.options.host.publishVisual(this.chatId, { ...visual, turnId: turn.id }).catch((error: unknown) => {
-          // A clear meanwhile took the turn with it: nothing to say in the new thread.
-          if (this.epoch !== epoch) return;
-          this.upsert({ id: newId('note'), kind: 'note', createdAt: Date.now(), turnId: turn.id, level: 'warning', text: `A visual could not be published: ${describe(error)}` });
-        });
-        return;
-      }
-      case 'usage': {
-        if (output.costUsd !== undefined) turn.costUsd = Math.max(0, output.costUsd);
-        const usage = { ...this.info.usage };
-        if (output.contextTokens !== undefined) usage.contextTokens = output.contextTokens;
-        if (output.contextWindow !== undefined) usage.contextWindow = output.contextWindow;
-        this.updateInfo({ usage });
-        return;
-      }
-      case 'note':
-        this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: output.level, text: output.text });
-        return;
-      case 'limits':
-      case 'background':
-        this.side(output);
-        return;
-      case 'turn-end':
-        this.finish(output.state, output.message, false, output.limit, output.outliving);
-        return;
     }
   }
 
@@ -851,12 +693,12 @@ export class ChatSession {
       this.upsert({ id: newId('note'), kind: 'note', createdAt: now, turnId: turn.id, level: 'error', text: message });
     }
     const item = this.thread.get(turn.id);
-    if (item?.kind === 'turn') this.upsert({ ...item, state, endedAt: now, costUsd: turn.costUsd, ...(limit ? { limit } : {}) });
+    if (item?.kind === 'turn') this.upsert({ ...item, state, endedAt: now, costUsd: turn.state.costUsd, ...(limit ? { limit } : {}) });
     this.turn = null;
     this.failed = state === 'error';
     const usage = this.info.usage;
     this.updateInfo({
-      usage: { ...usage, costUsd: usage.costUsd + turn.costUsd, turns: usage.turns + 1 },
+      usage: { ...usage, costUsd: usage.costUsd + turn.state.costUsd, turns: usage.turns + 1 },
       ...(pauseQueue ? { queuePaused: true } : {}),
       ...(limit ? { limit } : {}),
     });
@@ -906,22 +748,7 @@ export class ChatSession {
   }
 
   private closeStreams(): void {
-    if (!this.turn) return;
-    this.closeReply(this.turn);
-    this.closeThought(this.turn);
-  }
-
-  private closeReply(turn: ActiveTurn): void {
-    if (!turn.reply) return;
-    this.closeItem(turn.reply);
-    turn.reply = null;
-    turn.replyParent = null;
-  }
-
-  private closeThought(turn: ActiveTurn): void {
-    if (!turn.thought) return;
-    this.closeItem(turn.thought);
-    turn.thought = null;
+    if (this.turn) this.take(this.turn, closeStreams(this.turn.state));
   }
 
   private closeItem(id: string): void {
@@ -985,20 +812,6 @@ export class ChatSession {
     driver.interrupt();
     void driver.kill().catch(() => undefined);
   }
-}
-
-/** The item a `tool-start` opens, running; `parent`: the subagent it is under (null: the agent itself). */
-function startedTool(output: Extract<ProviderOutput, { type: 'tool-start' }>, id: string, turnId: string | null, parent: string | null, now: number): ChatToolItem {
-  return {
-    id, kind: 'tool', createdAt: now, turnId, toolUseId: output.toolUseId, name: output.name, input: output.input,
-    output: null, state: 'running', parentToolUseId: parent,
-    progress: { startedAt: now, description: output.description ?? null, output: null },
-  };
-}
-
-/** A tool item as its `tool-end` settles it. */
-function settledTool(item: ChatToolItem, output: Extract<ProviderOutput, { type: 'tool-end' }>): ChatToolItem {
-  return { ...item, state: output.error ? 'error' : 'done', output: output.output, ...(output.changes?.length ? { changes: output.changes } : {}) };
 }
 
 /** What a subagent that outlived its turn reports through `side`. */
