@@ -253,8 +253,16 @@ describe('Claude Code through the host: compaction, and a CLI that dies', { time
     expect(core.session('x').info).toMatchObject({ running: false, status: 'error' });
     expect(await client.fails('chat.approve', { chatId: 'x', requestId: approval.kind === 'approval' ? approval.requestId : '', decision: 'allow' })).toBe('request-not-found');
     expect(await client.ok('chat.cancel', { chatId: 'x' })).toEqual({});
+    // This wait timed out twice in whole host runs (never alone, nor in a fresh clone) with nothing to
+    // go on: a timeout now says what the chat held (an error note carries the CLI's stderr) and what
+    // the resumed CLI asked the model.
+    const asked = server.requests.length;
     const next = await client.ok('chat.send', { chatId: 'x', text: 'KW-HELLO' });
-    await until(() => stateOf(crashed, next.turnId) === 'done', 'the turn after', 30_000);
+    await until(() => stateOf(crashed, next.turnId) === 'done', 'the turn after', 30_000).catch((error: unknown) => {
+      const items = crashed.items.map((i) => ({ kind: i.kind, id: i.id, turnId: i.turnId, ...('state' in i ? { state: i.state } : {}), ...('text' in i ? { text: i.text.slice(0, 200) } : {}) }));
+      const requests = server.requests.slice(asked).map((r) => ({ path: r.path, tools: r.body.tools?.length ?? 0, last: lastUserText(r).slice(0, 200) }));
+      throw new Error(`${String(error)}\nitems: ${JSON.stringify(items)}\ninfo: ${JSON.stringify(core.session('x').info)}\nrequests since the send: ${JSON.stringify(requests)}`);
+    });
     expect(core.session('x').info).toMatchObject({ agentSessionId: sessionId, running: true, status: 'idle' });
   });
 });

@@ -110,7 +110,7 @@ describe('the turn assembler', () => {
 
   it('the agent\'s title names the chat, except a fork\'s; a visual is published under the turn; the end finishes it', () => {
     expect(bench().feed({ type: 'title', title: 'Fix the build' })).toEqual([{ type: 'info', patch: { suggestedTitle: 'Fix the build' } }]);
-    expect(bench({ forkOf: 'chat-0' } as Partial<ChatInfo>).feed({ type: 'title', title: 'Fix the build' })).toEqual([]);
+    expect(bench({ forkOf: { chatId: 'chat-0', turnId: 'turn-0', at: 1 } }).feed({ type: 'title', title: 'Fix the build' })).toEqual([]);
     const { feed } = bench();
     feed({ type: 'thinking', text: 'x' });
     expect(feed({ type: 'visual', title: 'Chart', html: '<p>1</p>' })).toEqual([
