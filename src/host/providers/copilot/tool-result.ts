@@ -7,6 +7,7 @@
 import type { ChatFileChange } from '../../../contracts/index.ts';
 import type { AcpToolCallView } from '../acp/index.ts';
 import { fileChangesOf } from '../acp/file-changes.ts';
+import { readGitDiff } from '../git-diff.ts';
 import { record } from '../acp/mapper.ts';
 
 export function copilotToolResult(call: AcpToolCallView): { output: string | null; changes: ChatFileChange[] } | undefined {
@@ -18,22 +19,14 @@ export function copilotToolResult(call: AcpToolCallView): { output: string | nul
   return { output, changes: fromGit.length ? fromGit : fileChangesOf(call.content) };
 }
 
-/** Each file of a git diff as a change: its kind from the header, its hunks from the first `@@`. */
+/** Each file of a git diff (git-diff.ts reads Copilot's dialect) as a change: its hunks from the first `@@`. */
 export function gitChanges(diff: string, paths: readonly string[]): ChatFileChange[] {
-  const out: ChatFileChange[] = [];
-  for (const section of diff.split(/^(?=diff --git )/m)) {
-    const header = /^diff --git a\/(.*) b\/(.*)$/m.exec(section);
-    const hunks = section.search(/^@@ /m);
-    if (!header || hunks < 0) continue;
-    const named = header[2]!;
+  return readGitDiff(diff).filter((file) => file.hunks !== '').map(({ path: named, kind, hunks }) => ({
     // Copilot writes an absolute path without its leading slash; the call's own path says which.
-    const path = paths.find((p) => p === named || p.endsWith(`/${named}`)) ?? named;
-    const head = section.slice(0, hunks);
-    const kind: ChatFileChange['kind'] = /^(create|new) file mode/m.test(head) ? 'add' : /^delete(d)? file mode/m.test(head) ? 'delete' : 'update';
-    const body = section.slice(hunks);
-    out.push({ path, kind, diff: body.endsWith('\n') ? body : `${body}\n` });
-  }
-  return out;
+    path: paths.find((p) => p === named || p.endsWith(`/${named}`)) ?? named,
+    kind,
+    diff: hunks.endsWith('\n') ? hunks : `${hunks}\n`,
+  }));
 }
 
 function knownPaths(call: AcpToolCallView): string[] {
