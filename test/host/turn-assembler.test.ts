@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatInfo, ChatItem } from '../../src/contracts/index.ts';
 import type { ProviderOutput } from '../../src/host/providers/provider.ts';
-import { type Assembled, assembleTurn, closeStreams, openTurn, type TurnState, type TurnStep } from '../../src/host/chats/turn-assembler.ts';
+import { type Assembled, assembleOutlived, assembleTurn, closeStreams, openTurn, type OutlivedItems, type OutlivedWork, type TurnState, type TurnStep } from '../../src/host/chats/turn-assembler.ts';
 
 /** A thread the assembler reads, taking the upserts it answers, and a clock counting ids from 1 at t=1000. */
 function bench(info: Partial<ChatInfo> = {}) {
@@ -124,5 +124,62 @@ describe('the turn assembler', () => {
     const state: TurnState = { ...openTurn('t'), reply: 'r', replyParent: 'p', thought: 'th' };
     expect(closeStreams(state)).toEqual({ turn: { ...state, reply: null, replyParent: null, thought: null }, steps: [{ type: 'close', itemId: 'r' }, { type: 'close', itemId: 'th' }] });
     expect(closeStreams(openTurn('t')).steps).toEqual([]);
+  });
+});
+
+describe('the work of a subagent that outlived its turn', () => {
+  /** A thread whose turn-0 ended with subagent call-s still running; `feed` runs outlived work with no turn (or `active`) running. */
+  function outliving(active: string | null = null, status: 'running' | 'done' = 'running') {
+    const { items, view, clock } = bench();
+    items.set('subagent-0', { id: 'subagent-0', kind: 'subagent', createdAt: 1, turnId: 'turn-0', toolUseId: 'call-s', description: 'Explore', subagentType: null, prompt: null, background: true, status, startedAt: 1, finishedAt: null, summary: null, result: null, usage: null, lastTool: null, itemsTruncated: false });
+    let open: OutlivedItems = new Map();
+    const feed = (work: OutlivedWork): TurnStep[] => {
+      const out = assembleOutlived(work, open, view, active, clock);
+      open = out.items;
+      for (const step of out.steps) {
+        if (step.type === 'upsert') items.set(step.item.id, step.item);
+        if (step.type === 'update') items.set(step.itemId, step.change(items.get(step.itemId)!));
+      }
+      return out.steps;
+    };
+    return { items, feed, open: () => open };
+  }
+
+  it('its tools and replies go under its row in the turn it outlived; its end closes them and settles the row', () => {
+    const { items, feed, open } = outliving();
+    feed({ type: 'tool-start', toolUseId: 'call-t', name: 'Bash', input: {}, parentToolUseId: 'call-s' });
+    expect(items.get('tool-1')).toMatchObject({ turnId: 'turn-0', parentToolUseId: 'call-s', state: 'running' });
+    expect(feed({ type: 'tool-output', toolUseId: 'call-t', text: 'out' })).toEqual([{ type: 'delta', itemId: 'tool-1', text: 'out' }]);
+    expect(feed({ type: 'text', text: 'found', parentToolUseId: 'call-s' })).toEqual([
+      { type: 'upsert', item: { id: 'reply-2', kind: 'assistant', createdAt: 1000, turnId: 'turn-0', text: '', streaming: true, parentToolUseId: 'call-s' } },
+      { type: 'delta', itemId: 'reply-2', text: 'found' },
+    ]);
+    expect([...open()]).toEqual([['call-t', 'tool-1'], ['reply:call-s', 'reply-2']]);
+    const ended = feed({ type: 'subagent-end', toolUseId: 'call-s', status: 'done', result: 'all done' });
+    expect(ended.map((s) => s.type)).toEqual(['close', 'update', 'upsert']);
+    expect(items.get('tool-1')).toMatchObject({ state: 'error' });
+    expect(items.get('subagent-0')).toMatchObject({ status: 'done', finishedAt: 1000, result: 'all done' });
+    expect(open().size).toBe(0);
+  });
+
+  it('a tool that ends settles under a running row; the reply closes on its own text-end', () => {
+    const { items, feed, open } = outliving();
+    feed({ type: 'tool-start', toolUseId: 'call-t', name: 'Read', input: {}, parentToolUseId: 'call-s' });
+    feed({ type: 'tool-end', toolUseId: 'call-t', output: 'text' });
+    expect(items.get('tool-1')).toMatchObject({ state: 'done', output: 'text' });
+    feed({ type: 'text', text: 'x', parentToolUseId: 'call-s' });
+    expect(feed({ type: 'text-end', parentToolUseId: 'call-s' })).toEqual([{ type: 'close', itemId: 'reply-2' }]);
+    expect(open().size).toBe(0);
+    expect(feed({ type: 'text-end', parentToolUseId: 'call-s' })).toEqual([]);
+  });
+
+  it('a row of the running turn, a settled row, or work under no row is not touched', () => {
+    for (const { feed } of [outliving('turn-0'), outliving(null, 'done')]) {
+      expect(feed({ type: 'tool-start', toolUseId: 'call-t', name: 'Bash', input: {}, parentToolUseId: 'call-s' })).toEqual([]);
+      expect(feed({ type: 'subagent-progress', toolUseId: 'call-s', lastTool: 'Bash' })).toEqual([]);
+    }
+    const { feed } = outliving();
+    expect(feed({ type: 'text', text: 'stray', parentToolUseId: 'call-other' })).toEqual([]);
+    expect(feed({ type: 'tool-output', toolUseId: 'call-unknown', text: 'x' })).toEqual([]);
   });
 });

@@ -33,7 +33,19 @@ import { lastLineOf } from './last-line.ts';
 import { isPendingRequest, requestSummaries } from './requests.ts';
 import type { ChatRecord, ChatStore, LogEntry } from './store.ts';
 import type { VisualInput } from './visuals.ts';
-import { type Assembled, assembleTurn, closeStreams, openTurn, settledTool, startedTool, type TurnClock, type TurnState } from './turn-assembler.ts';
+import {
+  type Assembled,
+  assembleOutlived,
+  assembleTurn,
+  closeStreams,
+  isOutlivedWork,
+  type OutlivedItems,
+  type OutlivedWork,
+  openTurn,
+  type TurnClock,
+  type TurnState,
+  type TurnStep,
+} from './turn-assembler.ts';
 import type { LimitsReading } from '../usage/limits.ts';
 
 /** What a session needs from the runtime around it. */
@@ -104,7 +116,7 @@ export class ChatSession {
   private turn: ActiveTurn | null = null;
   private failed = false;
   /** The open tools (by their tool use id) and replies (replyKey) of subagents that outlived their turn: their items. */
-  private readonly outlivedItems = new Map<string, string>();
+  private outlivedItems: OutlivedItems = new Map();
   private readonly deltas: DeltaCoalescer;
   private closed = false;
 
@@ -467,7 +479,7 @@ export class ChatSession {
       permissionMode: undefined,
       usage: { contextTokens: 0, contextWindow: info.usage.contextWindow, costUsd: 0, turns: 0 },
     });
-    this.outlivedItems.clear();
+    this.outlivedItems = new Map();
     // The reset starts a new epoch in the log (see ChatLog): cursors from before it expire.
     this.emit({ type: 'reset', info: fresh, items: [] });
     this.options.host.status(this.info);
@@ -515,87 +527,11 @@ export class ChatSession {
     }
   }
 
-  /**
-   * A subagent that outlived its turn (the turn ended with it `outliving`): its work, progress and end
-   * as its CLI reports them, under its row in the turn it outlived; no turn is opened for it (the
-   * chat stays idle). Only a row still running is touched, and a tool or reply only under such a row,
-   * so nothing settled is reopened or rewritten.
-   */
-  private outlived(output: OutlivedWork): void {
-    const running = (toolUseId: string | undefined) => {
-      const row = toolUseId ? this.thread.items.find((i) => i.kind === 'subagent' && i.toolUseId === toolUseId && i.status === 'running') : undefined;
-      // Its own turn's row is the running turn's to update.
-      return row?.kind === 'subagent' && !(this.turn && row.turnId === this.turn.id) ? row : undefined;
-    };
-    const now = Date.now();
-    switch (output.type) {
-      case 'tool-start': {
-        const row = running(output.parentToolUseId);
-        if (!row) return;
-        const id = newId('tool');
-        this.outlivedItems.set(output.toolUseId, id);
-        this.upsert(startedTool(output, id, row.turnId, row.toolUseId, now));
-        return;
-      }
-      case 'tool-output':
-        this.toolOutput(this.outlivedItems.get(output.toolUseId), output.text);
-        return;
-      case 'tool-end': {
-        this.outlivedItems.delete(output.toolUseId);
-        this.flushDeltas();
-        const tool = this.thread.items.find((i) => i.kind === 'tool' && i.toolUseId === output.toolUseId && i.state === 'running');
-        if (tool?.kind !== 'tool' || !running(tool.parentToolUseId ?? undefined)) return;
-        this.upsert(settledTool(tool, output));
-        return;
-      }
-      case 'text': {
-        const row = running(output.parentToolUseId);
-        if (!row) return;
-        const key = replyKey(row.toolUseId);
-        let id = this.outlivedItems.get(key);
-        if (!id) {
-          id = newId('reply');
-          this.outlivedItems.set(key, id);
-          this.upsert({ id, kind: 'assistant', createdAt: now, turnId: row.turnId, text: '', streaming: true, parentToolUseId: row.toolUseId, ...(output.phase ? { phase: output.phase } : {}) });
-        }
-        this.delta(id, output.text);
-        return;
-      }
-      case 'text-end': {
-        const id = output.parentToolUseId ? this.outlivedItems.get(replyKey(output.parentToolUseId)) : undefined;
-        if (!id) return;
-        this.outlivedItems.delete(replyKey(output.parentToolUseId!));
-        this.closeItem(id);
-        return;
-      }
-      default: {
-        const row = running(output.toolUseId);
-        if (!row) return;
-        const next = { ...row };
-        if (output.usage !== undefined) next.usage = output.usage;
-        if (output.summary !== undefined) next.summary = output.summary;
-        if (output.type === 'subagent-progress' && output.lastTool !== undefined) next.lastTool = output.lastTool;
-        if (output.type === 'subagent-end') {
-          next.status = output.status;
-          next.finishedAt = now;
-          if (output.result !== undefined) next.result = output.result;
-          const reply = this.outlivedItems.get(replyKey(row.toolUseId));
-          this.outlivedItems.delete(replyKey(row.toolUseId));
-          if (reply) this.closeItem(reply);
-          for (const item of this.thread.items.slice()) {
-            if (item.kind !== 'tool' || item.state !== 'running' || item.parentToolUseId !== row.toolUseId) continue;
-            this.outlivedItems.delete(item.toolUseId);
-            this.upsert({ ...item, state: 'error' });
-          }
-        }
-        this.upsert(next);
-      }
-    }
-  }
-
-  /** Streamed output of the running tool item `id` (none: a tool this chat does not show). */
-  private toolOutput(id: string | undefined, text: string): void {
-    if (id) this.delta(id, text);
+  /** The work of a subagent that outlived its turn, as the assembler places it (assembleOutlived). */
+  private outlived(work: OutlivedWork): void {
+    const assembled = assembleOutlived(work, this.outlivedItems, this.thread, this.turn?.id ?? null, SESSION_CLOCK);
+    this.outlivedItems = assembled.items;
+    this.steps(assembled.steps);
   }
 
   /** Stops a background task the backend reported (`task-not-found` otherwise; `chat-unsupported` when it cannot). */
@@ -643,7 +579,12 @@ export class ChatSession {
   private take(turn: ActiveTurn, assembled: Assembled): void {
     // The state first: `finish` (a step) reads the turn's cost and closes what is still open.
     turn.state = assembled.turn;
-    for (const step of assembled.steps) {
+    this.steps(assembled.steps, turn.id);
+  }
+
+  /** The assembler's steps, in order; `turnId`: the turn a failed visual's note goes under. */
+  private steps(steps: readonly TurnStep[], turnId: string | null = null): void {
+    for (const step of steps) {
       switch (step.type) {
         case 'upsert':
           this.upsert(step.item);
@@ -668,7 +609,7 @@ export class ChatSession {
           this.options.host.publishVisual(this.chatId, step.input).catch((error: unknown) => {
             // A clear meanwhile took the turn with it: nothing to say in the new thread.
             if (this.epoch !== epoch) return;
-            this.upsert({ id: newId('note'), kind: 'note', createdAt: Date.now(), turnId: turn.id, level: 'warning', text: `A visual could not be published: ${describe(error)}` });
+            this.upsert({ id: newId('note'), kind: 'note', createdAt: Date.now(), turnId, level: 'warning', text: `A visual could not be published: ${describe(error)}` });
           });
           break;
         }
@@ -744,7 +685,7 @@ export class ChatSession {
         this.upsert({ ...item, status: 'failed', finishedAt: Date.now() });
       }
     }
-    if (ending === undefined) this.outlivedItems.clear();
+    if (ending === undefined) this.outlivedItems = new Map();
   }
 
   private closeStreams(): void {
@@ -812,23 +753,6 @@ export class ChatSession {
     driver.interrupt();
     void driver.kill().catch(() => undefined);
   }
-}
-
-/** What a subagent that outlived its turn reports through `side`. */
-type OutlivedWork = Extract<ProviderOutput, { type: 'tool-start' | 'tool-output' | 'tool-end' | 'text' | 'text-end' | 'subagent-progress' | 'subagent-end' }>;
-
-function isOutlivedWork(output: ProviderOutput): output is OutlivedWork {
-  switch (output.type) {
-    case 'tool-start': case 'tool-output': case 'tool-end': case 'text': case 'text-end': case 'subagent-progress': case 'subagent-end':
-      return true;
-    default:
-      return false;
-  }
-}
-
-/** The key of a subagent's open reply among `outlivedItems` (tool use ids are the CLI's, so the prefix keeps the two apart). */
-function replyKey(toolUseId: string): string {
-  return `reply:${toolUseId}`;
 }
 
 /** The parts of a message a user item and a queued message both carry; empty lists are left out. */

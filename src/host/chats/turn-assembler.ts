@@ -280,6 +280,110 @@ export function assembleTurn(turn: TurnState, output: ProviderOutput, view: Turn
   }
 }
 
+/** What a subagent that outlived its turn reports through the context's `side`. */
+export type OutlivedWork = Extract<ProviderOutput, { type: 'tool-start' | 'tool-output' | 'tool-end' | 'text' | 'text-end' | 'subagent-progress' | 'subagent-end' }>;
+
+export function isOutlivedWork(output: ProviderOutput): output is OutlivedWork {
+  switch (output.type) {
+    case 'tool-start': case 'tool-output': case 'tool-end': case 'text': case 'text-end': case 'subagent-progress': case 'subagent-end':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The items of subagents that outlived their turn: their open tools by tool use id, their open replies by `replyKey`. */
+export type OutlivedItems = ReadonlyMap<string, string>;
+
+/**
+ * The work of a subagent that outlived its turn (the turn ended with it `outliving`): its tools, their
+ * output, its replies, its progress and end, under its row in the turn it outlived; no turn is opened
+ * for it. Only a row still running is touched, and a tool or reply only under such a row, so nothing
+ * settled is reopened or rewritten. `activeTurnId`: a row of the running turn is that turn's to update.
+ */
+export function assembleOutlived(work: OutlivedWork, items: OutlivedItems, view: TurnView, activeTurnId: string | null, clock: TurnClock): { items: OutlivedItems; steps: TurnStep[] } {
+  const running = (toolUseId: string | undefined) => {
+    const row = toolUseId ? view.items.find((i) => i.kind === 'subagent' && i.toolUseId === toolUseId && i.status === 'running') : undefined;
+    return row?.kind === 'subagent' && (activeTurnId === null || row.turnId !== activeTurnId) ? row : undefined;
+  };
+  const steps: TurnStep[] = [];
+  const next = new Map(items);
+  switch (work.type) {
+    case 'tool-start': {
+      const row = running(work.parentToolUseId);
+      if (!row) return { items, steps };
+      const id = clock.newId('tool');
+      next.set(work.toolUseId, id);
+      steps.push({ type: 'upsert', item: startedTool(work, id, row.turnId, row.toolUseId, clock.now()) });
+      break;
+    }
+    case 'tool-output': {
+      const id = items.get(work.toolUseId);
+      if (id) steps.push({ type: 'delta', itemId: id, text: work.text });
+      return { items, steps };
+    }
+    case 'tool-end': {
+      next.delete(work.toolUseId);
+      const tool = view.items.find((i) => i.kind === 'tool' && i.toolUseId === work.toolUseId && i.state === 'running');
+      if (tool?.kind === 'tool' && running(tool.parentToolUseId ?? undefined)) {
+        steps.push({ type: 'update', itemId: tool.id, change: (item) => settledTool(item as ChatToolItem, work) });
+      }
+      break;
+    }
+    case 'text': {
+      const row = running(work.parentToolUseId);
+      if (!row) return { items, steps };
+      const key = replyKey(row.toolUseId);
+      let id = items.get(key);
+      if (!id) {
+        id = clock.newId('reply');
+        next.set(key, id);
+        steps.push({ type: 'upsert', item: { id, kind: 'assistant', createdAt: clock.now(), turnId: row.turnId, text: '', streaming: true, parentToolUseId: row.toolUseId, ...(work.phase ? { phase: work.phase } : {}) } });
+      }
+      steps.push({ type: 'delta', itemId: id, text: work.text });
+      break;
+    }
+    case 'text-end': {
+      const key = work.parentToolUseId ? replyKey(work.parentToolUseId) : undefined;
+      const id = key ? items.get(key) : undefined;
+      if (!key || !id) return { items, steps };
+      next.delete(key);
+      steps.push({ type: 'close', itemId: id });
+      break;
+    }
+    default: {
+      const row = running(work.toolUseId);
+      if (!row) return { items, steps };
+      const changed = { ...row };
+      if (work.usage !== undefined) changed.usage = work.usage;
+      if (work.summary !== undefined) changed.summary = work.summary;
+      if (work.type === 'subagent-progress' && work.lastTool !== undefined) changed.lastTool = work.lastTool;
+      if (work.type === 'subagent-end') {
+        changed.status = work.status;
+        changed.finishedAt = clock.now();
+        if (work.result !== undefined) changed.result = work.result;
+        const key = replyKey(row.toolUseId);
+        const reply = items.get(key);
+        next.delete(key);
+        if (reply) steps.push({ type: 'close', itemId: reply });
+        // Its tools still running end with it, each with what it streamed so far.
+        for (const item of view.items) {
+          if (item.kind !== 'tool' || item.state !== 'running' || item.parentToolUseId !== row.toolUseId) continue;
+          next.delete(item.toolUseId);
+          steps.push({ type: 'update', itemId: item.id, change: (current) => ({ ...current as ChatToolItem, state: 'error' }) });
+        }
+      }
+      steps.push({ type: 'upsert', item: changed });
+    }
+  }
+  return { items: next, steps };
+}
+
+/** The key of a subagent's open reply among the outlived items (tool use ids are the CLI's, so the prefix keeps the two apart). */
+function replyKey(toolUseId: string): string {
+  return `reply:${toolUseId}`;
+}
+
 /** The turn's open reply and thought finished, as anything that is not more of their text does. */
 export function closeStreams(turn: TurnState): Assembled {
   const steps: TurnStep[] = [];
