@@ -23,6 +23,7 @@ class FakeRelay {
     const url = new URL(String(input));
     const auth = (init?.headers as Record<string, string> | undefined)?.Authorization;
     this.calls.push(`${init?.method} ${url.pathname}`);
+    // A network's latency: calls made at once are all in flight together, which the single refresh is about.
     await new Promise((r) => setTimeout(r, 5));
     const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
     if (url.pathname === '/api/auth/refresh') {

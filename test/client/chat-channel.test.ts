@@ -10,6 +10,7 @@ import { digestOf, settledRequestDigest, verifyStatement, type ChatItem } from '
 import { deviceKeyOf, newDeviceKeyPair } from '../../src/client/device-key.ts';
 import { ChatChannel, HostConnection, MemoryOutboxStore, MemoryTokenStore, RelayApi, type LiveSocket } from '../../src/client/index.ts';
 import { ITEMS, chatInfo } from '../contracts/fixtures.ts';
+import { until } from '../support/until.ts';
 
 type Frame = { id: string; type: string; payload: any };
 type Conversation = (frame: Frame, socket: ServerSocket, relay: ScriptedRelay) => void;
@@ -111,15 +112,6 @@ function keep<T extends LiveSocket>(socket: T): T {
 }
 
 const fast = { backoff: { baseMs: 10, maxMs: 50 } };
-
-/** Waits until `check` holds (asked every few ms); fails after a generous limit. */
-async function until(check: () => boolean | Promise<boolean>, limitMs = 5_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 /** A stand-in chat: attach answers a snapshot (or the replay of `log` after since); sends are answered by `onSend`. */
 function chatRoom(log: unknown[], onSend: Conversation = (f, ws) => answer(ws, f.id, { queued: false, turnId: 'turn-1' })): Conversation {
@@ -270,7 +262,7 @@ describe('ChatChannel over a socket that drops', () => {
     await relay.when(() => relay.requests('chat.send').length === 2);
     const queuedBoth = () => refused.state === 'queued' && delivered.state === 'queued';
     await new Promise<void>((resolve) => { const check = () => { if (queuedBoth()) resolve(); }; check(); refused.onChange(check); delivered.onChange(check); });
-    await until(async () => (await outbox.list(scope)).every((e) => e.state === 'queued'));
+    await until(async () => (await outbox.list(scope)).every((e) => e.state === 'queued'), 'every kept send queued');
     expect((await outbox.list(scope)).map((e) => e.id)).toEqual([refused.id, delivered.id]);
     first.close();
 
@@ -281,13 +273,13 @@ describe('ChatChannel over a socket that drops', () => {
     const seen: string[] = [];
     second.onSend((send) => seen.push(`${send.id === refused.id ? 'refused' : 'delivered'}:${send.state}`));
     await relay.when(() => relay.requests('chat.attach').length === 2);
-    await until(() => second.pendingSends.every((send) => send.done));
+    await until(() => second.pendingSends.every((send) => send.done), 'every send done');
     const [again, other] = second.pendingSends;
     expect(again).toMatchObject({ id: refused.id, state: 'failed', error: { code: 'folder-denied', message: 'Not that folder' } });
     expect(other).toMatchObject({ id: delivered.id, state: 'delivered' });
     expect(seen.filter((s) => s === 'refused:failed'), 'failed once, though told twice').toHaveLength(1);
     expect(relay.requests('chat.send'), 'a queued send is never sent again').toHaveLength(2);
-    await until(async () => (await outbox.list(scope)).length === 0);
+    await until(async () => (await outbox.list(scope)).length === 0, 'the outbox empty');
   });
 
   it('stops for good on a 4401 close, and says why', async () => {
@@ -460,7 +452,7 @@ describe('HostConnection', () => {
     const pair = await newDeviceKeyPair(false);
     const key = await deviceKeyOf(pair, Date.now());
     const lobby = keep(new HostConnection(api, 'h1', { ...fast, deviceKey: key }));
-    await until(() => lobby.terminal.approvalsOf('s1').length === 1);
+    await until(() => lobby.terminal.approvalsOf('s1').length === 1, 'the session\'s approval shown');
     expect(await lobby.request('session.approve', { sessionId: 's1', requestId: 'tu-1', choiceId: 'allow' })).toEqual({ accepted: true });
     // One it does not show goes signed with no approval named: a host holding it refuses that.
     await lobby.request('session.approve', { sessionId: 's1', requestId: 'tu-9', choiceId: 'allow' });

@@ -8,6 +8,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { inject } from 'vitest';
 import { HostConnection, RelayApi, type SessionTokens } from '../../src/client/index.ts';
 import { NOTIFICATION_NOTICE, type NotificationNotice } from '../../src/web/sw/push.ts';
+import { until as poll, type NotYet, type UntilOptions } from '../support/until.ts';
 import { HostProcess, personCredentials, personSession, relayUrl } from './peers.ts';
 
 export const SIZES = {
@@ -175,23 +176,9 @@ export function recordScripts(page: Page): { sizes(): Promise<Map<string, { raw:
   };
 }
 
-/**
- * Waits until `check` answers something truthy (asked every 25 ms) and answers it; after `ms` fails
- * saying what it waited for, and `detail()` (a host's last output, say) to help find why.
- */
-export async function until<T>(
-  check: () => T | false | null | undefined | Promise<T | false | null | undefined>,
-  what: string,
-  options: { ms?: number; detail?: () => string } = {},
-): Promise<T> {
-  const end = Date.now() + (options.ms ?? 20_000);
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out: ${what}${options.detail ? `\n${options.detail()}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** The tests' one poll, with the web tests' patience (20 s, asked every 25 ms) unless `options` say otherwise. */
+export const until = <T>(check: () => T | NotYet | Promise<T | NotYet>, what: string, options: UntilOptions = {}): Promise<T> =>
+  poll(check, what, { ms: 20_000, every: 25, ...options });
 
 /**
  * Starts keeping, in the page's current document, what the app's service worker tells its windows

@@ -297,6 +297,8 @@ interface Tally {
   sent: string[];
 }
 
+// The chaos's own pacing: how long a fault lasts, how long a person waits between moves or before trying again
+// (the retries are the clients' behaviour under test, timed for the tally); never a wait for a result alone.
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Sends `type` on whatever socket `view` holds now, again with the same id after a retryable failure or a dropped socket. */

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnthropicServer } from '../support/anthropic-server.ts';
 import { CLAUDE_BIN, startScenario } from '../host/claude-scenario.ts';
+import { until as poll } from '../support/until.ts';
 import { HostProcess, Peer } from './peers.ts';
 
 const OWNER = 'claude-owner';
@@ -46,15 +47,8 @@ const inTurn = (turnId: string) => items().filter((i) => i.turnId === turnId);
 const turnItem = (turnId: string) => items().find((i) => i.kind === 'turn' && i.id === turnId);
 const info = (): Item => client.frames.filter((f) => f.event === 'chat.event' && f.payload.event.type === 'info').at(-1)!.payload.event.info;
 
-async function until<T>(check: () => T | undefined | null | false, what: string, ms = 45_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(check: () => T | undefined | null | false, what: string, ms = 45_000): Promise<T> =>
+  poll(check, what, { ms, every: 25, detail: () => host.output.slice(-3000) });
 
 async function send(text: string): Promise<string> {
   const sent = await client.socket.request('chat.send', { chatId: CHAT, text });

@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
+import { until } from '../support/until.ts';
 import { type HostProcess, Peer } from './peers.ts';
 
 type Item = Record<string, any>;
@@ -66,14 +67,8 @@ export class CliChat {
     return this.client.frames.filter((f) => f.event === 'chat.event' && f.payload.event.type === 'info').at(-1)!.payload.event.info;
   }
 
-  async until<T>(check: () => T | undefined | null | false, what: string, ms = 45_000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const value = check();
-      if (value) return value;
-      if (Date.now() > end) throw new Error(`timed out: ${what}\n${this.host.output.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+  until<T>(check: () => T | undefined | null | false, what: string, ms = 45_000): Promise<T> {
+    return until(check, what, { ms, every: 25, detail: () => this.host.output.slice(-3000) });
   }
 
   /** Sends a message that starts a turn now; answers its turn id. */

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAiServer } from '../support/openai-server.ts';
 import { codexScenario, EDIT_MODEL, NOTES_FILE, RESET_AT_SECONDS, TEST_KEY_VARIABLE, writeCodexHome } from '../host/fixtures/codex/scenario.ts';
 import { CliChat } from './cli-chat.ts';
+import { until as poll } from '../support/until.ts';
 import { HostProcess } from './peers.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -43,13 +44,12 @@ const send = (text: string) => chat.send(text);
 
 describe('Codex through the host, the relay and a client', () => {
   it('lists Codex with its model catalog', async () => {
-    let codex: Record<string, any> | undefined;
     // The catalog comes from a short-lived app-server the provider asks at start.
-    for (let i = 0; i < 200 && !codex?.version; i += 1) {
+    const codex: Record<string, any> = await poll(async () => {
       const { providers } = await chat.lobby.socket.request('provider.list', {});
-      codex = providers.find((p) => p.kind === 'codex');
-      if (!codex?.version) await new Promise((r) => setTimeout(r, 100));
-    }
+      const listed = providers.find((p: { kind: string }) => p.kind === 'codex');
+      return listed?.version && listed;
+    }, 'Codex listed with its version', { ms: 30_000, every: 100 });
     expect(codex).toMatchObject({ name: 'Codex', installed: true, version: '0.171.0', defaultModel: 'default' });
     expect(codex!.models[0]).toMatchObject({ slug: 'default', isDefault: true });
     // Codex's own catalog follows, each with its reasoning efforts as an option.

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnthropicServer } from '../support/anthropic-server.ts';
 import { copilotScenario, GREETING, TEST_MODEL } from '../host/fixtures/copilot/scenario.ts';
 import { CliChat } from './cli-chat.ts';
+import { until } from '../support/until.ts';
 import { HostProcess, Peer } from './peers.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -112,9 +113,11 @@ describe('Copilot through the host, the relay and a client', () => {
   it('provider.list reports all four CLIs: Copilot served, the others not installed (their copies in node_modules/.bin are the project\'s, not the person\'s)', async () => {
     let { providers } = await chat.lobby.socket.request('provider.list', {});
     // The served CLI's version, when slow to print, comes with a later list (the first one waits for it only briefly).
-    for (const end = Date.now() + 100_000; providers[0]?.version === null && Date.now() < end;) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      ({ providers } = await chat.lobby.socket.request('provider.list', {}));
+    if (providers[0]?.version === null) {
+      providers = await until(async () => {
+        ({ providers } = await chat.lobby.socket.request('provider.list', {}));
+        return providers[0]?.version !== null && providers;
+      }, 'the served CLI\'s version listed', { ms: 100_000, every: 200 });
     }
     const pinned = (JSON.parse(readFileSync(path.join(root, 'node_modules/@github/copilot/package.json'), 'utf8')) as { version: string }).version;
     expect(providers.map((p: { kind: string }) => p.kind)).toEqual(['copilot', 'claude', 'codex', 'gemini']);

@@ -11,6 +11,7 @@ import { CHROMIUM, ensureChromium } from '../../scripts/chromium.ts';
 import { bundleWorker, startLocalRelay, type LocalRelay, type LocalRelayOptions } from '../../scripts/local-relay.ts';
 import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { IDP_ACCESS_AUD, IDP_CLIENT_ID, IDP_CLIENT_SECRET, IdentityProvider } from '../support/idp-server.ts';
+import { until } from '../support/until.ts';
 
 /** The relay's owner, claimed with the setup secret before any test runs (test/e2e/peers.ts signs in as them). */
 const OWNER = { email: 'relay-owner@e2e.test', password: 'e2e-owner-password-0123', name: 'Relay owner' };
@@ -121,17 +122,12 @@ async function startRelayControl(options: LocalRelayOptions): Promise<Server> {
 
 /** Waits until nothing listens on `port` any more (workerd may outlive wrangler's exit by a moment). */
 async function untilPortFree(port: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const free = await new Promise<boolean>((resolve) => {
-      const probe = createTcpServer();
-      probe.once('error', () => resolve(false));
-      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-    });
-    if (free) return;
-    if (Date.now() > deadline) throw new Error(`port ${port} still in use after the relay stopped`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const free = () => new Promise<boolean>((resolve) => {
+    const probe = createTcpServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+  await until(free, `port ${port} free after the relay stopped`, { ms: 10_000, every: 50 });
 }
 
 export async function teardown(): Promise<void> {

@@ -6,6 +6,7 @@
 // tmux server, its screen and the wait that shows both when it times out, shared by the four suites.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { until } from '../support/until.ts';
 
 export function writeTerminalScript(file: string, cwd: string, vars: Record<string, string>, command: string): void {
   const exports = Object.entries(vars).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n');
@@ -23,12 +24,6 @@ export function screenOf(tmux: (...args: string[]) => string, target = 'term'): 
 }
 
 /** Waits until `check` gives a value; on timeout the error carries `detail()` (the host's log, the screen). */
-export async function waitShowing<T>(check: () => T | undefined | null | false, what: string, detail: () => string, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n${detail()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export const waitShowing = <T>(check: () => T | undefined | null | false, what: string, detail: () => string, ms: number): Promise<T> =>
+  // Every 50 ms: a check here often captures a tmux pane, a process of its own.
+  until(check, what, { ms, every: 50, detail });

@@ -10,6 +10,7 @@ import { subscribeToPush, unsubscribeFromPush, type PushApi, type PushManagerLik
 import { PushPayloadSchema, type PushPayload } from '../../src/contracts/index.ts';
 import { installPushHandlers, type NotificationShape, type PushScope } from '../../src/web/sw/push.ts';
 import { PushEndpoint, type ReceivedPush } from '../support/push-endpoint.ts';
+import { until as poll } from '../support/until.ts';
 import { keepNotificationNotices, notificationNotice, signedInPerson } from './browser.ts';
 import { HostProcess, Peer, personId, relayUrl, userToken } from './peers.ts';
 
@@ -110,13 +111,8 @@ function serviceWorker(options: { refuse?: string } = {}) {
   };
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 30_000, detail?: () => string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n${detail ? `${detail()}\n` : ''}${host.output.slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (check: () => boolean | Promise<boolean>, what: string, ms = 30_000, detail?: () => string) =>
+  poll(check, what, { ms, every: 50, detail: () => `${detail ? `${detail()}\n` : ''}${host.output.slice(-2000)}` });
 
 const deliveries = async (label: string) => (await call(label, 'GET', '/api/push/deliveries')).body.deliveries as any[];
 

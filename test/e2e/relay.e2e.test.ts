@@ -1,6 +1,7 @@
 // The real relay on workerd (`wrangler dev`), a real host process with the `script` provider, and two
 // clients, over real sockets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until as poll } from '../support/until.ts';
 import { HostProcess, Peer } from './peers.ts';
 
 const OWNER = 'e2e-owner';
@@ -28,13 +29,7 @@ afterAll(async () => {
 
 const lastTurnDone = (peer: Peer, count: number) => () => [...peer.items().values()].filter((i) => i.kind === 'turn' && i.state !== 'running').length >= count;
 
-async function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = (check: () => boolean, what: string, ms = 30_000) => poll(check, what, { ms, every: 25, detail: () => host.output.slice(-3000) });
 
 describe('end to end through wrangler dev', () => {
   it('streams a turn from the host process to both clients, once each and in order', async () => {

@@ -10,6 +10,7 @@ import {
   ChatChannel, HostConnection, MemoryOutboxStore, RelayApi, type LinkState, type LiveSocket,
 } from '../../src/client/index.ts';
 import { LinkProxy } from '../support/link-proxy.ts';
+import { until as poll, type NotYet } from '../support/until.ts';
 import { HostProcess, Peer, RELAY_OWNER, relayUrl } from './peers.ts';
 
 const host = new HostProcess('sdk-host', RELAY_OWNER);
@@ -26,15 +27,8 @@ function track<T extends LiveSocket>(socket: T): T {
   return socket;
 }
 
-async function until<T>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = <T>(check: () => T | NotYet | Promise<T | NotYet>, what: string, ms = 20_000): Promise<T> =>
+  poll(check, what, { ms, every: 20, detail: () => host.output.slice(-2000) });
 
 const states = (socket: LiveSocket): LinkState[] => {
   const seen: LinkState[] = [socket.state];

@@ -17,6 +17,7 @@ import { deviceKeyOf, newDeviceKeyPair, signPairingApproval, signRequest, type D
 import { addDeviceByCrossSigning, revokeGrantSigned, shareSigned } from '../../src/client/trust.ts';
 import { recoveryCodeOf, shortFingerprint } from '../../src/contracts/index.ts';
 import { readAudit } from '../../src/host/trust/audit.ts';
+import { until } from '../support/until.ts';
 import { HostProcess, personId, relayUrl, userToken } from './peers.ts';
 
 const OWNER = 'trust-owner';
@@ -71,11 +72,7 @@ async function signedSend(who: Person, key: DeviceKey, text: string): Promise<{ 
 
 /** Waits until the host's own audit has a line that `match` picks (what the host decided, not the relay). */
 async function audited(match: (e: ReturnType<typeof readAudit>['entries'][number]) => boolean, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!readAudit(host.dataDir).entries.some(match)) {
-    if (Date.now() > end) throw new Error(`the host's audit never said: ${what}\n${host.output.slice(-3000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(() => readAudit(host.dataDir).entries.some(match), `the host's audit to say: ${what}`, { ms: 20_000, every: 50, detail: () => host.output.slice(-3000) });
 }
 
 const lastSend = () => readAudit(host.dataDir).entries.filter((e) => e.type === 'chat.send').at(-1)!;
@@ -145,11 +142,9 @@ describe('signed grants, vouches and revocations through the relay to a host tha
     expect(stdout).toContain(owner.id);
     expect(readAudit(host.dataDir).entries.find((e) => e.type === 'trust.recover')).toMatchObject({ outcome: 'done', userId: owner.id, device: lost.id });
     // The running host follows its store (it says so in its log): the recovered device now signs for the owner.
-    const end = Date.now() + 20_000;
-    while (!host.output.includes(`trust: the owner's device ${lost.id}, trusted on this machine, counts now`)) {
-      if (Date.now() > end) throw new Error(`the running host never took the recovery:\n${host.output.slice(-3000)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await until(() => host.output.includes(`trust: the owner's device ${lost.id}, trusted on this machine, counts now`), 'the running host to take the recovery', {
+      ms: 20_000, every: 50, detail: () => host.output.slice(-3000),
+    });
     const after = await signedSend(owner, lost, 'after recovery');
     expect(after).toMatchObject({ ok: true });
     expect(lastSend()).toMatchObject({ outcome: 'done', userId: owner.id, device: lost.id });
@@ -164,14 +159,12 @@ async function signedCreate(owner: Person): Promise<{ ok: boolean }> {
   await socket.opened;
   const frame = { id: 'trust-create', type: 'chat.create', payload: { chatId: CHAT } };
   const signature = await signRequest(owner.key, frame, { hostId: host.hostId });
-  const end = Date.now() + 20_000;
   // The host may still be connecting: the relay answers host-offline until it is there.
-  for (;;) {
+  return until(async () => {
     const reply = await new Promise<any>((resolve) => {
       const stop = socket.onFrame((f: any) => { if (f.id === frame.id && 'ok' in f) { stop(); resolve(f); } });
       socket.send({ ...frame, signature } as never);
     });
-    if (reply.ok || reply.error?.code !== 'host-offline' || Date.now() > end) return reply;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+    return (reply.ok || reply.error?.code !== 'host-offline') && reply;
+  }, 'the relay to reach the host with the signed chat.create', { ms: 20_000, every: 200, detail: () => host.output.slice(-3000) });
 }

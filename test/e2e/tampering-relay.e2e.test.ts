@@ -21,6 +21,7 @@ import { readAudit, type AuditEntry } from '../../src/host/trust/audit.ts';
 import { readPinnedOwner } from '../../src/host/trust/pinned.ts';
 import { addDeviceByCrossSigning, revokeDeviceSigned, revokeGrantSigned, shareSigned, signRevocation } from '../../src/client/trust.ts';
 import { TamperingRelay } from '../support/tampering-relay.ts';
+import { until } from '../support/until.ts';
 import { HostProcess, Peer, relayUrl, userToken } from './peers.ts';
 
 const PERSON = 'tamper-owner';
@@ -330,12 +331,11 @@ describe('a tampering relay between the relay and a host that requires signature
   let mateKey: DeviceKey;
 
   /** The host's audit lines about a trust statement (a grant by its id, a revocation as `grant:<id>`), once it has judged it. */
-  async function statementAudited(id: string): Promise<AuditEntry[]> {
-    for (;;) {
+  function statementAudited(id: string): Promise<AuditEntry[]> {
+    return until(() => {
       const lines = readAudit(host.dataDir).entries.filter((e) => e.type.startsWith('trust.') && e.id === id);
-      if (lines.length > 0) return lines;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+      return lines.length > 0 && lines;
+    }, `the host's audit to judge ${id}`, { ms: 30_000, every: 20 });
   }
 
   /** The host's audit lines for a request the teammate signed, under the link id the relay would give it. */
@@ -447,12 +447,11 @@ describe('a tampering relay between the relay and a host that requires signature
   }
 
   /** The host's audit lines about a statement with this outcome, once it has judged `count` of them so. */
-  async function statementLines(id: string, outcome: 'done' | 'refused', count = 1): Promise<AuditEntry[]> {
-    for (;;) {
+  function statementLines(id: string, outcome: 'done' | 'refused', count = 1): Promise<AuditEntry[]> {
+    return until(() => {
       const lines = readAudit(host.dataDir).entries.filter((e) => e.type.startsWith('trust.') && e.id === id && e.outcome === outcome);
-      if (lines.length >= count) return lines;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+      return lines.length >= count && lines;
+    }, `the host's audit to judge ${id} ${outcome} ${count} time(s)`, { ms: 30_000, every: 20 });
   }
 
   it('rewrites the owner\'s device vouch on the link to name its own key, and forges one: refused, its device acts for nobody; the honest vouch counts when it gets through', async () => {
@@ -566,7 +565,7 @@ describe('a tampering relay between the relay and a host that requires signature
     const cli = new RelaySocket(relayPaths.chat(relayUrl(), host.hostId, 'cli'), await userToken(PERSON), { signer: requestSigner(key, host.hostId) });
     closers.push(() => cli.close());
     await cli.request('chat.send', { chatId: 'cli', text: 'hello' });
-    while (cliStarts().length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => cliStarts().length > 0, 'the CLI started', { ms: 30_000, every: 20 });
     expect(cliStarts()[0]).toMatch(/^start .*-p /);
 
     // The host said on every connect that it takes nothing unsigned, so the relay sent it no request of its own (a take-back).

@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatChannel, type HostConnection, MemoryOutboxStore, type RelayApi } from '../../src/client/index.ts';
 import { screenshot, signedInLobby, signedInPerson, type SignedInPerson, type Size } from './browser.ts';
+import { until as poll, type NotYet } from '../support/until.ts';
 import { HostProcess, userToken } from './peers.ts';
 
 const PERSON = 'thread-reader';
@@ -67,15 +68,8 @@ let lobby: HostConnection;
 const channels: ChatChannel[] = [];
 const people: SignedInPerson[] = [];
 
-async function until<T>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out: ${what}\n${host.output.slice(-1500)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(check: () => T | NotYet | Promise<T | NotYet>, what: string, ms = 20_000): Promise<T> =>
+  poll(check, what, { ms, every: 25, detail: () => host.output.slice(-1500) });
 
 /** A chat made through the lobby, with a Node-side channel that sends into it (the page only reads). */
 async function newChat(chatId: string): Promise<ChatChannel> {

@@ -53,6 +53,7 @@ describe('a chat\'s visuals', () => {
     const { visuals, said, removed, hold, release, clear, root } = setup();
     hold();
     const publishing = visuals.publish('c1', page);
+    // One turn of the event loop, no time: the publish gets to its held write before the chat is cleared.
     await new Promise((resolve) => setTimeout(resolve, 0));
     clear();
     release();

@@ -124,18 +124,16 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
 
     // Codex's own record of the agent's thread: its turn ended aborted (interrupted), not still sleeping.
     const sessions = path.join(chat.home, 'sessions');
+    let rollout = '(no rollout yet)';
     const aborted = async () => {
       const file = await findRollout(sessions, agentThread);
       if (!file) return null;
-      return (await readFile(file, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line))
+      const text = await readFile(file, 'utf8');
+      rollout = text.slice(-1500);
+      return text.split('\n').filter(Boolean).map((line) => JSON.parse(line))
         .find((entry) => entry.type === 'event_msg' && entry.payload?.type === 'turn_aborted') ?? null;
     };
-    const started = Date.now();
-    let record: { payload: { reason?: string } } | null = null;
-    while ((record = await aborted()) === null) {
-      if (Date.now() - started > 30_000) throw new Error(`The agent's rollout records no aborted turn: ${(await readFile((await findRollout(sessions, agentThread))!, 'utf8')).slice(-1500)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const record: { payload: { reason?: string } } = await until(aborted, 'the agent\'s rollout to record an aborted turn', { ms: 30_000, every: 50, detail: () => rollout });
     expect(record.payload.reason).toBe('interrupted');
   });
 

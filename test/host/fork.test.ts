@@ -86,7 +86,7 @@ describe('chat.fork', () => {
     expect(await client.fails('chat.fork', { chatId: 'c1', turnId: first, account: 'nobody' })).toBe('account-unavailable');
     // A running turn is not a place to fork from yet.
     const running = await client.ok('chat.send', { chatId: 'c1', text: 'approve' });
-    await until(() => core.session('c1').info.status === 'needs-you');
+    await until(() => core.session('c1').info.status === 'needs-you', 'the turn to need someone');
     expect(await client.fails('chat.fork', { chatId: 'c1', turnId: running.turnId })).toBe('chat-busy');
     expect(core.sessions.size).toBe(2);
   });

@@ -18,7 +18,7 @@ import { RequestVerifier } from '../../src/host/trust/verify.ts';
 import { openGate } from '../../src/host/trust/open.ts';
 import { writePinnedOwner } from '../../src/host/trust/pinned.ts';
 import { HostConfigSchema, signatureSettings } from '../../src/host/config.ts';
-import { openCore, runHookClient, tempDir } from './harness.ts';
+import { openCore, runHookClient, tempDir, until } from './harness.ts';
 
 const HOST = 'host-gate';
 const cleanups: Array<() => void | Promise<void>> = [];
@@ -42,10 +42,6 @@ async function setup(require: boolean, options: Partial<HostCoreOptions> = {}): 
 
 const sign = (key: DeviceKey, frame: { id: string; type: string; payload?: unknown }, settles?: string) =>
   signRequest(key, frame, { hostId: HOST, settles });
-
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
-}
 
 describe('the request gate', () => {
   it('with signatures required, runs nothing unsigned or forged and audits each refusal', async () => {
@@ -75,7 +71,7 @@ describe('the request gate', () => {
     const send = { id: 's-1', type: 'chat.send', payload: { chatId: 'c1', text: 'please approve' } };
     expect(await serve({ ...send, signature: await sign(owner, send) })).toMatchObject({ ok: true });
     const session = core.sessions.get('c1')!;
-    await until(() => session.pendingRequests().length === 1);
+    await until(() => session.pendingRequests().length === 1, 'the approval pending');
     const waiting = session.pendingRequests()[0];
     if (waiting.kind !== 'approval') throw new Error('expected an approval');
     const approve = { id: 'a-1', type: 'chat.approve', payload: { chatId: 'c1', requestId: waiting.requestId, decision: 'allow' } };
@@ -86,7 +82,7 @@ describe('the request gate', () => {
     const shown = await settledRequestDigest({ kind: 'approval', requestId: waiting.requestId, toolName: waiting.toolName, input: waiting.input });
     const honest = { ...approve, id: 'a-2' };
     expect(await serve({ ...honest, signature: await sign(owner, honest, shown) })).toMatchObject({ ok: true });
-    await until(() => session.pendingRequests().length === 0);
+    await until(() => session.pendingRequests().length === 0, 'the approval settled');
     const audit = readAudit(dir);
     expect(audit.broken).toBeNull();
     expect(audit.entries.map((e) => [e.type, e.outcome, e.userId, e.device])).toEqual([
@@ -126,7 +122,7 @@ describe('the request gate', () => {
     const base = { session_id: 'tt-1', transcript_path: path.join(projects, 'tt-1.jsonl'), cwd: '/work' };
     await hook({ ...base, hook_event_name: 'SessionStart', source: 'startup' });
     const answered = hook({ ...base, hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'ls' } });
-    await until(() => core.terminal.list().approvals.length === 1);
+    await until(() => core.terminal.list().approvals.length === 1, 'the terminal\'s approval listed');
     const waiting = core.terminal.list().approvals[0]!;
     const approve = { id: `${PUSH_REQUEST_PREFIX}t-1`, type: 'session.approve', payload: pushSessionApprovePayload(waiting, 'allow') };
     // Signed with no approval named, or for another command, or with the choices' words swapped: refused, and it still waits.

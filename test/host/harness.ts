@@ -14,6 +14,7 @@ import { HostPolicy } from '../../src/host/policy.ts';
 import type { Provider } from '../../src/host/providers/provider.ts';
 import { ScriptFileSchema, ScriptProvider } from '../../src/host/providers/script.ts';
 import { HOOK_MARK } from '../../src/host/terminal/hooks-file.ts';
+import { until } from '../support/until.ts';
 
 export const TEST_SCRIPT = ScriptFileSchema.parse({
   replies: [
@@ -154,24 +155,8 @@ export class TestClient {
   }
 }
 
-/**
- * Waits until `check` answers true (it may throw or answer false meanwhile); fails after a generous
- * limit. Only true ends it: a check that answered `undefined` (`x?.live` before x exists) once ended
- * the wait at once and failed a fresh-clone run.
- */
-export async function until(check: () => boolean, what = 'condition', limitMs = 5_000): Promise<void> {
-  const started = Date.now();
-  let last: unknown;
-  for (;;) {
-    try {
-      if (check() === true) return;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() - started > limitMs) throw new Error(`Timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+// The tests' one poll; its 5 s default is the host tests' own.
+export { until };
 
 /** Waits until the chat has no turn running and nothing pending. */
 export async function idle(core: HostCore, chatId: string): Promise<void> {

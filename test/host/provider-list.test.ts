@@ -9,7 +9,7 @@ import { ProviderListResultSchema } from '../../src/contracts/index.ts';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { CodexProvider } from '../../src/host/providers/codex/index.ts';
 import { CLI_PROFILES, listProviders, versionIn } from '../../src/host/providers/roster.ts';
-import { openCore, TestClient, tempDir } from './harness.ts';
+import { openCore, TestClient, tempDir, until } from './harness.ts';
 
 const bin = path.resolve(import.meta.dirname, '../../node_modules/.bin');
 const pinned = (name: string) => (JSON.parse(readFileSync(path.join(bin, '..', name, 'package.json'), 'utf8')) as { version: string }).version;
@@ -42,9 +42,11 @@ describe('provider.list', () => {
     expect(first.providers.map((p) => [p.kind, p.installed])).toEqual([['claude', true], ['codex', true], ['gemini', true], ['copilot', true]]);
     // A version a CLI is slow to print comes with a later list (the first one waits for it only briefly).
     let providers = first.providers;
-    for (const end = Date.now() + 100_000; providers.some((p) => p.version === null) && Date.now() < end;) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      ({ providers } = ProviderListResultSchema.parse(await client.ok('provider.list', {})));
+    if (providers.some((p) => p.version === null)) {
+      providers = await until(async () => {
+        ({ providers } = ProviderListResultSchema.parse(await client.ok('provider.list', {})));
+        return providers.every((p) => p.version !== null) && providers;
+      }, 'every CLI\'s version listed', { ms: 100_000, every: 200, detail: () => JSON.stringify(providers.map((p) => [p.kind, p.version])) });
     }
     expect(providers[0]).toMatchObject({ name: 'Claude Code (scripted)', installed: true });
     expect(providers[0]!.capabilities.chat).toBe(true);

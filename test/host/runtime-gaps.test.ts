@@ -274,7 +274,7 @@ describe('chat.compact', () => {
 describe('during a turn', () => {
   it('chat.clear answers chat-busy without force, and clears with it', async () => {
     await client.ok('chat.send', { chatId: 'c1', text: 'slow' });
-    await until(() => core.session('c1').info.status === 'running');
+    await until(() => core.session('c1').info.status === 'running', 'the turn running');
     expect(await client.fails('chat.clear', { chatId: 'c1' })).toBe('chat-busy');
     expect(core.session('c1').thread.items.length).toBeGreaterThan(0);
     await client.ok('chat.clear', { chatId: 'c1', force: true });

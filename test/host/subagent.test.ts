@@ -1,6 +1,6 @@
 // chat.subagent: a subagent's own work paged from Claude Code's transcript of it (the real `claude`,
 // whose scripted subagent runs one command and reports), and chat.stopSubagent's refusal.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClaudeChat, turnAllowingAll } from './claude-scenario.ts';
 import { until, type TestClient } from './harness.ts';
 
@@ -24,11 +24,10 @@ describe('chat.subagent with the real Claude Code', { timeout: 90_000 }, () => {
     // Claude Code writes the subagent's transcript on its own schedule: its last line (the report) can
     // land after the turn's result reached the host (seen on a loaded machine). So the page is asked
     // until the transcript holds the report, the way a person opening it a moment later sees it.
-    let page = await client.ok('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
-    await vi.waitFor(async () => {
-      page = await client.ok('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
-      expect(page.items.length).toBeGreaterThanOrEqual(3);
-    }, { timeout: 30_000, interval: 200 });
+    const page = await until(async () => {
+      const asked = await client.ok('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
+      return asked.items.length >= 3 && asked;
+    }, 'the subagent\'s transcript to hold its report', { ms: 30_000, every: 200 });
     expect(page).toMatchObject({ source: 'claude-transcript', live: false, history: { start: 0, cursor: null }, context: { provider: 'claude', chatId: 'c' } });
     expect(page.items.map((i: { kind: string }) => i.kind)).toEqual(['user', 'tool', 'assistant']);
     expect(page.items[0]).toMatchObject({ text: 'SUBAGENT-PROMPT: list the files' });

@@ -6,7 +6,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
-import { TestClient, openCore, runHookClient, tempDir } from './harness.ts';
+import { TestClient, openCore, runHookClient, tempDir, until } from './harness.ts';
 
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
@@ -16,14 +16,6 @@ afterEach(async () => {
 const line = (uuid: string, role: 'user' | 'assistant', text: string, at: number) => JSON.stringify(role === 'user'
   ? { type: 'user', uuid, timestamp: new Date(at).toISOString(), message: { role: 'user', content: text } }
   : { type: 'assistant', uuid, timestamp: new Date(at).toISOString(), message: { content: [{ type: 'text', text }] } }) + '\n';
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('a terminal session continued here, in the terminal again, then here again', () => {
   it('keeps one chat whose thread says where each part happened, and never runs the chat\'s CLI while the terminal has it', async () => {
@@ -44,10 +36,10 @@ describe('a terminal session continued here, in the terminal again, then here ag
     writeFileSync(transcript, line('u-1', 'user', 'first, in the terminal', t0) + line('a-1', 'assistant', 'Hello from the terminal.', t0 + 1000));
 
     await runHookClient('claude', dir, { ...base, hook_event_name: 'SessionStart', source: 'startup' });
-    await until(() => status() === 'idle', 'the session');
+    await until(() => status() === 'idle', 'the session', 10_000);
     expect((await client.request('session.resume', { sessionId: id }))).toMatchObject({ ok: false, error: { code: 'chat-busy' } });
     await runHookClient('claude', dir, { ...base, hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' });
-    await until(() => status() === 'exited', 'exited');
+    await until(() => status() === 'exited', 'exited', 10_000);
     const info = await client.ok('session.resume', { sessionId: id });
     const chatId = info.chatId as string;
     const kinds = () => core.session(chatId).thread.items.map((i) => (i.kind === 'note' ? `note:${i.text}` : `${i.kind}:${'text' in i ? i.text : ''}`));
@@ -55,7 +47,7 @@ describe('a terminal session continued here, in the terminal again, then here ag
 
     // Back in the terminal (`claude --resume=<id>`): the chat may not run its own CLI on the session meanwhile.
     await runHookClient('claude', dir, { ...base, hook_event_name: 'SessionStart', source: 'resume' });
-    await until(() => status() === 'idle', 'the session live again');
+    await until(() => status() === 'idle', 'the session live again', 10_000);
     const refused = await client.request('chat.send', { chatId, text: 'from the phone, too early' });
     expect(refused).toMatchObject({ ok: false, error: { code: 'chat-busy', message: expect.stringContaining('A terminal runs this conversation now') } });
     expect(core.session(chatId).thread.items.some((i) => i.kind === 'user' && i.text.includes('too early'))).toBe(false);
@@ -63,7 +55,7 @@ describe('a terminal session continued here, in the terminal again, then here ag
     const t1 = Date.now() + 1000;
     appendFileSync(transcript, line('u-2', 'user', 'second, in the terminal', t1) + line('a-2', 'assistant', 'Still here.', t1 + 1000));
     await runHookClient('claude', dir, { ...base, hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' });
-    await until(() => status() === 'exited', 'exited again');
+    await until(() => status() === 'exited', 'exited again', 10_000);
 
     // Continued here again: the same chat, with the terminal's new part after its own, between notes.
     const again = await client.ok('session.resume', { sessionId: id });
@@ -79,11 +71,11 @@ describe('a terminal session continued here, in the terminal again, then here ag
     // And the chat sends again once the terminal let go.
     expect(await client.request('chat.send', { chatId, text: 'now from the phone' })).toMatchObject({ ok: true });
     const chat = core.session(chatId);
-    await until(() => chat.activeTurnId === null && chat.backendRunning, 'the chat\'s turn done, its CLI kept for the next');
+    await until(() => chat.activeTurnId === null && chat.backendRunning, 'the chat\'s turn done, its CLI kept for the next', 10_000);
 
     // Taken back to the terminal once more: the chat's idle CLI lets the session go at once.
     await runHookClient('claude', dir, { ...base, hook_event_name: 'SessionStart', source: 'resume' });
-    await until(() => status() === 'idle', 'the session live in the terminal');
+    await until(() => status() === 'idle', 'the session live in the terminal', 10_000);
     expect(chat.backendRunning).toBe(false);
   });
 });

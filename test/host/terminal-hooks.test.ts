@@ -234,10 +234,7 @@ describe('the hooks\' local socket', () => {
     writeFileSync(path.join(projects, `${id}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     await hook(dataDir, start(projects, id));
     const batches = async () => events.filter((e) => e.event === 'session.items' && e.payload.sessionId === id);
-    const end = Date.now() + 20_000;
-    while (!(await batches()).some((e) => e.payload.items.some((i: any) => i.id === 'toolu_big' && i.state === 'done')) && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(async () => (await batches()).some((e) => e.payload.items.some((i: any) => i.id === 'toolu_big' && i.state === 'done')), 'the big tool result sent', { ms: 20_000, every: 50 });
     const sent = await batches();
     expect(sent.length).toBeGreaterThan(8);
     for (const batch of sent) {

@@ -64,7 +64,7 @@ describe.runIf(process.platform === 'linux')('a gemini run in a terminal, withou
       agent: { kind: 'gemini', status: 'running', live: true, transcriptPath: null, agentSessionId: session.sessionId },
     });
     expect(client.events('session.status').some((f) => (f.payload as { sessionId: string }).sessionId === session.sessionId)).toBe(true);
-    // The scan that found the first found the second too, had it been listed.
+    // The scan that found the first found the second too, had it been listed; a window of three more scans (every 100 ms) for it to show up in: it must not.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(core.terminal.list().sessions.some((s) => s.sessionId.startsWith(`gemini-${hostsOwn}-`))).toBe(false);
     expect(core.terminal.list().sessions.some((s) => s.cwd === realpathSync(chats))).toBe(false);
@@ -113,12 +113,14 @@ describe.runIf(process.platform === 'linux')('a gemini run in a terminal, withou
     cleanups.push(() => { try { process.kill(child, 'SIGKILL'); } catch { /* gone */ } });
     const inWork = () => core.terminal.list().sessions.filter((s) => s.cwd === realpathSync(work));
     await until(() => inWork().length > 0, 'listed');
+    // A window of three scans for the child to be listed as a second session: it must not be.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(inWork()).toHaveLength(1);
     expect(inWork()[0]).toMatchObject({ sessionId: expect.stringMatching(new RegExp(`^copilot-${pid}-\\d+$`)), agent: { kind: 'copilot', status: 'running' } });
 
     // The first process ends, its child runs on (reparented, as Copilot's binary does when its terminal closes).
     process.kill(pid, 'SIGKILL');
+    // A window of five liveness checks for the session to end with its first process: it must not.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(inWork()).toHaveLength(1);
     expect(inWork()[0]!.agent).toMatchObject({ status: 'running', live: true });

@@ -14,7 +14,7 @@ import type { AnthropicServer } from '../support/anthropic-server.ts';
 import { OpenAiServer } from '../support/openai-server.ts';
 import { CLAUDE_BIN, startScenario, turnAllowingAll } from './claude-scenario.ts';
 import { codexScenario, TEST_KEY_VARIABLE, TEST_MODEL, writeCodexHome } from './fixtures/codex/scenario.ts';
-import { openCore, TestClient, tempDir } from './harness.ts';
+import { openCore, TestClient, tempDir, until } from './harness.ts';
 
 const CODEX_BIN = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex');
 
@@ -34,13 +34,11 @@ const summary = () => client.ok<UsageSummaryResult>('usage.summary', { from: tod
  * transcript on its own schedule, and may still be writing the last reply when its `result` arrives.
  */
 async function summaryWith(provider: 'claude' | 'codex', calls: number): Promise<UsageSummaryResult> {
-  const started = Date.now();
-  for (;;) {
-    const result = await summary();
-    if (result.models.filter((m) => m.provider === provider).reduce((n, m) => n + m.totals.calls, 0) >= calls) return result;
-    if (Date.now() - started > 20_000) throw new Error(`The scan found fewer than ${calls} ${provider} calls: ${JSON.stringify(result.models)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  let result: UsageSummaryResult | undefined;
+  return until(async () => {
+    result = await summary();
+    return result.models.filter((m) => m.provider === provider).reduce((n, m) => n + m.totals.calls, 0) >= calls && result;
+  }, `the scan to find ${calls} ${provider} calls`, { ms: 20_000, every: 20, detail: () => `it found: ${JSON.stringify(result?.models)}` });
 }
 
 async function turn(chatId: string, text: string): Promise<number> {

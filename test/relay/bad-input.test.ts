@@ -1,5 +1,5 @@
 import { SELF, env } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LINK_MAX_FRAME_BYTES } from '../../src/contracts/index.ts';
 import { Client, FakeHost, hostToken, openSocket, until, userItem, userToken } from './peers.ts';
 
@@ -159,17 +159,23 @@ describe('bad input gets a clear error and changes nothing', () => {
     await lobby.waitFor((f) => f.event === 'chat.status', 'status while allowed');
     await env.DB.prepare("INSERT OR IGNORE INTO users (id, name, created_at) VALUES ('heir', 'heir', 0)").run();
     await env.DB.prepare("UPDATE hosts SET owner_id = 'heir' WHERE id = ?").bind(host.hostId).run();
-    await new Promise((r) => setTimeout(r, 2_100)); // past the role cache
-    host.sendEvent('chat.status', { chatId: 'x4', info: { ...host.chats.get('x4')!.thread.info, status: 'running' } });
-    host.sendEvent('accounts.changed', { accounts: {}, statuses: {} });
-    await until(() => host.outbox.size === 0, 'acknowledged');
-    expect(lobby.frames.filter((f) => f.event === 'chat.status')).toHaveLength(1);
-    expect(lobby.frames.filter((f) => f.event === 'accounts.changed')).toHaveLength(0);
-    // The push that found the lobby's person without access closed it; the chat socket's next frame is refused, and closes it.
-    await until(() => lobby.ws.readyState === WebSocket.CLOSED, 'the lobby socket closed');
-    expect((await chat.request('chat.send', { chatId: 'x4', text: 'rm -rf /' })).error.code).toBe('forbidden');
-    await until(() => chat.ws.readyState === WebSocket.CLOSED, 'the chat socket closed');
-    expect(host.requestsOf('chat.send')).toHaveLength(0);
+    // Past the role cache (two seconds) on a clock the test turns: only Date is faked, and the relay's objects run in this isolate.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 2_100);
+      host.sendEvent('chat.status', { chatId: 'x4', info: { ...host.chats.get('x4')!.thread.info, status: 'running' } });
+      host.sendEvent('accounts.changed', { accounts: {}, statuses: {} });
+      await until(() => host.outbox.size === 0, 'acknowledged');
+      expect(lobby.frames.filter((f) => f.event === 'chat.status')).toHaveLength(1);
+      expect(lobby.frames.filter((f) => f.event === 'accounts.changed')).toHaveLength(0);
+      // The push that found the lobby's person without access closed it; the chat socket's next frame is refused, and closes it.
+      await until(() => lobby.ws.readyState === WebSocket.CLOSED, 'the lobby socket closed');
+      expect((await chat.request('chat.send', { chatId: 'x4', text: 'rm -rf /' })).error.code).toBe('forbidden');
+      await until(() => chat.ws.readyState === WebSocket.CLOSED, 'the chat socket closed');
+      expect(host.requestsOf('chat.send')).toHaveLength(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('refuses a link for a host id that another user already owns (the token is not signed by that host\'s key)', async () => {

@@ -106,8 +106,7 @@ describe('large frames', () => {
     const kept = await me.request('chat.send', { chatId: 'att2', text: 'later', attachments: [{ name: 'b.bin', mime: 'application/octet-stream', data }] });
     expect(kept.result).toEqual({ queued: true });
     await host.connect();
-    const deadline = Date.now() + 10_000;
-    while (host.requestsOf('chat.send').length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until(() => host.requestsOf('chat.send').length > 0, 'the kept send delivered');
     expect(host.requestsOf('chat.send')[0]!.payload.attachments[0].data).toBe(data);
   });
 
@@ -152,8 +151,7 @@ describe('large frames', () => {
     await me.request('chat.attach', { chatId: 'many' });
     const big = (i: number) => ({ kind: 'user' as const, id: `u${i}`, createdAt: i, turnId: null, text: `${i}`.repeat(3 * 1024 * 1024) });
     host.emitMany('many', [1, 2, 3, 4].map((i) => ({ type: 'item' as const, item: big(i) })), 10);
-    const deadline = Date.now() + 20_000;
-    while (me.chatEvents().length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(() => me.chatEvents().length >= 4, 'the four events', 20_000);
     expect(me.chatEvents().map((f) => f.payload.event.item.id)).toEqual(['u1', 'u2', 'u3', 'u4']);
     const again = await Client.chat(host.hostId, 'many');
     expect((await again.request('chat.attach', { chatId: 'many' })).result.items.map((i: any) => i.text.length)).toEqual([1, 2, 3, 4].map(() => 3 * 1024 * 1024));

@@ -5,6 +5,7 @@ import { LinkAckSchema, Thread, type ChatEvent, type ChatInfo, type ChatItem } f
 import type { HostLink } from '../../src/relay/objects/host-link.ts';
 import { hostTokenSigner, newHostKey, type HostKeyPair } from '../../src/host/host-token.ts';
 import { createSession } from '../../src/relay/auth/sessions.ts';
+import { until as poll, type NotYet } from '../support/until.ts';
 
 export const OWNER = 'owner-1';
 
@@ -149,11 +150,7 @@ export class FakeHost {
     // nothing, and a request that overtook it found the host offline (a chat.send was kept and
     // answered {queued: true} before this host saw it, failing signed-forward in a loaded run).
     const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(this.hostId));
-    const deadline = Date.now() + 10_000;
-    while (!(await link.isOnline())) {
-      if (Date.now() > deadline) throw new Error(`the relay never took ${this.hostId}'s hello`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await poll(() => link.isOnline(), `the relay to take ${this.hostId}'s hello`, 10_000);
     return this;
   }
 
@@ -298,13 +295,8 @@ export class Client {
   }
 }
 
-export async function until(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** The tests' one poll, with the relay tests' longer default (10 s: workerd under a loaded machine). */
+export const until = <T>(check: () => T | NotYet | Promise<T | NotYet>, what: string, ms = 10_000): Promise<T> => poll(check, what, { ms, every: 20 });
 
 /**
  * Gives one host's link the deployment's patience for a reply (HostLink.replyTimeoutMs) instead of the

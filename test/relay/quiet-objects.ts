@@ -10,6 +10,7 @@
 // pending for a few turns of the event loop (a close handler's own call to another object starts its
 // import a turn after the first one ends).
 import { env, listDurableObjectIds, runInDurableObject } from 'cloudflare:test';
+import { until } from '../support/until.ts';
 
 interface Counted { pending: number; started: number }
 type Runner = { import: (id: string) => Promise<unknown>; tetherImports?: Counted };
@@ -42,12 +43,10 @@ export async function settleObjects(): Promise<void> {
   await dropAlarms(env.CHAT_ROOM);
   await dropAlarms(env.LOBBY);
   await dropAlarms(env.RATE_GATE);
-  const deadline = Date.now() + 10_000;
-  for (let idle = 0; idle < 5;) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    idle = counted.pending === 0 ? idle + 1 : 0;
-    if (Date.now() > deadline) throw new Error(`relay test teardown: ${counted.pending} Durable Object events still loading after 10 s`);
-  }
+  let idle = 0;
+  await until(() => (idle = counted.pending === 0 ? idle + 1 : 0) >= 5, 'relay test teardown: no Durable Object event loading', {
+    ms: 10_000, every: 5, detail: () => `${counted.pending} still loading`,
+  });
 }
 
 async function dropAlarms<T extends Rpc.DurableObjectBranded | undefined>(namespace: DurableObjectNamespace<T>): Promise<void> {

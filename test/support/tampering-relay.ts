@@ -14,6 +14,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { until } from './until.ts';
 
 type Frame = Record<string, any>;
 
@@ -108,12 +109,8 @@ export class TamperingRelay {
   }
 
   /** The first relay → host request of `type` matching `test`, as the relay sent it. */
-  async nextFromRelay(test: (frame: Frame) => boolean): Promise<Frame> {
-    for (;;) {
-      const found = this.fromRelay.find(test);
-      if (found) return found;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+  nextFromRelay(test: (frame: Frame) => boolean, ms = 30_000): Promise<Frame> {
+    return until(() => this.fromRelay.find(test), 'a relay → host request the test picks', ms);
   }
 
   private link(host: WebSocket, req: IncomingMessage): void {
