@@ -15,7 +15,7 @@ import type { SuccessStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import {
   AuditPageSchema, DeviceListResultSchema, DeviceRecordSchema, GrantListSchema, GrantSchema, HostListSchema, PairLookupResultSchema, IndexedChatListSchema, InvitationSchema, MeSchema, PairedHostSchema,
-  ProtocolError, PushDeliveryListSchema, PushSubscriptionListSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamGrantsToSignSchema, TeamListSchema, TeamMembersToSignSchema, TeamSummarySchema,
+  ProtocolError, PushDeliveryListSchema, RelayMetricsSchema, type RelayMetrics, PushSubscriptionListSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamGrantsToSignSchema, TeamListSchema, TeamMembersToSignSchema, TeamSummarySchema,
   type Me, type SessionSummary, type SignInMethods,
   type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
   PeerDeviceListSchema, type PeerDevice, type RevocationStatement, type SignedGrantCreateRequest,
@@ -296,6 +296,11 @@ export class RelayApi {
   /** Which sign-in methods the relay offers (Access and OIDC only where configured). */
   signInMethods(): Promise<SignInMethods> {
     return this.shaped(SignInMethodsSchema, this.relay.api.auth.methods.$get());
+  }
+
+  /** The relay's counters, for its owner (`forbidden` for anyone else). */
+  relayMetrics(): Promise<RelayMetrics> {
+    return this.checked(RelayMetricsSchema, (auth) => this.relay.api.relay.metrics.$get(undefined, auth));
   }
 
   // ---- hosts and pairing ----
