@@ -2,8 +2,7 @@
 // password, refresh, sign out, list and end one's sessions, trade an access token for a socket ticket,
 // and the public keys that verify access tokens. `GET /api/me` answers who a token belongs to.
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
-import { ProtocolError, type Me, type SessionSummary } from '../../contracts/index.ts';
+import { ProtocolError, RefreshRequestSchema, type Me, type SessionSummary } from '../../contracts/index.ts';
 import { SetupSchema, SignInSchema, checkPassword, claimOwner, ownerClaimed, userIdOfEmail } from '../auth/accounts.ts';
 import { keySetOf } from '../auth/keys.ts';
 import { LIMITS, rateLimit, slowDown } from '../auth/rate-limit.ts';
@@ -40,8 +39,6 @@ const perSessionTickets = rateLimit('tickets', LIMITS.tickets, (c) => {
   const ip = clientIp(c);
   return [ip && `ip:${ip}`, `session:${(c.var as { user: SignedIn }).user.sessionId}`];
 });
-
-const RefreshRequestSchema = z.object({ refreshToken: z.string().min(1).max(200) });
 
 // Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
 export const accounts = new Hono<App>()

@@ -3,8 +3,7 @@
 // (ACCESS_TEAM_DOMAIN + ACCESS_AUD; OIDC_ISSUER + OIDC_CLIENT_ID), and answer 404 `not-found` then.
 import { Hono, type Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { z } from 'zod';
-import { ProtocolError, type SignInMethods } from '../../contracts/index.ts';
+import { LoginCodeExchangeSchema, ProtocolError, type SignInMethods } from '../../contracts/index.ts';
 import { accessConfigured, verifyAccessAssertion, userForEmail, type ProviderAccount } from '../auth/external.ts';
 import {
   AppChallengeSchema, OIDC_STATE_SECONDS, finishSignIn, issueLoginCode, oidcConfigured, startSignIn, takeLoginCode, takeState,
@@ -17,8 +16,6 @@ import { jsonBody } from './body.ts';
 import { appOrigins, clientIp } from './identity.ts';
 
 const perIp = rateLimit('signin', LIMITS.signin, (c) => { const ip = clientIp(c); return [ip && `ip:${ip}`]; });
-
-const LoginCodeExchangeSchema = z.object({ code: z.string().min(1).max(200), verifier: z.string().min(1).max(200) });
 
 // Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
 export const external = new Hono<{ Bindings: Env }>()
