@@ -23,6 +23,15 @@ function refuse(result: Checked, whole: string): void {
 
 const JSON_MEDIA = /^application\/([\w.-]+\+)?json$/i;
 
+/** The body parsed as JSON (hono keeps its text, so the validator reads it again for free). */
+async function readJson(c: Context): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch {
+    throw new ProtocolError('bad-request', 'The body must be JSON');
+  }
+}
+
 /**
  * The body as the schema's shape, for `c.req.valid('json')`. It is read as JSON whatever its
  * Content-Type says, as before the validator: hono's alone would check `{}` in place of a body sent
@@ -31,12 +40,7 @@ const JSON_MEDIA = /^application\/([\w.-]+\+)?json$/i;
 export function jsonBody<S extends z.ZodType>(schema: S) {
   const validated = zValidator('json', schema, (result) => refuse(result, 'body'));
   const middleware: MiddlewareHandler = async (c, next) => {
-    let raw: unknown;
-    try {
-      raw = await c.req.json();
-    } catch {
-      throw new ProtocolError('bad-request', 'The body must be JSON');
-    }
+    const raw = await readJson(c);
     if (JSON_MEDIA.test(c.req.header('content-type')?.split(';')[0]?.trim() ?? '')) return validated(c, next);
     const parsed = await schema.safeParseAsync(raw);
     refuse(parsed, 'body');
@@ -67,13 +71,7 @@ export function queryOf<S extends z.ZodType>(schema: S) {
 
 /** The parsed body, for a route whose body is checked only on one of its paths (an invitation accepted signed out). */
 export async function parseBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  let raw: unknown;
-  try {
-    raw = await c.req.json();
-  } catch {
-    throw new ProtocolError('bad-request', 'The body must be JSON');
-  }
-  const parsed = schema.safeParse(raw);
+  const parsed = schema.safeParse(await readJson(c));
   refuse(parsed, 'body');
   return parsed.data as z.infer<S>;
 }
