@@ -93,5 +93,7 @@ export const HostSummarySchema = z.object({
   teamGrantsToSign: z.number().int().positive().optional(),
 });
 export type HostSummary = z.output<typeof HostSummarySchema>;
+/** `GET /api/hosts`: the hosts a person owns or was granted. */
+export const HostListSchema = z.object({ hosts: z.array(HostSummarySchema) });
 
 export const HostRenameRequestSchema = z.object({ name: HostNameSchema });

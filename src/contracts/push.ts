@@ -45,6 +45,8 @@ export const PushSubscriptionInfoSchema = z.object({
   current: z.boolean(),
 });
 export type PushSubscriptionInfo = z.output<typeof PushSubscriptionInfoSchema>;
+/** `GET /api/push/subscriptions`: the person's subscriptions. */
+export const PushSubscriptionListSchema = z.object({ subscriptions: z.array(PushSubscriptionInfoSchema) });
 
 /**
  * `needs-you`: an approval or question waits. `answered`: it was answered (anywhere) or withdrawn, so
@@ -75,6 +77,9 @@ export const PushDeliverySchema = z.object({
   at: z.number(),
 });
 export type PushDelivery = z.output<typeof PushDeliverySchema>;
+
+/** `GET /api/push/deliveries?limit=`: what became of the person's pushes, newest first. */
+export const PushDeliveryListSchema = z.object({ deliveries: z.array(PushDeliverySchema) });
 
 /** A chat's approval a notification may answer (`chat.approve`): the decisions it offers. */
 export const ChatPushActionSchema = z.object({

@@ -22,6 +22,12 @@ export const SessionTokensSchema = z.object({
 });
 export type SessionTokens = z.output<typeof SessionTokensSchema>;
 
+/** `POST /api/auth/refresh`: the refresh token to trade for a new pair (it rotates on every use). */
+export const RefreshRequestSchema = z.object({ refreshToken: z.string().min(1).max(200) });
+
+/** `POST /api/auth/oidc/exchange`: the login code an OIDC sign-in ended with, and the app's verifier for it. */
+export const LoginCodeExchangeSchema = z.object({ code: z.string().min(1).max(200), verifier: z.string().min(1).max(200) });
+
 /** `GET /api/me`. */
 export const MeSchema = z.object({
   id: z.string().min(1),

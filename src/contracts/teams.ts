@@ -23,6 +23,8 @@ export const TeamSummarySchema = z.object({
   createdAt: z.number(),
 });
 export type TeamSummary = z.output<typeof TeamSummarySchema>;
+/** `GET /api/teams`: the teams the asker is in. */
+export const TeamListSchema = z.object({ teams: z.array(TeamSummarySchema) });
 
 export const TeamMemberSchema = z.object({
   userId: z.string().min(1),
@@ -137,6 +139,8 @@ export const GrantSchema = z.object({
   resign: GrantResignSchema.nullable(),
 });
 export type Grant = z.output<typeof GrantSchema>;
+/** `GET /api/hosts/:id/grants` and `/grants/mine`. */
+export const GrantListSchema = z.object({ grants: z.array(GrantSchema) });
 
 export const AuditQuerySchema = z.object({
   before: z.coerce.number().int().positive().optional(),
@@ -168,3 +172,5 @@ export const IndexedChatSchema = z.object({
   updatedAt: z.number(),
 });
 export type IndexedChat = z.output<typeof IndexedChatSchema>;
+/** `GET /api/chats?limit=`: the chat index, newest first. */
+export const IndexedChatListSchema = z.object({ chats: z.array(IndexedChatSchema) });

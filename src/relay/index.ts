@@ -55,24 +55,31 @@ app.use('/api/*', cors({
 app.use('/v1/hosts/:hostId/chats/:chatId', chatIdInPath);
 app.use('/v1/attachments/:hostId/:chatId/*', chatIdInPath);
 app.use('/v1/visuals/:hostId/:chatId/*', chatIdInPath);
-app.route('/api/health', health);
-app.route('/api/auth', accounts);
-app.route('/api/auth', external);
-app.route('/api/me', me);
-app.route('/api/users', usersApi);
-app.route('/api/relay/metrics', metricsApi);
-app.route('/api/pair', pairing);
-app.route('/api/hosts', hostsApi);
-app.route('/api/hosts', grantsApi);
-app.route('/api/hosts', auditApi);
-app.route('/api/chats', chatIndex);
-app.route('/api', teamsApi);
-app.route('/api/push', pushApi);
-app.route('/api/devices', devicesApi);
-app.route('/v1/visuals', visualPages);
-app.route('/v1/attachments', attachmentFiles);
-app.route('/v1/recovery', recoveryApi);
-app.route('/v1/hosts', sockets);
+// Chained, so the app's type carries every sub-app's routes: `AppType`, which the SDK's `hc` client
+// reads (client/api.ts, a type import only, so no relay code reaches the web bundle).
+const routes = app
+  .route('/api/health', health)
+  .route('/api/auth', accounts)
+  .route('/api/auth', external)
+  .route('/api/me', me)
+  .route('/api/users', usersApi)
+  .route('/api/relay/metrics', metricsApi)
+  .route('/api/pair', pairing)
+  .route('/api/hosts', hostsApi)
+  .route('/api/hosts', grantsApi)
+  .route('/api/hosts', auditApi)
+  .route('/api/chats', chatIndex)
+  .route('/api', teamsApi)
+  .route('/api/push', pushApi)
+  .route('/api/devices', devicesApi)
+  .route('/v1/visuals', visualPages)
+  .route('/v1/attachments', attachmentFiles)
+  .route('/v1/recovery', recoveryApi)
+  .route('/v1/hosts', sockets);
+
+/** Every route's path, method, input and answer, for `hc<AppType>` (src/client/api.ts). */
+export type AppType = typeof routes;
+
 app.notFound((c) => c.json({ code: 'not-found', message: 'No such route' }, 404));
 app.onError((error, c) => {
   countError(error instanceof ProtocolError ? error.code : 'internal');

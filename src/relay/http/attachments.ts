@@ -15,8 +15,6 @@ import type { Env } from '../env.ts';
 import { roomOf } from '../objects/stubs.ts';
 import { signedInUser } from './identity.ts';
 
-export const attachmentFiles = new Hono<{ Bindings: Env }>();
-
 /** Attachment ids are the host's own (`att-` and random base64url): nothing that could name a path. */
 const ATTACHMENT_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
 
@@ -25,7 +23,17 @@ function checkedId(attachmentId: string): string {
   return attachmentId;
 }
 
-attachmentFiles.post('/:hostId/:chatId/:attachmentId/ticket', async (c) => {
+/** RFC 6266 / 8187: a plain ASCII fallback name and the exact name in UTF-8. */
+function dispositionName(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const exact = encodeURIComponent(name).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `filename="${fallback}"; filename*=UTF-8''${exact}`;
+}
+
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const attachmentFiles = new Hono<{ Bindings: Env }>()
+
+.post('/:hostId/:chatId/:attachmentId/ticket', async (c) => {
   const user = await signedInUser(c.env, c.req.raw);
   if (!user) throw new ProtocolError('unauthorized', 'A valid access token is required in the Authorization header');
   const { hostId, chatId } = c.req.param();
@@ -35,9 +43,9 @@ attachmentFiles.post('/:hostId/:chatId/:attachmentId/ticket', async (c) => {
   const url = new URL(`/v1/attachments/${[hostId, chatId, attachmentId].map(encodeURIComponent).join('/')}`, c.req.url);
   url.searchParams.set('ticket', ticket);
   return c.json({ url: url.toString(), expiresAt: Date.now() + attachmentTickets.seconds * 1000 });
-});
+})
 
-attachmentFiles.get('/:hostId/:chatId/:attachmentId', async (c) => {
+.get('/:hostId/:chatId/:attachmentId', async (c) => {
   const ticket = c.req.query('ticket');
   if (!ticket) throw new ProtocolError('unauthorized', 'An attachment ticket is required');
   const { hostId, chatId } = c.req.param();
@@ -62,10 +70,3 @@ attachmentFiles.get('/:hostId/:chatId/:attachmentId', async (c) => {
     },
   });
 });
-
-/** RFC 6266 / 8187: a plain ASCII fallback name and the exact name in UTF-8. */
-function dispositionName(name: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  const exact = encodeURIComponent(name).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `filename="${fallback}"; filename*=UTF-8''${exact}`;
-}

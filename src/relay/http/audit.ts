@@ -1,22 +1,14 @@
 // A host's audit log (`GET /api/hosts/:id/audit?before=&limit=`), for whoever holds `owner` on the
 // whole host: newest first, a page at a time; `next` is the `before` of the following page.
 import { Hono } from 'hono';
-import { AuditQuerySchema, ProtocolError } from '../../contracts/index.ts';
-import { requireHostRole } from '../auth/access.ts';
+import { AuditQuerySchema } from '../../contracts/index.ts';
 import { hostAuditPage } from '../db/audit.ts';
 import type { Env } from '../env.ts';
-import { requireUser, type SignedIn } from './identity.ts';
+import { queryOf } from './body.ts';
+import { requireHostOwner, requireUser, type SignedIn } from './identity.ts';
 
-export const auditApi = new Hono<{ Bindings: Env; Variables: { user: SignedIn } }>();
-auditApi.use('*', requireUser);
+type App = { Bindings: Env; Variables: { user: SignedIn } };
 
-auditApi.get('/:id/audit', async (c) => {
-  const hostId = c.req.param('id');
-  await requireHostRole(c.env.DB, c.get('user'), hostId, 'owner');
-  const query = AuditQuerySchema.safeParse(c.req.query());
-  if (!query.success) {
-    const issue = query.error.issues[0];
-    throw new ProtocolError('bad-request', `${issue?.path.join('.') || 'query'}: ${issue?.message ?? 'invalid'}`);
-  }
-  return c.json(await hostAuditPage(c.env.DB, hostId, query.data));
-});
+export const auditApi = new Hono<App>()
+  .use('*', requireUser)
+  .get('/:id/audit', requireHostOwner, queryOf(AuditQuerySchema), async (c) => c.json(await hostAuditPage(c.env.DB, c.req.param('id'), c.req.valid('query'))));

@@ -2,8 +2,7 @@
 // password, refresh, sign out, list and end one's sessions, trade an access token for a socket ticket,
 // and the public keys that verify access tokens. `GET /api/me` answers who a token belongs to.
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
-import { ProtocolError, type Me, type SessionSummary } from '../../contracts/index.ts';
+import { ProtocolError, RefreshRequestSchema, type Me, type SessionSummary } from '../../contracts/index.ts';
 import { SetupSchema, SignInSchema, checkPassword, claimOwner, ownerClaimed, userIdOfEmail } from '../auth/accounts.ts';
 import { keySetOf } from '../auth/keys.ts';
 import { LIMITS, rateLimit, slowDown } from '../auth/rate-limit.ts';
@@ -15,12 +14,10 @@ import { record } from '../db/audit.ts';
 import { liveSessionsOf } from '../db/sessions.ts';
 import { findUser } from '../db/users.ts';
 import type { Env } from '../env.ts';
-import { parseBody } from './body.ts';
+import { jsonBody } from './body.ts';
 import { clientIp, requireUser, type SignedIn } from './identity.ts';
 
 type App = { Bindings: Env; Variables: { user: SignedIn } };
-
-export const accounts = new Hono<App>();
 
 const metaOf = (c: Context): SessionMeta => ({ ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
 
@@ -36,11 +33,21 @@ const perIp = rateLimit('signin', LIMITS.signin, (c) => { const ip = clientIp(c)
 const perAccount = slowDown('signin-account', LIMITS.signinAccount, emailOf);
 const signInLimit = [perIp, perAccount] as const;
 
-/** Whether the owner account has been claimed (so `npm start` knows whether to show the setup link). */
-accounts.get('/setup', async (c) => c.json({ claimed: await ownerClaimed(c.env.DB) }));
+const perIpTickets = rateLimit('tickets', LIMITS.tickets, (c) => { const ip = clientIp(c); return [ip && `ip:${ip}`]; });
 
-accounts.post('/setup', perIp, async (c) => {
-  const body = await parseBody(c, SetupSchema);
+const perSessionTickets = rateLimit('tickets', LIMITS.tickets, (c) => {
+  const ip = clientIp(c);
+  return [ip && `ip:${ip}`, `session:${(c.var as { user: SignedIn }).user.sessionId}`];
+});
+
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const accounts = new Hono<App>()
+
+/** Whether the owner account has been claimed (so `npm start` knows whether to show the setup link). */
+.get('/setup', async (c) => c.json({ claimed: await ownerClaimed(c.env.DB) }))
+
+.post('/setup', perIp, jsonBody(SetupSchema), async (c) => {
+  const body = c.req.valid('json');
   if (!(await setupSecretMatches(c.env, body.secret))) {
     await record(c.env.DB, { actor: null, ip: clientIp(c), action: 'signin-failed', detail: { method: 'setup' } });
     throw new ProtocolError('unauthorized', 'Wrong setup secret');
@@ -49,10 +56,10 @@ accounts.post('/setup', perIp, async (c) => {
   const session = await createSession(c.env, userId, 'setup', metaOf(c));
   await record(c.env.DB, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method: 'setup' } });
   return c.json({ userId, ...session }, 201);
-});
+})
 
-accounts.post('/signin', ...signInLimit, async (c) => {
-  const body = await parseBody(c, SignInSchema);
+.post('/signin', ...signInLimit, jsonBody(SignInSchema), async (c) => {
+  const body = c.req.valid('json');
   let userId: string;
   try {
     userId = await checkPassword(c.env.DB, body.email, body.password);
@@ -64,51 +71,44 @@ accounts.post('/signin', ...signInLimit, async (c) => {
   const session = await createSession(c.env, userId, 'password', metaOf(c));
   await record(c.env.DB, { actor: userId, sessionId: session.sessionId, ip: clientIp(c), action: 'signin', detail: { method: 'password' } });
   return c.json({ userId, ...session });
-});
+})
 
-const perIpTickets = rateLimit('tickets', LIMITS.tickets, (c) => { const ip = clientIp(c); return [ip && `ip:${ip}`]; });
-
-accounts.post('/refresh', perIpTickets, async (c) => {
-  const { refreshToken } = await parseBody(c, z.object({ refreshToken: z.string().min(1).max(200) }));
+.post('/refresh', perIpTickets, jsonBody(RefreshRequestSchema), async (c) => {
+  const { refreshToken } = c.req.valid('json');
   return c.json(await refreshSession(c.env, refreshToken, metaOf(c), revokeSessions));
-});
+})
 
-accounts.post('/signout', requireUser, async (c) => {
+.post('/signout', requireUser, async (c) => {
   const { userId, sessionId } = c.get('user');
   await revokeSessions(c.env, { userId, sessionId }, 'signed-out');
   return c.json({ ok: true });
-});
+})
 
-accounts.get('/sessions', requireUser, async (c) => {
+.get('/sessions', requireUser, async (c) => {
   const { userId, sessionId } = c.get('user');
   const sessions = await liveSessionsOf(c.env.DB, userId, Date.now());
   return c.json({ sessions: sessions.map((s) => ({ ...s, current: s.id === sessionId })) } satisfies { sessions: SessionSummary[] });
-});
+})
 
-accounts.delete('/sessions/:id', requireUser, async (c) => {
+.delete('/sessions/:id', requireUser, async (c) => {
   const { userId } = c.get('user');
   const ended = await revokeSessions(c.env, { userId, sessionId: c.req.param('id') }, 'revoked');
   if (ended.length === 0) return c.json({ code: 'not-found', message: 'No such session of yours, or it has already ended' }, 404);
   return c.json({ ok: true });
-});
+})
 
-const perSessionTickets = rateLimit('tickets', LIMITS.tickets, (c) => {
-  const ip = clientIp(c);
-  return [ip && `ip:${ip}`, `session:${(c.var as { user: SignedIn }).user.sessionId}`];
-});
-
-accounts.post('/tickets', requireUser, perSessionTickets, async (c) => {
+.post('/tickets', requireUser, perSessionTickets, async (c) => {
   return c.json(await mintSocketTicket(c.env, c.get('user')));
-});
+})
 
-accounts.get('/jwks', async (c) => {
+.get('/jwks', async (c) => {
   c.header('Cache-Control', 'public, max-age=300');
   return c.json({ keys: (await keySetOf(c.env)).publicJwks });
 });
 
-export const me = new Hono<App>();
+export const me = new Hono<App>()
 
-me.get('/', requireUser, async (c) => {
+.get('/', requireUser, async (c) => {
   const { userId, sessionId } = c.get('user');
   const user = await findUser(c.env.DB, userId);
   if (!user) throw new ProtocolError('unauthorized', 'No such user');

@@ -4,26 +4,25 @@
 // or to a team of theirs. Roles come from the same rules as every frame (auth/access.ts).
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { ProtocolError, type ChatInfo, type IndexedChat } from '../../contracts/index.ts';
+import type { ChatInfo, IndexedChat } from '../../contracts/index.ts';
 import { readView, roleIn } from '../auth/access.ts';
 import { visibleChats } from '../db/chats.ts';
 import type { Env } from '../env.ts';
+import { queryOf } from './body.ts';
 import { requireUser, type SignedIn } from './identity.ts';
 
 type App = { Bindings: Env; Variables: { user: SignedIn } };
 
 const QuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(200) });
 
-export const chatIndex = new Hono<App>();
-chatIndex.use('*', requireUser);
+export const chatIndex = new Hono<App>()
+  .use('*', requireUser)
 
-chatIndex.get('/', async (c) => {
+.get('/', queryOf(QuerySchema), async (c) => {
   const user = c.get('user');
-  const query = QuerySchema.safeParse(c.req.query());
-  if (!query.success) throw new ProtocolError('bad-request', `limit: ${query.error.issues[0]?.message ?? 'invalid'}`);
   // Which rows may be seen is decided in SQL (so the limit counts only visible chats); the role
   // of each is then read per host with the frames' own rules.
-  const results = await visibleChats(c.env.DB, user.userId, query.data.limit);
+  const results = await visibleChats(c.env.DB, user.userId, c.req.valid('query').limit);
   const hostIds = [...new Set(results.map((row) => row.hostId))];
   const views = new Map(await Promise.all(hostIds.map(async (hostId) => [hostId, await readView(c.env.DB, { kind: 'user', ...user }, hostId)] as const)));
   const chats: IndexedChat[] = [];

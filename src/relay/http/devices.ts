@@ -21,29 +21,30 @@ import { reachableHosts } from '../db/grants.ts';
 import { insertRevocation } from '../db/trust.ts';
 import { deliverTrust } from '../objects/host-link.ts';
 import type { Env } from '../env.ts';
-import { parseBody } from './body.ts';
+import { jsonBody, optionalJsonBody } from './body.ts';
 import { requireUser, type SignedIn } from './identity.ts';
 
 type App = { Bindings: Env; Variables: { user: SignedIn } };
 
-export const devicesApi = new Hono<App>();
-devicesApi.use('*', requireUser);
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const devicesApi = new Hono<App>()
+  .use('*', requireUser)
 
-devicesApi.get('/', async (c) => {
+.get('/', async (c) => {
   const result: DeviceListResult = { devices: await devicesOf(c.env.DB, c.get('user').userId) };
   return c.json(result);
-});
+})
 
 /** Another person's device keys (public halves and vouches), for the grant an owner signs for them. */
-devicesApi.get('/of/:userId', async (c) => {
+.get('/of/:userId', async (c) => {
   const devices: PeerDevice[] = (await devicesOf(c.env.DB, c.req.param('userId')))
     .map(({ id, publicKey, created, vouchedBy, vouch, revoked }) => ({ id, publicKey, created, vouchedBy, vouch, revoked }));
   return c.json({ devices });
-});
+})
 
-devicesApi.post('/', async (c) => {
+.post('/', jsonBody(DeviceRegisterRequestSchema), async (c) => {
   const { userId } = c.get('user');
-  const body = await parseBody(c, DeviceRegisterRequestSchema);
+  const body = c.req.valid('json');
   const id = await deviceIdOf(body.publicKey);
   const existing = await deviceById(c.env.DB, id);
   if (existing) {
@@ -71,17 +72,17 @@ devicesApi.post('/', async (c) => {
     c.executionCtx.waitUntil(reachableHosts(c.env.DB, userId).then((hosts) => deliverTrust(c.env, hosts, [vouch])));
   }
   return c.json(device, 201);
-});
+})
 
 /**
  * Cross-signing after the fact: a device that registered unvouched (a person's new browser, waiting
  * in Settings) gets its vouch from another live device of the same person, over its key and name as
  * listed. The hosts the person reaches hear of it as of a vouch given at registration.
  */
-devicesApi.post('/:id/vouch', async (c) => {
+.post('/:id/vouch', jsonBody(DeviceVouchRequestSchema), async (c) => {
   const { userId } = c.get('user');
   const id = c.req.param('id');
-  const { vouch } = await parseBody(c, DeviceVouchRequestSchema);
+  const { vouch } = c.req.valid('json');
   const held = await deviceById(c.env.DB, id);
   if (!held || held.userId !== userId) throw new ProtocolError('device-not-found', 'No such device of yours');
   if (held.device.revoked !== null) throw new ProtocolError('forbidden', 'That device was revoked; a revoked key never comes back');
@@ -92,21 +93,21 @@ devicesApi.post('/:id/vouch', async (c) => {
   c.executionCtx.waitUntil(reachableHosts(c.env.DB, userId).then((hosts) => deliverTrust(c.env, hosts, [vouch])));
   const device: DeviceRecord = { ...held.device, vouchedBy: vouch.statement.by, vouch };
   return c.json(device);
-});
+})
 
-devicesApi.patch('/:id', async (c) => {
-  const { name } = await parseBody(c, DeviceRenameRequestSchema);
+.patch('/:id', jsonBody(DeviceRenameRequestSchema), async (c) => {
+  const { name } = c.req.valid('json');
   if (!(await renameDevice(c.env.DB, c.get('user').userId, c.req.param('id'), name))) {
     throw new ProtocolError('device-not-found', 'No such device of yours');
   }
   return c.json({ ok: true });
-});
+})
 
-devicesApi.delete('/:id', async (c) => {
+// A body is optional: the signed revocation of a device that signs.
+.delete('/:id', optionalJsonBody(RevocationRequestSchema), async (c) => {
   const { userId } = c.get('user');
   const id = c.req.param('id');
-  // A body is optional: the signed revocation of a device that signs.
-  const { revocation } = c.req.header('content-type')?.includes('json') ? await parseBody(c, RevocationRequestSchema) : {};
+  const { revocation } = c.req.valid('json');
   if (revocation) await checkDeviceRevocation(c.env.DB, userId, id, revocation);
   if (!(await revokeDevice(c.env.DB, userId, id, Date.now()))) {
     throw new ProtocolError('device-not-found', 'No such device of yours');

@@ -7,12 +7,12 @@
 // caller's own device signed it, keeps it (db/trust.ts), and carries it to the host, which follows
 // only what an owner of the host signed (src/host/trust/book.ts). Without a signature the relay's
 // grant still rules the relay's own checks, and a host that requires signatures ignores it.
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import {
   ProtocolError, RevocationRequestSchema, resignOf, SignedGrantCreateRequestSchema, SignedGrantIdSchema,
   type GrantStatement, type TeamMembersToSign, type RevocationStatement, type Signed,
 } from '../../contracts/index.ts';
-import { reachesHost, readView, requireHostRole } from '../auth/access.ts';
+import { reachesHost, readView } from '../auth/access.ts';
 import { newId } from '../auth/opaque.ts';
 import { recheckHosts } from '../objects/revocations.ts';
 import { record } from '../db/audit.ts';
@@ -23,54 +23,47 @@ import { requireSignedBy } from '../auth/statements.ts';
 import { deliverTrust } from '../objects/host-link.ts';
 import { userExists, verifiedUserIdByEmail } from '../db/users.ts';
 import type { Env } from '../env.ts';
-import { parseBody } from './body.ts';
-import { clientIp, requireUser, type SignedIn } from './identity.ts';
+import { jsonBody, optionalJsonBody } from './body.ts';
+import { clientIp, requireHostOwner, requireUser, type SignedIn } from './identity.ts';
 
 type App = { Bindings: Env; Variables: { user: SignedIn } };
 
-export const grantsApi = new Hono<App>();
-grantsApi.use('*', requireUser);
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const grantsApi = new Hono<App>()
+  .use('*', requireUser)
 
-/** The host of the route, once the caller is known to hold `owner` on all of it. */
-async function managedHost(c: Context<App>): Promise<string> {
-  const hostId = c.req.param('id')!;
-  await requireHostRole(c.env.DB, c.get('user'), hostId, 'owner');
-  return hostId;
-}
-
-grantsApi.get('/:id/grants', async (c) => {
-  const hostId = await managedHost(c);
-  return c.json({ grants: await grantsOnHost(c.env.DB, hostId) });
-});
+.get('/:id/grants', requireHostOwner, async (c) => {
+  return c.json({ grants: await grantsOnHost(c.env.DB, c.req.param('id')) });
+})
 
 // What reaches the caller on this host (their own grants and their teams'), for anyone who holds a
 // role there: a team member sees that their team's grant waits for an owner to sign it again. Nothing
 // they could not see already (their grants, their teams' members).
-grantsApi.get('/:id/grants/mine', async (c) => {
+.get('/:id/grants/mine', async (c) => {
   const hostId = c.req.param('id');
   const user = c.get('user');
   if (!reachesHost(await readView(c.env.DB, { kind: 'user', ...user }, hostId))) throw new ProtocolError('forbidden', 'You hold no role on this host');
   return c.json({ grants: await grantsOnHostTo(c.env.DB, hostId, user.userId) });
-});
+})
 
 // The member list an owner of the host signs a team's grant over. An owner need not belong to the team
 // (they may have left it, or a team admin made it): the statement must name the team's members as they
 // are now, so whoever owns the host reads them here, ids and names only, for a team that holds a grant
 // on this host (a new grant to a team one is not in is made first, then signed: client/trust.ts) or
 // that the caller belongs to. Anyone else is refused before the team is looked at.
-grantsApi.get('/:id/grants/teams/:teamId/members', async (c) => {
-  const hostId = await managedHost(c);
+.get('/:id/grants/teams/:teamId/members', requireHostOwner, async (c) => {
+  const hostId = c.req.param('id');
   const teamId = c.req.param('teamId');
   const [holds, role] = await Promise.all([teamHoldsGrantOn(c.env.DB, hostId, teamId), roleIn(c.env.DB, teamId, c.get('user').userId)]);
   if (!holds && !role) throw new ProtocolError('team-not-found', 'No such team holds a grant on this host (give it one, then sign it)');
   const members = (await membersOf(c.env.DB, teamId)).map((m) => ({ userId: m.userId, name: m.name }));
   return c.json({ teamId, members } satisfies TeamMembersToSign);
-});
+})
 
-grantsApi.post('/:id/grants', async (c) => {
-  const hostId = await managedHost(c);
+.post('/:id/grants', requireHostOwner, jsonBody(SignedGrantCreateRequestSchema), async (c) => {
+  const hostId = c.req.param('id');
   const user = c.get('user');
-  const body = await parseBody(c, SignedGrantCreateRequestSchema);
+  const body = c.req.valid('json');
   const subjectId = await subjectOf(c.env.DB, body.subject);
   const subject = { type: body.subject.type, id: subjectId };
   const chatId = body.chatId ?? '';
@@ -97,14 +90,14 @@ grantsApi.post('/:id/grants', async (c) => {
     detail: { grantId: grant.id, subjectType: body.subject.type, subjectId, role: body.role, signed: body.signed !== undefined, ...(before ? { was: before.role } : {}) },
   }));
   return c.json(grant, before ? 200 : 201);
-});
+})
 
-grantsApi.delete('/:id/grants/:grantId', async (c) => {
-  const hostId = await managedHost(c);
+// A body is optional: the signed revocation of a device that signs.
+.delete('/:id/grants/:grantId', requireHostOwner, optionalJsonBody(RevocationRequestSchema), async (c) => {
+  const hostId = c.req.param('id');
   const user = c.get('user');
   const grantId = c.req.param('grantId');
-  // A body is optional: the signed revocation of a device that signs.
-  const { revocation } = c.req.header('content-type')?.includes('json') ? await parseBody(c, RevocationRequestSchema) : {};
+  const { revocation } = c.req.valid('json');
   if (revocation) {
     await checkGrantRevocation(c.env.DB, user.userId, revocation, hostId, grantId);
     await insertRevocation(c.env.DB, revocation, user.userId, Date.now());

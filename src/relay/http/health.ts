@@ -18,16 +18,6 @@ import { vapidKeysOf } from '../push/vapid.ts';
 /** The migrations this build expects, oldest first (drizzle-kit's journal, bundled at build time). */
 const EXPECTED = journal.entries.map((entry) => entry.tag);
 
-export const health = new Hono<{ Bindings: Env }>();
-
-health.get('/', async (c) => {
-  const build = { version: pkg.version, commit: c.env.TETHER_COMMIT ?? null };
-  const expected = EXPECTED.at(-1)!;
-  const [db, keys] = await Promise.all([dbHealth(c.env.DB, expected), keysHealth(c.env)]);
-  const answer: Health = { ok: db.ok && keys.signing === 'ok' && keys.push !== 'invalid', ...build, ...db.facts, keys };
-  return c.json(answer, answer.ok ? 200 : 503);
-});
-
 async function dbHealth(d1: D1Database, expected: string): Promise<{ ok: boolean; facts: Pick<Health, 'db' | 'migrations'> }> {
   try {
     const applied = await appliedMigrations(d1);
@@ -59,3 +49,14 @@ async function imports(secret: string, keys: Promise<unknown>): Promise<'ok' | '
     return 'invalid';
   }
 }
+
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const health = new Hono<{ Bindings: Env }>()
+
+.get('/', async (c) => {
+  const build = { version: pkg.version, commit: c.env.TETHER_COMMIT ?? null };
+  const expected = EXPECTED.at(-1)!;
+  const [db, keys] = await Promise.all([dbHealth(c.env.DB, expected), keysHealth(c.env)]);
+  const answer: Health = { ok: db.ok && keys.signing === 'ok' && keys.push !== 'invalid', ...build, ...db.facts, keys };
+  return c.json(answer, answer.ok ? 200 : 503);
+});

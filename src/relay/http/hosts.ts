@@ -2,6 +2,7 @@
 // online; its owner renames it or revokes it. Revoking is for good: the host's key opens nothing from
 // then on, its open link closes at once, and every socket on the host is checked again.
 import { Hono, type Context } from 'hono';
+import { createMiddleware } from 'hono/factory';
 import { HostRenameRequestSchema, ProtocolError, type HostSummary } from '../../contracts/index.ts';
 import { readView } from '../auth/access.ts';
 import { hostsReachableBy, recheckHosts } from '../objects/revocations.ts';
@@ -10,15 +11,25 @@ import { teamGrantsToSign } from '../db/grants.ts';
 import { liveHost, liveHostsAmong, renameHost, revokeHost } from '../db/hosts.ts';
 import type { Env } from '../env.ts';
 import { hostLinkOf } from '../objects/stubs.ts';
-import { parseBody } from './body.ts';
+import { jsonBody } from './body.ts';
 import { clientIp, requireUser, type SignedIn } from './identity.ts';
 
 type App = { Bindings: Env; Variables: { user: SignedIn } };
 
-// Mounted beside other /api/hosts sub-apps (grants, audit): each route asks for the user itself.
-export const hostsApi = new Hono<App>();
+/** The host of the route, once the caller is known to own it (ownedHost), for the route to change. */
+type Owned = { Bindings: Env; Variables: { user: SignedIn; host: { id: string; name: string } } };
 
-hostsApi.get('/', requireUser, async (c) => {
+/** Checked before the body is read, so a caller who does not own the host learns nothing of its shape. */
+const ownsHost = createMiddleware<Owned>(async (c, next) => {
+  c.set('host', await ownedHost(c));
+  await next();
+});
+
+// Mounted beside other /api/hosts sub-apps (grants, audit): each route asks for the user itself.
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const hostsApi = new Hono<App>()
+
+.get('/', requireUser, async (c) => {
   const user = c.get('user');
   const ids = await hostsReachableBy(c.env.DB, user.userId);
   if (ids.length === 0) return c.json({ hosts: [] });
@@ -38,10 +49,31 @@ hostsApi.get('/', requireUser, async (c) => {
     };
   });
   return c.json({ hosts });
+})
+
+.patch('/:id', requireUser, ownsHost, jsonBody(HostRenameRequestSchema), async (c) => {
+  const host = c.get('host');
+  const { name } = c.req.valid('json');
+  await renameHost(c.env.DB, host.id, name);
+  const user = c.get('user');
+  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'host.renamed', hostId: host.id, detail: { from: host.name, to: name } });
+  return c.json({ id: host.id, name });
+})
+
+.delete('/:id', requireUser, ownsHost, async (c) => {
+  const host = c.get('host');
+  const revokedAt = Date.now();
+  // D1 first: from here on the door refuses the host's key, whatever happens to the calls below.
+  await revokeHost(c.env.DB, host.id, revokedAt);
+  await hostLinkOf(c.env, host.id).revoke();
+  await recheckHosts(c.env, [host.id]);
+  const user = c.get('user');
+  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'host.revoked', hostId: host.id, detail: { name: host.name } });
+  return c.json({ id: host.id, revokedAt });
 });
 
 /** The host, when the caller owns it; `host-not-found` when they cannot see it at all, `forbidden` when they see it but do not own it. */
-async function ownedHost(c: Context<App>): Promise<{ id: string; name: string }> {
+async function ownedHost(c: Context<Owned>): Promise<{ id: string; name: string }> {
   const user = c.get('user');
   const hostId = c.req.param('id')!;
   const row = await liveHost(c.env.DB, hostId);
@@ -52,23 +84,3 @@ async function ownedHost(c: Context<App>): Promise<{ id: string; name: string }>
   throw new ProtocolError('host-not-found', 'No such host');
 }
 
-hostsApi.patch('/:id', requireUser, async (c) => {
-  const host = await ownedHost(c);
-  const { name } = await parseBody(c, HostRenameRequestSchema);
-  await renameHost(c.env.DB, host.id, name);
-  const user = c.get('user');
-  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'host.renamed', hostId: host.id, detail: { from: host.name, to: name } });
-  return c.json({ id: host.id, name });
-});
-
-hostsApi.delete('/:id', requireUser, async (c) => {
-  const host = await ownedHost(c);
-  const revokedAt = Date.now();
-  // D1 first: from here on the door refuses the host's key, whatever happens to the calls below.
-  await revokeHost(c.env.DB, host.id, revokedAt);
-  await hostLinkOf(c.env, host.id).revoke();
-  await recheckHosts(c.env, [host.id]);
-  const user = c.get('user');
-  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'host.revoked', hostId: host.id, detail: { name: host.name } });
-  return c.json({ id: host.id, revokedAt });
-});

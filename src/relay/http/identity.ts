@@ -1,6 +1,7 @@
 // Who is calling an /api route: a person with a live session, proved by `Authorization: Bearer <access
 // token>`. Also the caller's IP (from Cloudflare's header; none locally) and the origins of the web app.
 import type { Context, MiddlewareHandler } from 'hono';
+import { requireHostRole } from '../auth/access.ts';
 import { sessionIsLive } from '../auth/sessions.ts';
 import { bearerOf, verifyAccessToken } from '../auth/tokens.ts';
 import type { Env } from '../env.ts';
@@ -15,6 +16,15 @@ export const requireUser: MiddlewareHandler<{ Bindings: Env; Variables: { user: 
   const user = await signedInUser(c.env, c.req.raw);
   if (!user) return c.json({ code: 'unauthorized', message: 'Sign in first: a valid access token is required' }, 401);
   c.set('user', user);
+  await next();
+};
+
+/**
+ * After requireUser: answers unless the caller holds `owner` on the whole host of the route's `:id`.
+ * A route puts it before its body or query check, so a caller without the role learns nothing of their shape.
+ */
+export const requireHostOwner: MiddlewareHandler<{ Bindings: Env; Variables: { user: SignedIn } }> = async (c, next) => {
+  await requireHostRole(c.env.DB, c.get('user'), c.req.param('id')!, 'owner');
   await next();
 };
 

@@ -8,11 +8,11 @@ import type { Env } from '../env.ts';
 import { FLUSH_EVERY_MS } from '../metrics/meter.ts';
 import { requireUser, type SignedIn } from './identity.ts';
 
-export const metricsApi = new Hono<{ Bindings: Env; Variables: { user: SignedIn } }>();
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const metricsApi = new Hono<{ Bindings: Env; Variables: { user: SignedIn } }>()
+  .use('*', requireUser)
 
-metricsApi.use('*', requireUser);
-
-metricsApi.get('/', async (c) => {
+.get('/', async (c) => {
   if (!await isRelayOwner(c.env.DB, c.get('user').userId)) throw new ProtocolError('forbidden', 'Only the relay\'s owner reads its counters');
   const now = Date.now();
   const stored = await readMetrics(c.env.DB, now);

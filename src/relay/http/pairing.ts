@@ -4,6 +4,7 @@
 // public key; the host's next poll learns its id. Codes live ten minutes. Starting is rate-limited per
 // IP; wrong codes are capped per person, so a code cannot be guessed by trying.
 import { Hono, type Context } from 'hono';
+import { createMiddleware } from 'hono/factory';
 import {
   HostPublicKeySchema, PairApproveRequestSchema, PairDenyRequestSchema, PairLookupRequestSchema, PairPollRequestSchema, PairSetupRequestSchema,
   PairStartRequestSchema, SignedPairingSchema, USER_CODE_ALPHABET, ProtocolError, deviceIdOf, importDevicePublicKey, verifyStatement,
@@ -19,7 +20,7 @@ import {
   approvePairing, deleteExpiredPairings, denyPairing, findPairing, markPairingClaimed, pendingPairing, recentWrongCodes, startPairing,
 } from '../db/pairings.ts';
 import type { Env } from '../env.ts';
-import { parseBody } from './body.ts';
+import { jsonBody } from './body.ts';
 import { clientIp, requireUser, type SignedIn } from './identity.ts';
 
 export const PAIRING_TTL_MS = 10 * 60_000;
@@ -31,8 +32,6 @@ export const WRONG_CODES_WINDOW_MS = 10 * 60_000;
 const EXPIRED_KEPT_MS = 60 * 60_000;
 
 type App = { Bindings: Env; Variables: { user: SignedIn } };
-
-export const pairing = new Hono<App>();
 
 const origin = (c: Context) => new URL(c.req.url).origin;
 
@@ -50,50 +49,6 @@ function newUserCode(): string {
 }
 
 const newHostId = () => newId('h_');
-
-pairing.post('/start', rateLimit('pair-start', LIMITS.pairing, (c) => {
-  const ip = clientIp(c);
-  return [ip && `ip:${ip}`];
-}), async (c) => {
-  const body = await parseBody(c, PairStartRequestSchema);
-  const now = Date.now();
-  await deleteExpiredPairings(c.env.DB, now - EXPIRED_KEPT_MS);
-  const deviceCode = newOpaqueToken();
-  const deviceCodeHash = await hashOpaque(deviceCode);
-  for (let attempt = 0; ; attempt++) {
-    const userCode = newUserCode();
-    const started = await startPairing(c.env.DB, {
-      deviceCodeHash, userCode, name: body.name, publicKey: JSON.stringify(body.publicKey), createdAt: now, expiresAt: now + PAIRING_TTL_MS, ip: clientIp(c),
-    });
-    if (started) {
-      return c.json({
-        deviceCode, userCode,
-        verificationUrl: `${origin(c)}/pair?code=${userCode}`,
-        expiresInMs: PAIRING_TTL_MS, intervalMs: PAIRING_POLL_MS,
-      } satisfies PairStartResult);
-    }
-    // 29^8 codes: a clash is all but impossible, and three in a row means something else is wrong.
-    if (attempt >= 2) throw new Error('could not draw a free user code');
-  }
-});
-
-pairing.post('/poll', async (c) => {
-  const { deviceCode } = await parseBody(c, PairPollRequestSchema);
-  const deviceCodeHash = await hashOpaque(deviceCode);
-  const row = await findPairing(c.env.DB, deviceCodeHash);
-  if (!row) throw new ProtocolError('pairing-not-found', 'No pairing has that device code');
-  if (row.state === 'denied') return c.json({ code: 'pairing-denied', message: 'The pairing was denied' }, 403);
-  if ((row.state === 'approved' || row.state === 'claimed') && row.hostId) {
-    // Answered again on every poll until it expires: a host whose answer got lost asks once more.
-    if (row.state === 'approved') {
-      await markPairingClaimed(c.env.DB, deviceCodeHash);
-    }
-    const approval = row.approval === null ? {} : { approval: SignedPairingSchema.parse(JSON.parse(row.approval)) };
-    return c.json({ state: 'approved', hostId: row.hostId, relayUrl: origin(c), ...approval } satisfies PairPollResult);
-  }
-  if (row.expiresAt <= Date.now()) return expired(c);
-  return c.json({ state: 'pending' } satisfies PairPollResult);
-});
 
 function expired(c: Context): Response {
   return c.json({ code: 'pairing-expired', message: 'The pairing code expired; start pairing again' }, 410);
@@ -120,42 +75,16 @@ const perPerson = rateLimit('pair-approve', LIMITS.pairing, (c) => {
   return [`user:${(c as unknown as Context<App>).get('user').userId}`, ip && `ip:${ip}`];
 });
 
-async function guarded(c: Context<App>, run: () => Promise<Response>): Promise<Response> {
+/** Past the cap on wrong codes, every approval is refused before its body or code is looked at. */
+const underWrongCodeCap = createMiddleware<App>(async (c, next) => {
   try {
     await checkWrongCodes(c);
-    return await run();
   } catch (error) {
     if (error instanceof RateLimited) return rateLimitedResponse(c, error);
     throw error;
   }
-}
-
-// What the approving device signs over: the pending pairing's host key (and its name, to show).
-pairing.post('/lookup', requireUser, perPerson, (c) => guarded(c, async () => {
-  const { userCode } = await parseBody(c, PairLookupRequestSchema);
-  const pending = await pendingPairing(c.env.DB, userCode, Date.now());
-  if (!pending) return wrongCode(c, userCode);
-  return c.json({ name: pending.name, publicKey: HostPublicKeySchema.parse(JSON.parse(pending.publicKey)) } satisfies PairLookupResult);
-}));
-
-pairing.post('/approve', requireUser, perPerson, (c) => guarded(c, async () => {
-  const { userCode, name, approval } = await parseBody(c, PairApproveRequestSchema);
-  const user = c.get('user');
-  const now = Date.now();
-  const hostId = newHostId();
-  if (approval) {
-    const pending = await pendingPairing(c.env.DB, userCode, now);
-    if (!pending) return wrongCode(c, userCode);
-    await checkApproval(c.env.DB, user.userId, userCode, pending.publicKey, approval);
-  }
-  // One transaction: the host exists exactly when the pairing says it was approved.
-  if (!await approvePairing(c.env.DB, { userCode, ownerId: user.userId, hostId, name: name ?? null, now, approval: approval ? JSON.stringify(approval) : null })) {
-    return wrongCode(c, userCode);
-  }
-  const host = await findHost(c.env.DB, hostId);
-  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.approved', hostId, detail: { name: host!.name } });
-  return c.json({ hostId, name: host!.name, relayUrl: origin(c) } satisfies PairedHost);
-}));
+  await next();
+});
 
 /**
  * The relay checks a signed approval before it passes it on, so an app whose signing is broken hears
@@ -178,13 +107,87 @@ async function checkApproval(d1: D1Database, userId: string, userCode: string, h
   }
 }
 
-pairing.post('/deny', requireUser, perPerson, (c) => guarded(c, async () => {
-  const { userCode } = await parseBody(c, PairDenyRequestSchema);
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const pairing = new Hono<App>()
+
+.post('/start', rateLimit('pair-start', LIMITS.pairing, (c) => {
+  const ip = clientIp(c);
+  return [ip && `ip:${ip}`];
+}), jsonBody(PairStartRequestSchema), async (c) => {
+  const body = c.req.valid('json');
+  const now = Date.now();
+  await deleteExpiredPairings(c.env.DB, now - EXPIRED_KEPT_MS);
+  const deviceCode = newOpaqueToken();
+  const deviceCodeHash = await hashOpaque(deviceCode);
+  for (let attempt = 0; ; attempt++) {
+    const userCode = newUserCode();
+    const started = await startPairing(c.env.DB, {
+      deviceCodeHash, userCode, name: body.name, publicKey: JSON.stringify(body.publicKey), createdAt: now, expiresAt: now + PAIRING_TTL_MS, ip: clientIp(c),
+    });
+    if (started) {
+      return c.json({
+        deviceCode, userCode,
+        verificationUrl: `${origin(c)}/pair?code=${userCode}`,
+        expiresInMs: PAIRING_TTL_MS, intervalMs: PAIRING_POLL_MS,
+      } satisfies PairStartResult);
+    }
+    // 29^8 codes: a clash is all but impossible, and three in a row means something else is wrong.
+    if (attempt >= 2) throw new Error('could not draw a free user code');
+  }
+})
+
+.post('/poll', jsonBody(PairPollRequestSchema), async (c) => {
+  const { deviceCode } = c.req.valid('json');
+  const deviceCodeHash = await hashOpaque(deviceCode);
+  const row = await findPairing(c.env.DB, deviceCodeHash);
+  if (!row) throw new ProtocolError('pairing-not-found', 'No pairing has that device code');
+  if (row.state === 'denied') return c.json({ code: 'pairing-denied', message: 'The pairing was denied' }, 403);
+  if ((row.state === 'approved' || row.state === 'claimed') && row.hostId) {
+    // Answered again on every poll until it expires: a host whose answer got lost asks once more.
+    if (row.state === 'approved') {
+      await markPairingClaimed(c.env.DB, deviceCodeHash);
+    }
+    const approval = row.approval === null ? {} : { approval: SignedPairingSchema.parse(JSON.parse(row.approval)) };
+    return c.json({ state: 'approved', hostId: row.hostId, relayUrl: origin(c), ...approval } satisfies PairPollResult);
+  }
+  if (row.expiresAt <= Date.now()) return expired(c);
+  return c.json({ state: 'pending' } satisfies PairPollResult);
+})
+
+// What the approving device signs over: the pending pairing's host key (and its name, to show).
+.post('/lookup', requireUser, perPerson, underWrongCodeCap, jsonBody(PairLookupRequestSchema), async (c) => {
+  const { userCode } = c.req.valid('json');
+  const pending = await pendingPairing(c.env.DB, userCode, Date.now());
+  if (!pending) return wrongCode(c, userCode);
+  return c.json({ name: pending.name, publicKey: HostPublicKeySchema.parse(JSON.parse(pending.publicKey)) } satisfies PairLookupResult);
+})
+
+.post('/approve', requireUser, perPerson, underWrongCodeCap, jsonBody(PairApproveRequestSchema), async (c) => {
+  const { userCode, name, approval } = c.req.valid('json');
+  const user = c.get('user');
+  const now = Date.now();
+  const hostId = newHostId();
+  if (approval) {
+    const pending = await pendingPairing(c.env.DB, userCode, now);
+    if (!pending) return wrongCode(c, userCode);
+    await checkApproval(c.env.DB, user.userId, userCode, pending.publicKey, approval);
+  }
+  // One transaction: the host exists exactly when the pairing says it was approved.
+  if (!await approvePairing(c.env.DB, { userCode, ownerId: user.userId, hostId, name: name ?? null, now, approval: approval ? JSON.stringify(approval) : null })) {
+    return wrongCode(c, userCode);
+  }
+  const host = await findHost(c.env.DB, hostId);
+  await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.approved', hostId, detail: { name: host!.name } });
+  return c.json({ hostId, name: host!.name, relayUrl: origin(c) } satisfies PairedHost);
+})
+
+.post('/deny', requireUser, perPerson, underWrongCodeCap, jsonBody(PairDenyRequestSchema), async (c) => {
+  const { userCode } = c.req.valid('json');
   const user = c.get('user');
   if (!await denyPairing(c.env.DB, userCode, user.userId, Date.now())) return wrongCode(c, userCode);
   await record(c.env.DB, { actor: user.userId, sessionId: user.sessionId, ip: clientIp(c), action: 'pairing.denied', detail: { userCode } });
   return c.json({ denied: true });
-}));
+})
 
 /**
  * A host with no person's approval (the benchmarks'): the setup secret stands in for the owner's
@@ -198,11 +201,11 @@ pairing.post('/deny', requireUser, perPerson, (c) => guarded(c, async () => {
  * a deployed relay that no longer needs it deletes the secret (`wrangler secret delete TETHER_SETUP_SECRET`),
  * which closes this route and owner setup alike.
  */
-pairing.post('/setup', rateLimit('pair-setup', LIMITS.pairing, (c) => {
+.post('/setup', rateLimit('pair-setup', LIMITS.pairing, (c) => {
   const ip = clientIp(c);
   return [ip && `ip:${ip}`];
-}), async (c) => {
-  const body = await parseBody(c, PairSetupRequestSchema);
+}), jsonBody(PairSetupRequestSchema), async (c) => {
+  const body = c.req.valid('json');
   if (!(await setupSecretMatches(c.env, body.secret))) throw new ProtocolError('unauthorized', 'Wrong setup secret');
   const publicKey = JSON.stringify(body.publicKey);
   // Asked on every bench start: a key the relay knows answers its host (a relay whose state was wiped

@@ -35,7 +35,7 @@ import { lobbyOf, roomOf } from '../objects/stubs.ts';
 import { readPushAction, type ChatPushAction, type SessionPushAction } from '../push/action-token.ts';
 import { checkEndpoint } from '../push/endpoint.ts';
 import { vapidKeysOf } from '../push/vapid.ts';
-import { parseBody } from './body.ts';
+import { jsonBody, queryOf } from './body.ts';
 import { statusOf } from './errors.ts';
 import { requireUser, type SignedIn } from './identity.ts';
 
@@ -43,24 +43,25 @@ type App = { Bindings: Env; Variables: { user: SignedIn } };
 
 const DeliveriesQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(DELIVERIES_PAGE_MAX).default(50) });
 
-export const pushApi = new Hono<App>();
-
 const ALREADY_ANSWERED = 'This approval was already answered';
 const SETTLED_FIRST = 'This approval was already answered in the terminal (or elsewhere), or it expired, so nothing was answered';
 
-pushApi.get('/key', async (c) => {
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const pushApi = new Hono<App>()
+
+.get('/key', async (c) => {
   const keys = vapidKeysOf(c.env);
   return c.json({ publicKey: keys ? (await keys).current.publicKey : null });
-});
+})
 
-pushApi.get('/subscriptions', requireUser, async (c) => {
+.get('/subscriptions', requireUser, async (c) => {
   const { userId, sessionId } = c.get('user');
   return c.json({ subscriptions: await subscriptionsOf(c.env.DB, userId, sessionId, Date.now()) });
-});
+})
 
-pushApi.post('/subscriptions', requireUser, async (c) => {
+.post('/subscriptions', requireUser, jsonBody(PushSubscribeRequestSchema), async (c) => {
   const user = c.get('user');
-  const body = await parseBody(c, PushSubscribeRequestSchema);
+  const body = c.req.valid('json');
   const keys = vapidKeysOf(c.env);
   if (!keys) throw new ProtocolError('bad-request', 'Push is not configured on this relay (TETHER_VAPID_KEYS)');
   checkEndpoint(c.env, body.endpoint);
@@ -73,23 +74,21 @@ pushApi.post('/subscriptions', requireUser, async (c) => {
   }, now);
   const created: PushSubscriptionInfo = { id, endpoint: body.endpoint, userAgent, createdAt: now, current: true };
   return c.json(created, 201);
-});
+})
 
-pushApi.delete('/subscriptions/:id', requireUser, async (c) => {
+.delete('/subscriptions/:id', requireUser, async (c) => {
   if (!(await removeSubscription(c.env.DB, c.get('user').userId, c.req.param('id')))) {
     throw new ProtocolError('subscription-not-found', 'No such subscription of yours');
   }
   return c.json({ ok: true });
-});
+})
 
-pushApi.get('/deliveries', requireUser, async (c) => {
-  const query = DeliveriesQuerySchema.safeParse(c.req.query());
-  if (!query.success) throw new ProtocolError('bad-request', `limit: ${query.error.issues[0]?.message ?? 'invalid'}`);
-  return c.json({ deliveries: await deliveriesOf(c.env.DB, c.get('user').userId, query.data.limit) });
-});
+.get('/deliveries', requireUser, queryOf(DeliveriesQuerySchema), async (c) => {
+  return c.json({ deliveries: await deliveriesOf(c.env.DB, c.get('user').userId, c.req.valid('query').limit) });
+})
 
-pushApi.post('/act', async (c) => {
-  const body = await parseBody(c, PushActRequestSchema);
+.post('/act', jsonBody(PushActRequestSchema), async (c) => {
+  const body = c.req.valid('json');
   if (body.signature && !body.signature.statement.id.startsWith(PUSH_REQUEST_PREFIX)) {
     throw new ProtocolError('bad-request', `signature: a notification's answer is signed under an id starting ${PUSH_REQUEST_PREFIX}`);
   }

@@ -10,9 +10,10 @@ import { devicesOf } from '../db/devices.ts';
 import { findUser } from '../db/users.ts';
 import type { Env } from '../env.ts';
 
-export const recoveryApi = new Hono<{ Bindings: Env }>();
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const recoveryApi = new Hono<{ Bindings: Env }>()
 
-recoveryApi.get('/:hostId/:code', async (c) => {
+.get('/:hostId/:code', async (c) => {
   const token = bearerOf(c.req.raw);
   if (!token) throw new ProtocolError('unauthorized', 'A host token is required in the Authorization header');
   const identity = await verifyHostToken(c.env, token);

@@ -23,42 +23,43 @@ import {
 import { emailOf, userIdByEmail } from '../db/users.ts';
 import { pushConfigured, pushTeamChanged } from '../push/send.ts';
 import type { Env } from '../env.ts';
-import { parseBody } from './body.ts';
+import { jsonBody, parseBody } from './body.ts';
 import { clientIp, requireUser, signedInUser, type SignedIn } from './identity.ts';
 
 type App = { Bindings: Env; Variables: { user: SignedIn } };
 
-export const teamsApi = new Hono<App>();
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const teamsApi = new Hono<App>()
 
 // ---- teams ----
 
-teamsApi.post('/teams', requireUser, async (c) => {
+.post('/teams', requireUser, jsonBody(TeamCreateRequestSchema), async (c) => {
   const user = c.get('user');
-  const { name } = await parseBody(c, TeamCreateRequestSchema);
+  const { name } = c.req.valid('json');
   const id = newId('t_');
   const now = Date.now();
   await createTeam(c.env.DB, { id, name, createdBy: user.userId, createdAt: now });
   audit(c, { action: 'team.created', detail: { teamId: id, name } });
   return c.json({ id, name, role: 'owner', createdAt: now } satisfies TeamSummary, 201);
-});
+})
 
-teamsApi.get('/teams', requireUser, async (c) => {
+.get('/teams', requireUser, async (c) => {
   return c.json({ teams: await teamsOf(c.env.DB, c.get('user').userId) });
-});
+})
 
-teamsApi.get('/teams/:id', requireUser, async (c) => {
+.get('/teams/:id', requireUser, async (c) => {
   const teamId = c.req.param('id');
   const role = await roleIn(c.env.DB, teamId, c.get('user').userId);
   const team = await findTeam(c.env.DB, teamId);
   if (!role || !team) throw new ProtocolError('team-not-found', 'No such team');
   const members = await membersOf(c.env.DB, teamId);
   return c.json({ id: team.id, name: team.name, role, createdAt: team.createdAt, members } satisfies TeamDetail);
-});
+})
 
 // Where this member must sign the team's grant again: the hosts they own on which the team's signed
 // grant names members it no longer has. Only the caller's own hosts (whole-host owner, as the Hosts
 // list decides it): a member who owns none sees nothing, and no one learns of another's hosts here.
-teamsApi.get('/teams/:id/grants-to-sign', requireUser, async (c) => {
+.get('/teams/:id/grants-to-sign', requireUser, async (c) => {
   const teamId = c.req.param('id');
   const user = c.get('user');
   if (!await roleIn(c.env.DB, teamId, user.userId)) throw new ProtocolError('team-not-found', 'No such team');
@@ -71,14 +72,14 @@ teamsApi.get('/teams/:id/grants-to-sign', requireUser, async (c) => {
   const owned = await Promise.all([...byHost.values()].map(async (entry) =>
     (await readView(c.env.DB, { kind: 'user', ...user }, entry.hostId)).hostRole === 'owner' ? [entry] : []));
   return c.json({ hosts: owned.flat() } satisfies TeamGrantsToSign);
-});
+})
 
 // ---- members ----
 
-teamsApi.patch('/teams/:id/members/:userId', requireUser, async (c) => {
+.patch('/teams/:id/members/:userId', requireUser, jsonBody(TeamMemberRoleRequestSchema), async (c) => {
   const teamId = c.req.param('id');
   const memberId = c.req.param('userId');
-  const { role } = await parseBody(c, TeamMemberRoleRequestSchema);
+  const { role } = c.req.valid('json');
   const mine = await manage(c, teamId);
   const theirs = await roleIn(c.env.DB, teamId, memberId);
   if (!theirs) throw new ProtocolError('user-not-found', 'No such member of this team');
@@ -91,9 +92,9 @@ teamsApi.patch('/teams/:id/members/:userId', requireUser, async (c) => {
   await recheckHosts(c.env, hosts);
   audit(c, { action: 'team.member-role', detail: { teamId, userId: memberId, role, was: theirs } });
   return c.json({ teamId, userId: memberId, role });
-});
+})
 
-teamsApi.delete('/teams/:id/members/:userId', requireUser, async (c) => {
+.delete('/teams/:id/members/:userId', requireUser, async (c) => {
   const teamId = c.req.param('id');
   const memberId = c.req.param('userId');
   const leaving = memberId === c.get('user').userId;
@@ -109,13 +110,13 @@ teamsApi.delete('/teams/:id/members/:userId', requireUser, async (c) => {
   audit(c, { action: 'team.member-removed', detail: { teamId, userId: memberId, role: theirs } });
   c.executionCtx.waitUntil(teamChanged(c.env, teamId));
   return c.json({ removed: memberId });
-});
+})
 
 // ---- invitations ----
 
-teamsApi.post('/teams/:id/invitations', requireUser, async (c) => {
+.post('/teams/:id/invitations', requireUser, jsonBody(InvitationCreateRequestSchema), async (c) => {
   const teamId = c.req.param('id');
-  const body = await parseBody(c, InvitationCreateRequestSchema);
+  const body = c.req.valid('json');
   const mine = await manage(c, teamId);
   if (body.role === 'owner' && mine !== 'owner') throw new ProtocolError('forbidden', 'Only an owner may invite an owner');
   const token = newOpaqueToken();
@@ -128,15 +129,16 @@ teamsApi.post('/teams/:id/invitations', requireUser, async (c) => {
   audit(c, { action: 'team.invited', detail: { teamId, invitationId: id, role: body.role, ...(email ? { email } : {}) } });
   const acceptUrl = new URL(`/api/invitations/${token}/accept`, c.req.url).toString();
   return c.json({ id, token, acceptUrl, teamId, role: body.role, email, expiresAt: now + INVITATION_TTL_MS } satisfies Invitation, 201);
-});
+})
 
 /** What an invitation is for, so a page can show it before the person accepts. */
-teamsApi.get('/invitations/:token', async (c) => {
+.get('/invitations/:token', async (c) => {
   const invitation = await usableInvitation(c.env.DB, await hashOpaque(c.req.param('token')));
   return c.json({ teamId: invitation.teamId, teamName: invitation.teamName, role: invitation.role, email: invitation.email, expiresAt: invitation.expiresAt });
-});
+})
 
-teamsApi.post('/invitations/:token/accept', async (c) => {
+// The body is read only when signed out (the new account's email, password and name): signed in, it is ignored.
+.post('/invitations/:token/accept', async (c) => {
   const tokenHash = await hashOpaque(c.req.param('token'));
   const invitation = await usableInvitation(c.env.DB, tokenHash);
   const signedIn = await signedInUser(c.env, c.req.raw);
@@ -172,7 +174,8 @@ teamsApi.post('/invitations/:token/accept', async (c) => {
   c.executionCtx.waitUntil(record(c.env.DB, { ...actor, sessionId: signedIn?.sessionId ?? null, action: 'team.joined', detail: { teamId: invitation.teamId, invitationId: invitation.id, role: invitation.role } }));
   if (invitation.teamId) c.executionCtx.waitUntil(teamChanged(c.env, invitation.teamId));
   const joined = { userId, teamId: invitation.teamId, role: invitation.role };
-  if (!account) return c.json(joined);
+  // The status named, so the type of this answer stays apart from the 201's with the session in it.
+  if (!account) return c.json(joined, 200);
   const session = await createSession(c.env, userId, 'invitation', { ip: clientIp(c), userAgent: c.req.header('User-Agent') ?? null });
   return c.json({ ...joined, ...session }, 201);
 });

@@ -11,18 +11,19 @@ import { clientIp, requireUser, type SignedIn } from './identity.ts';
 
 type App = { Bindings: Env; Variables: { user: SignedIn } };
 
-export const usersApi = new Hono<App>();
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const usersApi = new Hono<App>()
 
-usersApi.use('*', requireUser, async (c, next) => {
+.use('*', requireUser, async (c, next) => {
   if (!await isRelayOwner(c.env.DB, c.get('user').userId)) throw new ProtocolError('forbidden', 'Only the relay\'s owner manages users');
   await next();
-});
+})
 
-usersApi.get('/', async (c) => {
+.get('/', async (c) => {
   return c.json({ users: await listUsers(c.env.DB) });
-});
+})
 
-usersApi.post('/:id/disable', async (c) => {
+.post('/:id/disable', async (c) => {
   const target = c.req.param('id');
   const { userId, sessionId } = c.get('user');
   if (target === userId) throw new ProtocolError('bad-request', 'id: the relay\'s owner cannot disable themselves');
@@ -34,9 +35,9 @@ usersApi.post('/:id/disable', async (c) => {
   await revokeSessions(c.env, { userId: target }, 'user-disabled');
   await record(c.env.DB, { actor: userId, sessionId, ip: clientIp(c), action: 'user.disabled', detail: { userId: target } });
   return c.json({ ok: true });
-});
+})
 
-usersApi.post('/:id/enable', async (c) => {
+.post('/:id/enable', async (c) => {
   const target = c.req.param('id');
   const { userId, sessionId } = c.get('user');
   if (!await enableUser(c.env.DB, target)) return c.json({ code: 'user-not-found', message: 'No such user' }, 404);

@@ -14,8 +14,6 @@ import type { Env } from '../env.ts';
 import { roomOf } from '../objects/stubs.ts';
 import { appOrigins, signedInUser } from './identity.ts';
 
-export const visualPages = new Hono<{ Bindings: Env }>();
-
 /** What a visual's page may load and reach, beside its sandbox: only itself. */
 export const VISUAL_PAGE_POLICY = [
   "default-src 'none'",
@@ -33,7 +31,10 @@ export const VISUAL_PAGE_POLICY = [
 
 const unauthorized = (error: unknown) => ({ code: 'unauthorized', message: error instanceof ProtocolError ? error.message : 'invalid token' });
 
-visualPages.post('/:hostId/:chatId/:visualId/ticket', async (c) => {
+// Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
+export const visualPages = new Hono<{ Bindings: Env }>()
+
+.post('/:hostId/:chatId/:visualId/ticket', async (c) => {
   const user = await signedInUser(c.env, c.req.raw);
   if (!user) return c.json({ code: 'unauthorized', message: 'A valid access token is required in the Authorization header' }, 401);
   const { hostId, chatId, visualId } = c.req.param();
@@ -47,9 +48,9 @@ visualPages.post('/:hostId/:chatId/:visualId/ticket', async (c) => {
   const url = new URL(`/v1/visuals/${encodeURIComponent(hostId)}/${encodeURIComponent(chatId)}/${encodeURIComponent(visualId)}`, c.req.url);
   url.searchParams.set('ticket', ticket);
   return c.json({ url: url.toString(), expiresAt: Date.now() + visualTickets.seconds * 1000 });
-});
+})
 
-visualPages.get('/:hostId/:chatId/:visualId', async (c) => {
+.get('/:hostId/:chatId/:visualId', async (c) => {
   const ticket = c.req.query('ticket');
   if (!ticket) return c.json({ code: 'unauthorized', message: 'A visual ticket is required' }, 401);
   const { hostId, chatId, visualId } = c.req.param();

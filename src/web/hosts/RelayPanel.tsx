@@ -3,7 +3,7 @@
 // the last 24 hours and the totals.
 import { useEffect, useState } from 'preact/hooks';
 import {
-  ERROR_COUNTER_PREFIX, HealthSchema, RELAY_COUNTERS, RelayMetricsSchema, type Health, type RelayMetrics,
+  ERROR_COUNTER_PREFIX, HealthSchema, RELAY_COUNTERS, type Health, type RelayMetrics,
 } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
 import { api } from '../app/session.ts';
@@ -36,7 +36,7 @@ export function RelayPanel() {
     setBusy(true);
     setError(null);
     try {
-      const [h, m] = await Promise.all([readHealth(), api.call<unknown>('GET', '/api/relay/metrics').then((body) => RelayMetricsSchema.parse(body))]);
+      const [h, m] = await Promise.all([readHealth(), api.relayMetrics()]);
       setHealth(h);
       setMetrics(m);
     } catch (failure) {

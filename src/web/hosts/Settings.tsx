@@ -3,7 +3,7 @@
 // notifications for this browser with what became of recent pushes, installing the app, and for the
 // relay's owner its health and counters (RelayPanel.tsx).
 import { useEffect, useState } from 'preact/hooks';
-import { recoveryCodeOf, shortFingerprint, type DeviceRecord, type PushDelivery, type PushSubscriptionInfo } from '../../contracts/index.ts';
+import { recoveryCodeOf, shortFingerprint, type DeviceRecord, type PushDelivery } from '../../contracts/index.ts';
 import { revokeDeviceSigned, subscribeToPush, unsubscribeFromPush, type PushManagerLike, type SessionSummary } from '../../client/index.ts';
 import { vouchFor, type DeviceKey } from '../../client/device-key.ts';
 import { deviceLabel as deviceOf } from '../app/device-key.ts';
@@ -189,10 +189,7 @@ function Push() {
   const [busy, setBusy] = useState(false);
 
   const reload = async () => {
-    const [{ subscriptions }, { deliveries: list }] = await Promise.all([
-      api.call<{ subscriptions: PushSubscriptionInfo[] }>('GET', '/api/push/subscriptions'),
-      api.call<{ deliveries: PushDelivery[] }>('GET', '/api/push/deliveries?limit=20'),
-    ]);
+    const [subscriptions, list] = await Promise.all([api.pushSubscriptions(), api.pushDeliveries(20)]);
     setDeliveries(list);
     const mine = pushSupported() ? await (await pushManager()).getSubscription() : null;
     setOn(Boolean(mine && subscriptions.some((s) => s.endpoint === mine.endpoint)));
