@@ -17,9 +17,12 @@ class FakeRelay {
   readonly connections: Array<{ url: string; headers: IncomingHttpHeaders; socket: WebSocket; frames: string[]; tcp: Socket }> = [];
   answerPings = true;
   autoAck = false;
+  /** While false the relay refuses the host's socket (503), as a relay that is down does: the link stays down until it is true again. */
+  private readonly gate: { accepting: boolean };
 
-  private constructor(server: WebSocketServer) {
+  private constructor(server: WebSocketServer, gate: { accepting: boolean }) {
     this.server = server;
+    this.gate = gate;
     server.on('connection', (socket, request) => {
       const connection = { url: request.url ?? '', headers: request.headers, socket, frames: [] as string[], tcp: request.socket };
       this.connections.push(connection);
@@ -45,9 +48,14 @@ class FakeRelay {
 
   /** `perMessageDeflate`: accept compression when the host offers it, as workerd does with web_socket_compression. */
   static async start(options: { perMessageDeflate?: boolean } = {}): Promise<FakeRelay> {
-    const server = new WebSocketServer({ host: '127.0.0.1', port: 0, ...options });
+    const gate = { accepting: true };
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0, verifyClient: (_info, answer) => answer(gate.accepting, 503), ...options });
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    return new FakeRelay(server);
+    return new FakeRelay(server, gate);
+  }
+
+  set accepting(yes: boolean) {
+    this.gate.accepting = yes;
   }
 
   get url(): string {
@@ -179,10 +187,14 @@ describe('the relay link', () => {
     // Acknowledge two of them, out of order, then lose the socket.
     relay.last.socket.send(JSON.stringify({ link: 'ack', n: [3, 1] }));
     await until(() => outbox.pendingCount === 1, 'the acks');
+    // Down, and kept down until the two events are produced: with a 10 ms backoff the link was once
+    // open again between two looks at its state, and 4 and 5 went out live instead of as backlog.
+    relay.accepting = false;
     relay.drop();
     await until(() => link.state !== 'open', 'the link to notice');
     link.sendEvent(event(4));
     link.sendEvent(event(5));
+    relay.accepting = true;
     await until(() => relay.connections.length === 2 && relay.connections[1].frames.length >= 4, 'the reconnect and resend');
     const second = relay.connections[1].frames.map((f) => JSON.parse(f));
     expect(second[0]).toEqual({ link: 'hello', version: 'test', pending: 3 });
