@@ -26,98 +26,13 @@ import { AgentKindSchema, REQUEST_RULES, RuntimeModeSchema, isRequestType, type 
 import { readJsonFile } from './disk.ts';
 import { HostPolicy } from './policy.ts';
 import type { Provider } from './providers/provider.ts';
-import { ClaudeProvider } from './providers/claude/index.ts';
-import { CodexProvider } from './providers/codex/index.ts';
-import { CopilotProvider } from './providers/copilot/index.ts';
-import { geminiProvider } from './providers/gemini/index.ts';
 import { DEFAULT_SCRIPT_PATH, DEMO_AGENT_NAME, loadScript, ScriptProvider } from './providers/script.ts';
 import { discoverAgents, type DiscoveredAgent, type DiscoveryOptions } from './providers/discovery.ts';
-import { CLI_KINDS, CLI_PROFILES } from './providers/roster.ts';
-import { CONFIG_ARGS_MAX, ENV_NAME, configArgProblem, configCommandProblem, configEnvValueProblem, configModeProblem, configNameProblem } from './providers/cli-values.ts';
-import { commandLineProvider } from './providers/acp/command-line.ts';
-
-// Every config value that reaches a command line or an environment, checked (cli-values.ts).
-const checked = (problem: (value: string) => string | null) => z.string().superRefine((value, ctx) => {
-  const why = problem(value);
-  if (why) ctx.addIssue({ code: 'custom', message: why });
-});
-const CommandSchema = checked(configCommandProblem).pipe(z.string().min(1));
-const ArgsSchema = z.array(checked(configArgProblem)).max(CONFIG_ARGS_MAX);
-const EnvSchema = z.record(z.string().regex(ENV_NAME, 'a variable name is a letter or _, then letters, digits or _'), checked(configEnvValueProblem));
-
-const ScriptBackendSchema = z.object({
-  backend: z.literal('script'),
-  /** A script file; relative paths resolve against the config file's folder. Default: the shipped script. */
-  script: z.string().min(1).optional(),
-});
-
-const CodexBackendSchema = z.object({
-  backend: z.literal('codex'),
-  /** The `codex` executable (default: `codex` on PATH); relative paths resolve against the config's folder. */
-  command: CommandSchema.optional(),
-  /** Added after `app-server`, e.g. `["-c", "model_reasoning_summary=\"auto\""]`. */
-  args: ArgsSchema.optional(),
-  /** CODEX_HOME of the default account (default: Codex's own, `~/.codex`). */
-  home: z.string().min(1).optional(),
-  env: EnvSchema.optional(),
-});
-
-const ClaudeBackendSchema = z.object({
-  backend: z.literal('claude'),
-  /** The `claude` executable (default: `claude` on PATH); relative paths resolve against the config's folder. */
-  command: CommandSchema.optional(),
-  /** Added after the flags the driver sets, e.g. `["--add-dir", "/srv/shared"]`. */
-  args: ArgsSchema.optional(),
-  /** CLAUDE_CONFIG_DIR of the default account (default: Claude Code's own, `~/.claude`). */
-  home: z.string().min(1).optional(),
-  env: EnvSchema.optional(),
-});
-
-const GeminiBackendSchema = z.object({
-  backend: z.literal('gemini'),
-  /** The `gemini` executable (default: `gemini` on PATH); relative paths resolve against the config's folder. */
-  command: CommandSchema.optional(),
-  /** Added after `--acp -m <model>`. */
-  args: ArgsSchema.optional(),
-  /** GEMINI_CLI_HOME of the default account (the folder holding `.gemini/`; default: Gemini's own, `~`). */
-  home: z.string().min(1).optional(),
-  env: EnvSchema.optional(),
-});
-
-const CopilotBackendSchema = z.object({
-  backend: z.literal('copilot'),
-  /** The `copilot` executable (default: `copilot` on PATH); relative paths resolve against the config's folder. */
-  command: CommandSchema.optional(),
-  /** Added after `--acp --stdio` and the flags the driver sets. */
-  args: ArgsSchema.optional(),
-  /** COPILOT_HOME of the default account (default: Copilot's own, `~/.copilot`). */
-  home: z.string().min(1).optional(),
-  /** E.g. your own model provider (`COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_TYPE`, `COPILOT_MODEL`): then no GitHub sign-in is needed. */
-  env: EnvSchema.optional(),
-});
-
-const AcpBackendSchema = z.object({
-  backend: z.literal('acp'),
-  /** What people call it (`OpenCode`): clients show it for the kind it takes as its slot. */
-  name: checked(configNameProblem),
-  /** The executable: a name looked up on PATH, or a path (relative ones resolve against the config's folder). */
-  command: CommandSchema,
-  /** Its whole argument list for ACP over stdio, e.g. `["acp"]` (OpenCode) or `["--acp"]` (Qwen Code). */
-  args: ArgsSchema.default([]),
-  /** Merged over the host's environment (and under an account's). */
-  env: EnvSchema.default({}),
-  /** The agent's ACP session mode id for each runtime mode (any subset; see acp/command-line.ts). */
-  modes: z.partialRecord(RuntimeModeSchema, checked(configModeProblem)).default({}),
-  /** Let messages starting with `/` or `$` through to the agent's own commands (default: refused). */
-  slashCommands: z.boolean().default(false),
-  /** `provider.list`'s resume template (`{flags}`, `{id}`). */
-  resumeCommand: checked(configArgProblem).optional(),
-  /** The variable that names an account's config folder, when the agent has one. */
-  homeVariable: z.string().regex(ENV_NAME).optional(),
-});
+import { CLI_KINDS, CLI_PROFILES, cliEntry, entryFor, type ProviderSection, ProviderSectionSchema } from './providers/registry.ts';
 
 export const HostConfigSchema = z.object({
-  providers: z.partialRecord(AgentKindSchema, z.discriminatedUnion('backend', [ScriptBackendSchema, CodexBackendSchema, ClaudeBackendSchema, GeminiBackendSchema, CopilotBackendSchema, AcpBackendSchema])).optional(),
+  /** Each kind's slot: a section of the provider registry's (registry.ts), chosen by its `backend`. */
+  providers: z.partialRecord(AgentKindSchema, ProviderSectionSchema).optional(),
   policy: z.object({
     roots: z.array(z.string().min(1)).min(1).optional(),
     modeCeiling: RuntimeModeSchema.optional(),
@@ -163,60 +78,15 @@ export function readHostConfig(file: string): { config: HostConfig; base: string
   return { config: readJsonFile(file, HostConfigSchema, 'config'), base: path.dirname(path.resolve(file)) };
 }
 
-/** The providers a config names, in its order (default: `claude` from the shipped script). */
+/** The providers a config names, in its order (default: `claude` from the shipped script), each made by its registry entry. */
 export function providersFrom(config: HostConfig, base: string, version: string): Provider[] {
   const entries = Object.entries(config.providers ?? { claude: { backend: 'script' } });
   const out: Provider[] = [];
-  for (const [kind, backend] of entries) {
-    if (!backend) continue;
-    switch (backend.backend) {
-      case 'script': {
-        const file = backend.script ? path.resolve(base, backend.script) : DEFAULT_SCRIPT_PATH;
-        out.push(new ScriptProvider({ kind: AgentKindSchema.parse(kind), script: loadScript(file), version }));
-        break;
-      }
-      case 'codex': {
-        if (kind !== 'codex') throw new Error(`The codex backend answers only as codex, not as ${kind}`);
-        const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'codex';
-        out.push(new CodexProvider({ command, args: backend.args, home: backend.home, env: backend.env, clientVersion: version }));
-        break;
-      }
-      case 'claude': {
-        if (kind !== 'claude') throw new Error(`The claude backend answers only as claude, not as ${kind}`);
-        const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'claude';
-        const env = { ...backend.env, ...(backend.home ? { CLAUDE_CONFIG_DIR: backend.home } : {}) };
-        out.push(new ClaudeProvider({ command, args: backend.args, env }));
-        break;
-      }
-      case 'gemini': {
-        if (kind !== 'gemini') throw new Error(`The gemini backend answers only as gemini, not as ${kind}`);
-        const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'gemini';
-        out.push(geminiProvider({ command, args: backend.args, env: backend.env, home: backend.home, clientVersion: version }));
-        break;
-      }
-      case 'acp': {
-        const command = backend.command.includes('/') ? path.resolve(base, backend.command) : backend.command;
-        out.push(commandLineProvider({
-          kind: AgentKindSchema.parse(kind),
-          name: backend.name,
-          command,
-          args: backend.args,
-          env: backend.env,
-          modes: backend.modes,
-          slashCommands: backend.slashCommands,
-          ...(backend.resumeCommand ? { resumeCommand: backend.resumeCommand } : {}),
-          ...(backend.homeVariable ? { homeVariable: backend.homeVariable } : {}),
-          clientVersion: version,
-        }));
-        break;
-      }
-      case 'copilot': {
-        if (kind !== 'copilot') throw new Error(`The copilot backend answers only as copilot, not as ${kind}`);
-        const command = backend.command?.includes('/') ? path.resolve(base, backend.command) : backend.command ?? 'copilot';
-        out.push(new CopilotProvider({ command, args: backend.args, env: backend.env, home: backend.home, clientVersion: version }));
-        break;
-      }
-    }
+  for (const [kind, section] of entries) {
+    if (!section) continue;
+    const entry = entryFor(section.backend);
+    if (entry.kind && entry.kind !== kind) throw new Error(`The ${section.backend} backend answers only as ${entry.kind}, not as ${kind}`);
+    out.push(entry.create(section, AgentKindSchema.parse(kind), { base, version }));
   }
   if (out.length === 0) throw new Error('The config names no provider');
   return out;
@@ -252,13 +122,11 @@ export async function planAgents(config: HostConfig, base: string, version: stri
   const configFile = options.configFile ?? null;
   if (config.providers) {
     const providers = providersFrom(config, base, version);
-    const named = Object.entries(config.providers).filter(([, backend]) => backend) as Array<[AgentKind, NonNullable<NonNullable<HostConfig['providers']>[AgentKind]>]>;
+    const named = Object.entries(config.providers).filter(([, section]) => section) as Array<[AgentKind, ProviderSection]>;
     const agents: AgentLine[] = providers.map((provider) => {
-      const backend = named.find(([kind]) => kind === provider.kind)?.[1];
-      const from = backend?.backend === 'script'
-        ? (backend.script ? path.resolve(base, backend.script) : DEFAULT_SCRIPT_PATH)
-        : backend && 'command' in backend && backend.command ? backend.command : CLI_PROFILES[provider.kind as keyof typeof CLI_PROFILES]?.command ?? null;
-      return { kind: provider.kind, name: provider.info().name, served: true, from, version: null, why: `named in ${configFile ?? 'the config'} (backend ${backend?.backend ?? '?'})` };
+      const section = named.find(([kind]) => kind === provider.kind)?.[1];
+      const from = section ? entryFor(section.backend).from(section, base) : null;
+      return { kind: provider.kind, name: provider.info().name, served: true, from, version: null, why: `named in ${configFile ?? 'the config'} (backend ${section?.backend ?? '?'})` };
     });
     for (const kind of CLI_KINDS) {
       if (!providers.some((p) => p.kind === kind)) agents.push({ kind, name: CLI_PROFILES[kind].name, served: false, from: null, version: null, why: `not in the providers of ${configFile ?? 'the config'}` });
@@ -275,17 +143,9 @@ export async function planAgents(config: HostConfig, base: string, version: stri
 }
 
 function discoveredProvider(agent: DiscoveredAgent, version: string): Provider {
-  const command = agent.executable!;
-  switch (agent.kind) {
-    case 'claude':
-      return new ClaudeProvider({ command });
-    case 'codex':
-      return new CodexProvider({ command, clientVersion: version });
-    case 'gemini':
-      return geminiProvider({ command, clientVersion: version });
-    case 'copilot':
-      return new CopilotProvider({ command, clientVersion: version });
-  }
+  const entry = cliEntry(agent.kind);
+  if (!entry.discovered) throw new Error(`${agent.name} cannot be served from PATH alone`);
+  return entry.discovered(agent.executable!, { version });
 }
 
 /** The agents as lines a person reads: served ones first, then the rest with why not. */

@@ -23,6 +23,7 @@ import type {
   ChatSubagentUsage,
   ChatTurnLimit,
   ModelSelection,
+  ProviderCapabilities,
   ProviderInfo,
   RuntimeMode,
   UsageWindow,
@@ -293,4 +294,19 @@ export interface SignInState {
   email?: string | null;
   plan?: string | null;
   message?: string | null;
+}
+
+/** The agent kinds that are a CLI of their own (`apple` is a slot only an ACP agent or the script fills). */
+export type CliKind = Exclude<AgentKind, 'apple'>;
+
+export interface CliProfile {
+  name: string;
+  /** The executable looked up on PATH. */
+  command: string;
+  capabilities: ProviderCapabilities;
+  /**
+   * What a person pastes into a terminal to go on with a chat. The id is glued to its flag (or
+   * after `--`), so even an id that is not what it should be stays that flag's value in a shell.
+   */
+  resumeCommand: string;
 }

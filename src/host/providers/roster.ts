@@ -4,156 +4,20 @@
 // `chat: false`, because no chat can be made with it until the host's config names it. A client
 // then shows what it could turn on instead of pretending the CLI is absent.
 //
-// The capability profiles are here, in one table, because each is a claim about how Tether drives
-// that CLI (and a served provider's `info()` reads its own entry), not about the CLI in general.
+// Each CLI's capability profile is in its own folder (`<cli>/profile.ts`), a claim about how Tether
+// drives that CLI (its provider's `info()` reads it too), and reaches the roster through the provider
+// registry (registry.ts), so a new CLI is listed by being registered.
 import { execFile } from 'node:child_process';
-import type { AgentKind, ProviderCapabilities, ProviderInfo } from '../../contracts/index.ts';
-import type { Provider } from './provider.ts';
+import type { AgentKind, ProviderInfo } from '../../contracts/index.ts';
+import type { CliKind, Provider } from './provider.ts';
+import { type CliPresence, versionIn } from './cli-version.ts';
 import { findOnPath, personalPath } from './discovery.ts';
+import { CLI_KINDS, CLI_PROFILES } from './registry.ts';
 
-export type CliKind = Exclude<AgentKind, 'apple'>;
+export { CLI_KINDS, CLI_PROFILES } from './registry.ts';
+export { type CliPresence, readCliVersion, versionIn } from './cli-version.ts';
 
-export interface CliProfile {
-  name: string;
-  /** The executable looked up on PATH. */
-  command: string;
-  capabilities: ProviderCapabilities;
-  /**
-   * What a person pastes into a terminal to go on with a chat. The id is glued to its flag (or
-   * after `--`), so even an id that is not what it should be stays that flag's value in a shell.
-   */
-  resumeCommand: string;
-}
-
-export const CLI_PROFILES: Readonly<Record<CliKind, CliProfile>> = {
-  claude: {
-    name: 'Claude Code',
-    command: 'claude',
-    capabilities: {
-      chat: true,
-      terminal: false,
-      hooks: false,
-      // stream-json carries a tool's result whole, once it finished.
-      streamsToolOutput: false,
-      diffs: 'unified',
-      attachments: true,
-      mentions: true,
-      denyReason: true,
-      allowAlways: true,
-      asyncQuestions: false,
-      compaction: 'native',
-      reportsCost: true,
-      reportsContextWindow: true,
-      reportsThinking: true,
-      slashCommands: true,
-    },
-    resumeCommand: 'claude {flags} --resume={id}',
-  },
-  codex: {
-    name: 'Codex',
-    command: 'codex',
-    capabilities: {
-      chat: true,
-      terminal: false,
-      hooks: false,
-      streamsToolOutput: true,
-      diffs: 'unified',
-      attachments: true,
-      mentions: false,
-      // A declined command or edit reaches Codex as a decision only.
-      denyReason: false,
-      allowAlways: true,
-      // `requestUserInput` with `isBlocking: false`.
-      asyncQuestions: true,
-      compaction: 'native',
-      // Tokens against the context window, never USD.
-      reportsCost: false,
-      reportsContextWindow: true,
-      reportsThinking: true,
-      slashCommands: false,
-    },
-    resumeCommand: 'codex {flags} resume -- {id}',
-  },
-  gemini: {
-    name: 'Gemini CLI',
-    command: 'gemini',
-    capabilities: {
-      chat: true,
-      terminal: false,
-      hooks: false,
-      // A shell call's update carries no output at all, streamed or final.
-      streamsToolOutput: false,
-      diffs: 'unified',
-      attachments: true,
-      mentions: false,
-      // ACP's `reject_once` carries no words.
-      denyReason: false,
-      allowAlways: true,
-      asyncQuestions: false,
-      compaction: 'none',
-      // Token counts in the prompt result's `_meta.quota`, no window size and no USD.
-      reportsCost: false,
-      reportsContextWindow: false,
-      reportsThinking: true,
-      slashCommands: true,
-    },
-    resumeCommand: 'gemini {flags} --resume={id}',
-  },
-  copilot: {
-    name: 'Copilot CLI',
-    command: 'copilot',
-    capabilities: {
-      chat: true,
-      terminal: false,
-      hooks: false,
-      // Copilot sends a running shell's output in `tool_call_update`s, but the ACP adapter shows a
-      // tool's output once it ended.
-      streamsToolOutput: false,
-      diffs: 'unified',
-      attachments: true,
-      mentions: false,
-      // ACP's `reject_once` carries no words.
-      denyReason: false,
-      // Its `allow_always` option holds for the rest of the session.
-      allowAlways: true,
-      // No ask-the-user tool over ACP.
-      asyncQuestions: false,
-      // Its own `/compact`, sent as a prompt.
-      compaction: 'native',
-      // `usage_update` has the context (used/size) but no cost, at least with your own model provider.
-      reportsCost: false,
-      reportsContextWindow: true,
-      reportsThinking: true,
-      slashCommands: true,
-    },
-    resumeCommand: 'copilot {flags} --resume={id}',
-  },
-};
-
-export const CLI_KINDS = Object.keys(CLI_PROFILES) as CliKind[];
-
-/** The first `x.y.z` (with any pre-release tail) a `--version` printed: `GitHub Copilot CLI 1.0.102.` → `1.0.102`. */
-export function versionIn(text: string): string | null {
-  return /\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]*[0-9A-Za-z])?/.exec(text)?.[0] ?? null;
-}
-
-export interface CliPresence {
-  installed: boolean;
-  version: string | null;
-}
-
-/**
- * Asks `command --version` (found on the PATH of `env`, default the host's). A CLI that cannot be
- * run, or fails to answer, is not installed; one that answers without a version has version null.
- * Asynchronous: a CLI may take seconds to start and the host's link keeps its heartbeat meanwhile.
- */
-export function readCliVersion(command: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 15_000): Promise<CliPresence> {
-  return new Promise((resolve) => {
-    execFile(command, ['--version'], { encoding: 'utf8', timeout: timeoutMs, env, windowsHide: true }, (error, stdout) => {
-      resolve(error ? { installed: false, version: null } : { installed: true, version: versionIn(stdout) });
-    });
-  });
-}
+export type { CliKind, CliProfile } from './provider.ts';
 
 /**
  * How long `provider.list` waits for a CLI it does not serve to print its version. Whether it is

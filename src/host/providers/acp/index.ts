@@ -38,7 +38,7 @@ import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import type { AgentKind, ModelInfo, ModelSelection, ProviderInfo } from '../../../contracts/index.ts';
 import type { Provider, ProviderChatContext, ProviderSession, TurnInput } from '../provider.ts';
-import { versionIn } from '../roster.ts';
+import { versionIn } from '../cli-version.ts';
 import { AGENT_SESSION_ID, type SessionIdShape } from '../cli-values.ts';
 import { AcpSession } from './driver.ts';
 import type { AcpAgentSpec } from './spec.ts';

@@ -8,7 +8,8 @@ import { ProtocolError } from '../../../contracts/errors.ts';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import type { AccountLaunch, FileReadContext, Provider, SignInState, ProviderChatContext, ProviderForkRequest, ProviderSession, SubagentWork, TurnInput } from '../provider.ts';
-import { CLI_PROFILES, readCliVersion } from '../roster.ts';
+import { readCliVersion } from '../cli-version.ts';
+import { CLAUDE_PROFILE } from './profile.ts';
 import { runCli } from '../run-cli.ts';
 import { CLAUDE_MODELS, modelInfos, normalizeSelection } from './catalog.ts';
 import { CLAUDE_SESSION_IDS, claudeEnv, ClaudeSession, messageText, type ClaudeLaunch } from './driver.ts';
@@ -43,13 +44,13 @@ export class ClaudeProvider implements Provider {
     const { installed, version } = this.found;
     return {
       kind: this.kind,
-      name: CLI_PROFILES.claude.name,
+      name: CLAUDE_PROFILE.name,
       installed,
       version,
       models: installed ? modelInfos(CLAUDE_MODELS) : [],
       defaultModel: installed ? CLAUDE_MODELS.defaultModel : null,
-      capabilities: CLI_PROFILES.claude.capabilities,
-      resumeCommand: CLI_PROFILES.claude.resumeCommand,
+      capabilities: CLAUDE_PROFILE.capabilities,
+      resumeCommand: CLAUDE_PROFILE.resumeCommand,
     };
   }
 

@@ -10,7 +10,7 @@ import { ModelSlugSchema } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { CliProcess } from '../cli-process.ts';
 import type { AccountLaunch, LimitsAnswer, Provider, SignInState, ProviderChatContext, ProviderForkRequest, ProviderSession, SubagentWork } from '../provider.ts';
-import { CLI_PROFILES } from '../roster.ts';
+import { CODEX_PROFILE } from './profile.ts';
 import { runCli } from '../run-cli.ts';
 import { codexArgs, codexEnv, CodexSession, CODEX_THREAD_IDS, DEFAULT_MODEL } from './driver.ts';
 import type { CodexLaunch } from './driver.ts';
@@ -48,13 +48,13 @@ export class CodexProvider implements Provider {
   info(): ProviderInfo {
     return {
       kind: 'codex',
-      name: CLI_PROFILES.codex.name,
+      name: CODEX_PROFILE.name,
       installed: this.installed,
       version: this.catalog.version,
       models: this.installed ? this.catalog.models : [],
       defaultModel: this.installed ? DEFAULT_MODEL : null,
-      capabilities: CLI_PROFILES.codex.capabilities,
-      resumeCommand: CLI_PROFILES.codex.resumeCommand,
+      capabilities: CODEX_PROFILE.capabilities,
+      resumeCommand: CODEX_PROFILE.resumeCommand,
     };
   }
 

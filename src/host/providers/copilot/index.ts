@@ -12,7 +12,7 @@ import { ModelSlugSchema } from '../../../contracts/index.ts';
 import { AcpProvider, type AcpAgentSpec } from '../acp/index.ts';
 import { expandHome } from '../acp/driver.ts';
 import type { Provider, ProviderChatContext, ProviderSession } from '../provider.ts';
-import { CLI_PROFILES } from '../roster.ts';
+import { COPILOT_PROFILE } from './profile.ts';
 import { admitModelSlug, flagValue, UUID_SESSION_ID, type SessionIdShape } from '../cli-values.ts';
 import { AGENT_MODE, AUTOPILOT_MODE, COPILOT_DEFAULT_MODEL, COPILOT_FLAGS } from './modes.ts';
 import { matchPermission } from './permissions.ts';
@@ -37,7 +37,7 @@ const DEFAULT_ENTRY: ModelInfo = { slug: COPILOT_DEFAULT_MODEL, name: 'Copilot d
 
 export function copilotSpec(launch: CopilotLaunch): AcpAgentSpec {
   const command = launch.command ?? 'copilot';
-  const profile = CLI_PROFILES.copilot;
+  const profile = COPILOT_PROFILE;
   return {
     kind: 'copilot',
     name: profile.name,

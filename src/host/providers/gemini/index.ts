@@ -16,7 +16,7 @@ import type { ProviderOutput } from '../provider.ts';
 import { AcpProvider, type AcpAgentSpec, type AcpCommandLine } from '../acp/index.ts';
 import { record } from '../acp/mapper.ts';
 import { expandHome } from '../acp/driver.ts';
-import { CLI_PROFILES } from '../roster.ts';
+import { GEMINI_PROFILE } from './profile.ts';
 import { admitModelSlug, flagValue, UUID_SESSION_ID } from '../cli-values.ts';
 
 export interface GeminiLaunch {
@@ -84,10 +84,10 @@ export function admitGeminiPrompt(text: string): void {
 }
 
 export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
-  const command = launch.command ?? CLI_PROFILES.gemini.command;
+  const command = launch.command ?? GEMINI_PROFILE.command;
   return {
     kind: 'gemini',
-    name: CLI_PROFILES.gemini.name,
+    name: GEMINI_PROFILE.name,
     admitPrompt: admitGeminiPrompt,
     commandLine: ({ selection, accountHome, accountEnv }) => {
       const home = accountHome ?? (launch.home ? expandHome(launch.home) : undefined);
@@ -101,8 +101,8 @@ export function geminiSpec(launch: GeminiLaunch): AcpAgentSpec {
     installedVersion: geminiPackageVersion,
     models: GEMINI_MODELS,
     defaultModel: GEMINI_DEFAULT_MODEL,
-    capabilities: CLI_PROFILES.gemini.capabilities,
-    resumeCommand: CLI_PROFILES.gemini.resumeCommand,
+    capabilities: GEMINI_PROFILE.capabilities,
+    resumeCommand: GEMINI_PROFILE.resumeCommand,
     modes: GEMINI_MODES,
     runtimeModeOf: geminiRuntimeMode,
     quirks: {
