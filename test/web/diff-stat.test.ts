@@ -1,5 +1,4 @@
-// The added and removed counts a file change shows (src/web/chat/items/Diff.tsx), read from the diff
-// by the `diff` package as the host reads the CLIs' diffs.
+// The added and removed counts a file change shows (src/web/chat/items/Diff.tsx): the lines of its hunks.
 import { describe, expect, it } from 'vitest';
 import { diffStat } from '../../src/web/chat/items/Diff.tsx';
 
@@ -14,7 +13,8 @@ describe('a file change counts its lines', () => {
     expect(diffStat('@@ -1 +1,2 @@\n a\n+++ counter\n')).toEqual({ added: 1, deleted: 0 });
   });
 
-  it('a text that does not read as a diff has no count rather than a wrong one', () => {
-    expect(diffStat('@@ -1,5 +1,5 @@\n a\n')).toBeNull();
+  it('headers before the first hunk are not lines; a text with no hunk counts none', () => {
+    expect(diffStat('diff --git a/x b/x\nindex 1..2\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n')).toEqual({ added: 1, deleted: 1 });
+    expect(diffStat('+not a hunk\n-nor this\n')).toEqual({ added: 0, deleted: 0 });
   });
 });
