@@ -309,7 +309,7 @@ describe('relay counters', () => {
     // The meter's alarm stands years ahead (its clock); the room wrote items just now, so a delta's item
     // write waits for an alarm of its own, which must come before the meter's.
     await until(async () => (await runInDurableObject(room, (_, state) => state.storage.getAlarm()))! >= FAR, 'the meter\'s alarm');
-    await runInDurableObject(room, (o) => { (o as unknown as { lastFlush: number }).lastFlush = Date.now() + 60_000; });
+    await runInDurableObject(room, (o) => { (o as unknown as { replica: { lastFlush: number } }).replica.lastFlush = Date.now() + 60_000; });
     host.emit('i1', { type: 'delta', itemId: 'a1', text: 'llo' });
     await chat.waitFor(() => chat.chatEvents().length === 2, 'the delta');
     await until(async () => (await runInDurableObject(room, (_, state) => state.storage.getAlarm()))! < FAR, 'the item write\'s alarm');
