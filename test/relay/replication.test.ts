@@ -40,7 +40,7 @@ async function withReplica(chatId: string, answer: (input: LinkRequestInput) => 
       recreated: async () => undefined,
       hostFrame: async () => undefined,
       dropped: () => undefined,
-      wakeBy: async (at) => { rig.wakes.push(at); },
+      wakeBy: (at) => { rig.wakes.push(at); return null; },
       now: () => rig.clock.t,
     });
     await drive(rig);

@@ -190,13 +190,14 @@ export abstract class ClientSockets extends ScopedObject {
     return replyError(id, error);
   }
 
+  /** The meter is every client object's concern of the alarm; a ChatRoom adds its flush. */
+  protected override alarmConcerns(): Record<string, () => unknown> {
+    return { meter: () => this.meter.alarm() };
+  }
+
   /** Client sockets open here now; hibernation keeps them, so this holds after a wake too. */
   protected openClients(): number {
     return this.clients().filter((ws) => ws.readyState === WebSocket.OPEN).length;
-  }
-
-  override alarm(): Promise<void> {
-    return this.inOwnScope(() => this.meter.alarm());
   }
 
   /**

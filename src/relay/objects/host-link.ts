@@ -84,7 +84,7 @@ export class HostLink extends ScopedObject {
   /** Chats that asked to watch presence since the last announcement began; see announce. */
   private readonly rewatched = new Set<string>();
   /** Counts events and errors; its socket count is 1 while the host is here (said hello, not silent). */
-  readonly meter = new Meter(this.ctx, this.env, 'host', () => (this.hostSocket() ? 1 : 0));
+  readonly meter = new Meter(this.ctx, this.env, 'host', () => (this.hostSocket() ? 1 : 0), this.alarms);
   /**
    * How long a request waits for the host's reply before `host-timeout` (HOST_TIMEOUT_MS). Not
    * settable from outside: the relay's tests lengthen it on the one link that moves 10 MiB frames,
@@ -121,7 +121,7 @@ export class HostLink extends ScopedObject {
     this.lastHeard = Date.now();
     this.setMeta('hostId', identity.hostId);
     // Online is announced at the host's hello; a socket that never says it is closed by the alarm.
-    await this.ctx.storage.setAlarm(Date.now() + CHECK_EVERY_MS);
+    await this.alarms.want('presence', Date.now() + CHECK_EVERY_MS);
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
 
@@ -336,31 +336,24 @@ export class HostLink extends ScopedObject {
 
   // ---- presence -------------------------------------------------------------------------------
 
-  override alarm(): Promise<void> {
-    return this.inOwnScope(async () => {
-      const next = await this.check();
-      // Last: an alarm check() set for the next silence check is earlier than a metrics write, and the
-      // meter, told of it, need not ask the storage every two seconds.
-      await this.meter.alarm(next);
-    });
+  protected override alarmConcerns() {
+    return { presence: () => this.check(), meter: () => this.meter.alarm() };
   }
 
-  /** The silence check; answers the time of the next one it set, or null when it set none. */
-  private async check(): Promise<number | null> {
+  /** The silence check, every two seconds while a host socket is open. */
+  private async check(): Promise<void> {
     const ws = this.newestOpen();
-    if (!ws) return null;
+    if (!ws) return;
     if (this.silent(ws)) {
       this.closeLink(ws, 4001, 'heartbeat missed');
       await this.lost();
-      return null;
+      return;
     }
-    const next = Date.now() + CHECK_EVERY_MS;
-    await this.ctx.storage.setAlarm(next);
+    await this.alarms.want('presence', Date.now() + CHECK_EVERY_MS);
     // A room whose delivery gave up while the host stayed (it timed out, or a reconnect failed the
     // send) asked to wait again; with the host here, no hello would come to tell it. Not awaited: a
     // slow delivery must not hold back the next silence check.
     if (this.hostSocket() === ws) void this.wakeWaiting();
-    return next;
   }
 
   override webSocketClose(ws: WebSocket, code: number): Promise<void> {

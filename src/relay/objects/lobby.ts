@@ -78,7 +78,7 @@ const LOBBY_STORAGE: readonly StorageMigration[] = [
 
 export class Lobby extends ClientSockets {
   private readonly journal: ReplyJournal;
-  readonly meter = new Meter(this.ctx, this.env, 'lobby', () => this.openClients());
+  readonly meter = new Meter(this.ctx, this.env, 'lobby', () => this.openClients(), this.alarms);
   /** Host frames this lobby drops: counted each, logged within the link's frame budget. */
   private readonly drops = new DropLog(() => LIMITS.linkFrames(this.env));
   /** The host this lobby serves, once stored: read from storage once, not per frame. */

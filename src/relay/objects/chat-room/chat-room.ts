@@ -74,7 +74,7 @@ export class ChatRoom extends ClientSockets {
    * waits for, to be told the truth (settled, or open again after the winner failed).
    */
   private readonly answering = new Map<string, Promise<Reply>>();
-  readonly meter = new Meter(this.ctx, this.env, 'chat', () => this.openClients());
+  readonly meter = new Meter(this.ctx, this.env, 'chat', () => this.openClients(), this.alarms);
   /** Unreadable host events: counted each, logged within the link's frame budget. */
   private readonly drops = new DropLog(() => LIMITS.linkFrames(this.env));
 
@@ -97,12 +97,8 @@ export class ChatRoom extends ClientSockets {
         this.drops.warn('bad chat.event from host', { chatId: this.store.state.chatId, error });
         this.meter.count(RELAY_COUNTERS.hostFramesDropped);
       },
-      // Sooner than an alarm the meter set for its own write: items must not wait for the counters
-      // (this object only ever moves its alarm earlier, and any alarm that fires flushes).
-      wakeBy: async (due) => {
-        const at = await ctx.storage.getAlarm();
-        if (at === null || at > due) await ctx.storage.setAlarm(due);
-      },
+      // Its own concern of the alarm, sooner than the meter's write: items must not wait for the counters.
+      wakeBy: (due) => this.alarms.want('flush', due),
     });
     this.records = new RoomRecords(env.DB, this.store, { key: () => this.key(), fanOut: (text) => this.fanOut(text) });
     this.kept = new KeptSends(this.store, {
@@ -488,9 +484,8 @@ export class ChatRoom extends ClientSockets {
     if (notice) this.ctx.waitUntil(queueNotice(this.env, this.key(), notice, this.loaded()?.info.suggestedTitle));
   }
 
-  override async alarm(): Promise<void> {
-    this.replica.flush();
-    await super.alarm();
+  protected override alarmConcerns() {
+    return { flush: () => this.replica.flush(), meter: () => this.meter.alarm() };
   }
 
   // ---- visual pages (records in room-records.ts) ----

@@ -47,8 +47,11 @@ export interface ReplicationDeps {
   hostFrame(frame: LinkEventFrame): Promise<void>;
   /** A chat.event that does not parse: counted and logged by the room. */
   dropped(error: string | undefined): void;
-  /** Wake this room no later than `at` (its alarm), to flush; asked once per flush, never per delta. */
-  wakeBy(at: number): Promise<void>;
+  /**
+   * Wake this room no later than `at` (its 'flush' alarm, alarms.ts), to flush; asked once per flush,
+   * never per delta. Answers the storage call if one was made (rejected when refused, and logged).
+   */
+  wakeBy(at: number): Promise<void> | null;
   now?: () => number;
 }
 
@@ -350,10 +353,9 @@ export class Replication {
       const due = this.lastFlush + FLUSH_EVERY_MS;
       if (this.wakeFor === due) return;
       this.wakeFor = due;
-      void this.deps.wakeBy(due).catch((error: unknown) => {
-        // Asked again at the next delta, as before; the failure stays unhandled, as before.
+      void this.deps.wakeBy(due)?.catch(() => {
+        // Asked again at the next delta (the scheduler logged the refusal).
         if (this.wakeFor === due) this.wakeFor = null;
-        throw error;
       });
     }
   }
