@@ -53,7 +53,7 @@ export const attachmentFiles = new Hono<{ Bindings: Env }>()
   const identity = await attachmentTickets.verify(c.env, ticket, hostId, chatId, attachmentId);
   // Read afresh (the room's views are kept for seconds): a role taken away closes a ticket already handed out.
   await new HostAccess(c.env.DB).check(identity, hostId, LINK_ATTACHMENT_READ, chatId);
-  const file = await roomOf(c.env, hostId, chatId).attachmentFile(hostId, chatId, attachmentId, identity);
+  const file = await roomOf(c.env, hostId, chatId).attachmentFile(attachmentId, identity);
   if (file === 'forbidden') throw new ProtocolError('forbidden', 'You may not see this chat');
   if ('error' in file) throw new ProtocolError(file.error.code as never, file.error.message);
   const image = attachmentImageMime(file);

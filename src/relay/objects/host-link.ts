@@ -96,6 +96,8 @@ export class HostLink extends ScopedObject {
     super(ctx, env);
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(LINK_HEARTBEAT.ping, LINK_HEARTBEAT.pong));
     migrateStorage(ctx.storage, 'HostLink', HOST_LINK_STORAGE);
+    // Named once (stubs.ts): kept in meta, so a wake that carries no name (an alarm) still knows its host.
+    if (this.stubName && this.getMeta('hostId') === null) this.setMeta('hostId', this.stubName);
   }
 
   // ---- the host connects ----------------------------------------------------------------------
@@ -186,11 +188,11 @@ export class HostLink extends ScopedObject {
   /** Hands a batch of the host's events to the object that stores them (LinkRoutes decides which and when). */
   private async ingest(hostId: string, target: RouteTarget, frames: LinkEventFrame[]): Promise<{ stored: number; error?: string }> {
     if (target === 'lobby') {
-      await lobbyOf(this.env, hostId).ingest(hostId, frames);
+      await lobbyOf(this.env, hostId).ingest(frames);
       return { stored: frames.length };
     }
     const chatId = target.slice('chat:'.length);
-    return roomOf(this.env, hostId, chatId).ingest(hostId, chatId, frames);
+    return roomOf(this.env, hostId, chatId).ingest(frames);
   }
 
   /**
@@ -397,9 +399,9 @@ export class HostLink extends ScopedObject {
     const rooms = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM watching').toArray();
     this.rewatched.clear();
     await Promise.all([
-      lobbyOf(this.env, hostId).presence(hostId, online, at),
+      lobbyOf(this.env, hostId).presence(online, at),
       ...rooms.map(async ({ chat_id }) => {
-        const anyone = await roomOf(this.env, hostId, chat_id).presence(hostId, chat_id, online, at);
+        const anyone = await roomOf(this.env, hostId, chat_id).presence(online, at);
         // Unless someone connected there while it answered: their room asked to watch again meanwhile.
         if (!anyone && !this.rewatched.has(chat_id)) this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chat_id);
       }),
@@ -412,7 +414,7 @@ export class HostLink extends ScopedObject {
     const chats = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM waiting').toArray();
     this.ctx.storage.sql.exec('DELETE FROM waiting');
     // Each room delivers its own kept sends in order; rooms do not wait on one another.
-    await Promise.all(chats.map(({ chat_id }) => roomOf(this.env, hostId, chat_id).hostReturned(hostId, chat_id).catch((error: unknown) => {
+    await Promise.all(chats.map(({ chat_id }) => roomOf(this.env, hostId, chat_id).hostReturned().catch((error: unknown) => {
       // Still waiting: the room is told again on the next hello rather than never.
       this.ctx.storage.sql.exec('INSERT OR IGNORE INTO waiting (chat_id) VALUES (?)', chat_id);
       log.error('deliver kept sends failed', { hostId, chatId: chat_id, error: String(error) });

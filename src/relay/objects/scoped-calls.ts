@@ -6,7 +6,9 @@
 // (kept in the socket's attachment, which survives hibernation), and each alarm a fresh one.
 //
 // The same base gives each object its one alarm scheduler (alarms.ts): the object names its concerns
-// (alarmConcerns) and never overrides `alarm()` itself.
+// (alarmConcerns) and never overrides `alarm()` itself. And its name, set once: the runtime's id
+// carries the name the stub was made from (stubs.ts), and each object keeps it in its own SQLite the
+// first time, so a wake whose id carries none (an alarm after eviction) still knows who it is.
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env.ts';
 import { childRid, currentRid, inScope, newRid } from '../log.ts';
@@ -30,6 +32,14 @@ export abstract class ScopedObject extends DurableObject<Env> {
   private readonly socketRids = new WeakMap<WebSocket, string>();
   /** The object's one alarm, shared by its concerns (the meter, a flush, the presence check). */
   protected readonly alarms = new Alarms<string>(this.ctx.storage);
+
+  /**
+   * The name the Worker's stub reached this object by (stubs.ts), as the runtime's id carries it;
+   * undefined on a wake that carries none. Read it once, in the constructor, and keep it.
+   */
+  protected get stubName(): string | undefined {
+    return this.ctx.id.name;
+  }
 
   /** What each of this object's concerns does when its time comes, in the order they run. */
   protected abstract alarmConcerns(): Record<string, () => unknown>;

@@ -1,4 +1,4 @@
-// ChatRoom: one per chat, named by host id and chat id.
+// ChatRoom: one per chat, named by host id and chat id (stubs.ts), learnt from that name once.
 //
 // Toward the host it is one client, attached for good: HostLink hands it the chat's events in order,
 // each with the host's `seq`. It drops what it already applied, fills a gap by attaching again with
@@ -34,7 +34,7 @@ import {
 import { askHost, type LinkRequestInput } from '../host-link.ts';
 import { ANSWERED_ONCE, REPLY_TABLES_V1, ReplyJournal } from '../reply-journal.ts';
 import { migrateStorage, type StorageMigration } from '../storage-migrations.ts';
-import { hostLinkOf } from '../stubs.ts';
+import { hostLinkOf, roomKeyOf } from '../stubs.ts';
 import { KeptSends } from './kept-sends.ts';
 import { RoomRecords } from './room-records.ts';
 import { readAttachment, type AttachmentAnswer } from './room-attachments.ts';
@@ -82,6 +82,9 @@ export class ChatRoom extends ClientSockets {
     super(ctx, env);
     migrateStorage(ctx.storage, 'ChatRoom', CHAT_ROOM_STORAGE);
     this.store = new RoomStore(ctx.storage.sql);
+    // Named once: kept in the room row, so a wake that carries no name (an alarm) still knows its chat.
+    const key = roomKeyOf(this.stubName);
+    if (key) this.store.name(key.hostId, key.chatId);
     this.journal = new ReplyJournal(ctx.storage.sql);
     this.replica = new Replication({
       store: this.store,
@@ -133,10 +136,6 @@ export class ChatRoom extends ClientSockets {
     return { hostId, chatId };
   }
 
-  private name(hostId: string, chatId: string): void {
-    this.store.name(hostId, chatId);
-  }
-
   protected override place(): Place | null {
     const { hostId, chatId } = this.store.state;
     return hostId && chatId !== null ? { hostId, chatId } : null;
@@ -160,10 +159,7 @@ export class ChatRoom extends ClientSockets {
 
   override async fetch(request: Request): Promise<Response> {
     const identity = identityOf(request);
-    const hostId = request.headers.get('X-Tether-Host');
-    const chatId = request.headers.get('X-Tether-Chat');
-    if (!hostId || chatId === null) return new Response('missing chat', { status: 400 });
-    this.name(hostId, chatId);
+    if (!this.place()) return new Response('a room is reached by its name (stubs.ts)', { status: 400 });
     return this.acceptClient(request, identity);
   }
 
@@ -186,8 +182,8 @@ export class ChatRoom extends ClientSockets {
    * HostLink tells every chat with people connected that the host came or went. Answers whether
    * anyone is still here: sockets that ended without a close (a restart) never said they left.
    */
-  async presence(hostId: string, chatId: string, online: boolean, at: number): Promise<boolean> {
-    this.name(hostId, chatId);
+  async presence(online: boolean, at: number): Promise<boolean> {
+    const { hostId, chatId } = this.key();
     const sockets = this.clients();
     const text = presenceFrame(hostId, online, at);
     // Only to whom may read the chat: a socket may have opened before its host was known to the relay,
@@ -235,10 +231,10 @@ export class ChatRoom extends ClientSockets {
   }
 
   /** recheckHosts: closes the sockets of people who may no longer read this chat; the others keep their (new) role. */
-  async recheck(hostId: string, chatId: string): Promise<void> {
-    // A room nobody ever used has neither sockets nor sends: it is not named (nor stored) for this.
-    if (!this.place()) return;
-    if (this.clients().length > 0) await this.recheckSockets({ hostId, chatId });
+  async recheck(): Promise<void> {
+    const place = this.place();
+    if (!place) return;
+    if (this.clients().length > 0) await this.recheckSockets(place);
     // After the sockets: a sender who keeps a socket (now a viewer) hears why their message went.
     await this.kept.recheckSenders();
   }
@@ -249,9 +245,8 @@ export class ChatRoom extends ClientSockets {
     return this.serve(identity, request, ws);
   }
 
-  /** A chat request that arrived on the host's Lobby; the room may never have been named before. */
-  async serveForLobby(hostId: string, chatId: string, identity: Identity, request: ClientRequest): Promise<string> {
-    this.name(hostId, chatId);
+  /** A chat request that arrived on the host's Lobby (or a push notification's action). */
+  async serveForLobby(identity: Identity, request: ClientRequest): Promise<string> {
     return this.serve(identity, request);
   }
 
@@ -458,8 +453,7 @@ export class ChatRoom extends ClientSockets {
    * Stores the host's frames in order; answers how many of them (from the first) it stored, and why it
    * stopped if it did. HostLink acknowledges only those: the rest come again after the host reconnects.
    */
-  async ingest(hostId: string, chatId: string, frames: LinkEventFrame[]): Promise<{ stored: number; error?: string }> {
-    this.name(hostId, chatId);
+  async ingest(frames: LinkEventFrame[]): Promise<{ stored: number; error?: string }> {
     return this.replica.ingest(frames);
   }
 
@@ -491,8 +485,8 @@ export class ChatRoom extends ClientSockets {
   // ---- visual pages (records in room-records.ts) ----
 
   /** The page of a visual, for its own sandboxed route: `forbidden` for someone who may not read the chat. */
-  async visualPage(hostId: string, chatId: string, visualId: string, identity: Identity): Promise<{ html: string | null } | 'forbidden'> {
-    this.name(hostId, chatId);
+  async visualPage(visualId: string, identity: Identity): Promise<{ html: string | null } | 'forbidden'> {
+    const { hostId, chatId } = this.key();
     try {
       await this.access.check(identity, hostId, ROUTE_VISUAL_PAGE, chatId);
     } catch {
@@ -502,8 +496,8 @@ export class ChatRoom extends ClientSockets {
   }
 
   /** One attachment of this chat with its bytes from the host, for its own route: `forbidden` for someone who may not read the chat. */
-  async attachmentFile(hostId: string, chatId: string, attachmentId: string, identity: Identity): Promise<AttachmentAnswer | 'forbidden'> {
-    this.name(hostId, chatId);
+  async attachmentFile(attachmentId: string, identity: Identity): Promise<AttachmentAnswer | 'forbidden'> {
+    const { hostId, chatId } = this.key();
     try {
       await this.access.check(identity, hostId, LINK_ATTACHMENT_READ, chatId);
     } catch {
@@ -575,8 +569,7 @@ export class ChatRoom extends ClientSockets {
   // ---- sends, kept while the host is away (kept-sends.ts) ----
 
   /** HostLink calls this when the host is back: the kept sends go out in order, each once. */
-  async hostReturned(hostId: string, chatId: string): Promise<void> {
-    this.name(hostId, chatId);
+  async hostReturned(): Promise<void> {
     await this.kept.deliver();
   }
 
