@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { HostPolicy } from '../../src/host/policy.ts';
-import { idle, onHostDb, openCore, TestClient, tempDir } from './harness.ts';
+import { onHostDb } from '../support/host-db.ts';
+import { idle, openCore, TestClient, tempDir } from './harness.ts';
 
 let data: ReturnType<typeof tempDir>;
 const cores: HostCore[] = [];

@@ -5,7 +5,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { expect } from 'vitest';
 import { Thread } from '../../src/contracts/thread.ts';
 import type { ChatEvent, ChatInfo } from '../../src/contracts/index.ts';
@@ -56,16 +55,6 @@ export const TEST_SCRIPT = ScriptFileSchema.parse({
     },
   ],
 });
-
-/** Runs `work` on a second connection to `<dir>/host.db`, as another process (or the next start) would see the file. */
-export function onHostDb<T>(dir: string, work: (db: DatabaseSync) => T): T {
-  const db = new DatabaseSync(path.join(dir, 'host.db'));
-  try {
-    return work(db);
-  } finally {
-    db.close();
-  }
-}
 
 export function tempDir(prefix = 'tether-host-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));

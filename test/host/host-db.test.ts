@@ -12,7 +12,8 @@ import { ChatStore, chatFileName } from '../../src/host/chats/store.ts';
 import { HostDbTooNewError, openHostDb } from '../../src/host/db.ts';
 import { Outbox } from '../../src/host/link/outbox.ts';
 import { RelayLink } from '../../src/host/link/relay-link.ts';
-import { idle, onHostDb, openCore, TestClient, tempDir, until } from './harness.ts';
+import { onHostDb } from '../support/host-db.ts';
+import { idle, openCore, TestClient, tempDir, until } from './harness.ts';
 
 let data: ReturnType<typeof tempDir>;
 const cores: HostCore[] = [];
