@@ -171,10 +171,7 @@ describe('the relay link', () => {
 
   it('sends events produced while down once the link is up, once and in order, and never what was acknowledged', async () => {
     const outbox = Outbox.open(data.dir);
-    // Events produced while the link is down, sent from the moment it notices the drop: on loopback
-    // it may reconnect sooner than a poll of its state would see it down.
-    let whileDown = (): void => undefined;
-    const link = makeLink(outbox, { onState: (state) => state === 'connecting' && whileDown() });
+    const link = makeLink(outbox);
     for (let i = 1; i <= 3; i += 1) link.sendEvent(event(i));
     link.start();
     await until(() => relay.events().length === 3, 'the backlog');
@@ -182,12 +179,10 @@ describe('the relay link', () => {
     // Acknowledge two of them, out of order, then lose the socket.
     relay.last.socket.send(JSON.stringify({ link: 'ack', n: [3, 1] }));
     await until(() => outbox.pendingCount === 1, 'the acks');
-    whileDown = () => {
-      whileDown = () => undefined;
-      link.sendEvent(event(4));
-      link.sendEvent(event(5));
-    };
     relay.drop();
+    await until(() => link.state !== 'open', 'the link to notice');
+    link.sendEvent(event(4));
+    link.sendEvent(event(5));
     await until(() => relay.connections.length === 2 && relay.connections[1].frames.length >= 4, 'the reconnect and resend');
     const second = relay.connections[1].frames.map((f) => JSON.parse(f));
     expect(second[0]).toEqual({ link: 'hello', version: 'test', pending: 3 });
