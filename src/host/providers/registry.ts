@@ -24,20 +24,23 @@ export const PROVIDERS = [claudeEntry, codexEntry, geminiEntry, copilotEntry, ac
 type SchemasOf<T extends readonly unknown[]> = { -readonly [K in keyof T]: T[K] extends ProviderEntry<infer S> ? S : never };
 type SectionSchemas = SchemasOf<typeof PROVIDERS>;
 
+/** The same list, each entry as the base type (for lookups that do not need its own section's type). */
+const ENTRIES: readonly ProviderEntry[] = PROVIDERS;
+
 /** One section of the config's `providers`: whichever entry its `backend` names. */
 export const ProviderSectionSchema = z.discriminatedUnion('backend', PROVIDERS.map((entry) => entry.configSchema) as unknown as SectionSchemas);
 export type ProviderSection = z.output<typeof ProviderSectionSchema>;
 
 /** The entry a section's `backend` names (the schema admitted only those). */
 export function entryFor(backend: string): ProviderEntry {
-  const entry = (PROVIDERS as readonly ProviderEntry[]).find((candidate) => backendOf(candidate) === backend);
+  const entry = ENTRIES.find((candidate) => backendOf(candidate) === backend);
   if (!entry) throw new Error(`No provider has the backend ${backend}`);
   return entry;
 }
 
 /** The entry of a CLI by its kind. */
 export function cliEntry(kind: CliKind): ProviderEntry {
-  const entry = (PROVIDERS as readonly ProviderEntry[]).find((candidate) => candidate.kind === kind && candidate.profile);
+  const entry = ENTRIES.find((candidate) => candidate.kind === kind && candidate.profile);
   if (!entry) throw new Error(`No provider drives the CLI ${kind}`);
   return entry;
 }
@@ -49,7 +52,7 @@ export function backendOf(entry: ProviderEntry): string {
 
 /** Each CLI's profile, by kind, read from the entries. */
 export const CLI_PROFILES: Readonly<Record<CliKind, CliProfile>> = Object.fromEntries(
-  (PROVIDERS as readonly ProviderEntry[]).flatMap((entry) => (entry.kind && entry.profile ? [[entry.kind, entry.profile]] : [])),
+  ENTRIES.flatMap((entry) => (entry.kind && entry.profile ? [[entry.kind, entry.profile]] : [])),
 ) as Record<CliKind, CliProfile>;
 
 export const CLI_KINDS = Object.keys(CLI_PROFILES) as CliKind[];
