@@ -124,7 +124,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     const opened = await openGate(core, dataDir, config, options.hostId, log, (frame) => serveRelayFrame(core, frame, RELAY_CLIENT_ID));
     closeGate = opened.close;
     const { gate, intake } = opened;
-    outbox = Outbox.open(path.join(dataDir, 'outbox'));
+    outbox = Outbox.open(dataDir);
     const box = outbox;
     link = new RelayLink({
       relayUrl: options.relayUrl,

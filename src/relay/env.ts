@@ -1,4 +1,4 @@
-import type { ChatRoom } from './objects/chat-room.ts';
+import type { ChatRoom } from './objects/chat-room/chat-room.ts';
 import type { HostLink } from './objects/host-link.ts';
 import type { Lobby } from './objects/lobby.ts';
 import type { RateGate } from './objects/rate-gate.ts';

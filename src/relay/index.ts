@@ -102,7 +102,7 @@ async function scheduled(_controller: ScheduledController, env: Env, ctx: Execut
 
 // The hono app is the Worker's handler (tests call its `request`); the cron handler rides on it.
 export default Object.assign(app, { scheduled });
-export { ChatRoom } from './objects/chat-room.ts';
+export { ChatRoom } from './objects/chat-room/chat-room.ts';
 export { HostLink } from './objects/host-link.ts';
 export { Lobby } from './objects/lobby.ts';
 export { RateGate } from './objects/rate-gate.ts';

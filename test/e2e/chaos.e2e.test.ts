@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Thread, type AgentRequestType, type ChatEvent, type ChatItem } from '../../src/contracts/index.ts';
 import { chatFileName } from '../../src/host/chats/store.ts';
 import type { AnthropicServer } from '../support/anthropic-server.ts';
+import { hostLog } from '../support/host-db.ts';
 import { LinkProxy } from '../support/link-proxy.ts';
 import { STREAM_REPLY, claudeHostConfig, startScenario } from '../host/claude-scenario.ts';
 import { RelaySocket, relayPaths } from '../../src/client/socket.ts';
@@ -136,8 +137,8 @@ class ChatView {
 }
 
 /**
- * The host's own thread, read from its files without touching them: the record, then every complete
- * log line after it (a line being appended right now is not complete yet and is left for later).
+ * The host's own thread, read from its files without touching them: the record, then every log row
+ * committed after it (host.db, read through a second connection).
  */
 function hostThread(chatId: string): ChatItem[] {
   return hostRecord(chatId).items;
@@ -148,16 +149,8 @@ function hostRecord(chatId: string): Thread {
   const dir = path.join(host.dataDir, 'chats');
   const record = JSON.parse(readFileSync(path.join(dir, `${chatFileName(chatId)}.json`), 'utf8')) as { info: any; items: ChatItem[]; seq: number };
   const thread = new Thread(record.info, record.items);
-  let log = '';
-  try {
-    log = readFileSync(path.join(dir, `${chatFileName(chatId)}.log`), 'utf8');
-  } catch {
-    // no events after the record yet
-  }
-  const lines = log.split('\n').slice(0, -1);
   let seq = record.seq;
-  for (const line of lines) {
-    const entry = JSON.parse(line) as { seq: number; event: ChatEvent };
+  for (const entry of hostLog(host.dataDir, chatId)) {
     if (entry.seq <= seq) continue;
     if (entry.seq !== seq + 1) throw new Error(`the host's log skips from ${seq} to ${entry.seq}`);
     thread.apply(entry.event);

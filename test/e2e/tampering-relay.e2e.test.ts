@@ -20,6 +20,7 @@ import { linkRequestId, settledRequestDigest, shortFingerprint } from '../../src
 import { readAudit, type AuditEntry } from '../../src/host/trust/audit.ts';
 import { readPinnedOwner } from '../../src/host/trust/pinned.ts';
 import { addDeviceByCrossSigning, revokeDeviceSigned, revokeGrantSigned, shareSigned, signRevocation } from '../../src/client/trust.ts';
+import { hostLog, onHostDb } from '../support/host-db.ts';
 import { TamperingRelay } from '../support/tampering-relay.ts';
 import { until } from '../support/until.ts';
 import { HostProcess, Peer, relayUrl, userToken } from './peers.ts';
@@ -68,23 +69,20 @@ function cliStarts(): string[] {
   return existsSync(marker) ? readFileSync(marker, 'utf8').split('\n').filter((line) => line.includes(' -p ')) : [];
 }
 
-/** The host's own chat state on disk: every record and log, as text. */
+/** The host's own chat state on disk: every record and every chat's log (host.db), as text. */
 function hostChats(): string {
   const dir = path.join(host.dataDir, 'chats');
-  return readdirSync(dir).map((name) => readFileSync(path.join(dir, name), 'utf8')).join('\n');
+  const records = readdirSync(dir).map((name) => readFileSync(path.join(dir, name), 'utf8'));
+  const logs = onHostDb(host.dataDir, (db) => db.prepare('SELECT event FROM chat_events ORDER BY chat_id, seq').all().map((row) => row.event as string));
+  return [...records, ...logs].join('\n');
 }
 
 /** An item as the host itself holds it: the checkpoint's version, then every later event from the log. */
 function hostItem(chatId: string, itemId: string): any {
   const dir = path.join(host.dataDir, 'chats');
   let item = JSON.parse(readFileSync(path.join(dir, `${chatId}.json`), 'utf8')).items.find((i: any) => i.id === itemId);
-  const log = path.join(dir, `${chatId}.log`);
-  if (existsSync(log)) {
-    for (const line of readFileSync(log, 'utf8').split('\n')) {
-      if (!line) continue;
-      const { event } = JSON.parse(line);
-      if (event.type === 'item' && event.item.id === itemId) item = event.item;
-    }
+  for (const { event } of hostLog(host.dataDir, chatId)) {
+    if (event.type === 'item' && event.item.id === itemId) item = event.item;
   }
   return item;
 }
@@ -242,8 +240,8 @@ describe('a tampering relay between the relay and a host that requires signature
 
       expect(hostItem('work', card.id)).toMatchObject({ kind: 'approval', decision: 'pending', input: { command: 'npm test', description: 'Run the test suite' } });
       expect(hostChats().match(/42 passed/g)?.length).toBeGreaterThan(0);
-      const tools = readFileSync(path.join(host.dataDir, 'chats', 'work.log'), 'utf8').split('\n').filter(Boolean)
-        .map((line) => JSON.parse(line).event).filter((e) => e.type === 'item' && e.item.kind === 'tool').map((e) => e.item.id);
+      const tools = hostLog(host.dataDir, 'work').map((entry) => entry.event)
+        .flatMap((e) => (e.type === 'item' && e.item.kind === 'tool' ? [e.item.id] : []));
       expect(new Set(tools).size).toBe(1);
       expect(audited('replay-moved')).toMatchObject([{ outcome: 'refused', code: 'signature-invalid', claimed: { device: key.id, person: me.id, id: 'honest-allow' } }]);
       expect(audited('replay-new-id')).toMatchObject([{ outcome: 'refused', code: 'signature-invalid', claimed: { device: key.id, id: 'honest-allow' } }]);

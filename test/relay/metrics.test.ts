@@ -7,6 +7,7 @@ import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } fr
 import { describe, expect, it } from 'vitest';
 import { RELAY_COUNTERS, RelayMetricsSchema, errorCounter, type RelayMetrics } from '../../src/contracts/index.ts';
 import { Meter } from '../../src/relay/metrics/meter.ts';
+import { Alarms } from '../../src/relay/objects/alarms.ts';
 import { HOUR_MS, hourOf } from '../../src/relay/db/metrics.ts';
 import { Tally } from '../../src/relay/metrics/tally.ts';
 import { workerMeter } from '../../src/relay/metrics/worker-meter.ts';
@@ -214,8 +215,8 @@ describe('relay counters', () => {
     expect(await socketRow(lobby)).toBeNull();
   });
 
-  it('keeps writing after a socket count or a setAlarm fails, and arms again after an alarm not its own fired', async () => {
-    // The meter alone, on an object's one alarm as the runtime keeps it (a set replaces it, a firing uses it up).
+  it('keeps writing after a socket count or a setAlarm fails, and arms again after another concern\'s alarm fired', async () => {
+    // The meter alone on an object's one alarm (alarms.ts), the storage as the runtime keeps it (a set replaces it, a firing uses it up).
     const clock = newClock();
     const store = {
       alarm: null as number | null, sets: 0, refuse: 1,
@@ -228,15 +229,18 @@ describe('relay counters', () => {
     };
     let readable = false;
     const sockets = () => { if (!readable) throw new Error('sockets unreadable'); return 0; };
-    const meter = new Meter({ id: env.LOBBY.newUniqueId(), storage: store } as unknown as DurableObjectState, env, 'lobby', sockets);
+    const alarms = new Alarms<'flush' | 'meter'>(store);
+    alarms.now = () => clock.t;
+    const meter = new Meter({ id: env.LOBBY.newUniqueId(), storage: store } as unknown as DurableObjectState, env, 'lobby', sockets, alarms);
     meter.now = () => clock.t;
     const name = `meter-${unique()}`;
 
     // The first count's alarm is refused: a later count (not the first since a write) asks again.
+    const firstAt = clock.t;
     meter.count(name);
     await until(() => store.sets === 1, 'the refused alarm');
     meter.count(name);
-    await until(() => store.alarm === clock.t + 60_000, 'the alarm asked again');
+    await until(() => store.alarm === firstAt + 60_000, 'the alarm asked again');
 
     // A write whose socket count throws keeps what was counted, and the writes after it still happen.
     await meter.flush();
@@ -244,44 +248,54 @@ describe('relay counters', () => {
     await meter.flush();
     expect(await countsAt(clock.t)).toEqual({ [name]: 2 });
 
-    // The object's own earlier alarm replaced the meter's and fired: the meter's next write needs an alarm again.
+    // Another concern's sooner alarm replaced the meter's and fired: the meter's pending time is set
+    // again (its first, which a later count does not move later).
     clock.t += 1_000;
     meter.count(name);
-    store.alarm = clock.t + 10;
+    void alarms.want('flush', clock.t + 10);
+    await until(() => store.alarm === clock.t + 10, 'the sooner alarm');
     clock.t += 10;
     store.alarm = null;
-    await meter.alarm();
-    await until(() => store.alarm === clock.t - 10 + 60_000, 'the meter\'s alarm set again');
+    let flushed = 0;
+    await alarms.run({ flush: () => { flushed++; }, meter: () => meter.alarm() });
+    expect(flushed).toBe(1);
+    await until(() => store.alarm === firstAt + 60_000, 'the meter\'s alarm set again');
   });
 
-  it('asks the storage nothing after an alarm whose handler said which alarm it set (HostLink\'s presence check)', async () => {
+  it('shares the alarm with a presence check every two seconds: each check sets the storage once, reads it never, and the meter\'s renewal waits behind', async () => {
     const clock = newClock();
     const store = {
       alarm: null as number | null, gets: 0, sets: 0,
       getAlarm: async () => { store.gets++; return store.alarm; },
       setAlarm: async (at: number) => { store.sets++; store.alarm = at; },
     };
-    const meter = new Meter({ id: env.HOST_LINK.newUniqueId(), storage: store } as unknown as DurableObjectState, env, 'host', () => 1);
+    const alarms = new Alarms<'presence' | 'meter'>(store);
+    alarms.now = () => clock.t;
+    const meter = new Meter({ id: env.HOST_LINK.newUniqueId(), storage: store } as unknown as DurableObjectState, env, 'host', () => 1, alarms);
     meter.now = () => clock.t;
     meter.socketsChanged();
     await until(() => store.alarm === clock.t + 5_000, 'the settle alarm');
     clock.t += 5_000;
     store.alarm = null;
-    await meter.alarm(); // writes the row; the renewal is ten minutes away
-    await until(() => store.alarm === clock.t + 10 * 60_000, 'the renewal alarm');
+    let checking = true;
+    const concerns = { presence: () => (checking ? alarms.want('presence', clock.t + 2_000) : undefined), meter: () => meter.alarm() };
+    await alarms.run(concerns); // writes the row (the renewal is ten minutes away); presence runs, never heard of before
+    const rowAt = clock.t;
+    expect(store.alarm).toBe(clock.t + 2_000);
     const asked = { gets: store.gets, sets: store.sets };
-    // Presence checks every two seconds, each setting the next: the meter's renewal waits behind them.
     for (let i = 0; i < 5; i++) {
       clock.t += 2_000;
-      store.alarm = clock.t + 2_000;
-      await meter.alarm(store.alarm);
+      store.alarm = null;
+      await alarms.run(concerns);
+      expect(store.alarm).toBe(clock.t + 2_000);
     }
-    expect({ gets: store.gets, sets: store.sets }).toEqual(asked);
-    // Without being told, the meter asks again after each alarm.
+    expect({ gets: store.gets, sets: store.sets }).toEqual({ gets: asked.gets, sets: asked.sets + 5 });
+    // The checks stop (the host left): the alarm falls back to the meter's renewal.
+    checking = false;
     clock.t += 2_000;
     store.alarm = null;
-    await meter.alarm();
-    await until(() => store.gets === asked.gets + 1, 'the storage asked');
+    await alarms.run(concerns);
+    expect(store.alarm).toBe(rowAt + 10 * 60_000);
   });
 
   it('writes counts under the hour of the first, and no later than that hour\'s end', () => {
@@ -309,7 +323,7 @@ describe('relay counters', () => {
     // The meter's alarm stands years ahead (its clock); the room wrote items just now, so a delta's item
     // write waits for an alarm of its own, which must come before the meter's.
     await until(async () => (await runInDurableObject(room, (_, state) => state.storage.getAlarm()))! >= FAR, 'the meter\'s alarm');
-    await runInDurableObject(room, (o) => { (o as unknown as { lastFlush: number }).lastFlush = Date.now() + 60_000; });
+    await runInDurableObject(room, (o) => { (o as unknown as { replica: { lastFlush: number } }).replica.lastFlush = Date.now() + 60_000; });
     host.emit('i1', { type: 'delta', itemId: 'a1', text: 'llo' });
     await chat.waitFor(() => chat.chatEvents().length === 2, 'the delta');
     await until(async () => (await runInDurableObject(room, (_, state) => state.storage.getAlarm()))! < FAR, 'the item write\'s alarm');

@@ -5,7 +5,7 @@ import { env, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { FAILED_SIGNIN_KEEP_COUNT, FAILED_SIGNIN_KEEP_MS, USED_REFRESH_KEEP_MS } from '../../src/relay/db/retention.ts';
 import worker from '../../src/relay/index.ts';
-import { KEPT_SENDS_MAX } from '../../src/relay/objects/kept-sends.ts';
+import { KEPT_SENDS_MAX } from '../../src/relay/objects/chat-room/kept-sends.ts';
 import { roomName } from '../../src/relay/objects/stubs.ts';
 import { Client, FakeHost, until, userToken } from './peers.ts';
 

@@ -1,8 +1,8 @@
 // ChatLog: a chat's events, numbered and made durable. Every change to a chat's thread goes through
-// `append`: the event is applied to the thread, gets the next `seq`, and is written to the chat's log
-// file before anyone sees it, so after a crash the host never hands out a `seq` twice.
+// `append`: the event is applied to the thread, gets the next `seq`, and is committed to the chat's
+// log (host.db) before anyone sees it, so after a crash the host never hands out a `seq` twice.
 //
-// The log file is what makes an event durable; the record (the whole thread) is a checkpoint that
+// The log is what makes an event durable; the record (the whole thread) is a checkpoint that
 // bounds how much of the log a load replays. A checkpoint is written once the chat has been quiet for
 // `writeDelayMs`, or every `logLimit` events during a long stream (serializing a large thread every
 // second while it streams would cost more than the stream), and when asked (create, shutdown). The
@@ -52,6 +52,8 @@ export class ChatLog {
     if (first >= 0 && entries[first].seq !== record.seq + 1) {
       options.warn(`chat ${record.info.chatId}: the log does not go on from the record (seq ${record.seq}); events after it are lost`);
       entries = [];
+      // Its rows go too, so the seqs after the record are free for the events to come.
+      options.store.cutLog(record.info.chatId, Number.MAX_SAFE_INTEGER);
     }
     this.entries = entries;
     for (const entry of first >= 0 ? entries.slice(first) : []) {
@@ -152,7 +154,7 @@ export class ChatLog {
     const kept = this.entries.filter((entry) => entry.seq > keepAfter);
     if (kept.length === this.entries.length) return;
     try {
-      this.options.store.replaceLog(this.thread.info.chatId, kept);
+      this.options.store.cutLog(this.thread.info.chatId, keepAfter);
       this.entries = kept;
     } catch (error) {
       this.options.warn(`chat ${this.thread.info.chatId}: log cut-back failed: ${describe(error)}`);

@@ -478,6 +478,8 @@ export class HostCore {
         this.log.error(`chat ${sessions[i].chatId}: could not be written on shutdown: ${describe(result.reason)}`);
       });
       await this.store.settled();
+      this.journal.close();
+      this.store.close();
       await usageClosed;
       if (failure) throw failure;
     })();

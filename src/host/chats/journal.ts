@@ -1,16 +1,16 @@
 // The request journal: a mutating request whose id was seen before is answered with the reply it got
 // the first time and never runs twice. The relay resends the `chat.send`s it kept with the same id
-// after a reconnect, and after a host restart too, so the journal is on disk (`requests.jsonl`) and
-// keeps the newest `limit` ids.
+// after a reconnect, and after a host restart too, so the journal is in host.db (table `requests`,
+// db.ts) and keeps the newest `limit` ids.
 //
-// Each request leaves two lines, both written synchronously: `{key}` before it runs, `{key, reply}`
-// once it has its reply and before the reply leaves. A kill -9 can land after a request changed a
-// chat (its events are already in the chat's log) and before its reply line; the lone `{key}` line
-// then tells the next process that the request may have run, and a retry gets INTERRUPTED rather than
-// running a second time: a lost answer is better than a message sent twice.
-import { appendFileSync, mkdirSync } from 'node:fs';
-import path from 'node:path';
-import { loadLines, replaceFileSync } from '../disk.ts';
+// Each request is committed twice, synchronously: a row `(key, NULL)` before it runs, its reply once
+// it has one and before the reply leaves, so no client or relay ever holds a reply the journal could
+// lose. A kill -9 can land after a request changed a chat (its events are already committed) and
+// before its reply; the row without a reply then tells the next process that the request may have
+// run, and a retry gets INTERRUPTED rather than running a second time: a lost answer is better than
+// a message sent twice.
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { inTransaction, openHostDb } from '../db.ts';
 
 export interface JournalReply {
   ok: boolean;
@@ -25,27 +25,25 @@ export const INTERRUPTED: JournalReply = {
 };
 
 export class RequestJournal {
-  private readonly file: string;
+  private readonly db: DatabaseSync;
   private readonly limit: number;
   private readonly replies = new Map<string, JournalReply>();
   /** Requests running now: a retry that arrives meanwhile waits for the same reply. */
   private readonly running = new Map<string, Promise<JournalReply>>();
-  private lines = 0;
+  private readonly started: StatementSync;
+  private readonly answered: StatementSync;
+  private readonly forgotten: StatementSync;
 
   constructor(dataDir: string, limit = 2_000) {
-    mkdirSync(dataDir, { recursive: true });
-    this.file = path.join(dataDir, 'requests.jsonl');
+    this.db = openHostDb(dataDir);
     this.limit = limit;
-    loadLines(this.file, (value) => {
-      const entry = value as { key?: unknown; reply?: JournalReply } | null;
-      if (typeof entry?.key !== 'string') return false;
-      const reply = entry.reply && typeof entry.reply.ok === 'boolean' ? entry.reply : INTERRUPTED;
-      this.replies.delete(entry.key);
-      this.replies.set(entry.key, reply);
-      this.lines += 1;
-      return true;
-    });
-    this.trim();
+    this.started = this.db.prepare('INSERT OR REPLACE INTO requests (key, reply) VALUES (?, NULL)');
+    this.answered = this.db.prepare('UPDATE requests SET reply = ? WHERE key = ?');
+    this.forgotten = this.db.prepare('DELETE FROM requests WHERE key = ?');
+    for (const row of this.db.prepare('SELECT key, reply FROM requests ORDER BY rowid').iterate()) {
+      this.replies.set(row.key as string, row.reply === null ? INTERRUPTED : (JSON.parse(row.reply as string) as JournalReply));
+    }
+    inTransaction(this.db, () => this.trim());
   }
 
   /** The journal key: a request id means the same request only for the same verb. */
@@ -57,35 +55,33 @@ export class RequestJournal {
   async once(key: string, work: () => Promise<JournalReply>): Promise<JournalReply> {
     const earlier = this.replies.get(key) ?? this.running.get(key);
     if (earlier) return earlier;
-    this.append({ key });
+    this.started.run(key);
     const pending = work();
     this.running.set(key, pending);
     try {
       const reply = await pending;
-      this.replies.set(key, reply);
-      this.trim();
-      this.append({ key, reply });
+      // Committed before the reply is handed back, so before it can reach whoever asked.
+      inTransaction(this.db, () => {
+        this.answered.run(JSON.stringify(reply), key);
+        this.replies.set(key, reply);
+        this.trim();
+      });
       return reply;
     } finally {
       this.running.delete(key);
     }
   }
 
-  private append(line: { key: string; reply?: JournalReply }): void {
-    this.lines += 1;
-    if (this.lines <= this.limit * 2) {
-      appendFileSync(this.file, `${JSON.stringify(line)}\n`);
-      return;
-    }
-    // Rewrite with what is remembered and the requests still running (this one among them), so the file stays bounded.
-    const texts = [...this.replies].map(([key, reply]) => JSON.stringify({ key, reply }));
-    for (const key of this.running.keys()) if (!this.replies.has(key)) texts.push(JSON.stringify({ key }));
-    if (!line.reply) texts.push(JSON.stringify(line));
-    replaceFileSync(this.file, texts.map((text) => `${text}\n`).join(''));
-    this.lines = texts.length;
+  close(): void {
+    if (this.db.isOpen) this.db.close();
   }
 
+  /** Forgets the oldest replies beyond `limit` (inside the caller's transaction). */
   private trim(): void {
-    while (this.replies.size > this.limit) this.replies.delete(this.replies.keys().next().value as string);
+    while (this.replies.size > this.limit) {
+      const oldest = this.replies.keys().next().value as string;
+      this.replies.delete(oldest);
+      this.forgotten.run(oldest);
+    }
   }
 }

@@ -3,21 +3,24 @@
 //
 //   chats/<id>.json                              the record {version, info, items, seq, epoch}: a
 //                                                checkpoint, written atomically (tmp + rename)
-//   chats/<id>.log                               JSON lines {seq, at, event}, appended as each event
-//                                                happens; every event after the checkpoint is replayed
-//                                                from here on load. When to checkpoint and how far the
-//                                                log may be cut back is ChatLog's to decide.
+//   host.db, table chat_events                   the log: a row {chat_id, seq, at, event} committed as
+//                                                each event happens (db.ts); every event after the
+//                                                checkpoint is replayed from here on load. When to
+//                                                checkpoint and how far the log may be cut back is
+//                                                ChatLog's to decide.
 //   chats/<id>.visuals.json                      {version: 1, visuals}
 //   attachments/<id>/                            uploaded files and visual pages
 //
 // A record this version cannot read is reported as unreadable and never written over.
-import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ChatEventSchema, ChatInfoSchema, ChatItemSchema, ChatVisualSchema } from '../../contracts/index.ts';
 import type { ChatVisual } from '../../contracts/index.ts';
-import { loadLines, replaceFile, replaceFileSync } from '../disk.ts';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { openHostDb } from '../db.ts';
+import { replaceFile, replaceFileDurably } from '../disk.ts';
 
 export const RECORD_VERSION = 1;
 
@@ -31,7 +34,7 @@ const ChatRecordSchema = z.object({
 });
 export type ChatRecord = z.output<typeof ChatRecordSchema>;
 
-const LogLineSchema = z.object({ seq: z.int().positive(), at: z.number(), event: ChatEventSchema });
+export const LogLineSchema = z.object({ seq: z.int().positive(), at: z.number(), event: ChatEventSchema });
 export type LogEntry = z.output<typeof LogLineSchema>;
 
 const VisualsFileSchema = z.object({ version: z.literal(1), visuals: z.array(ChatVisualSchema) });
@@ -46,6 +49,11 @@ export class ChatStore {
   readonly attachmentsDir: string;
   /** One write chain per chat file, so writes land in the order they were asked for. */
   private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly db: DatabaseSync;
+  private readonly appended: StatementSync;
+  private readonly logged: StatementSync;
+  private readonly cut: StatementSync;
+  private readonly cutAfter: StatementSync;
 
   constructor(dataDir: string) {
     this.dataDir = dataDir;
@@ -53,14 +61,15 @@ export class ChatStore {
     this.attachmentsDir = path.join(dataDir, 'attachments');
     mkdirSync(this.chatsDir, { recursive: true });
     mkdirSync(this.attachmentsDir, { recursive: true });
+    this.db = openHostDb(dataDir);
+    this.appended = this.db.prepare('INSERT INTO chat_events (chat_id, seq, at, event) VALUES (?, ?, ?, ?)');
+    this.logged = this.db.prepare('SELECT seq, at, event FROM chat_events WHERE chat_id = ? ORDER BY seq');
+    this.cut = this.db.prepare('DELETE FROM chat_events WHERE chat_id = ? AND seq <= ?');
+    this.cutAfter = this.db.prepare('DELETE FROM chat_events WHERE chat_id = ? AND seq > ?');
   }
 
   recordPath(chatId: string): string {
     return path.join(this.chatsDir, `${chatFileName(chatId)}.json`);
-  }
-
-  logPath(chatId: string): string {
-    return path.join(this.chatsDir, `${chatFileName(chatId)}.log`);
   }
 
   visualsPath(chatId: string): string {
@@ -96,39 +105,48 @@ export class ChatStore {
     return { ok: true, record: parsed.data, log };
   }
 
-  /** The log's events in order, up to the first line that is torn, unreadable or out of sequence (the file is cut there). */
-  private readLog(chatId: string): LogEntry[] {
+  /**
+   * The log's events in order, up to the first row that is unreadable or out of sequence; the rows
+   * after it are deleted, as a torn file was cut, so the next append's `seq` is free.
+   */
+  readLog(chatId: string): LogEntry[] {
     const entries: LogEntry[] = [];
-    loadLines(this.logPath(chatId), (value) => {
-      const entry = LogLineSchema.safeParse(value);
-      if (!entry.success) return false;
+    for (const row of this.logged.iterate(chatId)) {
+      let entry: ReturnType<typeof LogLineSchema.safeParse>;
+      try {
+        entry = LogLineSchema.safeParse({ seq: row.seq, at: row.at, event: JSON.parse(row.event as string) });
+      } catch {
+        break;
+      }
       const last = entries.at(-1);
-      if (last && entry.data.seq !== last.seq + 1) return false;
+      if (!entry.success || (last && entry.data.seq !== last.seq + 1)) break;
       entries.push(entry.data);
-      return true;
-    });
+    }
+    const trusted = entries.at(-1)?.seq;
+    if (trusted === undefined) this.cut.run(chatId, Number.MAX_SAFE_INTEGER);
+    else this.cutAfter.run(chatId, trusted);
     return entries;
   }
 
-  /** Writes the record atomically. */
+  /** Writes the record atomically and durably: ChatLog cuts the log back once it has landed. */
   writeRecord(record: ChatRecord): Promise<void> {
     const file = this.recordPath(record.info.chatId);
     const text = JSON.stringify(record);
-    return this.serial(file, () => replaceFile(file, text));
+    return this.serial(file, () => replaceFileDurably(file, text));
   }
 
   /**
-   * Appends one event to the chat's log, synchronously: the line is written before the event reaches
+   * Commits one event to the chat's log, synchronously: the row is durable before the event reaches
    * any client or the outbox, so after a crash the host never numbers an event with a `seq` the relay
    * has already seen.
    */
   appendLog(chatId: string, entry: LogEntry): void {
-    appendFileSync(this.logPath(chatId), `${JSON.stringify(entry)}\n`);
+    this.appended.run(chatId, entry.seq, entry.at, JSON.stringify(entry.event));
   }
 
-  /** Replaces the log with `entries` (a cut-back), atomically and synchronously, between two appends. */
-  replaceLog(chatId: string, entries: readonly LogEntry[]): void {
-    replaceFileSync(this.logPath(chatId), entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+  /** Cuts the log back: forgets its events up to and including `seq` (all of them: Number.MAX_SAFE_INTEGER). */
+  cutLog(chatId: string, seq: number): void {
+    this.cut.run(chatId, seq);
   }
 
   readVisuals(chatId: string): ChatVisual[] {
@@ -168,11 +186,16 @@ export class ChatStore {
 
   /** Removes everything of a chat (kill). */
   async remove(chatId: string): Promise<void> {
+    this.cutLog(chatId, Number.MAX_SAFE_INTEGER);
     await Promise.all([
       this.serial(this.recordPath(chatId), () => rm(this.recordPath(chatId), { force: true })),
-      rm(this.logPath(chatId), { force: true }),
       this.removeFiles(chatId),
     ]);
+  }
+
+  /** Closes the database connection (shutdown, after `settled`). */
+  close(): void {
+    if (this.db.isOpen) this.db.close();
   }
 
   /** Resolves once every write asked for so far has landed. */
@@ -209,10 +232,15 @@ export function storableChatId(chatId: string): boolean {
   return Buffer.byteLength(chatFileName(chatId)) <= MAX_FILE_NAME;
 }
 
-/** The chat whose record a file in `chats/` is, or null for any other file (logs, visuals, temporaries, foreign names). */
+/** The chat whose record a file in `chats/` is, or null for any other file (visuals, temporaries, old logs, foreign names). */
 export function recordChatId(fileName: string): string | null {
-  if (!fileName.endsWith('.json')) return null;
-  const base = fileName.slice(0, -'.json'.length);
+  return chatIdOfFile(fileName, '.json');
+}
+
+/** The chat whose `<chatFileName(id)><suffix>` a file in `chats/` is, or null for any other file. */
+export function chatIdOfFile(fileName: string, suffix: string): string | null {
+  if (!fileName.endsWith(suffix)) return null;
+  const base = fileName.slice(0, -suffix.length);
   if (base.includes('.')) return null;
   try {
     return decodeURIComponent(base);

@@ -37,7 +37,7 @@ import type { TrustBook } from './book.ts';
  */
 export const FRESHNESS = { pastMs: 5 * 60_000, futureMs: 60_000, keptMs: 7 * 24 * 60 * 60_000 } as const;
 
-/** The request types the relay keeps for a host that is away and delivers later (relay/objects/kept-sends.ts). */
+/** The request types the relay keeps for a host that is away and delivers later (relay/objects/chat-room/kept-sends.ts). */
 export const KEPT_TYPES: ReadonlySet<string> = new Set(['chat.send']);
 
 /** How long after its signature a request's id must be remembered: as long as its time could be accepted. */

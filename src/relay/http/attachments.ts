@@ -1,7 +1,7 @@
 // A chat's attachments, on a route of their own: what a person attached, for the thread to show. The
 // app first asks for a ticket with its token in a header, then the address carries only that ticket
 // (an <img> cannot send a header). The bytes come from the host, through the chat's room, which finds
-// the attachment in the chat's own thread (objects/room-attachments.ts).
+// the attachment in the chat's own thread (objects/chat-room/room-attachments.ts).
 //
 // An attachment is whatever someone uploaded, so the relay's origin must never run or render it as a
 // page: only the image types every browser decodes safely are served as themselves, inline; anything
@@ -53,7 +53,7 @@ export const attachmentFiles = new Hono<{ Bindings: Env }>()
   const identity = await attachmentTickets.verify(c.env, ticket, hostId, chatId, attachmentId);
   // Read afresh (the room's views are kept for seconds): a role taken away closes a ticket already handed out.
   await new HostAccess(c.env.DB).check(identity, hostId, LINK_ATTACHMENT_READ, chatId);
-  const file = await roomOf(c.env, hostId, chatId).attachmentFile(hostId, chatId, attachmentId, identity);
+  const file = await roomOf(c.env, hostId, chatId).attachmentFile(attachmentId, identity);
   if (file === 'forbidden') throw new ProtocolError('forbidden', 'You may not see this chat');
   if ('error' in file) throw new ProtocolError(file.error.code as never, file.error.message);
   const image = attachmentImageMime(file);

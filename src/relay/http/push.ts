@@ -163,8 +163,8 @@ function sessionAnswer(action: SessionPushAction, body: PushActRequest): Answer 
 /** Serves the answer where a socket's would be: a chat's room, or the host's Lobby for a terminal session. */
 function serve(env: Env, action: ChatPushAction | SessionPushAction, identity: Identity, request: ClientRequest): Promise<string> {
   return action.kind === 'chat'
-    ? roomOf(env, action.hostId, action.chatId).serveForLobby(action.hostId, action.chatId, identity, request)
-    : lobbyOf(env, action.hostId).serveForRoute(action.hostId, identity, request);
+    ? roomOf(env, action.hostId, action.chatId).serveForLobby(identity, request)
+    : lobbyOf(env, action.hostId).serveForRoute(identity, request);
 }
 
 /** What the room's refusal means to someone pressing a notification's button. */

@@ -76,11 +76,11 @@ sockets.on('GET', ['/:hostId/lobby', '/:hostId/chats/:chatId'], async (c, next) 
 
 sockets.get('/:hostId/lobby', async (c) => {
   const hostId = c.req.param('hostId');
-  return lobbyOf(c.env, hostId).fetch(withIdentity(c.req.raw, c.get('identity'), { 'X-Tether-Host': hostId }));
+  return lobbyOf(c.env, hostId).fetch(withIdentity(c.req.raw, c.get('identity')));
 });
 
 sockets.get('/:hostId/chats/:chatId', async (c) => {
   const hostId = c.req.param('hostId');
   const chatId = c.req.param('chatId');
-  return roomOf(c.env, hostId, chatId).fetch(withIdentity(c.req.raw, c.get('identity'), { 'X-Tether-Host': hostId, 'X-Tether-Chat': chatId }));
+  return roomOf(c.env, hostId, chatId).fetch(withIdentity(c.req.raw, c.get('identity')));
 });

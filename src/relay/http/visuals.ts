@@ -60,7 +60,7 @@ export const visualPages = new Hono<{ Bindings: Env }>()
   } catch (error) {
     return c.json(unauthorized(error), 401);
   }
-  const page = await roomOf(c.env, hostId, chatId).visualPage(hostId, chatId, visualId, identity);
+  const page = await roomOf(c.env, hostId, chatId).visualPage(visualId, identity);
   if (page === 'forbidden') return c.json({ code: 'forbidden', message: 'You may not see this visual' }, 403);
   const { html } = page;
   if (html === null) return c.json({ code: 'item-not-found', message: 'No such visual' }, 404);

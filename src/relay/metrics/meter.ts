@@ -1,7 +1,8 @@
 // One Durable Object's counters and socket count. Counting only adds to a map in memory; what was
 // counted is written at most once a minute (FLUSH_EVERY_MS), and a change in sockets a few seconds
-// after it, by the object's own alarm. The alarm is shared with whatever else the object uses it for:
-// the meter only ever moves it earlier, and the object calls `alarm()` from its own handler.
+// after it, by the object's own alarm. The alarm is shared with whatever else the object uses it for,
+// through the object's scheduler (objects/alarms.ts): the meter asks it for a time under the name
+// 'meter', and the object's alarm calls `alarm()` when that time is due.
 //
 // What can be lost: an object evicted or crashed before its alarm loses what it counted since its last
 // write (at most a minute's counts); a write D1 refuses is kept and tried again a minute later.
@@ -20,6 +21,7 @@ import { failureText } from '../db/failures.ts';
 import { hourOf, type ObjectKind, type SocketsRow } from '../db/metrics.ts';
 import type { Env } from '../env.ts';
 import { log } from '../log.ts';
+import type { Alarms } from '../objects/alarms.ts';
 import { recordFlush } from './record.ts';
 import { Tally, type Taken } from './tally.ts';
 
@@ -44,17 +46,20 @@ export class Meter {
   private socketsChangedAt: number | null = null;
   /** After a write D1 refused, the next is not tried before this. */
   private retryAt: number | null = null;
-  /** The alarm time this meter last asked for (it may have been moved earlier since, never later by the meter). */
-  private armedFor: number | null = null;
+  private readonly alarms: Pick<Alarms<'meter'>, 'want' | 'armed'>;
   /**
    * The writes, one after another: a flush resolves once everything counted before it is in D1, even
    * when an alarm's write was under way (an object shares promises across its events, unlike a Worker).
    */
   private writes: Promise<void> = Promise.resolve();
 
-  /** `sockets`: the object's open sockets now (the hello'd host link, or clients), read at each write. */
-  constructor(ctx: DurableObjectState, env: Env, kind: ObjectKind, sockets: () => number) {
+  /**
+   * `sockets`: the object's open sockets now (the hello'd host link, or clients), read at each write;
+   * `alarms`: the object's one alarm, shared with its other concerns.
+   */
+  constructor(ctx: DurableObjectState, env: Env, kind: ObjectKind, sockets: () => number, alarms: Pick<Alarms<'meter'>, 'want' | 'armed'>) {
     this.ctx = ctx;
+    this.alarms = alarms;
     this.env = env;
     this.kind = kind;
     this.sockets = sockets;
@@ -68,7 +73,7 @@ export class Meter {
   count(name: string, n = 1): void {
     const first = this.tally.empty;
     this.tally.add(name, n, this.now);
-    if ((first || this.armedFor === null) && !this.tally.empty) this.arm();
+    if ((first || !this.alarms.armed) && !this.tally.empty) this.arm();
   }
 
   /** A socket opened or closed here: the count is written shortly. */
@@ -78,14 +83,11 @@ export class Meter {
   }
 
   /**
-   * Called from the object's alarm handler: writes what is due and asks for the next alarm if anything
-   * waits. Never throws. An object has one alarm, and any alarm that fires uses it up, whether it was
-   * the meter's or not (a ChatRoom's item write replaces a later meter alarm with its own), so after
-   * one the meter knows only of the alarm the handler says it set (`setByObject`, HostLink's next
-   * presence check every two seconds), and otherwise asks the storage again.
+   * The 'meter' concern of the object's alarm (alarms.ts): writes what is due and asks for the next
+   * time if anything waits. Never throws. The scheduler may call it early (an alarm that fired for
+   * another concern, or before its time in tests): it checks its own clock.
    */
-  async alarm(setByObject: number | null = null): Promise<void> {
-    this.armedFor = setByObject;
+  async alarm(): Promise<void> {
     if (this.due(this.now())) await this.flush();
     this.arm();
   }
@@ -142,18 +144,11 @@ export class Meter {
     return at !== null && now >= at;
   }
 
-  /** Asks for an alarm no later than the next write is due; never moves the object's alarm later. */
+  /** Asks for an alarm no later than the next write is due; the scheduler never moves it later. */
   private arm(): void {
     const at = this.nextDue();
-    if (at === null || (this.armedFor !== null && this.armedFor <= at)) return;
-    this.armedFor = at;
-    const storage = this.ctx.storage;
-    void storage.getAlarm()
-      .then((current) => (current === null || current > at ? storage.setAlarm(at) : undefined))
-      .catch((error: unknown) => {
-        // Only this request's: an earlier alarm asked for since is not undone by this one failing.
-        if (this.armedFor === at) this.armedFor = null;
-        log.warn('metrics alarm not set', { kind: this.kind, error: String(error) });
-      });
+    if (at === null) return;
+    // A refusal is logged by the scheduler; the next count asks again (count, above).
+    void this.alarms.want('meter', at)?.catch(() => undefined);
   }
 }

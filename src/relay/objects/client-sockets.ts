@@ -23,10 +23,9 @@ export interface SocketAttachment extends SocketScope {
 /** The header the Worker uses to hand a verified identity to an object; never taken from a client. */
 const IDENTITY_HEADER = 'X-Tether-Identity';
 
-export function withIdentity(request: Request, identity: Identity, extra: Record<string, string> = {}): Request {
+export function withIdentity(request: Request, identity: Identity): Request {
   const headers = new Headers(request.headers);
   headers.set(IDENTITY_HEADER, JSON.stringify(identity));
-  for (const [k, v] of Object.entries(extra)) headers.set(k, v);
   return new Request(request.url, { method: request.method, headers });
 }
 
@@ -190,13 +189,14 @@ export abstract class ClientSockets extends ScopedObject {
     return replyError(id, error);
   }
 
+  /** The meter is every client object's concern of the alarm; a ChatRoom adds its flush. */
+  protected override alarmConcerns(): Record<string, () => unknown> {
+    return { meter: () => this.meter.alarm() };
+  }
+
   /** Client sockets open here now; hibernation keeps them, so this holds after a wake too. */
   protected openClients(): number {
     return this.clients().filter((ws) => ws.readyState === WebSocket.OPEN).length;
-  }
-
-  override alarm(): Promise<void> {
-    return this.inOwnScope(() => this.meter.alarm());
   }
 
   /**

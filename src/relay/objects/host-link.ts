@@ -84,7 +84,7 @@ export class HostLink extends ScopedObject {
   /** Chats that asked to watch presence since the last announcement began; see announce. */
   private readonly rewatched = new Set<string>();
   /** Counts events and errors; its socket count is 1 while the host is here (said hello, not silent). */
-  readonly meter = new Meter(this.ctx, this.env, 'host', () => (this.hostSocket() ? 1 : 0));
+  readonly meter = new Meter(this.ctx, this.env, 'host', () => (this.hostSocket() ? 1 : 0), this.alarms);
   /**
    * How long a request waits for the host's reply before `host-timeout` (HOST_TIMEOUT_MS). Not
    * settable from outside: the relay's tests lengthen it on the one link that moves 10 MiB frames,
@@ -96,6 +96,8 @@ export class HostLink extends ScopedObject {
     super(ctx, env);
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(LINK_HEARTBEAT.ping, LINK_HEARTBEAT.pong));
     migrateStorage(ctx.storage, 'HostLink', HOST_LINK_STORAGE);
+    // Named once (stubs.ts): kept in meta, so a wake that carries no name (an alarm) still knows its host.
+    if (this.stubName && this.getMeta('hostId') === null) this.setMeta('hostId', this.stubName);
   }
 
   // ---- the host connects ----------------------------------------------------------------------
@@ -121,7 +123,7 @@ export class HostLink extends ScopedObject {
     this.lastHeard = Date.now();
     this.setMeta('hostId', identity.hostId);
     // Online is announced at the host's hello; a socket that never says it is closed by the alarm.
-    await this.ctx.storage.setAlarm(Date.now() + CHECK_EVERY_MS);
+    await this.alarms.want('presence', Date.now() + CHECK_EVERY_MS);
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
 
@@ -186,11 +188,11 @@ export class HostLink extends ScopedObject {
   /** Hands a batch of the host's events to the object that stores them (LinkRoutes decides which and when). */
   private async ingest(hostId: string, target: RouteTarget, frames: LinkEventFrame[]): Promise<{ stored: number; error?: string }> {
     if (target === 'lobby') {
-      await lobbyOf(this.env, hostId).ingest(hostId, frames);
+      await lobbyOf(this.env, hostId).ingest(frames);
       return { stored: frames.length };
     }
     const chatId = target.slice('chat:'.length);
-    return roomOf(this.env, hostId, chatId).ingest(hostId, chatId, frames);
+    return roomOf(this.env, hostId, chatId).ingest(frames);
   }
 
   /**
@@ -336,31 +338,24 @@ export class HostLink extends ScopedObject {
 
   // ---- presence -------------------------------------------------------------------------------
 
-  override alarm(): Promise<void> {
-    return this.inOwnScope(async () => {
-      const next = await this.check();
-      // Last: an alarm check() set for the next silence check is earlier than a metrics write, and the
-      // meter, told of it, need not ask the storage every two seconds.
-      await this.meter.alarm(next);
-    });
+  protected override alarmConcerns() {
+    return { presence: () => this.check(), meter: () => this.meter.alarm() };
   }
 
-  /** The silence check; answers the time of the next one it set, or null when it set none. */
-  private async check(): Promise<number | null> {
+  /** The silence check, every two seconds while a host socket is open. */
+  private async check(): Promise<void> {
     const ws = this.newestOpen();
-    if (!ws) return null;
+    if (!ws) return;
     if (this.silent(ws)) {
       this.closeLink(ws, 4001, 'heartbeat missed');
       await this.lost();
-      return null;
+      return;
     }
-    const next = Date.now() + CHECK_EVERY_MS;
-    await this.ctx.storage.setAlarm(next);
+    await this.alarms.want('presence', Date.now() + CHECK_EVERY_MS);
     // A room whose delivery gave up while the host stayed (it timed out, or a reconnect failed the
     // send) asked to wait again; with the host here, no hello would come to tell it. Not awaited: a
     // slow delivery must not hold back the next silence check.
     if (this.hostSocket() === ws) void this.wakeWaiting();
-    return next;
   }
 
   override webSocketClose(ws: WebSocket, code: number): Promise<void> {
@@ -404,9 +399,9 @@ export class HostLink extends ScopedObject {
     const rooms = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM watching').toArray();
     this.rewatched.clear();
     await Promise.all([
-      lobbyOf(this.env, hostId).presence(hostId, online, at),
+      lobbyOf(this.env, hostId).presence(online, at),
       ...rooms.map(async ({ chat_id }) => {
-        const anyone = await roomOf(this.env, hostId, chat_id).presence(hostId, chat_id, online, at);
+        const anyone = await roomOf(this.env, hostId, chat_id).presence(online, at);
         // Unless someone connected there while it answered: their room asked to watch again meanwhile.
         if (!anyone && !this.rewatched.has(chat_id)) this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chat_id);
       }),
@@ -419,7 +414,7 @@ export class HostLink extends ScopedObject {
     const chats = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM waiting').toArray();
     this.ctx.storage.sql.exec('DELETE FROM waiting');
     // Each room delivers its own kept sends in order; rooms do not wait on one another.
-    await Promise.all(chats.map(({ chat_id }) => roomOf(this.env, hostId, chat_id).hostReturned(hostId, chat_id).catch((error: unknown) => {
+    await Promise.all(chats.map(({ chat_id }) => roomOf(this.env, hostId, chat_id).hostReturned().catch((error: unknown) => {
       // Still waiting: the room is told again on the next hello rather than never.
       this.ctx.storage.sql.exec('INSERT OR IGNORE INTO waiting (chat_id) VALUES (?)', chat_id);
       log.error('deliver kept sends failed', { hostId, chatId: chat_id, error: String(error) });

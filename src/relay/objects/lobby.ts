@@ -78,7 +78,7 @@ const LOBBY_STORAGE: readonly StorageMigration[] = [
 
 export class Lobby extends ClientSockets {
   private readonly journal: ReplyJournal;
-  readonly meter = new Meter(this.ctx, this.env, 'lobby', () => this.openClients());
+  readonly meter = new Meter(this.ctx, this.env, 'lobby', () => this.openClients(), this.alarms);
   /** Host frames this lobby drops: counted each, logged within the link's frame budget. */
   private readonly drops = new DropLog(() => LIMITS.linkFrames(this.env));
   /** The host this lobby serves, once stored: read from storage once, not per frame. */
@@ -90,6 +90,8 @@ export class Lobby extends ClientSockets {
     super(ctx, env);
     migrateStorage(ctx.storage, 'Lobby', LOBBY_STORAGE);
     this.journal = new ReplyJournal(ctx.storage.sql);
+    // Named once: kept in meta, so a wake that carries no name (an alarm) still knows its host.
+    if (!this.place() && this.stubName) this.name(this.stubName);
   }
 
   private hostId(): string {
@@ -105,8 +107,6 @@ export class Lobby extends ClientSockets {
   }
 
   private name(hostId: string): void {
-    // Every event batch names the host: once stored (it never changes), nothing more is written.
-    if (this.named) return;
     this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('hostId', ?)", hostId);
     this.place();
   }
@@ -121,9 +121,7 @@ export class Lobby extends ClientSockets {
 
   override async fetch(request: Request): Promise<Response> {
     const identity = identityOf(request);
-    const hostId = request.headers.get('X-Tether-Host');
-    if (!hostId) return new Response('missing host', { status: 400 });
-    this.name(hostId);
+    if (!this.place()) return new Response('a lobby is reached by its name (stubs.ts)', { status: 400 });
     return this.acceptClient(request, identity);
   }
 
@@ -148,8 +146,8 @@ export class Lobby extends ClientSockets {
    * as the same request on this host's socket: role, audit and reply journal alike. Never throws: a
    * failure is the reply (an error crossing RPC loses its code).
    */
-  async serveForRoute(hostId: string, identity: Identity, request: ClientRequest): Promise<string> {
-    this.name(hostId);
+  async serveForRoute(identity: Identity, request: ClientRequest): Promise<string> {
+    const hostId = this.hostId();
     try {
       return await this.serveRequest(request, identity);
     } catch (error) {
@@ -251,13 +249,13 @@ export class Lobby extends ClientSockets {
     }
     const chatId = (request.payload as { chatId?: string }).chatId;
     if (typeof chatId !== 'string') return this.refuse(request.id, { code: 'bad-request', message: 'Invalid payload: chatId' });
-    return roomOf(this.env, hostId, chatId).serveForLobby(hostId, chatId, identity, request);
+    return roomOf(this.env, hostId, chatId).serveForLobby(identity, request);
   }
 
   // ---- from HostLink ----
 
-  async ingest(hostId: string, frames: LinkEventFrame[]): Promise<void> {
-    this.name(hostId);
+  async ingest(frames: LinkEventFrame[]): Promise<void> {
+    const hostId = this.hostId();
     const statuses: ChatInfo[] = [];
     const pushes: Push[] = [];
     const notify = pushConfigured(this.env);
@@ -350,12 +348,12 @@ export class Lobby extends ClientSockets {
   }
 
   /** recheckHosts: closes the sockets of people who lost all access to this host. */
-  async recheck(hostId: string): Promise<void> {
-    await this.recheckSockets({ hostId });
+  async recheck(): Promise<void> {
+    await this.recheckSockets({ hostId: this.hostId() });
   }
 
-  async presence(hostId: string, online: boolean, at: number): Promise<void> {
-    this.name(hostId);
+  async presence(online: boolean, at: number): Promise<void> {
+    const hostId = this.hostId();
     await this.push(hostId, [{ event: 'host.presence', text: presenceFrame(hostId, online, at) }]);
   }
 

@@ -32,8 +32,8 @@ async function recheckHost(env: Env, hostId: string): Promise<void> {
   ]);
   const chats = new Set([...watched, ...indexed]);
   await Promise.all([
-    lobbyOf(env, hostId).recheck(hostId).catch(failed('lobby')),
-    ...[...chats].map((chatId) => roomOf(env, hostId, chatId).recheck(hostId, chatId).catch(failed(`chat ${chatId}`))),
+    lobbyOf(env, hostId).recheck().catch(failed('lobby')),
+    ...[...chats].map((chatId) => roomOf(env, hostId, chatId).recheck().catch(failed(`chat ${chatId}`))),
   ]);
 }
 

@@ -4,9 +4,15 @@
 // the id in a header; the object runs the call inside that id's scope. For the work an object starts
 // itself, each frame on a socket gets an id derived from the id of the request that opened the socket
 // (kept in the socket's attachment, which survives hibernation), and each alarm a fresh one.
+//
+// The same base gives each object its one alarm scheduler (alarms.ts): the object names its concerns
+// (alarmConcerns) and never overrides `alarm()` itself. And its name, set once: the runtime's id
+// carries the name the stub was made from (stubs.ts), and each object keeps it in its own SQLite the
+// first time, so a wake whose id carries none (an alarm after eviction) still knows who it is.
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env.ts';
 import { childRid, currentRid, inScope, newRid } from '../log.ts';
+import { Alarms } from './alarms.ts';
 
 /** Set by the relay on every fetch it makes to an object; a client's own header of that name is overwritten. */
 const RID_HEADER = 'X-Tether-Request-Id';
@@ -24,6 +30,23 @@ const NOT_CALLABLE = new Set(['fetch', 'alarm', 'webSocketMessage', 'webSocketCl
 export abstract class ScopedObject extends DurableObject<Env> {
   /** Each socket's opening id, read from its attachment once per life of this object rather than per frame. */
   private readonly socketRids = new WeakMap<WebSocket, string>();
+  /** The object's one alarm, shared by its concerns (the meter, a flush, the presence check). */
+  protected readonly alarms = new Alarms<string>(this.ctx.storage);
+
+  /**
+   * The name the Worker's stub reached this object by (stubs.ts), as the runtime's id carries it;
+   * undefined on a wake that carries none. Read it once, in the constructor, and keep it.
+   */
+  protected get stubName(): string | undefined {
+    return this.ctx.id.name;
+  }
+
+  /** What each of this object's concerns does when its time comes, in the order they run. */
+  protected abstract alarmConcerns(): Record<string, () => unknown>;
+
+  override alarm(): Promise<void> {
+    return this.inOwnScope(() => this.alarms.run(this.alarmConcerns()));
+  }
 
   /** Every stub call of the relay's arrives here: the method, run under its caller's id. */
   async scopedCall(rid: string, method: string, args: unknown[]): Promise<unknown> {

@@ -5,8 +5,8 @@
 import {
   AttachmentReadResultSchema, LINK_ATTACHMENT_READ, ProtocolError, attachmentFileName, generatedImageAttachment,
   type ChatAttachment, type ChatItem, type Reply, type WireError,
-} from '../../contracts/index.ts';
-import type { LinkRequestInput } from './host-link.ts';
+} from '../../../contracts/index.ts';
+import type { LinkRequestInput } from '../host-link.ts';
 
 export interface AttachmentBytes {
   name: string;

@@ -4,10 +4,10 @@
 // client after each change, as `chat.bookmarks` and `chat.visuals`.
 import {
   AGENT_EVENT_SCHEMAS, type ChatBookmark, type ChatItem, type ChatVisual,
-} from '../../contracts/index.ts';
-import { BookmarkBook, type ChatKey } from '../db/bookmarks.ts';
-import { VisualShelf } from '../db/visuals.ts';
-import { eventFrame } from './client-sockets.ts';
+} from '../../../contracts/index.ts';
+import { BookmarkBook, type ChatKey } from '../../db/bookmarks.ts';
+import { VisualShelf } from '../../db/visuals.ts';
+import { eventFrame } from '../client-sockets.ts';
 import type { RoomStore } from './room-store.ts';
 
 export interface RecordsRoom {

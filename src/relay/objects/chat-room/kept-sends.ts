@@ -18,11 +18,11 @@
 // access made on the relay alone, unsigned, does not bind it).
 import {
   KEPT_SEND_PREFIX, withRequestLimit, type ChatInfo, type ChatQueuedMessage, type Reply, type WireError,
-} from '../../contracts/index.ts';
-import { failureText } from '../db/failures.ts';
-import { log } from '../log.ts';
-import { eventFrame, linkId, relabel, replyError, replyOk, toHost, type SignedParts } from './client-sockets.ts';
-import type { LinkRequestInput } from './host-link.ts';
+} from '../../../contracts/index.ts';
+import { failureText } from '../../db/failures.ts';
+import { log } from '../../log.ts';
+import { eventFrame, linkId, relabel, replyError, replyOk, toHost, type SignedParts } from '../client-sockets.ts';
+import type { LinkRequestInput } from '../host-link.ts';
 import type { KeptPreview, RoomStore } from './room-store.ts';
 
 /** Sends a chat keeps at most while its host is away, and the payload bytes they may take together. */

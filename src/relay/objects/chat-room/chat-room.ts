@@ -1,8 +1,9 @@
-// ChatRoom: one per chat, named by host id and chat id.
+// ChatRoom: one per chat, named by host id and chat id (stubs.ts), learnt from that name once.
 //
 // Toward the host it is one client, attached for good: HostLink hands it the chat's events in order,
 // each with the host's `seq`. It drops what it already applied, fills a gap by attaching again with
-// `since`, materializes the thread and logs every event under its own `seq`.
+// `since`, materializes the thread and logs every event under its own `seq`: that is the
+// replication (replication.ts), handed this room's storage and its fan-out.
 // Toward people it is the host: it answers `chat.attach` itself (a snapshot, or the missed events when
 // `since` is still in the log), pages history, and sends every event to every attached client as one
 // frame serialized once. It owns bookmarks and visual records (room-records.ts) and approval state
@@ -16,37 +17,36 @@
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
 // survives hibernation through its attachment).
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, KEPT_SEND_PREFIX, LINK_ATTACHMENT_READ, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, ROUTE_VISUAL_PAGE, Thread,
+  AGENT_EVENT_SCHEMAS, KEPT_SEND_PREFIX, LINK_ATTACHMENT_READ, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, ROUTE_VISUAL_PAGE,
   LINK_MAX_FRAME_BYTES, isChatRequest, overFrameLimit, switchesAccount, toWireError, utf8Bytes,
-  type ChatAttachResult, type ChatRequestType, type RequestPayload, type ChatEvent, type ChatEventEnvelope, type ChatInfo, type ChatItem, type LinkEventFrame, type Reply,
-} from '../../contracts/index.ts';
-import { readPrincipalView, refusalIn, roleIn, standingIn } from '../auth/access.ts';
-import { principalOf, type Identity } from '../auth/tokens.ts';
-import { record } from '../db/audit.ts';
-import { forgetChat } from '../db/chats.ts';
-import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../db/requests.ts';
-import type { Env } from '../env.ts';
+  type ChatAttachResult, type ChatRequestType, type RequestPayload, type ChatInfo, type ChatItem, type LinkEventFrame, type Reply, type Thread,
+} from '../../../contracts/index.ts';
+import { readPrincipalView, refusalIn, roleIn, standingIn } from '../../auth/access.ts';
+import { principalOf, type Identity } from '../../auth/tokens.ts';
+import { record } from '../../db/audit.ts';
+import { forgetChat } from '../../db/chats.ts';
+import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../../db/requests.ts';
+import type { Env } from '../../env.ts';
 import {
   ClientSockets, eventFrame, identityOf, presenceFrame, relabel, replyOk, send, toHost,
   type ClientRequest, type Place, type ServedRequest, type ServedTable,
-} from './client-sockets.ts';
-import { askHost, type LinkRequestInput } from './host-link.ts';
-import { ANSWERED_ONCE, REPLY_TABLES_V1, ReplyJournal } from './reply-journal.ts';
-import { migrateStorage, type StorageMigration } from './storage-migrations.ts';
-import { hostLinkOf } from './stubs.ts';
+} from '../client-sockets.ts';
+import { askHost, type LinkRequestInput } from '../host-link.ts';
+import { ANSWERED_ONCE, REPLY_TABLES_V1, ReplyJournal } from '../reply-journal.ts';
+import { migrateStorage, type StorageMigration } from '../storage-migrations.ts';
+import { hostLinkOf, roomKeyOf } from '../stubs.ts';
 import { KeptSends } from './kept-sends.ts';
 import { RoomRecords } from './room-records.ts';
 import { readAttachment, type AttachmentAnswer } from './room-attachments.ts';
-import { LOG_KEEP, ROOM_TABLES_V1, RoomStore } from './room-store.ts';
-import { failureText } from '../db/failures.ts';
-import { log } from '../log.ts';
-import { LIMITS } from '../auth/rate-limit.ts';
-import { DropLog } from './drop-log.ts';
-import { Meter } from '../metrics/meter.ts';
-import { noticeOf } from '../push/notices.ts';
-import { pushConfigured, queueNotice } from '../push/send.ts';
-
-const FLUSH_EVERY_MS = 1_000;
+import { Replication } from './replication.ts';
+import { ROOM_TABLES_V1, RoomStore } from './room-store.ts';
+import { failureText } from '../../db/failures.ts';
+import { log } from '../../log.ts';
+import { LIMITS } from '../../auth/rate-limit.ts';
+import { DropLog } from '../drop-log.ts';
+import { Meter } from '../../metrics/meter.ts';
+import { noticeOf } from '../../push/notices.ts';
+import { pushConfigured, queueNotice } from '../../push/send.ts';
 
 /** What the room adds to each request it serves: the socket it came on (none when the Lobby passed it on). */
 interface RoomExtra {
@@ -61,24 +61,20 @@ const CHAT_ROOM_STORAGE: readonly StorageMigration[] = [
 
 export class ChatRoom extends ClientSockets {
   private readonly store: RoomStore;
+  /** The host's thread as this room keeps it (replication.ts). */
+  private readonly replica: Replication;
   private readonly journal: ReplyJournal;
-  private thread: Thread | null | undefined;
-  private readonly dirty = new Set<string>();
-  private lastFlush = 0;
-  /** The flush time an alarm was last asked for (flushSoon): asked once per flush, not once per delta. */
-  private flushAlarmFor: number | null = null;
   /** Sockets that attached, rebuilt from their attachments after hibernation. */
   private attached: Set<WebSocket> | null = null;
   private readonly records: RoomRecords;
   private readonly kept: KeptSends;
-  private syncing: Promise<void> | null = null;
   private reconciling: Promise<void> | null = null;
   /**
    * The winning answer of each request on its way to the host, by request id: what a losing answer
    * waits for, to be told the truth (settled, or open again after the winner failed).
    */
   private readonly answering = new Map<string, Promise<Reply>>();
-  readonly meter = new Meter(this.ctx, this.env, 'chat', () => this.openClients());
+  readonly meter = new Meter(this.ctx, this.env, 'chat', () => this.openClients(), this.alarms);
   /** Unreadable host events: counted each, logged within the link's frame budget. */
   private readonly drops = new DropLog(() => LIMITS.linkFrames(this.env));
 
@@ -86,7 +82,27 @@ export class ChatRoom extends ClientSockets {
     super(ctx, env);
     migrateStorage(ctx.storage, 'ChatRoom', CHAT_ROOM_STORAGE);
     this.store = new RoomStore(ctx.storage.sql);
+    // Named once: kept in the room row, so a wake that carries no name (an alarm) still knows its chat.
+    const key = roomKeyOf(this.stubName);
+    if (key) this.store.name(key.hostId, key.chatId);
     this.journal = new ReplyJournal(ctx.storage.sql);
+    this.replica = new Replication({
+      store: this.store,
+      transaction: (step) => ctx.storage.transactionSync(step),
+      ask: (input) => this.ask(input),
+      publish: (text) => this.fanOut(text),
+      decorate: (info) => this.decorate(info),
+      observeRequests: (items) => this.ledger().observe(items),
+      itemCommitted: (item, before) => this.itemCommitted(item, before),
+      recreated: () => this.forget(false),
+      hostFrame: (frame) => this.hostFrame(frame),
+      dropped: (error) => {
+        this.drops.warn('bad chat.event from host', { chatId: this.store.state.chatId, error });
+        this.meter.count(RELAY_COUNTERS.hostFramesDropped);
+      },
+      // Its own concern of the alarm, sooner than the meter's write: items must not wait for the counters.
+      wakeBy: (due) => this.alarms.want('flush', due),
+    });
     this.records = new RoomRecords(env.DB, this.store, { key: () => this.key(), fanOut: (text) => this.fanOut(text) });
     this.kept = new KeptSends(this.store, {
       chatId: () => this.key().chatId,
@@ -120,10 +136,6 @@ export class ChatRoom extends ClientSockets {
     return { hostId, chatId };
   }
 
-  private name(hostId: string, chatId: string): void {
-    this.store.name(hostId, chatId);
-  }
-
   protected override place(): Place | null {
     const { hostId, chatId } = this.store.state;
     return hostId && chatId !== null ? { hostId, chatId } : null;
@@ -138,21 +150,16 @@ export class ChatRoom extends ClientSockets {
   }
 
   private loaded(): Thread | null {
-    if (this.thread === undefined) this.thread = this.store.loadThread();
-    return this.thread;
+    return this.replica.loaded();
   }
 
   private get seq(): number { return this.store.state.seq; }
-  private get hostSeq(): number { return this.store.state.hostSeq; }
 
   // ---- clients connect ----
 
   override async fetch(request: Request): Promise<Response> {
     const identity = identityOf(request);
-    const hostId = request.headers.get('X-Tether-Host');
-    const chatId = request.headers.get('X-Tether-Chat');
-    if (!hostId || chatId === null) return new Response('missing chat', { status: 400 });
-    this.name(hostId, chatId);
+    if (!this.place()) return new Response('a room is reached by its name (stubs.ts)', { status: 400 });
     return this.acceptClient(request, identity);
   }
 
@@ -175,8 +182,8 @@ export class ChatRoom extends ClientSockets {
    * HostLink tells every chat with people connected that the host came or went. Answers whether
    * anyone is still here: sockets that ended without a close (a restart) never said they left.
    */
-  async presence(hostId: string, chatId: string, online: boolean, at: number): Promise<boolean> {
-    this.name(hostId, chatId);
+  async presence(online: boolean, at: number): Promise<boolean> {
+    const { hostId, chatId } = this.key();
     const sockets = this.clients();
     const text = presenceFrame(hostId, online, at);
     // Only to whom may read the chat: a socket may have opened before its host was known to the relay,
@@ -224,10 +231,10 @@ export class ChatRoom extends ClientSockets {
   }
 
   /** recheckHosts: closes the sockets of people who may no longer read this chat; the others keep their (new) role. */
-  async recheck(hostId: string, chatId: string): Promise<void> {
-    // A room nobody ever used has neither sockets nor sends: it is not named (nor stored) for this.
-    if (!this.place()) return;
-    if (this.clients().length > 0) await this.recheckSockets({ hostId, chatId });
+  async recheck(): Promise<void> {
+    const place = this.place();
+    if (!place) return;
+    if (this.clients().length > 0) await this.recheckSockets(place);
     // After the sockets: a sender who keeps a socket (now a viewer) hears why their message went.
     await this.kept.recheckSenders();
   }
@@ -238,9 +245,8 @@ export class ChatRoom extends ClientSockets {
     return this.serve(identity, request, ws);
   }
 
-  /** A chat request that arrived on the host's Lobby; the room may never have been named before. */
-  async serveForLobby(hostId: string, chatId: string, identity: Identity, request: ClientRequest): Promise<string> {
-    this.name(hostId, chatId);
+  /** A chat request that arrived on the host's Lobby (or a push notification's action). */
+  async serveForLobby(identity: Identity, request: ClientRequest): Promise<string> {
     return this.serve(identity, request);
   }
 
@@ -322,7 +328,7 @@ export class ChatRoom extends ClientSockets {
     'skills.list': (call) => this.forward(call),
     // Bookmarks and visual records: the relay's own (room-records.ts).
     'chat.addBookmark': async ({ id, payload }) => {
-      const item = (this.loaded() ?? await this.ready()).get(payload.itemId);
+      const item = (this.loaded() ?? await this.replica.ready()).get(payload.itemId);
       return replyOk(id, { bookmarks: await this.records.addBookmark(item, payload.itemId, payload.name) });
     },
     'chat.renameBookmark': async ({ id, payload }) => replyOk(id, { bookmarks: await this.records.renameBookmark(payload.itemId, payload.name) }),
@@ -351,21 +357,11 @@ export class ChatRoom extends ClientSockets {
 
   // ---- attach, replay, history ----
 
-  /** Makes sure the room holds the chat; attaches it on the host the first time. */
-  private async ready(): Promise<Thread> {
-    const thread = this.loaded();
-    if (thread && this.hostSeq >= 0) return thread;
-    await this.sync(undefined);
-    const synced = this.loaded();
-    if (!synced) throw new ProtocolError('chat-not-found', 'No such chat on this host');
-    return synced;
-  }
-
   /** `to`: the socket the answer goes to, which first gets the refusals of its person's kept sends it may have missed. */
   private async attach(id: string, p: { historyLimit?: number; since?: number }, to?: { ws: WebSocket; userId: string }): Promise<string> {
     let thread: Thread;
     try {
-      thread = await this.ready();
+      thread = await this.replica.ready();
     } catch (error) {
       if (error instanceof ProtocolError && error.code === 'host-offline') {
         throw new ProtocolError('host-offline', 'This chat has not reached the relay yet and its host is offline');
@@ -451,46 +447,22 @@ export class ChatRoom extends ClientSockets {
     return { items: thread.items.slice(start, end), history: { start, cursor: start > 0 ? this.cursor(start) : null } };
   }
 
-  // ---- events from the host (RPC from HostLink) ----
+  // ---- events from the host (RPC from HostLink; the replication in replication.ts) ----
 
   /**
    * Stores the host's frames in order; answers how many of them (from the first) it stored, and why it
    * stopped if it did. HostLink acknowledges only those: the rest come again after the host reconnects.
    */
-  async ingest(hostId: string, chatId: string, frames: LinkEventFrame[]): Promise<{ stored: number; error?: string }> {
-    this.name(hostId, chatId);
-    let stored = 0;
-    try {
-      // Each chat.event is read once, here; a run of them may become one (see coalesce).
-      const events = frames.map((frame) => (frame.event === 'chat.event' ? this.readChatEvent(frame.payload) : undefined));
-      for (let i = 0; i < frames.length;) {
-        const frame = frames[i]!;
-        const event = events[i];
-        if (event) {
-          const run = this.coalesce(events, i);
-          if (run) {
-            await this.commit(run.event, run.seq);
-            stored += run.count;
-            i += run.count;
-            continue;
-          }
-          await this.onChatEvent(event);
-        } else {
-          switch (frame.event) {
-            case 'chat.event': break; // unreadable: counted and dropped by readChatEvent
-            case 'chat.visuals': await this.records.hostVisuals(frame.payload); break;
-            case 'visual.page': this.records.hostVisualPage(frame.payload); break;
-            case 'chat.subagentChanged': this.onSubagentChanged(frame.payload); break;
-          }
-        }
-        stored += 1;
-        i += 1;
-      }
-      return { stored };
-    } catch (error) {
-      return { stored, error: failureText(error) };
-    } finally {
-      this.flushSoon();
+  async ingest(frames: LinkEventFrame[]): Promise<{ stored: number; error?: string }> {
+    return this.replica.ingest(frames);
+  }
+
+  /** The host's frames about this chat that are not its thread's events. */
+  private async hostFrame(frame: LinkEventFrame): Promise<void> {
+    switch (frame.event) {
+      case 'chat.visuals': await this.records.hostVisuals(frame.payload); break;
+      case 'visual.page': this.records.hostVisualPage(frame.payload); break;
+      case 'chat.subagentChanged': this.onSubagentChanged(frame.payload); break;
     }
   }
 
@@ -499,251 +471,22 @@ export class ChatRoom extends ClientSockets {
     if (parsed.success) this.fanOut(eventFrame('chat.subagentChanged', parsed.data));
   }
 
-  /** A host's chat.event payload as the protocol reads it; null (counted) when it does not parse. */
-  private readChatEvent(raw: unknown): ChatEventEnvelope | null {
-    const parsed = AGENT_EVENT_SCHEMAS['chat.event'].safeParse(raw);
-    if (parsed.success) return parsed.data;
-    this.drops.warn('bad chat.event from host', { chatId: this.store.state.chatId, error: parsed.error.issues[0]?.message });
-    this.meter.count(RELAY_COUNTERS.hostFramesDropped);
-    return null;
+  /** A push when this item starts waiting or ends a turn (push/notices.ts), judged against the version held before. */
+  private itemCommitted(item: ChatItem, before: ChatItem | undefined): void {
+    if (!pushConfigured(this.env)) return;
+    const notice = noticeOf(item, before);
+    if (notice) this.ctx.waitUntil(queueNotice(this.env, this.key(), notice, this.loaded()?.info.suggestedTitle));
   }
 
-  /**
-   * Under a backlog HostLink hands over many events at once, and a streamed reply is mostly deltas of
-   * one item: the consecutive text deltas of one item, from `events[at]` on, become one delta before
-   * the room gives it a seq, so clients get (and the log keeps) one fuller event instead of many.
-   * Applying it is applying them one after the other, so the thread is the same; the room's log and
-   * `since` replay are exact in the room's own seqs, which are all a client ever sees. Only what came
-   * in this one call is joined (nothing waits for more: at an idle pace a call holds one event), and
-   * only a run that follows the host's last applied seq without a gap or a repeat, into a thread the
-   * room holds; anything else takes the one-at-a-time path with its catch-up. Answers null when fewer
-   * than two events would join.
-   */
-  private coalesce(events: (ChatEventEnvelope | null | undefined)[], at: number): { event: ChatEvent; seq: number; count: number } | null {
-    const first = events[at];
-    if (!first || !isPlainDelta(first.event) || first.seq !== this.hostSeq + 1 || this.hostSeq < 0 || !this.loaded()) return null;
-    const { itemId } = first.event;
-    const texts = [first.event.text];
-    let seq = first.seq;
-    for (let i = at + 1; i < events.length; i++) {
-      const next = events[i];
-      if (!next || !isPlainDelta(next.event) || next.event.itemId !== itemId || next.seq !== seq + 1) break;
-      texts.push(next.event.text);
-      seq = next.seq;
-    }
-    if (texts.length < 2) return null;
-    return { event: { type: 'delta', itemId, text: texts.join('') }, seq, count: texts.length };
-  }
-
-  private async onChatEvent(envelope: ChatEventEnvelope): Promise<void> {
-    const { event, seq } = envelope;
-    if (seq === undefined) {
-      // A preview the host does not log (UI streaming): passed on, never stored.
-      this.fanOut(eventFrame('chat.event', { chatId: this.key().chatId, event }));
-      return;
-    }
-    const known = this.loaded();
-    if (event.type === 'info' && known && seq <= this.hostSeq && event.info.createdAt !== known.info.createdAt) {
-      // The host made a new chat under this id (killed and created again, or its data was wiped): its
-      // seq starts over, so what this room holds says nothing about it any more.
-      await this.forget(false);
-      this.thread = null;
-      this.store.forgetThread();
-    }
-    // Catch up first when this room never attached or a seq is missing (at most twice: a host that
-    // keeps answering with a gap gets its event applied anyway rather than a stuck chat).
-    for (let tries = 0; this.hostSeq < 0 || this.loaded() === null || seq > this.hostSeq + 1; tries++) {
-      if (tries === 2) {
-        log.warn('host seq gap persists', { chatId: this.store.state.chatId, hostSeq: this.hostSeq, seq });
-        break;
-      }
-      try {
-        await this.sync(this.hostSeq < 0 || this.loaded() === null ? undefined : this.hostSeq);
-      } catch (error) {
-        // An event for a chat the host no longer has: nothing to keep.
-        if (error instanceof ProtocolError && error.code === 'chat-not-found') return;
-        throw error;
-      }
-    }
-    if (seq <= this.hostSeq) return; // already applied: a resend after a reconnect, or in the snapshot
-    await this.commit(event, seq);
-  }
-
-  /** Attaches on the host to catch up: missed events after `since`, or a whole new snapshot. One at a time. */
-  private sync(since: number | undefined): Promise<void> {
-    this.syncing ??= this.syncOnce(since).finally(() => { this.syncing = null; });
-    return this.syncing;
-  }
-
-  private async syncOnce(since: number | undefined): Promise<void> {
-    const { chatId } = this.key();
-    let reply = await this.ask({ type: 'chat.attach', payload: since === undefined ? { chatId } : { chatId, since } });
-    // A thread too large for one link frame comes a page at a time instead.
-    if (!reply.ok && reply.error.code === 'frame-too-large') reply = await this.attachPaged(chatId);
-    if (!reply.ok) throw new ProtocolError(reply.error.code as never, reply.error.message);
-    const result = AGENT_REQUEST_SCHEMAS['chat.attach'].result.safeParse(reply.result);
-    if (!result.success) throw new ProtocolError('internal', 'The host answered chat.attach with an unreadable result');
-    const { info, items, events, seq } = result.data;
-    if (events && since !== undefined && this.loaded()) {
-      // The logged events after `since` come first; what follows them (UI previews) has no seq.
-      const logged = seq === undefined ? events.length : Math.min(events.length, Math.max(0, seq - since));
-      let at = since;
-      for (const event of events.slice(0, logged)) await this.commit(event, ++at);
-      for (const event of events.slice(logged)) this.fanOut(eventFrame('chat.event', { chatId, event }));
-      if (seq !== undefined && seq !== at) this.store.advance(this.seq, seq);
-    } else {
-      await this.commit({ type: 'reset', info, items }, seq ?? 0);
-    }
-  }
-
-  /**
-   * The newest page by `chat.attach`, then older pages by `chat.history`, joined into one snapshot at
-   * the attach's seq. Pages read later may already hold changes after that seq; the events that made
-   * them arrive next and upsert the same items again.
-   */
-  private async attachPaged(chatId: string): Promise<Reply> {
-    const page = CHAT_PAGE_LIMITS.pageMax;
-    const first = await this.ask({ type: 'chat.attach', payload: { chatId, historyLimit: page } });
-    if (!first.ok) return first;
-    const head = AGENT_REQUEST_SCHEMAS['chat.attach'].result.safeParse(first.result);
-    if (!head.success) return first;
-    const items = head.data.items;
-    let cursor = head.data.history?.cursor ?? null;
-    let start = head.data.history?.start ?? 0;
-    while (cursor !== null) {
-      const older = await this.ask({ type: 'chat.history', payload: { chatId, cursor, limit: page } });
-      if (!older.ok) return older;
-      const parsed = AGENT_REQUEST_SCHEMAS['chat.history'].result.safeParse(older.result);
-      // Every older page starts earlier: a host answering the same page again would keep this room paging for ever.
-      if (!parsed.success || parsed.data.history.start >= start) {
-        return { id: older.id, ok: false, error: { code: 'internal', message: 'The host answered an unreadable history page' } };
-      }
-      items.unshift(...parsed.data.items);
-      cursor = parsed.data.history.cursor;
-      start = parsed.data.history.start;
-    }
-    return { id: first.id, ok: true, result: { info: head.data.info, items, seq: head.data.seq } };
-  }
-
-  /**
-   * Applies one event to the thread, logs it under the next room seq and sends it to attached clients.
-   * `hostSeq` is the host's position after it, for events that came from the host.
-   *
-   * The ledger is written first: it is D1, a call out during which this object serves other requests,
-   * and nothing of the room may have changed yet while one runs (an attach then would answer a seq
-   * whose event is neither in its answer nor sent after it). Everything else is one synchronous step.
-   */
-  private async commit(event: ChatEvent, hostSeq?: number): Promise<void> {
-    const raised = event.type === 'reset' ? event.items.filter(isRequestItem) : event.type === 'item' && isRequestItem(event.item) ? [event.item] : [];
-    if (raised.length > 0) await this.ledger().observe(raised);
-    // A push when this item starts waiting or ends a turn (push/notices.ts), judged against the version held now.
-    const notice = event.type === 'item' && pushConfigured(this.env) ? noticeOf(event.item, this.loaded()?.get(event.item.id)) : null;
-    let frame: string | null;
-    try {
-      frame = this.ctx.storage.transactionSync(() => this.record(event, this.seq + 1, hostSeq));
-    } catch (error) {
-      // The storage step was rolled back: what memory holds is read again from what was kept.
-      this.thread = undefined;
-      this.store.reload();
-      throw error;
-    }
-    if (frame !== null) this.fanOut(frame);
-    if (frame !== null && notice) this.ctx.waitUntil(queueNotice(this.env, this.key(), notice, this.loaded()?.info.suggestedTitle));
-  }
-
-  /** Stores one event under `seq`; answers the frame for attached clients, or null when it applied to nothing. */
-  private record(event: ChatEvent, seq: number, hostSeq?: number): string | null {
-    if (event.type === 'reset') {
-      // A whole thread is no log entry: clients from before it get a snapshot, old cursors expire.
-      this.store.advance(seq, hostSeq);
-      this.thread = new Thread(event.info, event.items);
-      this.store.replaceThread(this.thread, seq);
-      this.store.restart(seq, this.hostSeq);
-      this.dirty.clear();
-      return this.chatEventFrame({ ...event, info: this.decorate(event.info) }, seq);
-    }
-    let thread = this.loaded();
-    if (!thread) {
-      if (event.type !== 'info') return null; // nothing to apply an item to before the chat's info arrives
-      thread = this.thread = new Thread(event.info, []);
-    }
-    this.store.advance(seq, hostSeq);
-    const item = thread.apply(event);
-    // What is stored is serialized once and the event's JSON built around it: items and infos can be large.
-    let json: string;
-    if (event.type === 'info') {
-      const infoJson = JSON.stringify(event.info);
-      this.store.writeInfo(event.info, infoJson);
-      const shown = this.decorate(event.info);
-      json = `{"type":"info","info":${shown === event.info ? infoJson : JSON.stringify(shown)}}`;
-    } else if (event.type === 'item' && item) {
-      const itemJson = JSON.stringify(item);
-      this.store.writeItem(thread, item, seq, itemJson);
-      this.dirty.delete(item.id);
-      json = `{"type":"item","item":${itemJson}${event.historyIndex === undefined ? '' : `,"historyIndex":${event.historyIndex}`}}`;
-    } else {
-      if (event.type === 'delta' && item) this.dirty.add(item.id);
-      json = JSON.stringify(event);
-    }
-    this.store.appendLog(seq, json);
-    // The log keeps the last LOG_KEEP events; trimmed now and then rather than on every event. Streamed
-    // items are written first: the deltas trimmed away may be all that holds their newest text.
-    if (seq % 256 === 0 && seq - LOG_KEEP > this.store.state.logFloor) {
-      this.flush();
-      this.store.trimLog(seq - LOG_KEEP);
-    }
-    return chatEventText(this.key().chatId, json, seq);
-  }
-
-  private chatEventFrame(event: ChatEvent, seq: number): string {
-    return chatEventText(this.key().chatId, JSON.stringify(event), seq);
-  }
-
-  /** Writes streamed items at most once a second; the log covers what a crash in between loses. */
-  private flushSoon(): void {
-    if (this.dirty.size === 0) return;
-    const now = Date.now();
-    if (now - this.lastFlush >= FLUSH_EVERY_MS) this.flush();
-    else {
-      // Sooner than an alarm the meter set for its own write: items must not wait for the counters.
-      // Asked once per flush: until the next flush moves `due`, an alarm no later than it is set (this
-      // object only ever moves its alarm earlier, and any alarm that fires flushes). The profile had
-      // this storage call on every streamed delta.
-      const due = this.lastFlush + FLUSH_EVERY_MS;
-      if (this.flushAlarmFor === due) return;
-      this.flushAlarmFor = due;
-      void this.ctx.storage.getAlarm().then(
-        (at) => at === null || at > due ? this.ctx.storage.setAlarm(due) : undefined,
-      ).catch((error: unknown) => {
-        // Asked again at the next delta, as before; the failure stays unhandled, as before.
-        if (this.flushAlarmFor === due) this.flushAlarmFor = null;
-        throw error;
-      });
-    }
-  }
-
-  private flush(): void {
-    const thread = this.loaded();
-    this.lastFlush = Date.now();
-    if (!thread) return;
-    const seq = this.seq;
-    for (const id of this.dirty) {
-      const item = thread.get(id);
-      if (item) this.store.writeItem(thread, item, seq);
-    }
-    this.dirty.clear();
-  }
-
-  override async alarm(): Promise<void> {
-    this.flush();
-    await super.alarm();
+  protected override alarmConcerns() {
+    return { flush: () => this.replica.flush(), meter: () => this.meter.alarm() };
   }
 
   // ---- visual pages (records in room-records.ts) ----
 
   /** The page of a visual, for its own sandboxed route: `forbidden` for someone who may not read the chat. */
-  async visualPage(hostId: string, chatId: string, visualId: string, identity: Identity): Promise<{ html: string | null } | 'forbidden'> {
-    this.name(hostId, chatId);
+  async visualPage(visualId: string, identity: Identity): Promise<{ html: string | null } | 'forbidden'> {
+    const { hostId, chatId } = this.key();
     try {
       await this.access.check(identity, hostId, ROUTE_VISUAL_PAGE, chatId);
     } catch {
@@ -753,15 +496,15 @@ export class ChatRoom extends ClientSockets {
   }
 
   /** One attachment of this chat with its bytes from the host, for its own route: `forbidden` for someone who may not read the chat. */
-  async attachmentFile(hostId: string, chatId: string, attachmentId: string, identity: Identity): Promise<AttachmentAnswer | 'forbidden'> {
-    this.name(hostId, chatId);
+  async attachmentFile(attachmentId: string, identity: Identity): Promise<AttachmentAnswer | 'forbidden'> {
+    const { hostId, chatId } = this.key();
     try {
       await this.access.check(identity, hostId, LINK_ATTACHMENT_READ, chatId);
     } catch {
       return 'forbidden';
     }
     try {
-      const thread = await this.ready();
+      const thread = await this.replica.ready();
       return await readAttachment((input) => this.ask(input), chatId, thread.items, attachmentId);
     } catch (error) {
       return { error: toWireError(error) };
@@ -826,8 +569,7 @@ export class ChatRoom extends ClientSockets {
   // ---- sends, kept while the host is away (kept-sends.ts) ----
 
   /** HostLink calls this when the host is back: the kept sends go out in order, each once. */
-  async hostReturned(hostId: string, chatId: string): Promise<void> {
-    this.name(hostId, chatId);
+  async hostReturned(): Promise<void> {
     await this.kept.deliver();
   }
 
@@ -837,7 +579,7 @@ export class ChatRoom extends ClientSockets {
 
   private async queueChanged(): Promise<void> {
     const thread = this.loaded();
-    if (thread) await this.commit({ type: 'info', info: thread.info });
+    if (thread) await this.replica.commit({ type: 'info', info: thread.info });
   }
 
   /** After a clear the relay's own records of the chat go too; after a kill, the whole room. */
@@ -846,8 +588,7 @@ export class ChatRoom extends ClientSockets {
     if (!everything) return;
     const { hostId, chatId } = this.key();
     await forgetChat(this.env.DB, hostId, chatId);
-    this.thread = null;
-    this.store.forgetThread();
+    this.replica.forgetThread();
   }
 
   private ledger() { return new RequestLedger(this.env.DB, this.key()); }
@@ -855,16 +596,6 @@ export class ChatRoom extends ClientSockets {
 
 /** How many times a losing answer goes next after a winner that failed, before it is told to answer again. */
 const LOSER_ROUNDS = 3;
-
-/** A logged delta that only appends text (no UI preview fields): one that may join its neighbours. */
-function isPlainDelta(event: ChatEvent): event is Extract<ChatEvent, { type: 'delta' }> {
-  return event.type === 'delta' && event.ui === undefined && event.uiQueries === undefined && event.textLength === undefined;
-}
-
-/** One `chat.event` frame around an event already serialized: built by joining, not by a second stringify. */
-function chatEventText(chatId: string, eventJson: string, seq: number): string {
-  return `{"type":"event","event":"chat.event","payload":{"chatId":${JSON.stringify(chatId)},"event":${eventJson},"seq":${seq}}}`;
-}
 
 /** Room kept in a history reply's frame for its id and wrapping. */
 const HISTORY_REPLY_ROOM = 4 * 1024;

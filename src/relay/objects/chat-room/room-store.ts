@@ -17,7 +17,7 @@
 // - `removed_visuals`: visuals a person removed, kept out of the host's later lists.
 // - `blobs`: large values in parts under SQLite's value limit: visual pages, kept payloads, and any
 //   item, logged event or info too large for its own row (the row then holds '').
-import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../contracts/index.ts';
+import { Thread, type ChatEvent, type ChatInfo, type ChatItem } from '../../../contracts/index.ts';
 
 // UTF-16 units per part: at most 3 bytes each in UTF-8, well under the 2 MB a SQLite value may hold.
 const PART = 500_000;
