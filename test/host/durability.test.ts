@@ -117,6 +117,44 @@ describe('the request journal after kill -9', () => {
     expect(userTexts(again, 'c1')).toEqual(['once']);
   });
 
+  it('runs a resent send again when the host died after the send arrived and before it changed the chat', async () => {
+    const live = path.join(data.dir, 'live');
+    const core = await open(live);
+    await new TestClient(core).ok('chat.create', { chatId: 'c1' });
+    // serve runs synchronously up to the send's first await, before its user item: a copy taken now
+    // is a kill -9 between the request's arrival and its first change.
+    const first = new TestClient(core).request('chat.send', { chatId: 'c1', text: 'kept' }, 'send-3');
+    const crashed = crashCopy(live);
+    expect(await first).toMatchObject({ ok: true });
+    expect(onHostDb(crashed, (db) => db.prepare("SELECT count(*) AS c FROM requests WHERE key = 'chat.send send-3'").get()!.c)).toBe(0);
+    await idle(core, 'c1');
+
+    const again = await open(crashed);
+    again.resume();
+    // The relay answered the client ok when it kept the send, and resends it: it must not be lost.
+    const resent = await new TestClient(again).request('chat.send', { chatId: 'c1', text: 'kept' }, 'send-3');
+    expect(resent).toMatchObject({ id: 'send-3', ok: true });
+    await idle(again, 'c1');
+    expect(userTexts(again, 'c1')).toEqual(['kept']);
+  });
+
+  it("has a send's journal row there by its first change of the chat, its reply to come", async () => {
+    const core = await open(data.dir);
+    await new TestClient(core).ok('chat.create', { chatId: 'c1' });
+    const rowAt: Array<{ seq: number; row: unknown }> = [];
+    core.connect('watcher', (frame) => {
+      if (frame.event !== 'chat.event') return;
+      const row = onHostDb(data.dir, (db) => db.prepare("SELECT reply FROM requests WHERE key = 'chat.send send-4'").get() ?? null);
+      rowAt.push({ seq: (frame.payload as { seq: number }).seq, row });
+    }, { allChats: true });
+    const before = core.session('c1').seq;
+    await new TestClient(core).ok('chat.send', { chatId: 'c1', text: 'hi' }, 'send-4');
+    await idle(core, 'c1');
+    // The first event after the send already has the row beside it (its reply still to come).
+    expect(rowAt.find((r) => r.seq === before + 1)).toEqual({ seq: before + 1, row: { reply: null } });
+    expect(onHostDb(data.dir, (db) => db.prepare("SELECT reply FROM requests WHERE key = 'chat.send send-4'").get()!.reply)).not.toBeNull();
+  });
+
   it('keeps answering retries with the first reply after a crash', async () => {
     const live = path.join(data.dir, 'live');
     const core = await open(live);

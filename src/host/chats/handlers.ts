@@ -8,6 +8,7 @@ import type {
   AgentRequestType,
   ChatAttachResult,
   ChatCheckpointDiff,
+  ChatDelivery,
   ChatInfo,
   ChatTurnItem,
   RequestPayload,
@@ -18,7 +19,7 @@ import { listProviders } from '../providers/roster.ts';
 import { admitSessionId, AGENT_SESSION_ID } from '../providers/cli-values.ts';
 import { continueOn, forkChat, forkInfo, forkPreamble, summarize } from './forks.ts';
 import { newId } from './session.ts';
-import type { ChatSession } from './session.ts';
+import type { ChatSession, OutgoingMessage } from './session.ts';
 import { storableChatId } from './store.ts';
 import { titleFromMessage } from './title.ts';
 import { setHooks, stateOfHooks } from '../terminal/hooks.ts';
@@ -146,7 +147,6 @@ export function createHandlers(core: HostCore): HandlerTable {
         throw new ProtocolError('chat-not-found', `Chat ${payload.chatId} was removed`);
       }
       if (attachments.length > 0) await keepWithinLimits(core, session, attachments);
-      nameChat(session, payload.text, attachments);
       const message = {
         text: payload.text,
         ...(prompt !== null ? { prompt } : {}),
@@ -155,19 +155,10 @@ export function createHandlers(core: HostCore): HandlerTable {
         chats: payload.chats,
         attachments,
       };
-      if (session.activeTurnId) {
-        if (payload.delivery === 'steer' && session.steer(message)) return { queued: false, turnId: session.activeTurnId };
-        const queued = session.enqueue(message);
-        return { queued: true, turnId: queued.turnId };
-      }
-      if ((session.info.queue?.length ?? 0) > 0) {
-        // A held queue goes first: this message takes its place behind it.
-        const queued = session.enqueue(message);
-        session.updateInfo({ queuePaused: false });
-        session.deliverNext();
-        return { queued: true, turnId: queued.turnId };
-      }
-      return { queued: false, turnId: session.begin(message) };
+      const sent = deliver(session, message, payload.delivery);
+      // After the message's own event: the send's first change is its message (journal.ts), not the title.
+      nameChat(session, payload.text, attachments);
+      return sent;
     },
     'chat.uiChoice': unsupported('serve interface choices'),
     'ui.query': (payload) => {
@@ -419,6 +410,23 @@ async function keepWithinLimits(core: HostCore, session: ChatSession, attachment
  * A chat nobody named is called after its first message, once a message is accepted: the first one
  * in its thread (a chat from before titles), else this one. An agent's own title replaces it later.
  */
+/** Steers, queues or starts a turn with `message`: the answer of chat.send. */
+function deliver(session: ChatSession, message: OutgoingMessage, delivery: ChatDelivery | undefined): RequestResult<'chat.send'> {
+  if (session.activeTurnId) {
+    if (delivery === 'steer' && session.steer(message)) return { queued: false, turnId: session.activeTurnId };
+    const queued = session.enqueue(message);
+    return { queued: true, turnId: queued.turnId };
+  }
+  if ((session.info.queue?.length ?? 0) > 0) {
+    // A held queue goes first: this message takes its place behind it.
+    const queued = session.enqueue(message);
+    session.updateInfo({ queuePaused: false });
+    session.deliverNext();
+    return { queued: true, turnId: queued.turnId };
+  }
+  return { queued: false, turnId: session.begin(message) };
+}
+
 function nameChat(session: ChatSession, text: string, attachments: readonly { name: string }[]): void {
   if (session.info.suggestedTitle) return;
   const first = session.thread.items.find((item) => item.kind === 'user');

@@ -3,12 +3,20 @@
 // after a reconnect, and after a host restart too, so the journal is in host.db (table `requests`,
 // db.ts) and keeps the newest `limit` ids.
 //
-// Each request is committed twice, synchronously: a row `(key, NULL)` before it runs, its reply once
+// Each request is committed twice, synchronously: a row `(key, NULL)` when it starts, its reply once
 // it has one and before the reply leaves, so no client or relay ever holds a reply the journal could
 // lose. A kill -9 can land after a request changed a chat (its events are already committed) and
 // before its reply; the row without a reply then tells the next process that the request may have
 // run, and a retry gets INTERRUPTED rather than running a second time: a lost answer is better than
 // a message sent twice.
+//
+// "When it starts" is, for a request whose every effect is a chat event (`chat.send`: its user item,
+// its place in the queue), the commit of its first event: the chat log writes the row in that same
+// transaction (`markRunningRequest`). So a row without a reply always means "it changed the chat",
+// and no row means "it changed nothing, run it again". Marked before it ran instead, a kill between
+// that commit and the user item's (an fsync or two; tens of ms under load) turned the relay's resend
+// of a send it had already answered `ok` into INTERRUPTED: a kept message lost.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { inTransaction, openHostDb } from '../db.ts';
 
@@ -24,6 +32,29 @@ export const INTERRUPTED: JournalReply = {
   error: { code: 'internal', message: 'The host stopped while it served this request; the chat shows what it did' },
 };
 
+/** A request marked by its first chat change, in the async context of its work (and of what it started). */
+interface UnmarkedRequest {
+  key: string;
+  /** Its row is written (or its reply is, or it ended): later commits in this context leave it alone. */
+  settled: boolean;
+}
+
+const unmarked = new AsyncLocalStorage<UnmarkedRequest>();
+
+/**
+ * For whoever commits a chat change: the key of the request whose work made it and has no row yet,
+ * or null. `write(key)` must insert the row `(key, NULL)` in the same transaction as the change.
+ */
+export function markRunningRequest(write: (key: string) => void): void {
+  const request = unmarked.getStore();
+  if (!request || request.settled) return;
+  write(request.key);
+  request.settled = true;
+}
+
+/** The row of a request marked by its first chat change, for the chat log's own connection. */
+export const START_ROW_SQL = 'INSERT OR REPLACE INTO requests (key, reply) VALUES (?, NULL)';
+
 export class RequestJournal {
   private readonly db: DatabaseSync;
   private readonly limit: number;
@@ -37,8 +68,9 @@ export class RequestJournal {
   constructor(dataDir: string, limit = 2_000) {
     this.db = openHostDb(dataDir);
     this.limit = limit;
-    this.started = this.db.prepare('INSERT OR REPLACE INTO requests (key, reply) VALUES (?, NULL)');
-    this.answered = this.db.prepare('UPDATE requests SET reply = ? WHERE key = ?');
+    this.started = this.db.prepare(START_ROW_SQL);
+    // An upsert: a request marked by its first chat change that made none has no row yet.
+    this.answered = this.db.prepare('INSERT INTO requests (key, reply) VALUES (?2, ?1) ON CONFLICT (key) DO UPDATE SET reply = excluded.reply');
     this.forgotten = this.db.prepare('DELETE FROM requests WHERE key = ?');
     for (const row of this.db.prepare('SELECT key, reply FROM requests ORDER BY rowid').iterate()) {
       this.replies.set(row.key as string, row.reply === null ? INTERRUPTED : (JSON.parse(row.reply as string) as JournalReply));
@@ -51,12 +83,22 @@ export class RequestJournal {
     return `${type} ${id}`;
   }
 
-  /** Runs `work` once for `key`: a key seen before gets its first reply (or the one still being made). */
-  async once(key: string, work: () => Promise<JournalReply>): Promise<JournalReply> {
+  /**
+   * Runs `work` once for `key`: a key seen before gets its first reply (or the one still being made).
+   * `markedBy: 'first-change'` is for a request whose every effect is a chat event (see the top).
+   */
+  async once(key: string, work: () => Promise<JournalReply>, markedBy: 'start' | 'first-change' = 'start'): Promise<JournalReply> {
     const earlier = this.replies.get(key) ?? this.running.get(key);
     if (earlier) return earlier;
-    this.started.run(key);
-    const pending = work();
+    let request: UnmarkedRequest | null = null;
+    let pending: Promise<JournalReply>;
+    if (markedBy === 'start') {
+      this.started.run(key);
+      pending = work();
+    } else {
+      request = { key, settled: false };
+      pending = unmarked.run(request, work);
+    }
     this.running.set(key, pending);
     try {
       const reply = await pending;
@@ -68,6 +110,8 @@ export class RequestJournal {
       });
       return reply;
     } finally {
+      // What the work started (a CLI's output) goes on in its context: its events must not write a row again.
+      if (request) request.settled = true;
       this.running.delete(key);
     }
   }

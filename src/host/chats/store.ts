@@ -19,7 +19,8 @@ import { z } from 'zod';
 import { ChatEventSchema, ChatInfoSchema, ChatItemSchema, ChatVisualSchema } from '../../contracts/index.ts';
 import type { ChatVisual } from '../../contracts/index.ts';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { openHostDb } from '../db.ts';
+import { inTransaction, openHostDb } from '../db.ts';
+import { markRunningRequest, START_ROW_SQL } from './journal.ts';
 import { replaceFile, replaceFileDurably } from '../disk.ts';
 
 export const RECORD_VERSION = 1;
@@ -54,6 +55,7 @@ export class ChatStore {
   private readonly logged: StatementSync;
   private readonly cut: StatementSync;
   private readonly cutAfter: StatementSync;
+  private readonly requestStarted: StatementSync;
 
   constructor(dataDir: string) {
     this.dataDir = dataDir;
@@ -63,6 +65,7 @@ export class ChatStore {
     mkdirSync(this.attachmentsDir, { recursive: true });
     this.db = openHostDb(dataDir);
     this.appended = this.db.prepare('INSERT INTO chat_events (chat_id, seq, at, event) VALUES (?, ?, ?, ?)');
+    this.requestStarted = this.db.prepare(START_ROW_SQL);
     this.logged = this.db.prepare('SELECT seq, at, event FROM chat_events WHERE chat_id = ? ORDER BY seq');
     this.cut = this.db.prepare('DELETE FROM chat_events WHERE chat_id = ? AND seq <= ?');
     this.cutAfter = this.db.prepare('DELETE FROM chat_events WHERE chat_id = ? AND seq > ?');
@@ -141,7 +144,17 @@ export class ChatStore {
    * has already seen.
    */
   appendLog(chatId: string, entry: LogEntry): void {
-    this.appended.run(chatId, entry.seq, entry.at, JSON.stringify(entry.event));
+    const text = JSON.stringify(entry.event);
+    let marked = false;
+    // The first change a journaled request makes carries its journal row in the same commit (journal.ts).
+    markRunningRequest((key) => {
+      inTransaction(this.db, () => {
+        this.requestStarted.run(key);
+        this.appended.run(chatId, entry.seq, entry.at, text);
+      });
+      marked = true;
+    });
+    if (!marked) this.appended.run(chatId, entry.seq, entry.at, text);
   }
 
   /** Cuts the log back: forgets its events up to and including `seq` (all of them: Number.MAX_SAFE_INTEGER). */
