@@ -7,8 +7,24 @@ import { defineConfig } from 'vitest/config';
  * as after a rotation that kept the previous key.
  */
 export const TEST_SIGNING_KEYS = JSON.stringify([
-  { kty: 'EC', crv: 'P-256', kid: 'test-current', alg: 'ES256', x: 'YEEh8rp1Za5Dx0kj04vBpxA0uNRwyA2Opo6kEtHrmr0', y: 'qO5ua5jDcWLt8moVCbTfSrmgkYHD4VDD8oEaG8I3VnA', d: 'Zeeybzb2O8akp_sBV9VUTG2T46Aq0akTMiKH30GYIEE' },
-  { kty: 'EC', crv: 'P-256', kid: 'test-previous', alg: 'ES256', x: '75oUNY-THcOcASPiVg6TUrAgZIJ3IemjRfSiBojN0Io', y: '498Kchgrm_QStQqNC_SKLd1Zfw4ZcOhNKGuRDcpzZK0', d: 'kxeazflNF2g9MLIQ5A14eYBqUm3faOJmFP7zh-ANA1M' },
+  {
+    kty: 'EC',
+    crv: 'P-256',
+    kid: 'test-current',
+    alg: 'ES256',
+    x: 'YEEh8rp1Za5Dx0kj04vBpxA0uNRwyA2Opo6kEtHrmr0',
+    y: 'qO5ua5jDcWLt8moVCbTfSrmgkYHD4VDD8oEaG8I3VnA',
+    d: 'Zeeybzb2O8akp_sBV9VUTG2T46Aq0akTMiKH30GYIEE',
+  },
+  {
+    kty: 'EC',
+    crv: 'P-256',
+    kid: 'test-previous',
+    alg: 'ES256',
+    x: '75oUNY-THcOcASPiVg6TUrAgZIJ3IemjRfSiBojN0Io',
+    y: '498Kchgrm_QStQqNC_SKLd1Zfw4ZcOhNKGuRDcpzZK0',
+    d: 'kxeazflNF2g9MLIQ5A14eYBqUm3faOJmFP7zh-ANA1M',
+  },
 ]);
 export const TEST_SETUP_SECRET = 'test-setup-secret-0123456789';
 export const TEST_APP_ORIGIN = 'https://app.tether.test';
@@ -23,7 +39,16 @@ export default defineConfig({
       { test: { name: 'host', include: ['test/host/**/*.test.ts'], environment: 'node', testTimeout: 20_000 } },
       // The self-hosting path without a Cloudflare account: the deploy bundle, migrations on fresh and
       // upgraded D1s, and `npm run deploy` against a stand-in wrangler (wrangler's cloud commands need an account).
-      { test: { name: 'deploy', include: ['test/deploy/**/*.test.ts'], environment: 'node', testTimeout: 120_000, hookTimeout: 180_000, fileParallelism: false } },
+      {
+        test: {
+          name: 'deploy',
+          include: ['test/deploy/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
       { test: { name: 'client', include: ['test/client/**/*.test.ts', 'test/web/**/*.test.ts'], environment: 'node' } },
       {
         plugins: [

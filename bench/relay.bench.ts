@@ -39,13 +39,23 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The host link's deflate; BENCH_LINK_DEFLATE=default is ws's own (messages under 1 KiB sent as they are), as the link had before. */
 const HOST_DEFLATE = process.env.BENCH_LINK_DEFLATE === 'default' ? true : LINK_DEFLATE;
 /** Browsers offer permessage-deflate and compress what they send whatever its size; the bench's clients do the same. */
-const CLIENT_DEFLATE = process.env.BENCH_CLIENT_DEFLATE === "0" ? false : { threshold: 0 };
+const CLIENT_DEFLATE = process.env.BENCH_CLIENT_DEFLATE === '0' ? false : { threshold: 0 };
 
 function info(chatId: string): ChatInfo {
   return {
-    chatId, provider: 'claude', cwd: '/bench', agentSessionId: null, model: null, selection: { model: 'm', options: {} },
-    runtimeMode: 'full-access', status: 'idle', running: false, activeTurnId: null, slashCommands: [],
-    usage: { contextTokens: 0, contextWindow: null, costUsd: 0, turns: 0 }, createdAt: Date.now(),
+    chatId,
+    provider: 'claude',
+    cwd: '/bench',
+    agentSessionId: null,
+    model: null,
+    selection: { model: 'm', options: {} },
+    runtimeMode: 'full-access',
+    status: 'idle',
+    running: false,
+    activeTurnId: null,
+    slashCommands: [],
+    usage: { contextTokens: 0, contextWindow: null, costUsd: 0, turns: 0 },
+    createdAt: Date.now(),
   };
 }
 
@@ -54,7 +64,11 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-const open = (ws: WebSocket) => new Promise<void>((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+const open = (ws: WebSocket) =>
+  new Promise<void>((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
 const assistant = (id: string): ChatItem => ({ kind: 'assistant', id, createdAt: Date.now(), turnId: 't', text: '', streaming: true });
 /** A delta that carries its event index, which every client reads back to timestamp it. */
 const marked = (i: number) => `word${i} `;
@@ -74,13 +88,18 @@ class BenchHost {
   /** Deflate as the real host's link offers it (relay-link.ts). */
   async connect(url: string): Promise<void> {
     const token = await signHostToken();
-    this.ws = new WebSocket(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/link`, { headers: { Authorization: `Bearer ${token}` }, perMessageDeflate: HOST_DEFLATE });
+    this.ws = new WebSocket(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/link`, {
+      headers: { Authorization: `Bearer ${token}` },
+      perMessageDeflate: HOST_DEFLATE,
+    });
     await open(this.ws);
     this.unacked = 0;
     this.ws.on('message', (data) => this.onMessage(String(data)));
     const ws = this.ws;
     // A link the relay closed is said, and what still waits on it fails (drained) instead of hanging.
-    ws.on('close', (code, reason) => { if (this.ws === ws) this.closed = `${code} ${String(reason)}`; });
+    ws.on('close', (code, reason) => {
+      if (this.ws === ws) this.closed = `${code} ${String(reason)}`;
+    });
     this.closed = null;
     this.ws.send(JSON.stringify({ link: 'hello', version: 'bench', pending: 0 }));
     const ping = setInterval(() => (ws.readyState === WebSocket.OPEN ? ws.send('ping') : clearInterval(ping)), 1_000);
@@ -89,7 +108,7 @@ class BenchHost {
 
   chat(chatId: string, items: ChatItem[] = []) {
     let chat = this.chats.get(chatId);
-    if (!chat) this.chats.set(chatId, chat = { thread: new Thread(info(chatId), items), seq: 0, log: [] });
+    if (!chat) this.chats.set(chatId, (chat = { thread: new Thread(info(chatId), items), seq: 0, log: [] }));
     return chat;
   }
 
@@ -108,19 +127,26 @@ class BenchHost {
     this.unacked += 1;
     // Like the real host's link: what one tick produced goes out as one message.
     this.batch.push(text);
-    if (this.batch.length === 1) setImmediate(() => { for (const m of linkMessages(this.batch.splice(0))) this.ws.send(m); });
+    if (this.batch.length === 1)
+      setImmediate(() => {
+        for (const m of linkMessages(this.batch.splice(0))) this.ws.send(m);
+      });
   }
 
   private onMessage(text: string): void {
     if (text === 'pong') return;
     const frame = JSON.parse(text);
-    if (frame.link === 'ack') { this.unacked -= frame.n.length; return; }
+    if (frame.link === 'ack') {
+      this.unacked -= frame.n.length;
+      return;
+    }
     if (frame.type === 'chat.attach') {
       const chat = this.chat(frame.payload.chatId);
       const since = frame.payload.since;
-      const result = since !== undefined && since >= 0 && since <= chat.seq
-        ? { info: chat.thread.info, items: [], seq: chat.seq, events: chat.log.slice(since) }
-        : { info: chat.thread.info, items: chat.thread.items, seq: chat.seq };
+      const result =
+        since !== undefined && since >= 0 && since <= chat.seq
+          ? { info: chat.thread.info, items: [], seq: chat.seq, events: chat.log.slice(since) }
+          : { info: chat.thread.info, items: chat.thread.items, seq: chat.seq };
       this.ws.send(JSON.stringify({ id: frame.id, ok: true, result }));
     } else {
       this.ws.send(JSON.stringify({ id: frame.id, ok: true, result: {} }));
@@ -166,21 +192,34 @@ class BenchClient {
     const id = crypto.randomUUID();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no answer to ${type} within 60 s`)), 60_000);
-      this.replies.set(id, (reply) => { clearTimeout(timer); resolve(reply); });
+      this.replies.set(id, (reply) => {
+        clearTimeout(timer);
+        resolve(reply);
+      });
       this.ws.send(JSON.stringify({ id, type, payload }));
     });
   }
-  close(): void { this.ws.close(); }
+  close(): void {
+    this.ws.close();
+  }
 }
 
-interface FanOutFigures { clients: number; eventsPerSecond: number; p50: number; p99: number; slowest: string }
+interface FanOutFigures {
+  clients: number;
+  eventsPerSecond: number;
+  p50: number;
+  p99: number;
+  slowest: string;
+}
 
 let fanOuts = 0;
 async function attachedClients(url: string, chatId: string, count: number): Promise<BenchClient[]> {
   const clients: BenchClient[] = [];
   // Opened a hundred at a time: a thousand upgrades at once is a connection storm, not a fan-out figure.
   for (let at = 0; at < count; at += 100) {
-    const some = await Promise.all(Array.from({ length: Math.min(100, count - at) }, () => openClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`)));
+    const some = await Promise.all(
+      Array.from({ length: Math.min(100, count - at) }, () => openClient(`${url.replace('http', 'ws')}/v1/hosts/${HOST}/chats/${chatId}`)),
+    );
     await Promise.all(some.map((c) => c.request('chat.attach', { chatId })));
     clients.push(...some);
   }
@@ -210,7 +249,16 @@ async function relayFanOut(url: string, host: BenchHost, clientCount: number, ev
   await host.drained();
   const clients = await attachedClients(url, chatId, clientCount);
   const label = `${everyMs ? 'paced' : 'burst'}, ${clientCount} clients`;
-  const figures = await profile(label, () => measure(events, (i) => { host.emit(chatId, { type: 'delta', itemId: 'a', text: marked(i) }); }, clients.map((c) => c.arrivals), everyMs));
+  const figures = await profile(label, () =>
+    measure(
+      events,
+      (i) => {
+        host.emit(chatId, { type: 'delta', itemId: 'a', text: marked(i) });
+      },
+      clients.map((c) => c.arrivals),
+      everyMs,
+    ),
+  );
   clients.forEach((c) => c.close());
   return figures;
 }
@@ -238,10 +286,15 @@ async function measure(events: number, emit: (i: number) => void, arrivals: Map<
   const latencies: number[] = [];
   for (const a of arrivals) sentAt.forEach((t0, i) => latencies.push(a.get(i)! - t0));
   // The events whose last client waited longest, with when they were sent: what a p99 of 100 is made of.
-  const slowest = sentAt.map((t0, i) => ({ i, sent: t0 - start, ms: Math.max(...arrivals.map((a) => a.get(i)!)) - t0 }))
-    .sort((a, b) => b.ms - a.ms).slice(0, 3);
+  const slowest = sentAt
+    .map((t0, i) => ({ i, sent: t0 - start, ms: Math.max(...arrivals.map((a) => a.get(i)!)) - t0 }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 3);
   return {
-    clients: arrivals.length, eventsPerSecond: Math.round(events / (elapsed / 1000)), p50: percentile(latencies, 50), p99: percentile(latencies, 99),
+    clients: arrivals.length,
+    eventsPerSecond: Math.round(events / (elapsed / 1000)),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
     slowest: slowest.map((e) => `#${e.i} (sent at +${Math.round(e.sent)} ms) ${f(e.ms)}`).join(', '),
   };
 }
@@ -279,9 +332,14 @@ async function baselineFanOut(clientCount: number, events: number, everyMs = 0):
   await Promise.all(clients.map((c) => open(c.ws)));
   const host = new WebSocket(`ws://127.0.0.1:${server.port}/host`);
   await open(host);
-  const figures = await measure(events, (i) => {
-    host.send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: 'b', event: { type: 'delta', itemId: 'a', text: marked(i) } } }));
-  }, clients.map((c) => c.arrivals), everyMs);
+  const figures = await measure(
+    events,
+    (i) => {
+      host.send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: 'b', event: { type: 'delta', itemId: 'a', text: marked(i) } } }));
+    },
+    clients.map((c) => c.arrivals),
+    everyMs,
+  );
   clients.forEach((c) => c.close());
   host.close();
   server.close();
@@ -304,9 +362,14 @@ async function floorFanOut(floorUrl: string, clientCount: number, events: number
   }
   const host = new WebSocket(`${base}/host?chat=${chat}${store ? '&store=1' : ''}`, { perMessageDeflate: HOST_DEFLATE });
   await open(host);
-  const figures = await measure(events, (i) => {
-    host.send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: chat, event: { type: 'delta', itemId: 'a', text: marked(i) } } }));
-  }, clients.map((c) => c.arrivals), everyMs);
+  const figures = await measure(
+    events,
+    (i) => {
+      host.send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: chat, event: { type: 'delta', itemId: 'a', text: marked(i) } } }));
+    },
+    clients.map((c) => c.arrivals),
+    everyMs,
+  );
   clients.forEach((c) => c.close());
   host.close();
   return figures;
@@ -319,7 +382,13 @@ async function startFloor(): Promise<{ url: string; stop(): Promise<void> }> {
   return { url: runtime?.url ?? floor.url, stop: () => floor.stop() };
 }
 
-interface ManyChats { eventsPerSecond: number; p50: number; p99: number; statuses: number; statusesExpected: number }
+interface ManyChats {
+  eventsPerSecond: number;
+  p50: number;
+  p99: number;
+  statuses: number;
+  statusesExpected: number;
+}
 
 /**
  * One host, `chats` chats streaming at once, a client on each and one on the Lobby: every round the
@@ -333,13 +402,19 @@ async function manyChats(relay: { url: string } | null, host: BenchHost | null, 
   let status: (chatId: string) => void;
   let close = () => undefined as void;
   if (relay && host) {
-    for (const id of ids) { host.chat(id); host.emit(id, { type: 'item', item: assistant('a') }); }
+    for (const id of ids) {
+      host.chat(id);
+      host.emit(id, { type: 'item', item: assistant('a') });
+    }
     await host.drained();
     clients = [];
-    for (let at = 0; at < chats; at += 50) clients.push(...await Promise.all(ids.slice(at, at + 50).map(async (id) => (await attachedClients(relay.url, id, 1))[0]!)));
+    for (let at = 0; at < chats; at += 50)
+      clients.push(...(await Promise.all(ids.slice(at, at + 50).map(async (id) => (await attachedClients(relay.url, id, 1))[0]!))));
     lobby = new BenchClient(`${relay.url.replace('http', 'ws')}/v1/hosts/${HOST}/lobby`);
     await open(lobby.ws);
-    emit = (id, i) => { host.emit(id, { type: 'delta', itemId: 'a', text: marked(i) }); };
+    emit = (id, i) => {
+      host.emit(id, { type: 'delta', itemId: 'a', text: marked(i) });
+    };
     status = (id) => host.frame('chat.status', { chatId: id, info: { ...host.chat(id).thread.info, status: 'running', running: true } });
   } else {
     const server = await baselineServer();
@@ -349,10 +424,20 @@ async function manyChats(relay: { url: string } | null, host: BenchHost | null, 
     const ws = new WebSocket(`ws://127.0.0.1:${server.port}/host`);
     await open(ws);
     const batch: string[] = [];
-    const send = (text: string) => { batch.push(text); if (batch.length === 1) setImmediate(() => { for (const m of linkMessages(batch.splice(0))) ws.send(m); }); };
-    emit = (id, i) => send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: id, event: { type: 'delta', itemId: 'a', text: marked(i) } } }));
+    const send = (text: string) => {
+      batch.push(text);
+      if (batch.length === 1)
+        setImmediate(() => {
+          for (const m of linkMessages(batch.splice(0))) ws.send(m);
+        });
+    };
+    emit = (id, i) =>
+      send(JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: id, event: { type: 'delta', itemId: 'a', text: marked(i) } } }));
     status = (id) => send(JSON.stringify({ type: 'event', event: 'chat.status', payload: { chatId: id, info: info(id) } }));
-    close = () => { ws.close(); server.close(); };
+    close = () => {
+      ws.close();
+      server.close();
+    };
   }
   const sentAt: number[] = [];
   const start = now();
@@ -373,16 +458,24 @@ async function manyChats(relay: { url: string } | null, host: BenchHost | null, 
   for (const c of clients) sentAt.forEach((t0, r) => latencies.push(c.arrivals.get(r)! - t0));
   [...clients, lobby].forEach((c) => c.close());
   close();
-  return { eventsPerSecond: Math.round((rounds * chats) / (elapsed / 1000)), p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses: lobby.statuses, statusesExpected };
+  return {
+    eventsPerSecond: Math.round((rounds * chats) / (elapsed / 1000)),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    statuses: lobby.statuses,
+    statusesExpected,
+  };
 }
 
 /** Prose-like text (words drawn from a vocabulary, seeded): what a reply streams, so deflate sees no easy repeats. */
 function prose(chars: number): string {
-  const words = ('the of and to in is that for it as with was on be by this are from or at which an but not have has were can all '
-    + 'their one its they been more will would also when there if into some than other only any these may so what about time '
-    + 'function return value const file test error type string number request relay host client socket event thread stream '
-    + 'change update check build run state config path line code data list item chat model agent reply token message frame '
-    + 'because before after first last next each every while where could should might must always never often here then now').split(' ');
+  const words = (
+    'the of and to in is that for it as with was on be by this are from or at which an but not have has were can all ' +
+    'their one its they been more will would also when there if into some than other only any these may so what about time ' +
+    'function return value const file test error type string number request relay host client socket event thread stream ' +
+    'change update check build run state config path line code data list item chat model agent reply token message frame ' +
+    'because before after first last next each every while where could should might must always never often here then now'
+  ).split(' ');
   let seed = 42;
   const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
   let text = '';
@@ -390,7 +483,16 @@ function prose(chars: number): string {
   return text.slice(0, chars);
 }
 
-interface WireFigures { payloadHostToRelay: number; wireHostToRelay: number; wireRelayToHost: number; payloadRelayToClient: number; wireRelayToClient: number; wireClientToRelay: number; hostDeflate: boolean; clientDeflate: boolean }
+interface WireFigures {
+  payloadHostToRelay: number;
+  wireHostToRelay: number;
+  wireRelayToHost: number;
+  payloadRelayToClient: number;
+  wireRelayToClient: number;
+  wireClientToRelay: number;
+  hostDeflate: boolean;
+  clientDeflate: boolean;
+}
 
 /**
  * 2,000 deltas of 24 characters of prose, host → relay → one client, through counting TCP proxies:
@@ -439,9 +541,11 @@ async function wireBytes(runtimeUrl: string, chatId = 'bytes', paced = false): P
   return figures;
 }
 
-const LARGE_ITEMS: ChatItem[] = Array.from({ length: 5_000 }, (_, i) => (i % 2 === 0
-  ? { kind: 'user', id: `u${i}`, createdAt: Date.now(), turnId: `t${i}`, text: `Question number ${i}: ${'lorem ipsum '.repeat(8)}` }
-  : { kind: 'assistant', id: `a${i}`, createdAt: Date.now(), turnId: `t${i - 1}`, text: `Answer ${i}: ${'dolor sit amet '.repeat(12)}`, streaming: false }));
+const LARGE_ITEMS: ChatItem[] = Array.from({ length: 5_000 }, (_, i) =>
+  i % 2 === 0
+    ? { kind: 'user', id: `u${i}`, createdAt: Date.now(), turnId: `t${i}`, text: `Question number ${i}: ${'lorem ipsum '.repeat(8)}` }
+    : { kind: 'assistant', id: `a${i}`, createdAt: Date.now(), turnId: `t${i - 1}`, text: `Answer ${i}: ${'dolor sit amet '.repeat(12)}`, streaming: false },
+);
 
 /**
  * One attach on a socket already open: `ms` until the client holds the parsed reply, `arrivedMs` until
@@ -517,12 +621,17 @@ async function runtimeOf(relay: LocalRelay): Promise<{ url: string; pid: number 
     const worker = processes.find((line) => line.includes('workerd serve') && line.includes('--socket-addr=entry=127.0.0.1:0'));
     const pid = Number(worker?.trim().split(/\s+/)[0]);
     if (!pid) return null;
-    const listening = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' }).split('\n').filter((line) => line.includes(`pid=${pid},`));
+    const listening = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.includes(`pid=${pid},`));
     for (const line of listening) {
       const port = /127\.0\.0\.1:(\d+)/.exec(line)?.[1];
       if (!port) continue;
       const url = `http://127.0.0.1:${port}`;
-      const healthy = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+      const healthy = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2_000) }).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (healthy) return { url, pid };
     }
   } catch {
@@ -565,19 +674,27 @@ function builtWorker(): { assets: string; script: string } {
   // Bundled once: edits to src/relay while the bench runs cannot reload the relay under it.
   return { assets, script: process.env.BENCH_WORKER ?? bundleWorker(path.join(state, 'worker'), assets) };
 }
-const relayOptions = process.env.BENCH_RELAY_URL ? null : {
-  persistTo: state,
-  ...builtWorker(),
-  vars: { TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('bench')]), TETHER_SETUP_SECRET: SETUP_SECRET, RATE_FRAMES: '1000000/60', RATE_FRAMES_USER: '1000000/60' },
-  quiet: true,
-};
+const relayOptions = process.env.BENCH_RELAY_URL
+  ? null
+  : {
+      persistTo: state,
+      ...builtWorker(),
+      vars: {
+        TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('bench')]),
+        TETHER_SETUP_SECRET: SETUP_SECRET,
+        RATE_FRAMES: '1000000/60',
+        RATE_FRAMES_USER: '1000000/60',
+      },
+      quiet: true,
+    };
 let relay: LocalRelay | { url: string; stop(): Promise<void> } = relayOptions
   ? await startLocalRelay(relayOptions)
   : { url: process.env.BENCH_RELAY_URL!, stop: async () => undefined };
 
 /** Claims the owner on a fresh relay (or signs in on a running one); answers an access token (10 minutes: enough for a run). */
 async function ownerSignIn(url: string): Promise<string> {
-  const post = (route: string, body: unknown) => fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (route: string, body: unknown) =>
+    fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const claimed = process.env.BENCH_RELAY_URL ? null : await post('/api/auth/setup', { ...OWNER, secret: SETUP_SECRET });
   const res = claimed?.status === 201 ? claimed : await post('/api/auth/signin', { email: OWNER.email, password: OWNER.password });
   if (!res.ok) throw new Error(`the bench owner cannot sign in: ${res.status} ${await res.text()}`);
@@ -591,11 +708,16 @@ const profiles: string[] = [];
 async function profiled<T>(label: string, run: () => Promise<T>): Promise<T> {
   if (!profiler && !runtimePid) return run();
   const before = { workerd: runtimePid ? threadCpu(runtimePid) : new Map<string, number>(), bench: process.cpuUsage() };
-  const { value, report } = profiler ? await profiler.during(run, label) : { value: await run(), report: '  (BENCH_PROFILE=cpu: no CPU profile, so no sampler in the figures)' };
+  const { value, report } = profiler
+    ? await profiler.during(run, label)
+    : { value: await run(), report: '  (BENCH_PROFILE=cpu: no CPU profile, so no sampler in the figures)' };
   // The profile sees the isolate only; a socket's deflate and write, and the runtime's other threads, are not in it.
   const after = runtimePid ? threadCpu(runtimePid) : new Map<string, number>();
   const bench = process.cpuUsage(before.bench);
-  const threads = [...after].map(([name, ms]) => [name, ms - (before.workerd.get(name) ?? 0)] as const).filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
+  const threads = [...after]
+    .map(([name, ms]) => [name, ms - (before.workerd.get(name) ?? 0)] as const)
+    .filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1]);
   const workerd = threads.reduce((sum, [, ms]) => sum + ms, 0);
   const cpu = `  CPU meanwhile (whole processes, 10 ms ticks): the Worker's workerd ${workerd} ms (${threads.map(([name, ms]) => `${name} ${ms}`).join(', ')}), this bench (host and clients) ${Math.round((bench.user + bench.system) / 1000)} ms`;
   profiles.push(`${label}\n${cpu}\n${report}`);
@@ -639,15 +761,27 @@ try {
   }
   const host = new BenchHost();
   await host.connect(url);
-  console.log(`Tether relay benchmark, ${new Date().toISOString().slice(0, 10)}: wrangler dev (workerd) on ${url}${runtime ? ' (the Worker\'s own workerd, past wrangler\'s dev proxy)' : ''}, state in ${stateRoot}, Node ${process.version}, ${(await import('node:os')).cpus().length} cores`);
+  console.log(
+    `Tether relay benchmark, ${new Date().toISOString().slice(0, 10)}: wrangler dev (workerd) on ${url}${runtime ? " (the Worker's own workerd, past wrangler's dev proxy)" : ''}, state in ${stateRoot}, Node ${process.version}, ${(await import('node:os')).cpus().length} cores`,
+  );
   console.log('Relay and baseline run one after the other in this run; ratios are relay / baseline.\n');
 
-  if (part('fanout')) console.log('Fan-out of streamed deltas, host → relay → N attached clients, as fast as the host sends (latency per event per client, ms)');
+  if (part('fanout'))
+    console.log('Fan-out of streamed deltas, host → relay → N attached clients, as fast as the host sends (latency per event per client, ms)');
   if (part('fanout')) console.log('  clients | relay ev/s | baseline ev/s | ratio | relay p50 / p99 | baseline p50 / p99');
-  for (const [clients, events] of part('fanout') ? [[1, 2_000], [10, 2_000], [100, 500], [1_000, 200]] as const : []) {
+  for (const [clients, events] of part('fanout')
+    ? ([
+        [1, 2_000],
+        [10, 2_000],
+        [100, 500],
+        [1_000, 200],
+      ] as const)
+    : []) {
     const r = await relayFanOut(url, host, clients, events);
     const b = await baselineFanOut(clients, events);
-    console.log(`  ${String(clients).padStart(7)} | ${String(r.eventsPerSecond).padStart(10)} | ${String(b.eventsPerSecond).padStart(13)} | ${ratio(r.eventsPerSecond, b.eventsPerSecond).padStart(5)} | ${`${f(r.p50)} / ${f(r.p99)}`.padStart(15)} | ${f(b.p50)} / ${f(b.p99)}`);
+    console.log(
+      `  ${String(clients).padStart(7)} | ${String(r.eventsPerSecond).padStart(10)} | ${String(b.eventsPerSecond).padStart(13)} | ${ratio(r.eventsPerSecond, b.eventsPerSecond).padStart(5)} | ${`${f(r.p50)} / ${f(r.p99)}`.padStart(15)} | ${f(b.p50)} / ${f(b.p99)}`,
+    );
   }
   if (part('paced')) console.log('\nThe same, paced as a streamed reply (one delta every 30 ms, 100 deltas): latency per event per client, ms');
   if (part('paced')) console.log('  clients | relay p50 / p99 | baseline p50 / p99 | p99 gap');
@@ -656,11 +790,15 @@ try {
   for (const clients of part('paced') ? [1, 10, 100, 1_000] : []) {
     const r = await relayFanOut(url, host, clients, 100, 30); // profiled inside: the events only, not the clients' connects
     const b = await baselineFanOut(clients, 100, 30);
-    console.log(`  ${String(clients).padStart(7)} | ${`${f(r.p50)} / ${f(r.p99)}`.padStart(15)} | ${`${f(b.p50)} / ${f(b.p99)}`.padStart(18)} | +${f(r.p99 - b.p99)}`);
+    console.log(
+      `  ${String(clients).padStart(7)} | ${`${f(r.p50)} / ${f(r.p99)}`.padStart(15)} | ${`${f(b.p50)} / ${f(b.p99)}`.padStart(18)} | +${f(r.p99 - b.p99)}`,
+    );
     if (floor) {
       const bare = await floorFanOut(floor.url, clients, 100, 30, false);
       const stored = await floorFanOut(floor.url, clients, 100, 30, true);
-      console.log(`          runtime floor, a bare Durable Object: ${f(bare.p50)} / ${f(bare.p99)} (+${f(bare.p99 - b.p99)} over the baseline); with a write per event: ${f(stored.p50)} / ${f(stored.p99)} (+${f(stored.p99 - b.p99)}); the relay over that: +${f(r.p99 - stored.p99)} p99, +${f(r.p50 - stored.p50)} p50`);
+      console.log(
+        `          runtime floor, a bare Durable Object: ${f(bare.p50)} / ${f(bare.p99)} (+${f(bare.p99 - b.p99)} over the baseline); with a write per event: ${f(stored.p50)} / ${f(stored.p99)} (+${f(stored.p99 - b.p99)}); the relay over that: +${f(r.p99 - stored.p99)} p99, +${f(r.p50 - stored.p50)} p50`,
+      );
       console.log(`          slowest events (last client): relay ${r.slowest}; floor with writes ${stored.slowest}; baseline ${b.slowest}`);
     } else console.log(`          slowest events (last client): relay ${r.slowest}; baseline ${b.slowest}`);
   }
@@ -668,42 +806,57 @@ try {
   floor = null;
 
   if (part('chats')) {
-  const many = await profiled('200 chats', () => manyChats({ url }, host, 200, 20, 50));
-  const manyBase = await manyChats(null, null, 200, 20, 50);
-  console.log('\nOne host, 200 chats streaming at once (a delta to each every 50 ms, 20 rounds; a chat.status for each every 5th round to a Lobby client)');
-  console.log(`  relay: ${many.eventsPerSecond} deltas/s delivered, p50 ${f(many.p50)} / p99 ${f(many.p99)} ms, Lobby got ${many.statuses} of ${many.statusesExpected} statuses`);
-  console.log(`  baseline: ${manyBase.eventsPerSecond} deltas/s, p50 ${f(manyBase.p50)} / p99 ${f(manyBase.p99)} ms; ratio ${ratio(many.eventsPerSecond, manyBase.eventsPerSecond)}`);
+    const many = await profiled('200 chats', () => manyChats({ url }, host, 200, 20, 50));
+    const manyBase = await manyChats(null, null, 200, 20, 50);
+    console.log('\nOne host, 200 chats streaming at once (a delta to each every 50 ms, 20 rounds; a chat.status for each every 5th round to a Lobby client)');
+    console.log(
+      `  relay: ${many.eventsPerSecond} deltas/s delivered, p50 ${f(many.p50)} / p99 ${f(many.p99)} ms, Lobby got ${many.statuses} of ${many.statusesExpected} statuses`,
+    );
+    console.log(
+      `  baseline: ${manyBase.eventsPerSecond} deltas/s, p50 ${f(manyBase.p50)} / p99 ${f(manyBase.p99)} ms; ratio ${ratio(many.eventsPerSecond, manyBase.eventsPerSecond)}`,
+    );
   }
   if (part('bytes')) {
-
-  // Through proxies, with a host link of their own (it replaces the bench host's; the host connects again after).
-  const burst = await wireBytes(url, 'bytes');
-  const paced = await wireBytes(url, 'bytes-paced', true);
-  await host.connect(url);
-  console.log('\nBytes per streamed character (2,000 deltas of 24 characters of prose), payload and on the TCP socket');
-  for (const [label, w] of [['as fast as the host sends', burst], ['paced (20 deltas per 5 ms)', paced]] as const) {
-    console.log(`  ${label}: host → relay payload ${w.payloadHostToRelay.toFixed(2)}, wire ${w.wireHostToRelay.toFixed(2)} (relay → host acks ${w.wireRelayToHost.toFixed(2)}); relay → client payload ${w.payloadRelayToClient.toFixed(2)}, wire ${w.wireRelayToClient.toFixed(2)} (client → relay ${w.wireClientToRelay.toFixed(2)})`);
-  }
-  console.log(`  permessage-deflate negotiated: host link ${burst.hostDeflate ? 'yes' : 'no'}, client ${burst.clientDeflate ? 'yes' : 'no'}`);
+    // Through proxies, with a host link of their own (it replaces the bench host's; the host connects again after).
+    const burst = await wireBytes(url, 'bytes');
+    const paced = await wireBytes(url, 'bytes-paced', true);
+    await host.connect(url);
+    console.log('\nBytes per streamed character (2,000 deltas of 24 characters of prose), payload and on the TCP socket');
+    for (const [label, w] of [
+      ['as fast as the host sends', burst],
+      ['paced (20 deltas per 5 ms)', paced],
+    ] as const) {
+      console.log(
+        `  ${label}: host → relay payload ${w.payloadHostToRelay.toFixed(2)}, wire ${w.wireHostToRelay.toFixed(2)} (relay → host acks ${w.wireRelayToHost.toFixed(2)}); relay → client payload ${w.payloadRelayToClient.toFixed(2)}, wire ${w.wireRelayToClient.toFixed(2)} (client → relay ${w.wireClientToRelay.toFixed(2)})`,
+      );
+    }
+    console.log(`  permessage-deflate negotiated: host link ${burst.hostDeflate ? 'yes' : 'no'}, client ${burst.clientDeflate ? 'yes' : 'no'}`);
   }
   if (part('attach')) {
-
-  host.chat('large', LARGE_ITEMS);
-  const first = await timeAttach(url, 'large', 5_000);
-  const warm = await timeWarmAttaches(url, 'large', 5_000, 20);
-  // Twenty more warm attaches under the profiler (one is too short to sample), not in the figure.
-  if (runtimePid) await profiled('attach, 20 warm', async () => { for (let i = 0; i < 20; i++) await timeAttach(url, 'large', 5_000); });
-  const since1k = await missEvents(url, host, 'replay-1k', 1_000);
-  const replay1k = await timeReplay(url, 'replay-1k', since1k, 1_000);
-  // The room of a new chat is a new SQLite file (and WAL): what it holds after 10,000 events, per event.
-  const filesBefore = filesIn(path.join(state, 'v3', 'do'));
-  const since10k = await missEvents(url, host, 'replay-10k', 10_000);
-  const newFiles = [...filesIn(path.join(state, 'v3', 'do'))].filter(([file]) => !filesBefore.has(file));
-  const storagePerEvent = relayOptions && newFiles.length > 0 ? newFiles.reduce((sum, [, size]) => sum + size, 0) / 10_002 : NaN;
-  const replay10k = await timeReplay(url, 'replay-10k', since10k, 10_000);
-  console.log(`\nAttach of a 5,000-item chat (${(warm.bytes / 1024 / 1024).toFixed(2)} MiB): first (the room fetches it from the host) ${f(first.ms)} ms (arrived ${f(first.arrivedMs)}); warm: ${warm.text}`);
-  console.log(`Replay of missed events (chat.attach with since): 1,000 in ${replay1k.text}, 10,000 in ${replay10k.text}`);
-  if (relayOptions) console.log(`Storage per logged event (the new room's SQLite file and WAL after 10,000 deltas of ~10 characters, ~110 bytes of JSON each): ${storagePerEvent.toFixed(0)} bytes`);
+    host.chat('large', LARGE_ITEMS);
+    const first = await timeAttach(url, 'large', 5_000);
+    const warm = await timeWarmAttaches(url, 'large', 5_000, 20);
+    // Twenty more warm attaches under the profiler (one is too short to sample), not in the figure.
+    if (runtimePid)
+      await profiled('attach, 20 warm', async () => {
+        for (let i = 0; i < 20; i++) await timeAttach(url, 'large', 5_000);
+      });
+    const since1k = await missEvents(url, host, 'replay-1k', 1_000);
+    const replay1k = await timeReplay(url, 'replay-1k', since1k, 1_000);
+    // The room of a new chat is a new SQLite file (and WAL): what it holds after 10,000 events, per event.
+    const filesBefore = filesIn(path.join(state, 'v3', 'do'));
+    const since10k = await missEvents(url, host, 'replay-10k', 10_000);
+    const newFiles = [...filesIn(path.join(state, 'v3', 'do'))].filter(([file]) => !filesBefore.has(file));
+    const storagePerEvent = relayOptions && newFiles.length > 0 ? newFiles.reduce((sum, [, size]) => sum + size, 0) / 10_002 : NaN;
+    const replay10k = await timeReplay(url, 'replay-10k', since10k, 10_000);
+    console.log(
+      `\nAttach of a 5,000-item chat (${(warm.bytes / 1024 / 1024).toFixed(2)} MiB): first (the room fetches it from the host) ${f(first.ms)} ms (arrived ${f(first.arrivedMs)}); warm: ${warm.text}`,
+    );
+    console.log(`Replay of missed events (chat.attach with since): 1,000 in ${replay1k.text}, 10,000 in ${replay10k.text}`);
+    if (relayOptions)
+      console.log(
+        `Storage per logged event (the new room's SQLite file and WAL after 10,000 deltas of ~10 characters, ~110 bytes of JSON each): ${storagePerEvent.toFixed(0)} bytes`,
+      );
   }
 
   if (runtime && relayOptions && part('restart')) {
@@ -717,14 +870,18 @@ try {
     const idle = await attachedClients(url, 'idle', 1_000);
     await sleep(2_000);
     const rssAttached = rssBytes(runtime.pid);
-    console.log(`Memory per idle attached socket (the Worker's workerd RSS, 1,000 sockets on one chat): ${((rssAttached - rssBefore) / 1_000 / 1024).toFixed(1)} KiB`);
+    console.log(
+      `Memory per idle attached socket (the Worker's workerd RSS, 1,000 sockets on one chat): ${((rssAttached - rssBefore) / 1_000 / 1024).toFixed(1)} KiB`,
+    );
     // Hibernation: while the sockets idle nothing runs in the isolate; after a while the room is evicted,
     // and a frame on one of its sockets constructs it again (the constructor shows in the profile).
     {
-      const watch = profiler ?? await WorkerdProfiler.connect(runtime.pid);
+      const watch = profiler ?? (await WorkerdProfiler.connect(runtime.pid));
       const quiet = await watch.woke(() => sleep(15_000));
       const poke = await watch.woke(() => idle[0]!.request('chat.attach', { chatId: 'idle', since: 0 }));
-      console.log(`Idle: 1,000 attached sockets for 15 s ran ${f(quiet.busyMs)} ms of JavaScript in the isolate (the room constructed meanwhile: ${quiet.constructed ? 'yes' : 'no'}); then one frame on one socket constructed the room again: ${poke.constructed ? 'yes (it had hibernated)' : 'no (it was still in memory)'}`);
+      console.log(
+        `Idle: 1,000 attached sockets for 15 s ran ${f(quiet.busyMs)} ms of JavaScript in the isolate (the room constructed meanwhile: ${quiet.constructed ? 'yes' : 'no'}); then one frame on one socket constructed the room again: ${poke.constructed ? 'yes (it had hibernated)' : 'no (it was still in memory)'}`,
+      );
       if (watch !== profiler) watch.close();
     }
     idle.forEach((c) => c.close());
@@ -748,8 +905,12 @@ try {
     const cold = await profiled('attach, cold (after a restart)', () => timeAttach(back, 'large', 5_000));
     const warmAgain = await timeWarmAttaches(back, 'large', 5_000, 20);
     await host.connect(back);
-    console.log(`After a relay restart (${f((upAt - restartedAt) / 1000)} s to healthy): a client's reconnect ${f(replayAfter.connectMs)} ms and replay of 1,000 events ${replayAfter.text}, the room cold`);
-    console.log(`Attach of the 5,000-item chat after the restart: cold (the room from its own storage, no host round trip) ${f(cold.ms)} ms (arrived ${f(cold.arrivedMs)}); warm: ${warmAgain.text}`);
+    console.log(
+      `After a relay restart (${f((upAt - restartedAt) / 1000)} s to healthy): a client's reconnect ${f(replayAfter.connectMs)} ms and replay of 1,000 events ${replayAfter.text}, the room cold`,
+    );
+    console.log(
+      `Attach of the 5,000-item chat after the restart: cold (the room from its own storage, no host round trip) ${f(cold.ms)} ms (arrived ${f(cold.arrivedMs)}); warm: ${warmAgain.text}`,
+    );
   }
   if (connectRetries > 0) console.log(`(${connectRetries} client connects were refused or reset and tried again)`);
   host.ws.close();

@@ -42,9 +42,13 @@ async function browser(): Promise<void> {
   const bundle = await build({
     stdin: {
       contents: `import { deviceKeyOf, newDeviceKeyPair, signRequest } from './src/client/device-key.ts'; import { settledRequestDigest } from './src/contracts/signing.ts'; globalThis.bench = { deviceKeyOf, newDeviceKeyPair, signRequest, settledRequestDigest };`,
-      resolveDir: process.cwd(), loader: 'ts',
+      resolveDir: process.cwd(),
+      loader: 'ts',
     },
-    bundle: true, format: 'iife', write: false, platform: 'browser',
+    bundle: true,
+    format: 'iife',
+    write: false,
+    platform: 'browser',
   });
   const b = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   try {
@@ -53,25 +57,34 @@ async function browser(): Promise<void> {
     await page.route('https://bench.tether.test/**', (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>bench</title>' }));
     await page.goto('https://bench.tether.test/');
     await page.addScriptTag({ content: bundle.outputFiles[0].text });
-    const [send, approve] = await page.evaluate(async ({ n, text }) => {
-      const { deviceKeyOf, newDeviceKeyPair, signRequest, settledRequestDigest } = (globalThis as never as {
-        bench: typeof import('../src/client/device-key.ts') & Pick<typeof import('../src/contracts/signing.ts'), 'settledRequestDigest'>;
-      }).bench;
-      const key = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
-      const frame = (i: number) => ({ id: `r-${i}`, type: 'chat.send', payload: { chatId: 'chat-1', text, attachments: [] } });
-      for (let i = 0; i < 200; i++) await signRequest(key, frame(-i - 1), { hostId: 'host-1' });
-      let started = performance.now();
-      for (let i = 0; i < n; i++) await signRequest(key, frame(i), { hostId: 'host-1' });
-      const sendMs = performance.now() - started;
-      // An approval also names the request it settles: the digest of the tool and input as shown.
-      const shown = { kind: 'approval' as const, requestId: 'perm-1', toolName: 'Bash', input: { command: 'npm test', description: 'Run the test suite' } };
-      started = performance.now();
-      for (let i = 0; i < n; i++) {
-        const settles = await settledRequestDigest(shown);
-        await signRequest(key, { id: `a-${i}`, type: 'chat.approve', payload: { chatId: 'chat-1', requestId: 'perm-1', decision: 'allow' } }, { hostId: 'host-1', settles });
-      }
-      return [sendMs, performance.now() - started];
-    }, { n: N, text: TEXT });
+    const [send, approve] = await page.evaluate(
+      async ({ n, text }) => {
+        const { deviceKeyOf, newDeviceKeyPair, signRequest, settledRequestDigest } = (
+          globalThis as never as {
+            bench: typeof import('../src/client/device-key.ts') & Pick<typeof import('../src/contracts/signing.ts'), 'settledRequestDigest'>;
+          }
+        ).bench;
+        const key = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
+        const frame = (i: number) => ({ id: `r-${i}`, type: 'chat.send', payload: { chatId: 'chat-1', text, attachments: [] } });
+        for (let i = 0; i < 200; i++) await signRequest(key, frame(-i - 1), { hostId: 'host-1' });
+        let started = performance.now();
+        for (let i = 0; i < n; i++) await signRequest(key, frame(i), { hostId: 'host-1' });
+        const sendMs = performance.now() - started;
+        // An approval also names the request it settles: the digest of the tool and input as shown.
+        const shown = { kind: 'approval' as const, requestId: 'perm-1', toolName: 'Bash', input: { command: 'npm test', description: 'Run the test suite' } };
+        started = performance.now();
+        for (let i = 0; i < n; i++) {
+          const settles = await settledRequestDigest(shown);
+          await signRequest(
+            key,
+            { id: `a-${i}`, type: 'chat.approve', payload: { chatId: 'chat-1', requestId: 'perm-1', decision: 'allow' } },
+            { hostId: 'host-1', settles },
+          );
+        }
+        return [sendMs, performance.now() - started];
+      },
+      { n: N, text: TEXT },
+    );
     perOp(`Chromium: sign a chat.send (non-extractable key)`, send, N);
     perOp(`Chromium: sign a chat.approve (+ settled digest)`, approve, N);
   } finally {

@@ -38,7 +38,14 @@ while (written < TARGET) {
   } else {
     file = path.join(claudeProjectDir(claudeConfig, folder), `s-${session}.jsonl`);
     for (let i = 0; i < 60; i += 1) {
-      lines.push(...claudeLines(`s-${session}`, folder, { at: at + i * 20_000, model: models[session % 3], messageId: `msg_${session}_${i}`, input: 50, output: 300, cacheRead: 40_000, cacheWrite: 1_500 }, 3000));
+      lines.push(
+        ...claudeLines(
+          `s-${session}`,
+          folder,
+          { at: at + i * 20_000, model: models[session % 3], messageId: `msg_${session}_${i}`, input: 50, output: 300, cacheRead: 40_000, cacheWrite: 1_500 },
+          3000,
+        ),
+      );
       calls += 1;
     }
   }
@@ -68,8 +75,12 @@ clearInterval(sample);
 let counted = 0;
 for (const entry of scanner.entries.values()) counted += entry.totals[0];
 if (counted !== calls) throw new Error(`the scan counted ${counted} calls of ${calls}`);
-console.log(`usage scan: first scan ${(first.bytesRead / 1024 / 1024).toFixed(0)} MiB, ${first.files} files in ${(ms / 1000).toFixed(2)} s = ${(first.bytesRead / 1024 / 1024 / (ms / 1000)).toFixed(0)} MiB/s; ${counted} calls in ${scanner.entries.size} entries`);
-console.log(`usage scan: memory rss ${(rssBefore / 1024 / 1024).toFixed(0)} MiB before, peak ${(peakRss / 1024 / 1024).toFixed(0)} MiB, heap used after ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(0)} MiB`);
+console.log(
+  `usage scan: first scan ${(first.bytesRead / 1024 / 1024).toFixed(0)} MiB, ${first.files} files in ${(ms / 1000).toFixed(2)} s = ${(first.bytesRead / 1024 / 1024 / (ms / 1000)).toFixed(0)} MiB/s; ${counted} calls in ${scanner.entries.size} entries`,
+);
+console.log(
+  `usage scan: memory rss ${(rssBefore / 1024 / 1024).toFixed(0)} MiB before, peak ${(peakRss / 1024 / 1024).toFixed(0)} MiB, heap used after ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(0)} MiB`,
+);
 
 started = performance.now();
 const again = await scanner.scan(roots);
@@ -77,10 +88,16 @@ ms = performance.now() - started;
 console.log(`usage scan: unchanged rescan of ${again.files} files: ${ms.toFixed(0)} ms, ${again.bytesRead} bytes read`);
 
 const grown = path.join(claudeProjectDir(claudeConfig, '/home/ada/src/project-1'), 's-1.jsonl');
-appendFileSync(grown, claudeLines('s-1', '/home/ada/src/project-1', { at: start, model: models[0], messageId: 'msg_new', input: 1, output: 1 }).map((l) => `${l}\n`).join(''));
+appendFileSync(
+  grown,
+  claudeLines('s-1', '/home/ada/src/project-1', { at: start, model: models[0], messageId: 'msg_new', input: 1, output: 1 })
+    .map((l) => `${l}\n`)
+    .join(''),
+);
 started = performance.now();
 const after = await scanner.scan(roots);
 ms = performance.now() - started;
 console.log(`usage scan: rescan after one file grew: ${ms.toFixed(0)} ms, ${after.changedFiles} file read, ${after.bytesRead} bytes`);
 
-if (process.env.USAGE_BENCH_KEEP) console.log(root); else rmSync(root, { recursive: true, force: true });
+if (process.env.USAGE_BENCH_KEEP) console.log(root);
+else rmSync(root, { recursive: true, force: true });

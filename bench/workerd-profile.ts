@@ -20,8 +20,19 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number; children?: number[] }
-interface Profile { nodes: ProfileNode[]; startTime: number; endTime: number; samples?: number[]; timeDeltas?: number[] }
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+  timeDeltas?: number[];
+}
 
 /** The steps of an event's way through the relay, each the inclusive time of the functions named (bundled names). */
 const STEPS: Array<[string, RegExp]> = [
@@ -92,7 +103,7 @@ export class WorkerdProfiler {
       const session = await this.started(intervalUs);
       try {
         const value = await run();
-        const { profile } = await session.call('Profiler.stop') as { profile: Profile };
+        const { profile } = (await session.call('Profiler.stop')) as { profile: Profile };
         return { value, profile };
       } finally {
         session.close();
@@ -145,7 +156,10 @@ class InspectorSession {
 
   static async open(url: string): Promise<InspectorSession> {
     const ws = new WebSocket(url, { maxPayload: 1 << 30 });
-    await new Promise<void>((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
     return new InspectorSession(ws);
   }
 
@@ -173,12 +187,18 @@ class InspectorSession {
 
 /** The DevTools WebSocket of the user Worker's isolate in workerd `pid`: the listening port whose /json names a `core:user:` target. */
 async function userWorkerTarget(pid: number): Promise<string> {
-  const listening = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' }).split('\n').filter((line) => line.includes(`pid=${pid},`));
+  const listening = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes(`pid=${pid},`));
   for (const line of listening) {
     const port = /127\.0\.0\.1:(\d+)/.exec(line)?.[1];
     if (!port) continue;
     const targets = await fetch(`http://127.0.0.1:${port}/json`, { signal: AbortSignal.timeout(2_000) })
-      .then((r) => r.json() as Promise<Array<{ id: string; webSocketDebuggerUrl: string }>>, () => null).catch(() => null);
+      .then(
+        (r) => r.json() as Promise<Array<{ id: string; webSocketDebuggerUrl: string }>>,
+        () => null,
+      )
+      .catch(() => null);
     const user = Array.isArray(targets) ? targets.find((t) => t.id.startsWith('core:user:')) : undefined;
     if (user) return user.webSocketDebuggerUrl;
   }
@@ -189,11 +209,13 @@ async function userWorkerTarget(pid: number): Promise<string> {
 type ModuleMap = Array<[line: number, module: string]>;
 export function modulesOf(bundle: string): ModuleMap {
   const map: ModuleMap = [];
-  readFileSync(bundle, 'utf8').split('\n').forEach((line, i) => {
-    // `// src/relay/log.ts`, `// ../main/node_modules/hono/dist/context.js` (a package as one module: hono, zod, drizzle-orm).
-    const marker = /^\/\/ (?:\.\.\/)*(?:[^/\s]+\/)?((?:src|node_modules|packages)\/\S+)$/.exec(line)?.[1];
-    if (marker) map.push([i, marker.startsWith('node_modules/') ? marker.replace(/^node_modules\/((?:@[^/]+\/)?[^/]+).*$/, '$1') : marker]);
-  });
+  readFileSync(bundle, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      // `// src/relay/log.ts`, `// ../main/node_modules/hono/dist/context.js` (a package as one module: hono, zod, drizzle-orm).
+      const marker = /^\/\/ (?:\.\.\/)*(?:[^/\s]+\/)?((?:src|node_modules|packages)\/\S+)$/.exec(line)?.[1];
+      if (marker) map.push([i, marker.startsWith('node_modules/') ? marker.replace(/^node_modules\/((?:@[^/]+\/)?[^/]+).*$/, '$1') : marker]);
+    });
   return map;
 }
 function moduleAt(map: ModuleMap, line: number): string {
@@ -202,13 +224,32 @@ function moduleAt(map: ModuleMap, line: number): string {
   let found = '(bundle)';
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (map[mid]![0] <= line) { found = map[mid]![1]; lo = mid + 1; } else hi = mid - 1;
+    if (map[mid]![0] <= line) {
+      found = map[mid]![1];
+      lo = mid + 1;
+    } else hi = mid - 1;
   }
   return found;
 }
 
 /** Native frames (no script) by what they are; the rest by the module the bundle says they come from. */
-const STORAGE = new Set(['exec', 'transactionSync', 'one', 'toArray', 'raw', 'next', 'get', 'put', 'delete', 'deleteAll', 'getAlarm', 'setAlarm', 'deleteAlarm', 'list', 'sync']);
+const STORAGE = new Set([
+  'exec',
+  'transactionSync',
+  'one',
+  'toArray',
+  'raw',
+  'next',
+  'get',
+  'put',
+  'delete',
+  'deleteAll',
+  'getAlarm',
+  'setAlarm',
+  'deleteAlarm',
+  'list',
+  'sync',
+]);
 function groupOf(node: ProfileNode, modules: ModuleMap | null): string {
   const { functionName: name, url, lineNumber } = node.callFrame;
   if (name === '(garbage collector)') return 'garbage collector';
@@ -219,7 +260,8 @@ function groupOf(node: ProfileNode, modules: ModuleMap | null): string {
     return `native: ${name || '(anonymous)'}`;
   }
   const module = modules ? moduleAt(modules, lineNumber) : url;
-  if (module === 'src/relay/objects/scoped-calls.ts') return 'HostLink → ChatRoom RPC call (the stub call in scoped-calls.ts; the native call, its argument serialization, lands here)';
+  if (module === 'src/relay/objects/scoped-calls.ts')
+    return 'HostLink → ChatRoom RPC call (the stub call in scoped-calls.ts; the native call, its argument serialization, lands here)';
   return module;
 }
 
@@ -257,15 +299,21 @@ export function report(profile: Profile, modules: ModuleMap | null): string {
     if (idleNames.includes(node.callFrame.functionName)) continue;
     const names = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) names.add(byId.get(at)!.callFrame.functionName);
-    STEPS.forEach(([, pattern], i) => { if ([...names].some((name) => pattern.test(name))) stepUs[i]! += us; });
+    STEPS.forEach(([, pattern], i) => {
+      if ([...names].some((name) => pattern.test(name))) stepUs[i]! += us;
+    });
     const group = groupOf(node, modules);
     groups.set(group, (groups.get(group) ?? 0) + us);
     const name = node.callFrame.functionName || '(anonymous)';
-    const key = node.callFrame.url ? `${name} (${modules ? moduleAt(modules, node.callFrame.lineNumber).replace(/^src\/relay\//, '') : 'bundle'}:${node.callFrame.lineNumber + 1})` : `${name} (native)`;
+    const key = node.callFrame.url
+      ? `${name} (${modules ? moduleAt(modules, node.callFrame.lineNumber).replace(/^src\/relay\//, '') : 'bundle'}:${node.callFrame.lineNumber + 1})`
+      : `${name} (native)`;
     self.set(key, (self.get(key) ?? 0) + us);
   }
   const pct = (us: number) => `${((100 * us) / busy).toFixed(1).padStart(5)} %`;
-  const lines = [`  busy ~${(busy / 1000).toFixed(0)} ms of ${((profile.endTime - profile.startTime) / 1000).toFixed(0)} ms profiled (${samples.length} samples); share of busy time:`];
+  const lines = [
+    `  busy ~${(busy / 1000).toFixed(0)} ms of ${((profile.endTime - profile.startTime) / 1000).toFixed(0)} ms profiled (${samples.length} samples); share of busy time:`,
+  ];
   STEPS.forEach(([label], i) => lines.push(`    ${pct(stepUs[i]!)}  ${label}`));
   lines.push('  self time by group:');
   for (const [group, us] of [...groups].sort((a, b) => b[1] - a[1]).slice(0, 16)) lines.push(`    ${pct(us)}  ${group}`);

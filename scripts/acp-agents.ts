@@ -29,8 +29,20 @@ export function ensureAcpAgents(): void {
   if (missing.length > 0) {
     console.log(`Installing the ACP agents the tests drive (${missing.map(([pkg, { version }]) => `${pkg}@${version}`).join(', ')})…`);
     mkdirSync(prefix, { recursive: true });
-    const run = spawnSync('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error',
-      ...missing.map(([pkg, { version }]) => `${pkg}@${version}`)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const run = spawnSync(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-audit',
+        '--no-fund',
+        '--no-package-lock',
+        '--loglevel=error',
+        ...missing.map(([pkg, { version }]) => `${pkg}@${version}`),
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
     if (run.status !== 0) throw new Error(`The ACP agents the tests need could not be installed (npm install exited ${run.status}).`);
   }
   for (const { bin } of Object.values(ACP_AGENTS)) {

@@ -23,7 +23,7 @@ const program = new Command('npm run backup')
   .description(`Export the relay's D1 database (the [env.${DEPLOY_ENV}] one in wrangler.toml) to backups/<name>-<time>.sql`)
   .option('--output <file>', 'write the export here instead')
   .option('--database <name>', 'export this D1 database (by name) instead of the one wrangler.toml names')
-  .option('--config <file>', 'the wrangler config (default: this repository\'s wrangler.toml)')
+  .option('--config <file>', "the wrangler config (default: this repository's wrangler.toml)")
   .option('--local', 'export the local D1 kept beside the config (.wrangler/state) instead of the remote one', false)
   .option('--verbose', "show wrangler's own output", false)
   .showHelpAfterError();
@@ -32,7 +32,10 @@ const options = program.parse(process.argv).opts<Options>();
 
 /** 2026-11-30T14-25-07Z: sorts by time, and has no colon (not allowed in a Windows file name). */
 function timestamp(now = new Date()): string {
-  return now.toISOString().replace(/\.\d+Z$/, 'Z').replaceAll(':', '-');
+  return now
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replaceAll(':', '-');
 }
 
 async function main(): Promise<void> {
@@ -42,8 +45,11 @@ async function main(): Promise<void> {
   const output = path.resolve(options.output ?? path.join('backups', `${name}-${timestamp()}.sql`));
   mkdirSync(path.dirname(output), { recursive: true, mode: 0o700 });
 
-  await wranglerStep(['d1', 'export', options.database ?? DB_BINDING, ...whereFlags(where), '--output', output], where,
-    `Exporting the D1 database "${name}" (wrangler d1 export)`);
+  await wranglerStep(
+    ['d1', 'export', options.database ?? DB_BINDING, ...whereFlags(where), '--output', output],
+    where,
+    `Exporting the D1 database "${name}" (wrangler d1 export)`,
+  );
   chmodSync(output, 0o600);
 
   let contents;
@@ -53,7 +59,9 @@ async function main(): Promise<void> {
     throw new Stopped(`The export in ${output} cannot be read back (${(error as Error).message}); make it again.`);
   }
   if (contents.migrations.length === 0) {
-    throw new Stopped(`The export in ${output} records no migrations (no d1_migrations rows): the database "${name}" is not one a Tether relay has used, or it was never migrated.`);
+    throw new Stopped(
+      `The export in ${output} records no migrations (no d1_migrations rows): the database "${name}" is not one a Tether relay has used, or it was never migrated.`,
+    );
   }
   console.log(`Backed up D1 "${name}" (${options.local ? 'local' : 'remote'}) to ${shown(output)}
   ${rowTotal(contents)} rows in ${contents.rows.size} tables; migrations ${migrationRange(contents.migrations)}

@@ -12,8 +12,10 @@ export function ensureChromium(): void {
     const [cmd, argv] = root ? ['apt-get', args] : ['sudo', ['-n', 'apt-get', ...args]];
     const run = spawnSync(cmd, argv, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
     if (run.status !== 0) {
-      throw new Error(`Chromium is needed by the browser tests and could not be installed (apt-get ${args.join(' ')} failed). `
-        + 'Install it with: apt-get update && apt-get install -y chromium, or set TETHER_CHROMIUM to a Chromium binary.');
+      throw new Error(
+        `Chromium is needed by the browser tests and could not be installed (apt-get ${args.join(' ')} failed). ` +
+          'Install it with: apt-get update && apt-get install -y chromium, or set TETHER_CHROMIUM to a Chromium binary.',
+      );
     }
   };
   console.log('Installing Chromium for the browser tests (apt-get install chromium)…');

@@ -34,7 +34,7 @@ interface Options {
 
 const program = new Command('npm run deploy')
   .description('Deploy the Tether relay to your Cloudflare account (safe to run again: that is how you upgrade)')
-  .option('--config <file>', 'the wrangler config to deploy (default: this repository\'s wrangler.toml)')
+  .option('--config <file>', "the wrangler config to deploy (default: this repository's wrangler.toml)")
   .option('--database <name-or-id>', 'use this existing D1 database (by name or id) instead of the one wrangler.toml names')
   .option('--account <id>', 'the Cloudflare account to deploy to, when you have several (or set CLOUDFLARE_ACCOUNT_ID)')
   .option('--new-setup-link', 'replace the owner setup secret and print a new setup link (only while no owner has signed up)', false)
@@ -64,12 +64,14 @@ async function checkSignIn(): Promise<void> {
   const who = jsonIn<{ loggedIn?: boolean; email?: string; accounts?: { id: string; name: string }[] }>(result.stdout, '{');
   if (!who || who.loggedIn !== true) {
     if (who?.loggedIn === false) {
-      throw new Stopped([
-        'You are not signed in to Cloudflare, so nothing was deployed. Either:',
-        '  - on this machine: npx wrangler login   (opens a browser), then npm run deploy again;',
-        '  - in CI or without a browser: set CLOUDFLARE_API_TOKEN (an API token that may edit Workers',
-        '    Scripts and D1 on your account) and CLOUDFLARE_ACCOUNT_ID, then npm run deploy.',
-      ].join('\n'));
+      throw new Stopped(
+        [
+          'You are not signed in to Cloudflare, so nothing was deployed. Either:',
+          '  - on this machine: npx wrangler login   (opens a browser), then npm run deploy again;',
+          '  - in CI or without a browser: set CLOUDFLARE_API_TOKEN (an API token that may edit Workers',
+          '    Scripts and D1 on your account) and CLOUDFLARE_ACCOUNT_ID, then npm run deploy.',
+        ].join('\n'),
+      );
     }
     throw new Stopped(`Could not ask wrangler who is signed in (wrangler whoami):\n${outputTail(result)}`);
   }
@@ -79,11 +81,13 @@ async function checkSignIn(): Promise<void> {
     throw new Stopped(`The account ${chosen} is not one this sign-in can use. Yours:\n${accounts.map((a) => `    ${a.id}  ${a.name}`).join('\n')}`);
   }
   if (!chosen && accounts.length > 1) {
-    throw new Stopped([
-      'You can reach several Cloudflare accounts; say which one to deploy to, and nothing was deployed yet:',
-      ...accounts.map((a) => `    ${a.id}  ${a.name}`),
-      '  npm run deploy -- --account <id>   (or set CLOUDFLARE_ACCOUNT_ID)',
-    ].join('\n'));
+    throw new Stopped(
+      [
+        'You can reach several Cloudflare accounts; say which one to deploy to, and nothing was deployed yet:',
+        ...accounts.map((a) => `    ${a.id}  ${a.name}`),
+        '  npm run deploy -- --account <id>   (or set CLOUDFLARE_ACCOUNT_ID)',
+      ].join('\n'),
+    );
   }
   const account = accounts.find((a) => a.id === chosen) ?? accounts[0];
   step('signed in', `${who.email ?? 'with an API token'}${account ? `, account ${account.name} (${account.id})` : ''}`);
@@ -105,19 +109,25 @@ async function ensureDatabase(kept: DeployState['database']): Promise<D1Database
   if (options.database) {
     database = findDatabase(listed, options.database);
     if (!database) {
-      throw new Stopped(`This Cloudflare account has no D1 database "${options.database}" (npx wrangler d1 list shows them). Leave --database out to use the one wrangler.toml names ("${configured.name}"; it is created when missing).`);
+      throw new Stopped(
+        `This Cloudflare account has no D1 database "${options.database}" (npx wrangler d1 list shows them). Leave --database out to use the one wrangler.toml names ("${configured.name}"; it is created when missing).`,
+      );
     }
     how = 'the one you named';
   } else if (configured.id) {
     database = findDatabase(listed, configured.id);
     if (!database) {
-      throw new Stopped(`wrangler.toml records the D1 database ${configured.id} ("${configured.name}"), which this Cloudflare account does not have. Sign in to the account that has it, or pick one: npm run deploy -- --database <name or id>.`);
+      throw new Stopped(
+        `wrangler.toml records the D1 database ${configured.id} ("${configured.name}"), which this Cloudflare account does not have. Sign in to the account that has it, or pick one: npm run deploy -- --database <name or id>.`,
+      );
     }
     how = 'kept';
   } else if (kept) {
     database = findDatabase(listed, kept.id);
     if (!database) {
-      throw new Stopped(`This machine last deployed on the D1 database ${kept.id} ("${kept.name}"), which this Cloudflare account does not have. Sign in to the account that has it, or pick one: npm run deploy -- --database <name or id>.`);
+      throw new Stopped(
+        `This machine last deployed on the D1 database ${kept.id} ("${kept.name}"), which this Cloudflare account does not have. Sign in to the account that has it, or pick one: npm run deploy -- --database <name or id>.`,
+      );
     }
     how = 'the one this machine deployed on last';
   } else {
@@ -173,7 +183,7 @@ async function ensureSecrets(worker: string): Promise<SecretsOutcome> {
   if (listed.status !== 0) {
     // wrangler 4.164's words (secretListCommand) for a Worker that is not there yet, so has no secrets (`secret put` makes it).
     const notFound = `Worker "${worker}" (env: ${DEPLOY_ENV}) not found.`;
-    if (!`${listed.stdout}${listed.stderr}`.includes(notFound)) stopOn(listed, 'Listing the relay\'s secrets (wrangler secret list); nothing was stored');
+    if (!`${listed.stdout}${listed.stderr}`.includes(notFound)) stopOn(listed, "Listing the relay's secrets (wrangler secret list); nothing was stored");
     workerExisted = false;
   } else {
     const list = jsonIn<{ name: string }[]>(listed.stdout, '[');
@@ -227,7 +237,9 @@ async function deployWorker(): Promise<string> {
   const targets = Array.isArray(deployed?.targets) ? deployed.targets.filter((t): t is string => typeof t === 'string') : [];
   const url = relayUrlFrom(targets);
   if (!url) {
-    throw new Stopped(`The Worker is deployed, but wrangler reported no address for it (${targets.join(', ') || 'no targets'}). Give it one in wrangler.toml: workers_dev = true, or a custom domain in [env.${DEPLOY_ENV}] routes.`);
+    throw new Stopped(
+      `The Worker is deployed, but wrangler reported no address for it (${targets.join(', ') || 'no targets'}). Give it one in wrangler.toml: workers_dev = true, or a custom domain in [env.${DEPLOY_ENV}] routes.`,
+    );
   }
   step('deployed', url);
   return url;
@@ -271,7 +283,9 @@ async function settleOwner(url: string, secrets: SecretsOutcome, kept: string | 
     };
   }
   if (claimed === null) return { line: 'not known (the relay did not answer); run npm run deploy again once it does' };
-  return { line: `not set up yet, and this machine does not hold the setup secret (another machine deployed it).${INDENT}npm run deploy -- --new-setup-link   replaces it and prints a new link.` };
+  return {
+    line: `not set up yet, and this machine does not hold the setup secret (another machine deployed it).${INDENT}npm run deploy -- --new-setup-link   replaces it and prints a new link.`,
+  };
 }
 
 async function main(): Promise<void> {
@@ -309,7 +323,10 @@ Pair each machine whose agents you want to reach (in a clone of this repository,
     node_modules/.bin/node bin/tether.js host start
 
 Logs: npx wrangler tail --env ${DEPLOY_ENV}. Upgrade later: git pull --autostash, then npm run deploy again.`);
-  if (problem) throw new Stopped(`The relay is deployed but not healthy: ${problem} (GET /api/health answered ${health.status}). Run npm run deploy again; if it stays so: npx wrangler tail --env ${DEPLOY_ENV}.`);
+  if (problem)
+    throw new Stopped(
+      `The relay is deployed but not healthy: ${problem} (GET /api/health answered ${health.status}). Run npm run deploy again; if it stays so: npx wrangler tail --env ${DEPLOY_ENV}.`,
+    );
   if (health.status !== null && health.status !== 200) throw new Stopped(`The relay answers /api/health with ${health.status}: ${health.detail}`);
 }
 

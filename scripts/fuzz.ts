@@ -9,12 +9,22 @@ const frames = process.env.TETHER_FUZZ_FRAMES || '10000';
 const seed = process.env.TETHER_FUZZ_SEED || '18';
 const started = Date.now();
 const run = spawnSync(process.execPath, [path.join(root, 'node_modules', 'vitest/vitest.mjs'), 'run', '--project', 'relay', 'test/relay/fuzz.test.ts'], {
-  cwd: root, encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024,
-  env: { ...process.env, TETHER_FUZZ_FRAMES: frames, TETHER_FUZZ_SEED: seed, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` },
+  cwd: root,
+  encoding: 'utf8',
+  maxBuffer: 1024 * 1024 * 1024,
+  env: {
+    ...process.env,
+    TETHER_FUZZ_FRAMES: frames,
+    TETHER_FUZZ_SEED: seed,
+    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+  },
 });
 const output = `${run.stdout}\n${run.stderr}`;
 const line = output.split('\n').find((l) => l.includes('FUZZ-FIGURES '));
-const summary = output.split('\n').filter((l) => /Tests\s|✓|×/.test(l)).join('\n');
+const summary = output
+  .split('\n')
+  .filter((l) => /Tests\s|✓|×/.test(l))
+  .join('\n');
 console.log(summary);
 // A failed test's own report (its assertion, diff and stack) from vitest's failure section, so a
 // failure says why, not only that it failed.
@@ -28,8 +38,14 @@ if (!line) {
   process.exit(1);
 }
 type Figures = {
-  frames: number; served: number; refused: Record<string, number>; anomalies: string[]; closes: number;
-  slowest?: Array<[number, string]>; byRoute?: Record<string, [number, number]>; byThousand?: Array<[number, number]>;
+  frames: number;
+  served: number;
+  refused: Record<string, number>;
+  anomalies: string[];
+  closes: number;
+  slowest?: Array<[number, string]>;
+  byRoute?: Record<string, [number, number]>;
+  byThousand?: Array<[number, number]>;
 };
 const { figures } = JSON.parse(line.slice(line.indexOf('FUZZ-FIGURES ') + 'FUZZ-FIGURES '.length)) as { figures: Record<string, Figures> };
 let total = 0;
@@ -38,8 +54,13 @@ console.log(`\nfuzz: seed ${seed}, ${frames} per kind, ${Math.round((Date.now() 
 for (const [kind, f] of Object.entries(figures)) {
   total += f.frames;
   anomalies += f.anomalies.length;
-  const codes = Object.entries(f.refused).sort((a, b) => b[1] - a[1]).map(([code, n]) => `${code} ${n}`).join(', ');
-  console.log(`  ${kind.padEnd(6)} ${String(f.frames).padStart(6)} sent, ${f.served} served, refused: ${codes || 'none'}; ${f.closes} closes, ${f.anomalies.length} anomalies`);
+  const codes = Object.entries(f.refused)
+    .sort((a, b) => b[1] - a[1])
+    .map(([code, n]) => `${code} ${n}`)
+    .join(', ');
+  console.log(
+    `  ${kind.padEnd(6)} ${String(f.frames).padStart(6)} sent, ${f.served} served, refused: ${codes || 'none'}; ${f.closes} closes, ${f.anomalies.length} anomalies`,
+  );
   for (const a of f.anomalies.slice(0, 10)) console.log(`      ${a}`);
   if (f.slowest?.length) console.log(`      slowest: ${f.slowest.map(([ms, what]) => `${what} ${ms} ms`).join('; ')}`);
   const mean = ([n, ms]: [number, number]) => (n ? Math.round(ms / n) : 0);

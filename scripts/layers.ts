@@ -57,7 +57,12 @@ export interface Violation {
 }
 
 /** A value import between two folders, by the file that makes it. */
-interface Edge { from: string; to: string; spec: string; file: string }
+interface Edge {
+  from: string;
+  to: string;
+  spec: string;
+  file: string;
+}
 
 const SOURCE = /\.(ts|tsx|mts|cts)$/;
 
@@ -78,9 +83,18 @@ function importsOf(file: string): Array<{ spec: string; typeOnly: boolean }> {
       found.push({ spec: node.moduleSpecifier.text, typeOnly: node.importClause?.isTypeOnly ?? false });
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       found.push({ spec: node.moduleSpecifier.text, typeOnly: node.isTypeOnly });
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      ts.isStringLiteral(node.moduleReference.expression)
+    ) {
       found.push({ spec: node.moduleReference.expression.text, typeOnly: node.isTypeOnly });
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteralLike(node.arguments[0])
+    ) {
       found.push({ spec: node.arguments[0].text, typeOnly: false });
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
       found.push({ spec: node.argument.literal.text, typeOnly: true });
@@ -96,7 +110,7 @@ function importsOf(file: string): Array<{ spec: string; typeOnly: boolean }> {
 /** The target of a path relative to src (its first folder), or null for a file outside every target. */
 function targetOf(fromSrc: string): Target | null {
   const first = fromSrc.split('/')[0];
-  return (TARGETS as readonly string[]).includes(first) ? first as Target : null;
+  return (TARGETS as readonly string[]).includes(first) ? (first as Target) : null;
 }
 
 /** The index in RELAY_LAYERS of a path relative to src/relay, or -1. */
@@ -208,7 +222,11 @@ function folderCycles(edges: Edge[]): Edge[][] {
     if (low.get(v) === index.get(v)) {
       const group: string[] = [];
       let w: string;
-      do { w = stack.pop()!; onStack.delete(w); group.push(w); } while (w !== v);
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        group.push(w);
+      } while (w !== v);
       if (group.length > 1) groups.push(group.sort());
     }
   };
@@ -230,7 +248,10 @@ function cycleIn(folders: string[], edges: Edge[]): Edge[] {
         for (let back = at; back !== start; back = via.get(back)!.from) steps.unshift(via.get(back)!);
         return steps;
       }
-      if (!via.has(edge.to)) { via.set(edge.to, edge); queue.push(edge.to); }
+      if (!via.has(edge.to)) {
+        via.set(edge.to, edge);
+        queue.push(edge.to);
+      }
     }
   }
   throw new Error(`no cycle through ${folders.join(', ')}`); // a strongly connected group always has one

@@ -39,11 +39,21 @@ export async function pairedLocalHost(options: Omit<LocalHostOptions, 'log'>): P
   const kept = readHostIdentity(options.dataDir);
   const pinned = readPinnedOwner(options.dataDir);
   if (kept && kept.relayUrl === relayUrl && pinned?.hostId === kept.hostId) return { identity: kept, owner: pinned.owner, paired: false };
-  if (kept) options.say(`This machine's host (${kept.hostId}) has no owner pinned for ${relayUrl} (it was paired by the setup secret, or with another relay): pairing it again, signed.`);
+  if (kept)
+    options.say(
+      `This machine's host (${kept.hostId}) has no owner pinned for ${relayUrl} (it was paired by the setup secret, or with another relay): pairing it again, signed.`,
+    );
   for (;;) {
     let identity: HostIdentity;
     try {
-      identity = await pairHost({ relayUrl, name: options.name, dataDir: options.dataDir, say: options.say, onCode: options.onCode, ...(options.signal ? { signal: options.signal } : {}) });
+      identity = await pairHost({
+        relayUrl,
+        name: options.name,
+        dataDir: options.dataDir,
+        say: options.say,
+        onCode: options.onCode,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     } catch (error) {
       if (error instanceof PairingFailed && error.reason === 'expired') {
         options.say('The pairing code expired before it was approved: here is a new one.');
@@ -53,7 +63,9 @@ export async function pairedLocalHost(options: Omit<LocalHostOptions, 'log'>): P
     }
     const owner = readPinnedOwner(options.dataDir);
     if (owner?.hostId === identity.hostId) return { identity, owner: owner.owner, paired: true };
-    options.say('That approval carried no device signature, so this machine pins no owner and will not run believing the relay. Approve the new code in the web app (a browser with Ed25519).');
+    options.say(
+      'That approval carried no device signature, so this machine pins no owner and will not run believing the relay. Approve the new code in the web app (a browser with Ed25519).',
+    );
   }
 }
 

@@ -77,14 +77,25 @@ function wranglerOrThrow(args: string[], what: string): string {
 
 export async function startLocalRelay(options: LocalRelayOptions): Promise<LocalRelay> {
   if (!options.config) applyMigrations(options.persistTo);
-  const port = options.port ?? await freePort();
+  const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
   const worker = options.config
     ? ['--config', options.config]
     : [...(options.script ? [options.script, '--no-bundle', '--config', path.join(root, 'wrangler.toml')] : []), ...LOCAL_ENV];
   const args = [
-    'dev', ...worker, '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort),
-    '--persist-to', options.persistTo, '--show-interactive-dev-session=false', '--log-level', options.quiet ? 'warn' : 'info',
+    'dev',
+    ...worker,
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--inspector-port',
+    String(inspectorPort),
+    '--persist-to',
+    options.persistTo,
+    '--show-interactive-dev-session=false',
+    '--log-level',
+    options.quiet ? 'warn' : 'info',
   ];
   if (options.assets) args.push('--assets', options.assets);
   for (const [name, value] of Object.entries(options.vars ?? {})) args.push('--var', `${name}:${value}`);
@@ -117,15 +128,26 @@ export async function startLocalRelay(options: LocalRelayOptions): Promise<Local
     url,
     inspectorPort,
     process: child,
-    stop: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      stopGroup(child);
-      setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } }, 5_000).unref();
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        stopGroup(child);
+        setTimeout(() => {
+          try {
+            process.kill(-child.pid!, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }, 5_000).unref();
+      }),
   };
 }
 
 function stopGroup(child: ChildProcess): void {
-  try { process.kill(-child.pid!, 'SIGTERM'); } catch { /* gone */ }
+  try {
+    process.kill(-child.pid!, 'SIGTERM');
+  } catch {
+    /* gone */
+  }
 }

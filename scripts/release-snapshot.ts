@@ -16,9 +16,7 @@ import path from 'node:path';
 import { statementsOf } from './backup/export-file.ts';
 import { newSecretValue, SETUP_SECRET, SIGNING_KEYS, VAPID_KEYS } from './deploy/relay-secrets.ts';
 import { rowCounts } from '../test/deploy/local-d1.ts';
-import {
-  FIXTURE_DISABLED, FIXTURE_HOST, FIXTURE_MEMBER, FIXTURE_OIDC_ONLY, FIXTURE_OWNER, RELEASE, RELEASE_FIXTURE,
-} from '../test/deploy/release-fixture.ts';
+import { FIXTURE_DISABLED, FIXTURE_HOST, FIXTURE_MEMBER, FIXTURE_OIDC_ONLY, FIXTURE_OWNER, RELEASE, RELEASE_FIXTURE } from '../test/deploy/release-fixture.ts';
 import { wrangler } from '../test/deploy/wrangler.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -57,7 +55,12 @@ function extractRelease(): void {
 
 const load = <T>(file: string) => import(path.join(release, file)) as Promise<T>;
 
-interface Session { userId: string; sessionId: string; accessToken: string; refreshToken: string }
+interface Session {
+  userId: string;
+  sessionId: string;
+  accessToken: string;
+  refreshToken: string;
+}
 type Frame = Record<string, any>;
 
 async function main(): Promise<void> {
@@ -81,7 +84,9 @@ async function main(): Promise<void> {
       [VAPID_KEYS]: await newSecretValue(VAPID_KEYS),
       PUSH_SUBJECT: `mailto:${FIXTURE_OWNER.email}`,
       PUSH_ALLOW_LOOPBACK: '1',
-      OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: IDP_CLIENT_ID, OIDC_CLIENT_SECRET: IDP_CLIENT_SECRET,
+      OIDC_ISSUER: idp.issuer,
+      OIDC_CLIENT_ID: IDP_CLIENT_ID,
+      OIDC_CLIENT_SECRET: IDP_CLIENT_SECRET,
     },
   });
   const host: { child: ChildProcess | null } = { child: null };
@@ -91,7 +96,8 @@ async function main(): Promise<void> {
       const res = await fetch(`${relay.url}${route}`, {
         method,
         headers: {
-          'user-agent': 'release-snapshot', ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          'user-agent': 'release-snapshot',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           ...(token ? { authorization: `Bearer ${token}` } : {}),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -104,7 +110,7 @@ async function main(): Promise<void> {
     // Accounts and sessions: setup, a password sign-in that refreshes once, the setup session signed out.
     const setup: Session = await api('POST', '/api/auth/setup', { ...FIXTURE_OWNER, secret: setupSecret });
     const signedIn: Session = await api('POST', '/api/auth/signin', { email: FIXTURE_OWNER.email, password: FIXTURE_OWNER.password });
-    const owner: Session = { ...signedIn, ...await api('POST', '/api/auth/refresh', { refreshToken: signedIn.refreshToken }) };
+    const owner: Session = { ...signedIn, ...(await api('POST', '/api/auth/refresh', { refreshToken: signedIn.refreshToken })) };
     await api('POST', '/api/auth/signout', undefined, setup.accessToken);
     await api('POST', '/api/auth/signin', { email: FIXTURE_OWNER.email, password: 'not the password' }, undefined, [401]);
     await api('POST', '/api/auth/tickets', undefined, owner.accessToken); // a socket ticket never used
@@ -148,7 +154,12 @@ async function main(): Promise<void> {
     // Grants on the real host: Alice views it, the team operates it, one chat for Dana.
     await api('POST', `/api/hosts/${hostId}/grants`, { subject: { type: 'user', email: FIXTURE_MEMBER.email }, role: 'viewer' }, owner.accessToken);
     await api('POST', `/api/hosts/${hostId}/grants`, { subject: { type: 'team', id: team.id }, role: 'operator' }, owner.accessToken);
-    await api('POST', `/api/hosts/${hostId}/grants`, { subject: { type: 'user', email: FIXTURE_OIDC_ONLY.email }, role: 'viewer', chatId: FIXTURE_HOST.chats[0] }, owner.accessToken);
+    await api(
+      'POST',
+      `/api/hosts/${hostId}/grants`,
+      { subject: { type: 'user', email: FIXTURE_OIDC_ONLY.email }, role: 'viewer', chatId: FIXTURE_HOST.chats[0] },
+      owner.accessToken,
+    );
 
     // Push: the owner's and Alice's browsers subscribe.
     pushService.vapidKey = (await api('GET', '/api/push/key')).publicKey;
@@ -169,10 +180,18 @@ async function main(): Promise<void> {
       });
       await socket.opened;
       /** The first frame passing `test` (the test may look at all frames so far), within a minute. */
-      const next = async (test: (f: Frame) => boolean, what: string): Promise<Frame> => frames.find(test) ?? await new Promise<Frame>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), 60_000);
-        waiting.push({ test, resolve: (f) => { clearTimeout(timer); resolve(f); } });
-      });
+      const next = async (test: (f: Frame) => boolean, what: string): Promise<Frame> =>
+        frames.find(test) ??
+        (await new Promise<Frame>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), 60_000);
+          waiting.push({
+            test,
+            resolve: (f) => {
+              clearTimeout(timer);
+              resolve(f);
+            },
+          });
+        }));
       return { socket, frames, next };
     };
     const lobby = await open(relayPaths.lobby(relay.url, hostId));
@@ -183,7 +202,8 @@ async function main(): Promise<void> {
     const chat = await open(relayPaths.chat(relay.url, hostId, chatId));
     await chat.socket.request('chat.attach', { chatId });
     const item = (f: Frame) => (f.event === 'chat.event' ? f.payload.event.item : undefined);
-    const turnsDone = (n: number) => chat.next(() => chat.frames.filter((f) => item(f)?.kind === 'turn' && item(f).state !== 'running').length >= n, `turn ${n} done`);
+    const turnsDone = (n: number) =>
+      chat.next(() => chat.frames.filter((f) => item(f)?.kind === 'turn' && item(f).state !== 'running').length >= n, `turn ${n} done`);
 
     await chat.socket.request('chat.send', { chatId, text: 'hello there' });
     await turnsDone(1);
@@ -230,7 +250,8 @@ async function main(): Promise<void> {
 /** `tether host pair` of the release, its code approved by the owner; answers the host's id. */
 async function pairHost(relayUrl: string, dataDir: string, ownerToken: string): Promise<string> {
   const child = spawn(process.execPath, [path.join(release, 'bin', 'tether.js'), 'host', 'pair', relayUrl, '--data', dataDir, '--name', FIXTURE_HOST.name], {
-    cwd: release, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: release,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -245,10 +266,12 @@ async function pairHost(relayUrl: string, dataDir: string, ownerToken: string): 
     void exited.then((code) => reject(new Error(`tether host pair exited (${code}) before showing a code:\n${output}`)));
   });
   const approved = await fetch(`${relayUrl}/api/pair/approve`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ownerToken}` }, body: JSON.stringify({ userCode }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${ownerToken}` },
+    body: JSON.stringify({ userCode }),
   });
   if (!approved.ok) throw new Error(`approving the host failed: ${approved.status} ${await approved.text()}`);
-  if (await exited !== 0) throw new Error(`tether host pair failed:\n${output}`);
+  if ((await exited) !== 0) throw new Error(`tether host pair failed:\n${output}`);
   return (JSON.parse(readFileSync(path.join(dataDir, 'identity.json'), 'utf8')) as { hostId: string }).hostId;
 }
 
@@ -267,14 +290,19 @@ function stopHost(child: ChildProcess | null): Promise<void> {
  * tables first, then the rows (foreign keys are deferred by the export's own PRAGMA), then indexes.
  */
 function importable(sql: string): string {
-  const rank = (statement: string) => /^PRAGMA /i.test(statement) ? 0 : /^CREATE TABLE /i.test(statement) ? 1 : /^INSERT /i.test(statement) ? 2 : 3;
-  return `${statementsOf(sql).map((statement, i) => ({ statement, i })).sort((a, b) => rank(a.statement) - rank(b.statement) || a.i - b.i)
-    .map(({ statement }) => statement).join('\n')}\n`;
+  const rank = (statement: string) => (/^PRAGMA /i.test(statement) ? 0 : /^CREATE TABLE /i.test(statement) ? 1 : /^INSERT /i.test(statement) ? 2 : 3);
+  return `${statementsOf(sql)
+    .map((statement, i) => ({ statement, i }))
+    .sort((a, b) => rank(a.statement) - rank(b.statement) || a.i - b.i)
+    .map(({ statement }) => statement)
+    .join('\n')}\n`;
 }
 
 /** The fixture is only worth its name if every table of the release holds something. */
 function requireEveryTable(state: string): void {
-  const empty = Object.entries(rowCounts(state)).filter(([, rows]) => rows === 0).map(([table]) => table);
+  const empty = Object.entries(rowCounts(state))
+    .filter(([, rows]) => rows === 0)
+    .map(([table]) => table);
   if (empty.length > 0) throw new Error(`tables left empty: ${empty.join(', ')}`);
 }
 

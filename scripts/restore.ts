@@ -35,9 +35,9 @@ interface Options {
 
 const program = new Command('npm run restore --')
   .description('Load a D1 export (npm run backup) into an empty D1 database: migrations first, then the rows')
-  .argument('<file>', 'the export: backups/<name>-<time>.sql, or any `wrangler d1 export` of the relay\'s database')
+  .argument('<file>', "the export: backups/<name>-<time>.sql, or any `wrangler d1 export` of the relay's database")
   .option('--database <name-or-id>', `restore into this D1 database instead of the [env.${DEPLOY_ENV}] one wrangler.toml names`)
-  .option('--config <file>', 'the wrangler config (default: this repository\'s wrangler.toml)')
+  .option('--config <file>', "the wrangler config (default: this repository's wrangler.toml)")
   .option('--local', 'restore into the local D1 kept beside the config (.wrangler/state) instead of a remote one', false)
   .option('--verbose', "show wrangler's own output", false)
   .showHelpAfterError();
@@ -60,7 +60,9 @@ function readBackup(): D1Export {
     throw new Stopped(`${file} is not a D1 export that can be restored: ${(error as Error).message}. Nothing was changed.`);
   }
   if (backup.migrations.length === 0) {
-    throw new Stopped(`${file} records no migrations (no d1_migrations rows), so it is not an export of a Tether relay's database (or it was made with --table). Nothing was changed.`);
+    throw new Stopped(
+      `${file} records no migrations (no d1_migrations rows), so it is not an export of a Tether relay's database (or it was made with --table). Nothing was changed.`,
+    );
   }
   return backup;
 }
@@ -70,9 +72,11 @@ function checkMigrations(backup: D1Export, shipped: string[]): void {
   const differ = backup.migrations.findIndex((name, i) => shipped[i] !== name);
   if (differ < 0) return;
   const name = backup.migrations[differ]!;
-  throw new Stopped(shipped.includes(name)
-    ? `The backup recorded its migrations in another order than migrations/ has them (${name} at position ${differ + 1}); it was not made by this project's wrangler d1 migrations apply. Nothing was changed.`
-    : `The backup was made by a newer Tether: its migration ${name} is not in migrations/. Update this checkout (git pull) and run the restore again. Nothing was changed.`);
+  throw new Stopped(
+    shipped.includes(name)
+      ? `The backup recorded its migrations in another order than migrations/ has them (${name} at position ${differ + 1}); it was not made by this project's wrangler d1 migrations apply. Nothing was changed.`
+      : `The backup was made by a newer Tether: its migration ${name} is not in migrations/. Update this checkout (git pull) and run the restore again. Nothing was changed.`,
+  );
 }
 
 interface Target {
@@ -91,7 +95,9 @@ async function findTarget(config: string): Promise<Target> {
   const wanted = options.database ?? configured.id ?? configured.name;
   const found = findDatabase(databases, wanted);
   if (!found) {
-    throw new Stopped(`This Cloudflare account has no D1 database "${wanted}". Make one for the restore: npx wrangler d1 create ${configured.name}-restored, then npm run restore -- ${shown(file)} --database ${configured.name}-restored`);
+    throw new Stopped(
+      `This Cloudflare account has no D1 database "${wanted}". Make one for the restore: npx wrangler d1 create ${configured.name}-restored, then npm run restore -- ${shown(file)} --database ${configured.name}-restored`,
+    );
   }
   return { name: found.name, id: found.uuid };
 }
@@ -116,19 +122,25 @@ async function contentsOf(tables: string[], where: Where, what: string): Promise
 
 /** Refuses a target that holds any row, or migrations the backup had not reached, before anything is changed. */
 async function checkEmpty(target: Target, backup: D1Export, where: Where): Promise<void> {
-  const tables = (await tablesOf(where, 'Reading the target database\'s tables')).map((table) => table.name);
-  const { counts, applied } = await contentsOf(tables, where, 'Counting the target database\'s rows');
+  const tables = (await tablesOf(where, "Reading the target database's tables")).map((table) => table.name);
+  const { counts, applied } = await contentsOf(tables, where, "Counting the target database's rows");
   const holding = [...counts].filter(([, n]) => n !== 0);
   const label = `The D1 database "${target.name}"`;
   if (holding.length > 0) {
-    throw new Stopped(`${label} already holds data (${holding.map(([name, n]) => `${name}: ${n}`).join(', ')}), so nothing was restored and nothing was changed. A restore only fills an empty database; make a new one (npx wrangler d1 create <name>) and pass --database <name>.`);
+    throw new Stopped(
+      `${label} already holds data (${holding.map(([name, n]) => `${name}: ${n}`).join(', ')}), so nothing was restored and nothing was changed. A restore only fills an empty database; make a new one (npx wrangler d1 create <name>) and pass --database <name>.`,
+    );
   }
   if (!applied && tables.length > 0) {
-    throw new Stopped(`${label} has tables (${tables.join(', ')}) but no record of migrations, so the migrations could not be applied to it. Nothing was changed; restore into a new database (npx wrangler d1 create <name>, then --database <name>).`);
+    throw new Stopped(
+      `${label} has tables (${tables.join(', ')}) but no record of migrations, so the migrations could not be applied to it. Nothing was changed; restore into a new database (npx wrangler d1 create <name>, then --database <name>).`,
+    );
   }
   const recorded = applied ?? [];
   if (recorded.some((name, i) => backup.migrations[i] !== name)) {
-    throw new Stopped(`${label} is empty but already has migrations the backup had not reached (it has ${migrationRange(recorded)}, the backup ${migrationRange(backup.migrations)}): the backup's rows would miss what those migrations do to existing rows. Nothing was changed. Restore into a new database (npx wrangler d1 create <name>, then --database <name>); npm run deploy applies the newer migrations after.`);
+    throw new Stopped(
+      `${label} is empty but already has migrations the backup had not reached (it has ${migrationRange(recorded)}, the backup ${migrationRange(backup.migrations)}): the backup's rows would miss what those migrations do to existing rows. Nothing was changed. Restore into a new database (npx wrangler d1 create <name>, then --database <name>); npm run deploy applies the newer migrations after.`,
+    );
   }
   step('target', `D1 "${target.name}" (${options.local ? 'local' : target.id}) holds no rows; migrations applied so far: ${migrationRange(recorded)}`);
 }
@@ -141,7 +153,9 @@ async function applyMigrations(where: Where, what: string): Promise<string[]> {
 async function main(): Promise<void> {
   const config = configPath(options.config);
   const backup = readBackup();
-  const shipped = readdirSync(migrationsDir).filter((name) => name.endsWith('.sql')).sort();
+  const shipped = readdirSync(migrationsDir)
+    .filter((name) => name.endsWith('.sql'))
+    .sort();
   checkMigrations(backup, shipped);
   console.log(`Restoring ${shown(file)}: ${rowTotal(backup)} rows in ${backup.rows.size} tables, migrations ${migrationRange(backup.migrations)}`);
   const target = await findTarget(config);
@@ -159,13 +173,15 @@ async function main(): Promise<void> {
 
     await checkEmpty(target, backup, where);
     stageMigrations(backup.migrations);
-    const upToBackup = await applyMigrations(where, 'Applying the backup\'s migrations (wrangler d1 migrations apply)');
-    step('schema', upToBackup.length ? `applied ${upToBackup.join(', ')} (the backup's level)` : 'already at the backup\'s level');
+    const upToBackup = await applyMigrations(where, "Applying the backup's migrations (wrangler d1 migrations apply)");
+    step('schema', upToBackup.length ? `applied ${upToBackup.join(', ')} (the backup's level)` : "already at the backup's level");
 
     const tables = await tablesOf(where, 'Reading the restored schema');
     const unknown = [...backup.rows.keys()].filter((name) => !tables.some((table) => table.name === name));
     if (unknown.length > 0) {
-      throw new Stopped(`The backup has rows for tables its migrations do not make (${unknown.join(', ')}), so no rows were loaded; the database "${target.name}" now has the schema of ${migrationRange(backup.migrations)} and no rows.`);
+      throw new Stopped(
+        `The backup has rows for tables its migrations do not make (${unknown.join(', ')}), so no rows were loaded; the database "${target.name}" now has the schema of ${migrationRange(backup.migrations)} and no rows.`,
+      );
     }
     const load = path.join(stage, 'load.sql');
     writeFileSync(load, loadSql(backup, parentsFirst(tables)));
@@ -180,7 +196,8 @@ async function main(): Promise<void> {
     }
 
     const after = await contentsOf([MIGRATIONS_TABLE, ...backup.rows.keys()], where, 'Counting the restored rows');
-    const short = [...backup.rows].filter(([name, rows]) => after.counts.get(name) !== rows.length)
+    const short = [...backup.rows]
+      .filter(([name, rows]) => after.counts.get(name) !== rows.length)
       .map(([name, rows]) => `${name}: ${after.counts.get(name)} of ${rows.length}`);
     if (short.length > 0) throw new Stopped(`The restored database does not hold the backup's rows (${short.join(', ')}).`);
     if (after.applied?.join() !== shipped.join()) {
@@ -190,10 +207,14 @@ async function main(): Promise<void> {
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }
-  console.log(options.local ? '\nRestored.' : `
+  console.log(
+    options.local
+      ? '\nRestored.'
+      : `
 Restored into D1 "${target.name}" (${target.id}). To run the relay on it:
   npm run deploy -- --database ${target.name}
-(The chats' threads live in the relay's Durable Objects and on each host, not in D1: a restore leaves them as they are.)`);
+(The chats' threads live in the relay's Durable Objects and on each host, not in D1: a restore leaves them as they are.)`,
+  );
 }
 
 runMain(main);

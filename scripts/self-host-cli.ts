@@ -43,7 +43,9 @@ export interface D1Database {
 export async function listDatabases(config: string, options: WranglerOptions): Promise<D1Database[]> {
   const result = await runWrangler(['d1', 'list', '--json', '--config', config], options);
   if (result.status !== 0) {
-    throw new Stopped(`Listing your D1 databases (wrangler d1 list) failed (wrangler exited ${result.status}); are you signed in (npx wrangler login)?\n${outputTail(result)}`);
+    throw new Stopped(
+      `Listing your D1 databases (wrangler d1 list) failed (wrangler exited ${result.status}); are you signed in (npx wrangler login)?\n${outputTail(result)}`,
+    );
   }
   const list = jsonIn<D1Database[]>(result.stdout, '[');
   if (!list) throw new Stopped(`wrangler d1 list answered no list:\n${outputTail(result)}`);

@@ -32,11 +32,13 @@ async function devSecrets(): Promise<{ signingKeys: string; setupSecret: string 
   const file = path.join(root, '.dev.vars');
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const read = (name: string) => new RegExp(`^${name}=(.+)$`, 'm').exec(text)?.[1]?.trim();
-  const add = (name: string, value: string) => { text = `${text.trimEnd()}${text.trim() ? '\n' : ''}${name}=${value}\n`; };
+  const add = (name: string, value: string) => {
+    text = `${text.trimEnd()}${text.trim() ? '\n' : ''}${name}=${value}\n`;
+  };
   let signingKeys = read(SIGNING_KEYS);
   let setupSecret = read(SETUP_SECRET);
-  if (!signingKeys) add(SIGNING_KEYS, signingKeys = `'${await newSecretValue(SIGNING_KEYS)}'`);
-  if (!setupSecret) add(SETUP_SECRET, setupSecret = await newSecretValue(SETUP_SECRET));
+  if (!signingKeys) add(SIGNING_KEYS, (signingKeys = `'${await newSecretValue(SIGNING_KEYS)}'`));
+  if (!setupSecret) add(SETUP_SECRET, (setupSecret = await newSecretValue(SETUP_SECRET)));
   // Web Push's VAPID key: browsers subscribe under it, so it is kept too (a new one orphans every subscription).
   if (!read(VAPID_KEYS)) add(VAPID_KEYS, `'${await newSecretValue(VAPID_KEYS)}'`);
   writeFileSync(file, text, { mode: 0o600 });
@@ -57,7 +59,8 @@ const relay = await startLocalRelay({ port, persistTo: path.join(root, '.wrangle
 // creates the owner account and leads on to that approval.
 const hostData = path.join(local, 'host');
 const localJson = localFile(root);
-const writeLocal = (value: { relayUrl: string; hostId: string | null; approveAt?: string }) => writeFileSync(localJson, JSON.stringify(value, null, 2), { mode: 0o600 });
+const writeLocal = (value: { relayUrl: string; hostId: string | null; approveAt?: string }) =>
+  writeFileSync(localJson, JSON.stringify(value, null, 2), { mode: 0o600 });
 // Ctrl-C while the host waits for its approval stops the relay too.
 const pairing = new AbortController();
 const abortPairing = () => pairing.abort(new Error('stopped while waiting for the approval'));
@@ -72,16 +75,20 @@ const started = await startLocalHost({
   log: consoleLog(Boolean(process.env.TETHER_VERBOSE)),
   onCode: ({ userCode, verificationUrl }) => {
     writeLocal({ relayUrl: relay.url, hostId: null, approveAt: verificationUrl });
-    void ownerClaimed(relay.url).then((claimed) => console.log(claimed === true
-      ? `
+    void ownerClaimed(relay.url).then((claimed) =>
+      console.log(
+        claimed === true
+          ? `
 The host on this machine waits for you to approve it (code ${userCode}). Sign in and approve it at:
     ${verificationUrl}
 `
-      : `
+          : `
 The relay has no owner yet. Open this one-time link to create the owner account; it then leads you
 to approve the host on this machine (code ${userCode}), signed by your browser's device key:
     ${setupLink(relay.url, secrets.setupSecret, userCode)}
-`));
+`,
+      ),
+    );
   },
 }).catch((error: unknown) => {
   console.error(`The local host could not start: ${error instanceof Error ? error.message : String(error)}`);
@@ -97,9 +104,10 @@ writeLocal({ relayUrl: relay.url, hostId });
 // Until the owner has a password, the one-time setup link (the secret rides in the fragment, which
 // no server sees) is how they get one.
 const claimed = await ownerClaimed(relay.url);
-const owner = claimed === true
-  ? `  owner        ${pinned.name}, pinned by this host (device ${shortFingerprint(pinned.device.id)})`
-  : `  owner        the relay has none (was its state in .wrangler/ removed?). Open this one-time link to create the owner account:
+const owner =
+  claimed === true
+    ? `  owner        ${pinned.name}, pinned by this host (device ${shortFingerprint(pinned.device.id)})`
+    : `  owner        the relay has none (was its state in .wrangler/ removed?). Open this one-time link to create the owner account:
                  ${setupLink(relay.url, secrets.setupSecret)}
                then remove ${hostData}/identity.json and restart, so the host pairs with the new owner`;
 
@@ -107,13 +115,14 @@ const plan = host.agents!;
 const configLine = plan.configFile
   ? `${plan.configFile} (its "providers" decide the agents)`
   : `none: ${path.join(hostData, 'config.json')} does not exist, so the agents are the ones found on PATH`;
-const demoHint = plan.source === 'demo'
-  ? `
+const demoHint =
+  plan.source === 'demo'
+    ? `
   The only agent is the scripted demo: no Claude Code, Codex, Gemini CLI or Copilot CLI that can chat
   was found on your PATH. Install one and sign in (e.g. npm install -g @anthropic-ai/claude-code, then
   claude and /login), then restart. What it finds and why: node_modules/.bin/node bin/tether.js host doctor --data ${hostData}
 `
-  : '';
+    : '';
 
 const signaturesLine = host.signatures.require
   ? `required${host.signatures.allowUnsigned.length ? `, except ${host.signatures.allowUnsigned.join(', ')}` : ''}: what acts on this machine must be signed by a device it can follow back to its owner`

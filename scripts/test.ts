@@ -10,9 +10,12 @@ import { typecheck } from './typecheck.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 // Each tool runs on this very Node (>= 22), whatever `node` the PATH would find first.
-const tool = (script: string, args: string[]) => spawnSync(process.execPath, [path.join(root, 'node_modules', script), ...args], {
-  cwd: root, stdio: 'inherit', env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` },
-});
+const tool = (script: string, args: string[]) =>
+  spawnSync(process.execPath, [path.join(root, 'node_modules', script), ...args], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` },
+  });
 const projects = ['contracts', 'client', 'host', 'relay', 'deploy', 'e2e'];
 const only = process.argv.slice(2);
 const reports = mkdtempSync(path.join(tmpdir(), 'tether-test-'));
@@ -24,7 +27,7 @@ let broken = false;
 const failures: string[] = [];
 
 // The browser tests drive Debian's Chromium; install it when missing (needs root or sudo).
-if ((only.length === 0 || only.includes('e2e'))) ensureChromium();
+if (only.length === 0 || only.includes('e2e')) ensureChromium();
 // The host's tests and e2e drive OpenCode and Qwen Code for real; see scripts/acp-agents.ts.
 if (only.length === 0 || only.includes('host') || only.includes('e2e')) ensureAcpAgents();
 
@@ -33,10 +36,10 @@ if (typeErrors.length > 0) {
   console.error(`The type check failed: ${typeErrors.join(', ')}`);
   process.exit(1);
 }
-// The lint (biome.jsonc says which rules and why); only its errors are shown here and fail the run,
-// its warnings are `npm run lint`'s.
-if (tool('@biomejs/biome/bin/biome', ['lint', '--diagnostic-level=error', '--max-diagnostics=50']).status !== 0) {
-  console.error('The lint failed (npm run lint shows every finding)');
+// The lint and the format (biome.jsonc says which rules and why); only errors are shown here and fail
+// the run (a lint error, a file not formatted), its warnings are `npm run lint`'s.
+if (tool('@biomejs/biome/bin/biome', ['check', '--diagnostic-level=error', '--max-diagnostics=50']).status !== 0) {
+  console.error('The lint or the format check failed (npm run lint shows every finding; npm run format rewrites unformatted files)');
   process.exit(1);
 }
 
@@ -45,8 +48,16 @@ for (const project of only.length > 0 ? only : projects) {
   const run = tool('vitest/vitest.mjs', ['run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]);
   try {
     const totals = JSON.parse(readFileSync(report, 'utf8')) as {
-      numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number;
-      testResults: Array<{ name: string; status: string; message?: string; assertionResults: Array<{ status: string; fullName: string; failureMessages?: string[] }> }>;
+      numPassedTests: number;
+      numFailedTests: number;
+      numPendingTests: number;
+      numTodoTests: number;
+      testResults: Array<{
+        name: string;
+        status: string;
+        message?: string;
+        assertionResults: Array<{ status: string; fullName: string; failureMessages?: string[] }>;
+      }>;
     };
     // A file that failed outside its tests (a beforeAll, an import) reports them skipped, not failed:
     // count those as failed, so the closing line never says "0 failed" of a run that failed.
@@ -61,7 +72,12 @@ for (const project of only.length > 0 ? only : projects) {
     }
     passed += totals.numPassedTests;
     failed += totals.numFailedTests + unrun;
-    skipped += Math.max(0, totals.numPendingTests + totals.numTodoTests - brokenFiles.reduce((sum, file) => sum + file.assertionResults.filter((t) => t.status !== 'passed').length, 0));
+    skipped += Math.max(
+      0,
+      totals.numPendingTests +
+        totals.numTodoTests -
+        brokenFiles.reduce((sum, file) => sum + file.assertionResults.filter((t) => t.status !== 'passed').length, 0),
+    );
   } catch {
     broken = true; // no report: the project could not run at all
   }

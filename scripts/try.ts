@@ -33,9 +33,11 @@ async function signIn(): Promise<string> {
     process.exit(1);
   }
   const res = await fetch(`${local.relayUrl}/api/auth/signin`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
   });
-  const body = await res.json() as { accessToken?: string; message?: string };
+  const body = (await res.json()) as { accessToken?: string; message?: string };
   if (!res.ok || !body.accessToken) {
     console.error(`Sign-in refused: ${body.message ?? res.status}`);
     process.exit(1);
@@ -49,11 +51,12 @@ const token = await signIn();
 // acts on the machine, so a host that requires signatures and knows this device carries them out.
 const deviceKey = await loadOrCreateDeviceKey(path.join(root, '.tether', 'try-device.json'));
 const registered = await fetch(`${local.relayUrl}/api/devices`, {
-  method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+  method: 'POST',
+  headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
   body: JSON.stringify({ name: 'npm run try', publicKey: deviceKey.publicKey }),
 });
 if (!registered.ok) {
-  const body = await registered.json().catch(() => ({})) as { message?: string };
+  const body = (await registered.json().catch(() => ({}))) as { message?: string };
   console.error(`(this device's key was not registered: ${body.message ?? registered.status}; requests still go signed)`);
 } else {
   await vouched();
@@ -67,7 +70,9 @@ if (!registered.ok) {
 async function vouched(): Promise<void> {
   let pinned: string | null = null;
   try {
-    pinned = (JSON.parse(readFileSync(path.join(root, '.tether', 'host', 'trust.json'), 'utf8')) as { owner?: { device?: { id?: string } } }).owner?.device?.id ?? null;
+    pinned =
+      (JSON.parse(readFileSync(path.join(root, '.tether', 'host', 'trust.json'), 'utf8')) as { owner?: { device?: { id?: string } } }).owner?.device?.id ??
+      null;
   } catch {
     // Not this repository's npm start host (TETHER_HOST_DATA elsewhere): the host says whether it counts.
   }
@@ -75,7 +80,7 @@ async function vouched(): Promise<void> {
   let told = false;
   for (;;) {
     const res = await fetch(`${local.relayUrl}/api/devices`, { headers: { authorization: `Bearer ${token}` } });
-    const list = res.ok ? (await res.json() as { devices: Array<{ id: string; vouchedBy: string | null }> }).devices : [];
+    const list = res.ok ? ((await res.json()) as { devices: Array<{ id: string; vouchedBy: string | null }> }).devices : [];
     const self = list.find((device) => device.id === deviceKey.id);
     if (!self || self.vouchedBy !== null) return;
     if (!told) {
@@ -90,7 +95,9 @@ const text = process.argv.slice(2).join(' ') || 'hello';
 const chatId = process.env.TETHER_CHAT ?? `try-${Date.now().toString(36)}`;
 const prompt = createInterface({ input: process.stdin, output: process.stdout });
 let stdinOpen = true;
-prompt.once('close', () => { stdinOpen = false; });
+prompt.once('close', () => {
+  stdinOpen = false;
+});
 /** Asks on the terminal; with no terminal left (piped input ended) the answer is empty. */
 const ask = {
   question: (q: string) => (stdinOpen ? prompt.question(q) : Promise.resolve('')),
@@ -131,7 +138,8 @@ async function show(item: ChatItem): Promise<void> {
   } else if (item.kind === 'approval' && item.decision === 'pending' && !asked.has(item.requestId)) {
     asked.add(item.requestId);
     const answer = (await ask.question(`\n${item.toolName} wants to run ${JSON.stringify(item.input)}. Allow? [y/N] `)).trim().toLowerCase();
-    await chat.request('chat.approve', { chatId, requestId: item.requestId, decision: answer.startsWith('y') ? 'allow' : 'deny' })
+    await chat
+      .request('chat.approve', { chatId, requestId: item.requestId, decision: answer.startsWith('y') ? 'allow' : 'deny' })
       .catch((error: Error) => console.log(`(${error.message})`));
   } else if (item.kind === 'question' && item.state === 'pending' && !asked.has(item.requestId)) {
     asked.add(item.requestId);

@@ -20,8 +20,9 @@ export const TS_PROJECTS: ReadonlyArray<{ config: string; target: string }> = [
 /** Checks every project on this Node; answers the configs that failed (tsc prints why). */
 export function typecheck(): string[] {
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  return TS_PROJECTS.filter(({ config }) => spawnSync(process.execPath, [tsc, '--noEmit', '-p', config], { cwd: root, stdio: 'inherit' }).status !== 0)
-    .map(({ config }) => config);
+  return TS_PROJECTS.filter(({ config }) => spawnSync(process.execPath, [tsc, '--noEmit', '-p', config], { cwd: root, stdio: 'inherit' }).status !== 0).map(
+    ({ config }) => config,
+  );
 }
 
 if (import.meta.main) {

@@ -33,8 +33,11 @@ export interface WranglerOptions {
 }
 
 /** How to spawn `wrangler <args>`: this Node, the script, and the environment every run gets. */
-export function wranglerSpawn(args: string[], options: Pick<WranglerOptions, 'env' | 'cwd' | 'real'> = {}): { command: string; args: string[]; options: SpawnOptions } {
-  const script = options.real ? REAL_WRANGLER : process.env.TETHER_WRANGLER ?? REAL_WRANGLER;
+export function wranglerSpawn(
+  args: string[],
+  options: Pick<WranglerOptions, 'env' | 'cwd' | 'real'> = {},
+): { command: string; args: string[]; options: SpawnOptions } {
+  const script = options.real ? REAL_WRANGLER : (process.env.TETHER_WRANGLER ?? REAL_WRANGLER);
   return {
     command: process.execPath,
     args: [script, ...args],
@@ -106,7 +109,10 @@ export async function runWranglerWithOutput(args: string[], options: WranglerOpt
     const result = await runWrangler(args, { ...options, env: { ...options.env, WRANGLER_OUTPUT_FILE_PATH: file } });
     let entries: OutputEntry[] = [];
     try {
-      entries = readFileSync(file, 'utf8').split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as OutputEntry);
+      entries = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim())
+        .map((line) => JSON.parse(line) as OutputEntry);
     } catch {
       // No file: the command wrote no entry (it failed early); the status says so.
     }

@@ -8,7 +8,9 @@
 // event (the storage commit), → the relay (everything Tether adds).
 import { DurableObject } from 'cloudflare:workers';
 
-interface Env { FLOOR: DurableObjectNamespace<FloorRoom> }
+interface Env {
+  FLOOR: DurableObjectNamespace<FloorRoom>;
+}
 
 export class FloorRoom extends DurableObject<Env> {
   private seq = 0;

@@ -50,4 +50,5 @@ export function quoted(name: string): string {
 }
 
 /** The app's tables and their CREATE statements: SQLite's own and D1's `_cf_*` left out, `d1_migrations` kept. */
-export const APP_TABLES = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY name";
+export const APP_TABLES =
+  "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY name";

@@ -27,9 +27,10 @@ export function parentsFirst(tables: TableSchema[]): string[] {
   const order: string[] = [];
   const placed = new Set<string>();
   while (order.length < tables.length) {
-    const next = tables.find((table) => !placed.has(table.name) && parents.get(table.name)!.every((parent) => placed.has(parent)))
+    const next =
+      tables.find((table) => !placed.has(table.name) && parents.get(table.name)!.every((parent) => placed.has(parent))) ??
       // A cycle: take the first table left; the deferred check settles it at the end.
-      ?? tables.find((table) => !placed.has(table.name))!;
+      tables.find((table) => !placed.has(table.name))!;
     order.push(next.name);
     placed.add(next.name);
   }
@@ -39,7 +40,7 @@ export function parentsFirst(tables: TableSchema[]): string[] {
 /** The load file: the backup's rows in `order` (every table the backup has rows for must be in it), then its counters. */
 export function loadSql(backup: D1Export, order: string[]): string {
   const lines = ['PRAGMA defer_foreign_keys=TRUE;'];
-  for (const table of order) lines.push(...backup.rows.get(table) ?? []);
+  for (const table of order) lines.push(...(backup.rows.get(table) ?? []));
   // Inserting rows with their ids already moved each counter up to the largest id; the source's
   // counter may be higher (rows deleted since), and ids must not be handed out twice.
   for (const [table, statement] of backup.sequences) {

@@ -52,7 +52,9 @@ function valueIn(lines: string[], block: Block, key: string): string | null {
 function productionDatabaseBlock(lines: string[]): Block {
   const block = blocks(lines, `[[env.${DEPLOY_ENV}.d1_databases]]`).find((b) => valueIn(lines, b, 'binding') === DB_BINDING);
   if (!block) {
-    throw new Error(`wrangler.toml has no [[env.${DEPLOY_ENV}.d1_databases]] block with binding = "${DB_BINDING}" (the relay's database); restore it from the repository's wrangler.toml`);
+    throw new Error(
+      `wrangler.toml has no [[env.${DEPLOY_ENV}.d1_databases]] block with binding = "${DB_BINDING}" (the relay's database); restore it from the repository's wrangler.toml`,
+    );
   }
   return block;
 }

@@ -9,7 +9,11 @@ import { HealthSchema, type Health } from '../../src/contracts/health.ts';
  * (a route: the relay then answers under that host).
  */
 export function relayUrlFrom(targets: readonly string[]): string | null {
-  const hostOf = (target: string) => target.split(' ')[0]!.replace(/\/\*?$/, '').replace(/\/.*$/, '');
+  const hostOf = (target: string) =>
+    target
+      .split(' ')[0]!
+      .replace(/\/\*?$/, '')
+      .replace(/\/.*$/, '');
   const custom = targets.find((target) => target.includes('(custom domain'));
   if (custom) return `https://${hostOf(custom)}`;
   const route = targets.find((target) => !/^https?:\/\//.test(target) && !target.startsWith('schedule:') && /^[\w*.-]+\.[\w-]+/.test(target));
@@ -43,7 +47,11 @@ export async function checkHealth(url: string, waitMs: number): Promise<HealthAn
       // Missing migrations do not heal by waiting (the deploy applied them just before): no point asking again.
       if (res.ok || last.health?.migrations.pending?.length) return last;
     } catch (error) {
-      last = { status: null, detail: error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error), health: null };
+      last = {
+        status: null,
+        detail: error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error),
+        health: null,
+      };
     }
     if (Date.now() >= deadline) return last;
     await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -63,7 +71,8 @@ function healthIn(body: string): Health | null {
 export function healthProblem(health: Health): string | null {
   if (health.db === 'unreachable') return 'the relay cannot reach its D1 database';
   const pending = health.migrations.pending ?? [];
-  if (pending.length > 0) return `D1 lacks ${pending.length === 1 ? 'the migration' : 'the migrations'} ${pending.join(', ')} this build expects (applied up to ${health.migrations.applied ?? 'none'})`;
+  if (pending.length > 0)
+    return `D1 lacks ${pending.length === 1 ? 'the migration' : 'the migrations'} ${pending.join(', ')} this build expects (applied up to ${health.migrations.applied ?? 'none'})`;
   if (health.keys.signing !== 'ok') return `its signing keys (TETHER_SIGNING_KEYS) are ${health.keys.signing}`;
   if (health.keys.push === 'invalid') return 'its push keys (TETHER_VAPID_KEYS) do not import';
   return health.ok ? null : 'the relay says it is not healthy';
@@ -74,7 +83,7 @@ export async function ownerClaimed(url: string): Promise<boolean | null> {
   try {
     const res = await fetch(`${url}/api/auth/setup`, { signal: AbortSignal.timeout(10_000) });
     if (!res.ok) return null;
-    const body = await res.json() as { claimed?: unknown };
+    const body = (await res.json()) as { claimed?: unknown };
     return typeof body.claimed === 'boolean' ? body.claimed : null;
   } catch {
     return null;

@@ -19,12 +19,16 @@ export const KEY_SECRETS = [SIGNING_KEYS, VAPID_KEYS] as const;
 export async function newSecretValue(name: string): Promise<string> {
   switch (name) {
     // A JSON array of private ES256 JWKs with a kid: the first signs access tokens (src/relay/auth/keys.ts).
-    case SIGNING_KEYS: return JSON.stringify([await generateSigningKey()]);
+    case SIGNING_KEYS:
+      return JSON.stringify([await generateSigningKey()]);
     // The same shape; browsers subscribe with the first key (src/relay/push/vapid.ts).
-    case VAPID_KEYS: return JSON.stringify([await generateSigningKey(`vapid-${new Date().toISOString().slice(0, 10)}`)]);
+    case VAPID_KEYS:
+      return JSON.stringify([await generateSigningKey(`vapid-${new Date().toISOString().slice(0, 10)}`)]);
     // Claims the owner account once; it rides in a link's fragment, so it is URL-safe.
-    case SETUP_SECRET: return randomBytes(24).toString('base64url');
-    default: throw new Error(`no generator for the secret ${name}`);
+    case SETUP_SECRET:
+      return randomBytes(24).toString('base64url');
+    default:
+      throw new Error(`no generator for the secret ${name}`);
   }
 }
 

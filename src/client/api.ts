@@ -14,12 +14,57 @@ import { hc, type ClientResponse, type InferResponseType } from 'hono/client';
 import type { SuccessStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import {
-  AuditPageSchema, DeviceListResultSchema, DeviceRecordSchema, GrantListSchema, GrantSchema, HostListSchema, PairLookupResultSchema, IndexedChatListSchema, InvitationSchema, MeSchema, PairedHostSchema,
-  ProtocolError, PushDeliveryListSchema, RelayMetricsSchema, type RelayMetrics, PushSubscriptionListSchema, SessionListSchema, SessionTokensSchema, SignInMethodsSchema, TeamDetailSchema, TeamGrantsToSignSchema, TeamListSchema, TeamMembersToSignSchema, TeamSummarySchema,
-  type Me, type SessionSummary, type SignInMethods,
-  type AuditPage, type Grant, type GrantCreateRequest, type HostSummary, type IndexedChat, type Invitation, type PairedHost,
-  PeerDeviceListSchema, type PeerDevice, type RevocationStatement, type SignedGrantCreateRequest,
-  type DeviceRecord, type DeviceRegisterRequest, type DeviceStatement, type PairLookupResult, type PairingStatement, type Signed, type PushDelivery, type PushSubscriptionInfo, type TeamDetail, type TeamGrantsToSign, type TeamMembersToSign, type TeamSummary, type WireErrorCode,
+  AuditPageSchema,
+  DeviceListResultSchema,
+  DeviceRecordSchema,
+  GrantListSchema,
+  GrantSchema,
+  HostListSchema,
+  PairLookupResultSchema,
+  IndexedChatListSchema,
+  InvitationSchema,
+  MeSchema,
+  PairedHostSchema,
+  ProtocolError,
+  PushDeliveryListSchema,
+  RelayMetricsSchema,
+  type RelayMetrics,
+  PushSubscriptionListSchema,
+  SessionListSchema,
+  SessionTokensSchema,
+  SignInMethodsSchema,
+  TeamDetailSchema,
+  TeamGrantsToSignSchema,
+  TeamListSchema,
+  TeamMembersToSignSchema,
+  TeamSummarySchema,
+  type Me,
+  type SessionSummary,
+  type SignInMethods,
+  type AuditPage,
+  type Grant,
+  type GrantCreateRequest,
+  type HostSummary,
+  type IndexedChat,
+  type Invitation,
+  type PairedHost,
+  PeerDeviceListSchema,
+  type PeerDevice,
+  type RevocationStatement,
+  type SignedGrantCreateRequest,
+  type DeviceRecord,
+  type DeviceRegisterRequest,
+  type DeviceStatement,
+  type PairLookupResult,
+  type PairingStatement,
+  type Signed,
+  type PushDelivery,
+  type PushSubscriptionInfo,
+  type TeamDetail,
+  type TeamGrantsToSign,
+  type TeamMembersToSign,
+  type TeamSummary,
+  type WireErrorCode,
 } from '../contracts/index.ts';
 import { Backoff } from '../contracts/backoff.ts';
 import type { AppType } from '../relay/index.ts';
@@ -162,14 +207,18 @@ export class RelayApi {
    * meanwhile, the newer one is the answer and nothing is refreshed.
    */
   refresh(stale?: string): Promise<SessionTokens> {
-    this.refreshing ??= this.tokens.exclusive(async () => {
-      const stored = this.tokens.load();
-      if (!stored) throw this.ended(new ProtocolError('unauthorized', 'Not signed in'));
-      const fresh = stored.accessToken !== stale && stored.expiresAt - Date.now() > REFRESH_BEFORE_MS;
-      if (fresh) return this.session = stored;
-      const next = await this.rotate(stored.refreshToken);
-      return this.adopt({ ...next, ...(stored.userId ? { userId: stored.userId } : {}) });
-    }).finally(() => { this.refreshing = null; });
+    this.refreshing ??= this.tokens
+      .exclusive(async () => {
+        const stored = this.tokens.load();
+        if (!stored) throw this.ended(new ProtocolError('unauthorized', 'Not signed in'));
+        const fresh = stored.accessToken !== stale && stored.expiresAt - Date.now() > REFRESH_BEFORE_MS;
+        if (fresh) return (this.session = stored);
+        const next = await this.rotate(stored.refreshToken);
+        return this.adopt({ ...next, ...(stored.userId ? { userId: stored.userId } : {}) });
+      })
+      .finally(() => {
+        this.refreshing = null;
+      });
     return this.refreshing;
   }
 
@@ -208,7 +257,9 @@ export class RelayApi {
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     return this.signedCall(async (auth) => {
       const headers = { ...auth.headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) };
-      return this.transport(`${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }) as unknown as Promise<ClientResponse<T, 200, "json">>;
+      return this.transport(`${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }) as unknown as Promise<
+        ClientResponse<T, 200, 'json'>
+      >;
     });
   }
 
@@ -247,7 +298,7 @@ export class RelayApi {
   /** The JSON of a successful answer (null when it is none: a check against a schema then says so). */
   private async answer<R extends ClientResponse<unknown, number, string>>(sent: Promise<R>): Promise<Answer<R>> {
     const res = await sent;
-    return await res.json().catch(() => null) as Answer<R>;
+    return (await res.json().catch(() => null)) as Answer<R>;
   }
 
   /**
@@ -274,8 +325,8 @@ export class RelayApi {
       this.asked.set(res, asked);
       return res;
     }
-    const answer = await res.json().catch(() => null) as { code?: unknown; message?: unknown } | null;
-    const code = typeof answer?.code === 'string' ? answer.code as WireErrorCode : statusCode(res.status);
+    const answer = (await res.json().catch(() => null)) as { code?: unknown; message?: unknown } | null;
+    const code = typeof answer?.code === 'string' ? (answer.code as WireErrorCode) : statusCode(res.status);
     throw new ProtocolError(code, typeof answer?.message === 'string' ? answer.message : `${asked} failed (${res.status})`);
   }
 
@@ -356,7 +407,8 @@ export class RelayApi {
    */
   teamMembersToSign(hostId: string, teamId: string): Promise<TeamMembersToSign> {
     return this.checked(TeamMembersToSignSchema, (auth) =>
-      this.relay.api.hosts[':id'].grants.teams[':teamId'].members.$get({ param: { id: seg(hostId), teamId: seg(teamId) } }, auth));
+      this.relay.api.hosts[':id'].grants.teams[':teamId'].members.$get({ param: { id: seg(hostId), teamId: seg(teamId) } }, auth),
+    );
   }
 
   /** Takes a grant back; with `revocation` (signed by this device) the host takes it back too. */
@@ -458,7 +510,8 @@ export class RelayApi {
 
   /** The hosts the caller owns where this team's signed grant must be signed again (its members changed). */
   async teamGrantsToSign(teamId: string): Promise<TeamGrantsToSign['hosts']> {
-    return (await this.checked(TeamGrantsToSignSchema, (auth) => this.relay.api.teams[':id']['grants-to-sign'].$get({ param: { id: seg(teamId) } }, auth))).hosts;
+    return (await this.checked(TeamGrantsToSignSchema, (auth) => this.relay.api.teams[':id']['grants-to-sign'].$get({ param: { id: seg(teamId) } }, auth)))
+      .hosts;
   }
 
   setMemberRole(teamId: string, userId: string, role: TeamSummary['role']): Promise<{ teamId: string; userId: string; role: string }> {
@@ -484,17 +537,29 @@ export class RelayApi {
    * Accepts an invitation. Signed in: joins. Signed out, with an account: creates it, joins, and signs
    * in (the new session is adopted).
    */
-  async acceptInvitation(token: string, account?: { email: string; password: string; name: string }): Promise<{ userId: string; teamId: string | null; role: string }> {
+  async acceptInvitation(
+    token: string,
+    account?: { email: string; password: string; name: string },
+  ): Promise<{ userId: string; teamId: string | null; role: string }> {
     // The route reads its body only when signed out, so the body is not in its type: sent as JSON here.
     const accept = (auth: Auth, body: object) =>
-      this.relay.api.invitations[':token'].accept.$post({ param: { token: seg(token) } }, { headers: { ...auth.headers, 'Content-Type': 'application/json' }, init: { body: JSON.stringify(body) } });
+      this.relay.api.invitations[':token'].accept.$post(
+        { param: { token: seg(token) } },
+        { headers: { ...auth.headers, 'Content-Type': 'application/json' }, init: { body: JSON.stringify(body) } },
+      );
     if (this.signedIn) {
       const { userId, teamId, role } = await this.signedCall((auth) => accept(auth, {}));
       return { userId, teamId, role };
     }
     const joined = await this.answer(accept({ headers: {} }, account ?? {}));
     if ('accessToken' in joined) {
-      this.adopt({ sessionId: joined.sessionId, refreshToken: joined.refreshToken, accessToken: joined.accessToken, expiresAt: joined.expiresAt, userId: joined.userId });
+      this.adopt({
+        sessionId: joined.sessionId,
+        refreshToken: joined.refreshToken,
+        accessToken: joined.accessToken,
+        expiresAt: joined.expiresAt,
+        userId: joined.userId,
+      });
     }
     return { userId: joined.userId, teamId: joined.teamId, role: joined.role };
   }
@@ -532,5 +597,8 @@ export async function oidcBinding(): Promise<{ verifier: string; challenge: stri
 }
 
 function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }

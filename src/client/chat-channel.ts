@@ -12,8 +12,18 @@
 // relay tells that to whoever is attached then, and to its sender's next attach (before the answer,
 // so before the queue in it is read) if they were away.
 import {
-  CHAT_PAGE_LIMITS, ChatSendPayloadSchema, KEPT_SEND_PREFIX, ProtocolError,
-  type AgentRequestType, type ChatQueuePayload, type ChatSendPayload, type ChatSendResult, type RequestPayload, type RequestResult, type SettledRequest, type WireError,
+  CHAT_PAGE_LIMITS,
+  ChatSendPayloadSchema,
+  KEPT_SEND_PREFIX,
+  ProtocolError,
+  type AgentRequestType,
+  type ChatQueuePayload,
+  type ChatSendPayload,
+  type ChatSendResult,
+  type RequestPayload,
+  type RequestResult,
+  type SettledRequest,
+  type WireError,
 } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
 import { settledAmong } from './device-key.ts';
@@ -64,7 +74,9 @@ export class ChatChannel extends LiveSocket {
     this.outbox = options.outbox ?? defaultOutboxStore();
     this.thread = new ThreadModel(chatId, (cursor) => this.request('chat.history', { chatId, cursor }));
     this.restored = this.restore();
-    this.onState((state) => { if (state === 'closed') this.refuseKept(); });
+    this.onState((state) => {
+      if (state === 'closed') this.refuseKept();
+    });
     this.start();
   }
 
@@ -134,7 +146,9 @@ export class ChatChannel extends LiveSocket {
 
   private track(send: PendingSend): PendingSend {
     this.sends.set(send.id, send);
-    send.onChange((changed) => { for (const listener of this.sendListeners) listener(changed); });
+    send.onChange((changed) => {
+      for (const listener of this.sendListeners) listener(changed);
+    });
     for (const listener of this.sendListeners) listener(send);
     return send;
   }
@@ -211,12 +225,17 @@ export class ChatChannel extends LiveSocket {
    * send the relay keeps for the offline host, which stays as `queued` (never sent again) until it is
    * delivered or refused, so that a reload still learns how it ended.
    */
-  private async settle(send: PendingSend, state: 'queued' | 'delivered' | 'failed', detail: { error?: WireError; result?: ChatSendResult } = {}): Promise<void> {
+  private async settle(
+    send: PendingSend,
+    state: 'queued' | 'delivered' | 'failed',
+    detail: { error?: WireError; result?: ChatSendResult } = {},
+  ): Promise<void> {
     send.advance(state, detail);
     if (send.state !== state) return; // settled otherwise already (a refusal heard before the answer): that was stored
-    const write = state === 'queued'
-      ? () => this.outbox.put({ ...this.scope(), id: send.id, payload: send.payload, createdAt: send.createdAt, order: send.order, state })
-      : () => this.outbox.remove(send.id);
+    const write =
+      state === 'queued'
+        ? () => this.outbox.put({ ...this.scope(), id: send.id, payload: send.payload, createdAt: send.createdAt, order: send.order, state })
+        : () => this.outbox.remove(send.id);
     await this.store(send.id, write).catch(() => undefined);
   }
 
@@ -226,7 +245,11 @@ export class ChatChannel extends LiveSocket {
     const previous = this.writes.get(id);
     const next = previous ? previous.catch(() => undefined).then(write) : write();
     this.writes.set(id, next);
-    void next.catch(() => undefined).finally(() => { if (this.writes.get(id) === next) this.writes.delete(id); });
+    void next
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.writes.get(id) === next) this.writes.delete(id);
+      });
     return next;
   }
 
@@ -258,7 +281,9 @@ export class ChatChannel extends LiveSocket {
     this.early = [];
     try {
       const result = await socket.request('chat.attach', {
-        chatId: this.chatId, historyLimit: this.historyLimit, ...(since === undefined ? {} : { since }),
+        chatId: this.chatId,
+        historyLimit: this.historyLimit,
+        ...(since === undefined ? {} : { since }),
       });
       this.thread.applyAttach(result, since);
       for (const frame of this.early.splice(0)) this.takeNow(frame);
@@ -283,12 +308,15 @@ export class ChatChannel extends LiveSocket {
     switch (frame.event) {
       case 'chat.event': {
         const outcome = this.thread.applyEnvelope(payload);
-        if (outcome === 'gap') this.reconnect(); // the next attach (since = what we have) fills it
+        if (outcome === 'gap')
+          this.reconnect(); // the next attach (since = what we have) fills it
         else if (outcome === 'applied' && payload.event.type !== 'delta') this.queueChanged();
         return;
       }
-      case 'chat.bookmarks': return this.thread.applyBookmarks(payload.bookmarks);
-      case 'chat.visuals': return this.thread.applyVisuals(payload.visuals);
+      case 'chat.bookmarks':
+        return this.thread.applyBookmarks(payload.bookmarks);
+      case 'chat.visuals':
+        return this.thread.applyVisuals(payload.visuals);
       case 'chat.sendRefused': {
         // Heard live, or again on attaching (the relay cannot know this device heard it): once is enough.
         const send = this.sends.get(payload.requestId);

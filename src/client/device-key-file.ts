@@ -38,7 +38,7 @@ export async function readDeviceKey(file: string): Promise<DeviceKey> {
 async function createDeviceKey(file: string, now: number): Promise<DeviceKey> {
   const pair = await newDeviceKeyPair(true);
   const key = await deviceKeyOf(pair, now);
-  const jwk = await crypto.subtle.exportKey('jwk', pair.privateKey) as JsonWebKey;
+  const jwk = (await crypto.subtle.exportKey('jwk', pair.privateKey)) as JsonWebKey;
   const dir = path.dirname(path.resolve(file));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;

@@ -19,7 +19,9 @@ export * from './device-sign.ts';
  * then refuses it with signature-required, which is the truth).
  */
 export function requestSigner(
-  key: DeviceKey | PromiseLike<DeviceKey | null>, hostId: string, shown?: (frame: { type: string; payload: unknown }) => SettledRequest | null,
+  key: DeviceKey | PromiseLike<DeviceKey | null>,
+  hostId: string,
+  shown?: (frame: { type: string; payload: unknown }) => SettledRequest | null,
 ): RequestSigner {
   const signs = (type: string) => isRequestType(type) && REQUEST_RULES[type].actsOnMachine;
   return {
@@ -27,7 +29,7 @@ export function requestSigner(
     async sign(frame) {
       if (!signs(frame.type)) return undefined;
       // The settled request as shown NOW, before any await: the thread may move on meanwhile.
-      const settled = REQUEST_RULES[frame.type as keyof typeof REQUEST_RULES].settles ? shown?.(frame) ?? null : null;
+      const settled = REQUEST_RULES[frame.type as keyof typeof REQUEST_RULES].settles ? (shown?.(frame) ?? null) : null;
       const held = await key;
       if (!held) return undefined;
       return signRequest(held, frame, { hostId, ...(settled ? { settles: await settledRequestDigest(settled) } : {}) });
@@ -46,4 +48,3 @@ export function settledAmong(type: string, payload: unknown, items: readonly Cha
   if (item?.kind === 'question') return { kind: 'question', requestId: item.requestId, questions: item.questions };
   return null;
 }
-

@@ -2,12 +2,8 @@
 // the web app's key store import this and the zod-free signing half of the contracts
 // (src/contracts/signing-core.ts) only, so neither brings zod in. device-key.ts re-exports it with the
 // parts that need the request registry (requestSigner, settledAmong).
-import {
-  DEVICE_KEY_ALGORITHM, deviceIdOf, requestStatement, signStatement, type SignableRequest,
-} from '../contracts/signing-core.ts';
-import type {
-  DeviceId, DevicePublicKey, DeviceStatement, Digest, PairingStatement, RequestSignature, Signed,
-} from '../contracts/signing.ts';
+import { DEVICE_KEY_ALGORITHM, deviceIdOf, requestStatement, signStatement, type SignableRequest } from '../contracts/signing-core.ts';
+import type { DeviceId, DevicePublicKey, DeviceStatement, Digest, PairingStatement, RequestSignature, Signed } from '../contracts/signing.ts';
 import type { HostPublicKey } from '../contracts/keys.ts';
 
 export interface DeviceKey {
@@ -27,7 +23,7 @@ export async function newDeviceKeyPair(extractable: boolean): Promise<CryptoKeyP
 
 /** The public JWK of a key pair, reduced to what a device record holds. */
 export async function publicJwkOf(publicKey: CryptoKey): Promise<DevicePublicKey> {
-  const jwk = await crypto.subtle.exportKey('jwk', publicKey) as JsonWebKey;
+  const jwk = (await crypto.subtle.exportKey('jwk', publicKey)) as JsonWebKey;
   if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') throw new Error('Not an Ed25519 public key');
   return { kty: 'OKP', crv: 'Ed25519', x: jwk.x };
 }
@@ -39,7 +35,9 @@ export async function deviceKeyOf(pair: CryptoKeyPair, created: number): Promise
 
 /** The signature that travels beside `frame` to `hostId`. `settles`: for an approval or answer, settledRequestDigest of what was shown. */
 export async function signRequest(
-  key: DeviceKey, frame: SignableRequest, context: { hostId: string; settles?: Digest; now?: number },
+  key: DeviceKey,
+  frame: SignableRequest,
+  context: { hostId: string; settles?: Digest; now?: number },
 ): Promise<RequestSignature> {
   const statement = await requestStatement(frame, { hostId: context.hostId, device: key.id, at: context.now ?? Date.now(), settles: context.settles });
   return signStatement(key.privateKey, statement);
@@ -47,19 +45,28 @@ export async function signRequest(
 
 /** Cross-signing: this device vouches that `device` is another device of the same person. */
 export async function vouchFor(
-  key: DeviceKey, userId: string, device: { id: DeviceId; publicKey: DevicePublicKey; name: string }, now = Date.now(),
+  key: DeviceKey,
+  userId: string,
+  device: { id: DeviceId; publicKey: DevicePublicKey; name: string },
+  now = Date.now(),
 ): Promise<Signed<DeviceStatement>> {
   return signStatement(key.privateKey, { kind: 'tether.device/1', userId, device, at: now, by: key.id });
 }
 
 /** The approval of a host's pairing, signed by this device: the host pins this person and device as its owner. */
 export async function signPairingApproval(
-  key: DeviceKey, pairing: { hostKey: HostPublicKey; userCode: string; userId: string; userName: string }, now = Date.now(),
+  key: DeviceKey,
+  pairing: { hostKey: HostPublicKey; userCode: string; userId: string; userName: string },
+  now = Date.now(),
 ): Promise<Signed<PairingStatement>> {
   return signStatement(key.privateKey, {
     kind: 'tether.pairing/1',
     hostKey: { kty: pairing.hostKey.kty, crv: pairing.hostKey.crv, x: pairing.hostKey.x },
-    userCode: pairing.userCode, userId: pairing.userId, userName: pairing.userName, at: now,
-    device: key.id, deviceKey: key.publicKey,
+    userCode: pairing.userCode,
+    userId: pairing.userId,
+    userName: pairing.userName,
+    at: now,
+    device: key.id,
+    deviceKey: key.publicKey,
   });
 }

@@ -24,6 +24,13 @@ export { chatTitle, providerName } from './chat-title.ts';
 export { modelName } from './model-name.ts';
 export type { TranscriptSource } from './transcript.ts';
 export {
-  addDeviceByCrossSigning, newGrantId, resignTeamGrant, revokeDeviceSigned, revokeGrantSigned, shareSigned, signGrant, signRevocation,
+  addDeviceByCrossSigning,
+  newGrantId,
+  resignTeamGrant,
+  revokeDeviceSigned,
+  revokeGrantSigned,
+  shareSigned,
+  signGrant,
+  signRevocation,
 } from './trust.ts';
 export type { ShareRequest, SignedGrantSubject } from './trust.ts';

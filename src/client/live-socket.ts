@@ -8,8 +8,15 @@
 // runs it twice, so a retry after a reconnect is safe. HostConnection (the lobby) and ChatChannel (one
 // chat) are built on this; each says what to do once a new socket is open (`opened`).
 import {
-  CLIENT_HEARTBEAT, ProtocolError,
-  type AgentRequestType, type HostPresenceEvent, type Request, type RequestPayload, type RequestResult, type SettledRequest, type WireError,
+  CLIENT_HEARTBEAT,
+  ProtocolError,
+  type AgentRequestType,
+  type HostPresenceEvent,
+  type Request,
+  type RequestPayload,
+  type RequestResult,
+  type SettledRequest,
+  type WireError,
 } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
 import { Backoff, type BackoffOptions } from '../contracts/backoff.ts';
@@ -53,9 +60,14 @@ export interface EventFrame {
  * payload against its schema before sending it, and a stream's deltas should not be parsed twice.
  */
 function eventOf(raw: unknown): EventFrame | null {
-  return typeof raw === 'object' && raw !== null && (raw as EventFrame).type === 'event'
-    && typeof (raw as EventFrame).event === 'string' && typeof (raw as EventFrame).payload === 'object' && (raw as EventFrame).payload !== null
-    ? raw as EventFrame : null;
+  return typeof raw === 'object' &&
+    raw !== null &&
+    (raw as EventFrame).type === 'event' &&
+    typeof (raw as EventFrame).event === 'string' &&
+    typeof (raw as EventFrame).payload === 'object' &&
+    (raw as EventFrame).payload !== null
+    ? (raw as EventFrame)
+    : null;
 }
 
 /** Failures worth trying again after a while. */
@@ -333,13 +345,22 @@ export abstract class LiveSocket {
       return Promise.reject(why ? new ProtocolError(why.code as never, why.message) : new SocketClosedError('The connection was closed'));
     }
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(new ProtocolError('host-timeout', `${what}: no connection to the relay within ${this.timeoutMs} ms`));
-      }, Math.max(1, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          this.waiters = this.waiters.filter((w) => w !== waiter);
+          reject(new ProtocolError('host-timeout', `${what}: no connection to the relay within ${this.timeoutMs} ms`));
+        },
+        Math.max(1, deadline - Date.now()),
+      );
       const waiter: OpenWaiter = {
-        resolve: (socket) => { clearTimeout(timer); resolve(socket); },
-        reject: (error) => { clearTimeout(timer); reject(error); },
+        resolve: (socket) => {
+          clearTimeout(timer);
+          resolve(socket);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
       };
       this.waiters.push(waiter);
     });

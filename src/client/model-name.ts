@@ -11,7 +11,10 @@ const capitalize = (word: string) => (UPPER.has(word) ? word.toUpperCase() : wor
 
 export function modelName(id: string): string {
   // A release date (`-20250929`, `@20250929`) and a context tag (`[1m]`) say nothing people choose by.
-  const bare = id.trim().replace(/\[[^\]]*\]$/, '').replace(/[-@]\d{8}$/, '');
+  const bare = id
+    .trim()
+    .replace(/\[[^\]]*\]$/, '')
+    .replace(/[-@]\d{8}$/, '');
   const match = /^([a-z]+)(\d[\w.]*)?-(.+)$|^([a-z]+)(\d[\w.]*)$/.exec(bare);
   const family = match?.[1] ?? match?.[4];
   if (!match || !family || !(family in FAMILIES)) return id;

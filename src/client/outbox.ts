@@ -140,7 +140,9 @@ export class PendingSend {
     this.createdAt = entry.createdAt;
     this.order = entry.order ?? nextOrder(entry.createdAt);
     this.currentState = state;
-    this.settled = new Promise((resolve) => { this.finish = resolve; });
+    this.settled = new Promise((resolve) => {
+      this.finish = resolve;
+    });
   }
 
   get state(): DeliveryState {

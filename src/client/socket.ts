@@ -4,8 +4,17 @@
 // (`POST /api/auth/tickets`) and opens the socket with `?ticket=`: a token never rides in a URL.
 // Reconnect, replay and offline sends are layered on top of this, not in it.
 import {
-  CLIENT_HEARTBEAT, ProtocolError, parseServerFrame,
-  type AgentRequestType, type FramePort, type Request, type RequestPayload, type RequestResult, type RequestSignature, type ServerFrame, type WireErrorCode,
+  CLIENT_HEARTBEAT,
+  ProtocolError,
+  parseServerFrame,
+  type AgentRequestType,
+  type FramePort,
+  type Request,
+  type RequestPayload,
+  type RequestResult,
+  type RequestSignature,
+  type ServerFrame,
+  type WireErrorCode,
 } from '../contracts/index.ts';
 
 /**
@@ -60,7 +69,12 @@ export class RelaySocket implements FramePort {
    * a key still loading from IndexedDB), and a request asked after a signed one must not overtake it
    * (a send, then its stop). Empty almost always, so a read goes out at once.
    */
-  private readonly outgoing: Array<{ frame: Request | ServerFrame; signing: Promise<RequestSignature | undefined> | null; sent: () => void; failed: (error: Error) => void }> = [];
+  private readonly outgoing: Array<{
+    frame: Request | ServerFrame;
+    signing: Promise<RequestSignature | undefined> | null;
+    sent: () => void;
+    failed: (error: Error) => void;
+  }> = [];
 
   constructor(url: string, token: string, options: RelaySocketOptions = {}) {
     this.options = { timeoutMs: options.timeoutMs ?? 30_000, newId: options.newId ?? (() => crypto.randomUUID()), signer: options.signer };
@@ -73,7 +87,7 @@ export class RelaySocket implements FramePort {
     target.protocol = target.protocol === 'https:' ? 'wss:' : target.protocol === 'http:' ? 'ws:' : target.protocol;
     target.searchParams.set('ticket', await mintTicket(target, token));
     if (this.closeAsked) throw new SocketClosedError('The socket was closed before it opened');
-    const ws = this.ws = new WebSocket(target);
+    const ws = (this.ws = new WebSocket(target));
     ws.addEventListener('message', (event) => this.onMessage(event.data));
     ws.addEventListener('close', (event) => {
       this.closedWith = { code: event.code, reason: event.reason };
@@ -118,7 +132,10 @@ export class RelaySocket implements FramePort {
 
   /** Sends a request and answers its result; a failure reply throws a ProtocolError with its code. */
   async request<T extends AgentRequestType>(
-    type: T, payload: RequestPayload<T>, id = this.options.newId(), timeoutMs = this.options.timeoutMs,
+    type: T,
+    payload: RequestPayload<T>,
+    id = this.options.newId(),
+    timeoutMs = this.options.timeoutMs,
   ): Promise<RequestResult<T>> {
     await this.opened;
     // A closed socket drops what it is given without a word: the request would only wait out its timeout.
@@ -169,7 +186,7 @@ export class RelaySocket implements FramePort {
       try {
         const signature = next.signing ? await next.signing : undefined;
         if (this.closedWith) throw new SocketClosedError('The connection to the relay closed');
-        this.write(signature ? { ...next.frame, signature } as unknown as Request : next.frame);
+        this.write(signature ? ({ ...next.frame, signature } as unknown as Request) : next.frame);
         next.sent();
       } catch (error) {
         next.failed(error instanceof Error ? error : new Error(String(error)));
@@ -234,9 +251,9 @@ async function mintTicket(socketUrl: URL, token: string): Promise<string> {
     const cause = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
     throw new ProtocolError('host-offline', `cannot reach the relay at ${api.origin}: ${cause}`);
   }
-  const body = await res.json().catch(() => null) as { ticket?: unknown; code?: unknown; message?: unknown } | null;
+  const body = (await res.json().catch(() => null)) as { ticket?: unknown; code?: unknown; message?: unknown } | null;
   if (res.ok && typeof body?.ticket === 'string') return body.ticket;
-  const code = typeof body?.code === 'string' ? body.code as WireErrorCode : res.status === 401 ? 'unauthorized' : 'internal';
+  const code = typeof body?.code === 'string' ? (body.code as WireErrorCode) : res.status === 401 ? 'unauthorized' : 'internal';
   throw new ProtocolError(code, typeof body?.message === 'string' ? body.message : `ticket refused (${res.status})`);
 }
 

@@ -3,8 +3,14 @@
 // `session.history` answers) into one state a view draws: each session's status, its items by id
 // in the order they happened (a transcript line can come late), and the approvals it waits on (always the host's whole list for a session).
 import {
-  SessionApprovalsEventSchema, SessionItemsEventSchema, TerminalSessionSchema, TimeOrderedItems,
-  type ApprovalRequest, type ChatItem, type SessionListResult, type TerminalSession,
+  SessionApprovalsEventSchema,
+  SessionItemsEventSchema,
+  TerminalSessionSchema,
+  TimeOrderedItems,
+  type ApprovalRequest,
+  type ChatItem,
+  type SessionListResult,
+  type TerminalSession,
 } from '../contracts/index.ts';
 import type { EventFrame } from './live-socket.ts';
 
@@ -50,7 +56,7 @@ export class TerminalSessionsView {
   /** Items of a session as `session.history` answered them, or as events brought them. */
   upsert(sessionId: string, items: readonly ChatItem[]): void {
     let held = this.items.get(sessionId);
-    if (!held) this.items.set(sessionId, held = new TimeOrderedItems());
+    if (!held) this.items.set(sessionId, (held = new TimeOrderedItems()));
     for (const item of items) held.set(item);
   }
 

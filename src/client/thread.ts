@@ -6,8 +6,14 @@
 // and only a snapshot, a reset or an older page rebuilds the index.
 import {
   appendDelta,
-  type ChatAttachResult, type ChatBookmark, type ChatEvent, type ChatEventEnvelope, type ChatHistoryResult, type ChatInfo,
-  type ChatItem, type ChatVisual,
+  type ChatAttachResult,
+  type ChatBookmark,
+  type ChatEvent,
+  type ChatEventEnvelope,
+  type ChatHistoryResult,
+  type ChatInfo,
+  type ChatItem,
+  type ChatVisual,
 } from '../contracts/index.ts';
 
 /** A waiting approval or question. */
@@ -157,7 +163,9 @@ export class ThreadModel {
   /** Loads the page before the oldest loaded item and prepends it; answers how many items came. */
   loadOlder(): Promise<number> {
     if (!this.cursor || !this.history) return Promise.resolve(0);
-    this.olderLoad ??= this.readOlder(this.cursor, this.history).finally(() => { this.olderLoad = null; });
+    this.olderLoad ??= this.readOlder(this.cursor, this.history).finally(() => {
+      this.olderLoad = null;
+    });
     return this.olderLoad;
   }
 
@@ -188,8 +196,10 @@ export class ThreadModel {
 
   private applyEvent(event: ChatEvent): void {
     switch (event.type) {
-      case 'item': return this.upsert(event.item);
-      case 'delta': return this.delta(event);
+      case 'item':
+        return this.upsert(event.item);
+      case 'delta':
+        return this.delta(event);
       case 'info':
         this.info = event.info;
         return this.emit({ kind: 'info' });

@@ -55,7 +55,7 @@ export class LocalStorageTokenStore implements TokenStore {
     if (!raw) return null;
     try {
       const parsed = JSON.parse(raw) as Partial<SessionTokens>;
-      return typeof parsed.refreshToken === 'string' && typeof parsed.sessionId === 'string' ? parsed as SessionTokens : null;
+      return typeof parsed.refreshToken === 'string' && typeof parsed.sessionId === 'string' ? (parsed as SessionTokens) : null;
     } catch {
       return null; // a damaged entry is no session: the person signs in again
     }

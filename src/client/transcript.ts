@@ -6,8 +6,15 @@ import { marked, type Token, type Tokens } from 'marked';
 import { chatTitle } from './chat-title.ts';
 import {
   ChatTranscriptSchema,
-  type ChatInfo, type ChatItem, type ChatTranscript, type TranscriptAttachment, type TranscriptBlock, type TranscriptMessage,
-  type TranscriptNotice, type TranscriptToolActivity, type TranscriptUsage,
+  type ChatInfo,
+  type ChatItem,
+  type ChatTranscript,
+  type TranscriptAttachment,
+  type TranscriptBlock,
+  type TranscriptMessage,
+  type TranscriptNotice,
+  type TranscriptToolActivity,
+  type TranscriptUsage,
 } from '../contracts/index.ts';
 
 /** What an export reads: a ThreadModel, or any info and items. */
@@ -45,21 +52,35 @@ export function transcriptJson(thread: TranscriptSource): ChatTranscript {
       case 'assistant': {
         const reply = item.kind === 'assistant';
         messages.push({
-          id: item.id, chat_id: chatId, ordinal: messages.length, role: item.kind,
+          id: item.id,
+          chat_id: chatId,
+          ordinal: messages.length,
+          role: item.kind,
           state: reply ? replyState(item.streaming, turn) : 'complete',
           markdown: item.text,
-          origin_message_id: reply && item.turnId ? firstUser.get(item.turnId) ?? null : null,
-          ...model, resolved_model: reply ? info.model : null,
+          origin_message_id: reply && item.turnId ? (firstUser.get(item.turnId) ?? null) : null,
+          ...model,
+          resolved_model: reply ? info.model : null,
           error_class: reply ? errorClass(turn) : null,
-          created_at: item.createdAt, completed_at: reply ? turn?.endedAt ?? null : item.createdAt,
-          parent_tool_use_id: reply ? item.parentToolUseId ?? null : null,
+          created_at: item.createdAt,
+          completed_at: reply ? (turn?.endedAt ?? null) : item.createdAt,
+          parent_tool_use_id: reply ? (item.parentToolUseId ?? null) : null,
         });
-        for (const block of markdownBlocks(item.text)) blocks.push({ id: `${item.id}:${blocks.length}`, message_id: item.id, ordinal: blocks.length, ...block });
+        for (const block of markdownBlocks(item.text))
+          blocks.push({ id: `${item.id}:${blocks.length}`, message_id: item.id, ordinal: blocks.length, ...block });
         if (item.kind === 'user') {
           for (const file of item.attachments ?? []) {
             attachments.push({
-              id: file.id, chat_id: chatId, message_id: item.id, ordinal: attachments.length, name: file.name, mime: file.mime,
-              size: file.size, path: file.path, width: file.width ?? null, height: file.height ?? null,
+              id: file.id,
+              chat_id: chatId,
+              message_id: item.id,
+              ordinal: attachments.length,
+              name: file.name,
+              mime: file.mime,
+              size: file.size,
+              path: file.path,
+              width: file.width ?? null,
+              height: file.height ?? null,
             });
           }
         }
@@ -70,42 +91,75 @@ export function transcriptJson(thread: TranscriptSource): ChatTranscript {
         continue;
       case 'tool':
         activities.push({
-          ...activityBase(chatId, item, beside), kind: 'tool', tool_use_id: item.toolUseId, parent_tool_use_id: item.parentToolUseId,
-          name: item.name, state: item.state, input: item.input ?? null, output: item.output ?? item.progress?.output ?? null,
-          changes: item.changes ?? [], completed_at: item.state === 'running' ? null : turn?.endedAt ?? null,
+          ...activityBase(chatId, item, beside),
+          kind: 'tool',
+          tool_use_id: item.toolUseId,
+          parent_tool_use_id: item.parentToolUseId,
+          name: item.name,
+          state: item.state,
+          input: item.input ?? null,
+          output: item.output ?? item.progress?.output ?? null,
+          changes: item.changes ?? [],
+          completed_at: item.state === 'running' ? null : (turn?.endedAt ?? null),
         });
         continue;
       case 'subagent':
         activities.push({
-          ...activityBase(chatId, item, beside), kind: 'subagent', tool_use_id: item.toolUseId, parent_tool_use_id: item.parentToolUseId ?? null,
-          name: item.subagentType ?? 'subagent', state: item.status, input: { description: item.description, prompt: item.prompt },
-          output: item.result ?? item.summary, completed_at: item.finishedAt,
+          ...activityBase(chatId, item, beside),
+          kind: 'subagent',
+          tool_use_id: item.toolUseId,
+          parent_tool_use_id: item.parentToolUseId ?? null,
+          name: item.subagentType ?? 'subagent',
+          state: item.status,
+          input: { description: item.description, prompt: item.prompt },
+          output: item.result ?? item.summary,
+          completed_at: item.finishedAt,
         });
         continue;
       case 'approval':
         activities.push({
-          ...activityBase(chatId, item, beside), kind: 'approval', tool_use_id: item.toolUseId, name: item.toolName,
-          state: item.decision, input: item.input ?? null, output: item.description,
+          ...activityBase(chatId, item, beside),
+          kind: 'approval',
+          tool_use_id: item.toolUseId,
+          name: item.toolName,
+          state: item.decision,
+          input: item.input ?? null,
+          output: item.description,
         });
         continue;
       case 'question':
         activities.push({
-          ...activityBase(chatId, item, beside), kind: 'question', name: 'question', state: item.state,
-          input: { questions: item.questions }, answers: item.answers,
+          ...activityBase(chatId, item, beside),
+          kind: 'question',
+          name: 'question',
+          state: item.state,
+          input: { questions: item.questions },
+          answers: item.answers,
         });
         continue;
       case 'note':
       case 'compaction':
         notices.push({
-          id: item.id, attempt_id: item.turnId, chat_id: chatId, assistant_message_id: beside,
-          text: item.kind === 'note' ? item.text : compactionText(item.preTokens), text_offset: 0, created_at: item.createdAt,
-          level: item.kind === 'note' ? item.level : 'info', kind: item.kind,
+          id: item.id,
+          attempt_id: item.turnId,
+          chat_id: chatId,
+          assistant_message_id: beside,
+          text: item.kind === 'note' ? item.text : compactionText(item.preTokens),
+          text_offset: 0,
+          created_at: item.createdAt,
+          level: item.kind === 'note' ? item.level : 'info',
+          kind: item.kind,
         });
         continue;
       case 'turn':
         usage.push({
-          message_id: replies.get(item.id)?.at(-1)?.id ?? null, turn_id: item.id, state: item.state, cost_usd: item.costUsd,
-          started_at: item.createdAt, ended_at: item.endedAt, duration_ms: item.endedAt === null ? null : Math.max(0, item.endedAt - item.createdAt),
+          message_id: replies.get(item.id)?.at(-1)?.id ?? null,
+          turn_id: item.id,
+          state: item.state,
+          cost_usd: item.costUsd,
+          started_at: item.createdAt,
+          ended_at: item.endedAt,
+          duration_ms: item.endedAt === null ? null : Math.max(0, item.endedAt - item.createdAt),
           limit: item.limit ? { kind: item.limit.kind, resets_at: item.limit.resetsAt ?? null } : null,
         });
         continue;
@@ -115,15 +169,28 @@ export function transcriptJson(thread: TranscriptSource): ChatTranscript {
   const effort = info.selection.options.effort;
   return ChatTranscriptSchema.parse({
     chat: {
-      id: chatId, title: chatTitle(info), private: false,
+      id: chatId,
+      title: chatTitle(info),
+      private: false,
       current_model: { ...model, default_reasoning: typeof effort === 'string' ? effort : 'default' },
       branched_from: info.forkOf ? { chat_id: info.forkOf.chatId, through_message_id: info.forkOf.turnId } : null,
-      agent_working_folder: info.cwd, agent_mode: info.effectiveRuntimeMode ?? info.runtimeMode, agent_fast: false,
-      pinned_at: null, profile_id: info.account ?? null,
-      created_at: info.createdAt, updated_at: items.reduce((latest, item) => Math.max(latest, item.createdAt), info.createdAt),
+      agent_working_folder: info.cwd,
+      agent_mode: info.effectiveRuntimeMode ?? info.runtimeMode,
+      agent_fast: false,
+      pinned_at: null,
+      profile_id: info.account ?? null,
+      created_at: info.createdAt,
+      updated_at: items.reduce((latest, item) => Math.max(latest, item.createdAt), info.createdAt),
     },
     tool_policy: { chat_id: chatId, mode: info.effectiveRuntimeMode ?? info.runtimeMode, workspace_ids: [] },
-    tool_activities: activities, notices, messages, blocks, pinned_documents: [], feedback: [], usage, sources: [],
+    tool_activities: activities,
+    notices,
+    messages,
+    blocks,
+    pinned_documents: [],
+    feedback: [],
+    usage,
+    sources: [],
     reasoning_control: null,
     agent_commands: info.slashCommands.map((name) => ({ name, description: '', display_name: `/${name.replace(/^\//, '')}`, kind: 'command', input_hint: '' })),
     attachments,
@@ -152,14 +219,15 @@ function itemMarkdown(item: ChatItem): string[] {
     case 'tool': {
       const output = item.output ?? item.progress?.output ?? null;
       return [
-        `**Tool** \`${item.name}\` · ${item.state}`, '',
+        `**Tool** \`${item.name}\` · ${item.state}`,
+        '',
         fenced(JSON.stringify(item.input ?? null, null, 2), 'json'),
         ...(output ? ['', fenced(output, '')] : []),
         ...(item.changes ?? []).flatMap((c) => ['', `${c.kind} \`${c.path}\``, ...(c.diff ? ['', fenced(c.diff, 'diff')] : [])]),
       ];
     }
     case 'subagent':
-      return [`**Subagent** ${item.description} · ${item.status}`, ...(item.result ?? item.summary ? ['', (item.result ?? item.summary)!] : [])];
+      return [`**Subagent** ${item.description} · ${item.status}`, ...((item.result ?? item.summary) ? ['', (item.result ?? item.summary)!] : [])];
     case 'approval':
       return [`**Approval** \`${item.toolName}\`${item.description ? ` (${item.description})` : ''}: ${item.decision}`];
     case 'question':
@@ -203,8 +271,17 @@ function replyBeside(replies: Map<string, ChatItem[]>, item: ChatItem): string |
 
 function activityBase(chatId: string, item: ChatItem, beside: string | null) {
   return {
-    id: item.id, chat_id: chatId, message_id: beside, turn_id: item.turnId, tool_use_id: null, parent_tool_use_id: null,
-    output: null, changes: [], answers: null, created_at: item.createdAt, completed_at: null,
+    id: item.id,
+    chat_id: chatId,
+    message_id: beside,
+    turn_id: item.turnId,
+    tool_use_id: null,
+    parent_tool_use_id: null,
+    output: null,
+    changes: [],
+    answers: null,
+    created_at: item.createdAt,
+    completed_at: null,
   };
 }
 
@@ -224,7 +301,6 @@ function compactionText(preTokens: number | null): string {
   return preTokens === null ? 'Context compacted' : `Context compacted (${preTokens} tokens before)`;
 }
 
-
 /** A fence longer than any backtick run inside, so the content cannot end it. */
 function fenced(text: string, lang: string): string {
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
@@ -233,8 +309,15 @@ function fenced(text: string, lang: string): string {
 }
 
 const BLOCK_KINDS: Record<string, TranscriptBlock['kind']> = {
-  paragraph: 'paragraph', text: 'paragraph', heading: 'heading', code: 'code', list: 'list', blockquote: 'quote',
-  table: 'table', hr: 'rule', html: 'html',
+  paragraph: 'paragraph',
+  text: 'paragraph',
+  heading: 'heading',
+  code: 'code',
+  list: 'list',
+  blockquote: 'quote',
+  table: 'table',
+  hr: 'rule',
+  html: 'html',
 };
 
 /** Markdown as blocks, the way marked reads it (blank space between blocks is no block). */
@@ -251,7 +334,10 @@ function markdownBlocks(markdown: string): Array<Pick<TranscriptBlock, 'kind' | 
 /** The words of a token without its markup. */
 function plainText(token: Token): string {
   switch (token.type) {
-    case 'code': case 'codespan': case 'text': case 'escape':
+    case 'code':
+    case 'codespan':
+    case 'text':
+    case 'escape':
       return 'tokens' in token && token.tokens ? token.tokens.map(plainText).join('') : (token as Tokens.Text).text;
     case 'list':
       return (token as Tokens.List).items.map((entry) => entry.tokens.map(plainText).join('')).join('\n');
@@ -260,8 +346,11 @@ function plainText(token: Token): string {
       const row = (cells: Tokens.TableCell[]) => cells.map((cell) => cell.tokens.map(plainText).join('')).join('\t');
       return [row(table.header), ...table.rows.map(row)].join('\n');
     }
-    case 'br': case 'space': return '\n';
-    case 'hr': return '';
+    case 'br':
+    case 'space':
+      return '\n';
+    case 'hr':
+      return '';
     default:
       if ('tokens' in token && Array.isArray(token.tokens)) return token.tokens.map(plainText).join('');
       return 'text' in token && typeof token.text === 'string' ? token.text : '';

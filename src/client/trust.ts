@@ -4,9 +4,19 @@
 // this device's key and posts the statement beside the relay's own API call; the relay checks the
 // caller's device signed it, keeps it and carries it to the host, which checks it again itself.
 import {
-  ProtocolError, signStatement, toBase64Url,
-  type AccessRole, type DeviceId, type DevicePublicKey, type DeviceRecord, type DeviceStatement, type Grant, type GrantStatement,
-  type PeerDevice, type RevocationStatement, type Signed,
+  ProtocolError,
+  signStatement,
+  toBase64Url,
+  type AccessRole,
+  type DeviceId,
+  type DevicePublicKey,
+  type DeviceRecord,
+  type DeviceStatement,
+  type Grant,
+  type GrantStatement,
+  type PeerDevice,
+  type RevocationStatement,
+  type Signed,
 } from '../contracts/index.ts';
 import type { RelayApi } from './api.ts';
 import { vouchFor, type DeviceKey } from './device-key.ts';
@@ -39,7 +49,9 @@ export async function signGrant(
 
 /** A revocation of a grant on a host, or of a device (everywhere: `hostId` null), signed by this device. */
 export async function signRevocation(
-  key: DeviceKey, revocation: { hostId: string | null; target: RevocationStatement['target'] }, now = Date.now(),
+  key: DeviceKey,
+  revocation: { hostId: string | null; target: RevocationStatement['target'] },
+  now = Date.now(),
 ): Promise<Signed<RevocationStatement>> {
   return signStatement(key.privateKey, { kind: 'tether.revocation/1', hostId: revocation.hostId, target: revocation.target, at: now, by: key.id });
 }
@@ -84,7 +96,10 @@ export async function shareSigned(api: RelayApi, key: DeviceKey, hostId: string,
   }
   const signed = await signGrant(key, { hostId, chatId: share.chatId ?? null, subject, role: share.role, devices: await devicesOfPeople(api, people) }, now);
   return api.grant(hostId, {
-    subject: { type: share.subject.type, id: share.subject.id }, role: share.role, ...(share.chatId ? { chatId: share.chatId } : {}), signed,
+    subject: { type: share.subject.type, id: share.subject.id },
+    role: share.role,
+    ...(share.chatId ? { chatId: share.chatId } : {}),
+    signed,
   });
 }
 
@@ -111,8 +126,14 @@ async function membersToSign(api: RelayApi, hostId: string, share: ShareRequest)
  * the host takes it in place of the earlier one). Answers the new grant.
  */
 export async function resignTeamGrant(api: RelayApi, key: DeviceKey, grant: Grant, now = Date.now()): Promise<Grant> {
-  if (grant.subject.type !== 'team') throw new ProtocolError('bad-request', 'Only a team\'s grant follows its members');
-  return shareSigned(api, key, grant.hostId, { subject: { type: 'team', id: grant.subject.id }, role: grant.role, ...(grant.chatId ? { chatId: grant.chatId } : {}) }, now);
+  if (grant.subject.type !== 'team') throw new ProtocolError('bad-request', "Only a team's grant follows its members");
+  return shareSigned(
+    api,
+    key,
+    grant.hostId,
+    { subject: { type: 'team', id: grant.subject.id }, role: grant.role, ...(grant.chatId ? { chatId: grant.chatId } : {}) },
+    now,
+  );
 }
 
 /** Takes a grant back on the relay and, through the revocation this owner's device signs, on the host. */
@@ -126,7 +147,12 @@ export async function revokeGrantSigned(api: RelayApi, key: DeviceKey, hostId: s
  * without anyone else's word.
  */
 export async function addDeviceByCrossSigning(
-  api: RelayApi, existing: DeviceKey, added: { publicKey: DevicePublicKey; id: DeviceId }, name: string, userId: string, now = Date.now(),
+  api: RelayApi,
+  existing: DeviceKey,
+  added: { publicKey: DevicePublicKey; id: DeviceId },
+  name: string,
+  userId: string,
+  now = Date.now(),
 ): Promise<DeviceRecord> {
   const vouch: Signed<DeviceStatement> = await vouchFor(existing, userId, { id: added.id, publicKey: added.publicKey, name }, now);
   return api.registerDevice({ name, publicKey: added.publicKey, vouch });

@@ -709,12 +709,7 @@ export const ChatResetEventSchema = z.object({
 });
 export type ChatResetEvent = z.output<typeof ChatResetEventSchema>;
 
-export const ChatEventSchema = z.discriminatedUnion('type', [
-  ChatItemEventSchema,
-  ChatDeltaEventSchema,
-  ChatInfoEventSchema,
-  ChatResetEventSchema,
-]);
+export const ChatEventSchema = z.discriminatedUnion('type', [ChatItemEventSchema, ChatDeltaEventSchema, ChatInfoEventSchema, ChatResetEventSchema]);
 export type ChatEvent = z.output<typeof ChatEventSchema>;
 
 export const ChatEventEnvelopeSchema = z.object({
@@ -877,10 +872,7 @@ export const ChatSendPayloadSchema = z
     chats: z.array(ChatIdSchema).max(CHAT_SEND_LIMITS.chats).optional(),
     attachments: ChatAttachmentUploadsSchema.optional(),
   })
-  .refine(
-    (message) => message.text.trim() !== '' || (message.attachments?.length ?? 0) > 0,
-    'A message needs text or an attachment',
-  );
+  .refine((message) => message.text.trim() !== '' || (message.attachments?.length ?? 0) > 0, 'A message needs text or an attachment');
 export type ChatSendPayload = z.output<typeof ChatSendPayloadSchema>;
 
 const uiRef = {

@@ -3,14 +3,35 @@
 import type { WireError } from './envelope.ts';
 
 export const AGENT_ERROR_CODES = [
-  'bad-request', 'unknown-request', 'internal',
-  'chat-not-found', 'chat-unreadable', 'chat-busy', 'chat-unsupported',
-  'request-not-found', 'history-expired', 'invalid-attachments', 'session-not-found',
-  'subagent-not-found', 'task-not-found', 'turn-not-found', 'item-not-found',
-  'bookmark-not-found', 'too-many-bookmarks',
-  'transcript-missing', 'transcript-format', 'fork-failed',
-  'visual-invalid', 'visual-too-large', 'refused-query', 'stale-ui-query', 'stale-ui-block',
-  'account-unavailable', 'account-incompatible', 'invalid-account', 'secrets-unavailable',
+  'bad-request',
+  'unknown-request',
+  'internal',
+  'chat-not-found',
+  'chat-unreadable',
+  'chat-busy',
+  'chat-unsupported',
+  'request-not-found',
+  'history-expired',
+  'invalid-attachments',
+  'session-not-found',
+  'subagent-not-found',
+  'task-not-found',
+  'turn-not-found',
+  'item-not-found',
+  'bookmark-not-found',
+  'too-many-bookmarks',
+  'transcript-missing',
+  'transcript-format',
+  'fork-failed',
+  'visual-invalid',
+  'visual-too-large',
+  'refused-query',
+  'stale-ui-query',
+  'stale-ui-block',
+  'account-unavailable',
+  'account-incompatible',
+  'invalid-account',
+  'secrets-unavailable',
 ] as const;
 
 export const TETHER_ERROR_CODES = [
@@ -90,9 +111,16 @@ export class ProtocolError extends Error {
 /** Any thrown value as a wire error; an uncoded one is `internal` and its text stays in the log. */
 export function toWireError(error: unknown): WireError {
   if (error instanceof ProtocolError) return error.toWire();
-  if (typeof error === 'object' && error !== null && 'code' in error && 'message' in error
-    && typeof error.code === 'string' && typeof error.message === 'string' && error.code.length > 0
-    && (AGENT_ERROR_CODES as readonly string[]).concat(TETHER_ERROR_CODES).includes(error.code)) {
+  if (
+    typeof error === 'object' &&
+    error !== null &&
+    'code' in error &&
+    'message' in error &&
+    typeof error.code === 'string' &&
+    typeof error.message === 'string' &&
+    error.code.length > 0 &&
+    (AGENT_ERROR_CODES as readonly string[]).concat(TETHER_ERROR_CODES).includes(error.code)
+  ) {
     return { code: error.code, message: error.message };
   }
   return { code: 'internal', message: 'Request failed' };

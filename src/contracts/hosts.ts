@@ -17,14 +17,17 @@ export const HostNameSchema = z.string().trim().min(1).max(100);
 
 /** `XXXX-XXXX` from an alphabet without look-alikes (no 0/O, 1/I/L, U/V). */
 export const USER_CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTWXYZ';
-export const UserCodeSchema = z.string().max(40).transform((raw, ctx) => {
-  const plain = raw.toUpperCase().replace(/[^0-9A-Z]/g, '');
-  if (plain.length !== 8 || [...plain].some((ch) => !USER_CODE_ALPHABET.includes(ch))) {
-    ctx.addIssue({ code: 'custom', message: 'userCode must look like ABCD-EFGH' });
-    return z.NEVER;
-  }
-  return `${plain.slice(0, 4)}-${plain.slice(4)}`;
-});
+export const UserCodeSchema = z
+  .string()
+  .max(40)
+  .transform((raw, ctx) => {
+    const plain = raw.toUpperCase().replace(/[^0-9A-Z]/g, '');
+    if (plain.length !== 8 || [...plain].some((ch) => !USER_CODE_ALPHABET.includes(ch))) {
+      ctx.addIssue({ code: 'custom', message: 'userCode must look like ABCD-EFGH' });
+      return z.NEVER;
+    }
+    return `${plain.slice(0, 4)}-${plain.slice(4)}`;
+  });
 
 export const PairStartRequestSchema = z.object({ name: HostNameSchema, publicKey: HostPublicKeySchema });
 export type PairStartRequest = z.input<typeof PairStartRequestSchema>;
@@ -47,7 +50,9 @@ export const PairPollRequestSchema = z.object({ deviceCode: z.string().min(1).ma
 export const PairPollResultSchema = z.discriminatedUnion('state', [
   z.object({ state: z.literal('pending') }),
   z.object({
-    state: z.literal('approved'), hostId: z.string().min(1), relayUrl: z.string().min(1),
+    state: z.literal('approved'),
+    hostId: z.string().min(1),
+    relayUrl: z.string().min(1),
     /** The approving device's signed statement (issue 15), when the approver's app signed it; the host checks it and pins its owner. */
     approval: SignedPairingSchema.nullable().optional(),
   }),

@@ -42,8 +42,10 @@ export function utf8Bytes(text: string, stopAbove = Infinity): number {
     const unit = text.charCodeAt(i);
     if (unit < 0x80) bytes += 1;
     else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { bytes += 4; i++; }
-    else bytes += 3; // the rest of the plane, and a lone surrogate (sent as U+FFFD, 3 bytes)
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3; // the rest of the plane, and a lone surrogate (sent as U+FFFD, 3 bytes)
     if (bytes > stopAbove) return bytes;
   }
   return bytes;

@@ -41,11 +41,13 @@ export const RelayMetricsSchema = z.object({
     chatSockets: z.number().int().nonnegative(),
   }),
   /** The last 24 hours, oldest first, every hour present (the current one last, still counting). */
-  hours: z.array(z.object({
-    /** The hour's start (ms). */
-    hour: z.number(),
-    counts: CountsSchema,
-  })),
+  hours: z.array(
+    z.object({
+      /** The hour's start (ms). */
+      hour: z.number(),
+      counts: CountsSchema,
+    }),
+  ),
   /** Everything counted since the relay began counting. */
   totals: CountsSchema,
   /** Whether the counters also go to Workers Analytics Engine (the `METRICS` binding is set). */

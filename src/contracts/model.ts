@@ -45,10 +45,7 @@ export const ModelBooleanOptionSchema = z.object({
 });
 export type ModelBooleanOption = z.output<typeof ModelBooleanOptionSchema>;
 
-export const ModelOptionDescriptorSchema = z.discriminatedUnion('type', [
-  ModelSelectOptionSchema,
-  ModelBooleanOptionSchema,
-]);
+export const ModelOptionDescriptorSchema = z.discriminatedUnion('type', [ModelSelectOptionSchema, ModelBooleanOptionSchema]);
 export type ModelOptionDescriptor = z.output<typeof ModelOptionDescriptorSchema>;
 
 export const ModelInfoSchema = z.object({

@@ -65,12 +65,7 @@ import {
   ProviderAccountsSchema,
   ProviderAccountWatchLoginPayloadSchema,
 } from './provider-accounts.ts';
-import {
-  UsageChangedEventSchema,
-  UsageLimitsSnapshotSchema,
-  UsageSummaryPayloadSchema,
-  UsageSummaryResultSchema,
-} from './usage.ts';
+import { UsageChangedEventSchema, UsageLimitsSnapshotSchema, UsageSummaryPayloadSchema, UsageSummaryResultSchema } from './usage.ts';
 import {
   HooksSetPayloadSchema,
   HooksStatusResultSchema,

@@ -32,16 +32,7 @@ export const ProviderAccountSchema = z.object({
 });
 export type ProviderAccount = z.output<typeof ProviderAccountSchema>;
 
-export const ProviderAccountStateSchema = z.enum([
-  'checking',
-  'disabled',
-  'not-found',
-  'signed-out',
-  'ready',
-  'folder-missing',
-  'unavailable',
-  'failed',
-]);
+export const ProviderAccountStateSchema = z.enum(['checking', 'disabled', 'not-found', 'signed-out', 'ready', 'folder-missing', 'unavailable', 'failed']);
 export type ProviderAccountState = z.output<typeof ProviderAccountStateSchema>;
 
 // What the CLI said when last asked; never stored.

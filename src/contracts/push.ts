@@ -5,9 +5,11 @@ import { ApprovalChoiceSchema, SessionIdSchema } from './agent.ts';
 import { ChatApproveDecisionSchema } from './chat.ts';
 import { RequestSignatureSchema } from './signing.ts';
 
-const base64url = (bytes: number, what: string) => z.string()
-  .regex(/^[A-Za-z0-9_-]+={0,2}$/, `${what} must be base64url`)
-  .refine((value) => decodedLength(value) === bytes, `${what} must be ${bytes} bytes`);
+const base64url = (bytes: number, what: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+={0,2}$/, `${what} must be base64url`)
+    .refine((value) => decodedLength(value) === bytes, `${what} must be ${bytes} bytes`);
 
 /** The length of what a base64url string decodes to (padding allowed, as some browsers send it). */
 function decodedLength(value: string): number {
@@ -153,21 +155,23 @@ export const PUSH_SHOWN_MAX_BYTES = 1_536;
  * `POST /api/push/act`: carries out one decision a notification offered: a chat's `decision`, or a
  * terminal session's `choiceId`, as its token says. No bearer token: the action token is the proof.
  */
-export const PushActRequestSchema = z.object({
-  token: z.string().min(1).max(4096),
-  decision: ChatApproveDecisionSchema.optional(),
-  choiceId: z.string().min(1).max(128).optional(),
-  message: z.string().max(2000).optional(),
-  /**
-   * The device's signature of the `chat.approve` (or `session.approve`) it asks for (the service
-   * worker signs with the browser's key): the relay carries it to the host beside the request, under
-   * the statement's id, which starts with PUSH_REQUEST_PREFIX so the audit shows the answer came from
-   * a notification.
-   */
-  signature: RequestSignatureSchema.optional(),
-}).refine((body) => (body.decision === undefined) !== (body.choiceId === undefined), {
-  message: 'decision or choiceId: exactly one (a chat\'s decision, or a terminal session\'s choice)',
-});
+export const PushActRequestSchema = z
+  .object({
+    token: z.string().min(1).max(4096),
+    decision: ChatApproveDecisionSchema.optional(),
+    choiceId: z.string().min(1).max(128).optional(),
+    message: z.string().max(2000).optional(),
+    /**
+     * The device's signature of the `chat.approve` (or `session.approve`) it asks for (the service
+     * worker signs with the browser's key): the relay carries it to the host beside the request, under
+     * the statement's id, which starts with PUSH_REQUEST_PREFIX so the audit shows the answer came from
+     * a notification.
+     */
+    signature: RequestSignatureSchema.optional(),
+  })
+  .refine((body) => (body.decision === undefined) !== (body.choiceId === undefined), {
+    message: "decision or choiceId: exactly one (a chat's decision, or a terminal session's choice)",
+  });
 export type PushActRequest = z.input<typeof PushActRequestSchema>;
 
 /**

@@ -148,13 +148,20 @@ const RULES = {
 } as const satisfies Record<RequestType, RuleInput>;
 
 const DEFAULTS: Omit<RequestRule, 'scope' | 'role' | 'servedBy'> = {
-  from: 'socket', socketBound: false, makesChats: false, switchesAccount: false,
-  actsOnMachine: false, answeredOnce: false, audited: false, settles: false,
+  from: 'socket',
+  socketBound: false,
+  makesChats: false,
+  switchesAccount: false,
+  actsOnMachine: false,
+  answeredOnce: false,
+  audited: false,
+  settles: false,
 };
 
 /** Every request type with its whole rule. */
-export const REQUEST_RULES: { readonly [T in RequestType]: RequestRule & { readonly scope: (typeof RULES)[T]['scope'] } } =
-  Object.fromEntries(Object.entries(RULES).map(([type, input]) => [type, Object.freeze({ ...DEFAULTS, ...input })])) as never;
+export const REQUEST_RULES: { readonly [T in RequestType]: RequestRule & { readonly scope: (typeof RULES)[T]['scope'] } } = Object.fromEntries(
+  Object.entries(RULES).map(([type, input]) => [type, Object.freeze({ ...DEFAULTS, ...input })]),
+) as never;
 
 export const REQUEST_TYPES = Object.keys(RULES) as RequestType[];
 
@@ -215,14 +222,11 @@ export function higherRole(a: AccessRole, b: AccessRole): AccessRole {
  * Whether a payload moves its chat off the account (or provider) it is on. `current` is the chat's
  * info as the checker knows it; when it does not know the chat, any named account counts as a switch.
  */
-export function switchesAccount(
-  payload: { account?: string; provider?: string },
-  current: { account?: string; provider: string } | null,
-): boolean {
+export function switchesAccount(payload: { account?: string; provider?: string }, current: { account?: string; provider: string } | null): boolean {
   if (payload.provider !== undefined && payload.provider !== current?.provider) return true;
   if (payload.account === undefined) return false;
   if (!current) return true;
   // No account, or one named after its kind, is the default account (provider-accounts).
-  const of = (account: string | undefined) => account === undefined || account === current.provider ? '' : account;
+  const of = (account: string | undefined) => (account === undefined || account === current.provider ? '' : account);
   return of(payload.account) !== of(current.account);
 }

@@ -67,7 +67,9 @@ function writeCanonical(value: unknown, out: string[], depth: number, open: Set<
         if (!isPlainObject(value)) throw new CanonicalEncodingError(`A ${value.constructor?.name ?? 'non-plain'} object has no canonical JSON`);
         // Default sort compares UTF-16 code units, which is JCS's order (§3.2.3). A property whose
         // value is undefined is absent, as on the wire.
-        const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort();
+        const keys = Object.keys(value)
+          .filter((key) => value[key] !== undefined)
+          .sort();
         out.push('{');
         keys.forEach((key, i) => {
           if (i > 0) out.push(',');
@@ -214,7 +216,11 @@ export interface TerminalApprovalShown {
 
 /** What of a terminal's approval (ApprovalRequest) an answer names, the same for the host and every client. */
 export function terminalApprovalShown(approval: {
-  sessionId: string; requestId: string; toolName: string; summary: string; choices: readonly { id: string; kind: string; label: string }[];
+  sessionId: string;
+  requestId: string;
+  toolName: string;
+  summary: string;
+  choices: readonly { id: string; kind: string; label: string }[];
 }): TerminalApprovalShown {
   const { sessionId, requestId, toolName, summary, choices } = approval;
   return { kind: 'terminal-approval', sessionId, requestId, toolName, summary, choices };
@@ -229,7 +235,14 @@ export async function settledRequestDigest(request: SettledRequest): Promise<Dig
     case 'terminal-approval': {
       // By id: a notification puts the buttons in its own order, the words stay the host's.
       const choices = request.choices.map(({ id, kind, label }) => ({ id, kind, label })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      return digestOf({ kind: 'terminal-approval', sessionId: request.sessionId, requestId: request.requestId, toolName: request.toolName, summary: request.summary, choices });
+      return digestOf({
+        kind: 'terminal-approval',
+        sessionId: request.sessionId,
+        requestId: request.requestId,
+        toolName: request.toolName,
+        summary: request.summary,
+        choices,
+      });
     }
   }
 }

@@ -68,7 +68,8 @@ export const InvitationAcceptRequestSchema = z.object({
 });
 
 export const GrantSubjectSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('user'), id: z.string().min(1).max(200).optional(), email: z.email().max(320).optional() })
+  z
+    .object({ type: z.literal('user'), id: z.string().min(1).max(200).optional(), email: z.email().max(320).optional() })
     .refine((s) => (s.id === undefined) !== (s.email === undefined), 'a user subject needs exactly one of id and email'),
   z.object({ type: z.literal('team'), id: z.string().min(1).max(200) }),
 ]);

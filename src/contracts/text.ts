@@ -95,16 +95,7 @@ export function notResumedNote(reason: string): string {
  * Tells a turn a restart aborted from one a person stopped: only the former
  * carries the host's `notResumedNote` warning.
  */
-export function abortedByMachine(
-  turn: Pick<ChatTurnItem, 'id' | 'state'>,
-  items: readonly ChatItem[],
-): boolean {
+export function abortedByMachine(turn: Pick<ChatTurnItem, 'id' | 'state'>, items: readonly ChatItem[]): boolean {
   if (turn.state !== 'aborted') return false;
-  return items.some(
-    (item) =>
-      item.kind === 'note' &&
-      item.turnId === turn.id &&
-      item.level === 'warning' &&
-      item.text.startsWith(NOT_RESUMED_PREFIX),
-  );
+  return items.some((item) => item.kind === 'note' && item.turnId === turn.id && item.level === 'warning' && item.text.startsWith(NOT_RESUMED_PREFIX));
 }

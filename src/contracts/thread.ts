@@ -27,9 +27,13 @@ export class Thread {
   /** Applies one event; answers the item it touched (if any). A delta for an unknown item changes nothing. */
   apply(event: ChatEvent): ChatItem | undefined {
     switch (event.type) {
-      case 'item': return this.upsert(event.item);
-      case 'delta': return this.append(event.itemId, event.text);
-      case 'info': this.info = event.info; return undefined;
+      case 'item':
+        return this.upsert(event.item);
+      case 'delta':
+        return this.append(event.itemId, event.text);
+      case 'info':
+        this.info = event.info;
+        return undefined;
       case 'reset':
         this.info = event.info;
         this.items = event.items.slice();

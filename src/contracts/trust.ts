@@ -18,8 +18,16 @@
 import { z } from 'zod';
 import { GrantCreateRequestSchema } from './teams.ts';
 import {
-  DeviceRecordSchema, SignedDeviceSchema, SignedGrantSchema, SignedRevocationSchema, shortFingerprint,
-  type DeviceId, type DeviceStatement, type GrantStatement, type RevocationStatement, type Signed,
+  DeviceRecordSchema,
+  SignedDeviceSchema,
+  SignedGrantSchema,
+  SignedRevocationSchema,
+  shortFingerprint,
+  type DeviceId,
+  type DeviceStatement,
+  type GrantStatement,
+  type RevocationStatement,
+  type Signed,
 } from './signing.ts';
 
 /** Any statement a host's trust book takes: a grant, a device vouch or a revocation. */
@@ -30,7 +38,7 @@ export type SignedTrustStatement = Signed<GrantStatement> | Signed<DeviceStateme
 export const TRUST_STATEMENTS_PER_FRAME = 200;
 
 /** A grant id a client chooses when it signs a grant (the relay keeps that id, so the revocation can name it). */
-export const SignedGrantIdSchema = z.string().regex(/^g_[A-Za-z0-9_-]{16,64}$/, 'A signed grant\'s id is g_ and 16 to 64 base64url characters');
+export const SignedGrantIdSchema = z.string().regex(/^g_[A-Za-z0-9_-]{16,64}$/, "A signed grant's id is g_ and 16 to 64 base64url characters");
 
 /**
  * `POST /api/hosts/:id/grants` with the owner's signature: the body says the same as the statement
@@ -79,9 +87,10 @@ export function recoveryCodeOf(deviceId: DeviceId): string {
  */
 export function recoveryPrefixOf(code: string): string | null {
   const typed = code.trim();
-  const plain = typed.length === 19 && typed[4] === '-' && typed[9] === '-' && typed[14] === '-'
-    ? typed.slice(0, 4) + typed.slice(5, 9) + typed.slice(10, 14) + typed.slice(15)
-    : typed;
+  const plain =
+    typed.length === 19 && typed[4] === '-' && typed[9] === '-' && typed[14] === '-'
+      ? typed.slice(0, 4) + typed.slice(5, 9) + typed.slice(10, 14) + typed.slice(15)
+      : typed;
   return /^[A-Za-z0-9_-]{16}$/.test(plain) ? plain : null;
 }
 

@@ -47,10 +47,7 @@ export type ChatVisuals = z.output<typeof ChatVisualsSchema>;
  * visual's own max, then kept within the host's limits. `undefined` when the
  * page was never measured.
  */
-export function visualFrameHeight(
-  visual: Pick<ChatVisual, 'heights' | 'maxHeight'>,
-  width: number,
-): number | undefined {
+export function visualFrameHeight(visual: Pick<ChatVisual, 'heights' | 'maxHeight'>, width: number): number | undefined {
   let below: VisualHeight | undefined;
   let above: VisualHeight | undefined;
   for (const pair of visual.heights ?? []) {

@@ -55,7 +55,8 @@ export function buildCli(): Command {
   const program = new Command('tether').description('Reach the coding agents on this machine through a Tether relay').version(HOST_VERSION);
   const host = program.command('host').description('Run or inspect the host agent on this machine');
 
-  host.command('start')
+  host
+    .command('start')
     .description('Connect this machine to a relay and serve its chats (pair it first: tether host pair)')
     .addOption(relayOption('the relay it was paired with'))
     .addOption(dataOption())
@@ -90,18 +91,26 @@ export function buildCli(): Command {
       process.on('SIGTERM', () => stop('SIGTERM'));
     });
 
-  host.command('pair')
+  host
+    .command('pair')
     .description('Pair this machine with a relay: shows a code that a signed-in person approves')
-    .argument('<relay-url>', 'the relay\'s base URL (https://, or http:// on loopback)')
-    .option('--name <name>', 'how the host is called on the relay (default: this machine\'s name)', hostname())
-    .option('--folder <dir>', 'a folder chats may work in (repeat for more; default: asked, else the folder pair runs in)', (value: string, list: string[]) => [...list, value], [] as string[])
+    .argument('<relay-url>', "the relay's base URL (https://, or http:// on loopback)")
+    .option('--name <name>', "how the host is called on the relay (default: this machine's name)", hostname())
+    .option(
+      '--folder <dir>',
+      'a folder chats may work in (repeat for more; default: asked, else the folder pair runs in)',
+      (value: string, list: string[]) => [...list, value],
+      [] as string[],
+    )
     .option('--max-mode <mode>', `the widest runtime mode a chat may use (${MODE_ORDER.join(', ')}; default: asked, else ${DEFAULT_MODE_CEILING})`)
     .addOption(dataOption())
     .addOption(configOption())
     .action(async (relayUrl: string, opts: { name: string; data: string; config?: string; folder: string[]; maxMode?: string }) => {
       const existing = identityIn(opts.data);
       if (existing) {
-        fail(`This data folder is already paired: host ${existing.hostId} on ${existing.relayUrl}. To pair again, remove ${identityFile(opts.data)} (or use another --data).`);
+        fail(
+          `This data folder is already paired: host ${existing.hostId} on ${existing.relayUrl}. To pair again, remove ${identityFile(opts.data)} (or use another --data).`,
+        );
       }
       let answers: PairPolicyAnswers;
       try {
@@ -114,15 +123,24 @@ export function buildCli(): Command {
       const abort = new AbortController();
       process.once('SIGINT', () => abort.abort(new Error('Pairing cancelled')));
       try {
-        const identity = await pairHost({ relayUrl, name: opts.name, dataDir: opts.data, say: (line) => process.stdout.write(`${line}\n`), signal: abort.signal });
+        const identity = await pairHost({
+          relayUrl,
+          name: opts.name,
+          dataDir: opts.data,
+          say: (line) => process.stdout.write(`${line}\n`),
+          signal: abort.signal,
+        });
         const policy = writePairPolicy(opts.config ?? path.join(opts.data, 'config.json'), answers);
-        process.stdout.write(`Paired: this machine is host ${identity.hostId} on ${identity.relayUrl}.\n${describePairPolicy(policy).join('\n')}\nStart it with: tether host start --data ${opts.data}\n`);
+        process.stdout.write(
+          `Paired: this machine is host ${identity.hostId} on ${identity.relayUrl}.\n${describePairPolicy(policy).join('\n')}\nStart it with: tether host start --data ${opts.data}\n`,
+        );
       } catch (error) {
         fail(error instanceof Error ? error.message : String(error));
       }
     });
 
-  host.command('status')
+  host
+    .command('status')
     .description('Show whether the host runs, its link and its backlog')
     .addOption(dataOption())
     .option('--json', 'print the status as JSON', false)
@@ -153,7 +171,8 @@ export function buildCli(): Command {
       if (!alive) process.exitCode = 3;
     });
 
-  host.command('doctor')
+  host
+    .command('doctor')
     .description('Check which agent CLIs are installed, the accounts, and whether the relay answers')
     .addOption(relayOption('the last one this host used'))
     .addOption(dataOption())
@@ -165,8 +184,9 @@ export function buildCli(): Command {
       if (report.relay && !report.relay.reachable) process.exitCode = 2;
     });
 
-  host.command('audit')
-    .description('Print this machine\'s own audit: every request that acted on it, who sent it (verified or not) and how it ended')
+  host
+    .command('audit')
+    .description("Print this machine's own audit: every request that acted on it, who sent it (verified or not) and how it ended")
     .addOption(dataOption())
     .option('--json', 'print the entries as JSON lines', false)
     .option('--last <n>', 'only the newest n entries', (raw) => {
@@ -187,12 +207,14 @@ export function buildCli(): Command {
       if (reading.broken) process.exitCode = 4;
     });
 
-  host.command('install')
+  host
+    .command('install')
     .description('Run the host as your user service: at login (and boot), restarted on failure, logs in <data>/logs/host.log')
     .addOption(dataOption())
     .option('--no-start', 'only write the service file; do not enable or start it')
     .action((opts: { data: string; start: boolean }) => {
-      if (!identityIn(opts.data)) fail(`This host is not paired yet (no ${identityFile(opts.data)}). Run first: tether host pair <relay-url> --data ${opts.data}`);
+      if (!identityIn(opts.data))
+        fail(`This host is not paired yet (no ${identityFile(opts.data)}). Run first: tether host pair <relay-url> --data ${opts.data}`);
       let result;
       try {
         result = installService({ home: homedir(), dataDir: path.resolve(opts.data), start: opts.start });
@@ -201,14 +223,16 @@ export function buildCli(): Command {
       }
       const { files, ran } = result;
       const lines = [`Wrote ${files.file} (${files.kind}).`, `Logs: ${files.log}`];
-      for (const step of ran) lines.push(`${step.status === 0 ? 'ran' : 'FAILED'}: ${step.argv.join(' ')}${step.status === 0 || !step.output ? '' : `\n  ${step.output}`}`);
+      for (const step of ran)
+        lines.push(`${step.status === 0 ? 'ran' : 'FAILED'}: ${step.argv.join(' ')}${step.status === 0 || !step.output ? '' : `\n  ${step.output}`}`);
       if (!opts.start) lines.push(`Start it with: ${files.start.map((argv) => argv.join(' ')).join(' && ')}`);
       if (files.kind === 'systemd') lines.push('To start it at boot before you log in: loginctl enable-linger');
       process.stdout.write(`${lines.join('\n')}\n`);
       if (ran.some((step) => step.status !== 0)) process.exitCode = 1;
     });
 
-  host.command('uninstall')
+  host
+    .command('uninstall')
     .description('Stop and remove the user service that install made (the data folder and the log stay)')
     .addOption(dataOption())
     .option('--no-stop', 'only remove the service file')
@@ -224,21 +248,30 @@ export function buildCli(): Command {
       process.stdout.write(`${lines.join('\n')}\n`);
     });
 
-  const hooks = host.command('hooks')
-    .description('The hooks that let the host see the sessions you run in your own terminal (Claude Code, Codex)');
-  const hookOptions = (command: Command) => command
-    .addOption(dataOption())
-    .addOption(configOption())
-    .option('--cli <kind>', 'only this CLI: claude or codex (default: each the host config names; Claude Code always)')
-    .option('--config-dir <dir>', "the CLI's config folder (default: the host config's account, else $CLAUDE_CONFIG_DIR or ~/.claude; Codex: $CODEX_HOME or ~/.codex)");
+  const hooks = host.command('hooks').description('The hooks that let the host see the sessions you run in your own terminal (Claude Code, Codex)');
+  const hookOptions = (command: Command) =>
+    command
+      .addOption(dataOption())
+      .addOption(configOption())
+      .option('--cli <kind>', 'only this CLI: claude or codex (default: each the host config names; Claude Code always)')
+      .option(
+        '--config-dir <dir>',
+        "the CLI's config folder (default: the host config's account, else $CLAUDE_CONFIG_DIR or ~/.claude; Codex: $CODEX_HOME or ~/.codex)",
+      );
   hookOptions(hooks.command('install'))
     .description("Add the host's hooks to the CLI's own hooks file, beside your own (asks first); Codex also trusts them")
     .option('--yes', 'do not ask', false)
     .action(async (opts: HookOpts & { yes: boolean }) => {
       for (const target of hookTargetsOf(opts)) {
         const file = settingsFile(target);
-        const trust = target.kind === 'codex' ? ` and mark them trusted in ${path.join(target.configDir, 'config.toml')} (Codex runs no hook it has not trusted)` : '';
-        if (!opts.yes && !(await confirm(`Add Tether's hooks to ${file}${trust}? They tell the host running from ${path.resolve(opts.data)} about your sessions and let it ask you for permissions. [y/N] `))) {
+        const trust =
+          target.kind === 'codex' ? ` and mark them trusted in ${path.join(target.configDir, 'config.toml')} (Codex runs no hook it has not trusted)` : '';
+        if (
+          !opts.yes &&
+          !(await confirm(
+            `Add Tether's hooks to ${file}${trust}? They tell the host running from ${path.resolve(opts.data)} about your sessions and let it ask you for permissions. [y/N] `,
+          ))
+        ) {
           process.stdout.write('Nothing changed.\n');
           continue;
         }
@@ -260,9 +293,10 @@ export function buildCli(): Command {
       else for (const state of states) printHooks(state);
     });
 
-  host.command('trust')
-    .description('Trust a new device of this host\'s owner by the code the app shows for it (recovery, on this machine only)')
-    .argument('<code>', 'the device\'s code from the app (Settings → Devices), four groups of four characters')
+  host
+    .command('trust')
+    .description("Trust a new device of this host's owner by the code the app shows for it (recovery, on this machine only)")
+    .argument('<code>', "the device's code from the app (Settings → Devices), four groups of four characters")
     .addOption(relayOption('the relay it was paired with'))
     .addOption(dataOption())
     .action(async (code: string, opts: { relay?: string; data: string }) => {
@@ -286,7 +320,12 @@ function serviceLine(dataDir: string): string {
   return `service   ${service.file}; logs in ${serviceLogFile(dataDir)}`;
 }
 
-interface HookOpts { data: string; config?: string; configDir?: string; cli?: string }
+interface HookOpts {
+  data: string;
+  config?: string;
+  configDir?: string;
+  cli?: string;
+}
 
 function hookTargetsOf(opts: HookOpts): HookTarget[] {
   if (opts.cli !== undefined && opts.cli !== 'claude' && opts.cli !== 'codex') fail(`--cli takes claude or codex, not ${JSON.stringify(opts.cli)}`);
@@ -307,7 +346,8 @@ function hookTargetsOf(opts: HookOpts): HookTarget[] {
   if (kind) {
     const named = targets.find((target) => target.kind === kind) ?? { kind, configDir: '', ...(kind === 'codex' ? { command: 'codex' } : {}) };
     targets = [{ ...named, ...(opts.configDir ? { configDir: path.resolve(opts.configDir) } : {}) }];
-    if (!targets[0]!.configDir) targets[0]!.configDir = kind === 'codex' ? path.resolve(process.env.CODEX_HOME || path.join(homedir(), '.codex')) : defaultClaudeConfigDir();
+    if (!targets[0]!.configDir)
+      targets[0]!.configDir = kind === 'codex' ? path.resolve(process.env.CODEX_HOME || path.join(homedir(), '.codex')) : defaultClaudeConfigDir();
   }
   return targets;
 }

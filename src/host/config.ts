@@ -33,23 +33,27 @@ import { CLI_KINDS, CLI_PROFILES, cliEntry, entryFor, type ProviderSection, Prov
 export const HostConfigSchema = z.object({
   /** Each kind's slot: a section of the provider registry's (registry.ts), chosen by its `backend`. */
   providers: z.partialRecord(AgentKindSchema, ProviderSectionSchema).optional(),
-  policy: z.object({
-    roots: z.array(z.string().min(1)).min(1).optional(),
-    modeCeiling: RuntimeModeSchema.optional(),
-    accountEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
-    accountHomes: z.array(z.string().min(1)).optional(),
-    /** Hidden forks (`chat.summarize`) running at once on this host and in one chat. */
-    hiddenForks: z.object({ host: z.int().min(0).max(64).optional(), chat: z.int().min(0).max(16).optional() }).optional(),
-  }).optional(),
+  policy: z
+    .object({
+      roots: z.array(z.string().min(1)).min(1).optional(),
+      modeCeiling: RuntimeModeSchema.optional(),
+      accountEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
+      accountHomes: z.array(z.string().min(1)).optional(),
+      /** Hidden forks (`chat.summarize`) running at once on this host and in one chat. */
+      hiddenForks: z.object({ host: z.int().min(0).max(64).optional(), chat: z.int().min(0).max(16).optional() }).optional(),
+    })
+    .optional(),
   coalesceMs: z.int().min(0).max(10_000).optional(),
   /** Terminal sessions (issue 16). */
-  terminal: z.object({
-    /**
-     * How long a Codex terminal approval waits for an answer from the app before Codex's own prompt
-     * comes up in the terminal (Codex 0.171 asks there only once the host's hook let go); default 60.
-     */
-    codexApprovalWaitSeconds: z.int().min(1).max(580).optional(),
-  }).optional(),
+  terminal: z
+    .object({
+      /**
+       * How long a Codex terminal approval waits for an answer from the app before Codex's own prompt
+       * comes up in the terminal (Codex 0.171 asks there only once the host's hook let go); default 60.
+       */
+      codexApprovalWaitSeconds: z.int().min(1).max(580).optional(),
+    })
+    .optional(),
   /**
    * Device signatures on requests that act on this machine (issue 15), required by default: an
    * unsigned or unverifiable request is refused and nothing runs. `allowUnsigned` names request types
@@ -57,10 +61,12 @@ export const HostConfigSchema = z.object({
    * unsigned, for a plain agent-contracts client that cannot sign; for those types whoever controls
    * the relay can then ask in anyone's name. `require: false` gives that up for every type.
    */
-  signatures: z.object({
-    require: z.boolean().default(true),
-    allowUnsigned: z.array(z.string().refine(actsOnMachine, 'not a request type that acts on this machine (reads need no signature)')).default([]),
-  }).optional(),
+  signatures: z
+    .object({
+      require: z.boolean().default(true),
+      allowUnsigned: z.array(z.string().refine(actsOnMachine, 'not a request type that acts on this machine (reads need no signature)')).default([]),
+    })
+    .optional(),
 });
 export type HostConfig = z.output<typeof HostConfigSchema>;
 
@@ -118,7 +124,12 @@ export interface AgentPlan {
  * otherwise every CLI discovery finds that can chat, run from the executable it found, and the
  * scripted agent, called `Demo agent (scripted)`, only when there is none.
  */
-export async function planAgents(config: HostConfig, base: string, version: string, options: { configFile?: string | null; discovery?: DiscoveryOptions; found?: DiscoveredAgent[] } = {}): Promise<AgentPlan> {
+export async function planAgents(
+  config: HostConfig,
+  base: string,
+  version: string,
+  options: { configFile?: string | null; discovery?: DiscoveryOptions; found?: DiscoveredAgent[] } = {},
+): Promise<AgentPlan> {
   const configFile = options.configFile ?? null;
   if (config.providers) {
     const providers = providersFrom(config, base, version);
@@ -126,19 +137,48 @@ export async function planAgents(config: HostConfig, base: string, version: stri
     const agents: AgentLine[] = providers.map((provider) => {
       const section = named.find(([kind]) => kind === provider.kind)?.[1];
       const from = section ? entryFor(section.backend).from(section, base) : null;
-      return { kind: provider.kind, name: provider.info().name, served: true, from, version: null, why: `named in ${configFile ?? 'the config'} (backend ${section?.backend ?? '?'})` };
+      return {
+        kind: provider.kind,
+        name: provider.info().name,
+        served: true,
+        from,
+        version: null,
+        why: `named in ${configFile ?? 'the config'} (backend ${section?.backend ?? '?'})`,
+      };
     });
     for (const kind of CLI_KINDS) {
-      if (!providers.some((p) => p.kind === kind)) agents.push({ kind, name: CLI_PROFILES[kind].name, served: false, from: null, version: null, why: `not in the providers of ${configFile ?? 'the config'}` });
+      if (!providers.some((p) => p.kind === kind))
+        agents.push({
+          kind,
+          name: CLI_PROFILES[kind].name,
+          served: false,
+          from: null,
+          version: null,
+          why: `not in the providers of ${configFile ?? 'the config'}`,
+        });
     }
     return { providers, agents, source: 'config', configFile };
   }
-  const found = options.found ?? await discoverAgents(options.discovery);
+  const found = options.found ?? (await discoverAgents(options.discovery));
   const providers = found.filter((agent) => agent.served).map((agent) => discoveredProvider(agent, version));
-  const agents: AgentLine[] = found.map((agent) => ({ kind: agent.kind, name: agent.name, served: agent.served, from: agent.executable, version: agent.version, why: agent.why }));
+  const agents: AgentLine[] = found.map((agent) => ({
+    kind: agent.kind,
+    name: agent.name,
+    served: agent.served,
+    from: agent.executable,
+    version: agent.version,
+    why: agent.why,
+  }));
   if (providers.length > 0) return { providers, agents, source: 'discovered', configFile };
   const demo = new ScriptProvider({ kind: 'claude', script: loadScript(DEFAULT_SCRIPT_PATH), version, name: DEMO_AGENT_NAME });
-  agents.unshift({ kind: 'claude', name: DEMO_AGENT_NAME, served: true, from: DEFAULT_SCRIPT_PATH, version, why: 'no agent CLI that can chat was found on PATH; replies are scripted, not a model' });
+  agents.unshift({
+    kind: 'claude',
+    name: DEMO_AGENT_NAME,
+    served: true,
+    from: DEFAULT_SCRIPT_PATH,
+    version,
+    why: 'no agent CLI that can chat was found on PATH; replies are scripted, not a model',
+  });
   return { providers: [demo], agents, source: 'demo', configFile };
 }
 
@@ -153,9 +193,11 @@ export function formatAgents(plan: Pick<AgentPlan, 'agents'>, indent = '  '): st
   const lines: string[] = [];
   for (const agent of [...plan.agents.filter((a) => a.served), ...plan.agents.filter((a) => !a.served)]) {
     const version = agent.version ? ` ${agent.version}` : '';
-    lines.push(agent.served
-      ? `${indent}serving  ${agent.name}${version}${agent.from ? ` from ${agent.from}` : ''}: ${agent.why}`
-      : `${indent}not      ${agent.name}: ${agent.why}`);
+    lines.push(
+      agent.served
+        ? `${indent}serving  ${agent.name}${version}${agent.from ? ` from ${agent.from}` : ''}: ${agent.why}`
+        : `${indent}not      ${agent.name}: ${agent.why}`,
+    );
   }
   return lines;
 }

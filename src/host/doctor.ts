@@ -73,14 +73,16 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     if (config.providers) return config.providers[kind]?.backend ?? null;
     return plan.agents.some((a) => a.kind === kind && a.served) ? (plan.source === 'demo' ? 'script (the demo agent)' : 'discovered') : null;
   };
-  const clis = found.map((agent): CliCheck => ({
-    kind: agent.kind,
-    command: path.basename(agent.executable ?? agent.kind),
-    path: agent.executable,
-    version: agent.version,
-    signIn: agent.signIn,
-    backend: backendOf(agent.kind),
-  }));
+  const clis = found.map(
+    (agent): CliCheck => ({
+      kind: agent.kind,
+      command: path.basename(agent.executable ?? agent.kind),
+      path: agent.executable,
+      version: agent.version,
+      signIn: agent.signIn,
+      backend: backendOf(agent.kind),
+    }),
+  );
   const kinds = plan.providers.map((p) => p.kind);
   const accounts = new AccountBook(dataDir, kinds, policyFrom(config, { dataDir })).snapshot().statuses;
   return { dataDir, config: configFile, agents: plan.agents, clis, skippedPath: skippedPath(env.PATH), accounts, relay };

@@ -8,13 +8,14 @@ import { existsSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import { opendir } from 'node:fs/promises';
 import path from 'node:path';
 import { ProtocolError } from '../contracts/errors.ts';
-import {
-  FOLDER_LIST_MAX, FOLDER_RECENT_MAX, FOLDER_SCAN_MAX, type FolderEntry, type FoldersListResult,
-} from '../contracts/index.ts';
+import { FOLDER_LIST_MAX, FOLDER_RECENT_MAX, FOLDER_SCAN_MAX, type FolderEntry, type FoldersListResult } from '../contracts/index.ts';
 import type { HostPolicy } from './policy.ts';
 
 /** Where this host's chats worked and when, newest activity per chat. */
-export interface FolderUse { cwd: string; at: number }
+export interface FolderUse {
+  cwd: string;
+  at: number;
+}
 
 // A name no folder a person means holds (and none `chat.create` would take).
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
@@ -26,7 +27,9 @@ export function topFolders(policy: HostPolicy, uses: readonly FolderUse[]): Fold
     const real = allowedFolder(policy, use.cwd);
     if (real !== null && (newest.get(real) ?? -1) < use.at) newest.set(real, use.at);
   }
-  const recent = [...newest].sort((a, b) => b[1] - a[1]).slice(0, FOLDER_RECENT_MAX)
+  const recent = [...newest]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, FOLDER_RECENT_MAX)
     .map(([folder, at]): FolderEntry => ({ ...entryOf(policy, folder), usedAt: at }));
   const folders = policy.roots.filter((root) => isFolder(root)).map((root) => entryOf(policy, root));
   return { folder: null, parent: null, repository: false, recent, folders, truncated: false };

@@ -32,12 +32,13 @@ export async function newHostKey(): Promise<HostKeyPair> {
  */
 export function hostTokenSigner(identity: { hostId: string; privateJwk: HostPrivateJwk }): () => Promise<string> {
   const key = importJWK(identity.privateJwk, 'EdDSA');
-  return async () => new SignJWT({})
-    .setProtectedHeader({ alg: 'EdDSA', kid: identity.hostId, typ: 'JWT' })
-    .setSubject(identity.hostId)
-    .setAudience(HOST_TOKEN_AUDIENCE)
-    .setIssuedAt()
-    .setExpirationTime(`${HOST_TOKEN_SECONDS}s`)
-    .setJti(crypto.randomUUID())
-    .sign(await key);
+  return async () =>
+    new SignJWT({})
+      .setProtectedHeader({ alg: 'EdDSA', kid: identity.hostId, typ: 'JWT' })
+      .setSubject(identity.hostId)
+      .setAudience(HOST_TOKEN_AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(`${HOST_TOKEN_SECONDS}s`)
+      .setJti(crypto.randomUUID())
+      .sign(await key);
 }

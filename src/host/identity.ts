@@ -42,4 +42,3 @@ export function writeHostIdentity(dataDir: string, identity: HostIdentity): void
   chmodSync(tmp, 0o600);
   renameSync(tmp, file);
 }
-

@@ -88,7 +88,9 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   let base = process.cwd();
   const configFile = options.configFile ?? (existsSync(path.join(dataDir, 'config.json')) ? path.join(dataDir, 'config.json') : undefined);
   if (!options.config && configFile) ({ config, base } = readHostConfig(configFile));
-  const plan = options.providers ? null : await planAgents(config, base, HOST_VERSION, { configFile: options.config ? null : configFile ?? null, discovery: options.discovery });
+  const plan = options.providers
+    ? null
+    : await planAgents(config, base, HOST_VERSION, { configFile: options.config ? null : (configFile ?? null), discovery: options.discovery });
   const coreOptions: HostCoreOptions = {
     dataDir,
     providers: options.providers ?? plan!.providers,
@@ -144,9 +146,13 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       onState: (state) => status.update(state, box.pendingCount, core.sessions.size),
     });
     const live = link;
-    core.connect(RELAY_CLIENT_ID, (frame) => {
-      live.sendEvent(frame);
-    }, { allChats: true });
+    core.connect(
+      RELAY_CLIENT_ID,
+      (frame) => {
+        live.sendEvent(frame);
+      },
+      { allChats: true },
+    );
   }
   core.resume();
   link?.start();
@@ -155,7 +161,9 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     void status.update(link ? link.state : 'closed', outbox?.pendingCount ?? 0, core.sessions.size);
   }, 5_000);
   refresh.unref();
-  log.info(`host ${options.hostId ?? '(local)'} ready: ${core.sessions.size} chat(s), providers ${[...core.providers.keys()].join(', ')}, data in ${dataDir}, config ${plan?.configFile ?? '(none)'}`);
+  log.info(
+    `host ${options.hostId ?? '(local)'} ready: ${core.sessions.size} chat(s), providers ${[...core.providers.keys()].join(', ')}, data in ${dataDir}, config ${plan?.configFile ?? '(none)'}`,
+  );
   if (plan) for (const line of formatAgents(plan, '')) log.info(line);
 
   let closing: Promise<void> | null = null;

@@ -5,10 +5,7 @@
 // local host pairs this way too (scripts/local-host.ts); the setup secret's pairing is for the bench.
 import { rmSync } from 'node:fs';
 import { z } from 'zod';
-import {
-  PairPollResultSchema, PairStartResultSchema, PairedHostSchema,
-  type PairStartRequest, type PairStartResult,
-} from '../contracts/hosts.ts';
+import { PairPollResultSchema, PairStartResultSchema, PairedHostSchema, type PairStartRequest, type PairStartResult } from '../contracts/hosts.ts';
 import { newHostKey, readHostIdentity, writeHostIdentity, type HostIdentity } from './identity.ts';
 import { HostAudit } from './trust/audit.ts';
 import { approvedByLines, checkPairingApproval } from './trust/pairing-approval.ts';
@@ -66,7 +63,9 @@ export function isLoopback(hostname: string): boolean {
 export async function pairHost(options: PairOptions): Promise<HostIdentity> {
   const relayUrl = relayBase(options.relayUrl);
   const key = await newHostKey();
-  const start = PairStartResultSchema.parse(await post(relayUrl, '/api/pair/start', { name: options.name, publicKey: key.publicJwk } satisfies PairStartRequest, options.signal));
+  const start = PairStartResultSchema.parse(
+    await post(relayUrl, '/api/pair/start', { name: options.name, publicKey: key.publicJwk } satisfies PairStartRequest, options.signal),
+  );
   if (options.onCode) options.onCode(start);
   else {
     const minutes = Math.round(start.expiresInMs / 60_000);
@@ -119,7 +118,9 @@ export async function pairHost(options: PairOptions): Promise<HostIdentity> {
       // An owner pinned by an earlier pairing of this folder is not this pairing's.
       rmSync(trustFile(options.dataDir), { force: true });
       options.say('Approved without a device signature: this machine pins no owner, so it cannot require signed requests.');
-      options.say('A host requires them by default (signatures.require): pair again approving from the web app or a signing SDK, or turn the requirement off in its config.');
+      options.say(
+        'A host requires them by default (signatures.require): pair again approving from the web app or a signing SDK, or turn the requirement off in its config.',
+      );
     }
     writeHostIdentity(options.dataDir, identity);
     return identity;
@@ -135,8 +136,17 @@ function recordRefusedPairing(dataDir: string, userCode: string, approval: { sta
     const audit = HostAudit.open(dataDir);
     try {
       audit.record({
-        at: Date.now(), type: 'host.pair', id: userCode, chatId: null, outcome: 'refused', code: 'signature-invalid',
-        userId: null, device: null, signedAt: null, payload: null, relaySays: null,
+        at: Date.now(),
+        type: 'host.pair',
+        id: userCode,
+        chatId: null,
+        outcome: 'refused',
+        code: 'signature-invalid',
+        userId: null,
+        device: null,
+        signedAt: null,
+        payload: null,
+        relaySays: null,
         claimed: { device: approval.statement.device, person: approval.statement.userId, at: approval.statement.at, id: userCode },
       });
     } finally {
@@ -156,7 +166,7 @@ function recordRefusedPairing(dataDir: string, userCode: string, approval: { sta
 export async function pairWithSetupSecret(options: { relayUrl: string; secret: string; name: string; dataDir: string }): Promise<HostIdentity> {
   const relayUrl = relayBase(options.relayUrl);
   const kept = readHostIdentity(options.dataDir);
-  const key = kept ?? await newHostKey();
+  const key = kept ?? (await newHostKey());
   const paired = PairedHostSchema.parse(await post(relayUrl, '/api/pair/setup', { secret: options.secret, name: options.name, publicKey: key.publicJwk }));
   const identity: HostIdentity = { relayUrl, hostId: paired.hostId, privateJwk: key.privateJwk, publicJwk: key.publicJwk };
   if (kept?.hostId !== identity.hostId || kept.relayUrl !== relayUrl) writeHostIdentity(options.dataDir, identity);
@@ -188,7 +198,7 @@ async function post(relayUrl: string, route: string, body: unknown, signal?: Abo
   if (res.ok) return json;
   const error = ErrorBodySchema.safeParse(json);
   const message = error.success ? error.data.message : `${res.status} ${text.slice(0, 200)}`;
-  if (res.status === 429) throw new RateLimited(message, error.success ? error.data.retryAfterMs ?? 5_000 : 5_000);
+  if (res.status === 429) throw new RateLimited(message, error.success ? (error.data.retryAfterMs ?? 5_000) : 5_000);
   if (res.status === 410) throw new PairingFailed('expired', 'The pairing code expired before it was approved. Run `tether host pair` again.');
   if (res.status === 403 && route === '/api/pair/poll') throw new PairingFailed('denied', 'The pairing was denied on the relay.');
   if (res.status >= 400 && res.status < 500) throw new PairingFailed('refused', `The relay refused: ${message}`);

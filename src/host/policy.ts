@@ -22,9 +22,16 @@ export const DEFAULT_CHAT_MODE: RuntimeMode = 'supervised';
  * `policy.accountEnv`, by name.
  */
 export const SAFE_ACCOUNT_VARIABLES: readonly string[] = [
-  'ANTHROPIC_MODEL', 'ANTHROPIC_SMALL_FAST_MODEL', 'CLAUDE_CODE_MAX_OUTPUT_TOKENS', 'MAX_THINKING_TOKENS',
-  'DISABLE_TELEMETRY', 'DISABLE_ERROR_REPORTING', 'DISABLE_AUTOUPDATER', 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
-  'COPILOT_MODEL', 'GEMINI_MODEL',
+  'ANTHROPIC_MODEL',
+  'ANTHROPIC_SMALL_FAST_MODEL',
+  'CLAUDE_CODE_MAX_OUTPUT_TOKENS',
+  'MAX_THINKING_TOKENS',
+  'DISABLE_TELEMETRY',
+  'DISABLE_ERROR_REPORTING',
+  'DISABLE_AUTOUPDATER',
+  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+  'COPILOT_MODEL',
+  'GEMINI_MODEL',
 ];
 
 /** Longest working folder accepted (Linux's PATH_MAX), and longest name in it (NAME_MAX, in bytes). */
@@ -56,7 +63,6 @@ export interface HostPolicyOptions {
 /** Hidden forks at once when the config names no cap. */
 export const DEFAULT_HIDDEN_FORKS = { host: 4, chat: 1 } as const;
 
-
 export class HostPolicy {
   readonly roots: readonly string[];
   readonly modeCeiling: RuntimeMode;
@@ -81,7 +87,12 @@ export class HostPolicy {
 
   /** What a host tells clients about its policy (Tether's addition to `provider.list`). */
   summary(): HostPolicySummary {
-    return { roots: [...this.roots], defaultFolder: this.defaultFolder, modeCeiling: this.modeCeiling, defaultMode: narrowerMode(DEFAULT_CHAT_MODE, this.modeCeiling) };
+    return {
+      roots: [...this.roots],
+      defaultFolder: this.defaultFolder,
+      modeCeiling: this.modeCeiling,
+      defaultMode: narrowerMode(DEFAULT_CHAT_MODE, this.modeCeiling),
+    };
   }
 
   /**
@@ -180,12 +191,16 @@ export class HostPolicy {
     const resolved = path.resolve(expandHome(folder, this.home));
     const real = canonical(resolved);
     if (!this.accountHomes.some((allowed) => within(real, allowed))) {
-      const where = this.accountHomes.length > 0 ? `only under ${this.accountHomes.join(', ')}` : 'none (the host config\'s policy.accountHomes names where they may be)';
+      const where =
+        this.accountHomes.length > 0 ? `only under ${this.accountHomes.join(', ')}` : "none (the host config's policy.accountHomes names where they may be)";
       throw new ProtocolError('invalid-account', `This host does not allow the config folder ${resolved}; account config folders: ${where}`);
     }
     const privateFolders = [...this.privateFolders, ...alsoPrivate.map((p) => this.resolve(p))];
     if (this.roots.some((root) => within(real, root) || within(root, real)) || privateFolders.some((p) => within(real, p) || within(p, real))) {
-      throw new ProtocolError('invalid-account', `The config folder ${resolved} is where agents or uploads can write; pick one outside the chat folders and the host's data folder`);
+      throw new ProtocolError(
+        'invalid-account',
+        `The config folder ${resolved} is where agents or uploads can write; pick one outside the chat folders and the host's data folder`,
+      );
     }
     return resolved;
   }

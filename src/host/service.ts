@@ -75,7 +75,7 @@ export function serviceFiles(options: ServiceOptions): ServiceFiles {
     const text = [
       '# Written by `tether host install`; `tether host uninstall` removes it.',
       '[Unit]',
-      'Description=Tether host: this machine\'s coding agents, reached through a relay',
+      "Description=Tether host: this machine's coding agents, reached through a relay",
       'After=network-online.target',
       'Wants=network-online.target',
       '',
@@ -101,7 +101,10 @@ export function serviceFiles(options: ServiceOptions): ServiceFiles {
       file: systemdFile(options.home),
       text,
       log,
-      start: [['systemctl', '--user', 'daemon-reload'], ['systemctl', '--user', 'enable', '--now', SYSTEMD_UNIT]],
+      start: [
+        ['systemctl', '--user', 'daemon-reload'],
+        ['systemctl', '--user', 'enable', '--now', SYSTEMD_UNIT],
+      ],
       stop: [['systemctl', '--user', 'disable', '--now', SYSTEMD_UNIT]],
     };
   }

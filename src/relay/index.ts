@@ -33,24 +33,29 @@ const app = new Hono<{ Bindings: Env }>();
 
 // Every request runs under its id (log.ts), answered in X-Request-Id for a person to quote, and ends
 // in one line: the route's pattern, never its path, which may carry a secret (an invitation's token).
-app.use('*', (c, next) => inScope(httpRid(c.req.raw), async () => {
-  const started = Date.now();
-  await next();
-  c.header(REQUEST_ID_HEADER, currentRid());
-  log.info('request', { method: c.req.method, route: routePath(c), status: c.res.status, ms: Date.now() - started });
-}));
+app.use('*', (c, next) =>
+  inScope(httpRid(c.req.raw), async () => {
+    const started = Date.now();
+    await next();
+    c.header(REQUEST_ID_HEADER, currentRid());
+    log.info('request', { method: c.req.method, route: routePath(c), status: c.res.status, ms: Date.now() - started });
+  }),
+);
 
 // This isolate's counts (errors answered) go to D1 when due, after the response (metrics/worker-meter.ts).
 app.use('*', writeDueCounts);
 
 // The web app on one of APP_ORIGINS calls the API from the browser (sign-in, tickets): only those origins may.
-app.use('/api/*', cors({
-  origin: (origin, c) => (appOrigins(c.env).includes(origin) ? origin : null),
-  allowHeaders: ['Authorization', 'Content-Type'],
-  exposeHeaders: [REQUEST_ID_HEADER],
-  allowMethods: ['GET', 'POST', 'PATCH', 'DELETE'],
-  maxAge: 600,
-}));
+app.use(
+  '/api/*',
+  cors({
+    origin: (origin, c) => (appOrigins(c.env).includes(origin) ? origin : null),
+    allowHeaders: ['Authorization', 'Content-Type'],
+    exposeHeaders: [REQUEST_ID_HEADER],
+    allowMethods: ['GET', 'POST', 'PATCH', 'DELETE'],
+    maxAge: 600,
+  }),
+);
 // A chat id in a path is refused before a route uses it, as one in a frame is (http/chat-id.ts).
 app.use('/v1/hosts/:hostId/chats/:chatId', chatIdInPath);
 app.use('/v1/attachments/:hostId/:chatId/*', chatIdInPath);
@@ -94,10 +99,12 @@ app.onError((error, c) => {
  * every request's path.
  */
 async function scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
-  ctx.waitUntil(sweep(env.DB, Date.now()).then(
-    (swept) => log.info('retention sweep', { ...swept }),
-    (error: unknown) => log.error('retention sweep failed', { error: failureText(error) }),
-  ));
+  ctx.waitUntil(
+    sweep(env.DB, Date.now()).then(
+      (swept) => log.info('retention sweep', { ...swept }),
+      (error: unknown) => log.error('retention sweep failed', { error: failureText(error) }),
+    ),
+  );
 }
 
 // The hono app is the Worker's handler (tests call its `request`); the cron handler rides on it.

@@ -17,8 +17,11 @@ if (worker) {
 /** Tells the service worker every asset this page loaded, so it keeps those fetched before it ran. */
 async function keepAssets(): Promise<void> {
   const registration = await navigator.serviceWorker.ready;
-  const paths = performance.getEntriesByType('resource').map((entry) => new URL(entry.name))
-    .filter((url) => url.origin === location.origin && url.pathname.startsWith('/assets/')).map((url) => url.pathname);
+  const paths = performance
+    .getEntriesByType('resource')
+    .map((entry) => new URL(entry.name))
+    .filter((url) => url.origin === location.origin && url.pathname.startsWith('/assets/'))
+    .map((url) => url.pathname);
   registration.active?.postMessage({ type: 'keep-assets', paths });
 }
 

@@ -41,7 +41,8 @@ class FakeRelay {
       return json(200, tokens);
     }
     if (auth !== `Bearer ${this.accessToken}` || this.ended) return json(401, { code: 'unauthorized', message: 'Sign in first' });
-    if (url.pathname === '/api/me') return json(200, { id: 'u1', email: 'a@b.c', name: 'A', emailVerified: true, isOwner: true, createdAt: 1, sessionId: 's1' });
+    if (url.pathname === '/api/me')
+      return json(200, { id: 'u1', email: 'a@b.c', name: 'A', emailVerified: true, isOwner: true, createdAt: 1, sessionId: 's1' });
     if (url.pathname === '/api/hosts/h9') return json(404, { code: 'host-not-found', message: 'No such host' });
     if (url.pathname === '/api/hosts') return json(200, { hosts: [{ id: 'h1', name: 'laptop' }] });
     return json(404, { code: 'not-found', message: 'No such route' });
@@ -80,7 +81,7 @@ describe('RelayApi', () => {
     expect(reasons).toHaveLength(1);
   });
 
-  it('turns error answers into ProtocolErrors with the relay\'s code and message', async () => {
+  it("turns error answers into ProtocolErrors with the relay's code and message", async () => {
     const relay = new FakeRelay();
     const api = new RelayApi('http://relay.test', { tokens: new MemoryTokenStore(relay.session()), fetch: relay.fetch });
     const error = await api.renameHost('h9', 'x').catch((e: unknown) => e);
@@ -96,7 +97,9 @@ describe('RelayApi', () => {
     const relay = new FakeRelay();
     const storage = new Map<string, string>();
     const shared = {
-      getItem: (k: string) => storage.get(k) ?? null, setItem: (k: string, v: string) => void storage.set(k, v), removeItem: (k: string) => void storage.delete(k),
+      getItem: (k: string) => storage.get(k) ?? null,
+      setItem: (k: string, v: string) => void storage.set(k, v),
+      removeItem: (k: string) => void storage.delete(k),
     } as Storage;
     relay.expiresIn = 10_000;
     const tabA = new RelayApi('http://relay.test', { tokens: new LocalStorageTokenStore('s', shared), fetch: relay.fetch });

@@ -16,7 +16,7 @@ type Frame = { id: string; type: string; payload: any };
 type Conversation = (frame: Frame, socket: ServerSocket, relay: ScriptedRelay) => void;
 
 const info = chatInfo({ chatId: 'c1' });
-const reply = (id: string, text = ''): ChatItem => ({ ...ITEMS.assistant, id, text, streaming: true } as ChatItem);
+const reply = (id: string, text = ''): ChatItem => ({ ...ITEMS.assistant, id, text, streaming: true }) as ChatItem;
 const answer = (socket: ServerSocket, id: string, result: unknown) => socket.send(JSON.stringify({ id, ok: true, result }));
 const event = (socket: ServerSocket, name: string, payload: unknown) => socket.send(JSON.stringify({ type: 'event', event: name, payload }));
 
@@ -41,7 +41,9 @@ class ScriptedRelay {
       if (req.url === '/api/auth/tickets') {
         this.tickets += 1;
         const token = req.headers.authorization?.replace('Bearer ', '') ?? '';
-        return this.accepted.has(token) ? json(200, { ticket: `t${this.tickets}`, expiresInMs: 30_000 }) : json(401, { code: 'unauthorized', message: 'expired' });
+        return this.accepted.has(token)
+          ? json(200, { ticket: `t${this.tickets}`, expiresInMs: 30_000 })
+          : json(401, { code: 'unauthorized', message: 'expired' });
       }
       if (req.url === '/api/auth/refresh') {
         this.accepted.add('a1');
@@ -49,21 +51,23 @@ class ScriptedRelay {
       }
       json(404, { code: 'not-found', message: 'No such route' });
     });
-    this.http.on('upgrade', (req, socket, head) => this.wss.handleUpgrade(req, socket, head, (ws) => {
-      const connection = ++this.connections;
-      ws.on('message', (data) => {
-        if (String(data) === 'ping') {
-          this.pings += 1;
-          if (!this.silent) ws.send('pong');
-          return this.settle();
-        }
-        const frame = JSON.parse(String(data)) as Frame;
-        this.frames.push({ ...frame, connection });
-        this.converse(frame, ws, this);
+    this.http.on('upgrade', (req, socket, head) =>
+      this.wss.handleUpgrade(req, socket, head, (ws) => {
+        const connection = ++this.connections;
+        ws.on('message', (data) => {
+          if (String(data) === 'ping') {
+            this.pings += 1;
+            if (!this.silent) ws.send('pong');
+            return this.settle();
+          }
+          const frame = JSON.parse(String(data)) as Frame;
+          this.frames.push({ ...frame, connection });
+          this.converse(frame, ws, this);
+          this.settle();
+        });
         this.settle();
-      });
-      this.settle();
-    }));
+      }),
+    );
   }
 
   async start(): Promise<string> {
@@ -128,14 +132,16 @@ function chatRoom(log: unknown[], onSend: Conversation = (f, ws) => answer(ws, f
 describe('ChatChannel over a socket that drops', () => {
   it('sends a request again under the same id on the next socket when its socket closed before the answer', async () => {
     let first = true;
-    const { relay, api } = await setUp(chatRoom([], (frame, ws) => {
-      if (first) {
-        first = false;
-        ws.terminate(); // the answer never comes
-        return;
-      }
-      answer(ws, frame.id, { queued: false, turnId: 'turn-1' });
-    }));
+    const { relay, api } = await setUp(
+      chatRoom([], (frame, ws) => {
+        if (first) {
+          first = false;
+          ws.terminate(); // the answer never comes
+          return;
+        }
+        answer(ws, frame.id, { queued: false, turnId: 'turn-1' });
+      }),
+    );
     const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore() }));
     const send = channel.send({ text: 'hello' });
     expect((await send.settled).state).toBe('delivered');
@@ -144,7 +150,10 @@ describe('ChatChannel over a socket that drops', () => {
     expect(sends.map((f) => f.connection)).toEqual([1, 2]);
     // The second socket attached with since before anything else went on it.
     const second = relay.frames.filter((f) => f.connection === 2).map((f) => [f.type, f.payload.since]);
-    expect(second).toEqual([['chat.attach', 1], ['chat.send', undefined]]);
+    expect(second).toEqual([
+      ['chat.attach', 1],
+      ['chat.send', undefined],
+    ]);
   });
 
   it('resends an ordinary request (not only sends) under its id after a drop', async () => {
@@ -152,7 +161,7 @@ describe('ChatChannel over a socket that drops', () => {
     const { relay, api } = await setUp((frame, ws) => {
       if (frame.type === 'chat.attach') return answer(ws, frame.id, { info, items: [], seq: 0 });
       if (frame.type === 'chat.addBookmark') {
-        if (!dropped) return void (dropped = true, ws.terminate());
+        if (!dropped) return void ((dropped = true), ws.terminate());
         return answer(ws, frame.id, { bookmarks: [{ itemId: 'a1', excerpt: 'A', createdAt: 1 }] });
       }
     });
@@ -181,7 +190,9 @@ describe('ChatChannel over a socket that drops', () => {
     const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore() }));
     await relay.when(() => relay.connections === 2 && relay.requests('chat.attach').length === 2);
     await new Promise<void>((resolve) => {
-      const check = () => { if (channel.thread.seq === 4) resolve(); };
+      const check = () => {
+        if (channel.thread.seq === 4) resolve();
+      };
       channel.thread.subscribe(check);
       check();
     });
@@ -226,7 +237,9 @@ describe('ChatChannel over a socket that drops', () => {
     await relay.when(() => relay.requests('chat.send').length === 1);
     await new Promise<void>((resolve) => {
       if (send.state === 'queued') resolve();
-      send.onChange((s) => { if (s.state === 'queued') resolve(); });
+      send.onChange((s) => {
+        if (s.state === 'queued') resolve();
+      });
     });
     await channel.request('chat.unqueue', { chatId: 'c1', messageId: `relay:${send.id}` });
     expect(channel.pendingSends).toEqual([]);
@@ -248,7 +261,12 @@ describe('ChatChannel over a socket that drops', () => {
         // As the relay does for a sender who was away: the refusal first, then the answer (twice here: it cannot know what was heard).
         if (refusedOnAttach) {
           for (let i = 0; i < 2; i++) {
-            event(ws, 'chat.sendRefused', { chatId: 'c1', messageId: `relay:${refusedOnAttach}`, requestId: refusedOnAttach, error: { code: 'folder-denied', message: 'Not that folder' } });
+            event(ws, 'chat.sendRefused', {
+              chatId: 'c1',
+              messageId: `relay:${refusedOnAttach}`,
+              requestId: refusedOnAttach,
+              error: { code: 'folder-denied', message: 'Not that folder' },
+            });
           }
         }
         return answer(ws, frame.id, { info: queueInfo(held), items: [], seq });
@@ -261,7 +279,14 @@ describe('ChatChannel over a socket that drops', () => {
     const delivered = first.send({ text: 'delivered later' });
     await relay.when(() => relay.requests('chat.send').length === 2);
     const queuedBoth = () => refused.state === 'queued' && delivered.state === 'queued';
-    await new Promise<void>((resolve) => { const check = () => { if (queuedBoth()) resolve(); }; check(); refused.onChange(check); delivered.onChange(check); });
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        if (queuedBoth()) resolve();
+      };
+      check();
+      refused.onChange(check);
+      delivered.onChange(check);
+    });
     await until(async () => (await outbox.list(scope)).every((e) => e.state === 'queued'), 'every kept send queued');
     expect((await outbox.list(scope)).map((e) => e.id)).toEqual([refused.id, delivered.id]);
     first.close();
@@ -277,7 +302,10 @@ describe('ChatChannel over a socket that drops', () => {
     const [again, other] = second.pendingSends;
     expect(again).toMatchObject({ id: refused.id, state: 'failed', error: { code: 'folder-denied', message: 'Not that folder' } });
     expect(other).toMatchObject({ id: delivered.id, state: 'delivered' });
-    expect(seen.filter((s) => s === 'refused:failed'), 'failed once, though told twice').toHaveLength(1);
+    expect(
+      seen.filter((s) => s === 'refused:failed'),
+      'failed once, though told twice',
+    ).toHaveLength(1);
     expect(relay.requests('chat.send'), 'a queued send is never sent again').toHaveLength(2);
     await until(async () => (await outbox.list(scope)).length === 0, 'the outbox empty');
   });
@@ -290,7 +318,11 @@ describe('ChatChannel over a socket that drops', () => {
       }
     });
     const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore() }));
-    await new Promise<void>((resolve) => channel.onState((s) => { if (s === 'closed') resolve(); }));
+    await new Promise<void>((resolve) =>
+      channel.onState((s) => {
+        if (s === 'closed') resolve();
+      }),
+    );
     expect(channel.ended).toMatchObject({ code: 'unauthorized' });
     const send = channel.send({ text: 'for later' });
     expect(send.state).toBe('kept'); // signed out is not refused: a later channel sends it
@@ -305,7 +337,8 @@ describe('ChatChannel with a device key', () => {
     const { relay, api } = await setUp((frame, ws) => {
       if (frame.type === 'chat.attach') return answer(ws, frame.id, { info, items: [approval], seq: 1 });
       if (frame.type === 'chat.send') return answer(ws, frame.id, { queued: false, turnId: 'turn-1' });
-      if (frame.type === 'chat.approve' || frame.type === 'chat.addBookmark') return answer(ws, frame.id, frame.type === 'chat.approve' ? {} : { bookmarks: [] });
+      if (frame.type === 'chat.approve' || frame.type === 'chat.addBookmark')
+        return answer(ws, frame.id, frame.type === 'chat.approve' ? {} : { bookmarks: [] });
     });
     const pair = await newDeviceKeyPair(false);
     const key = await deviceKeyOf(pair, Date.now());
@@ -331,7 +364,7 @@ describe('ChatChannel with a device key', () => {
     }
   });
 
-  it('with a key still loading (a browser\'s, from IndexedDB): reads go at once, a signed request waits for the key, and what was asked after it does not overtake it', async () => {
+  it("with a key still loading (a browser's, from IndexedDB): reads go at once, a signed request waits for the key, and what was asked after it does not overtake it", async () => {
     const { relay, api } = await setUp((frame, ws) => {
       if (frame.type === 'chat.attach') return answer(ws, frame.id, { info, items: [], seq: 1 });
       if (frame.type === 'chat.cancel') return answer(ws, frame.id, {});
@@ -339,7 +372,9 @@ describe('ChatChannel with a device key', () => {
     });
     const pair = await newDeviceKeyPair(false);
     let loaded!: (key: Awaited<ReturnType<typeof deviceKeyOf>>) => void;
-    const loading = new Promise<Awaited<ReturnType<typeof deviceKeyOf>>>((resolve) => { loaded = resolve; });
+    const loading = new Promise<Awaited<ReturnType<typeof deviceKeyOf>>>((resolve) => {
+      loaded = resolve;
+    });
     const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore(), deviceKey: loading }));
     // The key has not come: a read is not held back by it (the attach got its answer, so did this one).
     await channel.request('chat.addBookmark', { chatId: 'c1', itemId: 'first' });
@@ -352,7 +387,10 @@ describe('ChatChannel with a device key', () => {
     loaded(key);
     await Promise.all([interrupted, after]);
     expect(relay.frames.map((f) => [f.type, 'signature' in f])).toEqual([
-      ['chat.attach', false], ['chat.addBookmark', false], ['chat.cancel', true], ['chat.addBookmark', false],
+      ['chat.attach', false],
+      ['chat.addBookmark', false],
+      ['chat.cancel', true],
+      ['chat.addBookmark', false],
     ]);
     const signed = relay.requests('chat.cancel')[0] as unknown as Frame & { signature: any };
     expect(signed.signature.statement).toMatchObject({ type: 'chat.cancel', id: signed.id, device: key.id });
@@ -376,7 +414,7 @@ describe('ChatChannel with a device key', () => {
   });
 });
 
-describe('the browser\'s network events', () => {
+describe("the browser's network events", () => {
   it('pings while open, and gives a socket the relay went silent on up for a new one (a half-open socket never closes itself)', async () => {
     const { relay, api } = await setUp(chatRoom([]));
     const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...fast, outbox: new MemoryOutboxStore(), heartbeat: { intervalMs: 20, silenceMs: 1_000 } }));
@@ -387,7 +425,15 @@ describe('the browser\'s network events', () => {
     relay.silent = false;
     await relay.when(() => relay.requests('chat.attach').length === 2);
     expect(relay.requests('chat.attach')[1]!.payload.since).toBe(1);
-    await new Promise<void>((resolve) => { const off = channel.onState((s) => { if (s === 'open') { off(); resolve(); } }); if (channel.state === 'open') resolve(); });
+    await new Promise<void>((resolve) => {
+      const off = channel.onState((s) => {
+        if (s === 'open') {
+          off();
+          resolve();
+        }
+      });
+      if (channel.state === 'open') resolve();
+    });
     const pingsNow = relay.pings;
     await relay.when(() => relay.pings >= pingsNow + 3);
     expect(relay.connections).toBe(2);
@@ -403,14 +449,23 @@ describe('the browser\'s network events', () => {
       const slow = { backoff: { baseMs: 120_000, maxMs: 120_000 } };
       const channel = keep(new ChatChannel(api, 'h1', 'c1', { ...slow, outbox: new MemoryOutboxStore() }));
       await relay.when(() => relay.requests('chat.attach').length === 1);
-      await new Promise<void>((resolve) => { if (channel.state === 'open') resolve(); else channel.onState((s) => { if (s === 'open') resolve(); }); });
+      await new Promise<void>((resolve) => {
+        if (channel.state === 'open') resolve();
+        else
+          channel.onState((s) => {
+            if (s === 'open') resolve();
+          });
+      });
       target.dispatchEvent(new Event('offline'));
       expect(channel.state).toBe('offline');
       const send = channel.send({ text: 'while offline' });
       expect(send.state).toBe('kept');
       target.dispatchEvent(new Event('online'));
       expect((await send.settled).state).toBe('delivered');
-      expect(relay.requests('chat.attach').map((f) => [f.connection, f.payload.since])).toEqual([[1, undefined], [2, 1]]);
+      expect(relay.requests('chat.attach').map((f) => [f.connection, f.payload.since])).toEqual([
+        [1, undefined],
+        [2, 1],
+      ]);
     } finally {
       delete scope.addEventListener;
       delete scope.removeEventListener;
@@ -429,7 +484,9 @@ describe('HostConnection', () => {
     const lobby = keep(new HostConnection(api, 'h1', fast));
     await relay.when(() => relay.requests('chat.list').length === 1);
     await new Promise<void>((resolve) => {
-      const check = () => { if (lobby.statuses.get('c1')?.status === 'needs-you') resolve(); };
+      const check = () => {
+        if (lobby.statuses.get('c1')?.status === 'needs-you') resolve();
+      };
       lobby.onStatus(check);
       check();
     });
@@ -437,10 +494,18 @@ describe('HostConnection', () => {
     expect(await api.accessToken()).toBe('a1');
   });
 
-  it('signs a terminal approval\'s answer over the approval as its session.approvals event showed it', async () => {
+  it("signs a terminal approval's answer over the approval as its session.approvals event showed it", async () => {
     const approval = {
-      requestId: 'tu-1', sessionId: 's1', toolName: 'Bash', summary: 'Bash: rm -rf build', createdAt: 1, expiresAt: Date.now() + 60_000,
-      choices: [{ id: 'allow', kind: 'allow' as const, label: 'Allow once' }, { id: 'deny', kind: 'deny' as const, label: 'Deny' }],
+      requestId: 'tu-1',
+      sessionId: 's1',
+      toolName: 'Bash',
+      summary: 'Bash: rm -rf build',
+      createdAt: 1,
+      expiresAt: Date.now() + 60_000,
+      choices: [
+        { id: 'allow', kind: 'allow' as const, label: 'Allow once' },
+        { id: 'deny', kind: 'deny' as const, label: 'Deny' },
+      ],
     };
     const { relay, api } = await setUp((frame, ws) => {
       if (frame.type === 'chat.list') {
@@ -452,7 +517,7 @@ describe('HostConnection', () => {
     const pair = await newDeviceKeyPair(false);
     const key = await deviceKeyOf(pair, Date.now());
     const lobby = keep(new HostConnection(api, 'h1', { ...fast, deviceKey: key }));
-    await until(() => lobby.terminal.approvalsOf('s1').length === 1, 'the session\'s approval shown');
+    await until(() => lobby.terminal.approvalsOf('s1').length === 1, "the session's approval shown");
     expect(await lobby.request('session.approve', { sessionId: 's1', requestId: 'tu-1', choiceId: 'allow' })).toEqual({ accepted: true });
     // One it does not show goes signed with no approval named: a host holding it refuses that.
     await lobby.request('session.approve', { sessionId: 's1', requestId: 'tu-9', choiceId: 'allow' });

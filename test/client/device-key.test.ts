@@ -16,7 +16,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('the SDK\'s device key file', () => {
+describe("the SDK's device key file", () => {
   it('is made once, 0600 in a 0700 folder, and read back as the same device', async () => {
     const file = tempFile();
     const made = await loadOrCreateDeviceKey(file, 1234);
@@ -33,7 +33,15 @@ describe('the SDK\'s device key file', () => {
     const key = await loadOrCreateDeviceKey(tempFile());
     const frame = { id: 'r1', type: 'chat.send', payload: { chatId: 'c1', text: 'hi' } };
     const signed = RequestSignatureSchema.parse(await signRequest(key, frame, { hostId: 'h1', now: 99 }));
-    expect(signed.statement).toMatchObject({ hostId: 'h1', chatId: 'c1', type: 'chat.send', id: 'r1', at: 99, device: key.id, payload: await digestOf(frame.payload) });
+    expect(signed.statement).toMatchObject({
+      hostId: 'h1',
+      chatId: 'c1',
+      type: 'chat.send',
+      id: 'r1',
+      at: 99,
+      device: key.id,
+      payload: await digestOf(frame.payload),
+    });
     const publicKey = await importDevicePublicKey(key.publicKey);
     expect(await verifyStatement(publicKey, signed)).toBe(true);
     const other = await loadOrCreateDeviceKey(tempFile());

@@ -4,13 +4,19 @@ import { IdbOutboxStore, MemoryOutboxStore, PendingSend, type OutboxEntry, type 
 import { nextOrder } from '../../src/client/outbox.ts';
 
 const entry = (id: string, chatId = 'c1', text = id, userId = 'u1'): OutboxEntry => ({
-  id, userId, hostId: 'h1', chatId, payload: { chatId, text }, createdAt: Date.now(), order: nextOrder(),
+  id,
+  userId,
+  hostId: 'h1',
+  chatId,
+  payload: { chatId, text },
+  createdAt: Date.now(),
+  order: nextOrder(),
 });
 const scope = (chatId = 'c1', userId = 'u1', hostId = 'h1') => ({ userId, hostId, chatId });
 
 function storeContract(name: string, make: () => OutboxStore) {
   describe(name, () => {
-    it('lists one person\'s entries of one chat oldest first, even within one millisecond, and forgets removed ones', async () => {
+    it("lists one person's entries of one chat oldest first, even within one millisecond, and forgets removed ones", async () => {
       const store = make();
       const now = Date.now();
       const same = (id: string, chatId = 'c1'): OutboxEntry => ({ ...entry(id, chatId), createdAt: now, order: nextOrder(now) });
@@ -27,7 +33,10 @@ function storeContract(name: string, make: () => OutboxStore) {
 
     it('keeps the payload whole, attachments included', async () => {
       const store = make();
-      const withFile: OutboxEntry = { ...entry('f1'), payload: { chatId: 'c1', text: 'see', attachments: [{ name: 'a.png', mime: 'image/png', data: 'AAAA' }] } };
+      const withFile: OutboxEntry = {
+        ...entry('f1'),
+        payload: { chatId: 'c1', text: 'see', attachments: [{ name: 'a.png', mime: 'image/png', data: 'AAAA' }] },
+      };
       await store.put(withFile);
       expect(await store.list(scope())).toEqual([withFile]);
     });

@@ -7,7 +7,13 @@ import type { ChatItem } from '../../src/contracts/index.ts';
 const sessionId = '3f0c8a52-5d1e-4a8b-9b7e-0a4c2f1d6e21';
 const user = (id: string, createdAt: number, text: string): ChatItem => ({ kind: 'user', id, createdAt, turnId: null, text });
 const assistant = (id: string, createdAt: number, text: string): ChatItem => ({
-  kind: 'assistant', id, createdAt, turnId: null, text, streaming: false, parentToolUseId: null,
+  kind: 'assistant',
+  id,
+  createdAt,
+  turnId: null,
+  text,
+  streaming: false,
+  parentToolUseId: null,
 });
 
 describe('terminal session items as a client holds them', () => {

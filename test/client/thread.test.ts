@@ -5,9 +5,9 @@ import { ITEMS, chatInfo } from '../contracts/fixtures.ts';
 
 const info = chatInfo({ chatId: 'c1' });
 let clock = 1_760_000_000_000;
-const user = (id: string, text = id): ChatItem => ({ ...ITEMS.user, id, text, createdAt: ++clock } as ChatItem);
-const reply = (id: string, text = ''): ChatItem => ({ ...ITEMS.assistant, id, text, streaming: true, createdAt: ++clock } as ChatItem);
-const approval = (id: string, decision = 'pending'): ChatItem => ({ ...ITEMS.approval, id, requestId: `r-${id}`, decision, createdAt: ++clock } as ChatItem);
+const user = (id: string, text = id): ChatItem => ({ ...ITEMS.user, id, text, createdAt: ++clock }) as ChatItem;
+const reply = (id: string, text = ''): ChatItem => ({ ...ITEMS.assistant, id, text, streaming: true, createdAt: ++clock }) as ChatItem;
+const approval = (id: string, decision = 'pending'): ChatItem => ({ ...ITEMS.approval, id, requestId: `r-${id}`, decision, createdAt: ++clock }) as ChatItem;
 const snapshot = (items: ChatItem[], seq: number, extra: Partial<ChatAttachResult> = {}): ChatAttachResult => ({ info, items, seq, ...extra });
 const env = (event: ChatEvent, seq?: number) => ({ chatId: 'c1', event, ...(seq === undefined ? {} : { seq }) });
 
@@ -29,10 +29,19 @@ describe('ThreadModel', () => {
     const thread = new ThreadModel('c1');
     thread.applyAttach(snapshot([user('u1')], 5));
     const a1 = reply('a1');
-    const outcome = thread.applyAttach({
-      info, items: [], seq: 8,
-      events: [{ type: 'item', item: a1 }, { type: 'delta', itemId: 'a1', text: 'Hel' }, { type: 'delta', itemId: 'a1', text: 'lo' }],
-    }, 5);
+    const outcome = thread.applyAttach(
+      {
+        info,
+        items: [],
+        seq: 8,
+        events: [
+          { type: 'item', item: a1 },
+          { type: 'delta', itemId: 'a1', text: 'Hel' },
+          { type: 'delta', itemId: 'a1', text: 'lo' },
+        ],
+      },
+      5,
+    );
     expect(outcome).toBe('replay');
     expect(thread.items.map((i) => i.id)).toEqual(['u1', 'a1']);
     expect((thread.get('a1') as { text: string }).text).toBe('Hello');
@@ -69,7 +78,7 @@ describe('ThreadModel', () => {
     expect(thread.version).toBeGreaterThanOrEqual(words.length);
   });
 
-  it('streams a running tool\'s output and replaces an item by id in place', () => {
+  it("streams a running tool's output and replaces an item by id in place", () => {
     const thread = new ThreadModel('c1');
     const tool = { ...ITEMS.tool, id: 't1', createdAt: ++clock } as ChatItem;
     thread.applyAttach(snapshot([tool, user('u2')], 1));
@@ -98,9 +107,7 @@ describe('ThreadModel', () => {
   });
 
   it('loads older pages by chat.history and prepends them, and drops a page asked for before a snapshot', async () => {
-    const pages = new Map([
-      ['h1.0.2', { items: [user('o1'), user('o2')], history: { start: 0, cursor: null } }],
-    ]);
+    const pages = new Map([['h1.0.2', { items: [user('o1'), user('o2')], history: { start: 0, cursor: null } }]]);
     const thread = new ThreadModel('c1', async (cursor) => pages.get(cursor)!);
     const latest = [user('n1'), user('n2')];
     thread.applyAttach(snapshot(latest, 3, { history: { start: 2, cursor: 'h1.0.2' } }));
@@ -112,7 +119,13 @@ describe('ThreadModel', () => {
     expect(await thread.loadOlder()).toBe(0);
 
     let release!: () => void;
-    const slow = new ThreadModel('c1', (cursor) => new Promise((resolve) => { release = () => resolve(pages.get(cursor)!); }));
+    const slow = new ThreadModel(
+      'c1',
+      (cursor) =>
+        new Promise((resolve) => {
+          release = () => resolve(pages.get(cursor)!);
+        }),
+    );
     slow.applyAttach(snapshot(latest, 3, { history: { start: 2, cursor: 'h1.0.2' } }));
     const loading = slow.loadOlder();
     slow.applyAttach(snapshot([user('z')], 50), slow.seq);

@@ -56,9 +56,7 @@ describe('accounts', () => {
 
   it('key the map by account id', () => {
     expect(ProviderAccountsSavePayloadSchema.safeParse({ accounts: { work: { kind: 'claude' } } }).success).toBe(true);
-    expect(ProviderAccountsSavePayloadSchema.safeParse({ accounts: { 'Work Account': { kind: 'claude' } } }).success).toBe(
-      false,
-    );
+    expect(ProviderAccountsSavePayloadSchema.safeParse({ accounts: { 'Work Account': { kind: 'claude' } } }).success).toBe(false);
   });
 
   it('snapshot with statuses, and login commands only for known kinds', () => {

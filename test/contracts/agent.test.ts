@@ -70,9 +70,7 @@ describe('terminal agents', () => {
     expect(SessionApprovalsEventSchema.safeParse({ sessionId: 's', approvals: [approval] }).success).toBe(true);
     expect(ApprovalRequestSchema.safeParse({ ...approval, choices: [] }).success).toBe(false);
     expect(ApprovalRequestSchema.safeParse({ ...approval, toolName: '' }).success).toBe(false);
-    expect(ApprovalRequestSchema.safeParse({ ...approval, choices: [{ id: 'x', kind: 'skip', label: 'Skip' }] }).success).toBe(
-      false,
-    );
+    expect(ApprovalRequestSchema.safeParse({ ...approval, choices: [{ id: 'x', kind: 'skip', label: 'Skip' }] }).success).toBe(false);
   });
 
   it('answer by choice id and learn whether it was accepted', () => {

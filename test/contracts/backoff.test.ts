@@ -40,13 +40,20 @@ describe('Backoff', () => {
   });
 
   it('gives the ranges each user had: the SDK 125–250 ms first and 7.5–15 s at most, the host link 250–500 ms and 5–10 s', () => {
-    const ranges = (options: { baseMs?: number; maxMs?: number }) => [0, 0.999_999].map((r) => {
-      const backoff = new Backoff({ ...options, random: () => r });
-      const delays = Array.from({ length: 12 }, () => backoff.next());
-      return [delays[0], delays.at(-1)];
-    });
-    expect(ranges({})).toEqual([[125, 7_500], [250, 15_000]]);
-    expect(ranges({ baseMs: 500, maxMs: 10_000 })).toEqual([[250, 5_000], [500, 10_000]]);
+    const ranges = (options: { baseMs?: number; maxMs?: number }) =>
+      [0, 0.999_999].map((r) => {
+        const backoff = new Backoff({ ...options, random: () => r });
+        const delays = Array.from({ length: 12 }, () => backoff.next());
+        return [delays[0], delays.at(-1)];
+      });
+    expect(ranges({})).toEqual([
+      [125, 7_500],
+      [250, 15_000],
+    ]);
+    expect(ranges({ baseMs: 500, maxMs: 10_000 })).toEqual([
+      [250, 5_000],
+      [500, 10_000],
+    ]);
   });
 
   it('never overflows after very many failures', () => {

@@ -51,8 +51,7 @@ import {
 } from '../../src/contracts/limits.ts';
 import { base64OfSize, chatInfo, ITEMS } from './fixtures.ts';
 
-const messagesOf = (result: { success: boolean; error?: { issues: { message: string }[] } }) =>
-  result.error?.issues.map((issue) => issue.message) ?? [];
+const messagesOf = (result: { success: boolean; error?: { issues: { message: string }[] } }) => result.error?.issues.map((issue) => issue.message) ?? [];
 
 const ITEM_SCHEMAS = {
   user: ChatUserItemSchema,
@@ -143,9 +142,7 @@ describe('ChatInfo', () => {
     expect(ChatInfoSchema.safeParse(chatInfo({ suggestedTitle: 'x'.repeat(SUGGESTED_TITLE_LIMIT + 1) })).success).toBe(false);
     expect(ChatInfoSchema.safeParse(chatInfo({ suggestedTitle: '' })).success).toBe(false);
     expect(ChatInfoSchema.safeParse(chatInfo({ createdAt: Number.NaN })).success).toBe(false);
-    expect(
-      ChatInfoSchema.safeParse(chatInfo({ usage: { contextTokens: 0, contextWindow: 0, costUsd: 0, turns: 0 } })).success,
-    ).toBe(false);
+    expect(ChatInfoSchema.safeParse(chatInfo({ usage: { contextTokens: 0, contextWindow: 0, costUsd: 0, turns: 0 } })).success).toBe(false);
     expect(ChatInfoSchema.safeParse(chatInfo({ limit: { kind: 'quota' } })).success).toBe(false);
   });
 
@@ -212,9 +209,7 @@ describe('ChatItem', () => {
 
   it('needs at least one question, and answers null until answered', () => {
     expect(ChatQuestionItemSchema.safeParse({ ...ITEMS.question, questions: [] }).success).toBe(false);
-    expect(
-      ChatQuestionItemSchema.safeParse({ ...ITEMS.question, answers: { layout: 'Compact' }, state: 'answered' }).success,
-    ).toBe(true);
+    expect(ChatQuestionItemSchema.safeParse({ ...ITEMS.question, answers: { layout: 'Compact' }, state: 'answered' }).success).toBe(true);
     const { answers: _, ...withoutAnswers } = ITEMS.question;
     expect(ChatQuestionItemSchema.safeParse(withoutAnswers).success).toBe(false);
   });
@@ -243,9 +238,7 @@ describe('ChatItem', () => {
     };
     expect(ChatToolItemSchema.safeParse(tool).success).toBe(true);
     expect(ChatToolItemSchema.safeParse({ ...tool, progress: { startedAt: null, description: null } }).success).toBe(false);
-    expect(ChatToolItemSchema.safeParse({ ...tool, changes: [{ path: 'a.ts', kind: 'rename', diff: '' }] }).success).toBe(
-      false,
-    );
+    expect(ChatToolItemSchema.safeParse({ ...tool, changes: [{ path: 'a.ts', kind: 'rename', diff: '' }] }).success).toBe(false);
   });
 
   it('reads a settled turn with a checkpoint diff and a limit', () => {
@@ -355,9 +348,7 @@ describe('ChatEvent', () => {
   });
 
   it('reads a UI streaming preview: empty text with ui and textLength', () => {
-    expect(ChatEventSchema.safeParse({ type: 'delta', itemId: 'item-1', text: '', ui: [], textLength: 120 }).success).toBe(
-      true,
-    );
+    expect(ChatEventSchema.safeParse({ type: 'delta', itemId: 'item-1', text: '', ui: [], textLength: 120 }).success).toBe(true);
   });
 
   it('refuses near misses', () => {
@@ -488,9 +479,7 @@ describe('approvals and questions', () => {
         message: 'Use the fixture instead.',
       }).decision,
     ).toBe('deny');
-    expect(
-      ChatAnswerPayloadSchema.parse({ chatId: 'chat-1', requestId: 'question-1', answers: { layout: 'Compact' } }).answers,
-    ).toEqual({ layout: 'Compact' });
+    expect(ChatAnswerPayloadSchema.parse({ chatId: 'chat-1', requestId: 'question-1', answers: { layout: 'Compact' } }).answers).toEqual({ layout: 'Compact' });
   });
 
   it('refuse a decision only an item can carry, and an empty request id', () => {
@@ -542,12 +531,8 @@ describe('paging', () => {
     expect(ChatSubagentPayloadSchema.safeParse(page).success).toBe(true);
     expect(ChatSubagentPayloadSchema.safeParse({ ...page, toolUseId: 'x'.repeat(257) }).success).toBe(false);
     expect(ChatSubagentPayloadSchema.safeParse({ ...page, cursor: 'x'.repeat(256) }).success).toBe(true);
-    expect(
-      ChatSubagentResultSchema.safeParse({ items: [], history: { cursor: null }, source: 'codex-thread', live: true }).success,
-    ).toBe(true);
-    expect(
-      ChatSubagentResultSchema.safeParse({ items: [], history: { cursor: null }, source: 'gemini-log', live: true }).success,
-    ).toBe(false);
+    expect(ChatSubagentResultSchema.safeParse({ items: [], history: { cursor: null }, source: 'codex-thread', live: true }).success).toBe(true);
+    expect(ChatSubagentResultSchema.safeParse({ items: [], history: { cursor: null }, source: 'gemini-log', live: true }).success).toBe(false);
   });
 });
 
@@ -578,9 +563,7 @@ describe('forks', () => {
     expect(ChatTurnDiffResultSchema.safeParse({}).success).toBe(false);
     const file = { path: 'a.ts', kind: 'update', added: 1, deleted: 2, diff: '' };
     expect(ChatTurnDiffResultSchema.safeParse({ diff: { files: [file], truncated: true } }).success).toBe(true);
-    expect(ChatTurnDiffResultSchema.safeParse({ diff: { files: [{ ...file, omitted: 'huge' }], truncated: true } }).success).toBe(
-      false,
-    );
+    expect(ChatTurnDiffResultSchema.safeParse({ diff: { files: [{ ...file, omitted: 'huge' }], truncated: true } }).success).toBe(false);
   });
 });
 
@@ -606,9 +589,7 @@ describe('intelligent-UI requests', () => {
   it('bound ids and read keys', () => {
     expect(ChatUiChoicePayloadSchema.safeParse({ ...ref, choiceId: 'go', reads: { totals: 'read-1' } }).success).toBe(true);
     expect(ChatUiChoicePayloadSchema.safeParse({ ...ref, choiceId: '' }).success).toBe(false);
-    expect(ChatUiChoicePayloadSchema.safeParse({ ...ref, choiceId: 'go', reads: { ['k'.repeat(129)]: 'r' } }).success).toBe(
-      false,
-    );
+    expect(ChatUiChoicePayloadSchema.safeParse({ ...ref, choiceId: 'go', reads: { ['k'.repeat(129)]: 'r' } }).success).toBe(false);
     expect(ChatUiChoicePayloadSchema.safeParse({ ...ref, revision: 'r'.repeat(129), choiceId: 'go' }).success).toBe(false);
     expect(ChatUiQueryPayloadSchema.safeParse({ ...ref, query: 'totals', values: { period: 'week' } }).success).toBe(true);
     expect(ChatUiQueryPayloadSchema.safeParse({ ...ref, query: '' }).success).toBe(false);
@@ -627,9 +608,7 @@ describe('bookmarks', () => {
     expect(ChatBookmarkSchema.safeParse(mark).success).toBe(true);
     expect(ChatBookmarkSchema.safeParse({ ...mark, name: 'x'.repeat(CHAT_BOOKMARK_LIMITS.name) }).success).toBe(true);
     expect(ChatBookmarkSchema.safeParse({ ...mark, name: 'x'.repeat(CHAT_BOOKMARK_LIMITS.name + 1) }).success).toBe(false);
-    expect(ChatBookmarkSchema.safeParse({ ...mark, excerpt: 'x'.repeat(CHAT_BOOKMARK_LIMITS.excerpt + 1) }).success).toBe(
-      false,
-    );
+    expect(ChatBookmarkSchema.safeParse({ ...mark, excerpt: 'x'.repeat(CHAT_BOOKMARK_LIMITS.excerpt + 1) }).success).toBe(false);
     expect(ChatBookmarkSchema.safeParse({ ...mark, itemId: '' }).success).toBe(false);
   });
 

@@ -6,7 +6,12 @@ import { overFrameLimit, utf8Bytes } from '../../src/contracts/index.ts';
 describe('frame bytes', () => {
   it('counts what TextEncoder writes, lone surrogates (sent as U+FFFD) included', () => {
     fc.assert(fc.property(fc.string({ unit: 'binary' }), (text) => utf8Bytes(text) === new TextEncoder().encode(text).length));
-    fc.assert(fc.property(fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)) }), (text) => utf8Bytes(text) === new TextEncoder().encode(text).length));
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)) }),
+        (text) => utf8Bytes(text) === new TextEncoder().encode(text).length,
+      ),
+    );
   });
 
   it('tells a frame over the limit in bytes though under it in characters', () => {

@@ -12,10 +12,16 @@ describe('ChatIdSchema', () => {
   });
 
   it('refuses an id with any character a header or a name cannot carry: controls, space, non-ASCII, lone surrogates', () => {
-    const bad = fc.oneof(
-      fc.integer({ min: 0, max: 0x20 }), fc.constant(0x7f), fc.integer({ min: 0x80, max: 0xffff }),
-    ).map((c) => String.fromCharCode(c));
-    fc.assert(fc.property(fc.string({ maxLength: 20 }), bad, fc.string({ maxLength: 20 }), (before, char, after) => !ChatIdSchema.safeParse(`${before}${char}${after}`).success));
-    for (const id of ['', 'x'.repeat(CHAT_ID_MAX + 1), '\ud800', 'a\udc00', 'x\ny', 'café', 'a b']) expect(ChatIdSchema.safeParse(id).success, JSON.stringify(id)).toBe(false);
+    const bad = fc.oneof(fc.integer({ min: 0, max: 0x20 }), fc.constant(0x7f), fc.integer({ min: 0x80, max: 0xffff })).map((c) => String.fromCharCode(c));
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 20 }),
+        bad,
+        fc.string({ maxLength: 20 }),
+        (before, char, after) => !ChatIdSchema.safeParse(`${before}${char}${after}`).success,
+      ),
+    );
+    for (const id of ['', 'x'.repeat(CHAT_ID_MAX + 1), '\ud800', 'a\udc00', 'x\ny', 'café', 'a b'])
+      expect(ChatIdSchema.safeParse(id).success, JSON.stringify(id)).toBe(false);
   });
 });

@@ -24,8 +24,7 @@ const CATALOG = {
   models: [{ slug: 'example-model', name: 'Example model', profile: 'standard' }],
 };
 
-const messagesOf = (result: { error?: { issues: { message: string }[] } }) =>
-  result.error?.issues.map((issue) => issue.message) ?? [];
+const messagesOf = (result: { error?: { issues: { message: string }[] } }) => result.error?.issues.map((issue) => issue.message) ?? [];
 
 describe('ModelCatalogData', () => {
   it('accepts the documented example, and a selection of its default', () => {
@@ -69,9 +68,7 @@ describe('ModelCatalogData', () => {
   });
 
   it('does not check slug uniqueness', () => {
-    expect(ModelCatalogDataSchema.safeParse({ ...CATALOG, models: [CATALOG.models[0], CATALOG.models[0]] }).success).toBe(
-      true,
-    );
+    expect(ModelCatalogDataSchema.safeParse({ ...CATALOG, models: [CATALOG.models[0], CATALOG.models[0]] }).success).toBe(true);
   });
 });
 

@@ -1,12 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as contracts from '../../src/contracts/index.ts';
-import {
-  AGENT_EVENT_SCHEMAS,
-  AGENT_REQUEST_SCHEMAS,
-  EmptySchema,
-  isAgentEventName,
-  isAgentRequestType,
-} from '../../src/contracts/protocol.ts';
+import { AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, EmptySchema, isAgentEventName, isAgentRequestType } from '../../src/contracts/protocol.ts';
 import type { AgentEventName, AgentRequestType, EventPayload, RequestPayload, RequestResult } from '../../src/contracts/protocol.ts';
 import {
   CHAT_ATTACHMENT_MAX_BYTES,
@@ -20,23 +14,63 @@ import {
 import { chatInfo } from './fixtures.ts';
 
 const REQUEST_NAMES = [
-  'chat.create', 'chat.history', 'chat.attach', 'chat.detach', 'chat.send', 'chat.uiChoice', 'ui.query',
-  'chat.unqueue', 'chat.sendNow', 'chat.cancel', 'chat.approve', 'chat.answer', 'chat.dismiss',
-  'chat.configure', 'chat.setPreferences', 'chat.compact', 'chat.clear', 'chat.turnDiff', 'chat.fork',
-  'chat.continueOn', 'chat.forkInfo', 'chat.summarize', 'chat.subagent', 'chat.stopSubagent', 'chat.stopTask',
-  'chat.addBookmark', 'chat.renameBookmark', 'chat.removeBookmark', 'chat.removeVisual', 'skills.list',
-  'provider.list', 'accounts.list', 'accounts.save', 'accounts.refresh', 'accounts.create', 'accounts.watchLogin',
-  'usage.summary', 'usage.subscribe', 'usage.unsubscribe', 'usage.limits', 'usage.refreshLimits', 'chat.kill',
+  'chat.create',
+  'chat.history',
+  'chat.attach',
+  'chat.detach',
+  'chat.send',
+  'chat.uiChoice',
+  'ui.query',
+  'chat.unqueue',
+  'chat.sendNow',
+  'chat.cancel',
+  'chat.approve',
+  'chat.answer',
+  'chat.dismiss',
+  'chat.configure',
+  'chat.setPreferences',
+  'chat.compact',
+  'chat.clear',
+  'chat.turnDiff',
+  'chat.fork',
+  'chat.continueOn',
+  'chat.forkInfo',
+  'chat.summarize',
+  'chat.subagent',
+  'chat.stopSubagent',
+  'chat.stopTask',
+  'chat.addBookmark',
+  'chat.renameBookmark',
+  'chat.removeBookmark',
+  'chat.removeVisual',
+  'skills.list',
+  'provider.list',
+  'accounts.list',
+  'accounts.save',
+  'accounts.refresh',
+  'accounts.create',
+  'accounts.watchLogin',
+  'usage.summary',
+  'usage.subscribe',
+  'usage.unsubscribe',
+  'usage.limits',
+  'usage.refreshLimits',
+  'chat.kill',
   'chat.list',
   // Terminal sessions (terminal.ts)
-  'session.list', 'session.history', 'session.approve', 'session.approvalPreference', 'session.resume',
-  'hooks.status', 'hooks.set',
+  'session.list',
+  'session.history',
+  'session.approve',
+  'session.approvalPreference',
+  'session.resume',
+  'hooks.status',
+  'hooks.set',
   // The new-chat folder picker (folders.ts)
   'folders.list',
 ];
 
 describe('AGENT_REQUEST_SCHEMAS', () => {
-  it('has exactly the 43 documented requests, the 7 of terminal sessions and the folder picker\'s', () => {
+  it("has exactly the 43 documented requests, the 7 of terminal sessions and the folder picker's", () => {
     expect(Object.keys(AGENT_REQUEST_SCHEMAS).sort()).toEqual([...REQUEST_NAMES].sort());
     expect(Object.keys(AGENT_REQUEST_SCHEMAS)).toHaveLength(51);
   });

@@ -2,9 +2,22 @@
 // table, and the requirement a request puts on its sender.
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
-  AGENT_REQUEST_SCHEMAS, LINK_ATTACHMENT_READ, REQUEST_RULES, REQUEST_TYPES, ROUTE_VISUAL_PAGE,
-  isChatRequest, isHostRequest, isRequestType, requestsWhere, requirementOf, switchesAccount,
-  type AgentRequestType, type ChatRequestType, type ClientRequestType, type HostRequestType, type RequestType,
+  AGENT_REQUEST_SCHEMAS,
+  LINK_ATTACHMENT_READ,
+  REQUEST_RULES,
+  REQUEST_TYPES,
+  ROUTE_VISUAL_PAGE,
+  isChatRequest,
+  isHostRequest,
+  isRequestType,
+  requestsWhere,
+  requirementOf,
+  switchesAccount,
+  type AgentRequestType,
+  type ChatRequestType,
+  type ClientRequestType,
+  type HostRequestType,
+  type RequestType,
 } from '../../src/contracts/index.ts';
 
 const AGENT_TYPES = Object.keys(AGENT_REQUEST_SCHEMAS) as AgentRequestType[];
@@ -30,10 +43,28 @@ describe('the request registry', () => {
     const host = AGENT_TYPES.filter(isHostRequest);
     expect([...chat, ...host].sort()).toEqual([...AGENT_TYPES].sort());
     expect(host.sort()).toEqual([
-      'accounts.create', 'accounts.list', 'accounts.refresh', 'accounts.save', 'accounts.watchLogin',
-      'chat.create', 'chat.list', 'chat.setPreferences', 'folders.list', 'hooks.set', 'hooks.status', 'provider.list',
-      'session.approvalPreference', 'session.approve', 'session.history', 'session.list', 'session.resume',
-      'usage.limits', 'usage.refreshLimits', 'usage.subscribe', 'usage.summary', 'usage.unsubscribe',
+      'accounts.create',
+      'accounts.list',
+      'accounts.refresh',
+      'accounts.save',
+      'accounts.watchLogin',
+      'chat.create',
+      'chat.list',
+      'chat.setPreferences',
+      'folders.list',
+      'hooks.set',
+      'hooks.status',
+      'provider.list',
+      'session.approvalPreference',
+      'session.approve',
+      'session.history',
+      'session.list',
+      'session.resume',
+      'usage.limits',
+      'usage.refreshLimits',
+      'usage.subscribe',
+      'usage.summary',
+      'usage.unsubscribe',
     ]);
     // A payload that names a chat belongs to that chat, except creating one, which is about the host.
     for (const type of AGENT_TYPES) {
@@ -70,7 +101,7 @@ describe('the request registry', () => {
     expect(requirementOf(ROUTE_VISUAL_PAGE)).toEqual({ role: 'viewer', hostWide: false });
   });
 
-  it('keeps the machine\'s paths from viewers: the agents\' executables, config and data folder (provider.list) and its project folders (usage.summary) need an operator of the host', () => {
+  it("keeps the machine's paths from viewers: the agents' executables, config and data folder (provider.list) and its project folders (usage.summary) need an operator of the host", () => {
     for (const type of ['provider.list', 'usage.summary', 'usage.subscribe'] as const) {
       expect(requirementOf(type), type).toEqual({ role: 'operator', hostWide: true });
     }

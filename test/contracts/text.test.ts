@@ -106,9 +106,7 @@ describe('attachmentImageMime', () => {
 
 describe('resumeCommandFor', () => {
   it('fills the documented example', () => {
-    expect(resumeCommandFor('example-cli {flags} --resume {id}', "it's-1", ['--read-only'])).toBe(
-      "example-cli --read-only --resume 'it'\\''s-1'",
-    );
+    expect(resumeCommandFor('example-cli {flags} --resume {id}', "it's-1", ['--read-only'])).toBe("example-cli --read-only --resume 'it'\\''s-1'");
   });
 
   it('drops the {flags} word when there are none, leaving no double space', () => {

@@ -66,9 +66,7 @@ describe('usage summary', () => {
     to: '2026-10-07',
     resolution: 'day',
     timeZone: 'Europe/Amsterdam',
-    buckets: [
-      { slot: '2026-10-01', provider: 'codex', model: 'gpt-x', totals, costUsd: null, cacheSavingsUsd: 0, sessions: 2 },
-    ],
+    buckets: [{ slot: '2026-10-01', provider: 'codex', model: 'gpt-x', totals, costUsd: null, cacheSavingsUsd: 0, sessions: 2 }],
     models: [{ provider: 'codex', model: 'gpt-x', totals, costUsd: null, priceBasis: 'unknown', pricedAs: null }],
     projects: [
       {
@@ -94,23 +92,23 @@ describe('usage summary', () => {
     expect(UsageSummaryResultSchema.safeParse({ ...summary, buckets: [bucket] }).success).toBe(false);
   });
 
-  it('names the tokens a project, a provider\'s part of it and the period leave unpriced, optionally (an older host says nothing)', () => {
+  it("names the tokens a project, a provider's part of it and the period leave unpriced, optionally (an older host says nothing)", () => {
     const project = { ...summary.projects[0], unpricedTokens: 40, byProvider: { codex: { costUsd: 1, tokens: 100, unpricedTokens: 40 } } };
     expect(UsageSummaryResultSchema.safeParse({ ...summary, projects: [project], unpricedTokens: 40 }).success).toBe(true);
     for (const bad of [-1, 1.5, null, '40']) {
       expect(UsageSummaryResultSchema.safeParse({ ...summary, unpricedTokens: bad }).success).toBe(false);
       expect(UsageSummaryResultSchema.safeParse({ ...summary, projects: [{ ...project, unpricedTokens: bad }] }).success).toBe(false);
-      expect(UsageSummaryResultSchema.safeParse({ ...summary, projects: [{ ...project, byProvider: { codex: { costUsd: 1, tokens: 100, unpricedTokens: bad } } }] }).success).toBe(false);
+      expect(
+        UsageSummaryResultSchema.safeParse({ ...summary, projects: [{ ...project, byProvider: { codex: { costUsd: 1, tokens: 100, unpricedTokens: bad } } }] })
+          .success,
+      ).toBe(false);
     }
   });
 
   it('refuses near misses', () => {
-    expect(UsageSummaryResultSchema.safeParse({ ...summary, rate: { currency: 'EUR', rate: 0, date: 'd', fetchedAt: 1 } }).success).toBe(
-      false,
-    );
+    expect(UsageSummaryResultSchema.safeParse({ ...summary, rate: { currency: 'EUR', rate: 0, date: 'd', fetchedAt: 1 } }).success).toBe(false);
     expect(
-      UsageSummaryResultSchema.safeParse({ ...summary, projects: [{ ...summary.projects[0], byProvider: { gemini: { costUsd: 1, tokens: 1 } } }] })
-        .success,
+      UsageSummaryResultSchema.safeParse({ ...summary, projects: [{ ...summary.projects[0], byProvider: { gemini: { costUsd: 1, tokens: 1 } } }] }).success,
     ).toBe(false);
     expect(UsageSummaryResultSchema.safeParse({ ...summary, pricing: { ...summary.pricing, source: 'web' } }).success).toBe(false);
   });
@@ -139,10 +137,7 @@ describe('usage limits', () => {
     const unavailable = { ...provider, kind: 'codex', windows: [], unavailable: { reason: 'not-installed', message: null } };
     delete (unavailable as Partial<typeof unavailable>).account;
     expect(UsageLimitsSnapshotSchema.safeParse({ providers: [provider, unavailable] }).success).toBe(true);
-    expect(
-      UsageLimitsSnapshotSchema.safeParse({ providers: [{ ...provider, unavailable: { reason: 'offline', message: null } }] })
-        .success,
-    ).toBe(false);
+    expect(UsageLimitsSnapshotSchema.safeParse({ providers: [{ ...provider, unavailable: { reason: 'offline', message: null } }] }).success).toBe(false);
     expect(UsageLimitsSnapshotSchema.safeParse({ providers: [{ ...provider, cost: { sessionUsd: -1 } }] }).success).toBe(false);
     const { cost: _, ...withoutCost } = provider;
     expect(UsageLimitsSnapshotSchema.safeParse({ providers: [withoutCost] }).success).toBe(false);

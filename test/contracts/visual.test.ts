@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ChatVisualSchema,
-  VISUAL_LIMITS,
-  VISUAL_MEASURE_WIDTHS,
-  visualFrameHeight,
-  VisualHeightSchema,
-} from '../../src/contracts/visual.ts';
+import { ChatVisualSchema, VISUAL_LIMITS, VISUAL_MEASURE_WIDTHS, visualFrameHeight, VisualHeightSchema } from '../../src/contracts/visual.ts';
 import type { VisualHeight } from '../../src/contracts/visual.ts';
 
 const visual = (heights: VisualHeight[] | undefined, maxHeight = 2000) => ({ heights, maxHeight });

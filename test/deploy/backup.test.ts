@@ -20,7 +20,9 @@ import { RELEASE_FIXTURE, RELEASE_MIGRATIONS } from './release-fixture.ts';
 import { wrangler } from './wrangler.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const migrations = readdirSync(path.join(root, 'migrations')).filter((name) => name.endsWith('.sql')).sort();
+const migrations = readdirSync(path.join(root, 'migrations'))
+  .filter((name) => name.endsWith('.sql'))
+  .sort();
 const work = mkdtempSync(path.join(tmpdir(), 'tether-backup-'));
 
 /** A folder holding a copy of the repository's wrangler.toml; answers the config's path. */
@@ -32,7 +34,11 @@ function configIn(name: string, withMigrations = false): string {
   return path.join(dir, 'wrangler.toml');
 }
 
-interface Run { status: number | null; stdout: string; stderr: string }
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** `npm run <script> -- <args>`, i.e. `node scripts/<script>.ts <args>`, from `work` (so a default backups/ lands there). */
 function script(name: 'backup' | 'restore', args: string[]): Promise<Run> {
@@ -40,8 +46,12 @@ function script(name: 'backup' | 'restore', args: string[]): Promise<Run> {
     const child = spawn(process.execPath, [path.join(root, 'scripts', `${name}.ts`), ...args], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
@@ -57,7 +67,12 @@ function allColumns(state: string): Record<string, string[]> {
 function counters(state: string): Record<string, number> {
   const db = new DatabaseSync(localD1File(state), { readOnly: true });
   try {
-    return Object.fromEntries(db.prepare('SELECT name, seq FROM sqlite_sequence ORDER BY name').all().map((row) => [String(row.name), Number(row.seq)]));
+    return Object.fromEntries(
+      db
+        .prepare('SELECT name, seq FROM sqlite_sequence ORDER BY name')
+        .all()
+        .map((row) => [String(row.name), Number(row.seq)]),
+    );
   } finally {
     db.close();
   }
@@ -124,7 +139,9 @@ describe('npm run backup', () => {
 
   it('says what it holds and how to restore it', () => {
     const counts = rowCounts(stateOf(source));
-    const total = Object.entries(counts).filter(([table]) => table !== 'd1_migrations').reduce((sum, [, n]) => sum + n, 0);
+    const total = Object.entries(counts)
+      .filter(([table]) => table !== 'd1_migrations')
+      .reduce((sum, [, n]) => sum + n, 0);
     expect(run.stdout).toContain(`${total} rows in ${Object.keys(counts).length - 1} tables`);
     expect(run.stdout).toContain(`migrations ${migrations[0]} … ${migrations.at(-1)} (${migrations.length})`);
     expect(run.stdout).toContain(`npm run restore -- backups/${path.basename(backupFile)} --database tether-restored`);
@@ -137,7 +154,11 @@ describe('npm run restore', () => {
   it('loads a backup into an empty database: every row of every table, the same values, each migration recorded once', async () => {
     const from = snapshot(stateOf(source));
     // The source has rows everywhere, or "every row back" would prove less.
-    expect(Object.entries(from.rows).filter(([, rows]) => rows.length === 0).map(([table]) => table)).toEqual([]);
+    expect(
+      Object.entries(from.rows)
+        .filter(([, rows]) => rows.length === 0)
+        .map(([table]) => table),
+    ).toEqual([]);
 
     const run = await script('restore', [backupFile, '--local', '--config', restored]);
     expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
@@ -159,7 +180,9 @@ describe('npm run restore', () => {
     const before = snapshot(stateOf(restored));
     const run = await script('restore', [backupFile, '--local', '--config', restored]);
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/The D1 database "tether" already holds data \(audit: \d+, [^)]*users: 4, visuals: 1\), so nothing was restored and nothing was changed/);
+    expect(run.stderr).toMatch(
+      /The D1 database "tether" already holds data \(audit: \d+, [^)]*users: 4, visuals: 1\), so nothing was restored and nothing was changed/,
+    );
     expect(snapshot(stateOf(restored))).toEqual(before);
   });
 
@@ -172,7 +195,7 @@ describe('npm run restore', () => {
     expect(rowsOf(stateOf(previous), releaseColumns)).toEqual(releaseRows);
   });
 
-  it('refuses an empty database already past the backup\'s migrations, and changes nothing', async () => {
+  it("refuses an empty database already past the backup's migrations, and changes nothing", async () => {
     const ahead = configIn('ahead', true);
     wrangler(['d1', 'migrations', 'apply', 'DB', '--local', '--env', 'production', '--config', ahead]);
     const before = snapshot(stateOf(ahead));
@@ -185,7 +208,10 @@ describe('npm run restore', () => {
   it('refuses a backup from a newer Tether, and a file that is no export, before touching any database', async () => {
     const untouched = configIn('untouched');
     const newer = path.join(work, 'newer.sql');
-    writeFileSync(newer, `${readFileSync(backupFile, 'utf8')}\nINSERT INTO "d1_migrations" ("id","name","applied_at") VALUES(99,'9999_future.sql','2030-01-01 00:00:00');\n`);
+    writeFileSync(
+      newer,
+      `${readFileSync(backupFile, 'utf8')}\nINSERT INTO "d1_migrations" ("id","name","applied_at") VALUES(99,'9999_future.sql','2030-01-01 00:00:00');\n`,
+    );
     const fromNewer = await script('restore', [newer, '--local', '--config', untouched]);
     expect(fromNewer.status).toBe(1);
     expect(fromNewer.stderr).toContain('made by a newer Tether: its migration 9999_future.sql is not in migrations/');
@@ -202,15 +228,17 @@ describe('npm run restore', () => {
 
 describe('reading an export', () => {
   it('takes rows, migrations and counters from INSERTs with or without a column list, quotes and semicolons inside values kept', () => {
-    const backup = readExport([
-      'PRAGMA defer_foreign_keys=TRUE;',
-      "INSERT INTO d1_migrations VALUES(1,'0000_init.sql','2026-01-01 00:00:00');",
-      'CREATE TABLE `chats` (`host_id` text NOT NULL, FOREIGN KEY (`host_id`) REFERENCES `hosts`(`id`));',
-      `INSERT INTO "chats" ("host_id","title") VALUES('h1',replace('it''s; done\\nnext','\\n',char(10)));`,
-      'INSERT INTO "hosts" ("id") VALUES(\'h1\');',
-      "INSERT INTO `sqlite_sequence` VALUES('audit',9);",
-      `INSERT INTO "sqlite_sequence" ("name","seq") VALUES('d1_migrations',1);`,
-    ].join('\n'));
+    const backup = readExport(
+      [
+        'PRAGMA defer_foreign_keys=TRUE;',
+        "INSERT INTO d1_migrations VALUES(1,'0000_init.sql','2026-01-01 00:00:00');",
+        'CREATE TABLE `chats` (`host_id` text NOT NULL, FOREIGN KEY (`host_id`) REFERENCES `hosts`(`id`));',
+        `INSERT INTO "chats" ("host_id","title") VALUES('h1',replace('it''s; done\\nnext','\\n',char(10)));`,
+        'INSERT INTO "hosts" ("id") VALUES(\'h1\');',
+        "INSERT INTO `sqlite_sequence` VALUES('audit',9);",
+        `INSERT INTO "sqlite_sequence" ("name","seq") VALUES('d1_migrations',1);`,
+      ].join('\n'),
+    );
     expect(backup.migrations).toEqual(['0000_init.sql']);
     expect([...backup.rows.keys()]).toEqual(['chats', 'hosts']);
     expect(backup.rows.get('chats')![0]).toContain("'it''s; done");
@@ -221,7 +249,11 @@ describe('reading an export', () => {
       { name: 'users', sql: 'CREATE TABLE `users` (`id` text)' },
     ]);
     expect(order).toEqual(['users', 'hosts', 'chats']);
-    expect(loadSql(backup, order).split('\n').filter((line) => line.startsWith('INSERT')).map((line) => line.slice(0, 20)))
-      .toEqual(['INSERT INTO "hosts" ', 'INSERT INTO "chats" ', 'INSERT INTO `sqlite_']);
+    expect(
+      loadSql(backup, order)
+        .split('\n')
+        .filter((line) => line.startsWith('INSERT'))
+        .map((line) => line.slice(0, 20)),
+    ).toEqual(['INSERT INTO "hosts" ', 'INSERT INTO "chats" ', 'INSERT INTO `sqlite_']);
   });
 });

@@ -34,10 +34,12 @@ let output = '';
 
 /** Every file under `dir`, with its path relative to it. */
 function filesIn(dir: string): { name: string; bytes: number }[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => {
-    const file = path.join(entry.parentPath, entry.name);
-    return { name: path.relative(dir, file), bytes: statSync(file).size };
-  });
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => {
+      const file = path.join(entry.parentPath, entry.name);
+      return { name: path.relative(dir, file), bytes: statSync(file).size };
+    });
 }
 
 beforeAll(() => {
@@ -48,7 +50,7 @@ beforeAll(() => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the deploy bundle (wrangler deploy --dry-run --env production)', () => {
-  it('stays under the free plan\'s Worker size limits, measured as wrangler measures it', () => {
+  it("stays under the free plan's Worker size limits, measured as wrangler measures it", () => {
     expect(output).toContain('--dry-run: exiting now.');
     // The modules wrangler uploads: not its README, nor source maps (not uploaded unless upload_source_maps).
     const modules = filesIn(outDir).filter((file) => file.name !== 'README.md' && !file.name.endsWith('.map'));
@@ -56,8 +58,10 @@ describe('the deploy bundle (wrangler deploy --dry-run --env production)', () =>
     const all = Buffer.concat(modules.map((m) => readFileSync(path.join(outDir, m.name))));
     const bytes = all.length;
     const gzipBytes = gzipSync(all).length;
-    console.log(`Worker bundle: ${modules.length} module(s), ${bytes} bytes (${(bytes / 1024).toFixed(2)} KiB), gzip ${gzipBytes} bytes (${(gzipBytes / 1024).toFixed(2)} KiB); `
-      + `free plan limits: ${FREE_PLAN.workerGzipBytes} bytes after gzip, ${FREE_PLAN.workerBytes} bytes uncompressed`);
+    console.log(
+      `Worker bundle: ${modules.length} module(s), ${bytes} bytes (${(bytes / 1024).toFixed(2)} KiB), gzip ${gzipBytes} bytes (${(gzipBytes / 1024).toFixed(2)} KiB); ` +
+        `free plan limits: ${FREE_PLAN.workerGzipBytes} bytes after gzip, ${FREE_PLAN.workerBytes} bytes uncompressed`,
+    );
     // Our figures are wrangler's own ("Total Upload: <n> KiB / gzip: <n> KiB").
     const reported = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(output);
     expect(reported, output).not.toBeNull();
@@ -84,12 +88,14 @@ describe('the deploy bundle (wrangler deploy --dry-run --env production)', () =>
     expect(wrong).toEqual([]);
   });
 
-  it('ships the web app within the free plan\'s static asset limits', () => {
+  it("ships the web app within the free plan's static asset limits", () => {
     const assets = filesIn(web);
     const largest = assets.reduce((a, b) => (b.bytes > a.bytes ? b : a));
     const total = assets.reduce((sum, file) => sum + file.bytes, 0);
-    console.log(`Assets: ${assets.length} files, ${total} bytes in all, largest ${largest.name} ${largest.bytes} bytes; `
-      + `free plan limits: ${FREE_PLAN.assetFiles} files, ${FREE_PLAN.assetBytes} bytes per file`);
+    console.log(
+      `Assets: ${assets.length} files, ${total} bytes in all, largest ${largest.name} ${largest.bytes} bytes; ` +
+        `free plan limits: ${FREE_PLAN.assetFiles} files, ${FREE_PLAN.assetBytes} bytes per file`,
+    );
     expect(assets.map((file) => file.name)).toEqual(expect.arrayContaining(['index.html', 'sw.js']));
     expect(assets.length).toBeLessThanOrEqual(FREE_PLAN.assetFiles);
     expect(largest.bytes).toBeLessThanOrEqual(FREE_PLAN.assetBytes);

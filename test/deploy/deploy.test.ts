@@ -30,7 +30,10 @@ class RelayStandIn {
   claimed = false;
   /** What GET /api/health answers (503 when not ok, as the relay does). */
   health: Health = HealthSchema.parse({
-    ok: true, version: '0.0.0-test', commit: 'abc1234', db: 'ok',
+    ok: true,
+    version: '0.0.0-test',
+    commit: 'abc1234',
+    db: 'ok',
     migrations: { applied: '0004_relay_metrics', expected: '0004_relay_metrics', pending: [] },
     keys: { signing: 'ok', push: 'ok' },
   } satisfies Health);
@@ -81,18 +84,29 @@ interface Run {
 
 /** `npm run deploy -- <args>` for the checkout in `dir`, its wrangler being the stand-in (or the real one, `wrangler: 'real'`). */
 function deploy(dir: string, args: string[], options: { account: string; relayUrl?: string; wrangler?: 'real'; env?: Record<string, string> }): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, FAKE_WRANGLER_STATE: options.account, FAKE_WRANGLER_URL: options.relayUrl ?? 'http://127.0.0.1:9', ...options.env };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    FAKE_WRANGLER_STATE: options.account,
+    FAKE_WRANGLER_URL: options.relayUrl ?? 'http://127.0.0.1:9',
+    ...options.env,
+  };
   if (options.wrangler === 'real') delete env.TETHER_WRANGLER;
   else env.TETHER_WRANGLER = FAKE_WRANGLER;
   for (const name of ['CLOUDFLARE_API_TOKEN', 'CLOUDFLARE_ACCOUNT_ID', 'CLOUDFLARE_API_KEY', 'CLOUDFLARE_EMAIL']) delete env[name];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(root, 'scripts', 'deploy.ts'), '--config', path.join(dir, 'wrangler.toml'), ...args], {
-      cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ status: code ?? 1, stdout, stderr }));
   });
@@ -151,7 +165,12 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
 
   test('several accounts and none chosen: it lists them and stops before making anything', async () => {
     const { dir, account } = fresh();
-    writeFakeAccount(account, { accounts: [{ id: 'acc-1', name: 'Home' }, { id: 'acc-2', name: 'Work' }] });
+    writeFakeAccount(account, {
+      accounts: [
+        { id: 'acc-1', name: 'Home' },
+        { id: 'acc-2', name: 'Work' },
+      ],
+    });
     const run = await deploy(dir, [], { account });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('acc-2  Work');
@@ -196,7 +215,11 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       const calls = readFakeCalls(account);
       const secrets = readFakeAccount(account).workers.production!.secrets;
       expect(Object.keys(secrets).sort()).toEqual([...SECRET_NAMES].sort());
-      expect(puts(calls).map((call) => call.args[2]).sort()).toEqual([...SECRET_NAMES].sort());
+      expect(
+        puts(calls)
+          .map((call) => call.args[2])
+          .sort(),
+      ).toEqual([...SECRET_NAMES].sort());
       for (const call of puts(calls)) {
         expect(call.args).toEqual(expect.arrayContaining(['--env', 'production']));
         expect(call.stdin).toBe(secrets[call.args[2]!]);
@@ -239,7 +262,11 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       expect(statSync(file).mode & 0o777).toBe(0o600);
       const state = JSON.parse(readFileSync(file, 'utf8')) as { url: string; setupSecret: string };
       const [db] = readFakeAccount(account).databases;
-      expect(state).toEqual({ url: relay.url, database: { name: 'tether', id: db!.uuid }, setupSecret: readFakeAccount(account).workers.production!.secrets.TETHER_SETUP_SECRET });
+      expect(state).toEqual({
+        url: relay.url,
+        database: { name: 'tether', id: db!.uuid },
+        setupSecret: readFakeAccount(account).workers.production!.secrets.TETHER_SETUP_SECRET,
+      });
     });
 
     test('a second run creates nothing, puts no secret, applies only a new migration and prints the URL and the same link', async () => {
@@ -364,7 +391,7 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       writeFakeAccount(account, { databases: [database], workers: { production: { secrets, deploys: 3 } }, failures: { 'secret list': failure } });
       const run = await deploy(dir, ['--skip-build'], { account, relayUrl: relay.url, env: quick });
       expect(run.status).toBe(1);
-      expect(run.stderr).toContain('Listing the relay\'s secrets (wrangler secret list); nothing was stored');
+      expect(run.stderr).toContain("Listing the relay's secrets (wrangler secret list); nothing was stored");
       expect(run.stderr).toContain(failure.split('\n').at(-1)!.trim());
       expect(puts(readFakeCalls(account))).toEqual([]);
       expect(readFakeCalls(account).some((call) => call.args[0] === 'deploy')).toBe(false);
@@ -376,7 +403,9 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
     const { dir, account } = fresh();
     const healthy = relay.health;
     relay.health = HealthSchema.parse({
-      ...healthy, ok: false, migrations: { applied: '0003_push_origin', expected: '0004_relay_metrics', pending: ['0004_relay_metrics'] },
+      ...healthy,
+      ok: false,
+      migrations: { applied: '0003_push_origin', expected: '0004_relay_metrics', pending: ['0004_relay_metrics'] },
     });
     mkdirSync(path.join(dir, 'dist', 'web'), { recursive: true });
     writeFileSync(path.join(dir, 'dist', 'web', 'index.html'), '<!doctype html><title>Tether</title>');
@@ -384,7 +413,9 @@ describe('npm run deploy against a stand-in wrangler (no Cloudflare account is r
       const run = await deploy(dir, ['--skip-build'], { account, relayUrl: relay.url, env: quick });
       expect(run.status).toBe(1);
       expect(run.stdout).toContain(`GET ${relay.url}/api/health: 503`);
-      expect(run.stderr).toContain('The relay is deployed but not healthy: D1 lacks the migration 0004_relay_metrics this build expects (applied up to 0003_push_origin)');
+      expect(run.stderr).toContain(
+        'The relay is deployed but not healthy: D1 lacks the migration 0004_relay_metrics this build expects (applied up to 0003_push_origin)',
+      );
     } finally {
       relay.health = healthy;
     }
@@ -401,20 +432,35 @@ describe('wrangler.toml, as the deploy reads and writes it', () => {
 
   test('recording a database replaces its two values in place, keeping their comments, and adds a missing id line', () => {
     const text = [
-      '[[d1_databases]]', 'binding = "DB"', 'database_name = "tether"', 'database_id = "local"',
-      '[[env.production.d1_databases]]', 'binding = "DB"  # the relay\'s', 'database_name = "tether" # kept', 'migrations_dir = "migrations"',
-      '[env.production.vars]', 'X = "1"',
+      '[[d1_databases]]',
+      'binding = "DB"',
+      'database_name = "tether"',
+      'database_id = "local"',
+      '[[env.production.d1_databases]]',
+      'binding = "DB"  # the relay\'s',
+      'database_name = "tether" # kept',
+      'migrations_dir = "migrations"',
+      '[env.production.vars]',
+      'X = "1"',
     ].join('\n');
     const written = withProductionDatabase(text, { name: 'prod', id: 'abc' });
     expect(written.split('\n')).toEqual([
-      '[[d1_databases]]', 'binding = "DB"', 'database_name = "tether"', 'database_id = "local"',
-      '[[env.production.d1_databases]]', 'binding = "DB"  # the relay\'s', 'database_name = "prod" # kept', 'database_id = "abc"', 'migrations_dir = "migrations"',
-      '[env.production.vars]', 'X = "1"',
+      '[[d1_databases]]',
+      'binding = "DB"',
+      'database_name = "tether"',
+      'database_id = "local"',
+      '[[env.production.d1_databases]]',
+      'binding = "DB"  # the relay\'s',
+      'database_name = "prod" # kept',
+      'database_id = "abc"',
+      'migrations_dir = "migrations"',
+      '[env.production.vars]',
+      'X = "1"',
     ]);
     expect(() => productionDatabase('[[d1_databases]]\nbinding = "DB"\n')).toThrow(/env\.production\.d1_databases/);
   });
 
-  test('the relay URL among wrangler\'s deploy targets: a custom domain, else a route, else workers.dev', () => {
+  test("the relay URL among wrangler's deploy targets: a custom domain, else a route, else workers.dev", () => {
     expect(relayUrlFrom(['https://tether.me.workers.dev'])).toBe('https://tether.me.workers.dev');
     expect(relayUrlFrom(['https://tether.me.workers.dev', 'tether.example.com (custom domain)'])).toBe('https://tether.example.com');
     expect(relayUrlFrom(['tether.example.com/* (zone name: example.com)'])).toBe('https://tether.example.com');

@@ -42,24 +42,44 @@ export function tableNames(persistTo: string): string[] {
 
 /** Every table's columns, indexes, foreign keys and CREATE statement, by table name. */
 export function schemaOf(persistTo: string): Record<string, TableShape> {
-  return withDb(persistTo, (db) => Object.fromEntries(tableNamesIn(db).map((table) => {
-    const indexes = db.prepare(`PRAGMA index_list(${quoted(table)})`).all().map((index) => ({
-      name: String(index.name), unique: Number(index.unique), origin: String(index.origin), partial: Number(index.partial),
-      columns: db.prepare(`PRAGMA index_info(${quoted(String(index.name))})`).all()
-        .sort((a, b) => Number(a.seqno) - Number(b.seqno)).map((c) => String(c.name)),
-    })).sort((a, b) => a.name.localeCompare(b.name));
-    const sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)!.sql;
-    return [table, {
-      columns: db.prepare(`PRAGMA table_xinfo(${quoted(table)})`).all(),
-      indexes,
-      foreignKeys: db.prepare(`PRAGMA foreign_key_list(${quoted(table)})`).all(),
-      sql: collapse(String(sql)),
-    } satisfies TableShape];
-  })));
+  return withDb(persistTo, (db) =>
+    Object.fromEntries(
+      tableNamesIn(db).map((table) => {
+        const indexes = db
+          .prepare(`PRAGMA index_list(${quoted(table)})`)
+          .all()
+          .map((index) => ({
+            name: String(index.name),
+            unique: Number(index.unique),
+            origin: String(index.origin),
+            partial: Number(index.partial),
+            columns: db
+              .prepare(`PRAGMA index_info(${quoted(String(index.name))})`)
+              .all()
+              .sort((a, b) => Number(a.seqno) - Number(b.seqno))
+              .map((c) => String(c.name)),
+          }))
+          .sort((a, b) => a.name.localeCompare(b.name));
+        const sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)!.sql;
+        return [
+          table,
+          {
+            columns: db.prepare(`PRAGMA table_xinfo(${quoted(table)})`).all(),
+            indexes,
+            foreignKeys: db.prepare(`PRAGMA foreign_key_list(${quoted(table)})`).all(),
+            sql: collapse(String(sql)),
+          } satisfies TableShape,
+        ];
+      }),
+    ),
+  );
 }
 
 function tableNamesIn(db: DatabaseSync): string[] {
-  return db.prepare(APP_TABLES).all().map((row) => String(row.name));
+  return db
+    .prepare(APP_TABLES)
+    .all()
+    .map((row) => String(row.name));
 }
 
 /**
@@ -67,20 +87,29 @@ function tableNamesIn(db: DatabaseSync): string[] {
  * them: row order and rowids may change when a migration rebuilds a table, the values may not.
  */
 export function rowsOf(persistTo: string, columnsByTable: Record<string, string[]>): Record<string, Row[]> {
-  return withDb(persistTo, (db) => Object.fromEntries(Object.entries(columnsByTable).map(([table, columns]) => {
-    const list = columns.map(quoted).join(', ');
-    return [table, db.prepare(`SELECT ${list} FROM ${quoted(table)} ORDER BY ${list}`).all()];
-  })));
+  return withDb(persistTo, (db) =>
+    Object.fromEntries(
+      Object.entries(columnsByTable).map(([table, columns]) => {
+        const list = columns.map(quoted).join(', ');
+        return [table, db.prepare(`SELECT ${list} FROM ${quoted(table)} ORDER BY ${list}`).all()];
+      }),
+    ),
+  );
 }
 
 /** The names wrangler recorded as applied, in order. */
 export function appliedMigrations(persistTo: string): string[] {
-  return withDb(persistTo, (db) => db.prepare('SELECT name FROM d1_migrations ORDER BY id').all().map((row) => String(row.name)));
+  return withDb(persistTo, (db) =>
+    db
+      .prepare('SELECT name FROM d1_migrations ORDER BY id')
+      .all()
+      .map((row) => String(row.name)),
+  );
 }
 
 /** How many rows each app table holds. */
 export function rowCounts(persistTo: string): Record<string, number> {
-  return withDb(persistTo, (db) => Object.fromEntries(tableNamesIn(db).map((table) => [
-    table, Number(db.prepare(`SELECT count(*) AS n FROM ${quoted(table)}`).get()!.n),
-  ])));
+  return withDb(persistTo, (db) =>
+    Object.fromEntries(tableNamesIn(db).map((table) => [table, Number(db.prepare(`SELECT count(*) AS n FROM ${quoted(table)}`).get()!.n)])),
+  );
 }

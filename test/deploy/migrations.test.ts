@@ -13,12 +13,12 @@ import { generateSigningKey } from '../../src/relay/auth/keys.ts';
 import { databaseShape, drizzleShape } from './drizzle-shape.ts';
 import { appliedMigrations, rowsOf, schemaOf, tableNames, type Row, type TableShape } from './local-d1.ts';
 import { wrangler } from './wrangler.ts';
-import {
-  FIXTURE_DISABLED, FIXTURE_HOST, FIXTURE_MEMBER, FIXTURE_OWNER, RELEASE_FIXTURE, RELEASE_MIGRATIONS,
-} from './release-fixture.ts';
+import { FIXTURE_DISABLED, FIXTURE_HOST, FIXTURE_MEMBER, FIXTURE_OWNER, RELEASE_FIXTURE, RELEASE_MIGRATIONS } from './release-fixture.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const migrations = readdirSync(path.join(root, 'migrations')).filter((name) => name.endsWith('.sql')).sort();
+const migrations = readdirSync(path.join(root, 'migrations'))
+  .filter((name) => name.endsWith('.sql'))
+  .sort();
 const newer = migrations.filter((name) => !RELEASE_MIGRATIONS.includes(name));
 const work = mkdtempSync(path.join(tmpdir(), 'tether-migrations-'));
 const fresh = path.join(work, 'fresh');
@@ -40,7 +40,7 @@ describe('a fresh local D1', () => {
     expect(appliedMigrations(fresh)).toEqual(migrations);
   });
 
-  it('has exactly the tables, columns, keys and indexes drizzle\'s schema declares', () => {
+  it("has exactly the tables, columns, keys and indexes drizzle's schema declares", () => {
     const { d1_migrations: _wranglers, ...tables } = freshSchema;
     expect(databaseShape(tables)).toEqual(drizzleShape());
   });
@@ -50,17 +50,31 @@ describe('a fresh local D1', () => {
     const copy = path.join(work, 'drizzle');
     cpSync(path.join(root, 'migrations'), path.join(copy, 'migrations'), { recursive: true });
     // drizzle-kit joins its paths onto './': relative ones from the copy's folder.
-    const run = spawnSync(process.execPath, [
-      path.join(root, 'node_modules', 'drizzle-kit', 'bin.cjs'), 'generate', '--dialect', 'sqlite',
-      '--schema', path.relative(copy, path.join(root, 'src', 'relay', 'db', 'schema.ts')), '--out', 'migrations',
-    ], { cwd: copy, encoding: 'utf8' });
+    const run = spawnSync(
+      process.execPath,
+      [
+        path.join(root, 'node_modules', 'drizzle-kit', 'bin.cjs'),
+        'generate',
+        '--dialect',
+        'sqlite',
+        '--schema',
+        path.relative(copy, path.join(root, 'src', 'relay', 'db', 'schema.ts')),
+        '--out',
+        'migrations',
+      ],
+      { cwd: copy, encoding: 'utf8' },
+    );
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/No schema changes/);
-    expect(readdirSync(path.join(copy, 'migrations')).filter((name) => name.endsWith('.sql')).sort()).toEqual(migrations);
+    expect(
+      readdirSync(path.join(copy, 'migrations'))
+        .filter((name) => name.endsWith('.sql'))
+        .sort(),
+    ).toEqual(migrations);
   });
 });
 
-describe('the previous release\'s D1, upgraded', () => {
+describe("the previous release's D1, upgraded", () => {
   let before: { schema: Record<string, TableShape>; migrations: string[] };
   let beforeRows: Record<string, Row[]>;
   let applyOutput: string;
@@ -79,10 +93,14 @@ describe('the previous release\'s D1, upgraded', () => {
 
   it('starts as the release left it: migrations 0000-0003 applied and rows in every table', () => {
     expect(before.migrations).toEqual(RELEASE_MIGRATIONS);
-    const empty = Object.entries(beforeRows).filter(([, rows]) => rows.length === 0).map(([table]) => table);
+    const empty = Object.entries(beforeRows)
+      .filter(([, rows]) => rows.length === 0)
+      .map(([table]) => table);
     expect(empty).toEqual([]);
     // Every table the release's migrations make (released migrations are never edited).
-    const releaseTables = RELEASE_MIGRATIONS.flatMap((name) => [...readFileSync(path.join(root, 'migrations', name), 'utf8').matchAll(/CREATE TABLE `(\w+)`/g)].map((m) => m[1]!));
+    const releaseTables = RELEASE_MIGRATIONS.flatMap((name) =>
+      [...readFileSync(path.join(root, 'migrations', name), 'utf8').matchAll(/CREATE TABLE `(\w+)`/g)].map((m) => m[1]!),
+    );
     expect(Object.keys(beforeRows).sort()).toEqual(releaseTables.sort());
   });
 
@@ -105,12 +123,15 @@ describe('the previous release\'s D1, upgraded', () => {
     expect(schemaOf(upgraded)).toEqual(freshSchema);
   });
 
-  it('serves the release\'s data: its people sign in with their passwords and find their host and chats', async () => {
+  it("serves the release's data: its people sign in with their passwords and find their host and chats", async () => {
     const assets = path.join(work, 'web');
     mkdirSync(assets);
     writeFileSync(path.join(assets, 'index.html'), '<!doctype html><title>Tether</title>');
     const relay = await startLocalRelay({
-      persistTo: upgraded, assets, quiet: true, vars: { TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('upgrade')]) },
+      persistTo: upgraded,
+      assets,
+      quiet: true,
+      vars: { TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('upgrade')]) },
     });
     try {
       const call = async (method: string, route: string, body?: unknown, token?: string) => {
@@ -119,7 +140,7 @@ describe('the previous release\'s D1, upgraded', () => {
           headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
           body: body === undefined ? undefined : JSON.stringify(body),
         });
-        return { status: res.status, body: await res.json() as any };
+        return { status: res.status, body: (await res.json()) as any };
       };
       const owner = await call('POST', '/api/auth/signin', { email: FIXTURE_OWNER.email, password: FIXTURE_OWNER.password });
       expect(owner.status).toBe(200);

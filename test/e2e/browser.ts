@@ -39,7 +39,10 @@ export interface PersonPage {
 }
 
 /** A fresh browser context (a person on their own device) with one page, opened at the relay (the shared one unless `relayUrl`). */
-export async function newPersonPage(size: Size, options: { path?: string; session?: SessionTokens; beforeLoad?: (page: Page) => void; relayUrl?: string } = {}): Promise<PersonPage> {
+export async function newPersonPage(
+  size: Size,
+  options: { path?: string; session?: SessionTokens; beforeLoad?: (page: Page) => void; relayUrl?: string } = {},
+): Promise<PersonPage> {
   const browser = await sharedBrowser();
   const context = await browser.newContext({ ...SIZES[size], baseURL: options.relayUrl ?? inject('relayUrl') });
   // Seeded once per context: a reload must not put back a refresh token the app has since rotated.
@@ -129,9 +132,22 @@ export async function startSigningHost(host: HostProcess, page: Page): Promise<v
 
 /** axe-core's rules for names, labels and ARIA validity: every control reachable by name. */
 export const A11Y_RULES = [
-  'button-name', 'link-name', 'label', 'select-name', 'input-button-name', 'image-alt',
-  'aria-valid-attr', 'aria-valid-attr-value', 'aria-allowed-attr', 'aria-required-attr', 'aria-roles',
-  'aria-command-name', 'aria-input-field-name', 'aria-toggle-field-name', 'aria-hidden-focus', 'nested-interactive',
+  'button-name',
+  'link-name',
+  'label',
+  'select-name',
+  'input-button-name',
+  'image-alt',
+  'aria-valid-attr',
+  'aria-valid-attr-value',
+  'aria-allowed-attr',
+  'aria-required-attr',
+  'aria-roles',
+  'aria-command-name',
+  'aria-input-field-name',
+  'aria-toggle-field-name',
+  'aria-hidden-focus',
+  'nested-interactive',
 ];
 
 let axeSource: string | null = null;
@@ -143,13 +159,20 @@ let axeSource: string | null = null;
 export async function accessibilityViolations(page: Page, options: { exclude?: string[] } = {}): Promise<string[]> {
   axeSource ??= readFileSync(path.resolve(import.meta.dirname, '..', '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
   // Evaluated by the browser's debugger, not as an inline <script>, which the app's CSP refuses.
-  if (!await page.evaluate(() => 'axe' in window)) await page.evaluate(axeSource);
-  const violations = await page.evaluate(async ({ rules, exclude }) => {
-    const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[] }> } }).axe;
-    const context = exclude.length > 0 ? { include: [['body']], exclude: exclude.map((s) => [s]) } : document;
-    const result = await axe.run(context, { runOnly: { type: 'rule', values: rules } });
-    return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} (${(n.failureSummary ?? '').replace(/\s+/g, ' ').trim()})`));
-  }, { rules: A11Y_RULES, exclude: options.exclude ?? [] });
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(
+    async ({ rules, exclude }) => {
+      const axe = (
+        window as unknown as {
+          axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[] }> };
+        }
+      ).axe;
+      const context = exclude.length > 0 ? { include: [['body']], exclude: exclude.map((s) => [s]) } : document;
+      const result = await axe.run(context, { runOnly: { type: 'rule', values: rules } });
+      return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} (${(n.failureSummary ?? '').replace(/\s+/g, ' ').trim()})`));
+    },
+    { rules: A11Y_RULES, exclude: options.exclude ?? [] },
+  );
   return violations;
 }
 
@@ -162,7 +185,11 @@ export function recordScripts(page: Page): { sizes(): Promise<Map<string, { raw:
   page.on('response', (response) => {
     const url = new URL(response.url());
     if (url.origin !== new URL(inject('relayUrl')).origin || !url.pathname.endsWith('.js') || url.pathname === '/sw.js') return;
-    if (!bodies.has(url.pathname)) bodies.set(url.pathname, response.body().catch(() => null));
+    if (!bodies.has(url.pathname))
+      bodies.set(
+        url.pathname,
+        response.body().catch(() => null),
+      );
   });
   return {
     async sizes() {
@@ -200,15 +227,27 @@ export async function keepNotificationNotices(page: Page): Promise<void> {
  * of getNotifications() safe: one that races the notification being shown makes Chromium drop it (see
  * NotificationNotice). A notice saying the browser refused to show it fails here with the reason.
  */
-export async function notificationNotice(page: Page, tag: string, options: { body?: string; ms?: number; detail?: () => string } = {}): Promise<NotificationNotice> {
-  const found = await page.waitForFunction(({ tag, body }) => {
-    const held = (window as unknown as { tetherNotices?: Array<{ tag: string; body: string }> }).tetherNotices ?? [];
-    const at = held.findIndex((n) => n.tag === tag && (body === undefined || n.body === body));
-    return at < 0 ? null : held.splice(at, 1)[0];
-  }, { tag, body: options.body }, { timeout: options.ms ?? 30_000, polling: 50 }).catch((error: unknown) => {
-    throw new Error(`no notification notice for ${tag}${options.body ? ` (${options.body})` : ''}: ${String(error)}${options.detail ? `\n${options.detail()}` : ''}`);
-  });
-  const notice = await found.jsonValue() as NotificationNotice;
+export async function notificationNotice(
+  page: Page,
+  tag: string,
+  options: { body?: string; ms?: number; detail?: () => string } = {},
+): Promise<NotificationNotice> {
+  const found = await page
+    .waitForFunction(
+      ({ tag, body }) => {
+        const held = (window as unknown as { tetherNotices?: Array<{ tag: string; body: string }> }).tetherNotices ?? [];
+        const at = held.findIndex((n) => n.tag === tag && (body === undefined || n.body === body));
+        return at < 0 ? null : held.splice(at, 1)[0];
+      },
+      { tag, body: options.body },
+      { timeout: options.ms ?? 30_000, polling: 50 },
+    )
+    .catch((error: unknown) => {
+      throw new Error(
+        `no notification notice for ${tag}${options.body ? ` (${options.body})` : ''}: ${String(error)}${options.detail ? `\n${options.detail()}` : ''}`,
+      );
+    });
+  const notice = (await found.jsonValue()) as NotificationNotice;
   if (!notice.shown) throw new Error(`the browser did not show the notification ${tag}: ${notice.error}`);
   return notice;
 }

@@ -58,11 +58,9 @@ class ChatView {
 
   /** Opens a chat socket and attaches (with `since` when it held the thread before); answers once the thread is current. */
   async attach(via?: string): Promise<void> {
-    const peer = this.peer = via
-      ? await viaProxy(via, this.chatId)
-      : await Peer.chat(host.hostId, this.chatId, OWNER);
+    const peer = (this.peer = via ? await viaProxy(via, this.chatId) : await Peer.chat(host.hostId, this.chatId, OWNER));
     opened.push(peer);
-    const id = this.attachId = crypto.randomUUID();
+    const id = (this.attachId = crypto.randomUUID());
     peer.socket.onFrame((raw) => this.onFrame(raw as Frame));
     const since = this.thread ? { since: this.seq } : {};
     await peer.socket.request('chat.attach', { chatId: this.chatId, ...since }, id);
@@ -186,7 +184,10 @@ async function startStreaming(view: ChatView): Promise<{ turnId: string; replyId
   const sent = await view.peer.socket.request('chat.send', { chatId: view.chatId, text: 'KW-STREAM' });
   expect(sent.queued).toBe(false);
   const turnId = sent.turnId as string;
-  const reply = await view.when(() => view.items().find((i) => i.kind === 'assistant' && i.turnId === turnId && view.streamed.get(i.id)), 'the reply to stream');
+  const reply = await view.when(
+    () => view.items().find((i) => i.kind === 'assistant' && i.turnId === turnId && view.streamed.get(i.id)),
+    'the reply to stream',
+  );
   return { turnId, replyId: reply.id };
 }
 
@@ -295,7 +296,12 @@ interface Tally {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Sends `type` on whatever socket `view` holds now, again with the same id after a retryable failure or a dropped socket. */
-async function persist(view: ChatView, type: AgentRequestType, payload: Record<string, unknown>, until: number): Promise<{ ok: true; result: any } | { ok: false; code: string }> {
+async function persist(
+  view: ChatView,
+  type: AgentRequestType,
+  payload: Record<string, unknown>,
+  until: number,
+): Promise<{ ok: true; result: any } | { ok: false; code: string }> {
   const id = crypto.randomUUID();
   for (;;) {
     try {
@@ -310,235 +316,287 @@ async function persist(view: ChatView, type: AgentRequestType, payload: Record<s
 }
 
 describe('chaos: random fault cycles under turns, approvals, questions and sends while the host is away', () => {
-  it(`${CYCLES} cycles: every client's thread ends equal to a fresh snapshot and the host's files, each seq once and in order, each approval settled once, each send once`, async () => {
-    const clientProxy = await LinkProxy.start(relayUrl());
-    const chatId = 'chaos-cycles';
-    // The test before restarted the relay, which closed every socket, this file's lobby too (seen as
-    // socket-closed here in a full run): open it again first.
-    if (lobby.socket.closed) {
-      lobby = await Peer.lobby(host.hostId, OWNER);
-      opened.push(lobby);
-    }
-    await lobby.socket.request('chat.create', { chatId, provider: 'claude', cwd: work, runtimeMode: 'supervised' });
-    const views = [new ChatView(chatId), new ChatView(chatId)];
-    for (const view of views) await view.attach(clientProxy.url);
-    const tally: Tally = {
-      faults: { 'link-cut': 0, 'link-black-hole': 0, 'host-kill': 0, 'client-drop': 0, 'client-pause': 0, 'relay-restart': 0 },
-      turns: 0, streams: 0, approvals: 0, questions: 0, awaySends: 0, hostBack: [], clientBack: [], answered: new Map(), sent: [],
-    };
-    let stopping = false;
-    let sendNo = 0;
-    const [a, b] = views as [ChatView, ChatView];
-    const started = Date.now();
-
-    /** Reattaches a view whose socket closed (a drop, a pause the relay timed out, a restart), until it holds the thread again. */
-    const healing = new Map<ChatView, Promise<void>>();
-    const heal = (view: ChatView): Promise<void> => {
-      let going = healing.get(view);
-      if (!going) {
-        // One reattach at a time per view: two at once would feed it the same events twice.
-        going = (async () => {
-          while (view.peer.socket.closed) {
-            try {
-              await view.attach(clientProxy.url);
-            } catch {
-              await pause(200);
-            }
-          }
-        })().finally(() => healing.delete(view));
-        healing.set(view, going);
+  it(
+    `${CYCLES} cycles: every client's thread ends equal to a fresh snapshot and the host's files, each seq once and in order, each approval settled once, each send once`,
+    async () => {
+      const clientProxy = await LinkProxy.start(relayUrl());
+      const chatId = 'chaos-cycles';
+      // The test before restarted the relay, which closed every socket, this file's lobby too (seen as
+      // socket-closed here in a full run): open it again first.
+      if (lobby.socket.closed) {
+        lobby = await Peer.lobby(host.hostId, OWNER);
+        opened.push(lobby);
       }
-      return going;
-    };
-    const healer = setInterval(() => { for (const view of views) if (view.peer.socket.closed) void heal(view).catch(() => undefined); }, 100);
-
-    /** Answers every pending approval (both clients at once) and question the first view holds. */
-    const settleRequests = async (deadline: number) => {
-      const pending = a.items().filter((i): i is Extract<ChatItem, { kind: 'approval' | 'question' }> =>
-        (i.kind === 'approval' && i.decision === 'pending') || (i.kind === 'question' && i.state === 'pending'));
-      await Promise.all(pending.map(async (item) => {
-        const answer = item.kind === 'approval'
-          ? () => ({ type: 'chat.approve' as const, payload: { chatId, requestId: item.requestId, decision: 'allow' } })
-          : () => ({ type: 'chat.answer' as const, payload: { chatId, requestId: item.requestId, answers: Object.fromEntries(item.questions.map((q) => [q.id, q.choices[0]?.label ?? 'x'])) } });
-        const outcomes = await Promise.all(views.map((view) => persist(view, answer().type, answer().payload, deadline)));
-        const oks = outcomes.filter((o) => o.ok).length;
-        tally.answered.set(item.requestId, (tally.answered.get(item.requestId) ?? 0) + oks);
-      }));
-    };
-
-    const settled = () => {
-      const items = a.items();
-      const running = items.some((i) => i.kind === 'turn' && i.state === 'running');
-      const asking = items.some((i) => (i.kind === 'approval' && i.decision === 'pending') || (i.kind === 'question' && i.state === 'pending'));
-      // Every send taken is in the thread with its turn over: a send's reply comes before its turn
-      // starts, and a thread with no turn running yet is not one whose work is done.
-      const taken = tally.sent.every((text) => {
-        const user = items.find((i) => i.kind === 'user' && (i as { text: string }).text === text);
-        if (!user) return false;
-        if (user.turnId === null) return true;
-        const turn = items.find((i) => i.kind === 'turn' && i.id === user.turnId);
-        return turn !== undefined && turn.kind === 'turn' && turn.state !== 'running';
-      });
-      return taken && !running && !asking && (a.thread?.info.queue?.length ?? 0) === 0;
-    };
-
-    // The work: turns one after another, each streaming, asking an approval or a question, or plain.
-    const working = (async () => {
-      while (!stopping) {
-        const kind = ['KW-STREAM', 'KW-APPROVE', 'KW-QUESTION', 'KW-STREAM', 'hello'][tally.turns % 5]!;
-        const text = `${kind} #${++sendNo}`;
-        const deadline = Date.now() + 90_000;
-        const sent = await persist(a, 'chat.send', { chatId, text }, deadline);
-        if (!sent.ok) continue;
-        tally.sent.push(text);
-        tally.turns += 1;
-        if (kind === 'KW-STREAM') tally.streams += 1;
-        if (kind === 'KW-APPROVE') tally.approvals += 1;
-        if (kind === 'KW-QUESTION') tally.questions += 1;
-        while (!stopping && Date.now() < deadline) {
-          await settleRequests(deadline);
-          if (settled()) break;
-          await a.when(() => settled() || a.items().some((i) => (i.kind === 'approval' && i.decision === 'pending') || (i.kind === 'question' && i.state === 'pending')), 'the turn to move', 2_000).catch(() => undefined);
-        }
-      }
-    })();
-
-    /** Time until a request goes through the relay to the host and back (the host's link works again). */
-    const hostReachable = async (since: number) => {
-      for (;;) {
-        try {
-          await lobby.socket.request('provider.list', {}, crypto.randomUUID());
-          return Date.now() - since;
-        } catch (error) {
-          if (lobby.socket.closed) {
-            lobby = await Peer.lobby(host.hostId, OWNER).catch(() => lobby);
-            opened.push(lobby);
-          }
-          await pause(100);
-        }
-      }
-    };
-
-    const rng = (() => {
-      let state = 18_2026 >>> 0;
-      return () => {
-        state = (state + 0x6d2b79f5) >>> 0;
-        let t = Math.imul(state ^ (state >>> 15), state | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+      await lobby.socket.request('chat.create', { chatId, provider: 'claude', cwd: work, runtimeMode: 'supervised' });
+      const views = [new ChatView(chatId), new ChatView(chatId)];
+      for (const view of views) await view.attach(clientProxy.url);
+      const tally: Tally = {
+        faults: { 'link-cut': 0, 'link-black-hole': 0, 'host-kill': 0, 'client-drop': 0, 'client-pause': 0, 'relay-restart': 0 },
+        turns: 0,
+        streams: 0,
+        approvals: 0,
+        questions: 0,
+        awaySends: 0,
+        hostBack: [],
+        clientBack: [],
+        answered: new Map(),
+        sent: [],
       };
-    })();
-    const pick = (): Fault => {
-      const r = rng();
-      if (r < 0.3) return 'link-cut';
-      if (r < 0.38) return 'link-black-hole';
-      if (r < 0.48) return 'host-kill';
-      if (r < 0.8) return 'client-drop';
-      return 'client-pause';
-    };
+      let stopping = false;
+      let sendNo = 0;
+      const [a, b] = views as [ChatView, ChatView];
+      const started = Date.now();
 
-    for (let cycle = 1; cycle <= CYCLES; cycle++) {
-      // A relay restart now and then (it takes seconds): once per hundred cycles, at the middle of each.
-      const fault: Fault = cycle % 100 === 50 ? 'relay-restart' : pick();
-      tally.faults[fault] += 1;
-      const at = Date.now();
-      switch (fault) {
-        case 'link-cut':
-          proxy.cut();
-          tally.hostBack.push(await hostReachable(at));
-          break;
-        case 'link-black-hole':
-          proxy.stall();
-          await pause(500 + rng() * 4_000); // past the relay's 3 s silence window half the time
-          proxy.flow();
-          tally.hostBack.push(await hostReachable(at));
-          break;
-        case 'host-kill': {
-          await host.stop('SIGKILL');
-          // Sends while the host is away: the relay keeps them, the host gets each once when back.
-          const awayText = `hello while away #${++sendNo}`;
-          const away = await persist(b, 'chat.send', { chatId, text: awayText }, Date.now() + 30_000);
-          if (away.ok) {
-            tally.sent.push(awayText);
-            tally.awaySends += 1;
+      /** Reattaches a view whose socket closed (a drop, a pause the relay timed out, a restart), until it holds the thread again. */
+      const healing = new Map<ChatView, Promise<void>>();
+      const heal = (view: ChatView): Promise<void> => {
+        let going = healing.get(view);
+        if (!going) {
+          // One reattach at a time per view: two at once would feed it the same events twice.
+          going = (async () => {
+            while (view.peer.socket.closed) {
+              try {
+                await view.attach(clientProxy.url);
+              } catch {
+                await pause(200);
+              }
+            }
+          })().finally(() => healing.delete(view));
+          healing.set(view, going);
+        }
+        return going;
+      };
+      const healer = setInterval(() => {
+        for (const view of views) if (view.peer.socket.closed) void heal(view).catch(() => undefined);
+      }, 100);
+
+      /** Answers every pending approval (both clients at once) and question the first view holds. */
+      const settleRequests = async (deadline: number) => {
+        const pending = a
+          .items()
+          .filter(
+            (i): i is Extract<ChatItem, { kind: 'approval' | 'question' }> =>
+              (i.kind === 'approval' && i.decision === 'pending') || (i.kind === 'question' && i.state === 'pending'),
+          );
+        await Promise.all(
+          pending.map(async (item) => {
+            const answer =
+              item.kind === 'approval'
+                ? () => ({ type: 'chat.approve' as const, payload: { chatId, requestId: item.requestId, decision: 'allow' } })
+                : () => ({
+                    type: 'chat.answer' as const,
+                    payload: { chatId, requestId: item.requestId, answers: Object.fromEntries(item.questions.map((q) => [q.id, q.choices[0]?.label ?? 'x'])) },
+                  });
+            const outcomes = await Promise.all(views.map((view) => persist(view, answer().type, answer().payload, deadline)));
+            const oks = outcomes.filter((o) => o.ok).length;
+            tally.answered.set(item.requestId, (tally.answered.get(item.requestId) ?? 0) + oks);
+          }),
+        );
+      };
+
+      const settled = () => {
+        const items = a.items();
+        const running = items.some((i) => i.kind === 'turn' && i.state === 'running');
+        const asking = items.some((i) => (i.kind === 'approval' && i.decision === 'pending') || (i.kind === 'question' && i.state === 'pending'));
+        // Every send taken is in the thread with its turn over: a send's reply comes before its turn
+        // starts, and a thread with no turn running yet is not one whose work is done.
+        const taken = tally.sent.every((text) => {
+          const user = items.find((i) => i.kind === 'user' && (i as { text: string }).text === text);
+          if (!user) return false;
+          if (user.turnId === null) return true;
+          const turn = items.find((i) => i.kind === 'turn' && i.id === user.turnId);
+          return turn !== undefined && turn.kind === 'turn' && turn.state !== 'running';
+        });
+        return taken && !running && !asking && (a.thread?.info.queue?.length ?? 0) === 0;
+      };
+
+      // The work: turns one after another, each streaming, asking an approval or a question, or plain.
+      const working = (async () => {
+        while (!stopping) {
+          const kind = ['KW-STREAM', 'KW-APPROVE', 'KW-QUESTION', 'KW-STREAM', 'hello'][tally.turns % 5]!;
+          const text = `${kind} #${++sendNo}`;
+          const deadline = Date.now() + 90_000;
+          const sent = await persist(a, 'chat.send', { chatId, text }, deadline);
+          if (!sent.ok) continue;
+          tally.sent.push(text);
+          tally.turns += 1;
+          if (kind === 'KW-STREAM') tally.streams += 1;
+          if (kind === 'KW-APPROVE') tally.approvals += 1;
+          if (kind === 'KW-QUESTION') tally.questions += 1;
+          while (!stopping && Date.now() < deadline) {
+            await settleRequests(deadline);
+            if (settled()) break;
+            await a
+              .when(
+                () =>
+                  settled() || a.items().some((i) => (i.kind === 'approval' && i.decision === 'pending') || (i.kind === 'question' && i.state === 'pending')),
+                'the turn to move',
+                2_000,
+              )
+              .catch(() => undefined);
           }
-          await host.start();
-          tally.hostBack.push(await hostReachable(at));
-          break;
         }
-        case 'client-drop': {
-          const view = views[Math.floor(rng() * views.length)]!;
-          const closed = new Promise<void>((resolve) => view.peer.socket.onClose(() => resolve()));
-          view.peer.close();
-          await closed;
-          await heal(view);
-          tally.clientBack.push(Date.now() - at);
-          break;
+      })();
+
+      /** Time until a request goes through the relay to the host and back (the host's link works again). */
+      const hostReachable = async (since: number) => {
+        for (;;) {
+          try {
+            await lobby.socket.request('provider.list', {}, crypto.randomUUID());
+            return Date.now() - since;
+          } catch (error) {
+            if (lobby.socket.closed) {
+              lobby = await Peer.lobby(host.hostId, OWNER).catch(() => lobby);
+              opened.push(lobby);
+            }
+            await pause(100);
+          }
         }
-        case 'client-pause':
-          clientProxy.stall();
-          await pause(300 + rng() * 3_000);
-          clientProxy.flow();
-          for (const view of views) await heal(view);
-          tally.clientBack.push(Date.now() - at);
-          break;
-        case 'relay-restart': {
-          const restart = await fetch(`${inject('relayControlUrl')}/restart`, { method: 'POST' });
-          expect(restart.status).toBe(200);
-          for (const view of views) await heal(view);
-          tally.hostBack.push(await hostReachable(at));
-          break;
+      };
+
+      const rng = (() => {
+        let state = 18_2026 >>> 0;
+        return () => {
+          state = (state + 0x6d2b79f5) >>> 0;
+          let t = Math.imul(state ^ (state >>> 15), state | 1);
+          t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+          return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+        };
+      })();
+      const pick = (): Fault => {
+        const r = rng();
+        if (r < 0.3) return 'link-cut';
+        if (r < 0.38) return 'link-black-hole';
+        if (r < 0.48) return 'host-kill';
+        if (r < 0.8) return 'client-drop';
+        return 'client-pause';
+      };
+
+      for (let cycle = 1; cycle <= CYCLES; cycle++) {
+        // A relay restart now and then (it takes seconds): once per hundred cycles, at the middle of each.
+        const fault: Fault = cycle % 100 === 50 ? 'relay-restart' : pick();
+        tally.faults[fault] += 1;
+        const at = Date.now();
+        switch (fault) {
+          case 'link-cut':
+            proxy.cut();
+            tally.hostBack.push(await hostReachable(at));
+            break;
+          case 'link-black-hole':
+            proxy.stall();
+            await pause(500 + rng() * 4_000); // past the relay's 3 s silence window half the time
+            proxy.flow();
+            tally.hostBack.push(await hostReachable(at));
+            break;
+          case 'host-kill': {
+            await host.stop('SIGKILL');
+            // Sends while the host is away: the relay keeps them, the host gets each once when back.
+            const awayText = `hello while away #${++sendNo}`;
+            const away = await persist(b, 'chat.send', { chatId, text: awayText }, Date.now() + 30_000);
+            if (away.ok) {
+              tally.sent.push(awayText);
+              tally.awaySends += 1;
+            }
+            await host.start();
+            tally.hostBack.push(await hostReachable(at));
+            break;
+          }
+          case 'client-drop': {
+            const view = views[Math.floor(rng() * views.length)]!;
+            const closed = new Promise<void>((resolve) => view.peer.socket.onClose(() => resolve()));
+            view.peer.close();
+            await closed;
+            await heal(view);
+            tally.clientBack.push(Date.now() - at);
+            break;
+          }
+          case 'client-pause':
+            clientProxy.stall();
+            await pause(300 + rng() * 3_000);
+            clientProxy.flow();
+            for (const view of views) await heal(view);
+            tally.clientBack.push(Date.now() - at);
+            break;
+          case 'relay-restart': {
+            const restart = await fetch(`${inject('relayControlUrl')}/restart`, { method: 'POST' });
+            expect(restart.status).toBe(200);
+            for (const view of views) await heal(view);
+            tally.hostBack.push(await hostReachable(at));
+            break;
+          }
         }
+        await pause(rng() * 400);
       }
-      await pause(rng() * 400);
-    }
 
-    // Quiet: no more faults; the work ends its turn, every request is answered, and the threads meet.
-    stopping = true;
-    await working;
-    const deadline = Date.now() + 120_000;
-    while (!settled() && Date.now() < deadline) {
-      await settleRequests(deadline);
-      await a.when(() => settled(), 'everything to settle', 3_000).catch(() => undefined);
-    }
-    const open = (items: ChatItem[]) => items.filter((i) => (i.kind === 'turn' && i.state === 'running') || (i.kind === 'approval' && i.decision === 'pending') || (i.kind === 'question' && i.state === 'pending'))
-      .map((i) => `${i.kind} ${i.id}`);
-    expect(settled(), `every turn ended and every request was answered: the client holds ${JSON.stringify(open(a.items()))}, running ${a.thread?.info.running}, queue ${a.thread?.info.queue?.length}; the host ${JSON.stringify(open(hostThread(chatId)))}; faults ${JSON.stringify(tally.faults)}\n${host.output.slice(-3000)}`).toBe(true);
-    clearInterval(healer);
-    for (const view of views) {
-      await view.when(() => same(view.items(), hostThread(chatId)), 'the client to hold what the host holds', 30_000).catch(() => undefined);
-    }
-    const hostItems = hostThread(chatId);
-    const snapshot = await freshSnapshot(chatId);
-    for (const view of views) {
-      expect(view.items()).toEqual(hostItems);
-      expect(view.anomalies).toEqual([]);
-      expect({ running: view.thread?.info.running, status: view.thread?.info.status }).toEqual({ running: hostRecord(chatId).info.running, status: hostRecord(chatId).info.status });
-    }
-    expect(snapshot).toEqual(hostItems);
-    expect(new Set(hostItems.map((i) => i.id)).size).toBe(hostItems.length);
-    // Each approval and question settled, once; each send in the thread once.
-    const requests = hostItems.filter((i) => i.kind === 'approval' || i.kind === 'question');
-    expect(requests.filter((i) => (i.kind === 'approval' ? i.decision === 'pending' : i.state === 'pending'))).toEqual([]);
-    expect([...tally.answered.values()].filter((n) => n > 1)).toEqual([]);
-    const userTexts = hostItems.filter((i) => i.kind === 'user').map((i) => (i as { text: string }).text);
-    for (const text of tally.sent) expect(userTexts.filter((t) => t === text), text).toHaveLength(1);
-    expect(model.unexpected).toEqual([]);
+      // Quiet: no more faults; the work ends its turn, every request is answered, and the threads meet.
+      stopping = true;
+      await working;
+      const deadline = Date.now() + 120_000;
+      while (!settled() && Date.now() < deadline) {
+        await settleRequests(deadline);
+        await a.when(() => settled(), 'everything to settle', 3_000).catch(() => undefined);
+      }
+      const open = (items: ChatItem[]) =>
+        items
+          .filter(
+            (i) =>
+              (i.kind === 'turn' && i.state === 'running') ||
+              (i.kind === 'approval' && i.decision === 'pending') ||
+              (i.kind === 'question' && i.state === 'pending'),
+          )
+          .map((i) => `${i.kind} ${i.id}`);
+      expect(
+        settled(),
+        `every turn ended and every request was answered: the client holds ${JSON.stringify(open(a.items()))}, running ${a.thread?.info.running}, queue ${a.thread?.info.queue?.length}; the host ${JSON.stringify(open(hostThread(chatId)))}; faults ${JSON.stringify(tally.faults)}\n${host.output.slice(-3000)}`,
+      ).toBe(true);
+      clearInterval(healer);
+      for (const view of views) {
+        await view.when(() => same(view.items(), hostThread(chatId)), 'the client to hold what the host holds', 30_000).catch(() => undefined);
+      }
+      const hostItems = hostThread(chatId);
+      const snapshot = await freshSnapshot(chatId);
+      for (const view of views) {
+        expect(view.items()).toEqual(hostItems);
+        expect(view.anomalies).toEqual([]);
+        expect({ running: view.thread?.info.running, status: view.thread?.info.status }).toEqual({
+          running: hostRecord(chatId).info.running,
+          status: hostRecord(chatId).info.status,
+        });
+      }
+      expect(snapshot).toEqual(hostItems);
+      expect(new Set(hostItems.map((i) => i.id)).size).toBe(hostItems.length);
+      // Each approval and question settled, once; each send in the thread once.
+      const requests = hostItems.filter((i) => i.kind === 'approval' || i.kind === 'question');
+      expect(requests.filter((i) => (i.kind === 'approval' ? i.decision === 'pending' : i.state === 'pending'))).toEqual([]);
+      expect([...tally.answered.values()].filter((n) => n > 1)).toEqual([]);
+      const userTexts = hostItems.filter((i) => i.kind === 'user').map((i) => (i as { text: string }).text);
+      for (const text of tally.sent)
+        expect(
+          userTexts.filter((t) => t === text),
+          text,
+        ).toHaveLength(1);
+      expect(model.unexpected).toEqual([]);
 
-    const ms = (xs: number[]) => {
-      const sorted = [...xs].sort((x, y) => x - y);
-      const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
-      return `median ${q(0.5)} ms, p95 ${q(0.95)} ms, max ${sorted.at(-1) ?? 0} ms (${sorted.length})`;
-    };
-    const seqs = views.map((v) => v.seq);
-    console.log([
-      `CHAOS-FIGURES ${CYCLES} cycles in ${Math.round((Date.now() - started) / 1000)} s: ${Object.entries(tally.faults).map(([f, n]) => `${f} ${n}`).join(', ')}`,
-      `  work: ${tally.turns} turns (${tally.streams} streamed, ${tally.approvals} approvals answered by two clients at once, ${tally.questions} questions), ${tally.awaySends} sends while the host was away`,
-      `  end: ${hostItems.length} items, seq ${seqs.join('/')} at the clients, 0 seq gaps or repeats, ${requests.length} approvals/questions each settled once (${[...tally.answered.values()].reduce((x, y) => x + y, 0)} answers carried out), ${tally.sent.length} sends each once`,
-      `  host back after a fault: ${ms(tally.hostBack)}`,
-      `  client current again: ${ms(tally.clientBack)}`,
-    ].join('\n'));
-    for (const view of views) view.peer.close();
-    await clientProxy.close();
-  }, Math.max(300_000, CYCLES * 4_000));
+      const ms = (xs: number[]) => {
+        const sorted = [...xs].sort((x, y) => x - y);
+        const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+        return `median ${q(0.5)} ms, p95 ${q(0.95)} ms, max ${sorted.at(-1) ?? 0} ms (${sorted.length})`;
+      };
+      const seqs = views.map((v) => v.seq);
+      console.log(
+        [
+          `CHAOS-FIGURES ${CYCLES} cycles in ${Math.round((Date.now() - started) / 1000)} s: ${Object.entries(tally.faults)
+            .map(([f, n]) => `${f} ${n}`)
+            .join(', ')}`,
+          `  work: ${tally.turns} turns (${tally.streams} streamed, ${tally.approvals} approvals answered by two clients at once, ${tally.questions} questions), ${tally.awaySends} sends while the host was away`,
+          `  end: ${hostItems.length} items, seq ${seqs.join('/')} at the clients, 0 seq gaps or repeats, ${requests.length} approvals/questions each settled once (${[...tally.answered.values()].reduce((x, y) => x + y, 0)} answers carried out), ${tally.sent.length} sends each once`,
+          `  host back after a fault: ${ms(tally.hostBack)}`,
+          `  client current again: ${ms(tally.clientBack)}`,
+        ].join('\n'),
+      );
+      for (const view of views) view.peer.close();
+      await clientProxy.close();
+    },
+    Math.max(300_000, CYCLES * 4_000),
+  );
 });

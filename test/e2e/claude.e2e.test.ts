@@ -22,10 +22,13 @@ let client: Peer;
 beforeAll(async () => {
   const scenario = await startScenario();
   model = scenario.server;
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
-    providers: { claude: { backend: 'claude', command: CLAUDE_BIN, env: scenario.env } },
-    policy: { roots: [work] },
-  }));
+  writeFileSync(
+    path.join(host.dataDir, 'config.json'),
+    JSON.stringify({
+      providers: { claude: { backend: 'claude', command: CLAUDE_BIN, env: scenario.env } },
+      policy: { roots: [work] },
+    }),
+  );
   await host.start();
   lobby = await Peer.lobby(host.hostId, OWNER);
   await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online, 'host online');
@@ -114,10 +117,19 @@ describe('Claude Code through the host, the relay and a client', () => {
     await until(settled(turnId), 'task turn');
     const subagent = inTurn(turnId).find((i) => i.kind === 'subagent');
     expect(subagent).toMatchObject({
-      description: 'Find files', subagentType: 'general-purpose', status: 'done', result: 'Subagent report: found 3 files.', summary: 'Find files',
+      description: 'Find files',
+      subagentType: 'general-purpose',
+      status: 'done',
+      result: 'Subagent report: found 3 files.',
+      summary: 'Find files',
     });
     expect(subagent!.usage.toolUses).toBe(1);
-    expect(inTurn(turnId).find((i) => i.kind === 'tool')).toMatchObject({ name: 'Bash', state: 'done', output: 'sub-echo', parentToolUseId: subagent!.toolUseId });
+    expect(inTurn(turnId).find((i) => i.kind === 'tool')).toMatchObject({
+      name: 'Bash',
+      state: 'done',
+      output: 'sub-echo',
+      parentToolUseId: subagent!.toolUseId,
+    });
   });
 
   it('an interrupt mid-tool ends the turn aborted, and the chat goes on', async () => {
@@ -127,7 +139,11 @@ describe('Claude Code through the host, the relay and a client', () => {
     expect(await until(settled(turnId), 'aborted turn')).toMatchObject({ state: 'aborted' });
     const next = await send('KW-HELLO');
     expect(await until(settled(next), 'turn after the interrupt')).toMatchObject({ state: 'done' });
-    expect(inTurn(next).filter((i) => i.kind === 'assistant').map((i) => i.text)).toEqual(['Hello! How can I help today?']);
+    expect(
+      inTurn(next)
+        .filter((i) => i.kind === 'assistant')
+        .map((i) => i.text),
+    ).toEqual(['Hello! How can I help today?']);
   });
 
   it('a 429 ends the turn as an error with a usage limit on the turn and the chat', async () => {

@@ -27,7 +27,10 @@ beforeAll(async () => {
   mkdirSync(home, { recursive: true });
   writeCodexHome(home, model.url);
   const codex = { backend: 'codex', command: path.join(root, 'node_modules', '.bin', 'codex'), home, env: { [TEST_KEY_VARIABLE]: 'test-key' } };
-  await chat.open({ providers: { codex }, policy: { roots: [work], modeCeiling: 'full-access' } }, { provider: 'codex', cwd: work, runtimeMode: 'auto-accept-edits' });
+  await chat.open(
+    { providers: { codex }, policy: { roots: [work], modeCeiling: 'full-access' } },
+    { provider: 'codex', cwd: work, runtimeMode: 'auto-accept-edits' },
+  );
 });
 
 afterAll(async () => {
@@ -45,11 +48,15 @@ const send = (text: string) => chat.send(text);
 describe('Codex through the host, the relay and a client', () => {
   it('lists Codex with its model catalog', async () => {
     // The catalog comes from a short-lived app-server the provider asks at start.
-    const codex: Record<string, any> = await poll(async () => {
-      const { providers } = await chat.lobby.socket.request('provider.list', {});
-      const listed = providers.find((p: { kind: string }) => p.kind === 'codex');
-      return listed?.version && listed;
-    }, 'Codex listed with its version', { ms: 30_000, every: 100 });
+    const codex: Record<string, any> = await poll(
+      async () => {
+        const { providers } = await chat.lobby.socket.request('provider.list', {});
+        const listed = providers.find((p: { kind: string }) => p.kind === 'codex');
+        return listed?.version && listed;
+      },
+      'Codex listed with its version',
+      { ms: 30_000, every: 100 },
+    );
     expect(codex).toMatchObject({ name: 'Codex', installed: true, version: '0.171.0', defaultModel: 'default' });
     expect(codex!.models[0]).toMatchObject({ slug: 'default', isDefault: true });
     // Codex's own catalog follows, each with its reasoning efforts as an option.
@@ -75,12 +82,12 @@ describe('Codex through the host, the relay and a client', () => {
     expect(model.requests.at(-1)!.headers.authorization).toBe('Bearer test-key');
   });
 
-  it('asks for a shell command\'s approval, decided from the client, then runs it', async () => {
+  it("asks for a shell command's approval, decided from the client, then runs it", async () => {
     const turnId = await send('run the build');
     await until(() => inTurn(turnId).find((i) => i.kind === 'approval' && i.decision === 'pending'), 'the approval');
     const approval = inTurn(turnId).find((i) => i.kind === 'approval')!;
     expect(approval).toMatchObject({ toolName: 'Bash', input: { command: 'echo built > build.txt' }, canAllowAlways: true });
-    await until(() => info().requests?.[0]?.requestId === approval.requestId, 'the approval in the chat\'s requests');
+    await until(() => info().requests?.[0]?.requestId === approval.requestId, "the approval in the chat's requests");
     await chat.request('chat.approve', { requestId: approval.requestId, decision: 'allow' });
     await chat.settled(turnId);
     const tool = inTurn(turnId).find((i) => i.kind === 'tool')!;
@@ -90,7 +97,7 @@ describe('Codex through the host, the relay and a client', () => {
     expect(turns().find((t) => t.id === turnId)!.state).toBe('done');
   });
 
-  it('puts Codex\'s requestUserInput question to the client and hands the answer back', async () => {
+  it("puts Codex's requestUserInput question to the client and hands the answer back", async () => {
     const turnId = await send('ask me a question');
     await until(() => inTurn(turnId).find((i) => i.kind === 'question' && i.state === 'pending'), 'the question');
     const question = inTurn(turnId).find((i) => i.kind === 'question')!;
@@ -129,13 +136,16 @@ describe('Codex through the host, the relay and a client', () => {
     expect(existsSync(path.join(work, 'build.txt'))).toBe(true);
   });
 
-  it('asks for each apply_patch edit\'s approval, decided from the client: the file changes on disk and the turn carries its diff', async () => {
+  it("asks for each apply_patch edit's approval, decided from the client: the file changes on disk and the turn carries its diff", async () => {
     // A model Codex's catalog knows gets its file-editing tool; supervised asks before every edit.
     await chat.request('chat.configure', { runtimeMode: 'supervised', selection: { model: EDIT_MODEL, options: {} } });
     const turnId = await send('write the notes');
     const decided = new Set<string>();
     for (const expected of ['add', 'update']) {
-      const approval = await chat.until(() => inTurn(turnId).find((i) => i.kind === 'approval' && i.decision === 'pending' && !decided.has(i.requestId)), `the ${expected} approval`);
+      const approval = await chat.until(
+        () => inTurn(turnId).find((i) => i.kind === 'approval' && i.decision === 'pending' && !decided.has(i.requestId)),
+        `the ${expected} approval`,
+      );
       expect(approval).toMatchObject({ toolName: 'Edit', canAllowAlways: true, input: { changes: [{ path: path.join(work, NOTES_FILE), kind: expected }] } });
       decided.add(approval.requestId);
       await chat.request('chat.approve', { requestId: approval.requestId, decision: 'allow' });
@@ -149,10 +159,16 @@ describe('Codex through the host, the relay and a client', () => {
       { name: 'Edit', state: 'done', kinds: ['update'] },
     ]);
     expect(tools[1].changes[0].diff).toBe('@@ -1,2 +1,2 @@\n alpha\n-beta\n+gamma\n');
-    expect(inTurn(turnId).filter((i) => i.kind === 'approval').map((i) => i.decision)).toEqual(['allow', 'allow']);
+    expect(
+      inTurn(turnId)
+        .filter((i) => i.kind === 'approval')
+        .map((i) => i.decision),
+    ).toEqual(['allow', 'allow']);
     // The turn's diff is Codex's turn/diff/updated: the file is new in this turn, with its final lines.
     const diff = turns().find((t) => t.id === turnId)!.checkpointDiff;
-    expect(diff.files.map(({ path: p, kind, added, deleted }: Record<string, unknown>) => ({ p, kind, added, deleted }))).toEqual([{ p: NOTES_FILE, kind: 'add', added: 2, deleted: 0 }]);
+    expect(diff.files.map(({ path: p, kind, added, deleted }: Record<string, unknown>) => ({ p, kind, added, deleted }))).toEqual([
+      { p: NOTES_FILE, kind: 'add', added: 2, deleted: 0 },
+    ]);
     expect(diff.files[0].diff).toContain('+alpha\n+gamma\n');
     expect(model.requests.at(-1)!.body.model).toBe(EDIT_MODEL);
   });
@@ -166,7 +182,7 @@ describe('Codex through the host, the relay and a client', () => {
     const turnId = await fork.send('hello there');
     await fork.settled(turnId);
     expect(fork.turn(turnId)!.state).toBe('done');
-    await fork.until(() => fork.info().agentSessionId !== source, 'the fork\'s own thread');
+    await fork.until(() => fork.info().agentSessionId !== source, "the fork's own thread");
     const branch = fork.info().agentSessionId;
     expect(branch).toMatch(/^[0-9a-f-]{36}$/);
     // What the model got for the fork's turn: the source's conversation, under the fork's thread.

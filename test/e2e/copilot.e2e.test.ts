@@ -33,11 +33,14 @@ beforeAll(async () => {
   };
   // As CliChat.open, with an account made and saved by a client before the chat is created.
   const { host } = chat;
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
-    providers: { copilot },
-    // The account's model provider is a base URL: only a host that names it lets an account set it.
-    policy: { roots: [work], accountEnv: ['COPILOT_PROVIDER_BASE_URL', 'COPILOT_PROVIDER_TYPE'], accountHomes: [accountHome] },
-  }));
+  writeFileSync(
+    path.join(host.dataDir, 'config.json'),
+    JSON.stringify({
+      providers: { copilot },
+      // The account's model provider is a base URL: only a host that names it lets an account set it.
+      policy: { roots: [work], accountEnv: ['COPILOT_PROVIDER_BASE_URL', 'COPILOT_PROVIDER_TYPE'], accountHomes: [accountHome] },
+    }),
+  );
   await host.start();
   chat.lobby = await Peer.lobby(host.hostId, host.ownerId);
   await chat.lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online, 'host online');
@@ -70,7 +73,7 @@ afterAll(async () => {
 const inTurn = (turnId: string) => chat.inTurn(turnId);
 
 describe('Copilot through the host, the relay and a client', () => {
-  it('runs on the account\'s own model provider: its variables reach Copilot, its folder holds the session', async () => {
+  it("runs on the account's own model provider: its variables reach Copilot, its folder holds the session", async () => {
     const turnId = await chat.send('hello there');
     expect(await chat.settled(turnId)).toMatchObject({ state: 'done' });
     expect(inTurn(turnId).find((i) => i.kind === 'assistant')).toMatchObject({ text: GREETING, streaming: false });
@@ -110,18 +113,28 @@ describe('Copilot through the host, the relay and a client', () => {
 
   // Last, so the probes the host started with have long answered even on a loaded machine (the relay
   // here waits 10 s for a host's answer; a first list waits for a served CLI's own --version).
-  it('provider.list reports all four CLIs: Copilot served, the others not installed (their copies in node_modules/.bin are the project\'s, not the person\'s)', async () => {
+  it("provider.list reports all four CLIs: Copilot served, the others not installed (their copies in node_modules/.bin are the project's, not the person's)", async () => {
     let { providers } = await chat.lobby.socket.request('provider.list', {});
     // The served CLI's version, when slow to print, comes with a later list (the first one waits for it only briefly).
     if (providers[0]?.version === null) {
-      providers = await until(async () => {
-        ({ providers } = await chat.lobby.socket.request('provider.list', {}));
-        return providers[0]?.version !== null && providers;
-      }, 'the served CLI\'s version listed', { ms: 100_000, every: 200 });
+      providers = await until(
+        async () => {
+          ({ providers } = await chat.lobby.socket.request('provider.list', {}));
+          return providers[0]?.version !== null && providers;
+        },
+        "the served CLI's version listed",
+        { ms: 100_000, every: 200 },
+      );
     }
     const pinned = (JSON.parse(readFileSync(path.join(root, 'node_modules/@github/copilot/package.json'), 'utf8')) as { version: string }).version;
     expect(providers.map((p: { kind: string }) => p.kind)).toEqual(['copilot', 'claude', 'codex', 'gemini']);
-    expect(providers[0]).toMatchObject({ name: 'Copilot CLI', installed: true, version: pinned, defaultModel: 'default', capabilities: { chat: true, allowAlways: true, denyReason: false } });
+    expect(providers[0]).toMatchObject({
+      name: 'Copilot CLI',
+      installed: true,
+      version: pinned,
+      defaultModel: 'default',
+      capabilities: { chat: true, allowAlways: true, denyReason: false },
+    });
     // The host looks for the others on the person's PATH and skips node_modules/.bin (issue 19): the
     // project's pinned copies never stand in for a person's own CLI.
     for (const other of providers.slice(1)) expect(other).toMatchObject({ installed: false, version: null, models: [], capabilities: { chat: false } });

@@ -33,7 +33,8 @@ afterAll(async () => {
 });
 
 type Item = Record<string, any>;
-const pendingApproval = (turnId: string) => chat.until(() => chat.inTurn(turnId).find((i) => i.kind === 'approval' && i.decision === 'pending'), 'the approval card', 60_000);
+const pendingApproval = (turnId: string) =>
+  chat.until(() => chat.inTurn(turnId).find((i) => i.kind === 'approval' && i.decision === 'pending'), 'the approval card', 60_000);
 
 describe('Gemini CLI through the host, the relay and a client', () => {
   it('lists Gemini CLI as installed, with its version, models and capabilities', async () => {
@@ -67,7 +68,10 @@ describe('Gemini CLI through the host, the relay and a client', () => {
     expect(readFileSync(path.join(work, 'notes.txt'), 'utf8')).toBe(NOTES);
     expect(chat.inTurn(turnId).find((i) => i.kind === 'approval')).toMatchObject({ decision: 'allow-always' });
     expect(chat.inTurn(turnId).find((i) => i.kind === 'tool')).toMatchObject({
-      name: 'Write', state: 'done', toolUseId: approval.toolUseId, changes: [{ path: path.join(work, 'notes.txt'), kind: 'add' }],
+      name: 'Write',
+      state: 'done',
+      toolUseId: approval.toolUseId,
+      changes: [{ path: path.join(work, 'notes.txt'), kind: 'add' }],
     });
   });
 

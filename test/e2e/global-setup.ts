@@ -54,19 +54,33 @@ export async function setup(project: TestProject): Promise<void> {
     executablePath: CHROMIUM,
     // This machine's network is closed: without the background-networking flags Chromium's own
     // connections fail many at a time.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
     headless: true,
   });
   project.provide('browserWsEndpoint', browser.wsEndpoint());
   // The IdP first: the relay is configured with its URL for Cloudflare Access and OIDC sign-in.
   idp = await new IdentityProvider().start();
   const signInVars = {
-    ACCESS_TEAM_DOMAIN: idp.url, ACCESS_AUD: IDP_ACCESS_AUD,
-    OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: IDP_CLIENT_ID, OIDC_CLIENT_SECRET: IDP_CLIENT_SECRET,
+    ACCESS_TEAM_DOMAIN: idp.url,
+    ACCESS_AUD: IDP_ACCESS_AUD,
+    OIDC_ISSUER: idp.issuer,
+    OIDC_CLIENT_ID: IDP_CLIENT_ID,
+    OIDC_CLIENT_SECRET: IDP_CLIENT_SECRET,
     // wrangler dev gives every request CF-Connecting-IP 127.0.0.1, so all e2e sign-ins, pairings and
     // tickets share one IP's buckets; the limits themselves are tested in test/relay/rate-limits.test.ts.
-    RATE_SIGNIN: '1000/60', RATE_SIGNIN_ACCOUNT: '1000/60', RATE_PAIRING: '1000/60', RATE_TICKETS: '1000/60',
+    RATE_SIGNIN: '1000/60',
+    RATE_SIGNIN_ACCOUNT: '1000/60',
+    RATE_PAIRING: '1000/60',
+    RATE_TICKETS: '1000/60',
   };
   const secrets = {
     TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('e2e')]),
@@ -80,7 +94,9 @@ export async function setup(project: TestProject): Promise<void> {
   const relayOptions: LocalRelayOptions = { persistTo: state, assets: web, script, vars: { ...signInVars, ...secrets, HOST_TIMEOUT_MS: '10000' }, quiet: true };
   relay = await startLocalRelay(relayOptions);
   const claimed = await fetch(`${relay.url}/api/auth/setup`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ...OWNER, secret: secrets.TETHER_SETUP_SECRET }),
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ ...OWNER, secret: secrets.TETHER_SETUP_SECRET }),
   });
   if (claimed.status !== 201) throw new Error(`claiming the relay's owner failed: ${claimed.status} ${await claimed.text()}`);
   project.provide('relayUrl', relay.url);
@@ -109,7 +125,7 @@ async function startRelayControl(options: LocalRelayOptions): Promise<Server> {
       return;
     }
     const started = Date.now();
-    const done = restarting = restarting.then(restart);
+    const done = (restarting = restarting.then(restart));
     restarting = restarting.catch(() => undefined);
     done.then(
       () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, ms: Date.now() - started })),
@@ -122,11 +138,12 @@ async function startRelayControl(options: LocalRelayOptions): Promise<Server> {
 
 /** Waits until nothing listens on `port` any more (workerd may outlive wrangler's exit by a moment). */
 async function untilPortFree(port: number): Promise<void> {
-  const free = () => new Promise<boolean>((resolve) => {
-    const probe = createTcpServer();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
+  const free = () =>
+    new Promise<boolean>((resolve) => {
+      const probe = createTcpServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
   await until(free, `port ${port} free after the relay stopped`, { ms: 10_000, every: 50 });
 }
 

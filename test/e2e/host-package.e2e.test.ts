@@ -25,7 +25,9 @@ beforeAll(async () => {
   const prefix = path.join(data.dir, 'prefix');
   mkdirSync(prefix);
   // --offline: nothing may come from a registry; a dependency would fail the install.
-  await run('npm', ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball], { env: { ...process.env, npm_config_cache: path.join(data.dir, 'npm-cache') } });
+  await run('npm', ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball], {
+    env: { ...process.env, npm_config_cache: path.join(data.dir, 'npm-cache') },
+  });
   tether = path.join(prefix, 'bin', 'tether');
   const home = path.join(data.dir, 'home');
   mkdirSync(home);
@@ -39,7 +41,7 @@ afterAll(async () => {
 });
 
 describe('the packaged host', () => {
-  it('installs alone: one package, nothing of the relay\'s toolchain', () => {
+  it("installs alone: one package, nothing of the relay's toolchain", () => {
     const installed = path.join(data.dir, 'prefix', 'lib', 'node_modules');
     expect(readdirSync(installed)).toEqual(['tether-host']);
     expect(readdirSync(path.join(installed, 'tether-host')).sort()).toEqual(['README.md', 'bin', 'package.json']);
@@ -56,7 +58,7 @@ describe('the packaged host', () => {
     expect(report.agents[0].from).toContain(path.join('node_modules', 'tether-host', 'bin', 'script.default.json'));
   });
 
-  it('pairs, starts, and answers provider.list from the owner\'s lobby through the relay', { timeout: 120_000 }, async () => {
+  it("pairs, starts, and answers provider.list from the owner's lobby through the relay", { timeout: 120_000 }, async () => {
     host.tether = [tether];
     host.env = env;
     await host.start();
@@ -64,7 +66,7 @@ describe('the packaged host', () => {
     const lobby = await Peer.lobby(host.hostId, RELAY_OWNER);
     try {
       await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online, 'host online', 60_000);
-      const { providers } = await lobby.socket.request('provider.list', {}) as { providers: Array<{ name: string }> };
+      const { providers } = (await lobby.socket.request('provider.list', {})) as { providers: Array<{ name: string }> };
       expect(providers[0]).toMatchObject({ name: 'Demo agent (scripted)', installed: true });
       const { stdout } = await run(tether, ['host', 'status', '--data', host.dataDir], { env });
       expect(stdout).toContain(`host      ${host.hostId} running`);

@@ -37,26 +37,34 @@ it('the relay offers Access and OIDC beside passwords once both are configured',
 });
 
 describe('Cloudflare Access', () => {
-  const assertion = (email: string, patch: Partial<MintRequest> & { claims?: Record<string, unknown> } = {}) => mint({
-    ...patch,
-    claims: { iss: idp(), aud: [IDP_ACCESS_AUD], sub: `access-${email}`, email, type: 'app', ...patch.claims },
-  });
-  const signIn = (token: string | null) => fetch(`${relay()}/api/auth/access`, {
-    method: 'POST', headers: token ? { 'Cf-Access-Jwt-Assertion': token } : {},
-  });
+  const assertion = (email: string, patch: Partial<MintRequest> & { claims?: Record<string, unknown> } = {}) =>
+    mint({
+      ...patch,
+      claims: { iss: idp(), aud: [IDP_ACCESS_AUD], sub: `access-${email}`, email, type: 'app', ...patch.claims },
+    });
+  const signIn = (token: string | null) =>
+    fetch(`${relay()}/api/auth/access`, {
+      method: 'POST',
+      headers: token ? { 'Cf-Access-Jwt-Assertion': token } : {},
+    });
 
   it('trades a valid assertion for a session that opens /api/me; the same email is the same account', async () => {
     const email = `access-${unique()}@example.com`;
     const res = await signIn(await assertion(email));
     expect(res.status).toBe(200);
-    const session = await res.json() as SessionReply;
-    expect(session).toMatchObject({ userId: expect.any(String), sessionId: expect.any(String), accessToken: expect.any(String), refreshToken: expect.any(String) });
+    const session = (await res.json()) as SessionReply;
+    expect(session).toMatchObject({
+      userId: expect.any(String),
+      sessionId: expect.any(String),
+      accessToken: expect.any(String),
+      refreshToken: expect.any(String),
+    });
     const mine = await me(session.accessToken);
     expect(mine.status).toBe(200);
     expect(await mine.json()).toMatchObject({ id: session.userId, email, sessionId: session.sessionId });
 
     // Signing in again (any case) is the same person, in a new session.
-    const again = await (await signIn(await assertion(email.toUpperCase()))).json() as SessionReply;
+    const again = (await (await signIn(await assertion(email.toUpperCase()))).json()) as SessionReply;
     expect(again.userId).toBe(session.userId);
     expect(again.sessionId).not.toBe(session.sessionId);
   });
@@ -75,7 +83,7 @@ describe('Cloudflare Access', () => {
     for (const [why, token] of cases) {
       const res = await signIn(token);
       expect(res.status, why).toBe(401);
-      const body = await res.json() as { code: string; message: string };
+      const body = (await res.json()) as { code: string; message: string };
       expect(body.code, why).toBe('unauthorized');
       expect(body.message.length, why).toBeGreaterThan(0);
     }
@@ -90,7 +98,7 @@ describe('OIDC with PKCE', () => {
     challenge: string;
   }
 
-  const newBrowser = async (): Promise<Browser> => ({ cookie: null, ...await oidcBinding() });
+  const newBrowser = async (): Promise<Browser> => ({ cookie: null, ...(await oidcBinding()) });
 
   /** GETs without following, as `browser` (its cookie sent, a cookie set kept); answers the Location of the 302 it must be. */
   async function hop(url: string | URL, browser?: Browser): Promise<URL> {
@@ -112,9 +120,12 @@ describe('OIDC with PKCE', () => {
     return { callback, back, fragment: new URLSearchParams(back.hash.slice(1)) };
   }
 
-  const exchange = (code: string, verifier: string) => fetch(`${relay()}/api/auth/oidc/exchange`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code, verifier }),
-  });
+  const exchange = (code: string, verifier: string) =>
+    fetch(`${relay()}/api/auth/oidc/exchange`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ code, verifier }),
+    });
 
   /** A sign-in that went all the way, in the browser that started it: the login code. */
   async function codeThrough(browser: Browser): Promise<string> {
@@ -146,7 +157,7 @@ describe('OIDC with PKCE', () => {
 
     const res = await exchange(code!, browser.verifier);
     expect(res.status).toBe(200);
-    const session = await res.json() as SessionReply;
+    const session = (await res.json()) as SessionReply;
     const mine = await me(session.accessToken);
     expect(mine.status).toBe(200);
     expect(await mine.json()).toMatchObject({ id: session.userId, email, emailVerified: true, sessionId: session.sessionId });
@@ -154,7 +165,7 @@ describe('OIDC with PKCE', () => {
     // The login code works once.
     const reused = await exchange(code!, browser.verifier);
     expect(reused.status).toBe(401);
-    expect((await reused.json() as { code: string }).code).toBe('unauthorized');
+    expect(((await reused.json()) as { code: string }).code).toBe('unauthorized');
   });
 
   it('refuses a replayed state: the callback works once', async () => {
@@ -167,7 +178,7 @@ describe('OIDC with PKCE', () => {
     expect(await replay.json()).toMatchObject({ code: 'unauthorized' });
   });
 
-  it('refuses a start without the app\'s challenge: a login code must belong to the app tab that asked for it', async () => {
+  it("refuses a start without the app's challenge: a login code must belong to the app tab that asked for it", async () => {
     const res = await fetch(`${relay()}/api/auth/oidc/start?return=%2F`, { redirect: 'manual' });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 'bad-request', message: expect.stringContaining('app_challenge') });
@@ -208,12 +219,20 @@ describe('OIDC with PKCE', () => {
     const email = `ceo-${unique()}@corp.example`;
     const owner = await post(`${relay()}/api/auth/signin`, { email: inject('ownerEmail'), password: inject('ownerPassword') });
     const auth = { Authorization: `Bearer ${owner.accessToken}`, 'Content-Type': 'application/json' };
-    const team = await (await fetch(`${relay()}/api/teams`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `squat-${unique()}` }) })).json() as { id: string };
-    const invitation = await (await fetch(`${relay()}/api/teams/${team.id}/invitations`, { method: 'POST', headers: auth, body: JSON.stringify({ email }) })).json() as { token: string };
-    const squatter = await post(`${relay()}/api/invitations/${invitation.token}/accept`, { email, password: 'squatter password 1', name: 'CEO' }) as SessionReply;
+    const team = (await (
+      await fetch(`${relay()}/api/teams`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `squat-${unique()}` }) })
+    ).json()) as { id: string };
+    const invitation = (await (
+      await fetch(`${relay()}/api/teams/${team.id}/invitations`, { method: 'POST', headers: auth, body: JSON.stringify({ email }) })
+    ).json()) as { token: string };
+    const squatter = (await post(`${relay()}/api/invitations/${invitation.token}/accept`, {
+      email,
+      password: 'squatter password 1',
+      name: 'CEO',
+    })) as SessionReply;
     await nextSignIn({ email, emailVerified: true, name: 'Real CEO' });
     const browser = await newBrowser();
-    const session = await (await exchange(await codeThrough(browser), browser.verifier)).json() as SessionReply;
+    const session = (await (await exchange(await codeThrough(browser), browser.verifier)).json()) as SessionReply;
     expect(session.userId).not.toBe(squatter.userId);
     expect(await (await me(session.accessToken)).json()).toMatchObject({ email, emailVerified: true });
     expect(await (await me(squatter.accessToken)).json()).toMatchObject({ id: squatter.userId, email: null, emailVerified: false });
@@ -228,7 +247,7 @@ describe('OIDC with PKCE', () => {
     const { fragment } = await throughProvider(authorize, browser);
     expect(fragment.get('login')).toBeNull();
     expect(fragment.get('login-error')).toMatch(/refused the code \(invalid_grant\)/);
-    const { requests } = await (await fetch(`${idp()}/test/token-requests`)).json() as { requests: { ok: boolean; error?: string }[] };
+    const { requests } = (await (await fetch(`${idp()}/test/token-requests`)).json()) as { requests: { ok: boolean; error?: string }[] };
     expect(requests.at(-1)).toEqual({ ok: false, error: 'invalid_grant' });
   });
 
@@ -268,10 +287,14 @@ describe('OIDC with PKCE', () => {
 
   it('refuses to return anywhere but the relay or the app origins', async () => {
     const { challenge } = await oidcBinding();
-    const res = await fetch(`${relay()}/api/auth/oidc/start?return=${encodeURIComponent('https://evil.example/steal')}&app_challenge=${challenge}`, { redirect: 'manual' });
+    const res = await fetch(`${relay()}/api/auth/oidc/start?return=${encodeURIComponent('https://evil.example/steal')}&app_challenge=${challenge}`, {
+      redirect: 'manual',
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 'bad-request', message: expect.stringContaining('return') });
-    const sneaky = await fetch(`${relay()}/api/auth/oidc/start?return=${encodeURIComponent('//evil.example/steal')}&app_challenge=${challenge}`, { redirect: 'manual' });
+    const sneaky = await fetch(`${relay()}/api/auth/oidc/start?return=${encodeURIComponent('//evil.example/steal')}&app_challenge=${challenge}`, {
+      redirect: 'manual',
+    });
     expect(sneaky.status).toBe(400);
   });
 });

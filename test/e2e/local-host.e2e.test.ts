@@ -56,7 +56,10 @@ async function start(dataDir: string, approve: Array<(userCode: string) => Promi
   const codes: string[] = [];
   const said: string[] = [];
   const local = await startLocalHost({
-    relayUrl: relayUrl(), dataDir, name: 'e2e-local-host', log: quiet,
+    relayUrl: relayUrl(),
+    dataDir,
+    name: 'e2e-local-host',
+    log: quiet,
     say: (line) => said.push(line),
     onCode: ({ userCode, verificationUrl }) => {
       codes.push(userCode);
@@ -78,20 +81,28 @@ async function online(hostId: string, key: DeviceKey): Promise<HostConnection> {
   closers.push(() => lobby.close());
   await new Promise<void>((resolve) => {
     if (lobby.online) return resolve();
-    const stop = lobby.onPresence((up) => { if (up) { stop(); resolve(); } });
+    const stop = lobby.onPresence((up) => {
+      if (up) {
+        stop();
+        resolve();
+      }
+    });
   });
   return lobby;
 }
 
-describe('npm start\'s local host', () => {
-  it('pairs by the person\'s signed approval, pins them, and refuses an unsigned request', async () => {
+describe("npm start's local host", () => {
+  it("pairs by the person's signed approval, pins them, and refuses an unsigned request", async () => {
     const key = await device();
     const dataDir = dataFolder();
     const { local, codes, said } = await start(dataDir, [(code) => approveSigned(key, code)]);
     expect(codes).toHaveLength(1);
     expect(local.paired).toBe(true);
     expect(local.host.signatures).toEqual({ require: true, allowUnsigned: [] });
-    expect(readPinnedOwner(dataDir)).toMatchObject({ hostId: local.identity.hostId, owner: { userId: (await call('GET', '/api/me')).id, device: { id: key.id } } });
+    expect(readPinnedOwner(dataDir)).toMatchObject({
+      hostId: local.identity.hostId,
+      owner: { userId: (await call('GET', '/api/me')).id, device: { id: key.id } },
+    });
     // The terminal says who approved, with the fingerprint Settings shows.
     expect(said.join('\n')).toMatch(/Approved by local-host-owner/);
 
@@ -107,10 +118,12 @@ describe('npm start\'s local host', () => {
     expect(local.host.core.sessions.has('local-unsigned')).toBe(false);
     const audit = readAudit(dataDir);
     expect(audit.broken).toBeNull();
-    expect(audit.entries.map((e) => [e.type, e.outcome, e.code ?? null, e.device])).toEqual(expect.arrayContaining([
-      ['chat.create', 'done', null, key.id],
-      ['chat.create', 'refused', 'signature-required', null],
-    ]));
+    expect(audit.entries.map((e) => [e.type, e.outcome, e.code ?? null, e.device])).toEqual(
+      expect.arrayContaining([
+        ['chat.create', 'done', null, key.id],
+        ['chat.create', 'refused', 'signature-required', null],
+      ]),
+    );
 
     // The next start is paired already: no code, the same host, still requiring signatures.
     await local.host.close();

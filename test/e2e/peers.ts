@@ -144,17 +144,24 @@ export class HostProcess {
    * `hooks install` failed terminal-codex's setup in a CI run.
    */
   async cli(...args: string[]): Promise<string> {
-    const { stdout } = await promisify(execFile)(this.tether[0]!, [...this.tether.slice(1), 'host', ...args, '--data', this.dataDir], { cwd: root, env: this.env });
+    const { stdout } = await promisify(execFile)(this.tether[0]!, [...this.tether.slice(1), 'host', ...args, '--data', this.dataDir], {
+      cwd: root,
+      env: this.env,
+    });
     return stdout;
   }
 
   async start(): Promise<this> {
-    this.hostId = (readHostIdentity(this.dataDir) ?? await this.pair()).hostId;
+    this.hostId = (readHostIdentity(this.dataDir) ?? (await this.pair())).hostId;
     optOutOfSignaturesUnlessSaid(this.dataDir);
-    this.child = spawn(this.tether[0]!, [
-      ...this.tether.slice(1), 'host', 'start', '--data', this.dataDir, ...(this.linkVia ? ['--relay', this.linkVia] : []),
-    ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: this.env });
-    const keep = (b: Buffer) => { this.output = (this.output + b.toString()).slice(-20_000); };
+    this.child = spawn(
+      this.tether[0]!,
+      [...this.tether.slice(1), 'host', 'start', '--data', this.dataDir, ...(this.linkVia ? ['--relay', this.linkVia] : [])],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: this.env },
+    );
+    const keep = (b: Buffer) => {
+      this.output = (this.output + b.toString()).slice(-20_000);
+    };
     this.child.stdout!.on('data', keep);
     this.child.stderr!.on('data', keep);
     return this;
@@ -165,9 +172,11 @@ export class HostProcess {
     // A test whose config names no policy keeps the host's former wide one (home, full-access), which
     // it was written for; pair writes it into the config and prints it.
     const wide = hasPolicy(this.dataDir) ? [] : ['--folder', homedir(), '--folder', tmpdir(), '--max-mode', 'full-access'];
-    const child = spawn(this.tether[0]!, [
-      ...this.tether.slice(1), 'host', 'pair', this.pairVia ?? relayUrl(), '--data', this.dataDir, '--name', this.name, ...wide,
-    ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: this.env });
+    const child = spawn(
+      this.tether[0]!,
+      [...this.tether.slice(1), 'host', 'pair', this.pairVia ?? relayUrl(), '--data', this.dataDir, '--name', this.name, ...wide],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: this.env },
+    );
     let output = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const userCode = await new Promise<string>((resolve, reject) => {
@@ -185,7 +194,8 @@ export class HostProcess {
     const code = await exited;
     this.pairOutput = output;
     if (code !== 0) throw new Error(`tether host pair exited ${code}:\n${output}`);
-    if (!/Chats on this machine may work only in: .+\nThe widest runtime mode a chat may use: /.test(output)) throw new Error(`tether host pair did not print its policy:\n${output}`);
+    if (!/Chats on this machine may work only in: .+\nThe widest runtime mode a chat may use: /.test(output))
+      throw new Error(`tether host pair did not print its policy:\n${output}`);
     return readHostIdentity(this.dataDir)!;
   }
 
@@ -265,7 +275,13 @@ export class Peer {
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
-      this.waiters.push({ test, resolve: (f) => { clearTimeout(timer); resolve(f); } });
+      this.waiters.push({
+        test,
+        resolve: (f) => {
+          clearTimeout(timer);
+          resolve(f);
+        },
+      });
     });
   }
 

@@ -9,7 +9,9 @@ import { writeFileSync } from 'node:fs';
 import { until } from '../support/until.ts';
 
 export function writeTerminalScript(file: string, cwd: string, vars: Record<string, string>, command: string): void {
-  const exports = Object.entries(vars).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n');
+  const exports = Object.entries(vars)
+    .map(([k, v]) => `export ${k}=${JSON.stringify(v)}`)
+    .join('\n');
   writeFileSync(file, `unset CI CONTINUOUS_INTEGRATION $(compgen -e | grep '^CI_')\ncd ${JSON.stringify(cwd)}\n${exports}\nexec ${command}\n`);
 }
 
@@ -20,7 +22,11 @@ export function tmuxOn(socket: string): (...args: string[]) => string {
 
 /** What window `target` shows now, or '(no pane)' once it (or the server) is gone. */
 export function screenOf(tmux: (...args: string[]) => string, target = 'term'): string {
-  try { return tmux('capture-pane', '-p', '-t', target); } catch { return '(no pane)'; }
+  try {
+    return tmux('capture-pane', '-p', '-t', target);
+  } catch {
+    return '(no pane)';
+  }
 }
 
 /** Waits until `check` gives a value; on timeout the error carries `detail()` (the host's log, the screen). */

@@ -63,7 +63,15 @@ function pushManager(name: string): PushManagerLike & { keys: Uint8Array[] } {
       const key = new Uint8Array(applicationServerKey as ArrayBuffer);
       keys.push(key);
       const json = endpoint.subscribe(name);
-      held = { endpoint: json.endpoint, options: { applicationServerKey: key.slice().buffer }, toJSON: () => json, unsubscribe: async () => { held = null; return true; } };
+      held = {
+        endpoint: json.endpoint,
+        options: { applicationServerKey: key.slice().buffer },
+        toJSON: () => json,
+        unsubscribe: async () => {
+          held = null;
+          return true;
+        },
+      };
       return held;
     },
   };
@@ -87,11 +95,20 @@ function serviceWorker(options: { refuse?: string } = {}) {
     },
     clients: {
       // The app open in front, elsewhere than the chat: pushes still alert, and a tap brings that window to the chat.
-      matchAll: async () => [{
-        url: `${relayUrl()}/`, focused: true, visibilityState: 'visible',
-        navigate: async (url: string) => { opened.push(url); }, postMessage: (message: unknown) => notices.push(message),
-      }],
-      openWindow: async (url) => { opened.push(url); },
+      matchAll: async () => [
+        {
+          url: `${relayUrl()}/`,
+          focused: true,
+          visibilityState: 'visible',
+          navigate: async (url: string) => {
+            opened.push(url);
+          },
+          postMessage: (message: unknown) => notices.push(message),
+        },
+      ],
+      openWindow: async (url) => {
+        opened.push(url);
+      },
     },
     location: { origin: relayUrl() },
     fetch: (input, init) => fetch(input, init),
@@ -155,7 +172,11 @@ describe('push notifications through wrangler dev', () => {
 
     const asked = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'needs-you', 'the approval push');
     expect(asked.payload).toMatchObject({
-      v: 1, hostId: host.hostId, chatId: CHAT, buzz: true, body: 'Approval needed: Bash · push-host',
+      v: 1,
+      hostId: host.hostId,
+      chatId: CHAT,
+      buzz: true,
+      body: 'Approval needed: Bash · push-host',
       url: `/hosts/${host.hostId}/chats/${CHAT}`,
       action: { requestId: expect.any(String), decisions: ['allow', 'deny', 'allow-always'], allowAlwaysLabel: 'Always allow npm test' },
     });
@@ -174,17 +195,32 @@ describe('push notifications through wrangler dev', () => {
     // browser's refusal did, and the open windows are told why.
     const refusing = serviceWorker({ refuse: 'No notification permission has been granted for this origin.' });
     await expect(refusing.push(asked.payload)).rejects.toThrow('No notification permission');
-    expect(refusing.notices).toEqual([{
-      type: 'tether.notification', tag: asked.payload.tag, body: asked.payload.body, shown: false,
-      error: 'No notification permission has been granted for this origin.',
-    }]);
+    expect(refusing.notices).toEqual([
+      {
+        type: 'tether.notification',
+        tag: asked.payload.tag,
+        body: asked.payload.body,
+        shown: false,
+        error: 'No notification permission has been granted for this origin.',
+      },
+    ]);
     expect(sw.shown[0]).toMatchObject({
-      title: asked.payload.title, tag: asked.payload.tag, silent: false, requireInteraction: true,
-      actions: [{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }, { action: 'allow-always', title: 'Always allow npm test' }],
+      title: asked.payload.title,
+      tag: asked.payload.tag,
+      silent: false,
+      requireInteraction: true,
+      actions: [
+        { action: 'allow', title: 'Approve' },
+        { action: 'deny', title: 'Deny' },
+        { action: 'allow-always', title: 'Always allow npm test' },
+      ],
     });
     await sw.click(sw.shown[0]!, 'allow');
     expect(sw.shown[1]).toMatchObject({ tag: asked.payload.tag, body: 'Approved', silent: true, actions: undefined, requireInteraction: false });
-    await chat.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'approval' && f.payload.event.item.decision === 'allow', 'the approval settled');
+    await chat.waitFor(
+      (f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'approval' && f.payload.event.item.decision === 'allow',
+      'the approval settled',
+    );
 
     // The request settled: every browser that was asked hears so, quietly, under the same tag.
     const answered = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'answered', 'the answered push');
@@ -214,7 +250,12 @@ describe('push notifications through wrangler dev', () => {
     expect(mine).toHaveLength(4);
     expect(mine[0]).toMatchObject({ kind: 'turn-ended', status: 201, buzz: false, removed: false, error: null });
     expect(mine[1]).toMatchObject({ kind: 'answered', status: 201, buzz: false, removed: false, error: null });
-    expect(mine.slice(2).map((d) => [d.kind, d.status, d.buzz, d.removed, d.error]).sort()).toEqual([
+    expect(
+      mine
+        .slice(2)
+        .map((d) => [d.kind, d.status, d.buzz, d.removed, d.error])
+        .sort(),
+    ).toEqual([
       ['needs-you', 201, true, false, null],
       ['needs-you', 410, true, true, 'push service answered 410'],
     ]);
@@ -254,7 +295,9 @@ describe('push notifications through wrangler dev', () => {
       const deleted = new Set<string>();
       let registrationId: string | null = null;
       let activated: () => void = () => undefined;
-      const anyActivated = new Promise<void>((resolve) => { activated = resolve; });
+      const anyActivated = new Promise<void>((resolve) => {
+        activated = resolve;
+      });
       cdp.on('ServiceWorker.workerRegistrationUpdated', ({ registrations }) => {
         for (const r of registrations) {
           seen.push(`registration ${r.registrationId} ${r.scopeURL}${r.isDeleted ? ' deleted' : ''}`);
@@ -270,7 +313,9 @@ describe('push notifications through wrangler dev', () => {
           }
         }
       });
-      cdp.on('ServiceWorker.workerErrorReported', ({ errorMessage }) => seen.push(`worker error: ${errorMessage.errorMessage} at ${errorMessage.sourceURL}:${errorMessage.lineNumber}`));
+      cdp.on('ServiceWorker.workerErrorReported', ({ errorMessage }) =>
+        seen.push(`worker error: ${errorMessage.errorMessage} at ${errorMessage.sourceURL}:${errorMessage.lineNumber}`),
+      );
       person.context.on('console', (message) => seen.push(`console ${message.type()}: ${message.text()}`));
       await cdp.send('ServiceWorker.enable');
       const deliver = async (payload: PushPayload) => {
@@ -279,11 +324,18 @@ describe('push notifications through wrangler dev', () => {
         await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId: registrationId!, data: JSON.stringify(payload) });
       };
       const why = () => `what the service worker did:\n${seen.slice(-40).join('\n')}`;
-      const shown = () => person.page.evaluate(async () => (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
-        title: n.title, body: n.body, tag: n.tag, silent: n.silent, requireInteraction: n.requireInteraction,
-        actions: (n as unknown as { actions: { action: string; title: string }[] }).actions.map((a) => ({ action: a.action, title: a.title })),
-        data: n.data as unknown,
-      })));
+      const shown = () =>
+        person.page.evaluate(async () =>
+          (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
+            title: n.title,
+            body: n.body,
+            tag: n.tag,
+            silent: n.silent,
+            requireInteraction: n.requireInteraction,
+            actions: (n as unknown as { actions: { action: string; title: string }[] }).actions.map((a) => ({ action: a.action, title: a.title })),
+            data: n.data as unknown,
+          })),
+        );
       const [asked, answered, ended] = turnPushes;
 
       // The person is looking at this chat (the page is in front and focused, at the chat's path): the
@@ -297,12 +349,17 @@ describe('push notifications through wrangler dev', () => {
       expect(all).toHaveLength(1);
       const [first] = all;
       expect(first).toMatchObject({ title: asked!.title, body: asked!.body, tag: asked!.tag, silent: true, requireInteraction: true, data: asked });
-      expect(first!.actions.slice(0, 2)).toEqual([{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }]);
+      expect(first!.actions.slice(0, 2)).toEqual([
+        { action: 'allow', title: 'Approve' },
+        { action: 'deny', title: 'Deny' },
+      ]);
 
       // Answered elsewhere: the same notification, without its buttons, quietly.
       await deliver(answered!);
       await notificationNotice(person.page, answered!.tag, { body: answered!.body, detail: why });
-      expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: true, requireInteraction: false, actions: [], body: 'Approved: Bash · push-host' })]);
+      expect(await shown()).toEqual([
+        expect.objectContaining({ tag: asked!.tag, silent: true, requireInteraction: false, actions: [], body: 'Approved: Bash · push-host' }),
+      ]);
       await deliver(ended!);
       await notificationNotice(person.page, ended!.tag, { body: ended!.body, detail: why });
       expect(await shown()).toEqual([expect.objectContaining({ tag: asked!.tag, silent: true, actions: [], body: 'Turn finished · push-host' })]);
@@ -324,11 +381,19 @@ describe('push notifications through wrangler dev', () => {
       expect(await lastShown.textContent()).toContain(asked!.body);
 
       // Settings lists what became of each push of the first test, newest first.
-      const rows = await list.getByRole('listitem').evaluateAll((items) => items.map((li) => [
-        li.querySelector('a')?.textContent ?? '', (li.querySelector('span')?.textContent ?? '').replace(/^.* · /, ''),
-      ]));
-      expect(rows.slice(0, 2)).toEqual([['Turn ended', 'sent silently'], ['Answered', 'sent silently']]);
-      expect(rows.slice(2).sort()).toEqual([['Needs you', 'sent'], ['Needs you', 'subscription gone']]);
+      const rows = await list
+        .getByRole('listitem')
+        .evaluateAll((items) =>
+          items.map((li) => [li.querySelector('a')?.textContent ?? '', (li.querySelector('span')?.textContent ?? '').replace(/^.* · /, '')]),
+        );
+      expect(rows.slice(0, 2)).toEqual([
+        ['Turn ended', 'sent silently'],
+        ['Answered', 'sent silently'],
+      ]);
+      expect(rows.slice(2).sort()).toEqual([
+        ['Needs you', 'sent'],
+        ['Needs you', 'subscription gone'],
+      ]);
       expect(await list.getByRole('link', { name: 'Turn ended' }).getAttribute('href')).toBe(chatPath);
       expect(person.errors).toEqual([]);
     } finally {
@@ -339,12 +404,23 @@ describe('push notifications through wrangler dev', () => {
   it('tells of a question without buttons, and lets that turn buzz once too', async () => {
     const before = endpoint.of('owner-phone').length;
     await chat.socket.request('chat.send', { chatId: CHAT, text: 'a question for you' });
-    const asked = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'needs-you' && endpoint.of('owner-phone').indexOf(p) >= before, 'the question push');
+    const asked = await endpoint.waitFor(
+      (p) => p.name === 'owner-phone' && p.payload.kind === 'needs-you' && endpoint.of('owner-phone').indexOf(p) >= before,
+      'the question push',
+    );
     expect(asked.payload).toMatchObject({ buzz: true, body: 'A question is waiting for you · push-host' });
     expect(asked.payload.action).toBeUndefined();
-    const item = (await chat.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'question' && f.payload.event.item.state === 'pending', 'the question')).payload.event.item;
+    const item = (
+      await chat.waitFor(
+        (f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'question' && f.payload.event.item.state === 'pending',
+        'the question',
+      )
+    ).payload.event.item;
     await chat.socket.request('chat.answer', { chatId: CHAT, requestId: item.requestId, answers: { color: 'Blue' } });
-    const ended = await endpoint.waitFor((p) => p.name === 'owner-phone' && p.payload.kind === 'turn-ended' && endpoint.of('owner-phone').indexOf(p) >= before, 'the question turn’s end');
+    const ended = await endpoint.waitFor(
+      (p) => p.name === 'owner-phone' && p.payload.kind === 'turn-ended' && endpoint.of('owner-phone').indexOf(p) >= before,
+      'the question turn’s end',
+    );
     expect(ended.payload).toMatchObject({ buzz: false, tag: asked.payload.tag });
   });
 
@@ -373,13 +449,26 @@ describe('push notifications through wrangler dev', () => {
     expect(answered.payload).toMatchObject({ buzz: false, tag: asked.payload.tag, body: 'Denied: Bash · push-host' });
     expect(answered.payload.action).toBeUndefined();
     await sw.push(answered.payload);
-    expect(sw.shown[1]).toMatchObject({ tag: asked.payload.tag, silent: true, requireInteraction: false, actions: undefined, body: 'Denied: Bash · push-host' });
+    expect(sw.shown[1]).toMatchObject({
+      tag: asked.payload.tag,
+      silent: true,
+      requireInteraction: false,
+      actions: undefined,
+      body: 'Denied: Bash · push-host',
+    });
 
     // A browser that missed that push still shows Approve: pressing it says what happened and does nothing.
     await sw.click(sw.shown[0]!, 'allow');
-    expect(sw.shown[2]).toMatchObject({ tag: asked.payload.tag, silent: true, actions: undefined, body: 'This approval was already answered. Tap to open the chat.' });
+    expect(sw.shown[2]).toMatchObject({
+      tag: asked.payload.tag,
+      silent: true,
+      actions: undefined,
+      body: 'This approval was already answered. Tap to open the chat.',
+    });
     await endpoint.waitFor((p) => fresh(p) && p.payload.kind === 'turn-ended', 'the denied turn’s end');
-    const decisions = chat.frames.filter((f) => f.event === 'chat.event' && f.payload.event.item?.requestId === requestId).map((f) => f.payload.event.item.decision);
+    const decisions = chat.frames
+      .filter((f) => f.event === 'chat.event' && f.payload.event.item?.requestId === requestId)
+      .map((f) => f.payload.event.item.decision);
     expect(decisions).toContain('deny');
     expect(decisions).not.toContain('allow');
     expect(endpoint.of('owner-phone').filter((p) => fresh(p) && p.payload.buzz)).toHaveLength(1);
@@ -389,7 +478,10 @@ describe('push notifications through wrangler dev', () => {
     const sw = serviceWorker();
     const before = endpoint.of('owner-phone').length;
     await chat.socket.request('chat.send', { chatId: CHAT, text: 'approve it while I am away' });
-    const asked = await endpoint.waitFor((p) => p.name === 'owner-phone' && endpoint.of('owner-phone').indexOf(p) >= before && p.payload.kind === 'needs-you', 'the approval push');
+    const asked = await endpoint.waitFor(
+      (p) => p.name === 'owner-phone' && endpoint.of('owner-phone').indexOf(p) >= before && p.payload.kind === 'needs-you',
+      'the approval push',
+    );
     await sw.push(asked.payload);
     const lobby = await Peer.lobby(host.hostId, OWNER);
     // The host's machine goes away without a goodbye (a crash, a closed lid); the approval still waits.
@@ -399,13 +491,20 @@ describe('push notifications through wrangler dev', () => {
 
     await sw.click(sw.shown[0]!, 'allow');
     expect(sw.shown[1]).toMatchObject({
-      tag: asked.payload.tag, silent: true, requireInteraction: true,
+      tag: asked.payload.tag,
+      silent: true,
+      requireInteraction: true,
       body: 'The host is offline, so nothing was answered. Try again, or tap to open the chat.',
-      actions: [{ action: 'allow', title: 'Approve' }, { action: 'deny', title: 'Deny' }, { action: 'allow-always', title: 'Always allow npm test' }],
+      actions: [
+        { action: 'allow', title: 'Approve' },
+        { action: 'deny', title: 'Deny' },
+        { action: 'allow-always', title: 'Always allow npm test' },
+      ],
     });
     // Nothing was spent: the same token is refused for the same reason, not as used.
     expect(await call(null, 'POST', '/api/push/act', { token: asked.payload.action!.token, decision: 'deny' })).toEqual({
-      status: 503, body: { code: 'host-offline', message: 'The host is offline, so nothing was answered' },
+      status: 503,
+      body: { code: 'host-offline', message: 'The host is offline, so nothing was answered' },
     });
   });
 

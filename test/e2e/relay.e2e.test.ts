@@ -56,17 +56,28 @@ describe('end to end through wrangler dev', () => {
 
   it('lets the phone approve while the laptop sees the card settle, and refuses the late answer', async () => {
     await laptop.socket.request('chat.send', { chatId: 'e2e-chat', text: 'please approve the build' });
-    const card = await phone.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'approval' && f.payload.event.item.decision === 'pending', 'approval card');
+    const card = await phone.waitFor(
+      (f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'approval' && f.payload.event.item.decision === 'pending',
+      'approval card',
+    );
     const requestId = card.payload.event.item.requestId as string;
     await phone.socket.request('chat.approve', { chatId: 'e2e-chat', requestId, decision: 'allow' });
-    await laptop.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.requestId === requestId && f.payload.event.item.decision === 'allow', 'settled on laptop');
-    await expect(laptop.socket.request('chat.approve', { chatId: 'e2e-chat', requestId, decision: 'deny' })).rejects.toMatchObject({ code: 'request-not-found' });
+    await laptop.waitFor(
+      (f) => f.event === 'chat.event' && f.payload.event.item?.requestId === requestId && f.payload.event.item.decision === 'allow',
+      'settled on laptop',
+    );
+    await expect(laptop.socket.request('chat.approve', { chatId: 'e2e-chat', requestId, decision: 'deny' })).rejects.toMatchObject({
+      code: 'request-not-found',
+    });
     await until(lastTurnDone(laptop, 2), 'second turn done');
   });
 
   it('answers a question and bookmarks a message', async () => {
     await phone.socket.request('chat.send', { chatId: 'e2e-chat', text: 'ask me a question' });
-    const q = await laptop.waitFor((f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'question' && f.payload.event.item.state === 'pending', 'question');
+    const q = await laptop.waitFor(
+      (f) => f.event === 'chat.event' && f.payload.event.item?.kind === 'question' && f.payload.event.item.state === 'pending',
+      'question',
+    );
     const item = q.payload.event.item;
     const answers = Object.fromEntries(item.questions.map((question: any) => [question.id, question.choices[0]?.label ?? 'yes']));
     await laptop.socket.request('chat.answer', { chatId: 'e2e-chat', requestId: item.requestId, answers });
@@ -92,7 +103,13 @@ describe('end to end through wrangler dev', () => {
     await lobby.waitFor((f) => lobby.frames.indexOf(f) >= before && f.event === 'host.presence' && f.payload.online === false, 'host offline', 15_000);
     const kept = await laptop.socket.request('chat.send', { chatId: 'e2e-chat', text: 'sent while the machine sleeps' });
     expect(kept).toEqual({ queued: true });
-    await phone.waitFor((f) => f.event === 'chat.event' && f.payload.event.type === 'info' && (f.payload.event.info.queue ?? []).some((m: any) => m.text === 'sent while the machine sleeps'), 'queued on the phone');
+    await phone.waitFor(
+      (f) =>
+        f.event === 'chat.event' &&
+        f.payload.event.type === 'info' &&
+        (f.payload.event.info.queue ?? []).some((m: any) => m.text === 'sent while the machine sleeps'),
+      'queued on the phone',
+    );
     // Reading still works while the host is away.
     const offlineRead = await (await Peer.chat(host.hostId, 'e2e-chat', OWNER)).socket.request('chat.attach', { chatId: 'e2e-chat' });
     expect(offlineRead.items.length).toBeGreaterThan(0);

@@ -6,9 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  ChatChannel, HostConnection, MemoryOutboxStore, RelayApi, type LinkState, type LiveSocket,
-} from '../../src/client/index.ts';
+import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi, type LinkState, type LiveSocket } from '../../src/client/index.ts';
 import { LinkProxy } from '../support/link-proxy.ts';
 import { until as poll, type NotYet } from '../support/until.ts';
 import { HostProcess, Peer, RELAY_OWNER, relayUrl } from './peers.ts';
@@ -39,12 +37,15 @@ const states = (socket: LiveSocket): LinkState[] => {
 const turnsDone = (channel: ChatChannel) => channel.thread.items.filter((i) => i.kind === 'turn' && i.state !== 'running').length;
 
 beforeAll(async () => {
-  writeFileSync(path.join(host.dataDir, 'sdk-script.json'), JSON.stringify({
-    replies: [
-      { match: '\\bstream', steps: [{ type: 'text', text: STREAMED, deltas: 60, delayMs: 40 }] },
-      { steps: [{ type: 'text', text: 'Got it: {{text}}', deltas: 2, delayMs: 5 }] },
-    ],
-  }));
+  writeFileSync(
+    path.join(host.dataDir, 'sdk-script.json'),
+    JSON.stringify({
+      replies: [
+        { match: '\\bstream', steps: [{ type: 'text', text: STREAMED, deltas: 60, delayMs: 40 }] },
+        { steps: [{ type: 'text', text: 'Got it: {{text}}', deltas: 2, delayMs: 5 }] },
+      ],
+    }),
+  );
   writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify(CONFIG));
   await host.start();
   api = new RelayApi(relayUrl());
@@ -85,7 +86,9 @@ describe('the client SDK end to end', () => {
     const channel = track(new ChatChannel(api, host.hostId, 'sdk-restart', fast));
     const seen = states(channel);
     let snapshots = 0;
-    channel.thread.subscribe((change) => { if (change.kind === 'snapshot') snapshots += 1; });
+    channel.thread.subscribe((change) => {
+      if (change.kind === 'snapshot') snapshots += 1;
+    });
     await until(() => channel.state === 'open', 'the channel open');
     const sent = channel.send({ text: 'please stream a long reply' });
     expect((await sent.settled).state).toBe('delivered');
@@ -165,7 +168,9 @@ describe('the client SDK end to end', () => {
       const outbox = new MemoryOutboxStore();
       const channel = track(new ChatChannel(viaProxy, host.hostId, 'sdk-refused', { ...fast, outbox }));
       const refusals: unknown[] = [];
-      channel.onFrame((frame) => { if ((frame as { event?: string }).event === 'chat.sendRefused') refusals.push(frame); });
+      channel.onFrame((frame) => {
+        if ((frame as { event?: string }).event === 'chat.sendRefused') refusals.push(frame);
+      });
       await until(() => channel.state === 'open' && channel.online, 'the channel open, the host online');
       await watcher.socket.request('chat.attach', { chatId: 'sdk-refused' });
 
@@ -174,16 +179,24 @@ describe('the client SDK end to end', () => {
       const send = channel.send({ text: 'kept by the relay, then refused' });
       await until(() => send.state === 'queued', 'the send queued by the relay');
       const failures: unknown[] = [];
-      send.onChange((changed) => { if (changed.state === 'failed') failures.push(changed.error); });
+      send.onChange((changed) => {
+        if (changed.state === 'failed') failures.push(changed.error);
+      });
       proxy.offline();
       await until(() => channel.state === 'offline', 'this device offline');
 
       // The host returns with a policy that no longer allows the chat's folder: it refuses the kept send.
       writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ ...CONFIG, policy: { roots: [path.join(host.dataDir, 'elsewhere')] } }));
       await host.start();
-      const refused = await watcher.waitFor((f) => f.event === 'chat.sendRefused' && f.payload.requestId === send.id, 'the refusal, live, to whoever was attached');
+      const refused = await watcher.waitFor(
+        (f) => f.event === 'chat.sendRefused' && f.payload.requestId === send.id,
+        'the refusal, live, to whoever was attached',
+      );
       expect(refused.payload.error.code).toBe('folder-denied');
-      await watcher.waitFor((f) => f.event === 'chat.event' && f.payload.event.type === 'info' && (f.payload.event.info.queue ?? []).length === 0, 'the relay queue emptied');
+      await watcher.waitFor(
+        (f) => f.event === 'chat.event' && f.payload.event.type === 'info' && (f.payload.event.info.queue ?? []).length === 0,
+        'the relay queue emptied',
+      );
       expect(send.state, 'away, this device knows nothing yet').toBe('queued');
 
       proxy.online();
@@ -193,8 +206,14 @@ describe('the client SDK end to end', () => {
       expect(failures).toHaveLength(1);
       expect(refusals).toHaveLength(1);
       expect(channel.thread.info?.queue ?? []).toEqual([]);
-      expect(channel.thread.items.filter((i) => i.kind === 'user'), 'it never reached the thread').toEqual([]);
-      await until(async () => (await outbox.list({ userId: viaProxy.userId!, hostId: host.hostId, chatId: 'sdk-refused' })).length === 0, 'the send gone from this device');
+      expect(
+        channel.thread.items.filter((i) => i.kind === 'user'),
+        'it never reached the thread',
+      ).toEqual([]);
+      await until(
+        async () => (await outbox.list({ userId: viaProxy.userId!, hostId: host.hostId, chatId: 'sdk-refused' })).length === 0,
+        'the send gone from this device',
+      );
 
       // Reconnecting again (replaying from where it is) hears it no more.
       proxy.offline();
@@ -221,7 +240,9 @@ describe('the client SDK end to end', () => {
     await guest.acceptInvitation(invitation.token, { email, password: 'sdk-guest-password-0123', name: 'Guest' });
     expect(guest.signedIn).toBe(true);
     // By id: an account made by accepting an invitation holds its address unverified, which a grant by email does not reach.
-    await expect(api.grant(host.hostId, { subject: { type: 'user', email }, role: 'viewer', chatId: 'sdk-shared' })).rejects.toMatchObject({ code: 'user-not-found' });
+    await expect(api.grant(host.hostId, { subject: { type: 'user', email }, role: 'viewer', chatId: 'sdk-shared' })).rejects.toMatchObject({
+      code: 'user-not-found',
+    });
     const grant = await api.grant(host.hostId, { subject: { type: 'user', id: guest.userId! }, role: 'viewer', chatId: 'sdk-shared' });
     const channel = track(new ChatChannel(guest, host.hostId, 'sdk-shared', fast));
     await until(() => channel.state === 'open', 'the guest attached');

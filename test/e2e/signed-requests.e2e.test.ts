@@ -6,9 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  ChatChannel, HostConnection, MemoryOutboxStore, MemoryTokenStore, RelayApi, RelaySocket, relayPaths,
-} from '../../src/client/index.ts';
+import { ChatChannel, HostConnection, MemoryOutboxStore, MemoryTokenStore, RelayApi, RelaySocket, relayPaths } from '../../src/client/index.ts';
 import { deviceKeyOf, newDeviceKeyPair, signPairingApproval, signRequest, type DeviceKey } from '../../src/client/device-key.ts';
 import { ProtocolError } from '../../src/contracts/index.ts';
 import { readAudit } from '../../src/host/trust/audit.ts';
@@ -37,7 +35,7 @@ async function personWithDevice(): Promise<{ key: DeviceKey; api: RelayApi }> {
 }
 
 describe('signed requests through the relay to a host that requires them', () => {
-  it('accepts the pinned owner\'s signed requests and refuses unsigned or altered ones', async () => {
+  it("accepts the pinned owner's signed requests and refuses unsigned or altered ones", async () => {
     const { key, api } = await personWithDevice();
     // The host config asks for signatures before pairing; pair keeps the setting.
     writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({ signatures: { require: true } }));
@@ -53,7 +51,12 @@ describe('signed requests through the relay to a host that requires them', () =>
     closers.push(() => lobby.close());
     await new Promise<void>((resolve) => {
       if (lobby.online) return resolve();
-      const stop = lobby.onPresence((online) => { if (online) { stop(); resolve(); } });
+      const stop = lobby.onPresence((online) => {
+        if (online) {
+          stop();
+          resolve();
+        }
+      });
     });
     // chat.create acts on the machine: signed on the lobby socket, carried by the Lobby.
     expect((await lobby.request('chat.create', { chatId: 'signed-chat' })).chatId).toBe('signed-chat');
@@ -73,7 +76,11 @@ describe('signed requests through the relay to a host that requires them', () =>
     // Signed, then changed on the way (as a relay that rewrote it would): the digest no longer matches.
     const signedFrame = { id: 'altered-1', type: 'chat.send', payload: { chatId: 'signed-chat', text: 'list the files' } };
     const signature = await signRequest(key, signedFrame, { hostId: host.hostId });
-    const answered = new Promise<any>((resolve) => plain.onFrame((f: any) => { if (f.id === 'altered-1') resolve(f); }));
+    const answered = new Promise<any>((resolve) =>
+      plain.onFrame((f: any) => {
+        if (f.id === 'altered-1') resolve(f);
+      }),
+    );
     plain.send({ ...signedFrame, payload: { chatId: 'signed-chat', text: 'rm -rf ~' }, signature } as never);
     expect(await answered).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
 

@@ -65,17 +65,28 @@ async function signedSend(who: Person, key: DeviceKey, text: string): Promise<{ 
   await socket.opened;
   const frame = { id: `trust-send-${++sent}`, type: 'chat.send', payload: { chatId: CHAT, text } };
   const signature = await signRequest(key, frame, { hostId: host.hostId });
-  const reply = new Promise<any>((resolve) => socket.onFrame((f: any) => { if (f.id === frame.id && 'ok' in f) resolve(f); }));
+  const reply = new Promise<any>((resolve) =>
+    socket.onFrame((f: any) => {
+      if (f.id === frame.id && 'ok' in f) resolve(f);
+    }),
+  );
   socket.send({ ...frame, signature } as never);
   return reply;
 }
 
 /** Waits until the host's own audit has a line that `match` picks (what the host decided, not the relay). */
 async function audited(match: (e: ReturnType<typeof readAudit>['entries'][number]) => boolean, what: string): Promise<void> {
-  await until(() => readAudit(host.dataDir).entries.some(match), `the host's audit to say: ${what}`, { ms: 20_000, every: 50, detail: () => host.output.slice(-3000) });
+  await until(() => readAudit(host.dataDir).entries.some(match), `the host's audit to say: ${what}`, {
+    ms: 20_000,
+    every: 50,
+    detail: () => host.output.slice(-3000),
+  });
 }
 
-const lastSend = () => readAudit(host.dataDir).entries.filter((e) => e.type === 'chat.send').at(-1)!;
+const lastSend = () =>
+  readAudit(host.dataDir)
+    .entries.filter((e) => e.type === 'chat.send')
+    .at(-1)!;
 
 describe('signed grants, vouches and revocations through the relay to a host that requires them', () => {
   it('the host follows what the owner signed, and only that', async () => {
@@ -94,14 +105,14 @@ describe('signed grants, vouches and revocations through the relay to a host tha
 
     // A teammate with a signed operator grant: the host carries out his signed send.
     const mateGrant = await shareSigned(owner.api, owner.key, host.hostId, { subject: { type: 'user', id: mate.id }, role: 'operator' });
-    await audited((e) => e.type === 'trust.grant' && e.id === mateGrant.id && e.outcome === 'done', 'the teammate\'s grant accepted');
+    await audited((e) => e.type === 'trust.grant' && e.id === mateGrant.id && e.outcome === 'done', "the teammate's grant accepted");
     expect(await signedSend(mate, mate.key, 'hello from the teammate')).toMatchObject({ ok: true });
     expect(lastSend()).toMatchObject({ outcome: 'done', userId: mate.id, device: mate.key.id });
 
     // A viewer: the owner signs viewer, then the relay's own grant is made operator (unsigned, as a
     // relay that raised it would have it): the relay forwards the viewer's send, the host refuses it.
     const viewerGrant = await shareSigned(owner.api, owner.key, host.hostId, { subject: { type: 'user', id: viewer.id }, role: 'viewer' });
-    await audited((e) => e.type === 'trust.grant' && e.id === viewerGrant.id && e.outcome === 'done', 'the viewer\'s grant accepted');
+    await audited((e) => e.type === 'trust.grant' && e.id === viewerGrant.id && e.outcome === 'done', "the viewer's grant accepted");
     await owner.api.grant(host.hostId, { subject: { type: 'user', id: viewer.id }, role: 'operator' });
     expect(await signedSend(viewer, viewer.key, 'a viewer trying to send')).toMatchObject({ ok: false, error: { code: 'forbidden' } });
     expect(lastSend()).toMatchObject({ outcome: 'refused', code: 'forbidden', userId: null });
@@ -111,7 +122,7 @@ describe('signed grants, vouches and revocations through the relay to a host tha
     const invitation = await owner.api.invite(team.id, { role: 'member' });
     await crew.api.acceptInvitation(invitation.token);
     const teamGrant = await shareSigned(owner.api, owner.key, host.hostId, { subject: { type: 'team', id: team.id }, role: 'operator' });
-    await audited((e) => e.type === 'trust.grant' && e.id === teamGrant.id && e.outcome === 'done', 'the team\'s grant accepted');
+    await audited((e) => e.type === 'trust.grant' && e.id === teamGrant.id && e.outcome === 'done', "the team's grant accepted");
     expect(await signedSend(crew, crew.key, 'hello from the crew')).toMatchObject({ ok: true });
     expect(lastSend()).toMatchObject({ outcome: 'done', userId: crew.id });
 
@@ -135,16 +146,24 @@ describe('signed grants, vouches and revocations through the relay to a host tha
     const lost = await newKey();
     await owner.api.registerDevice({ name: 'owner new phone', publicKey: lost.publicKey });
     expect(await signedSend(owner, lost, 'before recovery')).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
-    const { stdout } = await promisify(execFile)(process.execPath, [
-      path.join(root, 'bin', 'tether.js'), 'host', 'trust', recoveryCodeOf(lost.id), '--data', host.dataDir,
-    ], { cwd: root });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [path.join(root, 'bin', 'tether.js'), 'host', 'trust', recoveryCodeOf(lost.id), '--data', host.dataDir],
+      { cwd: root },
+    );
     expect(stdout).toContain(shortFingerprint(lost.id));
     expect(stdout).toContain(owner.id);
     expect(readAudit(host.dataDir).entries.find((e) => e.type === 'trust.recover')).toMatchObject({ outcome: 'done', userId: owner.id, device: lost.id });
     // The running host follows its store (it says so in its log): the recovered device now signs for the owner.
-    await until(() => host.output.includes(`trust: the owner's device ${lost.id}, trusted on this machine, counts now`), 'the running host to take the recovery', {
-      ms: 20_000, every: 50, detail: () => host.output.slice(-3000),
-    });
+    await until(
+      () => host.output.includes(`trust: the owner's device ${lost.id}, trusted on this machine, counts now`),
+      'the running host to take the recovery',
+      {
+        ms: 20_000,
+        every: 50,
+        detail: () => host.output.slice(-3000),
+      },
+    );
     const after = await signedSend(owner, lost, 'after recovery');
     expect(after).toMatchObject({ ok: true });
     expect(lastSend()).toMatchObject({ outcome: 'done', userId: owner.id, device: lost.id });
@@ -160,11 +179,20 @@ async function signedCreate(owner: Person): Promise<{ ok: boolean }> {
   const frame = { id: 'trust-create', type: 'chat.create', payload: { chatId: CHAT } };
   const signature = await signRequest(owner.key, frame, { hostId: host.hostId });
   // The host may still be connecting: the relay answers host-offline until it is there.
-  return until(async () => {
-    const reply = await new Promise<any>((resolve) => {
-      const stop = socket.onFrame((f: any) => { if (f.id === frame.id && 'ok' in f) { stop(); resolve(f); } });
-      socket.send({ ...frame, signature } as never);
-    });
-    return (reply.ok || reply.error?.code !== 'host-offline') && reply;
-  }, 'the relay to reach the host with the signed chat.create', { ms: 20_000, every: 200, detail: () => host.output.slice(-3000) });
+  return until(
+    async () => {
+      const reply = await new Promise<any>((resolve) => {
+        const stop = socket.onFrame((f: any) => {
+          if (f.id === frame.id && 'ok' in f) {
+            stop();
+            resolve(f);
+          }
+        });
+        socket.send({ ...frame, signature } as never);
+      });
+      return (reply.ok || reply.error?.code !== 'host-offline') && reply;
+    },
+    'the relay to reach the host with the signed chat.create',
+    { ms: 20_000, every: 200, detail: () => host.output.slice(-3000) },
+  );
 }

@@ -1,4 +1,3 @@
-
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -37,7 +36,14 @@ function terminal(name: string, command: string): void {
   const script = path.join(env.HOME, `${name}.sh`);
   const vars = { ...env, PATH: `${path.dirname(CLAUDE_BIN)}:${process.env.PATH}`, TERM: 'xterm-256color' };
   writeTerminalScript(script, work, vars, command);
-  const exists = (() => { try { tmux('has-session', '-t', 'term'); return true; } catch { return false; } })();
+  const exists = (() => {
+    try {
+      tmux('has-session', '-t', 'term');
+      return true;
+    } catch {
+      return false;
+    }
+  })();
   if (exists) tmux('new-window', '-t', 'term', '-n', name, `bash ${script}`);
   else tmux('new-session', '-d', '-s', 'term', '-n', name, '-x', '150', '-y', '50', `bash ${script}`);
 }
@@ -47,8 +53,17 @@ const pane = (name: string) => tmux('capture-pane', '-p', '-t', `term:${name}`);
 /** The text in the TUI's composer: its last line that starts with the prompt (none once the window closed, as /exit does). */
 function composer(name: string, prompt: string): string | undefined {
   let text: string;
-  try { text = pane(name); } catch { return undefined; }
-  return text.split('\n').filter((l) => l.startsWith(prompt)).at(-1)?.slice(prompt.length).trim();
+  try {
+    text = pane(name);
+  } catch {
+    return undefined;
+  }
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(prompt))
+    .at(-1)
+    ?.slice(prompt.length)
+    .trim();
 }
 
 /**
@@ -89,21 +104,31 @@ beforeAll(async () => {
   // The person's own Claude Code setup: past onboarding, this folder trusted, the key approved, and a
   // hook of their own that must keep working beside the host's.
   mkdirSync(env.CLAUDE_CONFIG_DIR, { recursive: true });
-  writeFileSync(path.join(env.CLAUDE_CONFIG_DIR, '.claude.json'), JSON.stringify({
-    hasCompletedOnboarding: true, theme: 'dark',
-    customApiKeyResponses: { approved: [env.ANTHROPIC_API_KEY.slice(-20)], rejected: [] },
-    projects: { [work]: { hasTrustDialogAccepted: true, allowedTools: [] } },
-  }));
-  writeFileSync(path.join(env.CLAUDE_CONFIG_DIR, 'settings.json'), JSON.stringify({
-    hooks: { Stop: [{ matcher: '', hooks: [{ type: 'command', command: `touch ${JSON.stringify(path.join(env.HOME, 'own-hook-ran'))}` }] }] },
-  }));
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
-    providers: { claude: { backend: 'claude', command: CLAUDE_BIN, env } },
-    policy: { roots: [work] },
-  }));
+  writeFileSync(
+    path.join(env.CLAUDE_CONFIG_DIR, '.claude.json'),
+    JSON.stringify({
+      hasCompletedOnboarding: true,
+      theme: 'dark',
+      customApiKeyResponses: { approved: [env.ANTHROPIC_API_KEY.slice(-20)], rejected: [] },
+      projects: { [work]: { hasTrustDialogAccepted: true, allowedTools: [] } },
+    }),
+  );
+  writeFileSync(
+    path.join(env.CLAUDE_CONFIG_DIR, 'settings.json'),
+    JSON.stringify({
+      hooks: { Stop: [{ matcher: '', hooks: [{ type: 'command', command: `touch ${JSON.stringify(path.join(env.HOME, 'own-hook-ran'))}` }] }] },
+    }),
+  );
+  writeFileSync(
+    path.join(host.dataDir, 'config.json'),
+    JSON.stringify({
+      providers: { claude: { backend: 'claude', command: CLAUDE_BIN, env } },
+      policy: { roots: [work] },
+    }),
+  );
   await host.start();
   await pushEndpoint.start();
-  pushEndpoint.vapidKey = (await (await fetch(`${relayUrl()}/api/push/key`)).json() as { publicKey: string }).publicKey;
+  pushEndpoint.vapidKey = ((await (await fetch(`${relayUrl()}/api/push/key`)).json()) as { publicKey: string }).publicKey;
   await personCall(OWNER, 'POST', '/api/push/subscriptions', pushEndpoint.subscribe('owner-phone'));
   const installed = await host.cli('hooks', 'install', '--yes');
   expect(installed).toContain('installed');
@@ -114,7 +139,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  try { tmux('kill-server'); } catch { /* already gone */ }
+  try {
+    tmux('kill-server');
+  } catch {
+    /* already gone */
+  }
   lobby?.close();
   quiet?.close();
   await host.stop();
@@ -122,7 +151,7 @@ afterAll(async () => {
   await pushEndpoint.stop();
 });
 
-describe('a Claude Code session in the person\'s own terminal, through hooks, the host and the relay', () => {
+describe("a Claude Code session in the person's own terminal, through hooks, the host and the relay", () => {
   it('appears to a client with its folder and status as soon as the CLI starts', async () => {
     terminal('claude', 'claude');
     const started = await lobby.waitFor((f) => f.event === 'session.status' && f.payload.cwd === work, 'session.status of the new session', 60_000);
@@ -155,11 +184,14 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
     expect(approval.expiresAt).toBeGreaterThan(approval.createdAt);
     await until(() => lastStatus(lobby)?.agent.status === 'needs-you', 'needs-you');
     // The terminal shows its own prompt at the same time.
-    await until(() => pane('claude').includes('Do you want to proceed?'), 'the terminal\'s own prompt');
+    await until(() => pane('claude').includes('Do you want to proceed?'), "the terminal's own prompt");
     // The owner's phone was told, with the approval's own choices as buttons.
     const asked = await pushFor('needs-you', (p) => p.payload.action?.requestId === approval.requestId);
     expect(asked.payload).toMatchObject({
-      title: 'In your terminal', body: expect.stringMatching(/^Approval needed: Bash · /), chatId: '', buzz: true,
+      title: 'In your terminal',
+      body: expect.stringMatching(/^Approval needed: Bash · /),
+      chatId: '',
+      buzz: true,
       url: `/hosts/${host.hostId}/sessions/${sessionId}`,
     });
     // Deny before remember: a browser may show only the first two buttons.
@@ -179,12 +211,15 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
     expect(statuses(quiet).some((s) => s.agent.status === 'needs-you')).toBe(true);
   });
 
-  it('answered in the terminal, the client\'s card settles and a late client answer is not accepted', async () => {
+  it("answered in the terminal, the client's card settles and a late client answer is not accepted", async () => {
     rmSync(path.join(work, 'probe'), { recursive: true, force: true });
     const before = approvalsFrames(lobby).length;
     await type('claude', 'KW-APPROVE');
-    const [approval] = await until(() => (approvalsFrames(lobby).length > before && pendingApprovals(lobby).length > 0 ? pendingApprovals(lobby) : undefined), 'the second approval');
-    await until(() => pane('claude').includes('Do you want to proceed?'), 'the terminal\'s own prompt');
+    const [approval] = await until(
+      () => (approvalsFrames(lobby).length > before && pendingApprovals(lobby).length > 0 ? pendingApprovals(lobby) : undefined),
+      'the second approval',
+    );
+    await until(() => pane('claude').includes('Do you want to proceed?'), "the terminal's own prompt");
     tmux('send-keys', '-t', 'term:claude', '1');
     await until(() => existsSync(path.join(work, 'probe', 'stamp.txt')), 'the file, allowed in the terminal');
     await until(() => pendingApprovals(lobby).length === 0, 'the card settled by the terminal');
@@ -193,11 +228,13 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
     // The notification's button pressed after the terminal answered: the host's `accepted: false` is the
     // relay's `request-not-found`, as for a chat's late press, in words.
     const late = await fetch(`${relayUrl()}/api/push/act`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ token: asked.payload.action!.token, choiceId: 'allow' }),
     });
     expect({ status: late.status, body: await late.json() }).toEqual({
-      status: 404, body: { code: 'request-not-found', message: expect.stringContaining('already answered in the terminal') },
+      status: 404,
+      body: { code: 'request-not-found', message: expect.stringContaining('already answered in the terminal') },
     });
     expect(pushesOf(approval.requestId).filter((p) => p.payload.kind === 'needs-you')).toHaveLength(1);
     expect(await lobby.socket.request('session.approve', { sessionId, requestId: approval.requestId, choiceId: 'allow' })).toEqual({ accepted: false });
@@ -209,9 +246,12 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
     try {
       const { page } = person;
       const card = page.getByTestId('terminal-sessions');
-      await card.getByRole('link', { name: 'KW-HELLO' }).click({ timeout: 20_000 }).catch(async (error: unknown) => {
-        throw new Error(`${String(error)}\n--- page\n${await page.locator('body').innerText()}\n--- errors\n${person.errors.join('\n')}`);
-      });
+      await card
+        .getByRole('link', { name: 'KW-HELLO' })
+        .click({ timeout: 20_000 })
+        .catch(async (error: unknown) => {
+          throw new Error(`${String(error)}\n--- page\n${await page.locator('body').innerText()}\n--- errors\n${person.errors.join('\n')}`);
+        });
       await page.getByText('Hello! How can I help today?').waitFor();
       await page.getByTestId('terminal-status').getByText('Idle').waitFor();
       rmSync(path.join(work, 'probe'), { recursive: true, force: true });
@@ -245,7 +285,7 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
       expect(attached.items.filter((i: Frame) => i.kind === 'tool' && i.name === 'Bash' && i.state === 'done')).toHaveLength(3);
       expect(attached.items.at(-1)).toMatchObject({ kind: 'note', text: expect.stringContaining('happened in the terminal') });
       const sent = await client.socket.request('chat.send', { chatId, text: 'KW-HELLO again' });
-      await until(() => [...client.items().values()].find((i) => i.kind === 'turn' && i.id === sent.turnId && i.state === 'done'), 'the chat\'s turn');
+      await until(() => [...client.items().values()].find((i) => i.kind === 'turn' && i.id === sent.turnId && i.state === 'done'), "the chat's turn");
       // The CLI resumed the terminal's conversation: the model saw the terminal's messages before this one.
       const last = model.requests.at(-1)!;
       const said = JSON.stringify(last.body.messages);
@@ -264,7 +304,13 @@ describe('a Claude Code session in the person\'s own terminal, through hooks, th
     expect(command).toBe(`claude --resume='${sessionId}'`);
     const before = statuses(lobby).length;
     terminal('again', command);
-    await until(() => statuses(lobby).slice(before).some((s) => s.agent.live && s.agent.status !== 'exited'), 'the session live again');
+    await until(
+      () =>
+        statuses(lobby)
+          .slice(before)
+          .some((s) => s.agent.live && s.agent.status !== 'exited'),
+      'the session live again',
+    );
     await until(() => pane('again').includes('Hello! How can I help today?'), 'the history in the terminal');
   });
 });

@@ -44,7 +44,14 @@ const termEnv = () => ({ CODEX_HOME: home, [TEST_KEY_VARIABLE]: 'test-key', TERM
 function terminal(name: string, command: string): void {
   const script = path.join(home, `${name}.sh`);
   writeTerminalScript(script, work, { ...termEnv(), PATH: `${path.dirname(CODEX_BIN)}:${process.env.PATH}` }, command);
-  const exists = (() => { try { tmux('has-session', '-t', 'term'); return true; } catch { return false; } })();
+  const exists = (() => {
+    try {
+      tmux('has-session', '-t', 'term');
+      return true;
+    } catch {
+      return false;
+    }
+  })();
   if (exists) tmux('new-window', '-t', 'term', '-n', name, `bash ${script}`);
   else tmux('new-session', '-d', '-s', 'term', '-n', name, '-x', '150', '-y', '50', `bash ${script}`);
 }
@@ -81,19 +88,29 @@ beforeAll(async () => {
     if (request.userText.includes('KW-APPROVE')) {
       if (request.toolOutput) return reply({ type: 'text', text: 'Stamp written.' });
       // Outside the sandbox: Codex asks the person (approval_policy on-request) before it runs.
-      return reply({ type: 'call', name: 'exec_command', arguments: { cmd: COMMAND, sandbox_permissions: 'require_escalated', justification: 'Write the stamp file' } });
+      return reply({
+        type: 'call',
+        name: 'exec_command',
+        arguments: { cmd: COMMAND, sandbox_permissions: 'require_escalated', justification: 'Write the stamp file' },
+      });
     }
     if (request.userText.includes('Generate a concise')) return reply({ type: 'text', text: 'Greet the model' });
     return reply({ type: 'reasoning', text: 'A greeting; answer briefly.' }, { type: 'text', text: 'Hello from Codex in the terminal.' });
   });
   // The person's Codex: signed in with a key, this folder trusted, no update check, typed Enter taken as Enter.
   writeCodexHome(home, model.url);
-  appendFileSync(path.join(home, 'config.toml'), `check_for_update_on_startup = false\ndisable_paste_burst = true\n[projects.${JSON.stringify(work)}]\ntrust_level = "trusted"\n`);
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
-    providers: { codex: { backend: 'codex', command: CODEX_BIN, home, env: { [TEST_KEY_VARIABLE]: 'test-key' } } },
-    policy: { roots: [work], modeCeiling: 'full-access' },
-    terminal: { codexApprovalWaitSeconds: 8 },
-  }));
+  appendFileSync(
+    path.join(home, 'config.toml'),
+    `check_for_update_on_startup = false\ndisable_paste_burst = true\n[projects.${JSON.stringify(work)}]\ntrust_level = "trusted"\n`,
+  );
+  writeFileSync(
+    path.join(host.dataDir, 'config.json'),
+    JSON.stringify({
+      providers: { codex: { backend: 'codex', command: CODEX_BIN, home, env: { [TEST_KEY_VARIABLE]: 'test-key' } } },
+      policy: { roots: [work], modeCeiling: 'full-access' },
+      terminal: { codexApprovalWaitSeconds: 8 },
+    }),
+  );
   await host.start();
   const installed = await host.cli('hooks', 'install', '--cli', 'codex', '--yes');
   expect(installed).toContain(`codex  ${path.join(home, 'hooks.json')}  installed, trusted`);
@@ -102,22 +119,30 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  try { tmux('kill-server'); } catch { /* already gone */ }
+  try {
+    tmux('kill-server');
+  } catch {
+    /* already gone */
+  }
   // The TUI started Codex's managed daemon in this home; it outlives the TUI unless stopped.
   try {
     execFileSync(CODEX_BIN, ['app-server', 'daemon', 'stop'], { env: { ...process.env, ...termEnv() }, stdio: 'ignore', timeout: 20_000 });
-  } catch { /* not running */ }
+  } catch {
+    /* not running */
+  }
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(home)) process.kill(Number(pid));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   lobby?.close();
   await host.stop();
   await model?.close();
 });
 
-describe('a Codex session in the person\'s own terminal, through its hooks, the host and the relay', () => {
+describe("a Codex session in the person's own terminal, through its hooks, the host and the relay", () => {
   it('appears with its folder and status once the first prompt is sent, its reply read from the rollout', async () => {
     terminal('codex', 'codex');
     await type('codex', 'KW-HELLO');
@@ -154,8 +179,11 @@ describe('a Codex session in the person\'s own terminal, through its hooks, the 
     rmSync(path.join(work, 'probe'), { recursive: true, force: true });
     const before = approvalsFrames(lobby).length;
     await type('codex', 'KW-APPROVE again');
-    const [approval] = await until(() => (approvalsFrames(lobby).length > before && pendingApprovals(lobby).length > 0 ? pendingApprovals(lobby) : undefined), 'the second approval');
-    await until(() => pane('codex').includes('Would you like to run the following command?'), 'the terminal\'s own prompt, once the card expired');
+    const [approval] = await until(
+      () => (approvalsFrames(lobby).length > before && pendingApprovals(lobby).length > 0 ? pendingApprovals(lobby) : undefined),
+      'the second approval',
+    );
+    await until(() => pane('codex').includes('Would you like to run the following command?'), "the terminal's own prompt, once the card expired");
     await until(() => pendingApprovals(lobby).length === 0, 'the card gone');
     tmux('send-keys', '-t', 'term:codex', '1');
     await until(() => existsSync(path.join(work, 'probe', 'stamp.txt')), 'the file, allowed in the terminal');
@@ -180,7 +208,11 @@ describe('a Codex session in the person\'s own terminal, through its hooks, the 
       expect(attached.items.filter((i: Frame) => i.kind === 'tool' && i.name === 'Bash' && i.state === 'done')).toHaveLength(2);
       expect(attached.items.at(-1)).toMatchObject({ kind: 'note', text: expect.stringContaining('happened in the terminal') });
       const sent = await client.socket.request('chat.send', { chatId, text: 'KW-HELLO again' });
-      await until(() => [...client.items().values()].find((i) => i.kind === 'turn' && i.id === sent.turnId && i.state !== 'running'), 'the chat\'s turn', 90_000);
+      await until(
+        () => [...client.items().values()].find((i) => i.kind === 'turn' && i.id === sent.turnId && i.state !== 'running'),
+        "the chat's turn",
+        90_000,
+      );
       const said = JSON.stringify(model.requests.at(-1)!.body.input);
       expect(said).toContain('KW-APPROVE');
       expect(said).toContain('KW-HELLO again');

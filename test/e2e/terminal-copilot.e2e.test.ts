@@ -1,4 +1,3 @@
-
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,7 +25,10 @@ const until = <T>(check: () => T | undefined | null | false, what: string, ms = 
 
 const inWork = () => lobby.frames.filter((f: Frame) => f.event === 'session.status' && f.payload.cwd === work).map((f: Frame) => f.payload);
 const sessionIds = () => new Set(inWork().map((s: Frame) => s.sessionId));
-const latest = (sessionId: string) => inWork().filter((s: Frame) => s.sessionId === sessionId).at(-1);
+const latest = (sessionId: string) =>
+  inWork()
+    .filter((s: Frame) => s.sessionId === sessionId)
+    .at(-1);
 
 /** The processes of the test's copilot: those working in its folder (the loader, its native binary). */
 function copilotPids(): number[] {
@@ -34,7 +36,9 @@ function copilotPids(): number[] {
   for (const name of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
     try {
       if (readlinkSync(`/proc/${name}/cwd`) === work && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('copilot')) out.push(Number(name));
-    } catch { /* gone, or not ours */ }
+    } catch {
+      /* gone, or not ours */
+    }
   }
   return out;
 }
@@ -42,26 +46,37 @@ function copilotPids(): number[] {
 beforeAll(async () => {
   model = await AnthropicServer.start({ reply: copilotScenario });
   mkdirSync(home, { recursive: true });
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
-    providers: { copilot: { backend: 'copilot', command: COPILOT_BIN, home: path.join(home, '.copilot'), env: { HOME: home, COPILOT_OFFLINE: 'true' } } },
-    policy: { roots: [work] },
-  }));
+  writeFileSync(
+    path.join(host.dataDir, 'config.json'),
+    JSON.stringify({
+      providers: { copilot: { backend: 'copilot', command: COPILOT_BIN, home: path.join(home, '.copilot'), env: { HOME: home, COPILOT_OFFLINE: 'true' } } },
+      policy: { roots: [work] },
+    }),
+  );
   await host.start();
   lobby = await Peer.lobby(host.hostId, host.ownerId);
   await lobby.waitFor((f) => f.event === 'host.presence' && f.payload.online, 'host online');
 }, 120_000);
 
 afterAll(async () => {
-  try { tmux('kill-server'); } catch { /* already gone */ }
+  try {
+    tmux('kill-server');
+  } catch {
+    /* already gone */
+  }
   for (const pid of copilotPids()) {
-    try { process.kill(pid); } catch { /* gone */ }
+    try {
+      process.kill(pid);
+    } catch {
+      /* gone */
+    }
   }
   lobby?.close();
   await host.stop();
   await model?.close();
 });
 
-describe('a Copilot CLI session in the person\'s own terminal, status only', () => {
+describe("a Copilot CLI session in the person's own terminal, status only", () => {
   let sessionId = '';
 
   it('appears once (its loader and native binary are one session), running in its folder', async () => {
@@ -69,7 +84,7 @@ describe('a Copilot CLI session in the person\'s own terminal, status only', () 
     const env = { ...copilotEnv(model.url, home), TERM: 'xterm-256color' };
     writeTerminalScript(script, work, { ...env, PATH: `${path.dirname(COPILOT_BIN)}:${process.env.PATH}` }, 'copilot');
     tmux('new-session', '-d', '-s', 'term', '-x', '150', '-y', '50', `bash ${script}`);
-    const started = await until(() => inWork()[0], 'session.status of the terminal\'s copilot');
+    const started = await until(() => inWork()[0], "session.status of the terminal's copilot");
     sessionId = started.sessionId;
     expect(started).toMatchObject({ cwd: work, agent: { kind: 'copilot', status: 'running', live: true, transcriptPath: null, agentSessionId: sessionId } });
     expect(sessionId).toMatch(/^copilot-\d+-\d+$/);
@@ -86,7 +101,15 @@ describe('a Copilot CLI session in the person\'s own terminal, status only', () 
   it('is exited once its terminal closed, and was one session throughout', async () => {
     tmux('kill-server');
     // Should a process of it outlive its terminal (seen once by hand, with its model unreachable), it ends here.
-    setTimeout(() => { for (const pid of copilotPids()) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } } }, 5_000).unref();
+    setTimeout(() => {
+      for (const pid of copilotPids()) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+    }, 5_000).unref();
     await until(() => latest(sessionId)?.agent.status === 'exited', 'exited', 30_000);
     expect(latest(sessionId)?.agent).toMatchObject({ status: 'exited', live: true });
     expect([...sessionIds()]).toEqual([sessionId]);

@@ -47,20 +47,32 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  try { tmux('kill-server'); } catch { /* already gone */ }
+  try {
+    tmux('kill-server');
+  } catch {
+    /* already gone */
+  }
   // A gemini the test started that is still there (it outlives its terminal): by the pid its session names, and its relaunched child.
   for (const { sessionId } of inWork()) {
     const pid = Number(/^gemini-(\d+)-/.exec(sessionId)?.[1]);
     if (!pid) continue;
-    try { execFileSync('pkill', ['-P', String(pid)]); } catch { /* none */ }
-    try { process.kill(pid); } catch { /* gone */ }
+    try {
+      execFileSync('pkill', ['-P', String(pid)]);
+    } catch {
+      /* none */
+    }
+    try {
+      process.kill(pid);
+    } catch {
+      /* gone */
+    }
   }
   await chat.close();
   await model?.close();
 });
 
-describe('a Gemini CLI session in the person\'s own terminal, status only', () => {
-  it('appears with its folder, running, while the TUI runs; the host\'s own gemini chat is not listed', async () => {
+describe("a Gemini CLI session in the person's own terminal, status only", () => {
+  it("appears with its folder, running, while the TUI runs; the host's own gemini chat is not listed", async () => {
     // The host's chat runs its gemini now (a turn is under way), so a scan meets it.
     const turnId = await chat.send('hello there');
     expect(await chat.settled(turnId)).toMatchObject({ state: 'done' });
@@ -70,7 +82,7 @@ describe('a Gemini CLI session in the person\'s own terminal, status only', () =
     writeTerminalScript(script, work, { ...env, PATH: `${path.dirname(GEMINI_BIN)}:${process.env.PATH}` }, `gemini -m ${TEST_MODEL}`);
     tmux('new-session', '-d', '-s', 'term', '-x', '150', '-y', '50', `bash ${script}`);
 
-    const started = await until(() => inWork()[0], 'session.status of the terminal\'s gemini', 60_000);
+    const started = await until(() => inWork()[0], "session.status of the terminal's gemini", 60_000);
     expect(started).toMatchObject({ cwd: work, agent: { kind: 'gemini', status: 'running', live: true, transcriptPath: null } });
     expect(started.sessionId).toMatch(/^gemini-\d+-\d+$/);
     expect(started.agent.agentSessionId).toBe(started.sessionId);
@@ -94,9 +106,13 @@ describe('a Gemini CLI session in the person\'s own terminal, status only', () =
     const person = await signedInPerson('desktop', chat.host.ownerId, { path: `/hosts/${chat.host.hostId}` });
     try {
       const { page } = person;
-      await page.getByTestId('terminal-sessions').getByRole('link', { name: work }).click({ timeout: 20_000 }).catch(async (error: unknown) => {
-        throw new Error(`${String(error)}\n--- page\n${await page.locator('body').innerText()}\n--- errors\n${person.errors.join('\n')}`);
-      });
+      await page
+        .getByTestId('terminal-sessions')
+        .getByRole('link', { name: work })
+        .click({ timeout: 20_000 })
+        .catch(async (error: unknown) => {
+          throw new Error(`${String(error)}\n--- page\n${await page.locator('body').innerText()}\n--- errors\n${person.errors.join('\n')}`);
+        });
       await page.getByTestId('terminal-status').getByText(`Running · ${work}`).waitFor();
       await page.getByTestId('status-only').getByText('by its process only').waitFor();
       expect(await page.getByRole('button', { name: 'Continue here' }).count()).toBe(0);
@@ -108,10 +124,15 @@ describe('a Gemini CLI session in the person\'s own terminal, status only', () =
   }, 60_000);
 
   it('hooks status, on the machine and from a client, says gemini is read without hooks', async () => {
-    expect(await chat.host.cli('hooks', 'status')).toContain(`gemini  ${path.join(home, '.gemini')}  no hooks read: its terminal sessions show their status only`);
+    expect(await chat.host.cli('hooks', 'status')).toContain(
+      `gemini  ${path.join(home, '.gemini')}  no hooks read: its terminal sessions show their status only`,
+    );
     const { hooks } = await chat.lobby.socket.request('hooks.status', {});
     expect(hooks).toContainEqual({ kind: 'gemini', configDir: path.join(home, '.gemini'), installed: false, supported: false });
-    await expect(chat.lobby.socket.request('hooks.set', { kind: 'gemini', installed: true })).rejects.toMatchObject({ code: 'chat-unsupported', message: expect.stringContaining('status only') });
+    await expect(chat.lobby.socket.request('hooks.set', { kind: 'gemini', installed: true })).rejects.toMatchObject({
+      code: 'chat-unsupported',
+      message: expect.stringContaining('status only'),
+    });
   });
 
   it('is exited once the person quit it', async () => {
@@ -121,7 +142,14 @@ describe('a Gemini CLI session in the person\'s own terminal, status only', () =
     tmux('send-keys', '-t', 'term', '-l', '/quit');
     await until(() => pane().includes('/quit'), 'the typed /quit');
     tmux('send-keys', '-t', 'term', 'Enter');
-    await until(() => inWork().filter((s: Frame) => s.sessionId === sessionId).at(-1)?.agent.status === 'exited', 'exited', 30_000);
+    await until(
+      () =>
+        inWork()
+          .filter((s: Frame) => s.sessionId === sessionId)
+          .at(-1)?.agent.status === 'exited',
+      'exited',
+      30_000,
+    );
     const { sessions } = await chat.lobby.socket.request('session.list', {});
     expect(sessions.find((s: Frame) => s.sessionId === sessionId)).toMatchObject({ agent: { status: 'exited', live: true } });
   }, 60_000);

@@ -26,9 +26,9 @@ let model: AnthropicServer;
 let config = '';
 let lobby: HostConnection;
 
-const eventually = <T,>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string, ms = 60_000) =>
+const eventually = <T>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string, ms = 60_000) =>
   until(check, what, { ms, detail: () => host.output.slice(-2000) });
-const poll = <T,>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 60_000 });
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 60_000 });
 
 function skill(dir: string, name: string, description: string): void {
   mkdirSync(path.join(dir, name), { recursive: true });
@@ -81,9 +81,15 @@ beforeAll(async () => {
   // A plugin from a local marketplace, added and installed with the real CLI's own commands (offline).
   const market = path.join(path.dirname(config), 'market');
   mkdirSync(path.join(market, '.claude-plugin'), { recursive: true });
-  writeFileSync(path.join(market, '.claude-plugin', 'marketplace.json'), JSON.stringify({ name: 'local-market', owner: { name: 'Test' }, plugins: [{ name: 'tools', source: './plugins/tools', description: 'Test tools' }] }));
+  writeFileSync(
+    path.join(market, '.claude-plugin', 'marketplace.json'),
+    JSON.stringify({ name: 'local-market', owner: { name: 'Test' }, plugins: [{ name: 'tools', source: './plugins/tools', description: 'Test tools' }] }),
+  );
   mkdirSync(path.join(market, 'plugins', 'tools', '.claude-plugin'), { recursive: true });
-  writeFileSync(path.join(market, 'plugins', 'tools', '.claude-plugin', 'plugin.json'), JSON.stringify({ name: 'tools', version: '1.0.0', description: 'Test tools' }));
+  writeFileSync(
+    path.join(market, 'plugins', 'tools', '.claude-plugin', 'plugin.json'),
+    JSON.stringify({ name: 'tools', version: '1.0.0', description: 'Test tools' }),
+  );
   skill(path.join(market, 'plugins', 'tools', 'skills'), 'lint-fix', 'Fix the lint errors');
   const cli = (...args: string[]) => execFileSync(CLAUDE_BIN, args, { cwd: path.dirname(config), env: { ...process.env, ...scenario.env }, stdio: 'ignore' });
   cli('plugin', 'marketplace', 'add', market);
@@ -102,7 +108,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-describe('a chat\'s background work, subagents, limit and skills in the browser', { timeout: 180_000 }, () => {
+describe("a chat's background work, subagents, limit and skills in the browser", { timeout: 180_000 }, () => {
   it('lists the command Claude Code keeps running in the background, and its Stop stops it in the CLI', async () => {
     await newChat('work-background');
     const page = await openChat('phone', 'work-background');
@@ -128,7 +134,7 @@ describe('a chat\'s background work, subagents, limit and skills in the browser'
     await eventually(() => lobby.statuses.get('work-background')?.background === undefined, 'the host says nothing runs');
   });
 
-  it('opens a subagent\'s full work from Claude Code\'s transcript of it: its own command and its report', async () => {
+  it("opens a subagent's full work from Claude Code's transcript of it: its own command and its report", async () => {
     await newChat('work-subagent');
     const page = await openChat('desktop', 'work-subagent');
     await write(page, 'KW-TASK');
@@ -186,7 +192,7 @@ describe('a chat\'s background work, subagents, limit and skills in the browser'
     expect(await row.locator('.subagent-work .tool-state.state-done').count()).toBe(0);
   });
 
-  it('a turn that stopped on the usage limit says so in the chat\'s header until the next turn opens', async () => {
+  it("a turn that stopped on the usage limit says so in the chat's header until the next turn opens", async () => {
     await newChat('work-limit');
     const page = await openChat('phone', 'work-limit');
     await write(page, 'KW-LIMIT');
@@ -199,7 +205,7 @@ describe('a chat\'s background work, subagents, limit and skills in the browser'
     await limit.waitFor({ state: 'detached', timeout: 90_000 });
   });
 
-  it('offers the chat\'s skills after `$` with where each comes from, and sends the one picked with the message', async () => {
+  it("offers the chat's skills after `$` with where each comes from, and sends the one picked with the message", async () => {
     await newChat('work-skills');
     const page = await openChat('desktop', 'work-skills');
     const box = messageBox(page);

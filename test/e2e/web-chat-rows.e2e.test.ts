@@ -31,9 +31,13 @@ beforeAll(async () => {
   await userToken(PERSON);
   mkdirSync(FOLDER, { recursive: true });
   writeFileSync(path.join(host.dataDir, 'rows-script.json'), JSON.stringify(SCRIPT));
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
-    policy: { roots: [WORK] }, providers: { claude: { backend: 'script', script: 'rows-script.json' } },
-  }));
+  writeFileSync(
+    path.join(host.dataDir, 'config.json'),
+    JSON.stringify({
+      policy: { roots: [WORK] },
+      providers: { claude: { backend: 'script', script: 'rows-script.json' } },
+    }),
+  );
   await host.start();
   ({ api, lobby } = await signedInLobby(PERSON, host));
 });
@@ -57,10 +61,14 @@ async function chatWithReply(chatId: string): Promise<ChatChannel> {
 /** Sends `text` and waits for the host's info to carry the reply as the chat's last line. */
 async function say(channel: ChatChannel, text: string): Promise<ChatInfo> {
   expect((await channel.send({ text }).settled).state).toBe('delivered');
-  return until(async () => {
-    const info = (await api.chats()).find((c) => c.info.chatId === channel.chatId)?.info;
-    return info?.lastLine?.role === 'assistant' && info.lastLine.text.startsWith(`You said: ${text.slice(0, 40)}`) ? info : null;
-  }, `the index's last line for "${text.slice(0, 30)}"`, { detail });
+  return until(
+    async () => {
+      const info = (await api.chats()).find((c) => c.info.chatId === channel.chatId)?.info;
+      return info?.lastLine?.role === 'assistant' && info.lastLine.text.startsWith(`You said: ${text.slice(0, 40)}`) ? info : null;
+    },
+    `the index's last line for "${text.slice(0, 30)}"`,
+    { detail },
+  );
 }
 
 const rowOf = (page: Page, chatId: string): Locator => page.locator(`a.chat-row[href$="/chats/${chatId}"]`);
@@ -81,9 +89,13 @@ async function widths(row: Locator) {
       return natural <= part.getBoundingClientRect().width + 0.01;
     };
     return {
-      scroll: el.scrollWidth, client: el.clientWidth, lineCut: line.scrollWidth > line.clientWidth,
-      folderWhole: whole('.chat-row-folder'), hostWhole: whole('.chat-row-host'),
-      page: document.documentElement.scrollWidth, window: window.innerWidth,
+      scroll: el.scrollWidth,
+      client: el.clientWidth,
+      lineCut: line.scrollWidth > line.clientWidth,
+      folderWhole: whole('.chat-row-folder'),
+      hostWhole: whole('.chat-row-host'),
+      page: document.documentElement.scrollWidth,
+      window: window.innerWidth,
     };
   });
 }

@@ -12,9 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ChatChannel, HostConnection, MemoryOutboxStore, RelayApi, type SessionTokens } from '../../src/client/index.ts';
 import { IDP_ACCESS_AUD } from '../support/idp-server.ts';
 import { shortFingerprint } from '../../src/contracts/index.ts';
-import {
-  accessibilityViolations, newPersonPage, screenshot, signedInPerson, type PersonPage, type SignedInPerson,
-} from './browser.ts';
+import { accessibilityViolations, newPersonPage, screenshot, signedInPerson, type PersonPage, type SignedInPerson } from './browser.ts';
 import { HostProcess, personCredentials, relayUrl } from './peers.ts';
 import { readPinnedOwner } from '../../src/host/trust/pinned.ts';
 
@@ -28,13 +26,14 @@ let guest: SignedInPerson | null = null;
 /** A session for `email` through Cloudflare Access (the loopback provider mints the assertion): a verified address. */
 async function accessSession(email: string): Promise<SessionTokens> {
   const minted = await fetch(`${inject('idpUrl')}/test/mint`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ claims: { iss: inject('idpUrl'), aud: [IDP_ACCESS_AUD], sub: `access-${email}`, email, type: 'app' } }),
   });
-  const { token } = await minted.json() as { token: string };
+  const { token } = (await minted.json()) as { token: string };
   const res = await fetch(`${relayUrl()}/api/auth/access`, { method: 'POST', headers: { 'Cf-Access-Jwt-Assertion': token } });
   if (!res.ok) throw new Error(`Access sign-in of ${email}: ${res.status} ${await res.text()}`);
-  return await res.json() as SessionTokens;
+  return (await res.json()) as SessionTokens;
 }
 /** Joins the team "Web crew" by its invitation link (teams), then holds the team's role on the host. */
 let member: PersonPage | null = null;
@@ -44,7 +43,12 @@ let api: RelayApi;
 const sockets: { close(): void }[] = [];
 let lobby: HostConnection | null = null;
 /** The owner's SDK lobby of the host (as another device of theirs would hold it). */
-const ownerLobby = () => lobby ??= (() => { const made = new HostConnection(api, host.hostId); sockets.push(made); return made; })();
+const ownerLobby = () =>
+  (lobby ??= (() => {
+    const made = new HostConnection(api, host.hostId);
+    sockets.push(made);
+    return made;
+  })());
 
 /** The folders chats may work in: the host's policy allows only these (its default is the home folder). */
 const WORK = path.join(host.dataDir, 'work');
@@ -129,7 +133,7 @@ describe('hosts in the web app', () => {
     // (an e2e person made by an invitation holds theirs unverified, and the form would be refused).
     const guestEmail = `${GUEST}-${crypto.randomUUID().slice(0, 8)}@e2e.test`;
     const session = await accessSession(guestEmail);
-    guest = { ...await newPersonPage('phone', { path: '/hosts', session }), label: GUEST, email: guestEmail };
+    guest = { ...(await newPersonPage('phone', { path: '/hosts', session })), label: GUEST, email: guestEmail };
     opened.push(guest);
     await guest.page.getByRole('heading', { name: 'Hosts' }).waitFor();
     expect(await hostRow(guest.page).count()).toBe(0);
@@ -156,7 +160,7 @@ describe('chats in the web app', () => {
   const beta = path.join(WORK, 'beta-project');
   let alphaUrl = '';
 
-  it('creates a chat from the host\'s catalog (agent, model, options, folder, runtime mode) and opens it', async () => {
+  it("creates a chat from the host's catalog (agent, model, options, folder, runtime mode) and opens it", async () => {
     mkdirSync(alpha, { recursive: true });
     mkdirSync(beta, { recursive: true });
     const { page } = owner;
@@ -175,7 +179,8 @@ describe('chats in the web app', () => {
     // The picker names the default folder (the host's, inside its roots) before anything is picked.
     expect(await page.getByTestId('folder-chosen').textContent()).toContain(`host's default folder, ${WORK}`);
     expect(await page.locator('select[name="runtime-mode"] option[disabled]').allTextContents()).toEqual([
-      expect.stringContaining('Auto'), expect.stringContaining('Full access'),
+      expect.stringContaining('Auto'),
+      expect.stringContaining('Full access'),
     ]);
     // A folder outside them is refused by the host, and the refusal names the folders it allows.
     await page.getByLabel('Or type a folder').fill('/etc');
@@ -265,7 +270,7 @@ describe('teams in the web app', () => {
     await screenshot(page, 'teams-invite-desktop');
 
     // Someone without an account opens the link on their phone.
-    const newcomer = member = await newPersonPage('phone', { path: new URL(link!).pathname });
+    const newcomer = (member = await newPersonPage('phone', { path: new URL(link!).pathname }));
     opened.push(newcomer);
     await newcomer.page.getByText('Join Web crew as admin').waitFor();
     await noViolations(newcomer.page);
@@ -287,8 +292,8 @@ describe('teams in the web app', () => {
   });
 });
 
-describe('a team\'s role on the host', () => {
-  it('reaches the team\'s members: they see the host, open a chat and approve; taking it away closes their access live', async () => {
+describe("a team's role on the host", () => {
+  it("reaches the team's members: they see the host, open a chat and approve; taking it away closes their access live", async () => {
     expect(member).not.toBeNull();
     const { page: theirs } = member!;
     // A chat waiting for an approval, made and driven by the owner through the SDK.
@@ -340,7 +345,7 @@ describe('a team\'s role on the host', () => {
 });
 
 describe('revoking', () => {
-  it('revokes the host: gone from the owner\'s list, and from the guest\'s without a reload', async () => {
+  it("revokes the host: gone from the owner's list, and from the guest's without a reload", async () => {
     const { page: guestPage } = guest!;
     await guestPage.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Hosts' }).click();
     await hostRow(guestPage).waitFor();
@@ -357,7 +362,7 @@ describe('revoking', () => {
 });
 
 describe('installing the app', () => {
-  it('is installable: a valid manifest, a service worker in control, and Install in Settings answers the browser\'s prompt', async () => {
+  it("is installable: a valid manifest, a service worker in control, and Install in Settings answers the browser's prompt", async () => {
     const { page } = owner;
     await page.goto('/settings');
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
@@ -368,13 +373,22 @@ describe('installing the app', () => {
       const link = document.querySelector<HTMLLinkElement>('link[rel="manifest"]');
       if (!link) return null;
       const res = await fetch(link.href);
-      const body = await res.json() as { name: string; short_name: string; start_url: string; scope: string; display: string; icons: { src: string; sizes: string; type: string }[] };
-      const icons = await Promise.all(body.icons.map(async (icon) => {
-        const got = await fetch(new URL(icon.src, res.url));
-        const blob = await got.blob();
-        const size = icon.type === 'image/png' ? await createImageBitmap(blob).then((b) => `${b.width}x${b.height}`) : 'any';
-        return { sizes: icon.sizes, type: icon.type, status: got.status, served: got.headers.get('content-type'), size };
-      }));
+      const body = (await res.json()) as {
+        name: string;
+        short_name: string;
+        start_url: string;
+        scope: string;
+        display: string;
+        icons: { src: string; sizes: string; type: string }[];
+      };
+      const icons = await Promise.all(
+        body.icons.map(async (icon) => {
+          const got = await fetch(new URL(icon.src, res.url));
+          const blob = await got.blob();
+          const size = icon.type === 'image/png' ? await createImageBitmap(blob).then((b) => `${b.width}x${b.height}`) : 'any';
+          return { sizes: icon.sizes, type: icon.type, status: got.status, served: got.headers.get('content-type'), size };
+        }),
+      );
       return { status: res.status, body, icons };
     });
     expect(manifest).not.toBeNull();
@@ -401,7 +415,10 @@ describe('installing the app', () => {
     expect(await page.getByRole('button', { name: 'Install Tether' }).count()).toBe(0);
     const kept = await page.evaluate(() => {
       const offer = Object.assign(new Event('beforeinstallprompt', { cancelable: true }), {
-        prompt: () => { (window as unknown as { prompted: number }).prompted += 1; return Promise.resolve(); },
+        prompt: () => {
+          (window as unknown as { prompted: number }).prompted += 1;
+          return Promise.resolve();
+        },
         userChoice: Promise.resolve({ outcome: 'accepted', platform: 'web' }),
       });
       (window as unknown as { prompted: number }).prompted = 0;

@@ -54,7 +54,11 @@ Promise.all(tries.map(async ([name, run]) => { net[name] = await run(); })).then
 </script></body></html>`;
 
 /** Heights the publisher measured at three widths: the frame takes the taller neighbour of its width. */
-const MEASURED: Array<[number, number]> = [[320, 150], [400, 170], [800, 120]];
+const MEASURED: Array<[number, number]> = [
+  [320, 150],
+  [400, 170],
+  [800, 120],
+];
 
 const SCRIPT = {
   replies: [
@@ -63,25 +67,57 @@ const SCRIPT = {
       steps: [
         { type: 'text', text: 'Asking first.', delayMs: 5 },
         {
-          type: 'approval', toolName: 'Bash', input: { command: 'npm test' }, description: 'Run the test suite', canAllowAlways: true,
-          allowAlways: { label: 'Always allow npm test', description: 'In this folder' }, deniedText: 'Understood, not running it.',
+          type: 'approval',
+          toolName: 'Bash',
+          input: { command: 'npm test' },
+          description: 'Run the test suite',
+          canAllowAlways: true,
+          allowAlways: { label: 'Always allow npm test', description: 'In this folder' },
+          deniedText: 'Understood, not running it.',
         },
         { type: 'text', text: 'All 42 tests passed.', delayMs: 5 },
       ],
     },
     {
       match: '\\bquestion',
-      steps: [{
-        type: 'question',
-        questions: [
-          { id: 'color', header: 'Color', question: 'Which color?', multiSelect: false, choices: [{ label: 'Blue', description: 'calm' }, { label: 'Green', description: 'go' }] },
-          { id: 'sizes', header: 'Sizes', question: 'Which sizes?', multiSelect: true, choices: [{ label: 'Small', description: '' }, { label: 'Large', description: '' }] },
-        ],
-      }, { type: 'text', text: 'Going with {{answer:color}} in {{answer:sizes}}.' }],
+      steps: [
+        {
+          type: 'question',
+          questions: [
+            {
+              id: 'color',
+              header: 'Color',
+              question: 'Which color?',
+              multiSelect: false,
+              choices: [
+                { label: 'Blue', description: 'calm' },
+                { label: 'Green', description: 'go' },
+              ],
+            },
+            {
+              id: 'sizes',
+              header: 'Sizes',
+              question: 'Which sizes?',
+              multiSelect: true,
+              choices: [
+                { label: 'Small', description: '' },
+                { label: 'Large', description: '' },
+              ],
+            },
+          ],
+        },
+        { type: 'text', text: 'Going with {{answer:color}} in {{answer:sizes}}.' },
+      ],
     },
     {
       match: '\\basync',
-      steps: [{ type: 'question', async: true, questions: [{ id: 'later', header: 'Later', question: 'Anything else?', multiSelect: false, choices: [{ label: 'No', description: '' }] }] }],
+      steps: [
+        {
+          type: 'question',
+          async: true,
+          questions: [{ id: 'later', header: 'Later', question: 'Anything else?', multiSelect: false, choices: [{ label: 'No', description: '' }] }],
+        },
+      ],
     },
     {
       match: '\\bvisual',
@@ -91,7 +127,13 @@ const SCRIPT = {
         { type: 'visual', title: 'Measured', html: '<p>measured</p>', maxHeight: 900, heights: MEASURED },
       ],
     },
-    { match: '\\btool', steps: [{ type: 'tool', name: 'Read', input: { file_path: 'src/app.ts' }, output: 'export {};\n' }, { type: 'text', text: 'Read it.' }] },
+    {
+      match: '\\btool',
+      steps: [
+        { type: 'tool', name: 'Read', input: { file_path: 'src/app.ts' }, output: 'export {};\n' },
+        { type: 'text', text: 'Read it.' },
+      ],
+    },
     { match: '\\blong', steps: [{ type: 'text', text: Array.from({ length: 40 }, (_, i) => `Paragraph ${i} of a long reply.`).join('\n\n') }] },
     { match: '\\bstream', steps: [{ type: 'text', text: STREAMED, deltas: 80, delayMs: 40 }] },
     // The turn waits on its approval while the test changes the file, so the change is inside the turn
@@ -105,7 +147,14 @@ const SCRIPT = {
         { type: 'text', text: 'Edited.' },
       ],
     },
-    { match: '\\bslow', steps: [{ type: 'text', text: 'Working slowly.' }, { type: 'wait', ms: 20_000 }, { type: 'text', text: 'Slow done.' }] },
+    {
+      match: '\\bslow',
+      steps: [
+        { type: 'text', text: 'Working slowly.' },
+        { type: 'wait', ms: 20_000 },
+        { type: 'text', text: 'Slow done.' },
+      ],
+    },
     { steps: [{ type: 'text', text: 'You said: {{text}}', deltas: 2, delayMs: 5 }] },
   ],
 };
@@ -121,7 +170,7 @@ let lobby: HostConnection;
 let axeSource = '';
 
 /** Waits for `check` to hold, with the host's last output when it never does. */
-const eventually = <T,>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string) =>
+const eventually = <T>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string) =>
   until(check, what, { detail: () => host.output.slice(-1500) });
 
 async function newChat(chatId: string): Promise<string> {
@@ -138,7 +187,7 @@ async function openChat(size: Size, chatId: string, label = OWNER): Promise<{ pe
 }
 
 /** expect.poll with room for a relay round trip and a turn (its default gives up after a second). */
-const poll = <T,>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 30_000 });
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 30_000 });
 
 const rows = (page: Page, kind: string) => page.locator(`.thread-row[data-kind="${kind}"]`);
 const messageBox = (page: Page) => page.getByRole('combobox', { name: 'Message' });
@@ -175,7 +224,9 @@ async function checkAccessible(page: Page, selectors: string[]): Promise<void> {
   // Evaluated by the browser's debugger, not as an inline <script>, which the app's CSP refuses.
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async (include) => {
-    const axe = (window as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+    const axe = (
+      window as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: unknown }> }> }> } }
+    ).axe;
     const present = include.filter((s) => document.querySelector(s));
     const result = await axe.run({ include: present.map((s) => [s]) }, { runOnly: ['wcag2a', 'wcag2aa'] });
     return result.violations.map((v) => `${v.id}: ${JSON.stringify(v.nodes.map((n) => n.target))}`);
@@ -191,10 +242,13 @@ beforeAll(async () => {
   git('add', '-A');
   git('commit', '-q', '-m', 'start');
   writeFileSync(path.join(host.dataDir, 'interactions-script.json'), JSON.stringify(SCRIPT));
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
-    providers: { claude: { backend: 'script', script: 'interactions-script.json' } },
-    policy: { roots: [work, homedir()] },
-  }));
+  writeFileSync(
+    path.join(host.dataDir, 'config.json'),
+    JSON.stringify({
+      providers: { claude: { backend: 'script', script: 'interactions-script.json' } },
+      policy: { roots: [work, homedir()] },
+    }),
+  );
   await host.start();
   ({ api, lobby } = await signedInLobby(OWNER, host));
   // The helper may act in every chat of the host, as an operator (not its owner).
@@ -208,49 +262,58 @@ afterAll(async () => {
 });
 
 describe('chat interactions in the browser', () => {
-  it.each(['desktop', 'phone'] as const)('at %s size: a message is sent, shows in the thread once delivered (listed once), and its files go with it within the limits', async (size) => {
-    const chatId = await newChat(`web-send-${size}`);
-    const { person, page } = await openChat(size, chatId);
-    await write(page, size, `hello from the ${size}`);
-    await rows(page, 'assistant').filter({ hasText: `You said: hello from the ${size}` }).waitFor();
-    expect(await rows(page, 'user').filter({ hasText: `hello from the ${size}` }).count()).toBe(1);
-    await poll(() => onItsWay(page, `hello from the ${size}`)).toBe(0);
+  it.each(['desktop', 'phone'] as const)(
+    'at %s size: a message is sent, shows in the thread once delivered (listed once), and its files go with it within the limits',
+    async (size) => {
+      const chatId = await newChat(`web-send-${size}`);
+      const { person, page } = await openChat(size, chatId);
+      await write(page, size, `hello from the ${size}`);
+      await rows(page, 'assistant')
+        .filter({ hasText: `You said: hello from the ${size}` })
+        .waitFor();
+      expect(
+        await rows(page, 'user')
+          .filter({ hasText: `hello from the ${size}` })
+          .count(),
+      ).toBe(1);
+      await poll(() => onItsWay(page, `hello from the ${size}`)).toBe(0);
 
-    // Files: an image previewed before it goes; past the limit of 8 the rest are refused, in words.
-    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
-    const files = Array.from({ length: 9 }, (_, i) => ({ name: `f${i}.png`, mimeType: 'image/png', buffer: png }));
-    await page.locator('.composer input[type="file"]').setInputFiles(files);
-    await poll(() => page.locator('.composer-file').count()).toBe(8);
-    expect(await page.locator('.composer-notice').textContent()).toContain('at most 8 files');
-    expect(await page.getByRole('img', { name: 'Preview of f0.png' }).count()).toBe(1);
-    for (let i = 7; i >= 1; i--) await page.getByRole('button', { name: `Remove f${i}.png` }).click();
-    await write(page, size, 'with a picture');
-    const sent = rows(page, 'user').filter({ hasText: 'with a picture' });
-    await sent.locator('.attachment', { hasText: 'f0.png' }).waitFor();
-    await poll(() => onItsWay(page, 'with a picture')).toBe(0);
-    // The picture comes back from the host through the relay's attachment route and is drawn.
-    const picture = sent.getByRole('img', { name: 'f0.png' });
-    await poll(() => picture.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0))).toBeGreaterThan(0);
-    expect(new URL(await picture.getAttribute('src') ?? '', 'http://x').pathname).toMatch(/^\/v1\/attachments\//);
-    expect(await page.locator('.composer-file').count()).toBe(0);
+      // Files: an image previewed before it goes; past the limit of 8 the rest are refused, in words.
+      const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+      const files = Array.from({ length: 9 }, (_, i) => ({ name: `f${i}.png`, mimeType: 'image/png', buffer: png }));
+      await page.locator('.composer input[type="file"]').setInputFiles(files);
+      await poll(() => page.locator('.composer-file').count()).toBe(8);
+      expect(await page.locator('.composer-notice').textContent()).toContain('at most 8 files');
+      expect(await page.getByRole('img', { name: 'Preview of f0.png' }).count()).toBe(1);
+      for (let i = 7; i >= 1; i--) await page.getByRole('button', { name: `Remove f${i}.png` }).click();
+      await write(page, size, 'with a picture');
+      const sent = rows(page, 'user').filter({ hasText: 'with a picture' });
+      await sent.locator('.attachment', { hasText: 'f0.png' }).waitFor();
+      await poll(() => onItsWay(page, 'with a picture')).toBe(0);
+      // The picture comes back from the host through the relay's attachment route and is drawn.
+      const picture = sent.getByRole('img', { name: 'f0.png' });
+      await poll(() => picture.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0))).toBeGreaterThan(0);
+      expect(new URL((await picture.getAttribute('src')) ?? '', 'http://x').pathname).toMatch(/^\/v1\/attachments\//);
+      expect(await page.locator('.composer-file').count()).toBe(0);
 
-    if (size === 'desktop') {
-      // `@` suggests the files this chat has touched; the keyboard picks one, and it goes as a mention.
-      await write(page, size, 'use a tool');
-      await rows(page, 'assistant').filter({ hasText: 'Read it.' }).waitFor();
-      await messageBox(page).pressSequentially('look at @app');
-      const suggestion = page.getByRole('listbox', { name: 'Files' }).getByRole('option', { name: '@src/app.ts' });
-      await suggestion.waitFor();
-      expect(await messageBox(page).getAttribute('aria-expanded')).toBe('true');
-      await messageBox(page).press('Enter');
-      expect(await messageBox(page).inputValue()).toBe('look at @src/app.ts ');
-      await messageBox(page).press('Enter');
-      await rows(page, 'user').filter({ hasText: 'look at @src/app.ts' }).locator('.msg-refs code', { hasText: '@src/app.ts' }).waitFor();
-    }
-    await checkAccessible(page, ['.composer-area', '.chat-toolbar']);
-    await screenshot(page, `interactions-send-${size}`);
-    expect(appErrors(person)).toEqual([]);
-  });
+      if (size === 'desktop') {
+        // `@` suggests the files this chat has touched; the keyboard picks one, and it goes as a mention.
+        await write(page, size, 'use a tool');
+        await rows(page, 'assistant').filter({ hasText: 'Read it.' }).waitFor();
+        await messageBox(page).pressSequentially('look at @app');
+        const suggestion = page.getByRole('listbox', { name: 'Files' }).getByRole('option', { name: '@src/app.ts' });
+        await suggestion.waitFor();
+        expect(await messageBox(page).getAttribute('aria-expanded')).toBe('true');
+        await messageBox(page).press('Enter');
+        expect(await messageBox(page).inputValue()).toBe('look at @src/app.ts ');
+        await messageBox(page).press('Enter');
+        await rows(page, 'user').filter({ hasText: 'look at @src/app.ts' }).locator('.msg-refs code', { hasText: '@src/app.ts' }).waitFor();
+      }
+      await checkAccessible(page, ['.composer-area', '.chat-toolbar']);
+      await screenshot(page, `interactions-send-${size}`);
+      expect(appErrors(person)).toEqual([]);
+    },
+  );
 
   it('an approval answered on a second device (another person, an operator) settles on the first; deny takes a reason', async () => {
     const chatId = await newChat('web-approve');
@@ -375,13 +438,14 @@ describe('chat interactions in the browser', () => {
     await write(page, 'desktop', 'now a long one');
     await poll(() => rows(page, 'turn').count()).toBe(2);
     await rows(page, 'assistant').filter({ hasText: 'Paragraph 39' }).waitFor();
-    const shown = () => page.evaluate(() => {
-      const view = document.querySelector('.thread-scroll')!.getBoundingClientRect();
-      return [...document.querySelectorAll('.thread-row[data-kind="assistant"]')].some((row) => {
-        const box = row.getBoundingClientRect();
-        return row.textContent!.includes('You said: remember this one') && box.bottom > view.top && box.top < view.bottom;
+    const shown = () =>
+      page.evaluate(() => {
+        const view = document.querySelector('.thread-scroll')!.getBoundingClientRect();
+        return [...document.querySelectorAll('.thread-row[data-kind="assistant"]')].some((row) => {
+          const box = row.getBoundingClientRect();
+          return row.textContent!.includes('You said: remember this one') && box.bottom > view.top && box.top < view.bottom;
+        });
       });
-    });
     await poll(shown).toBe(false);
     await page.getByRole('button', { name: 'Bookmarks (1)' }).click();
     await panel.getByRole('button', { name: /First answer, renamed/ }).click();
@@ -398,7 +462,7 @@ describe('chat interactions in the browser', () => {
     expect(appErrors(person)).toEqual([]);
   });
 
-  it('at phone size: a visual is drawn in a sandboxed frame that cannot read the app\'s storage or cookies', async () => {
+  it("at phone size: a visual is drawn in a sandboxed frame that cannot read the app's storage or cookies", async () => {
     const chatId = await newChat('web-visual');
     const { person, page } = await openChat('phone', chatId);
     await page.evaluate(() => {
@@ -413,7 +477,10 @@ describe('chat interactions in the browser', () => {
     await frame.waitFor();
     expect(await frame.getAttribute('sandbox')).toBe('allow-scripts');
     expect(await frame.getAttribute('title')).toBe('Probe');
-    const probe = await eventually(() => page.evaluate(() => (window as unknown as { probes: Array<{ probe?: Record<string, string> }> }).probes.find((m) => m.probe)?.probe), 'the probe reported');
+    const probe = await eventually(
+      () => page.evaluate(() => (window as unknown as { probes: Array<{ probe?: Record<string, string> }> }).probes.find((m) => m.probe)?.probe),
+      'the probe reported',
+    );
     expect(probe.storage).toBe('error:SecurityError');
     expect(probe.session).toBe('error:SecurityError');
     expect(probe.cookie).toBe('error:SecurityError');
@@ -421,7 +488,10 @@ describe('chat interactions in the browser', () => {
     expect(probe.parentStorage).toBe('error:SecurityError');
     expect(probe.origin).toBe('value:null');
     // Nothing leaves the page: fetch, sockets and beacons are refused.
-    const net = await eventually(() => page.evaluate(() => (window as unknown as { probes: Array<{ probeNet?: Record<string, unknown> }> }).probes.find((m) => m.probeNet)?.probeNet), 'the network probe reported');
+    const net = await eventually(
+      () => page.evaluate(() => (window as unknown as { probes: Array<{ probeNet?: Record<string, unknown> }> }).probes.find((m) => m.probeNet)?.probeNet),
+      'the network probe reported',
+    );
     // (sendBeacon answers true once it queued the beacon, whatever happens to it after: its refusal is among the CSP's.)
     expect(net).toMatchObject({ fetch: 'error:TypeError', fetchAway: 'error:TypeError', socket: expect.stringMatching(/^error/) });
     // In the app's frame the form never gets as far as the CSP: the frame's own sandbox has no
@@ -486,7 +556,7 @@ describe('chat interactions in the browser', () => {
     expect(appErrors(person)).toEqual([]);
   });
 
-  it('at phone size: a turn\'s changes show as a diff, and a fork from it opens a new chat with its history', async () => {
+  it("at phone size: a turn's changes show as a diff, and a fork from it opens a new chat with its history", async () => {
     const chatId = 'web-fork';
     await lobby.request('chat.create', { chatId, cwd: work });
     const { person, page } = await openChat('phone', chatId);
@@ -501,7 +571,7 @@ describe('chat interactions in the browser', () => {
     await replyAction(page, turn, 'Changes in this turn');
     const diff = page.getByRole('dialog', { name: 'Changes in this turn' });
     await diff.waitFor();
-    await poll(async () => (await diff.textContent())?.includes('notes.txt') || await diff.textContent()).toBe(true);
+    await poll(async () => (await diff.textContent())?.includes('notes.txt') || (await diff.textContent())).toBe(true);
     expect(await diff.locator('.diff-add').allTextContents()).toEqual(['+second line\n']);
     await checkAccessible(page, ['.tool-dialog']);
     await screenshot(page, 'interactions-turn-diff-phone');

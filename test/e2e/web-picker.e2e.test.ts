@@ -85,7 +85,10 @@ describe.each<Size>(['phone', 'desktop'])('on a %s', (size) => {
     await agents.getByText(/Not served \(4\)/).click();
     const others = await agents.getByRole('list', { name: 'Agents this host does not serve' }).getByRole('listitem').allTextContents();
     for (const name of ['Claude Code', 'Codex', 'Gemini CLI', 'Copilot CLI']) {
-      expect(others.find((line) => line.startsWith(name)), `${name} in ${others.join(' | ')}`).toMatch(/not on PATH/);
+      expect(
+        others.find((line) => line.startsWith(name)),
+        `${name} in ${others.join(' | ')}`,
+      ).toMatch(/not on PATH/);
     }
     const allows = await page.getByTestId('host-policy').textContent();
     expect(allows).toContain(`Folders: ${WORK}, ${NOTES}`);
@@ -118,7 +121,8 @@ describe.each<Size>(['phone', 'desktop'])('on a %s', (size) => {
     expect(await roots.allTextContents()).toEqual([WORK, NOTES]);
     // Recent comes before the roots on the page.
     const [recentTop, rootsTop] = await Promise.all([
-      page.getByRole('list', { name: 'Recent folders' }).boundingBox(), page.getByRole('list', { name: 'Allowed folders' }).boundingBox(),
+      page.getByRole('list', { name: 'Recent folders' }).boundingBox(),
+      page.getByRole('list', { name: 'Allowed folders' }).boundingBox(),
     ]);
     expect(recentTop!.y).toBeLessThan(rootsTop!.y);
     await screenshot(page, `picker-top-${size}`);
@@ -127,7 +131,9 @@ describe.each<Size>(['phone', 'desktop'])('on a %s', (size) => {
     await expect.poll(() => chosen.textContent()).toBe(`Works in ${WORK}`);
     const inWork = page.getByRole('list', { name: `Folders in ${WORK}` }).getByRole('button');
     // (Once a worktree was made, its folder beside app is listed too.)
-    await expect.poll(() => inWork.allTextContents()).toEqual(['appgit', ...(recentFolders.some((f) => f.includes('app-worktrees')) ? ['app-worktrees'] : []), 'lib']);
+    await expect
+      .poll(() => inWork.allTextContents())
+      .toEqual(['appgit', ...(recentFolders.some((f) => f.includes('app-worktrees')) ? ['app-worktrees'] : []), 'lib']);
     // Hidden folders, files and the symlink that leads out of the roots are not offered.
     expect(await page.getByRole('button', { name: /escape|\.hidden|README/ }).count()).toBe(0);
 
@@ -163,7 +169,10 @@ describe.each<Size>(['phone', 'desktop'])('on a %s', (size) => {
     // Not a repository: no worktree to offer.
     expect(await page.getByTestId('worktree-option').count()).toBe(0);
     await page.getByRole('button', { name: `Up to ${WORK}` }).click();
-    await page.getByRole('list', { name: `Folders in ${WORK}` }).getByRole('button', { name: /^app\s*git/ }).click();
+    await page
+      .getByRole('list', { name: `Folders in ${WORK}` })
+      .getByRole('button', { name: /^app\s*git/ })
+      .click();
     await expect.poll(() => chosen.textContent()).toBe(`Works in ${APP}git`);
     await page.getByLabel('Start in a new git worktree, on a new branch').check();
     const branch = page.getByLabel('New branch', { exact: true });

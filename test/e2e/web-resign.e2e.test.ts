@@ -44,9 +44,10 @@ async function member(label: string): Promise<Member> {
   return { label, id: await personId(label), api, key };
 }
 
-const ownerApi = async () => new RelayApi(relayUrl(), {
-  tokens: new MemoryTokenStore({ sessionId: 'e2e', refreshToken: 'unused', accessToken: await userToken(OWNER), expiresAt: Date.now() + 600_000 }),
-});
+const ownerApi = async () =>
+  new RelayApi(relayUrl(), {
+    tokens: new MemoryTokenStore({ sessionId: 'e2e', refreshToken: 'unused', accessToken: await userToken(OWNER), expiresAt: Date.now() + 600_000 }),
+  });
 
 const detail = () => `${host.output.slice(-2000)}\naudit: ${JSON.stringify(readAudit(host.dataDir).entries.map((e) => [e.type, e.outcome, e.code, e.userId]))}`;
 
@@ -58,13 +59,20 @@ async function signedSend(who: Member, chatId: string): Promise<{ ok: boolean; e
   await socket.opened;
   const frame = { id: `resign-send-${++sent}`, type: 'chat.send', payload: { chatId, text: `hello from ${who.label}` } };
   const signature = await signRequest(who.key, frame, { hostId: host.hostId });
-  const reply = new Promise<any>((resolve) => socket.onFrame((f: any) => { if (f.id === frame.id && 'ok' in f) resolve(f); }));
+  const reply = new Promise<any>((resolve) =>
+    socket.onFrame((f: any) => {
+      if (f.id === frame.id && 'ok' in f) resolve(f);
+    }),
+  );
   socket.send({ ...frame, signature } as never);
   return reply;
 }
 
 /** What the host's own audit says of the last send: carried out or refused, and for whom. */
-const lastSend = () => readAudit(host.dataDir).entries.filter((e) => e.type === 'chat.send').at(-1)!;
+const lastSend = () =>
+  readAudit(host.dataDir)
+    .entries.filter((e) => e.type === 'chat.send')
+    .at(-1)!;
 
 async function audited(match: (e: ReturnType<typeof readAudit>['entries'][number]) => boolean, what: string): Promise<void> {
   await until(() => readAudit(host.dataDir).entries.some(match), what, { detail });

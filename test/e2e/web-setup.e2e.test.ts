@@ -18,7 +18,10 @@ const pages: PersonPage[] = [];
 
 beforeAll(async () => {
   relay = await startLocalRelay({
-    persistTo: state, assets: inject('webDir'), script: inject('workerScript'), quiet: true,
+    persistTo: state,
+    assets: inject('webDir'),
+    script: inject('workerScript'),
+    quiet: true,
     vars: { TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('setup-e2e')]), TETHER_SETUP_SECRET: SECRET },
   });
 }, 90_000);
@@ -36,7 +39,9 @@ async function open(at: string): Promise<PersonPage> {
 }
 
 const form = (page: PersonPage['page']) => ({
-  name: page.getByLabel('Your name'), email: page.getByLabel('Email'), password: page.getByLabel('Password (at least 10 characters)'),
+  name: page.getByLabel('Your name'),
+  email: page.getByLabel('Email'),
+  password: page.getByLabel('Password (at least 10 characters)'),
 });
 
 describe('the setup page of a relay with no owner yet', () => {
@@ -68,9 +73,11 @@ describe('the setup page of a relay with no owner yet', () => {
     await fields.email.fill('olive@example.com');
     await fields.password.fill('a long enough password');
     await page.getByRole('button', { name: 'Create and approve the host' }).click();
-    await page.waitForURL((url) => url.pathname === '/pair' && url.searchParams.get('code') === 'ABCD-EFGH').catch(async (error: unknown) => {
-      throw new Error(`${String(error)}\n--- page at ${page.url()}\n${await page.locator('body').innerText()}\n--- errors\n${errors.join('\n')}`);
-    });
+    await page
+      .waitForURL((url) => url.pathname === '/pair' && url.searchParams.get('code') === 'ABCD-EFGH')
+      .catch(async (error: unknown) => {
+        throw new Error(`${String(error)}\n--- page at ${page.url()}\n${await page.locator('body').innerText()}\n--- errors\n${errors.join('\n')}`);
+      });
     // Signed in: the app's own navigation, and the session the app keeps is the owner's.
     await page.getByRole('navigation').getByRole('link', { name: 'Chats' }).waitFor();
     const me = await page.evaluate(async () => {

@@ -5,9 +5,7 @@
 // shell; and the first load ships at most 170 KB of compressed script.
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import {
-  accessibilityViolations, newPersonPage, recordScripts, screenshot, signedInPerson, type PersonPage,
-} from './browser.ts';
+import { accessibilityViolations, newPersonPage, recordScripts, screenshot, signedInPerson, type PersonPage } from './browser.ts';
 import { personSession, relayUrl } from './peers.ts';
 
 /** Tells the loopback identity provider who signs in next (test/support/idp-server.ts). */
@@ -22,14 +20,16 @@ const BUDGET_GZIP_BYTES = 170 * 1024;
 const SW_BUDGET_GZIP_BYTES = 8 * 1024;
 const opened: PersonPage[] = [];
 const keep = <T extends PersonPage>(person: T): T => (opened.push(person), person);
-afterAll(async () => { await Promise.all(opened.map((p) => p.close())); });
+afterAll(async () => {
+  await Promise.all(opened.map((p) => p.close()));
+});
 
 describe('the web app shell', () => {
   it('is served by the Worker as static assets with a manifest and a service worker', async () => {
     const relay = inject('relayUrl');
     const manifest = await fetch(`${relay}/manifest.webmanifest`);
     expect(manifest.status).toBe(200);
-    const body = await manifest.json() as { name: string; start_url: string; display: string };
+    const body = (await manifest.json()) as { name: string; start_url: string; display: string };
     expect(body).toMatchObject({ name: 'Tether', start_url: '/', display: 'standalone' });
     const sw = await fetch(`${relay}/sw.js`);
     expect(sw.status).toBe(200);
@@ -114,7 +114,9 @@ describe('the web app shell', () => {
     await row.waitFor({ state: 'detached' });
     // That session is over at the relay: its refresh token no longer works.
     const refreshed = await fetch(`${relayUrl()}/api/auth/refresh`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refreshToken: other.refreshToken }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refreshToken: other.refreshToken }),
     });
     expect(refreshed.status).toBe(401);
     await screenshot(page, 'shell-sessions-desktop');
@@ -132,7 +134,10 @@ describe('the web app shell', () => {
     const mine = await page.evaluate(() => JSON.parse(localStorage.getItem('tether.session')!) as { sessionId: string; accessToken: string });
     // The person ends this browser's session from another device.
     const elsewhere = await personSession(label);
-    const ended = await fetch(`${relayUrl()}/api/auth/sessions/${mine.sessionId}`, { method: 'DELETE', headers: { authorization: `Bearer ${elsewhere.accessToken}` } });
+    const ended = await fetch(`${relayUrl()}/api/auth/sessions/${mine.sessionId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${elsewhere.accessToken}` },
+    });
     expect(ended.status).toBe(200);
     // The app's next call finds out, and the app shows the sign-in form.
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settings' }).click();
@@ -149,15 +154,24 @@ describe('the web app shell', () => {
     // subscription (a real P-256 key) points at a loopback address the relay accepts in tests.
     await page.evaluate(async () => {
       const pair = await crypto.subtle.generateKey({ name: 'ECDH', namedCurve: 'P-256' }, true, ['deriveBits']);
-      const b64 = (bytes: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+      const b64 = (bytes: ArrayBuffer | Uint8Array) =>
+        btoa(String.fromCharCode(...new Uint8Array(bytes)))
+          .replace(/\+/g, '-')
+          .replace(/\//g, '_')
+          .replace(/=+$/, '');
       const keys = { p256dh: b64(await crypto.subtle.exportKey('raw', pair.publicKey)), auth: b64(crypto.getRandomValues(new Uint8Array(16))) };
       let held: object | null = null;
       const endpoint = `http://127.0.0.1:9/push/${crypto.randomUUID()}`;
       PushManager.prototype.getSubscription = async () => held as PushSubscription | null;
       PushManager.prototype.subscribe = async (options) => {
         const sub = {
-          endpoint, options: { applicationServerKey: options?.applicationServerKey }, toJSON: () => ({ endpoint, expirationTime: null, keys }),
-          unsubscribe: async () => { held = null; return true; },
+          endpoint,
+          options: { applicationServerKey: options?.applicationServerKey },
+          toJSON: () => ({ endpoint, expirationTime: null, keys }),
+          unsubscribe: async () => {
+            held = null;
+            return true;
+          },
         };
         held = sub;
         return sub as unknown as PushSubscription;
@@ -221,10 +235,11 @@ describe('the web app shell', () => {
     const { page } = person;
     await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     /** The focused element as `tag:name-or-text`. */
-    const focused = () => page.evaluate(() => {
-      const el = document.activeElement as HTMLElement | null;
-      return el ? `${el.tagName.toLowerCase()}:${el.getAttribute('name') ?? el.textContent?.trim() ?? ''}` : '';
-    });
+    const focused = () =>
+      page.evaluate(() => {
+        const el = document.activeElement as HTMLElement | null;
+        return el ? `${el.tagName.toLowerCase()}:${el.getAttribute('name') ?? el.textContent?.trim() ?? ''}` : '';
+      });
     /** Presses Tab until the focus is on a `tag` whose name or text ends with `text` (at most 15 times). */
     const tabTo = async (target: string) => {
       const [tag, text] = target.split(':');
@@ -261,12 +276,21 @@ describe('the web app shell', () => {
     await page.getByRole('heading', { name: 'Chats' }).waitFor();
     // The first visit's code (warmed up, then named to the worker) is all in the worker's cache.
     await page.waitForFunction(() => document.documentElement.dataset.warmed === 'true');
-    await expect.poll(() => page.evaluate(async () => {
-      const loaded = performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname).filter((p) => p.startsWith('/assets/'));
-      const missing = [];
-      for (const asset of loaded) if (!await caches.match(asset)) missing.push(asset);
-      return (await caches.match('/index.html')) ? missing : ['/index.html'];
-    }), { timeout: 20_000 }).toEqual([]);
+    await expect
+      .poll(
+        () =>
+          page.evaluate(async () => {
+            const loaded = performance
+              .getEntriesByType('resource')
+              .map((e) => new URL(e.name).pathname)
+              .filter((p) => p.startsWith('/assets/'));
+            const missing = [];
+            for (const asset of loaded) if (!(await caches.match(asset))) missing.push(asset);
+            return (await caches.match('/index.html')) ? missing : ['/index.html'];
+          }),
+        { timeout: 20_000 },
+      )
+      .toEqual([]);
     await context.setOffline(true);
     try {
       await page.reload();
@@ -280,7 +304,13 @@ describe('the web app shell', () => {
 
   it('ships at most 170 KB of compressed script on a first load, page code warmed up included', async () => {
     let scripts!: ReturnType<typeof recordScripts>;
-    const person = keep(await signedInPerson('desktop', 'web-shell-weight', { beforeLoad: (page) => { scripts = recordScripts(page); } }));
+    const person = keep(
+      await signedInPerson('desktop', 'web-shell-weight', {
+        beforeLoad: (page) => {
+          scripts = recordScripts(page);
+        },
+      }),
+    );
     const { page } = person;
     await page.getByRole('heading', { name: 'Chats' }).waitFor();
     const firstPage = await scripts.sizes();
@@ -289,7 +319,9 @@ describe('the web app shell', () => {
     await page.waitForFunction(() => document.documentElement.dataset.warmed === 'true');
     const everything = await scripts.sizes();
     const report = (sizes: Map<string, { raw: number; gzip: number }>) => [...sizes].map(([name, s]) => `${name} ${(s.gzip / 1024).toFixed(1)} KB`).join(', ');
-    console.info(`first page: ${(sum(firstPage) / 1024).toFixed(1)} KB gzip (${report(firstPage)}); with every page warmed: ${(sum(everything) / 1024).toFixed(1)} KB`);
+    console.info(
+      `first page: ${(sum(firstPage) / 1024).toFixed(1)} KB gzip (${report(firstPage)}); with every page warmed: ${(sum(everything) / 1024).toFixed(1)} KB`,
+    );
     expect(firstPage.size).toBeGreaterThan(0);
     expect(sum(firstPage)).toBeLessThanOrEqual(BUDGET_GZIP_BYTES);
     expect(sum(everything)).toBeLessThanOrEqual(BUDGET_GZIP_BYTES);

@@ -35,7 +35,7 @@ const consoleLines: string[] = [];
 
 async function call(method: string, route: string, body?: unknown, token?: string | null): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
-  if (token !== null) headers.authorization = `Bearer ${token ?? await userToken(PERSON)}`;
+  if (token !== null) headers.authorization = `Bearer ${token ?? (await userToken(PERSON))}`;
   const res = await fetch(`${relayUrl()}${route}`, {
     method,
     headers,
@@ -57,14 +57,19 @@ async function askForApproval(page: Page, text: string): Promise<void> {
   await until(async () => (await page.locator('.approval-card.pending').count()) > before, `the approval for "${text}"`, {
     detail: () => `${detail()}\naudit: ${JSON.stringify(readAudit(host.dataDir).entries.map((e) => [e.type, e.outcome, e.code]))}`,
   }).catch(async (error: Error) => {
-    throw new Error(`${error.message}\npage: ${(await page.locator('main').textContent())?.slice(-1500)}\nconsole: ${consoleLines.join('\n')}\nerrors: ${person.errors.join('\n')}`);
+    throw new Error(
+      `${error.message}\npage: ${(await page.locator('main').textContent())?.slice(-1500)}\nconsole: ${consoleLines.join('\n')}\nerrors: ${person.errors.join('\n')}`,
+    );
   });
 }
 
 beforeAll(async () => {
   await endpoint.start();
   endpoint.vapidKey = (await call('GET', '/api/push/key', undefined, null)).body.publicKey;
-  person = await signedInPerson('desktop', PERSON, { path: '/hosts', beforeLoad: (page) => page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`)) });
+  person = await signedInPerson('desktop', PERSON, {
+    path: '/hosts',
+    beforeLoad: (page) => page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`)),
+  });
   await person.page.getByRole('heading', { name: 'Hosts' }).waitFor();
   // The host requires signatures from its first start; pair keeps the setting.
   await startSigningHost(host, person.page);
@@ -99,12 +104,15 @@ describe('the web app signs with its device key, and a host that requires signat
     // The host's own audit: each carried out, verified as this person and this browser's device.
     const me = (await call('GET', '/api/me')).body;
     for (const type of ['chat.create', 'chat.send', 'chat.approve']) {
-      expect(auditOf(type).map((e) => [e.outcome, e.userId, e.device]), type).toEqual([['done', me.id, deviceId]]);
+      expect(
+        auditOf(type).map((e) => [e.outcome, e.userId, e.device]),
+        type,
+      ).toEqual([['done', me.id, deviceId]]);
     }
     expect(person.errors).toEqual([]);
   });
 
-  it('approves from a notification\'s button: the real service worker signs with the same key, over the approval the push carried, and the host carries it out', async () => {
+  it("approves from a notification's button: the real service worker signs with the same key, over the approval the push carried, and the host carries it out", async () => {
     const { page, context } = person;
     const origin = relayUrl();
     // This browser's subscription, at the loopback push service (see the header).
@@ -114,10 +122,12 @@ describe('the web app signs with its device key, and a host that requires signat
     await page.goto('/settings'); // elsewhere than the chat, so the notification is not the quiet kind
     await page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
     const cdp = await context.newCDPSession(page);
-    const registrationId = new Promise<string>((resolve) => cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
-      const active = versions.find((v) => v.status === 'activated' && v.scriptURL === `${origin}/sw.js`);
-      if (active) resolve(active.registrationId);
-    }));
+    const registrationId = new Promise<string>((resolve) =>
+      cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+        const active = versions.find((v) => v.status === 'activated' && v.scriptURL === `${origin}/sw.js`);
+        if (active) resolve(active.registrationId);
+      }),
+    );
     await cdp.send('ServiceWorker.enable');
     const worker = await until(() => context.serviceWorkers().find((w) => w.url() === `${origin}/sw.js`), 'the service worker');
 
@@ -126,10 +136,16 @@ describe('the web app signs with its device key, and a host that requires signat
     await page.locator('.composer').waitFor();
     const before = endpoint.of('websign-browser').length;
     await askForApproval(page, 'approve it once more');
-    const asked = await endpoint.waitFor((p) => p.name === 'websign-browser' && endpoint.of('websign-browser').indexOf(p) >= before && p.payload.kind === 'needs-you', 'the approval push');
+    const asked = await endpoint.waitFor(
+      (p) => p.name === 'websign-browser' && endpoint.of('websign-browser').indexOf(p) >= before && p.payload.kind === 'needs-you',
+      'the approval push',
+    );
     const payload = asked.payload as PushPayload;
     // The push carries the approval as the host presented it, so the worker signs over exactly that.
-    expect(payload.action && 'shown' in payload.action ? payload.action.shown : undefined).toEqual({ toolName: 'Bash', input: { command: 'npm test', description: 'Run the test suite' } });
+    expect(payload.action && 'shown' in payload.action ? payload.action.shown : undefined).toEqual({
+      toolName: 'Bash',
+      input: { command: 'npm test', description: 'Run the test suite' },
+    });
     await page.goto('/settings');
     await keepNotificationNotices(page);
 
@@ -165,13 +181,19 @@ describe('the web app signs with its device key, and a host that requires signat
     await person.page.goto(`/hosts/${encodeURIComponent(host.hostId)}/chats/${encodeURIComponent(chatId)}`);
     await person.page.locator('.composer').waitFor();
     await askForApproval(person.page, 'approve a third time');
-    const asked = await endpoint.waitFor((p) => p.name === 'websign-browser' && endpoint.of('websign-browser').indexOf(p) >= before && p.payload.kind === 'needs-you', 'the third approval push');
+    const asked = await endpoint.waitFor(
+      (p) => p.name === 'websign-browser' && endpoint.of('websign-browser').indexOf(p) >= before && p.payload.kind === 'needs-you',
+      'the third approval push',
+    );
     const refused = await call('POST', '/api/push/act', { token: asked.payload.action!.token, decision: 'allow' }, null);
     expect(refused).toMatchObject({ body: { code: 'signature-required' } });
     // Nothing was carried out: the approval still waits, in the app too.
     expect(await person.page.locator('.approval-card.pending').count()).toBe(1);
     const lines = readAudit(host.dataDir).entries.filter((e) => e.outcome === 'refused');
-    expect(lines.map((e) => [e.type, e.code, e.userId])).toEqual([['chat.send', 'signature-required', null], ['chat.approve', 'signature-required', null]]);
+    expect(lines.map((e) => [e.type, e.code, e.userId])).toEqual([
+      ['chat.send', 'signature-required', null],
+      ['chat.approve', 'signature-required', null],
+    ]);
   });
 
   it('Settings: this device marked with its recovery code; a second browser of the same person waits until this one vouches for it; rename and a signed revoke', async () => {
@@ -180,7 +202,14 @@ describe('the web app signs with its device key, and a host that requires signat
     try {
       // The new browser made and registered its own key on load, and waits for a vouch.
       await second.page.getByTestId('device-waiting').waitFor();
-      const all = (await call('GET', '/api/devices')).body.devices as Array<{ id: string; name: string; vouchedBy: string | null; vouch: any; revoked: number | null; publicKey: any }>;
+      const all = (await call('GET', '/api/devices')).body.devices as Array<{
+        id: string;
+        name: string;
+        vouchedBy: string | null;
+        vouch: any;
+        revoked: number | null;
+        publicKey: any;
+      }>;
       expect(all).toHaveLength(2);
       const added = all.find((d) => d.id !== deviceId)!;
       expect(added).toMatchObject({ vouchedBy: null, revoked: null });
@@ -202,7 +231,11 @@ describe('the web app signs with its device key, and a host that requires signat
       expect(vouched.vouchedBy).toBe(deviceId);
       // Signed by the first browser's key, over the new device's key and name as listed.
       const firstKey = all.find((d) => d.id === deviceId)!.publicKey;
-      expect(vouched.vouch.statement).toMatchObject({ kind: 'tether.device/1', by: deviceId, device: { id: added.id, publicKey: added.publicKey, name: added.name } });
+      expect(vouched.vouch.statement).toMatchObject({
+        kind: 'tether.device/1',
+        by: deviceId,
+        device: { id: added.id, publicKey: added.publicKey, name: added.name },
+      });
       expect(await verifyStatement(await importDevicePublicKey(firstKey), vouched.vouch)).toBe(true);
       await second.page.reload();
       await second.page.locator(`li[data-device="${added.id}"][data-standing="vouched"]`).waitFor();
@@ -225,7 +258,14 @@ describe('the web app signs with its device key, and a host that requires signat
       // The host heard the signed revocation: the revoked browser's next send is refused there.
       const refusedBefore = auditOf('chat.send').filter((e) => e.outcome === 'refused').length;
       await sendFromPhone(second.page, 'hello after the revoke');
-      const refused = await until(() => auditOf('chat.send').filter((e) => e.outcome === 'refused').slice(refusedBefore)[0], 'the revoked device’s send refused', { detail });
+      const refused = await until(
+        () =>
+          auditOf('chat.send')
+            .filter((e) => e.outcome === 'refused')
+            .slice(refusedBefore)[0],
+        'the revoked device’s send refused',
+        { detail },
+      );
       expect(refused).toMatchObject({ code: 'signature-invalid', userId: null });
       expect(auditOf('chat.send').filter((e) => e.device === added.id && e.outcome === 'done')).toHaveLength(1);
       expect(person.errors).toEqual([]);
@@ -235,7 +275,7 @@ describe('the web app signs with its device key, and a host that requires signat
     }
   });
 
-  it('sharing the host from the app signs the grant with this browser\'s key', async () => {
+  it("sharing the host from the app signs the grant with this browser's key", async () => {
     const { page } = person;
     const mate = await signedInPerson('desktop', TEAMMATE, { path: '/settings' });
     try {
@@ -268,7 +308,9 @@ async function sendFromPhone(page: Page, text: string): Promise<void> {
 /** The worker's notifications: tag, body and the buttons offered. */
 async function notifications(worker: Worker): Promise<Array<{ tag: string; body: string; actions: string[] }>> {
   return worker.evaluate(async () => {
-    const scope = self as unknown as { registration: { getNotifications(): Promise<Array<{ tag: string; body: string; actions: Array<{ action: string }> }>> } };
+    const scope = self as unknown as {
+      registration: { getNotifications(): Promise<Array<{ tag: string; body: string; actions: Array<{ action: string }> }>> };
+    };
     return (await scope.registration.getNotifications()).map((n) => ({ tag: n.tag, body: n.body, actions: n.actions.map((a) => a.action) }));
   });
 }
@@ -278,13 +320,16 @@ async function notifications(worker: Worker): Promise<Array<{ tag: string; body:
  * only stand-in of this path). The event is built inside the worker around the real notification.
  */
 async function pressNotificationButton(worker: Worker, tag: string, action: string): Promise<void> {
-  await worker.evaluate(async ({ tag, action }) => {
-    const scope = self as unknown as EventTarget & { registration: { getNotifications(): Promise<Array<{ tag: string }>> } };
-    const notification = (await scope.registration.getNotifications()).find((n) => n.tag === tag);
-    if (!notification) throw new Error(`no notification tagged ${tag}`);
-    const NotificationEventCtor = (self as unknown as { NotificationEvent: new (type: string, init: object) => Event }).NotificationEvent;
-    // An event the script made is not one the browser can be kept alive for: waitUntil throws on it,
-    // after the handler has started its work, which is what this waits for through the notification.
-    scope.dispatchEvent(new NotificationEventCtor('notificationclick', { notification, action }));
-  }, { tag, action });
+  await worker.evaluate(
+    async ({ tag, action }) => {
+      const scope = self as unknown as EventTarget & { registration: { getNotifications(): Promise<Array<{ tag: string }>> } };
+      const notification = (await scope.registration.getNotifications()).find((n) => n.tag === tag);
+      if (!notification) throw new Error(`no notification tagged ${tag}`);
+      const NotificationEventCtor = (self as unknown as { NotificationEvent: new (type: string, init: object) => Event }).NotificationEvent;
+      // An event the script made is not one the browser can be kept alive for: waitUntil throws on it,
+      // after the handler has started its work, which is what this waits for through the notification.
+      scope.dispatchEvent(new NotificationEventCtor('notificationclick', { notification, action }));
+    },
+    { tag, action },
+  );
 }

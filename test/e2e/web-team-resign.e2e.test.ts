@@ -16,9 +16,10 @@ const JOINS = 'teampage-joins';
 let host: HostProcess;
 let owner: SignedInPerson;
 
-const sdkOf = async (label: string) => new RelayApi(relayUrl(), {
-  tokens: new MemoryTokenStore({ sessionId: 'e2e', refreshToken: 'unused', accessToken: await userToken(label), expiresAt: Date.now() + 600_000 }),
-});
+const sdkOf = async (label: string) =>
+  new RelayApi(relayUrl(), {
+    tokens: new MemoryTokenStore({ sessionId: 'e2e', refreshToken: 'unused', accessToken: await userToken(label), expiresAt: Date.now() + 600_000 }),
+  });
 
 beforeAll(async () => {
   host = await pairedHost(OWNER);
@@ -31,7 +32,7 @@ afterAll(async () => {
 });
 
 describe('the Team page of a team whose signed grant is stale', () => {
-  it('tells the owner of the host to sign again and links to the host\'s page; signed again there, the note is gone; a member who owns nothing sees none', async () => {
+  it("tells the owner of the host to sign again and links to the host's page; signed again there, the note is gone; a member who owns nothing sees none", async () => {
     const { page } = owner;
     const api = await sdkOf(OWNER);
     const key = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());

@@ -36,21 +36,43 @@ const MANY_STEPS = Array.from({ length: 60 }, (_, i) => [
 
 const SCRIPT = {
   replies: [
-    { match: '\\bstream', steps: [{ type: 'text', text: STREAMED, deltas: 90, delayMs: 25 }, { type: 'cost', usd: 0.0021 }] },
+    {
+      match: '\\bstream',
+      steps: [
+        { type: 'text', text: STREAMED, deltas: 90, delayMs: 25 },
+        { type: 'cost', usd: 0.0021 },
+      ],
+    },
     {
       match: '\\btool',
       steps: [
         { type: 'text', text: 'Let me look at the file and fix it.', deltas: 2, delayMs: 10 },
         { type: 'tool', name: 'Read', input: { file_path: 'src/app.ts' }, output: 'export const answer = 41;\n', delayMs: 10 },
         {
-          type: 'tool', name: 'Edit', input: { file_path: 'src/app.ts', old_string: '41', new_string: '42' }, output: 'Updated src/app.ts', delayMs: 10,
+          type: 'tool',
+          name: 'Edit',
+          input: { file_path: 'src/app.ts', old_string: '41', new_string: '42' },
+          output: 'Updated src/app.ts',
+          delayMs: 10,
           changes: [{ path: 'src/app.ts', kind: 'update', diff: '@@ -1 +1 @@\n-export const answer = 41;\n+export const answer = 42;\n' }],
         },
         { type: 'cost', usd: 0.0031, contextTokens: 2400, contextWindow: 200000 },
       ],
     },
-    { match: '\\bmarkdown', steps: [{ type: 'text', text: MARKDOWN, deltas: 4, delayMs: 10 }, { type: 'cost', usd: 0.0012 }] },
-    { match: '\\bfail', steps: [{ type: 'text', text: 'Trying…' }, { type: 'fail', message: 'The scripted backend failed on purpose.' }] },
+    {
+      match: '\\bmarkdown',
+      steps: [
+        { type: 'text', text: MARKDOWN, deltas: 4, delayMs: 10 },
+        { type: 'cost', usd: 0.0012 },
+      ],
+    },
+    {
+      match: '\\bfail',
+      steps: [
+        { type: 'text', text: 'Trying…' },
+        { type: 'fail', message: 'The scripted backend failed on purpose.' },
+      ],
+    },
     { match: '\\bmany', steps: [...MANY_STEPS, { type: 'cost', usd: 0.01 }] },
     {
       steps: [
@@ -163,9 +185,15 @@ describe('the thread view', () => {
       return w.samples;
     });
     expect(await page.locator('.thread-row[data-kind="turn"]').count()).toBe(1);
-    expect(samples.every((drawn) => drawn.length === 1), 'the reply is drawn once').toBe(true);
+    expect(
+      samples.every((drawn) => drawn.length === 1),
+      'the reply is drawn once',
+    ).toBe(true);
     const lengths = samples.map((drawn) => drawn[0]!);
-    expect(lengths.every((n, i) => i === 0 || n >= lengths[i - 1]!), 'the reply only grows').toBe(true);
+    expect(
+      lengths.every((n, i) => i === 0 || n >= lengths[i - 1]!),
+      'the reply only grows',
+    ).toBe(true);
     expect(new Set(lengths).size, 'the reply was seen growing').toBeGreaterThan(3);
     expect(lengths.at(-1)).toBe(STREAMED.length);
     await expect.poll(async () => (await rows(page, 'assistant').last().locator('.markdown').textContent())?.trim()).toBe(STREAMED);
@@ -212,7 +240,9 @@ describe('the thread view', () => {
     await exchange(channel, 'hello after the view shrank', page);
     await expect.poll(() => distanceFromEnd(page), { timeout: 5_000 }).toBeLessThanOrEqual(40);
     expect(await page.locator('.jump-to-end').count()).toBe(0);
-    await page.evaluate(() => { document.querySelector<HTMLElement>('.composer')!.style.paddingBottom = ''; });
+    await page.evaluate(() => {
+      document.querySelector<HTMLElement>('.composer')!.style.paddingBottom = '';
+    });
 
     // A person at the end stays there through a turn: the view gets shorter from below while it runs
     // (on a phone the composer grows by a line or two), and still the reply shows without a button.
@@ -252,20 +282,26 @@ describe('the thread view', () => {
 
     // Keyboard: every fold toggle is a labelled button, reached by Tab and opened by Enter.
     // Read in one go: rows come and go as the list moves, so a toggle found first may be gone after.
-    const toggles = await page.locator('.thread .fold-toggle').evaluateAll((els) => els.map((el) => ({ tag: el.tagName, label: el.getAttribute('aria-label') ?? '' })));
+    const toggles = await page
+      .locator('.thread .fold-toggle')
+      .evaluateAll((els) => els.map((el) => ({ tag: el.tagName, label: el.getAttribute('aria-label') ?? '' })));
     expect(toggles.length).toBeGreaterThan(0);
     for (const toggle of toggles) {
       expect(toggle.tag).toBe('BUTTON');
       expect(toggle.label.length).toBeGreaterThan(3);
     }
     await page.locator('.thread-scroll').focus();
-    const reached = await until(async () => {
-      await page.keyboard.press('Tab');
-      return page.evaluate(() => {
-        const el = document.activeElement as HTMLElement | null;
-        return el?.classList.contains('fold-toggle') ? { label: el.getAttribute('aria-label'), open: el.getAttribute('aria-expanded') } : null;
-      });
-    }, 'Tab reaching a fold toggle', 10_000);
+    const reached = await until(
+      async () => {
+        await page.keyboard.press('Tab');
+        return page.evaluate(() => {
+          const el = document.activeElement as HTMLElement | null;
+          return el?.classList.contains('fold-toggle') ? { label: el.getAttribute('aria-label'), open: el.getAttribute('aria-expanded') } : null;
+        });
+      },
+      'Tab reaching a fold toggle',
+      10_000,
+    );
     expect(reached.label).toBeTruthy();
     await page.keyboard.press('Enter');
     expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-expanded'))).toBe(reached.open === 'true' ? 'false' : 'true');
@@ -305,26 +341,36 @@ describe('the thread view', () => {
         return { key: row.dataset.row!, y: row.getBoundingClientRect().top, height };
       });
       if (!seen) continue;
-      const landed = await until(() => scroller.evaluate((el, height) => el.scrollHeight > height || null, seen.height), 'an older page', 5_000).catch(() => null);
+      const landed = await until(() => scroller.evaluate((el, height) => el.scrollHeight > height || null, seen.height), 'an older page', 5_000).catch(
+        () => null,
+      );
       if (!landed) continue;
-      const y = () => page.evaluate((key) => document.querySelector<HTMLElement>(`.thread-row[data-row="${CSS.escape(key)}"]`)?.getBoundingClientRect().top ?? null, seen.key);
-      await expect.poll(async () => Math.abs((await y() ?? Infinity) - seen.y), { message: 'the row read stays put' }).toBeLessThan(3);
+      const y = () =>
+        page.evaluate(
+          (key) => document.querySelector<HTMLElement>(`.thread-row[data-row="${CSS.escape(key)}"]`)?.getBoundingClientRect().top ?? null,
+          seen.key,
+        );
+      await expect.poll(async () => Math.abs(((await y()) ?? Infinity) - seen.y), { message: 'the row read stays put' }).toBeLessThan(3);
       steady++;
     }
     expect(steady, 'at least one page landed above a row being read').toBeGreaterThan(0);
     await page.locator('.thread-edge', { hasText: 'Start of the chat' }).waitFor();
-    await scroller.evaluate((el) => { el.scrollTop = 0; });
+    await scroller.evaluate((el) => {
+      el.scrollTop = 0;
+    });
     await rows(page, 'user').filter({ hasText: 'many steps, first' }).waitFor();
     await page.locator('.thread-row[data-kind="assistant"]', { hasText: 'Step 0 of the long job.' }).first().waitFor();
 
     // A stream while the person reads further up: nothing moves, a button offers the new messages.
-    await scroller.evaluate((el) => { el.scrollTop = el.scrollHeight / 2; });
+    await scroller.evaluate((el) => {
+      el.scrollTop = el.scrollHeight / 2;
+    });
     const readingAt = await scroller.evaluate((el) => el.scrollTop);
     const before = settledTurns(channel);
     channel.send({ text: 'stream while I read' });
     await until(() => settledTurns(channel) > before, 'the streamed turn settled');
     await page.locator('.jump-to-end.unseen').waitFor();
-    expect(Math.abs(await scroller.evaluate((el) => el.scrollTop) - readingAt)).toBeLessThan(2);
+    expect(Math.abs((await scroller.evaluate((el) => el.scrollTop)) - readingAt)).toBeLessThan(2);
     await page.locator('.jump-to-end').click();
     await expect.poll(() => scroller.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight)).toBeLessThan(41);
     await expect.poll(async () => (await rows(page, 'assistant').last().locator('.markdown').textContent())?.trim()).toBe(STREAMED);

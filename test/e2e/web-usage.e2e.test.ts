@@ -42,9 +42,9 @@ const slotOf = (at: number) => new Date(at).toISOString().slice(0, 10);
 const TWO_DAYS_AGO = noonUtc(2);
 const YESTERDAY = noonUtc(1);
 
-const eventually = <T,>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string, ms = 60_000) =>
+const eventually = <T>(check: () => T | false | null | undefined | Promise<T | false | null | undefined>, what: string, ms = 60_000) =>
   until(check, what, { ms, detail: () => host.output.slice(-2000) });
-const poll = <T,>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 60_000 });
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 60_000 });
 
 async function open(size: Size, at: string): Promise<Page> {
   const person = await signedInPerson(size, OWNER, { path: at });
@@ -67,8 +67,7 @@ async function codexChat(chatId: string): Promise<(text: string) => Promise<Reco
   };
 }
 
-const row = (page: Page, table: string, attribute: string, value: string) =>
-  page.getByRole('table', { name: table }).locator(`tr[${attribute}="${value}"]`);
+const row = (page: Page, table: string, attribute: string, value: string) => page.getByRole('table', { name: table }).locator(`tr[${attribute}="${value}"]`);
 const cells = async (page: Page, table: string, attribute: string, value: string) =>
   (await row(page, table, attribute, value).locator('th, td').allTextContents()).map((t) => t.trim());
 
@@ -84,20 +83,37 @@ beforeAll(async () => {
   // Two sessions Claude Code wrote before: one per project, one model each, on two days (noon UTC,
   // the same day in any zone within 11 hours of it). Each call's usage is repeated on its two lines,
   // as the CLI writes a message per content block; the host counts it once.
-  const config = claudeConfig = claude.env.CLAUDE_CONFIG_DIR!;
-  writeLines(path.join(claudeProjectDir(config, alpha), '11111111-1111-4111-8111-111111111111.jsonl'), claudeLines('11111111-1111-4111-8111-111111111111', alpha, {
-    at: TWO_DAYS_AGO, model: 'claude-sonnet-4-5-20250929', messageId: 'msg_alpha', input: 1_000_000, output: 100_000,
-  }));
-  writeLines(path.join(claudeProjectDir(config, beta), '22222222-2222-4222-8222-222222222222.jsonl'), claudeLines('22222222-2222-4222-8222-222222222222', beta, {
-    at: YESTERDAY, model: 'claude-haiku-4-5-20251001', messageId: 'msg_beta', input: 2_000_000, output: 200_000,
-  }));
-  writeFileSync(path.join(host.dataDir, 'config.json'), JSON.stringify({
-    providers: {
-      claude: { backend: 'claude', command: CLAUDE_BIN, env: claude.env },
-      codex: { backend: 'codex', command: path.join(root, 'node_modules', '.bin', 'codex'), home: codexHome, env: { [TEST_KEY_VARIABLE]: 'test-key' } },
-    },
-    policy: { roots: [work] },
-  }));
+  const config = (claudeConfig = claude.env.CLAUDE_CONFIG_DIR!);
+  writeLines(
+    path.join(claudeProjectDir(config, alpha), '11111111-1111-4111-8111-111111111111.jsonl'),
+    claudeLines('11111111-1111-4111-8111-111111111111', alpha, {
+      at: TWO_DAYS_AGO,
+      model: 'claude-sonnet-4-5-20250929',
+      messageId: 'msg_alpha',
+      input: 1_000_000,
+      output: 100_000,
+    }),
+  );
+  writeLines(
+    path.join(claudeProjectDir(config, beta), '22222222-2222-4222-8222-222222222222.jsonl'),
+    claudeLines('22222222-2222-4222-8222-222222222222', beta, {
+      at: YESTERDAY,
+      model: 'claude-haiku-4-5-20251001',
+      messageId: 'msg_beta',
+      input: 2_000_000,
+      output: 200_000,
+    }),
+  );
+  writeFileSync(
+    path.join(host.dataDir, 'config.json'),
+    JSON.stringify({
+      providers: {
+        claude: { backend: 'claude', command: CLAUDE_BIN, env: claude.env },
+        codex: { backend: 'codex', command: path.join(root, 'node_modules', '.bin', 'codex'), home: codexHome, env: { [TEST_KEY_VARIABLE]: 'test-key' } },
+      },
+      policy: { roots: [work] },
+    }),
+  );
   await host.start();
   ({ lobby } = await signedInLobby(OWNER, host));
 }, 60_000);
@@ -111,8 +127,8 @@ afterAll(async () => {
   await codexModel?.close();
 });
 
-describe('the usage page and a chat\'s limit in the browser', { timeout: 180_000 }, () => {
-  it('shows the spend and tokens by day, model and project that the CLIs\' session files hold, priced from the host\'s table', async () => {
+describe("the usage page and a chat's limit in the browser", { timeout: 180_000 }, () => {
+  it("shows the spend and tokens by day, model and project that the CLIs' session files hold, priced from the host's table", async () => {
     usagePage = await open('desktop', '/usage');
     const page = usagePage;
     await page.getByRole('table', { name: 'By day' }).waitFor({ timeout: 60_000 });
@@ -122,7 +138,10 @@ describe('the usage page and a chat\'s limit in the browser', { timeout: 180_000
     expect(await page.getByTestId('usage-sessions').textContent()).toBe('2');
     expect((await cells(page, 'By day', 'data-slot', slotOf(YESTERDAY))).slice(1)).toEqual(['$3.00', '2.2M']);
     expect((await cells(page, 'By day', 'data-slot', slotOf(TWO_DAYS_AGO))).slice(1)).toEqual(['$4.50', '1.1M']);
-    expect((await cells(page, 'By model', 'data-model', 'claude-sonnet-4-5-20250929')).slice(1)).toEqual(['$4.50', '1.1M1.0M in · 0 cache read · 0 cache write · 100k out']);
+    expect((await cells(page, 'By model', 'data-model', 'claude-sonnet-4-5-20250929')).slice(1)).toEqual([
+      '$4.50',
+      '1.1M1.0M in · 0 cache read · 0 cache write · 100k out',
+    ]);
     expect((await cells(page, 'By model', 'data-model', 'claude-haiku-4-5-20251001'))[1]).toBe('$3.00');
     expect(await cells(page, 'By project', 'data-folder', alpha)).toEqual([`alpha${alpha}`, '$4.50', '1.1M']);
     expect(await cells(page, 'By project', 'data-folder', beta)).toEqual([`beta${beta}`, '$3.00', '2.2M']);
@@ -136,7 +155,7 @@ describe('the usage page and a chat\'s limit in the browser', { timeout: 180_000
     await screenshot(page, 'usage-desktop');
   });
 
-  it('follows the host while open: the plan\'s windows Codex read arrive by themselves, and so does its new session\'s usage', async () => {
+  it("follows the host while open: the plan's windows Codex read arrive by themselves, and so does its new session's usage", async () => {
     const page = usagePage;
     const turn = await codexChat('usage-codex');
     expect(await turn('check my plan')).toMatchObject({ state: 'done' });
@@ -179,7 +198,7 @@ describe('the usage page and a chat\'s limit in the browser', { timeout: 180_000
     expect(await page.locator('.plan-window[data-window="codex.primary"] .plan-window-left').textContent()).toBe('58% left (42% used)');
   });
 
-  it('a Codex turn that hits the limit names it and its reset in the chat\'s header, and the plan shows the window used up', async () => {
+  it("a Codex turn that hits the limit names it and its reset in the chat's header, and the plan shows the window used up", async () => {
     await lobby.request('chat.create', { chatId: 'usage-limit', provider: 'codex', cwd: work, runtimeMode: 'auto-accept-edits' });
     const chat = await open('phone', `/hosts/${host.hostId}/chats/usage-limit`);
     await chat.locator('.composer').waitFor();

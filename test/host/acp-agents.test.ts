@@ -41,38 +41,51 @@ beforeAll(async () => {
   const home = path.join(data.dir, 'home');
   mkdirSync(home, { recursive: true });
   const opencodeConfig = path.join(home, 'opencode.json');
-  writeFileSync(opencodeConfig, JSON.stringify({
-    provider: { local: { npm: '@ai-sdk/openai', name: 'Local', options: { baseURL: model.url, apiKey: 'sk-test' }, models: { scripted: { name: 'Scripted' } } } },
-    model: 'local/scripted',
-    // OpenCode asks before a shell command or an edit only when its config says so.
-    permission: { bash: 'ask', edit: 'ask' },
-    autoupdate: false,
-    share: 'disabled',
-  }));
-  const xdg = { XDG_CONFIG_HOME: `${home}/.config`, XDG_DATA_HOME: `${home}/.local/share`, XDG_CACHE_HOME: `${home}/.cache`, XDG_STATE_HOME: `${home}/.local/state` };
+  writeFileSync(
+    opencodeConfig,
+    JSON.stringify({
+      provider: {
+        local: { npm: '@ai-sdk/openai', name: 'Local', options: { baseURL: model.url, apiKey: 'sk-test' }, models: { scripted: { name: 'Scripted' } } },
+      },
+      model: 'local/scripted',
+      // OpenCode asks before a shell command or an edit only when its config says so.
+      permission: { bash: 'ask', edit: 'ask' },
+      autoupdate: false,
+      share: 'disabled',
+    }),
+  );
+  const xdg = {
+    XDG_CONFIG_HOME: `${home}/.config`,
+    XDG_DATA_HOME: `${home}/.local/share`,
+    XDG_CACHE_HOME: `${home}/.cache`,
+    XDG_STATE_HOME: `${home}/.local/state`,
+  };
   const configFile = path.join(data.dir, 'config.json');
-  writeFileSync(configFile, JSON.stringify({
-    providers: {
-      gemini: {
-        backend: 'acp',
-        name: 'OpenCode',
-        command: path.join(bin, 'opencode'),
-        args: ['acp'],
-        env: { HOME: home, ...xdg, OPENCODE_CONFIG: opencodeConfig, OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1' },
-        modes: { supervised: 'build' },
-        resumeCommand: 'opencode {flags} --session={id}',
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      providers: {
+        gemini: {
+          backend: 'acp',
+          name: 'OpenCode',
+          command: path.join(bin, 'opencode'),
+          args: ['acp'],
+          env: { HOME: home, ...xdg, OPENCODE_CONFIG: opencodeConfig, OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1' },
+          modes: { supervised: 'build' },
+          resumeCommand: 'opencode {flags} --session={id}',
+        },
+        copilot: {
+          backend: 'acp',
+          name: 'Qwen Code',
+          command: path.join(bin, 'qwen'),
+          args: ['--acp', '--auth-type=openai-responses'],
+          env: { HOME: home, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.url, OPENAI_MODEL: 'scripted' },
+          modes: { supervised: 'default', 'auto-accept-edits': 'auto-edit', 'full-access': 'yolo' },
+        },
       },
-      copilot: {
-        backend: 'acp',
-        name: 'Qwen Code',
-        command: path.join(bin, 'qwen'),
-        args: ['--acp', '--auth-type=openai-responses'],
-        env: { HOME: home, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.url, OPENAI_MODEL: 'scripted' },
-        modes: { supervised: 'default', 'auto-accept-edits': 'auto-edit', 'full-access': 'yolo' },
-      },
-    },
-    policy: { roots: [data.dir] },
-  }));
+      policy: { roots: [data.dir] },
+    }),
+  );
   running = await startHost({ dataDir: path.join(data.dir, 'host'), configFile, log: quiet });
   client = new TestClient(running.core);
 }, 60_000);
@@ -98,7 +111,12 @@ async function turnWithApproval(chatId: string, file: string, decision: 'allow' 
 describe('OpenCode by its command line', () => {
   it('is listed under its own name and version, and answers a turn from the scripted model', { timeout: TURN_MS * 2 }, async () => {
     const { providers } = await client.ok('provider.list', {});
-    expect(providers.find((p: { kind: string }) => p.kind === 'gemini')).toMatchObject({ name: 'OpenCode', installed: true, version: '1.18.33', capabilities: { chat: true } });
+    expect(providers.find((p: { kind: string }) => p.kind === 'gemini')).toMatchObject({
+      name: 'OpenCode',
+      installed: true,
+      version: '1.18.33',
+      capabilities: { chat: true },
+    });
     const work = path.join(data.dir, 'work-opencode');
     mkdirSync(work, { recursive: true });
     await client.ok('chat.create', { chatId: 'opencode', provider: 'gemini', cwd: work });
@@ -128,7 +146,12 @@ describe('Qwen Code by its command line', () => {
 
   it('is listed under its own name and version', async () => {
     const { providers } = await client.ok('provider.list', {});
-    expect(providers.find((p: { kind: string }) => p.kind === 'copilot')).toMatchObject({ name: 'Qwen Code', installed: true, version: '0.24.4', capabilities: { chat: true } });
+    expect(providers.find((p: { kind: string }) => p.kind === 'copilot')).toMatchObject({
+      name: 'Qwen Code',
+      installed: true,
+      version: '0.24.4',
+      capabilities: { chat: true },
+    });
   });
 
   it('asks before it runs a shell command: allowed, the file is written', { timeout: TURN_MS * 2 }, async () => {

@@ -25,7 +25,9 @@ describe('the config of an ACP agent by its command line', () => {
   };
 
   it('accepts a plain one, with its defaults', () => {
-    const parsed = HostConfigSchema.parse({ providers: { gemini: { ...base, args: ['acp', '--port=0'], env: { OPENCODE_X: 'a b\tc' }, modes: { supervised: 'plan' } } } });
+    const parsed = HostConfigSchema.parse({
+      providers: { gemini: { ...base, args: ['acp', '--port=0'], env: { OPENCODE_X: 'a b\tc' }, modes: { supervised: 'plan' } } },
+    });
     expect(parsed.providers!.gemini).toMatchObject({ name: 'My agent', args: ['acp', '--port=0'], slashCommands: false, modes: { supervised: 'plan' } });
   });
 
@@ -44,14 +46,17 @@ describe('the config of an ACP agent by its command line', () => {
     expect(problem({ modes: { reckless: 'x' } })).toMatch(/^providers\.gemini\.modes/);
   });
 
-  it('holds the other backends\' command, args and env to the same rules', () => {
+  it("holds the other backends' command, args and env to the same rules", () => {
     expect(HostConfigSchema.safeParse({ providers: { claude: { backend: 'claude', args: ['a\u0000b'] } } }).success).toBe(false);
     expect(HostConfigSchema.safeParse({ providers: { codex: { backend: 'codex', env: { X: 'a\rb' } } } }).success).toBe(false);
     expect(HostConfigSchema.safeParse({ providers: { copilot: { backend: 'copilot', command: '--help' } } }).success).toBe(false);
-    expect(HostConfigSchema.safeParse({ providers: { claude: { backend: 'claude', command: './bin/claude', args: ['--add-dir', '/srv'], env: { A: 'b' } } } }).success).toBe(true);
+    expect(
+      HostConfigSchema.safeParse({ providers: { claude: { backend: 'claude', command: './bin/claude', args: ['--add-dir', '/srv'], env: { A: 'b' } } } })
+        .success,
+    ).toBe(true);
   });
 
-  it('runs an unnamed runtime mode in the nearest narrower named one, and none named leaves the agent\'s own', () => {
+  it("runs an unnamed runtime mode in the nearest narrower named one, and none named leaves the agent's own", () => {
     expect(fillModes({ supervised: 'ask', auto: 'all' })).toEqual({ supervised: 'ask', 'auto-accept-edits': 'ask', auto: 'all', 'full-access': 'all' });
     expect(fillModes({ 'auto-accept-edits': 'edits' })).toEqual({ supervised: '', 'auto-accept-edits': 'edits', auto: 'edits', 'full-access': 'edits' });
     expect(fillModes({})).toEqual({ supervised: '', 'auto-accept-edits': '', auto: '', 'full-access': '' });
@@ -68,19 +73,22 @@ describe('a host serving an ACP agent by its command line', () => {
     data = tempDir('tether-acp-command-line-');
     log = path.join(data.dir, 'agent.log');
     const configFile = path.join(data.dir, 'config.json');
-    writeFileSync(configFile, JSON.stringify({
-      providers: {
-        copilot: {
-          backend: 'acp',
-          name: 'Scripted ACP agent',
-          command: process.execPath,
-          args: [AGENT],
-          env: { AGENT_LOG: log },
-          modes: { supervised: 'ask', 'auto-accept-edits': 'edits' },
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        providers: {
+          copilot: {
+            backend: 'acp',
+            name: 'Scripted ACP agent',
+            command: process.execPath,
+            args: [AGENT],
+            env: { AGENT_LOG: log },
+            modes: { supervised: 'ask', 'auto-accept-edits': 'edits' },
+          },
         },
-      },
-      policy: { roots: [data.dir], modeCeiling: 'full-access' },
-    }));
+        policy: { roots: [data.dir], modeCeiling: 'full-access' },
+      }),
+    );
     expect(readHostConfig(configFile).config.providers?.copilot).toMatchObject({ backend: 'acp' });
     running = await startHost({ dataDir: path.join(data.dir, 'host'), configFile, log: quiet });
     client = new TestClient(running.core);
@@ -97,7 +105,12 @@ describe('a host serving an ACP agent by its command line', () => {
   it('lists it under its own name, says where it comes from, and runs a turn with an approval', { timeout: 60_000 }, async () => {
     const { providers } = await client.ok('provider.list', {});
     expect(providers[0]).toMatchObject({ kind: 'copilot', name: 'Scripted ACP agent', installed: true, capabilities: { chat: true, slashCommands: false } });
-    expect(running.agents!.agents[0]).toMatchObject({ name: 'Scripted ACP agent', served: true, from: process.execPath, why: expect.stringContaining('backend acp') });
+    expect(running.agents!.agents[0]).toMatchObject({
+      name: 'Scripted ACP agent',
+      served: true,
+      from: process.execPath,
+      why: expect.stringContaining('backend acp'),
+    });
 
     await client.ok('chat.create', { chatId: 'c', provider: 'copilot', cwd: data.dir, runtimeMode: 'auto' });
     await client.attach('c');
@@ -106,13 +119,16 @@ describe('a host serving an ACP agent by its command line', () => {
     const approval = itemsOf(turnId).find((i): i is Extract<ChatItem, { kind: 'approval' }> => i.kind === 'approval')!;
     await client.ok('chat.approve', { chatId: 'c', requestId: approval.requestId, decision: 'allow' });
     await until(() => turnOf(turnId)?.state === 'done', 'the turn', 30_000);
-    const entries = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { method: string; modeId?: string; outcome?: unknown });
+    const entries = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { method: string; modeId?: string; outcome?: unknown });
     // `auto` is not named: the nearest narrower one the config names, `edits`.
     expect(entries.filter((e) => e.method === 'session/set_mode').map((e) => e.modeId)).toEqual(['edits']);
     expect(entries.find((e) => e.method === 'permission-outcome')).toMatchObject({ outcome: { outcome: { outcome: 'selected', optionId: 'yes' } } });
   });
 
-  it('refuses a message that would run the agent\'s own command, and hands the agent nothing', { timeout: 30_000 }, async () => {
+  it("refuses a message that would run the agent's own command, and hands the agent nothing", { timeout: 30_000 }, async () => {
     const before = readFileSync(log, 'utf8');
     const reply = await client.request('chat.send', { chatId: 'c', text: '  /extensions install https://example.invalid/x' });
     expect(reply).toMatchObject({ ok: false, error: { code: 'bad-request', message: expect.stringContaining('Scripted ACP agent may run its own commands') } });

@@ -27,7 +27,7 @@ const spec = (): AcpAgentSpec => ({
   capabilities: CLI_PROFILES.copilot.capabilities,
   resumeCommand: 'agent --resume {id}',
   modes: { supervised: 'ask', 'auto-accept-edits': 'edits', auto: 'edits', 'full-access': 'all' },
-  runtimeModeOf: (id) => ({ ask: 'supervised', edits: 'auto-accept-edits', all: 'full-access' } as const)[id as 'ask'],
+  runtimeModeOf: (id) => (({ ask: 'supervised', edits: 'auto-accept-edits', all: 'full-access' }) as const)[id as 'ask'],
   quirks: { modelUsed: (response) => (typeof response._meta?.model === 'string' ? response._meta.model : null) },
 });
 
@@ -60,9 +60,21 @@ function started(session: AcpSession, text: string): ProviderOutput[] {
   return outputs;
 }
 
-const agentLog = (): Array<Record<string, any>> => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
-const replyText = (outputs: ProviderOutput[]) => outputs.filter((o) => o.type === 'text').map((o) => (o.type === 'text' ? o.text : '')).join('');
-const of = <T extends ProviderOutput['type']>(outputs: ProviderOutput[], type: T) => outputs.filter((o): o is Extract<ProviderOutput, { type: T }> => o.type === type);
+const agentLog = (): Array<Record<string, any>> =>
+  existsSync(log)
+    ? readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
+const replyText = (outputs: ProviderOutput[]) =>
+  outputs
+    .filter((o) => o.type === 'text')
+    .map((o) => (o.type === 'text' ? o.text : ''))
+    .join('');
+const of = <T extends ProviderOutput['type']>(outputs: ProviderOutput[], type: T) =>
+  outputs.filter((o): o is Extract<ProviderOutput, { type: T }> => o.type === type);
 
 let session: AcpSession;
 
@@ -78,9 +90,15 @@ afterAll(async () => {
 });
 
 describe('the ACP driver with a scripted SDK agent', () => {
-  it('opens a session, sets the runtime mode as the agent\'s mode, and reports both', async () => {
+  it("opens a session, sets the runtime mode as the agent's mode, and reports both", async () => {
     const outputs = await turn(session, 'hello');
-    expect(outputs[0]).toEqual({ type: 'session', agentSessionId: 'session-1', model: 'default', permissionMode: 'edits', effectiveRuntimeMode: 'auto-accept-edits' });
+    expect(outputs[0]).toEqual({
+      type: 'session',
+      agentSessionId: 'session-1',
+      model: 'default',
+      permissionMode: 'edits',
+      effectiveRuntimeMode: 'auto-accept-edits',
+    });
     expect(replyText(outputs)).toBe('echo: hello');
     expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'done' });
     expect(agentLog().map((l) => l.method)).toEqual(['initialize', 'session/new', 'session/set_mode', 'session/prompt']);
@@ -89,7 +107,7 @@ describe('the ACP driver with a scripted SDK agent', () => {
     expect(session.running).toBe(true);
   });
 
-  it('applies every update sent before the prompt\'s answer before the turn ends', async () => {
+  it("applies every update sent before the prompt's answer before the turn ends", async () => {
     const outputs = await turn(session, 'burst');
     expect(replyText(outputs)).toBe(Array.from({ length: 200 }, (_, i) => `${i};`).join(''));
   });
@@ -111,7 +129,11 @@ describe('the ACP driver with a scripted SDK agent', () => {
       ] as TurnInput['attachments'],
       images: [{ attachmentId: 'a1', path: '/tmp/dot.png', mime: 'image/png', data: PNG }],
     });
-    expect(agentLog().filter((l) => l.method === 'session/prompt').at(-1)!.prompt).toEqual([
+    expect(
+      agentLog()
+        .filter((l) => l.method === 'session/prompt')
+        .at(-1)!.prompt,
+    ).toEqual([
       { type: 'text', text: 'look' },
       { type: 'image', data: PNG, mimeType: 'image/png' },
       { type: 'resource_link', uri: 'file:///tmp/notes.md', name: 'notes.md', mimeType: 'text/markdown' },
@@ -124,7 +146,11 @@ describe('the ACP driver with a scripted SDK agent', () => {
     });
     expect(of(outputs, 'approval')[0]).toMatchObject({ toolUseId: 'p1', toolName: 'Bash', input: { command: 'make' }, canAllowAlways: false });
     expect(of(outputs, 'tool-end')).toEqual([{ type: 'tool-end', toolUseId: 'p1', output: 'made', error: false }]);
-    expect(agentLog().filter((l) => l.method === 'permission-outcome').at(-1)!.outcome).toEqual({ outcome: { outcome: 'selected', optionId: 'yes' } });
+    expect(
+      agentLog()
+        .filter((l) => l.method === 'permission-outcome')
+        .at(-1)!.outcome,
+    ).toEqual({ outcome: { outcome: 'selected', optionId: 'yes' } });
   });
 
   it('asks an elicitation as a question and sends the answer back as content', async () => {
@@ -132,7 +158,16 @@ describe('the ACP driver with a scripted SDK agent', () => {
       if (output.type === 'question') session.answerQuestion(output.requestId, { flavour: 'mint' });
     });
     expect(of(outputs, 'question')[0]!.questions).toEqual([
-      { id: 'flavour', header: 'Flavour', question: 'Pick a flavour', choices: [{ label: 'vanilla', description: '' }, { label: 'mint', description: '' }], multiSelect: false },
+      {
+        id: 'flavour',
+        header: 'Flavour',
+        question: 'Pick a flavour',
+        choices: [
+          { label: 'vanilla', description: '' },
+          { label: 'mint', description: '' },
+        ],
+        multiSelect: false,
+      },
     ]);
     expect(replyText(outputs)).toBe('elicitation: {"action":"accept","content":{"flavour":"mint"}}');
   });
@@ -149,7 +184,14 @@ describe('the ACP driver with a scripted SDK agent', () => {
     await until(() => outputs.some((o) => o.type === 'approval'), 'the approval', 10_000);
     session.interrupt();
     await until(() => agentLog().some((l) => l.method === 'session/cancel'), 'the cancel', 10_000);
-    await until(() => agentLog().filter((l) => l.method === 'permission-outcome').at(-1)?.outcome.outcome.outcome === 'cancelled', 'the cancelled outcome', 10_000);
+    await until(
+      () =>
+        agentLog()
+          .filter((l) => l.method === 'permission-outcome')
+          .at(-1)?.outcome.outcome.outcome === 'cancelled',
+      'the cancelled outcome',
+      10_000,
+    );
     expect(outputs.some((o) => o.type === 'turn-end')).toBe(false);
     const next = await turn(session, 'hello again');
     expect(replyText(next)).toBe('echo: hello again');
@@ -158,9 +200,17 @@ describe('the ACP driver with a scripted SDK agent', () => {
   it('a crash mid-turn ends the turn with the exit and stderr; the next turn starts a process that loads the session, its replay left out', async () => {
     const outputs = await turn(session, 'crash');
     expect(replyText(outputs)).toBe('about to fall over');
-    expect(outputs.at(-1)).toMatchObject({ type: 'turn-end', state: 'error', message: expect.stringMatching(/Test agent exited \(code 3\)[\s\S]*out of cheese/) });
+    expect(outputs.at(-1)).toMatchObject({
+      type: 'turn-end',
+      state: 'error',
+      message: expect.stringMatching(/Test agent exited \(code 3\)[\s\S]*out of cheese/),
+    });
     const next = await turn(session, 'after the fall');
-    expect(agentLog().filter((l) => l.method === 'session/load').at(-1)).toEqual({ method: 'session/load', sessionId: 'session-1' });
+    expect(
+      agentLog()
+        .filter((l) => l.method === 'session/load')
+        .at(-1),
+    ).toEqual({ method: 'session/load', sessionId: 'session-1' });
     expect(replyText(next), JSON.stringify(next)).toBe('echo: after the fall');
     expect(next[0]).toMatchObject({ type: 'session', agentSessionId: 'session-1' });
   });
@@ -183,7 +233,7 @@ describe('the ACP driver with a scripted SDK agent', () => {
     ]);
   });
 
-  it('an error answer to the prompt ends the turn in error with the agent\'s message', async () => {
+  it("an error answer to the prompt ends the turn in error with the agent's message", async () => {
     const outputs = await turn(session, 'refuse');
     expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'error', message: 'Authentication required' });
   });
@@ -192,7 +242,11 @@ describe('the ACP driver with a scripted SDK agent', () => {
     const other = new AcpSession(spec(), context({ agentSessionId: 'gone' }), { clientVersion: '0.0.0' });
     try {
       const outputs = await turn(other, 'hello');
-      expect(outputs[0]).toEqual({ type: 'note', level: 'warning', text: 'Test agent could not continue its session gone (Resource not found: gone); this turn starts a new one' });
+      expect(outputs[0]).toEqual({
+        type: 'note',
+        level: 'warning',
+        text: 'Test agent could not continue its session gone (Resource not found: gone); this turn starts a new one',
+      });
       expect(outputs[1]).toMatchObject({ type: 'session', agentSessionId: expect.stringMatching(/^session-\d+$/) });
       expect(replyText(outputs)).toBe('echo: hello');
     } finally {

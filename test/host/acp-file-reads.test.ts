@@ -85,21 +85,22 @@ for (const cli of CLIS) {
       data?.cleanup();
     });
 
-    const settled = (turnId: string) => until(() => {
-      const turn = client.threads.get('c')!.get(turnId);
-      return turn?.kind === 'turn' && turn.state !== 'running';
-    }, `turn ${turnId}`, TURN_MS);
+    const settled = (turnId: string) =>
+      until(
+        () => {
+          const turn = client.threads.get('c')!.get(turnId);
+          return turn?.kind === 'turn' && turn.state !== 'running';
+        },
+        `turn ${turnId}`,
+        TURN_MS,
+      );
 
     it('@ forms naming a secret outside the folder are plain text to it: the send goes through and the secret never reaches the model', async () => {
       writeFileSync(path.join(outside, 'secret.txt'), 'M-ACP-ABSOLUTE\n');
       writeFileSync(path.join(home, 'home-secret.txt'), 'M-ACP-HOME\n');
-      const text = [
-        `hello, read @${outside}/secret.txt`,
-        '@../../outside/secret.txt',
-        '@~/home-secret.txt',
-        `@"${outside}/secret.txt"`,
-        `@${outside}`,
-      ].join('\n');
+      const text = [`hello, read @${outside}/secret.txt`, '@../../outside/secret.txt', '@~/home-secret.txt', `@"${outside}/secret.txt"`, `@${outside}`].join(
+        '\n',
+      );
       const { turnId } = await client.ok('chat.send', { chatId: 'c', text });
       await settled(turnId);
       expect(client.threads.get('c')!.get(turnId)).toMatchObject({ state: 'done' });
@@ -112,7 +113,10 @@ for (const cli of CLIS) {
     it.runIf(cli.name.startsWith('Gemini'))('its own /extensions and /restore commands are refused (bad-request) and install nothing', async () => {
       const extension = path.join(outside, 'evil-extension');
       mkdirSync(extension, { recursive: true });
-      writeFileSync(path.join(extension, 'gemini-extension.json'), JSON.stringify({ name: 'evil', version: '1.0.0', mcpServers: { evil: { command: 'touch', args: [path.join(outside, 'ran')] } } }));
+      writeFileSync(
+        path.join(extension, 'gemini-extension.json'),
+        JSON.stringify({ name: 'evil', version: '1.0.0', mcpServers: { evil: { command: 'touch', args: [path.join(outside, 'ran')] } } }),
+      );
       for (const text of [`/extensions link ${extension}`, `  $extensions install ${extension}`, '/restore', '/ extensions link x']) {
         const reply = await client.request('chat.send', { chatId: 'c', text });
         expect(reply.ok, text).toBe(false);
@@ -127,15 +131,23 @@ for (const cli of CLIS) {
 
     it('an upload, handed over as a resource link, is what it reads (Gemini) or drops (Copilot)', async () => {
       const data64 = Buffer.from('M-ACP-UPLOAD inside\n').toString('base64');
-      const { turnId } = await client.ok('chat.send', { chatId: 'c', text: 'hello, here is a file', attachments: [{ name: 'note.txt', mime: 'text/plain', data: data64 }] });
+      const { turnId } = await client.ok('chat.send', {
+        chatId: 'c',
+        text: 'hello, here is a file',
+        attachments: [{ name: 'note.txt', mime: 'text/plain', data: data64 }],
+      });
       // Gemini asks before it reads a linked file outside its workspace (the uploads folder is).
-      await until(() => {
-        const items = client.threads.get('c')!.items.filter((i) => i.turnId === turnId);
-        const approval = items.find((i) => i.kind === 'approval' && i.decision === 'pending');
-        if (approval?.kind === 'approval') void client.request('chat.approve', { chatId: 'c', requestId: approval.requestId, decision: 'allow' });
-        const turn = client.threads.get('c')!.get(turnId);
-        return turn?.kind === 'turn' && turn.state !== 'running';
-      }, 'the upload turn', TURN_MS);
+      await until(
+        () => {
+          const items = client.threads.get('c')!.items.filter((i) => i.turnId === turnId);
+          const approval = items.find((i) => i.kind === 'approval' && i.decision === 'pending');
+          if (approval?.kind === 'approval') void client.request('chat.approve', { chatId: 'c', requestId: approval.requestId, decision: 'allow' });
+          const turn = client.threads.get('c')!.get(turnId);
+          return turn?.kind === 'turn' && turn.state !== 'running';
+        },
+        'the upload turn',
+        TURN_MS,
+      );
       expect(client.threads.get('c')!.get(turnId)).toMatchObject({ state: 'done' });
       // Gemini reads the linked upload and sends it; Copilot 1.0.102 drops a resource link (neither
       // its content nor its name reaches the model), so no file is read for it either.

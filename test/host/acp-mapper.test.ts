@@ -19,7 +19,10 @@ const gemini = geminiSpec({ clientVersion: '0.0.0' });
 type Line = { meta?: unknown; out?: Record<string, any>; in?: Record<string, any> };
 
 function transcript(name: string): Line[] {
-  return readFileSync(path.join(fixtures, `${name}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+  return readFileSync(path.join(fixtures, `${name}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Line);
 }
 
 /**
@@ -58,22 +61,30 @@ function replay(name: string, decide?: (requestId: string) => 'allow' | 'allow-a
       outputs.push(...('error' in msg ? mapper.promptFailed(msg.error) : mapper.promptDone(msg.result as PromptResponse)));
     }
   }
-  const recordedReplies = transcript(name).filter((l) => l.in && l.in.method === undefined).map((l) => l.in!.result);
+  const recordedReplies = transcript(name)
+    .filter((l) => l.in && l.in.method === undefined)
+    .map((l) => l.in!.result);
   return { mapper, outputs, replies, recordedReplies };
 }
 
 const types = (outputs: ProviderOutput[]) => outputs.map((o) => o.type);
 const texts = (outputs: ProviderOutput[], type: 'text' | 'thinking') =>
-  outputs.filter((o): o is Extract<ProviderOutput, { type: typeof type }> => o.type === type).map((o) => o.text).join('');
+  outputs
+    .filter((o): o is Extract<ProviderOutput, { type: typeof type }> => o.type === type)
+    .map((o) => o.text)
+    .join('');
 const find = <T extends ProviderOutput['type']>(outputs: ProviderOutput[], type: T) =>
   outputs.filter((o): o is Extract<ProviderOutput, { type: T }> => o.type === type);
 
 describe('the ACP mapper on recorded Gemini transcripts', () => {
-  it('streams a thought and the reply, then the turn\'s tokens from _meta.quota, and ends the turn done', () => {
+  it("streams a thought and the reply, then the turn's tokens from _meta.quota, and ends the turn done", () => {
     const { outputs } = replay('text');
     expect(texts(outputs, 'thinking')).toBe('**Greeting**\nA greeting; answer briefly.');
     expect(texts(outputs, 'text')).toBe('Hello from the scripted Gemini.');
-    expect(outputs.slice(-2)).toEqual([{ type: 'usage', contextTokens: 1230 }, { type: 'turn-end', state: 'done' }]);
+    expect(outputs.slice(-2)).toEqual([
+      { type: 'usage', contextTokens: 1230 },
+      { type: 'turn-end', state: 'done' },
+    ]);
   });
 
   it('shows a call announced only in its permission request, approves it with the allow_once option, and ends it with its file change', () => {
@@ -109,7 +120,7 @@ describe('the ACP mapper on recorded Gemini transcripts', () => {
     expect(texts(outputs, 'text')).toBe('Not touching it, then.');
   });
 
-  it('allows a shell call for the session with the allow_always option; the command is the approval\'s subject', () => {
+  it("allows a shell call for the session with the allow_always option; the command is the approval's subject", () => {
     const { outputs, replies, recordedReplies } = replay('shell', () => 'allow-always');
     expect(replies).toEqual([{ outcome: { outcome: 'selected', optionId: 'proceed_always' } }]);
     expect(replies).toEqual(recordedReplies);
@@ -118,7 +129,7 @@ describe('the ACP mapper on recorded Gemini transcripts', () => {
     expect(find(outputs, 'tool-end')[0]).toMatchObject({ output: null, error: false });
   });
 
-  it('answers a permission waiting at cancel as cancelled, and the prompt\'s cancelled stop ends the turn aborted', () => {
+  it("answers a permission waiting at cancel as cancelled, and the prompt's cancelled stop ends the turn aborted", () => {
     const { outputs, replies, recordedReplies } = replay('cancel', () => 'cancel');
     expect(replies).toEqual([{ outcome: { outcome: 'cancelled' } }]);
     expect(replies).toEqual(recordedReplies);
@@ -128,16 +139,18 @@ describe('the ACP mapper on recorded Gemini transcripts', () => {
   it('reads the model that answered from _meta.quota.model_usage (what -m auto routed to)', () => {
     const result = transcript('text').find((l) => l.out?.result?.stopReason)!.out!.result;
     expect(geminiModelUsed(result)).toBe('gemini-2.5-pro');
-    expect(geminiModelUsed({ _meta: { quota: { model_usage: [{ model: 'gemini-3.5-flash' }, { model: 'gemini-3.1-pro-preview' }] } } })).toBe('gemini-3.1-pro-preview');
+    expect(geminiModelUsed({ _meta: { quota: { model_usage: [{ model: 'gemini-3.5-flash' }, { model: 'gemini-3.1-pro-preview' }] } } })).toBe(
+      'gemini-3.1-pro-preview',
+    );
     expect(geminiModelUsed({})).toBeNull();
   });
 
-  it('takes the JSON-RPC 429 as the turn\'s usage limit', () => {
+  it("takes the JSON-RPC 429 as the turn's usage limit", () => {
     const { outputs } = replay('limit');
     expect(outputs).toEqual([{ type: 'turn-end', state: 'error', message: 'You have exhausted your daily quota on this model.', limit: { kind: 'usage' } }]);
   });
 
-  it('leaves a loaded session\'s replayed history out of the turn', () => {
+  it("leaves a loaded session's replayed history out of the turn", () => {
     const { outputs } = replay('load');
     expect(texts(outputs, 'text')).toBe('You said hello there before.');
     expect(texts(outputs, 'thinking')).toBe('');
@@ -181,7 +194,8 @@ describe('the ACP mapper on frames from other agents and from the future', () =>
   it('turns an unknown update, a malformed known one and a non-update into info notes, never throwing', () => {
     const mapper = new AcpMapper(generic);
     const outputs = [
-      ...feed(mapper,
+      ...feed(
+        mapper,
         { sessionUpdate: 'hologram_update', beams: 3 },
         { sessionUpdate: 'tool_call' },
         { sessionUpdate: 'agent_thought_chunk', content: { type: 'image', data: 'x' } },
@@ -194,50 +208,79 @@ describe('the ACP mapper on frames from other agents and from the future', () =>
     expect(outputs.every((o) => o.type === 'note' && o.level === 'info')).toBe(true);
     expect(outputs).toHaveLength(7);
     expect(outputs[0]).toMatchObject({ text: expect.stringContaining('hologram_update') });
-    expect(mapper.malformed('not json {', 'not JSON')).toEqual([{ type: 'note', level: 'info', text: 'Agent printed a line this host could not read (not JSON): not json {' }]);
+    expect(mapper.malformed('not json {', 'not JSON')).toEqual([
+      { type: 'note', level: 'info', text: 'Agent printed a line this host could not read (not JSON): not json {' },
+    ]);
   });
 
   it('keeps the quiet updates quiet and the commands for the session', () => {
     const mapper = new AcpMapper(generic);
-    expect(feed(mapper,
-      { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'hi' } },
-      { sessionUpdate: 'session_info_update', updatedAt: '2026-01-01T00:00:00Z' },
-      { sessionUpdate: 'session_info_update', title: null },
-      { sessionUpdate: 'session_info_update', title: '   ' },
-      { sessionUpdate: 'config_option_update', configOptions: [] },
-      { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'memory', description: 'm' }, { name: 'init', description: 'i' }] },
-    )).toEqual([]);
+    expect(
+      feed(
+        mapper,
+        { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'hi' } },
+        { sessionUpdate: 'session_info_update', updatedAt: '2026-01-01T00:00:00Z' },
+        { sessionUpdate: 'session_info_update', title: null },
+        { sessionUpdate: 'session_info_update', title: '   ' },
+        { sessionUpdate: 'config_option_update', configOptions: [] },
+        {
+          sessionUpdate: 'available_commands_update',
+          availableCommands: [
+            { name: 'memory', description: 'm' },
+            { name: 'init', description: 'i' },
+          ],
+        },
+      ),
+    ).toEqual([]);
     expect(mapper.slashCommands).toEqual(['/memory', '/init']);
   });
 
   it("passes the session's title on as the agent's title for the chat", () => {
-    expect(feed(new AcpMapper(generic), { sessionUpdate: 'session_info_update', title: 'Fix the flaky test', updatedAt: '2026-01-01T00:00:00Z' }))
-      .toEqual([{ type: 'title', title: 'Fix the flaky test' }]);
+    expect(feed(new AcpMapper(generic), { sessionUpdate: 'session_info_update', title: 'Fix the flaky test', updatedAt: '2026-01-01T00:00:00Z' })).toEqual([
+      { type: 'title', title: 'Fix the flaky test' },
+    ]);
   });
 
   it('splits replies by messageId, and a tool call closes the reply before it', () => {
     const mapper = new AcpMapper(generic);
-    expect(types(feed(mapper,
-      { sessionUpdate: 'agent_message_chunk', messageId: 'm1', content: { type: 'text', text: 'one' } },
-      { sessionUpdate: 'agent_message_chunk', messageId: 'm1', content: { type: 'text', text: ' more' } },
-      { sessionUpdate: 'agent_message_chunk', messageId: 'm2', content: { type: 'text', text: 'two' } },
-      { sessionUpdate: 'tool_call', toolCallId: 't1', title: 'ls', kind: 'execute', status: 'in_progress', rawInput: { command: 'ls' } },
-      { sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: 'a\nb' } }] },
-    ))).toEqual(['text', 'text', 'text-end', 'text', 'text-end', 'tool-start', 'tool-end']);
+    expect(
+      types(
+        feed(
+          mapper,
+          { sessionUpdate: 'agent_message_chunk', messageId: 'm1', content: { type: 'text', text: 'one' } },
+          { sessionUpdate: 'agent_message_chunk', messageId: 'm1', content: { type: 'text', text: ' more' } },
+          { sessionUpdate: 'agent_message_chunk', messageId: 'm2', content: { type: 'text', text: 'two' } },
+          { sessionUpdate: 'tool_call', toolCallId: 't1', title: 'ls', kind: 'execute', status: 'in_progress', rawInput: { command: 'ls' } },
+          { sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: 'a\nb' } }] },
+        ),
+      ),
+    ).toEqual(['text', 'text', 'text-end', 'text', 'text-end', 'tool-start', 'tool-end']);
   });
 
-  it('maps a tool call\'s lifecycle: start once, output from content, a failure as an error, a diff as unified hunks', () => {
+  it("maps a tool call's lifecycle: start once, output from content, a failure as an error, a diff as unified hunks", () => {
     const mapper = new AcpMapper(generic);
-    const outputs = feed(mapper,
+    const outputs = feed(
+      mapper,
       { sessionUpdate: 'tool_call', toolCallId: 'e1', title: 'Edit a.txt', kind: 'edit', status: 'pending', locations: [{ path: '/w/a.txt' }] },
       { sessionUpdate: 'tool_call_update', toolCallId: 'e1', status: 'in_progress' },
-      { sessionUpdate: 'tool_call_update', toolCallId: 'e1', status: 'completed', content: [{ type: 'diff', path: '/w/a.txt', oldText: 'one\ntwo\n', newText: 'one\nTWO\n' }] },
+      {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: 'e1',
+        status: 'completed',
+        content: [{ type: 'diff', path: '/w/a.txt', oldText: 'one\ntwo\n', newText: 'one\nTWO\n' }],
+      },
       { sessionUpdate: 'tool_call', toolCallId: 'x1', title: 'rm -rf /', kind: 'execute', status: 'failed', rawOutput: { error: 'refused' } },
       { sessionUpdate: 'tool_call_update', toolCallId: 'late', status: 'completed', title: 'Read b.txt', kind: 'read', locations: [{ path: '/w/b.txt' }] },
     );
     expect(outputs).toEqual([
       { type: 'tool-start', toolUseId: 'e1', name: 'Edit', input: { title: 'Edit a.txt', file_path: '/w/a.txt' }, description: 'Edit a.txt' },
-      { type: 'tool-end', toolUseId: 'e1', output: null, error: false, changes: [{ path: '/w/a.txt', kind: 'update', diff: '@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n' }] },
+      {
+        type: 'tool-end',
+        toolUseId: 'e1',
+        output: null,
+        error: false,
+        changes: [{ path: '/w/a.txt', kind: 'update', diff: '@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n' }],
+      },
       { type: 'tool-start', toolUseId: 'x1', name: 'Bash', input: { title: 'rm -rf /', command: 'rm -rf /' }, description: 'rm -rf /' },
       { type: 'tool-end', toolUseId: 'x1', output: '{"error":"refused"}', error: true },
       { type: 'tool-start', toolUseId: 'late', name: 'Read', input: { title: 'Read b.txt', file_path: '/w/b.txt' }, description: 'Read b.txt' },
@@ -245,34 +288,54 @@ describe('the ACP mapper on frames from other agents and from the future', () =>
     ]);
   });
 
-  it('shows a plan as a to-do list, and usage_update as the context meter with the turn\'s cost', () => {
+  it("shows a plan as a to-do list, and usage_update as the context meter with the turn's cost", () => {
     const mapper = new AcpMapper(generic);
     feed(mapper, { sessionUpdate: 'usage_update', used: 10, size: 100, cost: { amount: 0.5, currency: 'USD' } });
     mapper.turnStarted();
-    const outputs = feed(mapper,
-      { sessionUpdate: 'plan', entries: [{ content: 'Read', priority: 'high', status: 'completed' }, { content: 'Write', priority: 'low', status: 'in_progress' }] },
+    const outputs = feed(
+      mapper,
+      {
+        sessionUpdate: 'plan',
+        entries: [
+          { content: 'Read', priority: 'high', status: 'completed' },
+          { content: 'Write', priority: 'low', status: 'in_progress' },
+        ],
+      },
       { sessionUpdate: 'usage_update', used: 5000, size: 200000, cost: { amount: 0.75, currency: 'USD' } },
     );
     expect(outputs).toEqual([
-      { type: 'tool-start', toolUseId: 'plan-1', name: 'TodoWrite', input: { todos: [
-        { content: 'Read', status: 'completed', activeForm: 'Read', priority: 'high' },
-        { content: 'Write', status: 'in_progress', activeForm: 'Write', priority: 'low' },
-      ] } },
+      {
+        type: 'tool-start',
+        toolUseId: 'plan-1',
+        name: 'TodoWrite',
+        input: {
+          todos: [
+            { content: 'Read', status: 'completed', activeForm: 'Read', priority: 'high' },
+            { content: 'Write', status: 'in_progress', activeForm: 'Write', priority: 'low' },
+          ],
+        },
+      },
       { type: 'tool-end', toolUseId: 'plan-1', output: null },
       { type: 'usage', contextTokens: 5000, contextWindow: 200000 },
     ]);
-    expect(mapper.promptDone({ stopReason: 'end_turn' })).toEqual([{ type: 'usage', costUsd: 0.25 }, { type: 'turn-end', state: 'done' }]);
+    expect(mapper.promptDone({ stopReason: 'end_turn' })).toEqual([
+      { type: 'usage', costUsd: 0.25 },
+      { type: 'turn-end', state: 'done' },
+    ]);
   });
 
   it('reports mode changes as runtime modes, notices as notes, and a finished compaction', () => {
     const mapper = new AcpMapper(generic);
-    expect(feed(mapper,
-      { sessionUpdate: 'current_mode_update', currentModeId: 'yolo' },
-      { sessionUpdate: 'current_mode_update', currentModeId: 'brand-new' },
-      { sessionUpdate: 'notice', severity: 'warning', title: 'Slow', description: 'The model is busy' },
-      { sessionUpdate: 'compaction_update', compactionId: 'c', status: 'in_progress' },
-      { sessionUpdate: 'compaction_update', compactionId: 'c', status: 'completed' },
-    )).toEqual([
+    expect(
+      feed(
+        mapper,
+        { sessionUpdate: 'current_mode_update', currentModeId: 'yolo' },
+        { sessionUpdate: 'current_mode_update', currentModeId: 'brand-new' },
+        { sessionUpdate: 'notice', severity: 'warning', title: 'Slow', description: 'The model is busy' },
+        { sessionUpdate: 'compaction_update', compactionId: 'c', status: 'in_progress' },
+        { sessionUpdate: 'compaction_update', compactionId: 'c', status: 'completed' },
+      ),
+    ).toEqual([
       { type: 'mode', permissionMode: 'yolo', effectiveRuntimeMode: 'full-access' },
       { type: 'mode', permissionMode: 'brand-new' },
       { type: 'note', level: 'warning', text: 'Slow: The model is busy' },
@@ -283,12 +346,15 @@ describe('the ACP mapper on frames from other agents and from the future', () =>
   it('answers by option kind only: reject_always when there is no reject_once, cancelled when nothing rejects, unknown kinds ignored', () => {
     const mapper = new AcpMapper(generic);
     const request = (options: Array<{ optionId: string; name: string; kind: string }>): RequestPermissionRequest =>
-      ({ sessionId: 's', toolCall: { toolCallId: 'c1', title: 'ls', kind: 'execute' }, options } as RequestPermissionRequest);
-    const asked = mapper.permission('p1', request([
-      { optionId: 'zap', name: 'Teleport', kind: 'allow_forever' },
-      { optionId: 'ok', name: 'Yes', kind: 'allow_once' },
-      { optionId: 'never', name: 'Never', kind: 'reject_always' },
-    ]));
+      ({ sessionId: 's', toolCall: { toolCallId: 'c1', title: 'ls', kind: 'execute' }, options }) as RequestPermissionRequest;
+    const asked = mapper.permission(
+      'p1',
+      request([
+        { optionId: 'zap', name: 'Teleport', kind: 'allow_forever' },
+        { optionId: 'ok', name: 'Yes', kind: 'allow_once' },
+        { optionId: 'never', name: 'Never', kind: 'reject_always' },
+      ]),
+    );
     expect(find(asked.outputs, 'approval')[0]).toMatchObject({ canAllowAlways: false });
     expect(mapper.permissionReply('p1', 'deny')!.reply).toEqual({ outcome: { outcome: 'selected', optionId: 'never' } });
     expect(mapper.permissionReply('p1', 'allow')).toBeNull();
@@ -316,7 +382,9 @@ describe('the ACP mapper on frames from other agents and from the future', () =>
     feed(mapper, { sessionUpdate: 'tool_call', toolCallId: 'call_7', title: 'make', kind: 'execute', status: 'pending', rawInput: { command: 'make' } });
     const options = [{ optionId: 'y', name: 'Allow', kind: 'allow_once' as const }];
     const matched = mapper.permission('p1', { sessionId: 's', toolCall: { toolCallId: 'shell-permission' }, options });
-    expect(matched.outputs).toEqual([expect.objectContaining({ type: 'approval', toolUseId: 'call_7', toolName: 'Bash', input: expect.objectContaining({ command: 'make' }) })]);
+    expect(matched.outputs).toEqual([
+      expect.objectContaining({ type: 'approval', toolUseId: 'call_7', toolName: 'Bash', input: expect.objectContaining({ command: 'make' }) }),
+    ]);
     feed(mapper, { sessionUpdate: 'tool_call', toolCallId: 'call_8', title: 'make test', kind: 'execute', status: 'pending' });
     const ambiguous = mapper.permission('p2', { sessionId: 's', toolCall: { toolCallId: 'shell-permission', title: 'Run a command' }, options });
     expect(ambiguous.outputs).toEqual([expect.objectContaining({ type: 'approval', toolUseId: null, description: 'Run a command' })]);
@@ -333,7 +401,14 @@ describe('the ACP mapper on frames from other agents and from the future', () =>
       requestedSchema: {
         type: 'object',
         properties: {
-          env: { type: 'string', title: 'Environment', oneOf: [{ const: 'prod', title: 'Production' }, { const: 'dev', title: 'Development' }] },
+          env: {
+            type: 'string',
+            title: 'Environment',
+            oneOf: [
+              { const: 'prod', title: 'Production' },
+              { const: 'dev', title: 'Development' },
+            ],
+          },
           confirm: { type: 'boolean', title: 'Confirm' },
           replicas: { type: 'integer', title: 'Replicas', description: 'How many' },
           tags: { type: 'array', title: 'Tags', items: { type: 'string', enum: ['a', 'b'] } },
@@ -342,13 +417,41 @@ describe('the ACP mapper on frames from other agents and from the future', () =>
     });
     expect(asked.reply).toBeUndefined();
     expect(find(asked.outputs, 'question')[0]!.questions).toEqual([
-      { id: 'env', header: 'Environment', question: 'Environment', choices: [{ label: 'prod', description: 'Production' }, { label: 'dev', description: 'Development' }], multiSelect: false },
-      { id: 'confirm', header: 'Confirm', question: 'Confirm', choices: [{ label: 'Yes', description: '' }, { label: 'No', description: '' }], multiSelect: false },
+      {
+        id: 'env',
+        header: 'Environment',
+        question: 'Environment',
+        choices: [
+          { label: 'prod', description: 'Production' },
+          { label: 'dev', description: 'Development' },
+        ],
+        multiSelect: false,
+      },
+      {
+        id: 'confirm',
+        header: 'Confirm',
+        question: 'Confirm',
+        choices: [
+          { label: 'Yes', description: '' },
+          { label: 'No', description: '' },
+        ],
+        multiSelect: false,
+      },
       { id: 'replicas', header: 'Replicas', question: 'How many', choices: [], multiSelect: false },
-      { id: 'tags', header: 'Tags', question: 'Tags', choices: [{ label: 'a', description: '' }, { label: 'b', description: '' }], multiSelect: true },
+      {
+        id: 'tags',
+        header: 'Tags',
+        question: 'Tags',
+        choices: [
+          { label: 'a', description: '' },
+          { label: 'b', description: '' },
+        ],
+        multiSelect: true,
+      },
     ]);
     expect(mapper.elicitationReply('e1', { env: 'prod', confirm: 'Yes', replicas: '3', tags: 'a, b' })).toEqual({
-      action: 'accept', content: { env: 'prod', confirm: true, replicas: 3, tags: ['a', 'b'] },
+      action: 'accept',
+      content: { env: 'prod', confirm: true, replicas: 3, tags: ['a', 'b'] },
     });
     mapper.elicitation('e2', { mode: 'url', sessionId: 's', elicitationId: 'x', url: 'https://example.test/auth', message: 'Sign in' });
     expect(mapper.elicitationReply('e2', { url: 'Continue' })).toEqual({ action: 'accept' });
@@ -362,6 +465,8 @@ describe('the ACP mapper on frames from other agents and from the future', () =>
     expect(mapper.promptDone({ stopReason: 'refusal' })).toEqual([{ type: 'turn-end', state: 'error', message: 'Agent refused to go on' }]);
     expect(types(mapper.promptDone({ stopReason: 'max_tokens' }))).toEqual(['note', 'turn-end']);
     expect(types(mapper.promptDone({ stopReason: 'thinking_too_hard' } as unknown as PromptResponse))).toEqual(['note', 'turn-end']);
-    expect(mapper.promptFailed({ code: -32000, message: 'Authentication required' })).toEqual([{ type: 'turn-end', state: 'error', message: 'Authentication required' }]);
+    expect(mapper.promptFailed({ code: -32000, message: 'Authentication required' })).toEqual([
+      { type: 'turn-end', state: 'error', message: 'Authentication required' },
+    ]);
   });
 });

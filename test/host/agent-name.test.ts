@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 describe('the agent a chat names', () => {
-  it('is the serving provider\'s name, in chat.create, chat.list and chat.status, and after a restart under another', async () => {
+  it("is the serving provider's name, in chat.create, chat.list and chat.status, and after a restart under another", async () => {
     const { dir, cleanup } = tempDir('tether-agent-name-');
     cleanups.push(cleanup);
     const demo = new ScriptProvider({ kind: 'claude', script: TEST_SCRIPT, name: DEMO_AGENT_NAME });
@@ -34,7 +34,7 @@ describe('the agent a chat names', () => {
     expect((await again.ok('chat.list', {})).chats[0]).toMatchObject({ chatId: 'c1', agentName: 'Claude Code (scripted)' });
   });
 
-  it('falls back to its kind\'s name when a host says none (an older host)', () => {
+  it("falls back to its kind's name when a host says none (an older host)", () => {
     expect(chatTitle({ provider: 'codex', cwd: '/home/ada/app' })).toBe('Codex in app');
     expect(chatTitle({ provider: 'codex', cwd: '/home/ada/app', agentName: 'Codex (work account)' })).toBe('Codex (work account) in app');
   });

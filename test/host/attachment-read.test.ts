@@ -23,7 +23,8 @@ afterAll(async () => {
   data.cleanup();
 });
 
-const read = (chatId: string, file: unknown, id = `read-${Math.random()}`) => serveRelayFrame(core, { id, type: LINK_ATTACHMENT_READ, payload: { chatId, file } }, 'relay');
+const read = (chatId: string, file: unknown, id = `read-${Math.random()}`) =>
+  serveRelayFrame(core, { id, type: LINK_ATTACHMENT_READ, payload: { chatId, file } }, 'relay');
 
 describe('attachment.read', () => {
   it('answers the bytes of a stored upload of that chat, by its content-hash name only', async () => {

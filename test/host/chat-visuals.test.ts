@@ -19,28 +19,48 @@ function setup() {
   const host: ChatVisualsHost = {
     store: {
       readVisuals: () => [],
-      writeVisuals: async (chatId, list) => { said.push(`write ${chatId} ${list.length}`); written.set(chatId, list); },
+      writeVisuals: async (chatId, list) => {
+        said.push(`write ${chatId} ${list.length}`);
+        written.set(chatId, list);
+      },
       writeAttachment: async (chatId, fileName) => {
-        if (holdPages) await new Promise<void>((resolve) => { pageWritten = resolve; });
+        if (holdPages)
+          await new Promise<void>((resolve) => {
+            pageWritten = resolve;
+          });
         return path.join(root, chatId, fileName);
       },
-      removeAttachment: async (file) => { removed.push(file); },
+      removeAttachment: async (file) => {
+        removed.push(file);
+      },
       attachmentDir: (chatId) => path.join(root, chatId),
-      removeFiles: async (chatId) => { said.push(`removeFiles ${chatId}`); },
+      removeFiles: async (chatId) => {
+        said.push(`removeFiles ${chatId}`);
+      },
     },
     toAllChats: (frame: HostEventFrame) => said.push(`all ${frame.event} ${(frame.payload as { chatId: string }).chatId}`),
     toChat: (chatId, frame) => said.push(`chat ${chatId} ${frame.event} ${(frame.payload as { visuals: unknown[] }).visuals.length}`),
     lifeOf: () => () => alive,
   };
   return {
-    visuals: new ChatVisuals(host), said, written, removed, root,
-    hold: () => { holdPages = true; }, release: () => pageWritten(), clear: () => { alive = false; },
+    visuals: new ChatVisuals(host),
+    said,
+    written,
+    removed,
+    root,
+    hold: () => {
+      holdPages = true;
+    },
+    release: () => pageWritten(),
+    clear: () => {
+      alive = false;
+    },
   };
 }
 
 const page = { title: 'A chart', html: '<!doctype html><p>hi</p>' };
 
-describe('a chat\'s visuals', () => {
+describe("a chat's visuals", () => {
   it('a published page goes to the relay before the list that names it is written and sent', async () => {
     const { visuals, said, written } = setup();
     const visual = await visuals.publish('c1', page);

@@ -54,7 +54,11 @@ afterEach(() => data.cleanup());
 /** The host's private repositories (one per work tree snapshotted). */
 function privateRepos(): string[] {
   const dir = path.join(data.dir, 'host', 'checkpoints');
-  return existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.git')).map((name) => path.join(dir, name)) : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => name.endsWith('.git'))
+        .map((name) => path.join(dir, name))
+    : [];
 }
 
 describe('Checkpoints', () => {
@@ -96,7 +100,14 @@ describe('Checkpoints', () => {
     expect(byPath.get('renamed.txt')).toMatchObject({ kind: 'update', added: 0, deleted: 0 });
     expect(byPath.get('renamed.txt')!.diff).toContain('rename from moved.txt\nrename to renamed.txt');
     expect(byPath.get('image.bin')).toEqual({ path: 'image.bin', kind: 'update', added: 0, deleted: 0, diff: '', omitted: 'binary' });
-    expect(byPath.get('big.txt')).toEqual({ path: 'big.txt', kind: 'add', added: CHECKPOINT_DIFF_LIMITS.fileLines + 1, deleted: 0, diff: '', omitted: 'too-large' });
+    expect(byPath.get('big.txt')).toEqual({
+      path: 'big.txt',
+      kind: 'add',
+      added: CHECKPOINT_DIFF_LIMITS.fileLines + 1,
+      deleted: 0,
+      diff: '',
+      omitted: 'too-large',
+    });
     expect(byPath.get('sub dir/ünïcode name.txt')!.diff).toContain('+x');
 
     // The trees are kept by a private ref in the host's own repository; the user's refs are as they were.
@@ -106,7 +117,11 @@ describe('Checkpoints', () => {
     const own = privateRepos();
     expect(own).toHaveLength(1);
     const ownGit = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', env: { ...process.env, GIT_DIR: own[0], GIT_CONFIG_NOSYSTEM: '1' } });
-    expect(ownGit('for-each-ref', '--format=%(refname)').split('\n').filter((r) => r.startsWith('refs/tether/checkpoints/'))).toHaveLength(1);
+    expect(
+      ownGit('for-each-ref', '--format=%(refname)')
+        .split('\n')
+        .filter((r) => r.startsWith('refs/tether/checkpoints/')),
+    ).toHaveLength(1);
     // The user's gc keeps what the snapshots borrow (their index and history); the diff is still there.
     git('gc', '-q', '--prune=now');
     ownGit('gc', '-q', '--prune=now');
@@ -116,7 +131,7 @@ describe('Checkpoints', () => {
     expect(userState()).toEqual(middle);
   });
 
-  it('runs no program the work tree\'s git config names (fsmonitor, filters, hooks, external diff, textconv, a global config), and diffs stay right', async () => {
+  it("runs no program the work tree's git config names (fsmonitor, filters, hooks, external diff, textconv, a global config), and diffs stay right", async () => {
     const marker = path.join(data.dir, 'ran');
     const trap = path.join(data.dir, 'trap.sh');
     // Every program git could be told to run writes the marker (and, as a filter, passes its input through).
@@ -207,7 +222,18 @@ describe('checkpoints in the turn lifecycle', () => {
 
   it('records the trees around each turn and answers chat.turnDiff with what the turn changed', async () => {
     // A "turn" that writes into the repository while it runs: the test edits during the wait step.
-    const script = ScriptFileSchema.parse({ replies: [{ match: 'edit', steps: [{ type: 'text', text: 'editing' }, { type: 'wait', ms: 60_000 }] }, { steps: [{ type: 'text', text: 'ok' }] }] });
+    const script = ScriptFileSchema.parse({
+      replies: [
+        {
+          match: 'edit',
+          steps: [
+            { type: 'text', text: 'editing' },
+            { type: 'wait', ms: 60_000 },
+          ],
+        },
+        { steps: [{ type: 'text', text: 'ok' }] },
+      ],
+    });
     core = await openCore(path.join(data.dir, 'host'), {
       providers: [new ScriptProvider({ kind: 'claude', script })],
       policy: new HostPolicy({ roots: [data.dir] }),
@@ -247,7 +273,7 @@ describe('checkpoints in the turn lifecycle', () => {
     await until(() => {
       const item = core.session('c1').thread.get(next.turnId);
       return item?.kind === 'turn' && item.checkpointAfter !== undefined;
-    }, 'the second turn\'s checkpoints');
+    }, "the second turn's checkpoints");
     expect(await client.ok('chat.turnDiff', { chatId: 'c1', turnId: next.turnId })).toEqual({ diff: { files: [], truncated: false } });
 
     // The user's index, branches and HEAD are as they were; status only shows the files written here.

@@ -36,7 +36,12 @@ afterAll(async () => {
 
 function open(agentSessionId: string | null = null, forkSession = false): ProviderSession {
   const session = provider.open({
-    chatId: 'c1', cwd, runtimeMode: 'supervised', selection: provider.normalizeSelection(undefined), agentSessionId, forkSession,
+    chatId: 'c1',
+    cwd,
+    runtimeMode: 'supervised',
+    selection: provider.normalizeSelection(undefined),
+    agentSessionId,
+    forkSession,
   });
   sessions.push(session);
   return session;
@@ -81,8 +86,18 @@ describe('Claude Code driver with the real CLI', { timeout: 60_000 }, () => {
     const [announced] = first.of('session');
     expect(announced).toMatchObject({ permissionMode: 'default', effectiveRuntimeMode: 'supervised' });
     sessionId = announced.agentSessionId;
-    expect(first.of('thinking').map((o) => o.text).join('')).toBe('The user greets me; I answer briefly.');
-    expect(first.of('text').map((o) => o.text).join('')).toBe('Hello! How can I help today?');
+    expect(
+      first
+        .of('thinking')
+        .map((o) => o.text)
+        .join(''),
+    ).toBe('The user greets me; I answer briefly.');
+    expect(
+      first
+        .of('text')
+        .map((o) => o.text)
+        .join(''),
+    ).toBe('Hello! How can I help today?');
     // `--model opus` runs the 200k-context Opus; the context is the last request's input, cache and output.
     expect(first.of('usage')[0]).toMatchObject({ contextTokens: 2030, contextWindow: 200_000 });
     expect(first.of('usage')[0].costUsd).toBeGreaterThan(0);
@@ -116,7 +131,12 @@ describe('Claude Code driver with the real CLI', { timeout: 60_000 }, () => {
     expect(question.questions[0]).toMatchObject({ id: 'q1', question: 'Which color?' });
     session.answerQuestion(question.requestId, { q1: 'Blue' });
     await outputs.waitFor('turn-end');
-    expect(outputs.of('text').map((o) => o.text).join('')).toContain('"Which color?"="Blue"');
+    expect(
+      outputs
+        .of('text')
+        .map((o) => o.text)
+        .join(''),
+    ).toContain('"Which color?"="Blue"');
   });
 
   it('an interrupt mid-tool leaves nothing of that turn for the next one', async () => {
@@ -126,7 +146,12 @@ describe('Claude Code driver with the real CLI', { timeout: 60_000 }, () => {
     const next = turn(session, 'KW-HELLO');
     expect(await next.waitFor('turn-end')).toEqual({ type: 'turn-end', state: 'done' });
     expect(next.of('tool-end')).toEqual([]);
-    expect(next.of('text').map((o) => o.text).join('')).toBe('Hello! How can I help today?');
+    expect(
+      next
+        .of('text')
+        .map((o) => o.text)
+        .join(''),
+    ).toBe('Hello! How can I help today?');
     expect(sleeping.of('turn-end')).toEqual([]);
   });
 
@@ -136,8 +161,16 @@ describe('Claude Code driver with the real CLI', { timeout: 60_000 }, () => {
     writeFileSync(file, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
     const outputs = turn(session, 'KW-IMAGE', [{ id: 'a1', name: 'dot.png', mime: 'image/png', size: 70, path: file }]);
     await outputs.waitFor('turn-end');
-    expect(outputs.of('text').map((o) => o.text).join('')).toBe('I see an image.');
-    const image = server.conversation.at(-1)!.body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === 'image');
+    expect(
+      outputs
+        .of('text')
+        .map((o) => o.text)
+        .join(''),
+    ).toBe('I see an image.');
+    const image = server.conversation
+      .at(-1)!
+      .body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .find((b) => b.type === 'image');
     expect(image).toMatchObject({ source: { type: 'base64', media_type: 'image/png' } });
   });
 
@@ -166,7 +199,10 @@ describe('Claude Code driver with the real CLI', { timeout: 60_000 }, () => {
   it('lists itself with its version and models', () => {
     const info = provider.info();
     expect(info).toMatchObject({ kind: 'claude', installed: true, version: '2.1.197', defaultModel: 'opus' });
-    expect(provider.normalizeSelection({ model: 'claude-sonnet-5', options: { effort: 'turbo', extra: true } })).toEqual({ model: 'sonnet', options: { effort: 'high' } });
+    expect(provider.normalizeSelection({ model: 'claude-sonnet-5', options: { effort: 'turbo', extra: true } })).toEqual({
+      model: 'sonnet',
+      options: { effort: 'high' },
+    });
     expect(new ClaudeProvider({ command: '/nonexistent/claude' }).info()).toMatchObject({ installed: false, version: null, models: [] });
   });
 
@@ -248,10 +284,15 @@ describe('Claude Code through the host: compaction, and a CLI that dies', { time
     const approval = crashed.items.find((i) => i.kind === 'approval')!;
     process.kill(-cli, 'SIGKILL');
     await until(() => stateOf(crashed, turnId) === 'error', 'the turn to fail', 30_000);
-    expect(crashed.items.find((i) => i.kind === 'note' && i.turnId === turnId)).toMatchObject({ level: 'error', text: expect.stringContaining('Claude Code stopped') });
+    expect(crashed.items.find((i) => i.kind === 'note' && i.turnId === turnId)).toMatchObject({
+      level: 'error',
+      text: expect.stringContaining('Claude Code stopped'),
+    });
     expect(crashed.get(approval.id)).toMatchObject({ decision: 'cancelled' });
     expect(core.session('x').info).toMatchObject({ running: false, status: 'error' });
-    expect(await client.fails('chat.approve', { chatId: 'x', requestId: approval.kind === 'approval' ? approval.requestId : '', decision: 'allow' })).toBe('request-not-found');
+    expect(await client.fails('chat.approve', { chatId: 'x', requestId: approval.kind === 'approval' ? approval.requestId : '', decision: 'allow' })).toBe(
+      'request-not-found',
+    );
     expect(await client.ok('chat.cancel', { chatId: 'x' })).toEqual({});
     // This wait timed out twice in whole host runs (never alone, nor in a fresh clone) with nothing to
     // go on: a timeout now says what the chat held (an error note carries the CLI's stderr) and what
@@ -259,9 +300,17 @@ describe('Claude Code through the host: compaction, and a CLI that dies', { time
     const asked = server.requests.length;
     const next = await client.ok('chat.send', { chatId: 'x', text: 'KW-HELLO' });
     await until(() => stateOf(crashed, next.turnId) === 'done', 'the turn after', 30_000).catch((error: unknown) => {
-      const items = crashed.items.map((i) => ({ kind: i.kind, id: i.id, turnId: i.turnId, ...('state' in i ? { state: i.state } : {}), ...('text' in i ? { text: i.text.slice(0, 200) } : {}) }));
+      const items = crashed.items.map((i) => ({
+        kind: i.kind,
+        id: i.id,
+        turnId: i.turnId,
+        ...('state' in i ? { state: i.state } : {}),
+        ...('text' in i ? { text: i.text.slice(0, 200) } : {}),
+      }));
       const requests = server.requests.slice(asked).map((r) => ({ path: r.path, tools: r.body.tools?.length ?? 0, last: lastUserText(r).slice(0, 200) }));
-      throw new Error(`${String(error)}\nitems: ${JSON.stringify(items)}\ninfo: ${JSON.stringify(core.session('x').info)}\nrequests since the send: ${JSON.stringify(requests)}`);
+      throw new Error(
+        `${String(error)}\nitems: ${JSON.stringify(items)}\ninfo: ${JSON.stringify(core.session('x').info)}\nrequests since the send: ${JSON.stringify(requests)}`,
+      );
     });
     expect(core.session('x').info).toMatchObject({ agentSessionId: sessionId, running: true, status: 'idle' });
   });
@@ -270,7 +319,10 @@ describe('Claude Code through the host: compaction, and a CLI that dies', { time
 /** The pids of this process's children (each CLI leads its own group). */
 function children(): number[] {
   const rows = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n');
-  return rows.map((row) => row.trim().split(/\s+/)).filter(([, command]) => command && command !== 'ps').map(([pid]) => Number(pid));
+  return rows
+    .map((row) => row.trim().split(/\s+/))
+    .filter(([, command]) => command && command !== 'ps')
+    .map(([pid]) => Number(pid));
 }
 
 function stateOf(thread: { get(id: string): unknown }, turnId: string): string | undefined {

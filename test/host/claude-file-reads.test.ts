@@ -100,7 +100,11 @@ describe('Claude Code 2.1.197 reads what a message mentions, exactly as the host
       expect(named).toEqual(Object.fromEntries(cases.map(([, marker, , names]) => [marker, names])));
       // Each of those the host's check refuses: every file the CLI read lies outside the chat's folder.
       for (const [, marker, read, names] of cases) {
-        if (read) expect(names.some((file) => !readableIn(file, [canonicalPath(cwd)])), marker).toBe(true);
+        if (read)
+          expect(
+            names.some((file) => !readableIn(file, [canonicalPath(cwd)])),
+            marker,
+          ).toBe(true);
       }
     } finally {
       await session.kill();
@@ -108,7 +112,7 @@ describe('Claude Code 2.1.197 reads what a message mentions, exactly as the host
   });
 });
 
-describe('the host refuses a message that would make Claude Code read outside the chat\'s folders', { timeout: 120_000 }, () => {
+describe("the host refuses a message that would make Claude Code read outside the chat's folders", { timeout: 120_000 }, () => {
   let core: HostCore;
   let client: TestClient;
   let data: string;
@@ -157,7 +161,7 @@ describe('the host refuses a message that would make Claude Code read outside th
     expect(sent(0)).not.toContain(marker);
   });
 
-  it('a file inside the chat\'s folder still reaches the model, and mail addresses and @Override are no file reads', async () => {
+  it("a file inside the chat's folder still reaches the model, and mail addresses and @Override are no file reads", async () => {
     const marker = secret(path.join(cwd, 'notes.txt'), 'M-INSIDE-NOTES');
     const from = server.requests.length;
     const { turnId } = await client.ok('chat.send', { chatId: 'h', text: 'read @notes.txt; mail a@b.com about @Override' });

@@ -52,7 +52,10 @@ function of<T extends ProviderOutput['type']>(turn: Turn, type: T): Extract<Prov
   return turn.outputs.filter((o): o is Extract<ProviderOutput, { type: T }> => o.type === type);
 }
 
-const joined = (turn: Turn, type: 'text' | 'thinking') => of(turn, type).map((o) => o.text).join('');
+const joined = (turn: Turn, type: 'text' | 'thinking') =>
+  of(turn, type)
+    .map((o) => o.text)
+    .join('');
 
 describe('Claude Code mapper: recorded turns', () => {
   const { mapper, turns } = play('turns.jsonl');
@@ -103,7 +106,9 @@ describe('Claude Code mapper: recorded turns', () => {
     expect(written.changes).toEqual([{ path: '/repo/notes.txt', kind: 'add', diff: '--- /dev/null\n+++ /repo/notes.txt\n@@ -0,0 +1,1 @@\n+hello' }]);
     expect(of(turns[2], 'mode')).toEqual([{ type: 'mode', permissionMode: 'acceptEdits', effectiveRuntimeMode: 'auto-accept-edits' }]);
     const [edited] = of(turns[3], 'tool-end');
-    expect(edited.changes).toEqual([{ path: '/repo/notes.txt', kind: 'update', diff: '--- /repo/notes.txt\n+++ /repo/notes.txt\n@@ -1,1 +1,1 @@\n-hello\n+hello world' }]);
+    expect(edited.changes).toEqual([
+      { path: '/repo/notes.txt', kind: 'update', diff: '--- /repo/notes.txt\n+++ /repo/notes.txt\n@@ -1,1 +1,1 @@\n-hello\n+hello world' },
+    ]);
   });
 
   it('refuses whatever still waits when the turn is stopped, once', () => {
@@ -141,10 +146,18 @@ describe('Claude Code mapper: denial, questions, subagents', () => {
   it('turns AskUserQuestion into a question and answers it by question text', () => {
     const { turns } = play('question-subagent.jsonl');
     const [question] = of(turns[0], 'question');
-    expect(question.questions).toEqual([{
-      id: 'q1', header: 'Color', question: 'Which color?', multiSelect: false,
-      choices: [{ label: 'Red', description: 'warm' }, { label: 'Blue', description: 'cool' }],
-    }]);
+    expect(question.questions).toEqual([
+      {
+        id: 'q1',
+        header: 'Color',
+        question: 'Which color?',
+        multiSelect: false,
+        choices: [
+          { label: 'Red', description: 'warm' },
+          { label: 'Blue', description: 'cool' },
+        ],
+      },
+    ]);
     expect(of(turns[0], 'approval')).toEqual([]);
     const mapper = new ClaudeStreamMapper();
     replayRequest(mapper, 'question-subagent.jsonl', question.requestId);
@@ -191,7 +204,12 @@ describe('Claude Code mapper: interrupts, limits, compaction', () => {
     const { turns } = play('rate-limit.jsonl');
     expect(turns).toHaveLength(2);
     for (const turn of turns) {
-      expect(turn.outputs.at(-1)).toEqual({ type: 'turn-end', state: 'error', message: 'API Error: Request rejected (429) · Rate limited', limit: { kind: 'usage' } });
+      expect(turn.outputs.at(-1)).toEqual({
+        type: 'turn-end',
+        state: 'error',
+        message: 'API Error: Request rejected (429) · Rate limited',
+        limit: { kind: 'usage' },
+      });
       expect(of(turn, 'text')).toEqual([]);
     }
   });
@@ -227,7 +245,9 @@ describe('Claude Code mapper: lines it does not expect', () => {
   });
 
   it('answers a control request it does not serve with an error, so the CLI never waits', () => {
-    expect(replies).toEqual([{ type: 'control_response', response: { subtype: 'error', request_id: 'hook-1', error: 'This host does not serve hook_callback' } }]);
+    expect(replies).toEqual([
+      { type: 'control_response', response: { subtype: 'error', request_id: 'hook-1', error: 'This host does not serve hook_callback' } },
+    ]);
   });
 
   it('a withdrawn request is cancelled once; an unknown withdrawal is ignored', () => {
@@ -236,13 +256,23 @@ describe('Claude Code mapper: lines it does not expect', () => {
 
   it('keeps only the string slash commands and maps bypassPermissions to full access', () => {
     expect(all[0]).toEqual({
-      type: 'session', agentSessionId: 'odd-session', model: 'claude-opus-4-8[1m]', permissionMode: 'bypassPermissions', effectiveRuntimeMode: 'full-access', slashCommands: ['compact'],
+      type: 'session',
+      agentSessionId: 'odd-session',
+      model: 'claude-opus-4-8[1m]',
+      permissionMode: 'bypassPermissions',
+      effectiveRuntimeMode: 'full-access',
+      slashCommands: ['compact'],
     });
   });
 
   it('a rejected rate-limit event gives the limit its reset time, in ms; a warning becomes a note', () => {
     expect(notes.some((n) => n.level === 'warning' && n.text.startsWith('85% of the five hour limit'))).toBe(true);
-    expect(all.at(-1)).toEqual({ type: 'turn-end', state: 'error', message: "You've hit your limit · resets 3am", limit: { kind: 'usage', resetsAt: 1_700_000_000_000 } });
+    expect(all.at(-1)).toEqual({
+      type: 'turn-end',
+      state: 'error',
+      message: "You've hit your limit · resets 3am",
+      limit: { kind: 'usage', resetsAt: 1_700_000_000_000 },
+    });
     expect(all.some((o) => o.type === 'text')).toBe(false);
   });
 });
@@ -251,7 +281,13 @@ describe('Claude Code lines the host writes', () => {
   it('sends images as base64 content blocks before the text', () => {
     expect(userLine('what is this?', [{ mime: 'image/png', data: 'iVBORw0KGgo=' }])).toEqual({
       type: 'user',
-      message: { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }, { type: 'text', text: 'what is this?' }] },
+      message: {
+        role: 'user',
+        content: [
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+          { type: 'text', text: 'what is this?' },
+        ],
+      },
       parent_tool_use_id: null,
       session_id: 'default',
     });
@@ -263,8 +299,14 @@ describe('Claude Code lines the host writes', () => {
   });
 
   it('maps every permission mode it may report', () => {
-    expect(['default', 'plan', 'acceptEdits', 'auto', 'bypassPermissions', 'someday'].map(runtimeModeOf))
-      .toEqual(['supervised', 'supervised', 'auto-accept-edits', 'auto', 'full-access', undefined]);
+    expect(['default', 'plan', 'acceptEdits', 'auto', 'bypassPermissions', 'someday'].map(runtimeModeOf)).toEqual([
+      'supervised',
+      'supervised',
+      'auto-accept-edits',
+      'auto',
+      'full-access',
+      undefined,
+    ]);
   });
 });
 

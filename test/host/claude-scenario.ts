@@ -5,15 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  AnthropicServer,
-  firstUserText,
-  hasImage,
-  lastUserText,
-  toolResults,
-  type MessagesRequest,
-  type ScriptedReply,
-} from '../support/anthropic-server.ts';
+import { AnthropicServer, firstUserText, hasImage, lastUserText, toolResults, type MessagesRequest, type ScriptedReply } from '../support/anthropic-server.ts';
 import type { HostCore } from '../../src/host/chats/core.ts';
 import { HostPolicy } from '../../src/host/policy.ts';
 import { ClaudeProvider } from '../../src/host/providers/claude/index.ts';
@@ -40,7 +32,10 @@ export function scenarioReply(request: MessagesRequest): ScriptedReply {
   }
   // `/compact`: the CLI asks the model for a summary of the conversation, in the same turn's last message.
   if (lastUserText(request).includes(COMPACT_ASK)) {
-    return { blocks: [{ type: 'text', text: `<analysis>A short chat.</analysis>\n<summary>${COMPACT_SUMMARY}</summary>` }], usage: { input_tokens: 2000, output_tokens: 60 } };
+    return {
+      blocks: [{ type: 'text', text: `<analysis>A short chat.</analysis>\n<summary>${COMPACT_SUMMARY}</summary>` }],
+      usage: { input_tokens: 2000, output_tokens: 60 },
+    };
   }
   // A keyword first: after an interrupt the refused tool's result shares a message with the next ask.
   const keyword = [...lastUserText(request).matchAll(/KW-([A-Z]+)/g)].at(-1)?.[1];
@@ -50,19 +45,54 @@ export function scenarioReply(request: MessagesRequest): ScriptedReply {
   }
   switch (keyword) {
     case 'APPROVE':
-      return { blocks: [{ type: 'text', text: 'Making the probe.' }, { type: 'tool_use', name: 'Bash', input: { command: 'mkdir -p probe && date > probe/stamp.txt', description: 'Make a probe' } }] };
+      return {
+        blocks: [
+          { type: 'text', text: 'Making the probe.' },
+          { type: 'tool_use', name: 'Bash', input: { command: 'mkdir -p probe && date > probe/stamp.txt', description: 'Make a probe' } },
+        ],
+      };
     case 'QUESTION':
       return {
-        blocks: [{
-          type: 'tool_use',
-          name: 'AskUserQuestion',
-          input: { questions: [{ question: 'Which color?', header: 'Color', multiSelect: false, options: [{ label: 'Red', description: 'warm' }, { label: 'Blue', description: 'cool' }] }] },
-        }],
+        blocks: [
+          {
+            type: 'tool_use',
+            name: 'AskUserQuestion',
+            input: {
+              questions: [
+                {
+                  question: 'Which color?',
+                  header: 'Color',
+                  multiSelect: false,
+                  options: [
+                    { label: 'Red', description: 'warm' },
+                    { label: 'Blue', description: 'cool' },
+                  ],
+                },
+              ],
+            },
+          },
+        ],
       };
     case 'TASK':
-      return { blocks: [{ type: 'tool_use', name: 'Task', input: { description: 'Find files', prompt: `${SUBAGENT_MARK}: list the files`, subagent_type: 'general-purpose' } }] };
+      return {
+        blocks: [
+          {
+            type: 'tool_use',
+            name: 'Task',
+            input: { description: 'Find files', prompt: `${SUBAGENT_MARK}: list the files`, subagent_type: 'general-purpose' },
+          },
+        ],
+      };
     case 'LONGTASK':
-      return { blocks: [{ type: 'tool_use', name: 'Task', input: { description: 'Wait long', prompt: `${SUBAGENT_MARK} ${SLOW_SUBAGENT_MARK}: wait`, subagent_type: 'general-purpose' } }] };
+      return {
+        blocks: [
+          {
+            type: 'tool_use',
+            name: 'Task',
+            input: { description: 'Wait long', prompt: `${SUBAGENT_MARK} ${SLOW_SUBAGENT_MARK}: wait`, subagent_type: 'general-purpose' },
+          },
+        ],
+      };
     case 'BACKGROUND':
       return { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 300', run_in_background: true, description: 'Wait in the background' } }] };
     case 'SLEEP':
@@ -76,7 +106,10 @@ export function scenarioReply(request: MessagesRequest): ScriptedReply {
       return { blocks: [{ type: 'text', text: hasImage(request) ? 'I see an image.' : 'I see no image.' }] };
     default:
       return {
-        blocks: [{ type: 'thinking', thinking: 'The user greets me; I answer briefly.' }, { type: 'text', text: 'Hello! How can I help today?' }],
+        blocks: [
+          { type: 'thinking', thinking: 'The user greets me; I answer briefly.' },
+          { type: 'text', text: 'Hello! How can I help today?' },
+        ],
         usage: { input_tokens: 1200, output_tokens: 30, cache_read_input_tokens: 800 },
       };
   }
@@ -115,12 +148,16 @@ export async function openClaudeChat(prefix: string): Promise<{ core: HostCore; 
   const work = path.join(data.dir, 'work');
   mkdirSync(work, { recursive: true });
   const { server, env } = await startScenario();
-  const core = await openCore(data.dir, { providers: [new ClaudeProvider({ command: CLAUDE_BIN, env })], policy: new HostPolicy({ home: data.dir, roots: [work] }) });
+  const core = await openCore(data.dir, {
+    providers: [new ClaudeProvider({ command: CLAUDE_BIN, env })],
+    policy: new HostPolicy({ home: data.dir, roots: [work] }),
+  });
   const client = new TestClient(core);
   await client.ok('chat.create', { chatId: 'c', cwd: work, runtimeMode: 'auto-accept-edits' });
   await client.attach('c');
   return {
-    core, client,
+    core,
+    client,
     close: async () => {
       await core.close();
       await server.close();
@@ -136,16 +173,20 @@ export async function openClaudeChat(prefix: string): Promise<{ core: HostCore; 
 export async function turnAllowingAll(client: TestClient, chatId: string, text: string): Promise<string> {
   const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId, text });
   const approved = new Set<string>();
-  await until(() => {
-    for (const item of client.threads.get(chatId)?.items ?? []) {
-      if (item.kind === 'approval' && item.decision === 'pending' && !approved.has(item.requestId)) {
-        approved.add(item.requestId);
-        void client.ok('chat.approve', { chatId, requestId: item.requestId, decision: 'allow' });
+  await until(
+    () => {
+      for (const item of client.threads.get(chatId)?.items ?? []) {
+        if (item.kind === 'approval' && item.decision === 'pending' && !approved.has(item.requestId)) {
+          approved.add(item.requestId);
+          void client.ok('chat.approve', { chatId, requestId: item.requestId, decision: 'allow' });
+        }
       }
-    }
-    const turn = client.threads.get(chatId)?.get(turnId);
-    return turn?.kind === 'turn' && turn.state !== 'running';
-  }, 'the turn', 60_000);
+      const turn = client.threads.get(chatId)?.get(turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    },
+    'the turn',
+    60_000,
+  );
   return turnId;
 }
 
@@ -153,7 +194,9 @@ export async function turnAllowingAll(client: TestClient, chatId: string, text: 
 export function claudeInitSkills(cwd: string, env: Record<string, string>): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(CLAUDE_BIN, ['-p', '--output-format=stream-json', '--verbose', 'hi'], {
-      cwd, env: { ...process.env, ...env, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }, stdio: ['ignore', 'pipe', 'ignore'],
+      cwd,
+      env: { ...process.env, ...env, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {

@@ -76,8 +76,14 @@ beforeAll(async () => {
   writeGeminiHome(geminiHome);
   providers.claude = new ClaudeProvider({ command: CLAUDE_BIN, env: claudeTestEnv(anthropic, home('claude')) });
   providers.codex = new CodexProvider({ command: bin('codex'), home: codexHome, env: { [TEST_KEY_VARIABLE]: 'k' }, clientVersion: '0.0.0' }, { probe: false });
-  providers.gemini = geminiProvider({ command: bin('gemini'), home: geminiHome, env: geminiTestEnv(google.url, geminiHome), clientVersion: '0.0.0' }, { probe: false });
-  providers.copilot = new CopilotProvider({ command: bin('copilot'), env: copilotEnv(copilotModel.url, home('copilot')), clientVersion: '0.0.0' }, { probe: false });
+  providers.gemini = geminiProvider(
+    { command: bin('gemini'), home: geminiHome, env: geminiTestEnv(google.url, geminiHome), clientVersion: '0.0.0' },
+    { probe: false },
+  );
+  providers.copilot = new CopilotProvider(
+    { command: bin('copilot'), env: copilotEnv(copilotModel.url, home('copilot')), clientVersion: '0.0.0' },
+    { probe: false },
+  );
   core = await openCore(data.dir, { providers: Object.values(providers), policy: new HostPolicy({ home: data.dir }) });
   client = new TestClient(core);
 }, 30_000);
@@ -140,9 +146,13 @@ async function refusedBeforeStart(kind: keyof typeof providers, field: string, a
 }
 
 describe('argument injection into the real CLIs', { timeout: 60_000 }, () => {
-  it('chat.create refuses a resume that is not the CLI\'s own kind of session id, for every CLI; no chat is made', async () => {
+  it("chat.create refuses a resume that is not the CLI's own kind of session id, for every CLI; no chat is made", async () => {
     for (const provider of ['claude', 'codex', 'gemini', 'copilot'] as const) {
-      for (const [chatId, resume] of [[`${provider}-flag`, attack()], [`${provider}-word`, 'latest'], [`${provider}-long`, `${UUID}x`]] as const) {
+      for (const [chatId, resume] of [
+        [`${provider}-flag`, attack()],
+        [`${provider}-word`, 'latest'],
+        [`${provider}-long`, `${UUID}x`],
+      ] as const) {
         const reply = await client.request('chat.create', { chatId, provider, cwd: work, runtimeMode: 'supervised', resume });
         expect(reply.ok).toBe(false);
         if (reply.ok) continue;
@@ -151,7 +161,14 @@ describe('argument injection into the real CLIs', { timeout: 60_000 }, () => {
         expect(core.sessions.has(chatId)).toBe(false);
       }
       // A model that is a flag is refused the same way.
-      expect(await client.fails('chat.create', { chatId: `${provider}-model`, provider, cwd: work, selection: { model: '--dangerously-skip-permissions', options: {} } })).toBe('bad-request');
+      expect(
+        await client.fails('chat.create', {
+          chatId: `${provider}-model`,
+          provider,
+          cwd: work,
+          selection: { model: '--dangerously-skip-permissions', options: {} },
+        }),
+      ).toBe('bad-request');
       // And the CLI's own kind of id is taken as it is.
       const made = await client.ok('chat.create', { chatId: `${provider}-ok`, provider, cwd: work, runtimeMode: 'supervised', resume: UUID });
       expect(made.agentSessionId).toBe(UUID);
@@ -169,8 +186,11 @@ describe('argument injection into the real CLIs', { timeout: 60_000 }, () => {
 
   it('Claude Code: given as --resume=<payload>, the real CLI reads the payload as a session to find, not as --settings; the helper never runs', async () => {
     // The layer under the check: what the driver's `=` form makes of the payload, run for real.
-    const args = claudeArgs({ chatId: 'x', cwd: work, runtimeMode: 'supervised', selection: providers.claude.normalizeSelection(undefined), agentSessionId: null }, null, [])
-      .concat(flagValue('--resume', attack()));
+    const args = claudeArgs(
+      { chatId: 'x', cwd: work, runtimeMode: 'supervised', selection: providers.claude.normalizeSelection(undefined), agentSessionId: null },
+      null,
+      [],
+    ).concat(flagValue('--resume', attack()));
     const result = await run(CLAUDE_BIN, args, { ...process.env, ...claudeTestEnv(anthropic, path.join(data.dir, 'claude-home')) });
     expect(result.stderr).toContain('--resume requires a valid session ID');
     expect(result.stderr).toContain('is not a UUID and does not match any session title');
@@ -204,9 +224,17 @@ describe('argument injection into the real CLIs', { timeout: 60_000 }, () => {
     const cwd = path.join(work, 'copilot-model');
     mkdirSync(cwd, { recursive: true });
     const asked = copilotModel.requests.length;
-    const outputs = await turnOn(provider.open({ chatId: 'm', cwd, runtimeMode: 'supervised', selection: { model: COPILOT_MODEL, options: {} }, agentSessionId: null }), 'hello there');
+    const outputs = await turnOn(
+      provider.open({ chatId: 'm', cwd, runtimeMode: 'supervised', selection: { model: COPILOT_MODEL, options: {} }, agentSessionId: null }),
+      'hello there',
+    );
     expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'done' });
-    expect(outputs.filter((o) => o.type === 'text').map((o) => (o as { text: string }).text).join('')).toBe(GREETING);
+    expect(
+      outputs
+        .filter((o) => o.type === 'text')
+        .map((o) => (o as { text: string }).text)
+        .join(''),
+    ).toBe(GREETING);
     const requests = copilotModel.requests.slice(asked).filter((r) => (r.body.tools?.length ?? 0) > 0);
     expect(requests.length).toBeGreaterThan(0);
     expect(new Set(requests.map((r) => r.body.model))).toEqual(new Set([COPILOT_MODEL]));
@@ -217,7 +245,9 @@ describe('a selection is kept only as the provider made it', () => {
   it('chat.configure on a chat whose provider this host no longer has refuses a selection instead of keeping it raw for a later command line', async () => {
     const dir = tempDir('tether-injection-gone-');
     try {
-      let host = await openCore(dir.dir, { providers: [new ScriptProvider({ kind: 'claude', script: TEST_SCRIPT }), new ScriptProvider({ kind: 'codex', script: TEST_SCRIPT })] });
+      let host = await openCore(dir.dir, {
+        providers: [new ScriptProvider({ kind: 'claude', script: TEST_SCRIPT }), new ScriptProvider({ kind: 'codex', script: TEST_SCRIPT })],
+      });
       await new TestClient(host).ok('chat.create', { chatId: 'g', provider: 'codex' });
       await host.close();
       host = await openCore(dir.dir, { providers: [new ScriptProvider({ kind: 'claude', script: TEST_SCRIPT })] });

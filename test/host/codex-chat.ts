@@ -32,12 +32,19 @@ export async function openCodexChat(prefix: string, runtimeMode: RuntimeMode = '
   mkdirSync(work, { recursive: true });
   writeCodexHome(home, model.url);
   const provider = new CodexProvider({ command: CODEX_BIN, home, env: { [TEST_KEY_VARIABLE]: 'k' }, clientVersion: '0.0.0', args }, { probe: false });
-  const core = await openCore(data.dir, { providers: [provider], policy: new HostPolicy({ home: data.dir, modeCeiling: runtimeMode === 'full-access' ? 'full-access' : undefined }) });
+  const core = await openCore(data.dir, {
+    providers: [provider],
+    policy: new HostPolicy({ home: data.dir, modeCeiling: runtimeMode === 'full-access' ? 'full-access' : undefined }),
+  });
   const client = new TestClient(core);
   await client.ok('chat.create', { chatId: 'c', provider: 'codex', cwd: work, runtimeMode });
   await client.attach('c');
   return {
-    core, client, model, home, work,
+    core,
+    client,
+    model,
+    home,
+    work,
     close: async () => {
       await core.close();
       await model.close();

@@ -58,7 +58,11 @@ describe('the Codex driver with the real binary', () => {
     await until(() => thread().items.some((i) => i.kind === 'turn' && i.label === 'Compact' && i.state !== 'running'), 'the compaction turn', 30_000);
     const turn = thread().items.find((i) => i.kind === 'turn' && i.label === 'Compact')!;
     expect(turn).toMatchObject({ state: 'done' });
-    expect(thread().items.filter((i) => i.kind === 'compaction').map((i) => i.turnId)).toEqual([turn.id]);
+    expect(
+      thread()
+        .items.filter((i) => i.kind === 'compaction')
+        .map((i) => i.turnId),
+    ).toEqual([turn.id]);
     expect(thread().items.filter((i) => i.kind === 'user' && i.turnId === turn.id)).toEqual([]);
     expect(model.requests.slice(asked).map((r) => r.userText.toLowerCase())).toEqual([expect.stringContaining('context checkpoint compaction')]);
     // The next turn goes on from the summary.
@@ -87,7 +91,8 @@ describe('the Codex driver with the real binary', () => {
     const forkId = info.chatId as string;
     await client.attach(forkId);
     const forked = () => client.threads.get(forkId)!;
-    const settled = (turnId: string) => until(() => forked().items.some((i) => i.kind === 'turn' && i.id === turnId && i.state === 'done'), 'the fork\'s turn', 30_000);
+    const settled = (turnId: string) =>
+      until(() => forked().items.some((i) => i.kind === 'turn' && i.id === turnId && i.state === 'done'), "the fork's turn", 30_000);
     const { turnId } = await client.ok('chat.send', { chatId: forkId, text: 'hello there' });
     await settled(turnId);
     const branch = core.sessions.get(forkId)!.info.agentSessionId!;

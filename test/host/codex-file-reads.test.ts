@@ -24,10 +24,15 @@ let home = '';
 let outside = '';
 
 const sent = () => JSON.stringify(model.requests.map((r) => r.body));
-const settled = (turnId: string) => until(() => {
-  const turn = client.threads.get('c')!.get(turnId);
-  return turn?.kind === 'turn' && turn.state !== 'running';
-}, `turn ${turnId}`, 60_000);
+const settled = (turnId: string) =>
+  until(
+    () => {
+      const turn = client.threads.get('c')!.get(turnId);
+      return turn?.kind === 'turn' && turn.state !== 'running';
+    },
+    `turn ${turnId}`,
+    60_000,
+  );
 
 beforeAll(async () => {
   data = tempDir('tether-codex-reads-');
@@ -54,7 +59,13 @@ describe('Codex 0.171: what a message makes it read', { timeout: 120_000 }, () =
   it('@ forms naming a secret outside the folder stay text: the secret never reaches the model', async () => {
     writeFileSync(path.join(outside, 'secret.txt'), 'M-CODEX-ABSOLUTE\n');
     writeFileSync(path.join(home, 'home-secret.txt'), 'M-CODEX-HOME\n');
-    const text = [`hello there, read @${outside}/secret.txt`, '@../../outside/secret.txt', `@"${outside}/secret.txt"`, '@~/home-secret.txt', `@${outside}`].join('\n');
+    const text = [
+      `hello there, read @${outside}/secret.txt`,
+      '@../../outside/secret.txt',
+      `@"${outside}/secret.txt"`,
+      '@~/home-secret.txt',
+      `@${outside}`,
+    ].join('\n');
     const { turnId } = await client.ok('chat.send', { chatId: 'c', text });
     await settled(turnId);
     expect(client.threads.get('c')!.get(turnId)).toMatchObject({ state: 'done' });
@@ -63,8 +74,12 @@ describe('Codex 0.171: what a message makes it read', { timeout: 120_000 }, () =
     expect(sent()).not.toContain('M-CODEX-HOME');
   });
 
-  it('an uploaded image, a local image path in the host\'s uploads folder, reaches the model', async () => {
-    const { turnId } = await client.ok('chat.send', { chatId: 'c', text: 'hello there', attachments: [{ name: 'dot.png', mime: 'image/png', data: TINY_PNG }] });
+  it("an uploaded image, a local image path in the host's uploads folder, reaches the model", async () => {
+    const { turnId } = await client.ok('chat.send', {
+      chatId: 'c',
+      text: 'hello there',
+      attachments: [{ name: 'dot.png', mime: 'image/png', data: TINY_PNG }],
+    });
     await settled(turnId);
     expect(client.threads.get('c')!.get(turnId)).toMatchObject({ state: 'done' });
     expect(sent()).toContain('"type":"input_image"');
@@ -75,7 +90,17 @@ describe('Codex 0.171: what a message makes it read', { timeout: 120_000 }, () =
     writeFileSync(file, Buffer.from(TINY_PNG, 'base64'));
     const session = core.session('c');
     const asked = model.requests.length;
-    session.updateInfo({ queue: [{ id: 'queued-x', turnId: 'turn-x', createdAt: Date.now(), text: 'hello there', attachments: [{ id: 'att-x', name: 'secret.png', mime: 'image/png', size: 70, path: file }] }] });
+    session.updateInfo({
+      queue: [
+        {
+          id: 'queued-x',
+          turnId: 'turn-x',
+          createdAt: Date.now(),
+          text: 'hello there',
+          attachments: [{ id: 'att-x', name: 'secret.png', mime: 'image/png', size: 70, path: file }],
+        },
+      ],
+    });
     session.deliverNext();
     await settled('turn-x');
     expect(client.threads.get('c')!.get('turn-x')).toMatchObject({ state: 'error' });

@@ -20,7 +20,10 @@ const codex = path.resolve(import.meta.dirname, '../../node_modules/.bin/codex')
 type Line = { meta?: unknown; out?: Record<string, any>; in?: Record<string, any>; files?: Record<string, string> };
 
 function transcript(name: string): Line[] {
-  return readFileSync(path.join(fixtures, `${name}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+  return readFileSync(path.join(fixtures, `${name}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Line);
 }
 
 /** Replays a transcript's Codex side through a mapper, as the driver would; answers requests by `decide`. */
@@ -46,12 +49,22 @@ function replay(name: string, decide?: (mapper: CodexMapper, output: ProviderOut
       outputs.push(...mapper.notification(msg.method, msg.params));
     }
   }
-  return { mapper, outputs, replies, recordedReplies: transcript(name).filter((l) => l.in && l.in.method === undefined).map((l) => l.in) };
+  return {
+    mapper,
+    outputs,
+    replies,
+    recordedReplies: transcript(name)
+      .filter((l) => l.in && l.in.method === undefined)
+      .map((l) => l.in),
+  };
 }
 
 const types = (outputs: ProviderOutput[]) => outputs.map((o) => o.type);
 const texts = (outputs: ProviderOutput[], type: 'text' | 'thinking') =>
-  outputs.filter((o): o is Extract<ProviderOutput, { type: typeof type }> => o.type === type).map((o) => o.text).join('');
+  outputs
+    .filter((o): o is Extract<ProviderOutput, { type: typeof type }> => o.type === type)
+    .map((o) => o.text)
+    .join('');
 
 describe('the Codex mapper on recorded transcripts', () => {
   it('streams reasoning and reply text, then usage against the context window, and ends the turn done', () => {
@@ -68,11 +81,17 @@ describe('the Codex mapper on recorded transcripts', () => {
 
   it('turns a command approval into an approval on the running tool, and encodes allow exactly as the run answered', () => {
     const { outputs, replies, recordedReplies } = replay('approval', (mapper, output) =>
-      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'allow') : null);
+      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'allow') : null,
+    );
     const start = outputs.find((o) => o.type === 'tool-start');
     const approval = outputs.find((o) => o.type === 'approval');
     expect(start).toMatchObject({ name: 'Bash', input: { command: 'echo built > build.txt' } });
-    expect(approval).toMatchObject({ toolName: 'Bash', toolUseId: (start as { toolUseId: string }).toolUseId, canAllowAlways: true, input: { command: 'echo built > build.txt' } });
+    expect(approval).toMatchObject({
+      toolName: 'Bash',
+      toolUseId: (start as { toolUseId: string }).toolUseId,
+      canAllowAlways: true,
+      input: { command: 'echo built > build.txt' },
+    });
     // This Codex offers an exec-policy amendment rather than acceptForSession for a command.
     expect((approval as { allowAlways?: { label: string } }).allowAlways?.label).toBe('Always allow this command');
     expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.decision !== undefined));
@@ -82,7 +101,8 @@ describe('the Codex mapper on recorded transcripts', () => {
 
   it('encodes deny as decline, and the declined command ends as an error tool', () => {
     const { outputs, replies, recordedReplies } = replay('decline', (mapper, output) =>
-      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'deny') : null);
+      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'deny') : null,
+    );
     expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.decision !== undefined));
     expect(replies[0]).toMatchObject({ result: { decision: 'decline' } });
     expect(outputs.find((o) => o.type === 'tool-end')).toMatchObject({ error: true, output: 'Declined' });
@@ -92,7 +112,10 @@ describe('the Codex mapper on recorded transcripts', () => {
     const mapper = new CodexMapper();
     mapper.turnStarted('t1');
     const params = { threadId: 'th', turnId: 't1', itemId: 'i1', startedAtMs: 0, command: 'make' };
-    const asked = mapper.request(7, 'item/commandExecution/requestApproval', { ...params, availableDecisions: ['accept', 'acceptForSession', 'decline', 'cancel'] });
+    const asked = mapper.request(7, 'item/commandExecution/requestApproval', {
+      ...params,
+      availableDecisions: ['accept', 'acceptForSession', 'decline', 'cancel'],
+    });
     const requestId = (asked.outputs[0] as { requestId: string }).requestId;
     expect(mapper.approvalReply(requestId, 'allow-always')).toEqual({ id: 7, result: { decision: 'acceptForSession' } });
     expect(mapper.approvalReply(requestId, 'allow')).toBeNull(); // answered once
@@ -100,12 +123,24 @@ describe('the Codex mapper on recorded transcripts', () => {
     expect(mapper.cancelAll()).toEqual([{ id: 8, result: { decision: 'cancel' } }]);
   });
 
-  it('asks requestUserInput as a question and answers in Codex\'s shape', () => {
+  it("asks requestUserInput as a question and answers in Codex's shape", () => {
     const { outputs, replies, recordedReplies } = replay('question', (mapper, output) =>
-      output.type === 'question' ? mapper.questionReply(output.requestId, { color: 'Blue' }) : null);
+      output.type === 'question' ? mapper.questionReply(output.requestId, { color: 'Blue' }) : null,
+    );
     const question = outputs.find((o) => o.type === 'question');
     expect(question).toMatchObject({
-      questions: [{ id: 'color', header: 'Color', question: 'Which color should the button be?', multiSelect: false, choices: [{ label: 'Red', description: 'Loud and clear' }, { label: 'Blue', description: 'Calm' }] }],
+      questions: [
+        {
+          id: 'color',
+          header: 'Color',
+          question: 'Which color should the button be?',
+          multiSelect: false,
+          choices: [
+            { label: 'Red', description: 'Loud and clear' },
+            { label: 'Blue', description: 'Calm' },
+          ],
+        },
+      ],
     });
     expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.answers !== undefined));
     expect(texts(outputs, 'text')).toContain('Blue');
@@ -134,7 +169,9 @@ describe('the Codex mapper on recorded transcripts', () => {
   it("passes the thread's name on as the agent's title for the chat, and a cleared name not at all", () => {
     const mapper = new CodexMapper();
     mapper.threadId = 'th-1';
-    expect(mapper.notification('thread/name/updated', { threadId: 'th-1', threadName: 'Fix the flaky test' })).toEqual([{ type: 'title', title: 'Fix the flaky test' }]);
+    expect(mapper.notification('thread/name/updated', { threadId: 'th-1', threadName: 'Fix the flaky test' })).toEqual([
+      { type: 'title', title: 'Fix the flaky test' },
+    ]);
     expect(mapper.notification('thread/name/updated', { threadId: 'th-1', threadName: null })).toEqual([]);
     expect(mapper.notification('thread/name/updated', { threadId: 'th-1' })).toEqual([]);
     expect(mapper.notification('thread/name/updated', { threadId: 'th-2', threadName: 'Another thread' })).toEqual([]);
@@ -163,27 +200,45 @@ describe('the Codex mapper on recorded transcripts', () => {
     expect(mapper.notification('item/agentMessage/delta', { threadId: 'mine', itemId: 'a', delta: 'x' })).toEqual([{ type: 'text', text: 'x' }]);
   });
 
-  it('maps a spawned Codex agent to a subagent row: its own thread\'s command and report under it, its end with the report, the wait a tool', () => {
+  it("maps a spawned Codex agent to a subagent row: its own thread's command and report under it, its end with the report, the wait a tool", () => {
     const { outputs, mapper } = replay('subagent');
     const lines = transcript('subagent');
-    const spawn = lines.map((l) => l.out).find((o) => o?.method === 'item/completed' && o.params.item.type === 'collabAgentToolCall' && o.params.item.tool === 'spawnAgent')!.params.item;
+    const spawn = lines
+      .map((l) => l.out)
+      .find((o) => o?.method === 'item/completed' && o.params.item.type === 'collabAgentToolCall' && o.params.item.tool === 'spawnAgent')!.params.item;
     const agentThread: string = spawn.receiverThreadIds[0];
     const parentOf = (o: ProviderOutput) => ('parentToolUseId' in o ? o.parentToolUseId : undefined);
 
     expect(outputs.find((o) => o.type === 'subagent-start')).toEqual({
-      type: 'subagent-start', toolUseId: spawn.id, description: 'SUBAGENT-PROMPT: list the files', subagentType: null,
-      prompt: 'SUBAGENT-PROMPT: list the files', background: true,
+      type: 'subagent-start',
+      toolUseId: spawn.id,
+      description: 'SUBAGENT-PROMPT: list the files',
+      subagentType: null,
+      prompt: 'SUBAGENT-PROMPT: list the files',
+      background: true,
     });
     expect(outputs).toContainEqual({ type: 'subagent-progress', toolUseId: spawn.id, native: { threadId: agentThread }, model: spawn.model });
     const command = outputs.find((o) => o.type === 'tool-start' && o.name === 'Bash');
     expect(command).toMatchObject({ input: { command: 'echo sub-echo' }, parentToolUseId: spawn.id });
-    expect(outputs).toContainEqual(expect.objectContaining({ type: 'tool-end', toolUseId: (command as { toolUseId: string }).toolUseId, output: 'sub-echo\n', error: false }));
-    expect(outputs.filter((o) => o.type === 'text' && parentOf(o) === spawn.id).map((o) => (o as { text: string }).text).join('')).toBe('Subagent report: found 3 files.');
+    expect(outputs).toContainEqual(
+      expect.objectContaining({ type: 'tool-end', toolUseId: (command as { toolUseId: string }).toolUseId, output: 'sub-echo\n', error: false }),
+    );
+    expect(
+      outputs
+        .filter((o) => o.type === 'text' && parentOf(o) === spawn.id)
+        .map((o) => (o as { text: string }).text)
+        .join(''),
+    ).toBe('Subagent report: found 3 files.');
     const end = outputs.find((o) => o.type === 'subagent-end');
     expect(end).toMatchObject({ toolUseId: spawn.id, status: 'done', result: 'Subagent report: found 3 files.', usage: { toolUses: 1 } });
     expect((end as { usage: { totalTokens: number } }).usage.totalTokens).toBeGreaterThan(0);
     // The parent's own reply stays its own, the wait is a tool of the parent, and the turn ends done.
-    expect(outputs.filter((o) => o.type === 'text' && !parentOf(o)).map((o) => (o as { text: string }).text).join('')).toBe('The agent reported back.');
+    expect(
+      outputs
+        .filter((o) => o.type === 'text' && !parentOf(o))
+        .map((o) => (o as { text: string }).text)
+        .join(''),
+    ).toBe('The agent reported back.');
     expect(outputs.find((o) => o.type === 'tool-start' && o.name === 'agent:wait')).toMatchObject({ input: { receiverThreadIds: [agentThread] } });
     expect(outputs.filter((o) => o.type === 'tool-start' && o.name === 'agent:spawnAgent')).toEqual([]);
     // No reasoning of the agent's, and no usage of its thread in the chat's context meter.
@@ -193,7 +248,7 @@ describe('the Codex mapper on recorded transcripts', () => {
     expect(mapper.agentTurn('call_none')).toBeNull();
   });
 
-  it('takes up an agent thread\'s turn that started before its spawn completed: that turn is what stopping it interrupts', () => {
+  it("takes up an agent thread's turn that started before its spawn completed: that turn is what stopping it interrupts", () => {
     const mapper = new CodexMapper();
     let spawnId = '';
     let agentTurn: string | null = null;
@@ -201,7 +256,8 @@ describe('the Codex mapper on recorded transcripts', () => {
       const msg = line.out;
       if (msg?.id === 1 && msg.result?.thread) mapper.threadId = msg.result.thread.id;
       if (typeof msg?.method !== 'string' || msg.id !== undefined) continue;
-      if (msg.method === 'item/started' && msg.params.item.type === 'collabAgentToolCall' && msg.params.item.tool === 'spawnAgent') spawnId = msg.params.item.id;
+      if (msg.method === 'item/started' && msg.params.item.type === 'collabAgentToolCall' && msg.params.item.tool === 'spawnAgent')
+        spawnId = msg.params.item.id;
       if (msg.method === 'turn/started' && msg.params.threadId !== mapper.threadId) agentTurn = msg.params.turn.id;
       mapper.notification(msg.method, msg.params);
       if (msg.method === 'item/started' && msg.params.item.type === 'commandExecution') break;
@@ -215,11 +271,22 @@ describe('the Codex mapper on recorded transcripts', () => {
     const mapper = new CodexMapper();
     mapper.threadId = 'mine';
     mapper.turnStarted('t1');
-    const spawn = { type: 'collabAgentToolCall', id: 'call_s', tool: 'spawnAgent', status: 'inProgress', senderThreadId: 'mine', receiverThreadIds: [], prompt: 'first line\nmore', agentsStates: {} };
+    const spawn = {
+      type: 'collabAgentToolCall',
+      id: 'call_s',
+      tool: 'spawnAgent',
+      status: 'inProgress',
+      senderThreadId: 'mine',
+      receiverThreadIds: [],
+      prompt: 'first line\nmore',
+      agentsStates: {},
+    };
     mapper.notification('item/started', { threadId: 'mine', item: spawn });
     mapper.notification('item/completed', { threadId: 'mine', item: { ...spawn, status: 'completed', receiverThreadIds: ['agent'] } });
     mapper.notification('turn/started', { threadId: 'agent', turn: { id: 'at1' } });
-    expect(mapper.notification('item/started', { threadId: 'agent', item: { type: 'commandExecution', id: 'c1', command: 'sleep 120', commandActions: [] } })).toMatchObject([
+    expect(
+      mapper.notification('item/started', { threadId: 'agent', item: { type: 'commandExecution', id: 'c1', command: 'sleep 120', commandActions: [] } }),
+    ).toMatchObject([
       { type: 'tool-start', toolUseId: 'c1', parentToolUseId: 'call_s' },
       { type: 'subagent-progress', toolUseId: 'call_s', lastTool: 'Bash', usage: { toolUses: 1 } },
     ]);
@@ -242,15 +309,28 @@ describe('the Codex mapper on recorded transcripts', () => {
     const mapper = new CodexMapper();
     mapper.threadId = 'mine';
     mapper.turnStarted('t1');
-    const spawn = { type: 'collabAgentToolCall', id: 'call_o', tool: 'spawnAgent', status: 'inProgress', senderThreadId: 'mine', receiverThreadIds: [], prompt: 'go on', agentsStates: {} };
+    const spawn = {
+      type: 'collabAgentToolCall',
+      id: 'call_o',
+      tool: 'spawnAgent',
+      status: 'inProgress',
+      senderThreadId: 'mine',
+      receiverThreadIds: [],
+      prompt: 'go on',
+      agentsStates: {},
+    };
     mapper.notification('item/started', { threadId: 'mine', item: spawn });
     mapper.notification('item/completed', { threadId: 'mine', item: { ...spawn, status: 'completed', receiverThreadIds: ['agent'] } });
     mapper.notification('turn/started', { threadId: 'agent', turn: { id: 'at1' } });
-    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't1', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done', outliving: ['call_o'] }]);
+    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't1', status: 'completed' } })).toEqual([
+      { type: 'turn-end', state: 'done', outliving: ['call_o'] },
+    ]);
 
     // The next turn runs; the agent's work is not its: it goes aside, under the agent's row (its thinking stays out).
     mapper.turnStarted('t2');
-    expect(mapper.notification('item/started', { threadId: 'agent', item: { type: 'commandExecution', id: 'c9', command: 'ls', commandActions: [] } })).toEqual([]);
+    expect(mapper.notification('item/started', { threadId: 'agent', item: { type: 'commandExecution', id: 'c9', command: 'ls', commandActions: [] } })).toEqual(
+      [],
+    );
     expect(mapper.notification('item/commandExecution/outputDelta', { threadId: 'agent', itemId: 'c9', delta: 'a.txt\n' })).toEqual([]);
     expect(mapper.notification('item/reasoning/summaryTextDelta', { threadId: 'agent', itemId: 'r9', delta: 'hmm' })).toEqual([]);
     expect(mapper.notification('item/agentMessage/delta', { threadId: 'agent', itemId: 'm9', delta: 'all ' })).toEqual([]);
@@ -276,11 +356,24 @@ describe('the Codex mapper on recorded transcripts', () => {
     const mapper = new CodexMapper();
     mapper.threadId = 'mine';
     mapper.turnStarted('t1');
-    const spawn = { type: 'collabAgentToolCall', id: 'call_e', tool: 'spawnAgent', status: 'completed', senderThreadId: 'mine', receiverThreadIds: ['agent'], prompt: 'go on', agentsStates: {} };
+    const spawn = {
+      type: 'collabAgentToolCall',
+      id: 'call_e',
+      tool: 'spawnAgent',
+      status: 'completed',
+      senderThreadId: 'mine',
+      receiverThreadIds: ['agent'],
+      prompt: 'go on',
+      agentsStates: {},
+    };
     mapper.notification('item/completed', { threadId: 'mine', item: spawn });
-    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't1', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done', outliving: ['call_e'] }]);
+    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't1', status: 'completed' } })).toEqual([
+      { type: 'turn-end', state: 'done', outliving: ['call_e'] },
+    ]);
     mapper.turnStarted('t2');
-    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't2', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done', outliving: ['call_e'] }]);
+    expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't2', status: 'completed' } })).toEqual([
+      { type: 'turn-end', state: 'done', outliving: ['call_e'] },
+    ]);
     mapper.notification('turn/completed', { threadId: 'agent', turn: { id: 'at1', status: 'completed' } });
     mapper.turnStarted('t3');
     expect(mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't3', status: 'completed' } })).toEqual([{ type: 'turn-end', state: 'done' }]);
@@ -290,12 +383,28 @@ describe('the Codex mapper on recorded transcripts', () => {
     const mapper = new CodexMapper();
     mapper.threadId = 'mine';
     mapper.turnStarted('t1');
-    const spawn = { type: 'collabAgentToolCall', id: 'call_g', tool: 'spawnAgent', status: 'completed', senderThreadId: 'mine', receiverThreadIds: ['agent'], prompt: 'go on', agentsStates: {} };
+    const spawn = {
+      type: 'collabAgentToolCall',
+      id: 'call_g',
+      tool: 'spawnAgent',
+      status: 'completed',
+      senderThreadId: 'mine',
+      receiverThreadIds: ['agent'],
+      prompt: 'go on',
+      agentsStates: {},
+    };
     mapper.notification('item/started', { threadId: 'mine', item: { ...spawn, status: 'inProgress', receiverThreadIds: [] } });
     mapper.notification('item/completed', { threadId: 'mine', item: spawn });
     mapper.notification('turn/completed', { threadId: 'mine', turn: { id: 't1', status: 'completed' } });
     expect(mapper.agentsGone('Codex exited')).toEqual([
-      { type: 'subagent-end', toolUseId: 'call_g', status: 'failed', result: null, summary: 'Codex exited', usage: { totalTokens: 0, toolUses: 0, durationMs: 0 } },
+      {
+        type: 'subagent-end',
+        toolUseId: 'call_g',
+        status: 'failed',
+        result: null,
+        summary: 'Codex exited',
+        usage: { totalTokens: 0, toolUses: 0, durationMs: 0 },
+      },
     ]);
   });
 
@@ -307,7 +416,8 @@ describe('the Codex mapper on recorded transcripts', () => {
 
   it('turns an apply_patch file change into an Edit approval showing its changes, encodes allow as accept, and carries the change on the tool', () => {
     const { outputs, replies, recordedReplies } = replay('edit', (mapper, output) =>
-      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'allow') : null);
+      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'allow') : null,
+    );
     const approvals = outputs.filter((o) => o.type === 'approval');
     const starts = outputs.filter((o) => o.type === 'tool-start');
     expect(approvals).toHaveLength(2);
@@ -331,7 +441,7 @@ describe('the Codex mapper on recorded transcripts', () => {
     expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'done' });
   });
 
-  it('reads turn/diff/updated into the turn\'s checkpoint diff, the newest replacing the last and repeats left out', () => {
+  it("reads turn/diff/updated into the turn's checkpoint diff, the newest replacing the last and repeats left out", () => {
     const { outputs } = replay('edit');
     const recorded = transcript('edit').filter((l) => l.out?.method === 'turn/diff/updated');
     const diffs = outputs.filter((o): o is Extract<ProviderOutput, { type: 'turn-diff' }> => o.type === 'turn-diff');
@@ -346,7 +456,8 @@ describe('the Codex mapper on recorded transcripts', () => {
 
   it('encodes allow-always on a file change as acceptForSession: Codex asks once for both edits', () => {
     const { outputs, replies, recordedReplies } = replay('edit-session', (mapper, output) =>
-      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'allow-always') : null);
+      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'allow-always') : null,
+    );
     expect(outputs.filter((o) => o.type === 'approval')).toHaveLength(1);
     expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.decision !== undefined));
     expect(replies[0]).toMatchObject({ result: { decision: 'acceptForSession' } });
@@ -356,7 +467,8 @@ describe('the Codex mapper on recorded transcripts', () => {
 
   it('encodes deny on a file change as decline: the edit ends as a declined error tool and nothing is written', () => {
     const { outputs, replies, recordedReplies } = replay('edit-decline', (mapper, output) =>
-      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'deny') : null);
+      output.type === 'approval' ? mapper.approvalReply(output.requestId, 'deny') : null,
+    );
     expect(replies).toEqual(recordedReplies.filter((r) => r!.result?.decision !== undefined));
     expect(replies[0]).toMatchObject({ result: { decision: 'decline' } });
     expect(outputs.find((o) => o.type === 'tool-end')).toMatchObject({ error: true, output: 'Declined' });
@@ -367,8 +479,21 @@ describe('the Codex mapper on recorded transcripts', () => {
 
   it('reads a turn diff into checkpoint files', () => {
     const diff = [
-      'diff --git a/src/a.ts b/src/a.ts', 'index 1..2 100644', '--- a/src/a.ts', '+++ b/src/a.ts', '@@ -1,2 +1,2 @@', '-old', '+new', ' same',
-      'diff --git a/new.txt b/new.txt', 'new file mode 100644', '--- /dev/null', '+++ b/new.txt', '@@ -0,0 +1 @@', '+hello', '',
+      'diff --git a/src/a.ts b/src/a.ts',
+      'index 1..2 100644',
+      '--- a/src/a.ts',
+      '+++ b/src/a.ts',
+      '@@ -1,2 +1,2 @@',
+      '-old',
+      '+new',
+      ' same',
+      'diff --git a/new.txt b/new.txt',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/new.txt',
+      '@@ -0,0 +1 @@',
+      '+hello',
+      '',
     ].join('\n');
     const parsed = parseUnifiedDiff(diff);
     expect(parsed.truncated).toBe(false);
@@ -380,10 +505,30 @@ describe('the Codex mapper on recorded transcripts', () => {
 
   it('reads a deleted file by its old name, a binary file without its text, a rename by its new name', () => {
     const diff = [
-      'diff --git a/gone.txt b/gone.txt', 'deleted file mode 100644', 'index 3..0', '--- a/gone.txt', '+++ /dev/null', '@@ -1,2 +0,0 @@', '-one', '-two',
-      'diff --git a/logo.png b/logo.png', 'index 4..5 100644', 'Binary files a/logo.png and b/logo.png differ',
-      'diff --git a/old name.ts b/new name.ts', 'similarity index 90%', 'rename from old name.ts', 'rename to new name.ts',
-      '--- a/old name.ts', '+++ b/new name.ts', '@@ -1,3 +1,3 @@', ' a', '-b', '+c', ' d', '\\ No newline at end of file', '',
+      'diff --git a/gone.txt b/gone.txt',
+      'deleted file mode 100644',
+      'index 3..0',
+      '--- a/gone.txt',
+      '+++ /dev/null',
+      '@@ -1,2 +0,0 @@',
+      '-one',
+      '-two',
+      'diff --git a/logo.png b/logo.png',
+      'index 4..5 100644',
+      'Binary files a/logo.png and b/logo.png differ',
+      'diff --git a/old name.ts b/new name.ts',
+      'similarity index 90%',
+      'rename from old name.ts',
+      'rename to new name.ts',
+      '--- a/old name.ts',
+      '+++ b/new name.ts',
+      '@@ -1,3 +1,3 @@',
+      ' a',
+      '-b',
+      '+c',
+      ' d',
+      '\\ No newline at end of file',
+      '',
     ].join('\n');
     const parsed = parseUnifiedDiff(diff);
     expect(parsed.files.map(({ path: p, kind, added, deleted, omitted }) => ({ p, kind, added, deleted, omitted }))).toEqual([
@@ -394,7 +539,7 @@ describe('the Codex mapper on recorded transcripts', () => {
     expect(parsed.files[2]!.diff).toMatch(/^diff --git a\/old name\.ts b\/new name\.ts\n[\s\S]*\+c\n d\n\\ No newline at end of file\n$/);
   });
 
-  it('keeps a file whose hunk counts do not add up, by its header\'s name and with its text, rather than losing the turn\'s diff', () => {
+  it("keeps a file whose hunk counts do not add up, by its header's name and with its text, rather than losing the turn's diff", () => {
     const diff = ['diff --git a/x.ts b/x.ts', '--- a/x.ts', '+++ b/x.ts', '@@ -1,5 +1,5 @@', '-old', '+new', ''].join('\n');
     const parsed = parseUnifiedDiff(diff);
     expect(parsed.files).toEqual([{ path: 'x.ts', kind: 'update', added: 0, deleted: 0, diff }]);
@@ -408,7 +553,15 @@ describe('recorded frames against the schema the installed codex prints', () => 
     dir = mkdtempSync(path.join(tmpdir(), 'tether-codex-schema-'));
     execFileSync(codex, ['app-server', 'generate-json-schema', '--out', dir], { stdio: 'ignore' });
     const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
-    for (const name of ['ServerNotification', 'ServerRequest', 'ClientRequest', 'ClientNotification', 'CommandExecutionRequestApprovalResponse', 'FileChangeRequestApprovalResponse', 'ToolRequestUserInputResponse']) {
+    for (const name of [
+      'ServerNotification',
+      'ServerRequest',
+      'ClientRequest',
+      'ClientNotification',
+      'CommandExecutionRequestApprovalResponse',
+      'FileChangeRequestApprovalResponse',
+      'ToolRequestUserInputResponse',
+    ]) {
       validators.set(name, ajv.compile(JSON.parse(readFileSync(path.join(dir, `${name}.json`), 'utf8'))));
     }
   });

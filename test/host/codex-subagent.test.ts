@@ -35,18 +35,27 @@ const subagentRow = (prompt: string) => {
 const under = (toolUseId: string) => thread().items.filter((i) => (i.kind === 'tool' || i.kind === 'assistant') && i.parentToolUseId === toolUseId);
 
 describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
-  it('a spawned agent is a subagent row with its own thread\'s work under it, and chat.subagent pages that thread\'s rollout', async () => {
+  it("a spawned agent is a subagent row with its own thread's work under it, and chat.subagent pages that thread's rollout", async () => {
     const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate the listing' });
-    await until(() => {
-      const turn = thread().get(turnId);
-      return turn?.kind === 'turn' && turn.state !== 'running';
-    }, 'the delegating turn', 60_000);
+    await until(
+      () => {
+        const turn = thread().get(turnId);
+        return turn?.kind === 'turn' && turn.state !== 'running';
+      },
+      'the delegating turn',
+      60_000,
+    );
     expect(thread().get(turnId)).toMatchObject({ state: 'done' });
     const row = subagentRow('list the files');
     if (!row) throw new Error('no subagent row');
     expect(row).toMatchObject({
-      description: 'SUBAGENT-PROMPT: list the files', status: 'done', result: SUBAGENT_REPORT, background: true, itemsTruncated: false,
-      usage: { toolUses: 1 }, native: { threadId: expect.stringMatching(/^[0-9a-f-]{36}$/) },
+      description: 'SUBAGENT-PROMPT: list the files',
+      status: 'done',
+      result: SUBAGENT_REPORT,
+      background: true,
+      itemsTruncated: false,
+      usage: { toolUses: 1 },
+      native: { threadId: expect.stringMatching(/^[0-9a-f-]{36}$/) },
     });
     expect(row.native?.threadId).not.toBe(thread().info.agentSessionId);
     // Its command and report are in the thread under the row; the chat's own reply is not.
@@ -55,14 +64,21 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     expect(thread().items.some((i) => i.kind === 'assistant' && !i.parentToolUseId && i.text === 'The agent reported back.')).toBe(true);
     expect(thread().items.some((i) => i.kind === 'tool' && i.name === 'agent:spawnAgent')).toBe(false);
 
-    const page = await client.ok<{ items: ChatItem[]; history: { start?: number; cursor: string | null }; source: string; live: boolean }>(
-      'chat.subagent', { chatId: 'c', toolUseId: row.toolUseId },
-    );
+    const page = await client.ok<{ items: ChatItem[]; history: { start?: number; cursor: string | null }; source: string; live: boolean }>('chat.subagent', {
+      chatId: 'c',
+      toolUseId: row.toolUseId,
+    });
     expect(page).toMatchObject({ source: 'codex-thread', live: false, history: { cursor: null }, context: { provider: 'codex', chatId: 'c' } });
     expect(page.history.start).toBeUndefined();
     expect(page.items.map((i) => i.kind)).toEqual(['user', 'tool', 'assistant']);
     expect(page.items[0]).toMatchObject({ text: 'SUBAGENT-PROMPT: list the files' });
-    expect(page.items[1]).toMatchObject({ name: 'Bash', input: { command: 'echo sub-echo' }, output: 'sub-echo\n', state: 'done', parentToolUseId: row.toolUseId });
+    expect(page.items[1]).toMatchObject({
+      name: 'Bash',
+      input: { command: 'echo sub-echo' },
+      output: 'sub-echo\n',
+      state: 'done',
+      parentToolUseId: row.toolUseId,
+    });
     expect(page.items[2]).toMatchObject({ text: SUBAGENT_REPORT, parentToolUseId: row.toolUseId });
 
     const newest = await client.ok<typeof page>('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId, limit: 1 });
@@ -77,12 +93,16 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     expect(await client.fails('chat.stopSubagent', { chatId: 'c', toolUseId: row.toolUseId })).toBe('subagent-not-found');
   });
 
-  it('chat.stopSubagent interrupts the agent\'s own turn: its row ends failed, its command never finishes, the turn goes on', async () => {
+  it("chat.stopSubagent interrupts the agent's own turn: its row ends failed, its command never finishes, the turn goes on", async () => {
     const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate a long job' });
-    await until(() => {
-      const row = subagentRow('wait long');
-      return !!row && under(row.toolUseId).some((i) => i.kind === 'tool' && i.state === 'running');
-    }, 'the agent\'s sleep running', 60_000);
+    await until(
+      () => {
+        const row = subagentRow('wait long');
+        return !!row && under(row.toolUseId).some((i) => i.kind === 'tool' && i.state === 'running');
+      },
+      "the agent's sleep running",
+      60_000,
+    );
     const row = subagentRow('wait long')!;
     expect(row.status).toBe('running');
 
@@ -94,10 +114,14 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     expect(await client.fails('chat.stopSubagent', { chatId: 'c', toolUseId: row.toolUseId })).toBe('subagent-not-found');
 
     // The parent's wait runs out on its own (Codex takes an interrupted agent for no final status) and the turn ends done.
-    await until(() => {
-      const turn = thread().get(turnId);
-      return turn?.kind === 'turn' && turn.state !== 'running';
-    }, 'the delegating turn', 60_000);
+    await until(
+      () => {
+        const turn = thread().get(turnId);
+        return turn?.kind === 'turn' && turn.state !== 'running';
+      },
+      'the delegating turn',
+      60_000,
+    );
     expect(thread().get(turnId)).toMatchObject({ state: 'done' });
     // Its rollout holds what it did before it was stopped.
     const page = await client.ok<{ items: ChatItem[] }>('chat.subagent', { chatId: 'c', toolUseId: row.toolUseId });
@@ -105,20 +129,27 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     expect(page.items[1]).toMatchObject({ input: { command: 'sleep 120' }, state: 'running' });
   });
 
-  it('chat.cancel interrupts the agents the turn set working too: Codex records the agent\'s turn aborted, its command never finishes', async () => {
+  it("chat.cancel interrupts the agents the turn set working too: Codex records the agent's turn aborted, its command never finishes", async () => {
     const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate a long job' });
-    const running = () => thread().items.find((i) => i.kind === 'subagent' && i.turnId === turnId && i.status === 'running'
-      && under(i.toolUseId).some((t) => t.kind === 'tool' && t.state === 'running'));
-    await until(() => !!running(), 'the agent\'s sleep running', 60_000);
+    const running = () =>
+      thread().items.find(
+        (i) =>
+          i.kind === 'subagent' && i.turnId === turnId && i.status === 'running' && under(i.toolUseId).some((t) => t.kind === 'tool' && t.state === 'running'),
+      );
+    await until(() => !!running(), "the agent's sleep running", 60_000);
     const row = running()!;
     if (row.kind !== 'subagent') throw new Error('not a subagent row');
     const agentThread = row.native!.threadId!;
 
     await client.ok('chat.cancel', { chatId: 'c' });
-    await until(() => {
-      const turn = thread().get(turnId);
-      return turn?.kind === 'turn' && turn.state !== 'running';
-    }, 'the cancelled turn', 30_000);
+    await until(
+      () => {
+        const turn = thread().get(turnId);
+        return turn?.kind === 'turn' && turn.state !== 'running';
+      },
+      'the cancelled turn',
+      30_000,
+    );
     expect(thread().get(turnId)).toMatchObject({ state: 'aborted' });
     expect(thread().items.find((i) => i.id === row.id)).toMatchObject({ status: 'failed' });
 
@@ -130,10 +161,19 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
       if (!file) return null;
       const text = await readFile(file, 'utf8');
       rollout = text.slice(-1500);
-      return text.split('\n').filter(Boolean).map((line) => JSON.parse(line))
-        .find((entry) => entry.type === 'event_msg' && entry.payload?.type === 'turn_aborted') ?? null;
+      return (
+        text
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line))
+          .find((entry) => entry.type === 'event_msg' && entry.payload?.type === 'turn_aborted') ?? null
+      );
     };
-    const record: { payload: { reason?: string } } = await until(aborted, 'the agent\'s rollout to record an aborted turn', { ms: 30_000, every: 50, detail: () => rollout });
+    const record: { payload: { reason?: string } } = await until(aborted, "the agent's rollout to record an aborted turn", {
+      ms: 30_000,
+      every: 50,
+      detail: () => rollout,
+    });
     expect(record.payload.reason).toBe('interrupted');
   });
 
@@ -143,10 +183,14 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     await client.ok('chat.cancel', { chatId: 'c' });
     // At once: Codex has not completed the interrupted turn yet.
     const next = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'hello there' });
-    await until(() => {
-      const turn = thread().get(next.turnId);
-      return turn?.kind === 'turn' && turn.state !== 'running';
-    }, 'the next turn', 60_000);
+    await until(
+      () => {
+        const turn = thread().get(next.turnId);
+        return turn?.kind === 'turn' && turn.state !== 'running';
+      },
+      'the next turn',
+      60_000,
+    );
     expect(thread().get(turnId)).toMatchObject({ state: 'aborted' });
     expect(thread().get(next.turnId)).toMatchObject({ state: 'done' });
     expect(thread().items.some((i) => i.kind === 'assistant' && i.turnId === next.turnId && i.text === 'Hello from the scripted model.')).toBe(true);
@@ -159,10 +203,14 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
   // its own `turn/completed`, all while the chat's thread runs no turn.
   it('an agent that outlives the turn that spawned it: its work after the turn is under its row, live, no turn opened for it, and it ends as Codex reports it', async () => {
     const { turnId } = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate and leave' });
-    await until(() => {
-      const turn = thread().get(turnId);
-      return turn?.kind === 'turn' && turn.state !== 'running';
-    }, 'the turn that left its agent working', 60_000);
+    await until(
+      () => {
+        const turn = thread().get(turnId);
+        return turn?.kind === 'turn' && turn.state !== 'running';
+      },
+      'the turn that left its agent working',
+      60_000,
+    );
     expect(thread().get(turnId)).toMatchObject({ state: 'done' });
     const row = subagentRow('wait for the go');
     if (!row) throw new Error('no subagent row');
@@ -173,7 +221,7 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
 
     // The command it runs after the turn ended is in the chat under its row (in the turn it outlived), running.
     const waiting = () => under(row.toolUseId).find((i) => i.kind === 'tool' && i.state === 'running' && JSON.stringify(i.input).includes(AGENT_GO_FILE));
-    await until(() => !!waiting(), 'the agent\'s command in the chat', 30_000);
+    await until(() => !!waiting(), "the agent's command in the chat", 30_000);
     expect(waiting()).toMatchObject({ kind: 'tool', name: 'Bash', turnId, parentToolUseId: row.toolUseId, output: null });
     expect(subagentRow('wait for the go')).toMatchObject({ status: 'running', lastTool: 'Bash', usage: { toolUses: 1 } });
     // No turn was opened for it: the chat is idle, and the clients' status says so.
@@ -185,16 +233,20 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
 
     // A turn of the person's own meanwhile neither takes the agent's work nor settles its row when it ends.
     const other = await client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'hello there' });
-    await until(() => {
-      const turn = thread().get(other.turnId);
-      return turn?.kind === 'turn' && turn.state !== 'running';
-    }, 'the person\'s turn', 60_000);
+    await until(
+      () => {
+        const turn = thread().get(other.turnId);
+        return turn?.kind === 'turn' && turn.state !== 'running';
+      },
+      "the person's turn",
+      60_000,
+    );
     expect(thread().get(other.turnId)).toMatchObject({ state: 'done' });
     expect(subagentRow('wait for the go')).toMatchObject({ status: 'running' });
     expect(waiting()).toMatchObject({ state: 'running', turnId });
 
     writeFileSync(path.join(chat.work, AGENT_GO_FILE), '');
-    await until(() => subagentRow('wait for the go')?.status !== 'running', 'the agent\'s own end', 30_000);
+    await until(() => subagentRow('wait for the go')?.status !== 'running', "the agent's own end", 30_000);
     expect(subagentRow('wait for the go')).toMatchObject({ status: 'done', result: AGENT_GO_REPORT, usage: { toolUses: 1 } });
     expect(subagentRow('wait for the go')?.finishedAt).toEqual(expect.any(Number));
     // Its command finished with its output, and its report is under its row, not the chat's own reply.
@@ -208,7 +260,7 @@ describe('Codex subagents with the real binary', { timeout: 90_000 }, () => {
     expect(thread().info).toMatchObject({ status: 'idle', activeTurnId: null });
   });
 
-  it('reads no rollout for a thread id that is not a UUID, nor one that is not a subagent of the chat\'s thread', async () => {
+  it("reads no rollout for a thread id that is not a UUID, nor one that is not a subagent of the chat's thread", async () => {
     const sessions = path.join(chat.home, 'sessions');
     for (const id of ['../../etc/passwd', '*', '', 'a/b', '01a235bf-a210-72a3-bd18-788da97bed67/../x']) {
       expect(await findRollout(sessions, id)).toBeNull();
@@ -249,10 +301,14 @@ describe('a turn Codex starts by itself (multi_agent_v2, wake_on_agent_messages)
     const teamThread = () => team.client.threads.get('c')!;
     const { turnId } = await team.client.ok<{ turnId: string }>('chat.send', { chatId: 'c', text: 'delegate to a team' });
     const woken = () => teamThread().items.find((i) => i.kind === 'turn' && i.id !== turnId);
-    await until(() => {
-      const first = teamThread().get(turnId);
-      return first?.kind === 'turn' && first.state !== 'running';
-    }, 'the turn that handed the work on', 60_000);
+    await until(
+      () => {
+        const first = teamThread().get(turnId);
+        return first?.kind === 'turn' && first.state !== 'running';
+      },
+      'the turn that handed the work on',
+      60_000,
+    );
     // Its agent waits for the go file: the chat is idle until it ends.
     expect(woken()).toBeUndefined();
     expect(teamThread().info).toMatchObject({ status: 'idle', activeTurnId: null });
@@ -265,7 +321,9 @@ describe('a turn Codex starts by itself (multi_agent_v2, wake_on_agent_messages)
     expect(teamThread().items.some((i) => i.kind === 'user' && i.turnId === turn.id)).toBe(false);
     expect(teamThread().items.some((i) => i.kind === 'assistant' && i.turnId === turn.id && i.text === TEAM_REPLY)).toBe(true);
     // The app saw it run: a chat.status said running with that turn, and the last says idle.
-    const statuses = team.client.frames.filter((f) => f.event === 'chat.status').map((f) => (f.payload as { info: { status: string; activeTurnId: string | null } }).info);
+    const statuses = team.client.frames
+      .filter((f) => f.event === 'chat.status')
+      .map((f) => (f.payload as { info: { status: string; activeTurnId: string | null } }).info);
     expect(statuses.some((info) => info.status === 'running' && info.activeTurnId === turn.id)).toBe(true);
     expect(teamThread().info).toMatchObject({ status: 'idle', activeTurnId: null });
     expect(team.client.statuses.get('c')).toMatchObject({ status: 'idle', activeTurnId: null });

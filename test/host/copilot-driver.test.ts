@@ -85,7 +85,10 @@ describe('the Copilot driver with the real binary', () => {
     const { turnId } = await client.ok('chat.send', {
       chatId: 'c',
       text: 'hello there',
-      attachments: [{ name: 'dot.png', mime: 'image/png', data: TINY_PNG }, { name: 'notes.txt', mime: 'text/plain', data: Buffer.from('tether-attached-words').toString('base64') }],
+      attachments: [
+        { name: 'dot.png', mime: 'image/png', data: TINY_PNG },
+        { name: 'notes.txt', mime: 'text/plain', data: Buffer.from('tether-attached-words').toString('base64') },
+      ],
     });
     await settled(turnId);
     expect(turnOf(turnId)).toMatchObject({ state: 'done' });
@@ -102,7 +105,12 @@ describe('the Copilot driver with the real binary', () => {
     const { turnId } = await client.ok('chat.send', { chatId: 'c', text: 'run the build' });
     const approval = await pendingApproval(turnId);
     const tool = inTurn(turnId).find((i) => i.kind === 'tool')!;
-    expect(approval).toMatchObject({ toolUseId: tool.kind === 'tool' ? tool.toolUseId : '', toolName: 'Bash', canAllowAlways: true, input: expect.objectContaining({ command: 'echo built > build.txt' }) });
+    expect(approval).toMatchObject({
+      toolUseId: tool.kind === 'tool' ? tool.toolUseId : '',
+      toolName: 'Bash',
+      canAllowAlways: true,
+      input: expect.objectContaining({ command: 'echo built > build.txt' }),
+    });
     expect(existsSync(path.join(work, 'build.txt'))).toBe(false);
     await client.ok('chat.approve', { chatId: 'c', requestId: approval.requestId, decision: 'allow' });
     await settled(turnId);
@@ -167,38 +175,56 @@ describe('the Copilot driver with the real binary', () => {
     expect(inTurn(turnId).filter((i) => i.kind === 'approval')).toEqual([]);
     // Edits are allowed here: nothing to warn of. Copilot's own `Info:` line is a note, not the reply.
     expect(inTurn(turnId).filter((i) => i.kind === 'note' && i.level !== 'info')).toEqual([]);
-    expect(inTurn(turnId).filter((i) => i.kind === 'assistant').map((i) => (i.kind === 'assistant' ? i.text : ''))).toEqual(['Notes written.']);
-    const changes = inTurn(turnId).flatMap((i) => (i.kind === 'tool' ? i.changes ?? [] : []));
-    expect(changes.map((c) => [path.basename(c.path), c.kind])).toEqual([['notes.md', 'add'], ['notes.md', 'update']]);
+    expect(
+      inTurn(turnId)
+        .filter((i) => i.kind === 'assistant')
+        .map((i) => (i.kind === 'assistant' ? i.text : '')),
+    ).toEqual(['Notes written.']);
+    const changes = inTurn(turnId).flatMap((i) => (i.kind === 'tool' ? (i.changes ?? []) : []));
+    expect(changes.map((c) => [path.basename(c.path), c.kind])).toEqual([
+      ['notes.md', 'add'],
+      ['notes.md', 'update'],
+    ]);
     expect(readFileSync(path.join(work, 'notes.md'), 'utf8')).toBe('second notes\n');
   });
 });
 
 describe('Copilot on an OpenAI-type provider of your own', () => {
-  it('COPILOT_PROVIDER_TYPE=openai with the Responses wire API: a text turn through the scripted Responses server', async () => {
-    const responses = await OpenAiServer.start(() => ({ steps: [{ type: 'text', text: 'Hello over the Responses API.' }] }));
-    const dir = tempDir('tether-copilot-openai-');
-    try {
-      const home = path.join(dir.dir, 'home');
-      const folder = path.join(dir.dir, 'work');
-      mkdirSync(home, { recursive: true });
-      mkdirSync(folder, { recursive: true });
-      const env = { ...copilotEnv(responses.url, home), COPILOT_PROVIDER_TYPE: 'openai', COPILOT_PROVIDER_WIRE_API: 'responses', COPILOT_MODEL: 'gpt-5.4' };
-      const opened = await openCliChat(dir.dir, new CopilotProvider({ command: copilot, env, clientVersion: '0.0.0' }, { probe: false }), { provider: 'copilot', cwd: folder });
+  it(
+    'COPILOT_PROVIDER_TYPE=openai with the Responses wire API: a text turn through the scripted Responses server',
+    async () => {
+      const responses = await OpenAiServer.start(() => ({ steps: [{ type: 'text', text: 'Hello over the Responses API.' }] }));
+      const dir = tempDir('tether-copilot-openai-');
       try {
-        const { turnId } = await opened.client.ok('chat.send', { chatId: 'c', text: 'hello there' });
-        const own = () => opened.client.threads.get('c')!;
-        await until(() => own().items.some((i) => i.kind === 'turn' && i.id === turnId && i.state !== 'running'), 'the turn', TURN_MS);
-        expect(own().get(turnId)).toMatchObject({ state: 'done' });
-        expect(own().items.filter((i) => i.kind === 'assistant').map((i) => (i.kind === 'assistant' ? i.text : ''))).toEqual(['Hello over the Responses API.']);
-        expect(responses.requests.at(-1)!.userText).toContain('hello there');
-        expect(responses.strays).toEqual([]);
+        const home = path.join(dir.dir, 'home');
+        const folder = path.join(dir.dir, 'work');
+        mkdirSync(home, { recursive: true });
+        mkdirSync(folder, { recursive: true });
+        const env = { ...copilotEnv(responses.url, home), COPILOT_PROVIDER_TYPE: 'openai', COPILOT_PROVIDER_WIRE_API: 'responses', COPILOT_MODEL: 'gpt-5.4' };
+        const opened = await openCliChat(dir.dir, new CopilotProvider({ command: copilot, env, clientVersion: '0.0.0' }, { probe: false }), {
+          provider: 'copilot',
+          cwd: folder,
+        });
+        try {
+          const { turnId } = await opened.client.ok('chat.send', { chatId: 'c', text: 'hello there' });
+          const own = () => opened.client.threads.get('c')!;
+          await until(() => own().items.some((i) => i.kind === 'turn' && i.id === turnId && i.state !== 'running'), 'the turn', TURN_MS);
+          expect(own().get(turnId)).toMatchObject({ state: 'done' });
+          expect(
+            own()
+              .items.filter((i) => i.kind === 'assistant')
+              .map((i) => (i.kind === 'assistant' ? i.text : '')),
+          ).toEqual(['Hello over the Responses API.']);
+          expect(responses.requests.at(-1)!.userText).toContain('hello there');
+          expect(responses.strays).toEqual([]);
+        } finally {
+          await opened.core.close();
+        }
       } finally {
-        await opened.core.close();
+        await responses.close();
+        dir.cleanup();
       }
-    } finally {
-      await responses.close();
-      dir.cleanup();
-    }
-  }, TURN_MS);
+    },
+    TURN_MS,
+  );
 });

@@ -20,7 +20,10 @@ type Frame = Record<string, any>;
 type Line = { meta?: Frame; out?: Frame; in?: Frame; files?: Record<string, string> };
 
 function transcript(name: string): Line[] {
-  return readFileSync(path.join(fixtures, `${name}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+  return readFileSync(path.join(fixtures, `${name}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Line);
 }
 
 type Decision = 'allow' | 'allow-always' | 'deny';
@@ -72,14 +75,22 @@ function replay(lines: Line[], runtimeMode: RuntimeMode = 'supervised', reader =
 
 const of = <T extends ProviderOutput['type']>(outputs: ProviderOutput[], type: T) =>
   outputs.filter((o): o is Extract<ProviderOutput, { type: T }> => o.type === type);
-const text = (outputs: ProviderOutput[], type: 'text' | 'thinking') => of(outputs, type).map((o) => o.text).join('');
-const warnings = (outputs: ProviderOutput[]) => of(outputs, 'note').filter((n) => n.level === 'warning').map((n) => n.text);
+const text = (outputs: ProviderOutput[], type: 'text' | 'thinking') =>
+  of(outputs, type)
+    .map((o) => o.text)
+    .join('');
+const warnings = (outputs: ProviderOutput[]) =>
+  of(outputs, 'note')
+    .filter((n) => n.level === 'warning')
+    .map((n) => n.text);
 
 /** The recorded frames with every permission request's `toolCall.toolCallId` set to a fixed label (#989). */
 function labelled(lines: Line[], label: string): Line[] {
-  return lines.map((line) => (line.out?.method === 'session/request_permission'
-    ? { out: { ...line.out, params: { ...line.out.params, toolCall: { ...line.out.params.toolCall, toolCallId: label } } } }
-    : line));
+  return lines.map((line) =>
+    line.out?.method === 'session/request_permission'
+      ? { out: { ...line.out, params: { ...line.out.params, toolCall: { ...line.out.params.toolCall, toolCallId: label } } } }
+      : line,
+  );
 }
 
 /** The recorded frames as a build that never asks would send them (#4537): no request, no answer. */
@@ -103,9 +114,18 @@ describe('the Copilot frames through the ACP mapper', () => {
     const { outputs, given, recorded } = replay(transcript('approval'));
     const [start] = of(outputs, 'tool-start');
     expect(start).toMatchObject({ name: 'Bash', input: { command: 'echo built > build.txt' }, description: 'Run the build' });
-    expect(of(outputs, 'approval')).toEqual([expect.objectContaining({ toolUseId: start!.toolUseId, toolName: 'Bash', canAllowAlways: true, input: expect.objectContaining({ command: 'echo built > build.txt' }) })]);
+    expect(of(outputs, 'approval')).toEqual([
+      expect.objectContaining({
+        toolUseId: start!.toolUseId,
+        toolName: 'Bash',
+        canAllowAlways: true,
+        input: expect.objectContaining({ command: 'echo built > build.txt' }),
+      }),
+    ]);
     expect(given).toEqual(recorded);
-    expect(of(outputs, 'tool-end')).toEqual([expect.objectContaining({ toolUseId: start!.toolUseId, error: false, output: expect.stringContaining('exit code 0') })]);
+    expect(of(outputs, 'tool-end')).toEqual([
+      expect.objectContaining({ toolUseId: start!.toolUseId, error: false, output: expect.stringContaining('exit code 0') }),
+    ]);
     expect(warnings(outputs)).toEqual([]);
     expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'done' });
   });
@@ -124,7 +144,7 @@ describe('the Copilot frames through the ACP mapper', () => {
     expect(outputs.at(-1)).toEqual({ type: 'turn-end', state: 'done' });
   });
 
-  it('file edits: a created file and an edit carry the hunks of Copilot\'s git diff, not its snippet', () => {
+  it("file edits: a created file and an edit carry the hunks of Copilot's git diff, not its snippet", () => {
     const lines = transcript('edit');
     const { outputs, given, recorded } = replay(lines);
     expect(given).toEqual(recorded);
@@ -132,7 +152,11 @@ describe('the Copilot frames through the ACP mapper', () => {
     const [created, edited] = of(outputs, 'tool-end');
     const file = (created!.changes ?? [])[0]!.path;
     expect(file.endsWith('/notes.md') && path.isAbsolute(file)).toBe(true);
-    expect(created).toMatchObject({ error: false, output: expect.stringMatching(/^Created file .*notes\.md with 12 characters$/), changes: [{ path: file, kind: 'add', diff: '@@ -1,0 +1,1 @@\n+first notes\n' }] });
+    expect(created).toMatchObject({
+      error: false,
+      output: expect.stringMatching(/^Created file .*notes\.md with 12 characters$/),
+      changes: [{ path: file, kind: 'add', diff: '@@ -1,0 +1,1 @@\n+first notes\n' }],
+    });
     expect(edited).toMatchObject({ error: false, changes: [{ path: file, kind: 'update', diff: '@@ -1,2 +1,2 @@\n-first notes\n+second notes\n \n' }] });
     expect(text(outputs, 'text')).toBe('Notes written.');
     expect(of(outputs, 'note')).toEqual([{ type: 'note', level: 'info', text: file }]);
@@ -168,7 +192,7 @@ describe('the Copilot frames through the ACP mapper', () => {
   });
 });
 
-describe('Copilot\'s permission defects, played on the recorded frames', () => {
+describe("Copilot's permission defects, played on the recorded frames", () => {
   it('requests named by a fixed label are matched to their calls by what they ask, never to a made-up tool', () => {
     const { outputs, given, recorded } = replay(labelled(transcript('parallel'), 'shell-permission'));
     const starts = of(outputs, 'tool-start');
@@ -184,7 +208,10 @@ describe('Copilot\'s permission defects, played on the recorded frames', () => {
     const { outputs, given, recorded } = replay(labelled(same, 'shell-permission'));
     const approvals = of(outputs, 'approval');
     expect(approvals.map((a) => a.toolUseId)).toEqual([null, null]);
-    expect(approvals.map((a) => a.input)).toEqual([expect.objectContaining({ command: 'echo one > one.txt', commands: ['echo one > one.txt'] }), expect.objectContaining({ command: 'echo one > one.txt' })]);
+    expect(approvals.map((a) => a.input)).toEqual([
+      expect.objectContaining({ command: 'echo one > one.txt', commands: ['echo one > one.txt'] }),
+      expect.objectContaining({ command: 'echo one > one.txt' }),
+    ]);
     expect(warnings(outputs)).toEqual([expect.stringContaining('did not say which tool call'), expect.stringContaining('did not say which tool call')]);
     // Each decision still goes back under its own request; the two tools show and end.
     expect(given).toEqual(recorded);
@@ -200,7 +227,9 @@ describe('Copilot\'s permission defects, played on the recorded frames', () => {
     // Allowed to anyway: full access, or the person allowed shell commands always earlier on.
     expect(warnings(replay(unasked(transcript('approval')), 'full-access').outputs)).toEqual([]);
     const reader = new CopilotReader('supervised');
-    const always = transcript('approval').map((line) => (line.in?.result?.outcome ? { in: { ...line.in, result: { outcome: { outcome: 'selected', optionId: 'allow_always' } } } } : line));
+    const always = transcript('approval').map((line) =>
+      line.in?.result?.outcome ? { in: { ...line.in, result: { outcome: { outcome: 'selected', optionId: 'allow_always' } } } } : line,
+    );
     expect(replay(always, 'supervised', reader).given[0]!.result.outcome.optionId).toBe('allow_always');
     expect(warnings(replay(unasked(transcript('approval')), 'supervised', reader).outputs)).toEqual([]);
   });
@@ -212,11 +241,20 @@ describe('Copilot\'s permission defects, played on the recorded frames', () => {
 
   it('matches on the subject Copilot words differently in a call and its request', () => {
     expect(subjectOf('execute', { command: 'ls', description: 'list' }, undefined)).toBe(subjectOf('execute', { command: 'ls', commands: ['ls'] }, undefined));
-    expect(subjectOf('edit', { path: '/w/a.md', file_text: 'x' }, [{ path: '/w/a.md' }])).toBe(subjectOf('edit', { fileName: '/w/a.md', diff: '…' }, [{ path: '/w/a.md' }]));
+    expect(subjectOf('edit', { path: '/w/a.md', file_text: 'x' }, [{ path: '/w/a.md' }])).toBe(
+      subjectOf('edit', { fileName: '/w/a.md', diff: '…' }, [{ path: '/w/a.md' }]),
+    );
     expect(subjectOf('execute', {}, undefined)).toBeNull();
     // An id this turn never announced that is not a label: the request announces its own call.
-    expect(matchPermission({ sessionId: 's', options: [], toolCall: { toolCallId: 'call_7', kind: 'execute', rawInput: { command: 'ls' } } }, new Map())).toBeUndefined();
-    expect(matchPermission({ sessionId: 's', options: [], toolCall: { toolCallId: 'write-permission', kind: 'edit', rawInput: { fileName: '/w/a.md' } } }, new Map())).toBeNull();
+    expect(
+      matchPermission({ sessionId: 's', options: [], toolCall: { toolCallId: 'call_7', kind: 'execute', rawInput: { command: 'ls' } } }, new Map()),
+    ).toBeUndefined();
+    expect(
+      matchPermission(
+        { sessionId: 's', options: [], toolCall: { toolCallId: 'write-permission', kind: 'edit', rawInput: { fileName: '/w/a.md' } } },
+        new Map(),
+      ),
+    ).toBeNull();
   });
 });
 
@@ -239,7 +277,7 @@ describe('what Copilot sends that this host does not know', () => {
     expect(mapper.malformed('{not json', 'not JSON')).toEqual([expect.objectContaining({ type: 'note', level: 'info' })]);
   });
 
-  it('the mode: Copilot\'s ACP mode with what its launch flags allow, as the runtime mode it really is', () => {
+  it("the mode: Copilot's ACP mode with what its launch flags allow, as the runtime mode it really is", () => {
     const session = { type: 'session', agentSessionId: 's', permissionMode: 'https://agentclientprotocol.com/protocol/session-modes#agent' } as const;
     const seen = (mode: RuntimeMode) => {
       const out: ProviderOutput[] = [];
@@ -251,13 +289,21 @@ describe('what Copilot sends that this host does not know', () => {
     expect(seen('full-access')).toMatchObject({ permissionMode: 'agent, allow-all', effectiveRuntimeMode: 'full-access' });
     // Autopilot allows everything whatever the flags.
     const out: ProviderOutput[] = [];
-    new CopilotReader('supervised').turn((o) => out.push(o))({ type: 'mode', permissionMode: 'https://agentclientprotocol.com/protocol/session-modes#autopilot', effectiveRuntimeMode: 'full-access' });
+    new CopilotReader('supervised').turn((o) => out.push(o))({
+      type: 'mode',
+      permissionMode: 'https://agentclientprotocol.com/protocol/session-modes#autopilot',
+      effectiveRuntimeMode: 'full-access',
+    });
     expect(out).toEqual([{ type: 'mode', permissionMode: 'autopilot', effectiveRuntimeMode: 'full-access' }]);
   });
 
   it('a session refused for want of a sign-in (1.0.102 answers session/new "Authentication required") says how to give it one', () => {
     const out: ProviderOutput[] = [];
-    new CopilotReader('supervised').turn((o) => out.push(o))({ type: 'turn-end', state: 'error', message: 'Copilot CLI could not start the turn: Authentication required' });
+    new CopilotReader('supervised').turn((o) => out.push(o))({
+      type: 'turn-end',
+      state: 'error',
+      message: 'Copilot CLI could not start the turn: Authentication required',
+    });
     expect(out).toEqual([
       { type: 'note', level: 'warning', text: expect.stringContaining('COPILOT_PROVIDER_BASE_URL') },
       { type: 'turn-end', state: 'error', message: 'Copilot CLI could not start the turn: Authentication required' },

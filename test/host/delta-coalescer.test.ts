@@ -6,10 +6,25 @@ function handClock() {
   let next: { run: () => void; ms: number } | null = null;
   let sets = 0;
   const timers: Timers = {
-    set: (run, ms) => { sets += 1; next = { run, ms }; return next; },
-    clear: (handle) => { if (handle === next) next = null; },
+    set: (run, ms) => {
+      sets += 1;
+      next = { run, ms };
+      return next;
+    },
+    clear: (handle) => {
+      if (handle === next) next = null;
+    },
   };
-  return { timers, fire: () => { const due = next; next = null; due?.run(); }, pending: () => next, sets: () => sets };
+  return {
+    timers,
+    fire: () => {
+      const due = next;
+      next = null;
+      due?.run();
+    },
+    pending: () => next,
+    sets: () => sets,
+  };
 }
 
 /** A coalescer with a window of `windowMs` on a hand-turned clock, and what it sent as `item:text`. */
@@ -20,7 +35,7 @@ function coalescer(windowMs: number) {
 }
 
 describe('joining streamed text', () => {
-  it('joins an item\'s deltas within one window into one, items in the order they first came, one timer per window', () => {
+  it("joins an item's deltas within one window into one, items in the order they first came, one timer per window", () => {
     const { clock, sent, deltas } = coalescer(30);
     deltas.add('a', 'Hel');
     deltas.add('b', 'think');

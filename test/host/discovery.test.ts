@@ -48,7 +48,12 @@ const ALL = { claude: '2.1.1', codex: '0.171.0', gemini: '0.61.0', copilot: '1.0
 describe('agent discovery', () => {
   it('finds nothing on an empty PATH, and the host then serves only the demo agent, called what it is', async () => {
     const found = await discoverAgents({ env: { PATH: fakeBin({}) }, home: home() });
-    expect(found.map((a) => [a.kind, a.executable, a.served])).toEqual([['claude', null, false], ['codex', null, false], ['gemini', null, false], ['copilot', null, false]]);
+    expect(found.map((a) => [a.kind, a.executable, a.served])).toEqual([
+      ['claude', null, false],
+      ['codex', null, false],
+      ['gemini', null, false],
+      ['copilot', null, false],
+    ]);
     expect(found[0]!.why).toBe('not on PATH (claude)');
     const plan = await planAgents({}, data.dir, '1.0.0', { found });
     expect(plan.source).toBe('demo');
@@ -56,13 +61,21 @@ describe('agent discovery', () => {
     expect(plan.agents[0]).toMatchObject({ name: 'Demo agent (scripted)', served: true, why: expect.stringContaining('no agent CLI that can chat') });
   });
 
-  it('never takes a node_modules/.bin folder (npm and npx put the project\'s own copies first) for the person\'s PATH', async () => {
+  it("never takes a node_modules/.bin folder (npm and npx put the project's own copies first) for the person's PATH", async () => {
     const projectCopies = fakeBin(ALL, 'project/node_modules/.bin');
     const gyp = fakeBin(ALL, 'npm/node-gyp-bin');
     const own = fakeBin({ codex: '0.99.0' }, 'usr-bin');
     expect(personalPath([projectCopies, gyp, own].join(path.delimiter))).toBe(own);
-    const found = await discoverAgents({ env: { PATH: [projectCopies, gyp, own].join(path.delimiter) }, home: home({ '.codex/auth.json': '{"OPENAI_API_KEY":"sk-x"}' }) });
-    expect(found.map((a) => [a.kind, a.executable])).toEqual([['claude', null], ['codex', path.join(own, 'codex')], ['gemini', null], ['copilot', null]]);
+    const found = await discoverAgents({
+      env: { PATH: [projectCopies, gyp, own].join(path.delimiter) },
+      home: home({ '.codex/auth.json': '{"OPENAI_API_KEY":"sk-x"}' }),
+    });
+    expect(found.map((a) => [a.kind, a.executable])).toEqual([
+      ['claude', null],
+      ['codex', path.join(own, 'codex')],
+      ['gemini', null],
+      ['copilot', null],
+    ]);
     expect(found[1]!.version).toBe('0.99.0');
   });
 
@@ -71,7 +84,8 @@ describe('agent discovery', () => {
     const signedIn = home({
       '.claude/.credentials.json': '{"claudeAiOauth":{"accessToken":"x"}}',
       '.codex/auth.json': '{"tokens":{"id_token":"x"}}',
-      '.copilot/config.json': '// comment line\n{"last_logged_in_user":{"host":"https://github.com","login":"octo"},"logged_in_users":[{"host":"https://github.com","login":"octo"}]}',
+      '.copilot/config.json':
+        '// comment line\n{"last_logged_in_user":{"host":"https://github.com","login":"octo"},"logged_in_users":[{"host":"https://github.com","login":"octo"}]}',
     });
     const found = await discoverAgents({ env: { PATH: bin, GEMINI_API_KEY: 'k' }, home: signedIn });
     expect(found.map((a) => [a.kind, a.executable, a.version, a.signIn.state, a.served])).toEqual([
@@ -82,9 +96,15 @@ describe('agent discovery', () => {
     ]);
     expect(found[3]!.signIn.how).toContain('octo');
 
-    const signedOut = await discoverAgents({ env: { PATH: bin }, home: home({ '.gemini/settings.json': '{"security":{"auth":{"selectedType":"oauth-personal"}}}' }) });
+    const signedOut = await discoverAgents({
+      env: { PATH: bin },
+      home: home({ '.gemini/settings.json': '{"security":{"auth":{"selectedType":"oauth-personal"}}}' }),
+    });
     expect(signedOut.map((a) => [a.kind, a.signIn.state, a.served])).toEqual([
-      ['claude', 'signed-out', false], ['codex', 'signed-out', false], ['gemini', 'signed-out', false], ['copilot', 'signed-out', false],
+      ['claude', 'signed-out', false],
+      ['codex', 'signed-out', false],
+      ['gemini', 'signed-out', false],
+      ['copilot', 'signed-out', false],
     ]);
     expect(signedOut[0]!.why).toContain('/login');
     expect(signedOut[1]!.why).toContain('codex login');
@@ -94,7 +114,7 @@ describe('agent discovery', () => {
     expect(plan.agents.filter((a) => !a.served).map((a) => a.kind)).toEqual(['claude', 'codex', 'gemini', 'copilot']);
   });
 
-  it('reads each CLI\'s other sign-ins: keys in variables, Vertex AI, its own model provider', () => {
+  it("reads each CLI's other sign-ins: keys in variables, Vertex AI, its own model provider", () => {
     const empty = home();
     expect(readSignIn('claude', { ANTHROPIC_API_KEY: 'k' }, empty).state).toBe('ready');
     expect(readSignIn('claude', { CLAUDE_CODE_USE_BEDROCK: '1' }, empty).state).toBe('ready');
@@ -114,7 +134,7 @@ describe('agent discovery', () => {
     expect(readSignIn('copilot', {}, home({ '.copilot/config.json': '{"logged_in_users":[]}' })).state).toBe('signed-out');
   });
 
-  it('reads a real install\'s version from its package without starting it (the pinned Claude Code, linked as a global install would be)', async () => {
+  it("reads a real install's version from its package without starting it (the pinned Claude Code, linked as a global install would be)", async () => {
     const own = path.join(data.dir, 'global-bin');
     mkdirSync(own);
     symlinkSync(path.join(pinnedBin, 'claude'), path.join(own, 'claude'));
@@ -142,6 +162,10 @@ describe('a host without providers in its config', () => {
     // The served Claude Code asked the stand-in on the fake PATH for its version: it runs that file.
     expect(providers[0]).toMatchObject({ kind: 'claude', name: 'Claude Code', installed: true, version: '3.4.5' });
     expect(providers[0]!.capabilities.chat).toBe(true);
-    expect(running.agents!.agents.find((a) => a.kind === 'gemini')).toMatchObject({ served: false, from: path.join(bin, 'gemini'), why: expect.stringContaining('GEMINI_API_KEY') });
+    expect(running.agents!.agents.find((a) => a.kind === 'gemini')).toMatchObject({
+      served: false,
+      from: path.join(bin, 'gemini'),
+      why: expect.stringContaining('GEMINI_API_KEY'),
+    });
   });
 });

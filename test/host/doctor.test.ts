@@ -57,7 +57,11 @@ describe('tether host doctor', () => {
     ]);
     // Nothing signed in: the demo agent, and each CLI's reason.
     expect(report.agents.map((a) => [a.name, a.served])).toEqual([
-      ['Demo agent (scripted)', true], ['Claude Code', false], ['Codex', false], ['Gemini CLI', false], ['Copilot CLI', false],
+      ['Demo agent (scripted)', true],
+      ['Claude Code', false],
+      ['Codex', false],
+      ['Gemini CLI', false],
+      ['Copilot CLI', false],
     ]);
     expect(report.accounts).toEqual([expect.objectContaining({ id: 'claude', kind: 'claude', state: 'ready' })]);
     expect(report.relay).toEqual({ url: relayUrl, reachable: true, status: 200 });
@@ -83,9 +87,14 @@ describe('tether host doctor', () => {
     healthy = false;
     try {
       const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-        execFile(process.execPath, [path.join(root, 'bin', 'tether.js'), 'host', 'doctor', '--relay', relayUrl, '--data', path.join(data.dir, 'data'), '--json'], {
-          env: { PATH: bin, HOME: data.dir },
-        }, (error, out) => resolve({ code: error ? (error.code as number) : 0, stdout: out }));
+        execFile(
+          process.execPath,
+          [path.join(root, 'bin', 'tether.js'), 'host', 'doctor', '--relay', relayUrl, '--data', path.join(data.dir, 'data'), '--json'],
+          {
+            env: { PATH: bin, HOME: data.dir },
+          },
+          (error, out) => resolve({ code: error ? (error.code as number) : 0, stdout: out }),
+        );
       });
       expect(code).toBe(2);
       const report = JSON.parse(stdout);

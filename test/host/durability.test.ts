@@ -56,8 +56,7 @@ async function open(dir: string, options: Parameters<typeof openCore>[1] = {}): 
   return core;
 }
 
-const userTexts = (core: HostCore, chatId: string) =>
-  core.session(chatId).thread.items.flatMap((i) => (i.kind === 'user' ? [i.text] : []));
+const userTexts = (core: HostCore, chatId: string) => core.session(chatId).thread.items.flatMap((i) => (i.kind === 'user' ? [i.text] : []));
 
 describe('a chat after kill -9', () => {
   it('keeps every committed event, so events appended after the restart are still there after the next crash', async () => {
@@ -142,11 +141,15 @@ describe('the request journal after kill -9', () => {
     const core = await open(data.dir);
     await new TestClient(core).ok('chat.create', { chatId: 'c1' });
     const rowAt: Array<{ seq: number; row: unknown }> = [];
-    core.connect('watcher', (frame) => {
-      if (frame.event !== 'chat.event') return;
-      const row = onHostDb(data.dir, (db) => db.prepare("SELECT reply FROM requests WHERE key = 'chat.send send-4'").get() ?? null);
-      rowAt.push({ seq: (frame.payload as { seq: number }).seq, row });
-    }, { allChats: true });
+    core.connect(
+      'watcher',
+      (frame) => {
+        if (frame.event !== 'chat.event') return;
+        const row = onHostDb(data.dir, (db) => db.prepare("SELECT reply FROM requests WHERE key = 'chat.send send-4'").get() ?? null);
+        rowAt.push({ seq: (frame.payload as { seq: number }).seq, row });
+      },
+      { allChats: true },
+    );
     const before = core.session('c1').seq;
     await new TestClient(core).ok('chat.send', { chatId: 'c1', text: 'hi' }, 'send-4');
     await idle(core, 'c1');

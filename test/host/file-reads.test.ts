@@ -48,22 +48,28 @@ function denied(files: string[]): ProtocolError | null {
 
 describe('admitFileReads', () => {
   it('admits exactly the paths that lead into the folder, whatever `..`, symlinks, unicode or length they hold', () => {
-    fc.assert(fc.property(fc.array(segment, { maxLength: 20 }), (segments) => {
-      const file = [root, ...segments].join('/');
-      expect(readableIn(file, [root])).toBe(expected(file));
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.array(segment, { maxLength: 20 }), (segments) => {
+        const file = [root, ...segments].join('/');
+        expect(readableIn(file, [root])).toBe(expected(file));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('a refusal is folder-denied, names the path with control characters escaped, and says where the agent may read', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 40 }), fc.constantFrom(outside, `${root}/out`, `${root}/dangling`, `${root}/..`), (name, folder) => {
-      const file = `${folder}/${name}`;
-      const error = denied([path.join(root, 'sub', 'ok.txt'), file]);
-      if (expected(file)) return expect(error).toBeNull();
-      expect(error?.code).toBe('folder-denied');
-      expect(error?.message).toContain(JSON.stringify(file.length > 300 ? `${file.slice(0, 300)}…` : file));
-      expect(error?.message).toContain(`may read only in ${root}`);
-      expect(error?.message).not.toMatch(/[\u0000-\u001f]/);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.string({ maxLength: 40 }), fc.constantFrom(outside, `${root}/out`, `${root}/dangling`, `${root}/..`), (name, folder) => {
+        const file = `${folder}/${name}`;
+        const error = denied([path.join(root, 'sub', 'ok.txt'), file]);
+        if (expected(file)) return expect(error).toBeNull();
+        expect(error?.code).toBe('folder-denied');
+        expect(error?.message).toContain(JSON.stringify(file.length > 300 ? `${file.slice(0, 300)}…` : file));
+        expect(error?.message).toContain(`may read only in ${root}`);
+        expect(error?.message).not.toMatch(/[\u0000-\u001f]/);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('NUL, relative and over-long paths are refused; a file through a link out of the folder says where it leads', () => {
@@ -85,31 +91,37 @@ describe("the mirror of Claude Code's @ rule", () => {
   const word = fc.stringMatching(/^[A-Za-z0-9._-]{1,12}$/);
 
   it('mail addresses and words glued to an @ are never mentions', () => {
-    fc.assert(fc.property(fc.array(fc.tuple(word, word), { maxLength: 8 }), fc.constantFrom(' ', '\n', ', ', ' (', ':'), (pairs, gap) => {
-      const text = pairs.map(([user, domain]) => `${user}@${domain}`).join(gap);
-      expect(claudeMentions(text)).toEqual([]);
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(word, word), { maxLength: 8 }), fc.constantFrom(' ', '\n', ', ', ' (', ':'), (pairs, gap) => {
+        const text = pairs.map(([user, domain]) => `${user}@${domain}`).join(gap);
+        expect(claudeMentions(text)).toEqual([]);
+      }),
+    );
   });
 
   it('a bare @Name (code, a handle) names a file in the chat folder, which the check admits', () => {
-    fc.assert(fc.property(fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{0,15}$/), (name) => {
-      const files = claudeMentionedFiles(`class A { @${name} void run() {} }`, `${root}/sub`, outside);
-      expect(files).toEqual([path.join(root, 'sub', name)]);
-      expect(() => admitFileReads(files, [root])).not.toThrow();
-    }));
+    fc.assert(
+      fc.property(fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{0,15}$/), (name) => {
+        const files = claudeMentionedFiles(`class A { @${name} void run() {} }`, `${root}/sub`, outside);
+        expect(files).toEqual([path.join(root, 'sub', name)]);
+        expect(() => admitFileReads(files, [root])).not.toThrow();
+      }),
+    );
   });
 
   it('every mention of a path outside, in any of the forms the CLI reads, is named', () => {
     const target = `${outside}/secret.txt`;
-    fc.assert(fc.property(
-      fc.constantFrom(`@${target}`, `@"${target}"`, `@${target}.`, `@${target}#L2-9`, '@~/secret.txt', '@../../outside/secret.txt', `\u3002@${target}`),
-      fc.constantFrom('', 'see ', 'x\n', 'a\u00a0', 'b\u3000'),
-      (mention, before) => {
-        const text = `${before}${mention}`;
-        const files = claudeMentionedFiles(text, `${root}/sub`, outside);
-        expect(files).toContain(target);
-        expect(() => admitFileReads(files, [root])).toThrow(ProtocolError);
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.constantFrom(`@${target}`, `@"${target}"`, `@${target}.`, `@${target}#L2-9`, '@~/secret.txt', '@../../outside/secret.txt', `\u3002@${target}`),
+        fc.constantFrom('', 'see ', 'x\n', 'a\u00a0', 'b\u3000'),
+        (mention, before) => {
+          const text = `${before}${mention}`;
+          const files = claudeMentionedFiles(text, `${root}/sub`, outside);
+          expect(files).toContain(target);
+          expect(() => admitFileReads(files, [root])).toThrow(ProtocolError);
+        },
+      ),
+    );
   });
 });

@@ -73,7 +73,10 @@ describe('folders.list keeps every path inside the roots', () => {
     }
     // Control characters are refused as such, before any path is resolved.
     for (const folder of [`${code}\0/../../etc`, `${code}/app\n`, `${code}/\u2028app`]) {
-      expect(await refusal(folder), JSON.stringify(folder)).toEqual({ code: 'folder-denied', message: 'A working folder may not hold control characters (NUL, newline, ...)' });
+      expect(await refusal(folder), JSON.stringify(folder)).toEqual({
+        code: 'folder-denied',
+        message: 'A working folder may not hold control characters (NUL, newline, ...)',
+      });
     }
   });
 
@@ -83,7 +86,7 @@ describe('folders.list keeps every path inside the roots', () => {
     expect(error.message).toContain('longer than 255 bytes');
   });
 
-  it('lists a root\'s folders by name: not hidden ones, not files, not a symlink leading out; a repository is marked', async () => {
+  it("lists a root's folders by name: not hidden ones, not files, not a symlink leading out; a repository is marked", async () => {
     const page = await list(code);
     expect(page.folder).toBe(code);
     expect(page.parent).toBeNull(); // a root: nothing above it may be listed
@@ -118,7 +121,7 @@ describe('folders.list keeps every path inside the roots', () => {
     expect(page.truncated).toBe(true);
   });
 
-  it('the top page: the roots, and the folders of this host\'s chats most recent first, only while still allowed', async () => {
+  it("the top page: the roots, and the folders of this host's chats most recent first, only while still allowed", async () => {
     await client.ok('chat.create', { chatId: 'old', cwd: path.join(code, 'lib') });
     await client.ok('chat.create', { chatId: 'new', cwd: path.join(code, 'app') });
     // A chat from before the roots were narrowed: its folder is no longer offered.

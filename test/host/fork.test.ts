@@ -91,7 +91,7 @@ describe('chat.fork', () => {
     expect(core.sessions.size).toBe(2);
   });
 
-  it('hands the conversation to another CLI as text with the fork\'s first message', async () => {
+  it("hands the conversation to another CLI as text with the fork's first message", async () => {
     const first = await turn('c1', 'hi');
     const result = await client.ok('chat.fork', { chatId: 'c1', turnId: first, provider: 'codex' });
     expect(result.info).toMatchObject({ provider: 'codex', agentSessionId: null });
@@ -108,7 +108,7 @@ describe('chat.fork', () => {
     expect(codex.turns[1].text).toBe('more');
   });
 
-  it('opens a fork that shares its source\'s backend session with forkSession, so the backend branches it', async () => {
+  it("opens a fork that shares its source's backend session with forkSession, so the backend branches it", async () => {
     const sharing = new RecordingProvider();
     (sharing as { fork?: unknown }).fork = async (request: { agentSessionId: string }) => request.agentSessionId;
     await core.close();
@@ -151,7 +151,12 @@ describe('chat.forkInfo', () => {
     await client.ok('chat.create', { chatId: 'r', cwd: repo });
     const inRepo = await turn('r', 'hi');
     // A free branch to suggest, after the chat's title (its first message); the files are HEAD's, not the turn's.
-    expect(await client.ok('chat.forkInfo', { chatId: 'r', turnId: inRepo })).toEqual({ repository: true, branches: ['feature', 'main'], branch: expect.stringMatching(/^tether\/hi-[0-9a-f]{4}$/), filesAfterTurn: false });
+    expect(await client.ok('chat.forkInfo', { chatId: 'r', turnId: inRepo })).toEqual({
+      repository: true,
+      branches: ['feature', 'main'],
+      branch: expect.stringMatching(/^tether\/hi-[0-9a-f]{4}$/),
+      filesAfterTurn: false,
+    });
     expect(await client.fails('chat.forkInfo', { chatId: 'r', turnId: 'nope' })).toBe('turn-not-found');
   });
 });

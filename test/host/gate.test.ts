@@ -26,7 +26,10 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(require: boolean, options: Partial<HostCoreOptions> = {}): Promise<{ core: HostCore; dir: string; owner: DeviceKey; serve: (frame: unknown) => Promise<ReplyFrame> }> {
+async function setup(
+  require: boolean,
+  options: Partial<HostCoreOptions> = {},
+): Promise<{ core: HostCore; dir: string; owner: DeviceKey; serve: (frame: unknown) => Promise<ReplyFrame> }> {
   const { dir, cleanup } = tempDir('tether-gate-');
   cleanups.push(cleanup);
   const core = await openCore(dir, options);
@@ -40,8 +43,7 @@ async function setup(require: boolean, options: Partial<HostCoreOptions> = {}): 
   return { core, dir, owner, serve: (frame) => gate.serve(frame, (admitted) => core.serve(admitted, 'relay')) };
 }
 
-const sign = (key: DeviceKey, frame: { id: string; type: string; payload?: unknown }, settles?: string) =>
-  signRequest(key, frame, { hostId: HOST, settles });
+const sign = (key: DeviceKey, frame: { id: string; type: string; payload?: unknown }, settles?: string) => signRequest(key, frame, { hostId: HOST, settles });
 
 describe('the request gate', () => {
   it('with signatures required, runs nothing unsigned or forged and audits each refusal', async () => {
@@ -64,7 +66,7 @@ describe('the request gate', () => {
     expect(formatAudit(readAudit(dir))).toContain(`signature claims device ${mallory.id.slice(0, 15)}…`);
   });
 
-  it('runs the owner\'s signed requests, an approval bound to what the host shows, and audits who did it', async () => {
+  it("runs the owner's signed requests, an approval bound to what the host shows, and audits who did it", async () => {
     const { core, dir, owner, serve } = await setup(true);
     const create = { id: 'c-1', type: 'chat.create', payload: { chatId: 'c1' } };
     expect(await serve({ ...create, signature: await sign(owner, create) })).toMatchObject({ ok: true });
@@ -93,7 +95,7 @@ describe('the request gate', () => {
     ]);
   });
 
-  it('takes a terminal session\'s answer signed as a notification signs it (over the request and the choice), and nothing else', async () => {
+  it("takes a terminal session's answer signed as a notification signs it (over the request and the choice), and nothing else", async () => {
     const { dir, owner, serve } = await setup(true);
     const payload = pushSessionApprovePayload({ sessionId: 's1', requestId: 'tu-1' }, 'allow');
     const approve = { id: `${PUSH_REQUEST_PREFIX}sw-1`, type: 'session.approve', payload };
@@ -122,19 +124,23 @@ describe('the request gate', () => {
     const base = { session_id: 'tt-1', transcript_path: path.join(projects, 'tt-1.jsonl'), cwd: '/work' };
     await hook({ ...base, hook_event_name: 'SessionStart', source: 'startup' });
     const answered = hook({ ...base, hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'ls' } });
-    await until(() => core.terminal.list().approvals.length === 1, 'the terminal\'s approval listed');
+    await until(() => core.terminal.list().approvals.length === 1, "the terminal's approval listed");
     const waiting = core.terminal.list().approvals[0]!;
     const approve = { id: `${PUSH_REQUEST_PREFIX}t-1`, type: 'session.approve', payload: pushSessionApprovePayload(waiting, 'allow') };
     // Signed with no approval named, or for another command, or with the choices' words swapped: refused, and it still waits.
     expect(await serve({ ...approve, signature: await sign(owner, approve) })).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
     const shown = terminalApprovalShown(waiting);
     const other = { ...approve, id: `${PUSH_REQUEST_PREFIX}t-2` };
-    expect(await serve({ ...other, signature: await sign(owner, other, await settledRequestDigest({ ...shown, summary: 'Bash: rm -rf ~' })) }))
-      .toMatchObject({ ok: false, error: { code: 'signature-invalid', message: expect.stringMatching(/another request/) } });
+    expect(await serve({ ...other, signature: await sign(owner, other, await settledRequestDigest({ ...shown, summary: 'Bash: rm -rf ~' })) })).toMatchObject({
+      ok: false,
+      error: { code: 'signature-invalid', message: expect.stringMatching(/another request/) },
+    });
     const swapped = shown.choices.map((c) => ({ ...c, label: c.kind === 'allow' ? 'Deny' : c.label }));
     const words = { ...approve, id: `${PUSH_REQUEST_PREFIX}t-3` };
-    expect(await serve({ ...words, signature: await sign(owner, words, await settledRequestDigest({ ...shown, choices: swapped })) }))
-      .toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
+    expect(await serve({ ...words, signature: await sign(owner, words, await settledRequestDigest({ ...shown, choices: swapped })) })).toMatchObject({
+      ok: false,
+      error: { code: 'signature-invalid' },
+    });
     expect(core.terminal.list().approvals).toHaveLength(1);
     // Named as shown (in any button order): the terminal goes on.
     const honest = { ...approve, id: `${PUSH_REQUEST_PREFIX}t-4` };
@@ -149,10 +155,13 @@ describe('the request gate', () => {
     ]);
   });
 
-  it('with the switch off, runs unsigned requests and audits them as unverified with the relay\'s claim', async () => {
+  it("with the switch off, runs unsigned requests and audits them as unverified with the relay's claim", async () => {
     const { core, dir, serve } = await setup(false);
     expect(await serve({ id: 'c-1', type: 'chat.create', payload: { chatId: 'c1' }, by: 'bob' })).toMatchObject({ ok: true });
-    expect(await serve({ id: 'k-1', type: 'chat.kill', payload: { chatId: 'nope' }, by: 'bob' })).toMatchObject({ ok: false, error: { code: 'chat-not-found' } });
+    expect(await serve({ id: 'k-1', type: 'chat.kill', payload: { chatId: 'nope' }, by: 'bob' })).toMatchObject({
+      ok: false,
+      error: { code: 'chat-not-found' },
+    });
     expect(core.sessions.has('c1')).toBe(true);
     expect(readAudit(dir).entries.map((e) => [e.type, e.outcome, e.code, e.userId, e.relaySays])).toEqual([
       ['chat.create', 'done', undefined, null, 'bob'],
@@ -164,7 +173,12 @@ describe('the request gate', () => {
     expect(printed).toMatch(/chat\.create\s+done\s+unverified, relay says bob/);
     expect(printed).toMatch(/chat\.kill\s+failed chat-not-found/);
     const json = execFileSync(process.execPath, ['bin/tether.js', 'host', 'audit', '--data', dir, '--json', '--last', '1'], { encoding: 'utf8' });
-    expect(json.trim().split('\n').map((line) => JSON.parse(line).type)).toEqual(['chat.kill']);
+    expect(
+      json
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).type),
+    ).toEqual(['chat.kill']);
     const { writeFileSync, readFileSync } = await import('node:fs');
     const file = `${dir}/audit.jsonl`;
     writeFileSync(file, readFileSync(file, 'utf8').replace('"done"', '"failed"'));
@@ -191,7 +205,7 @@ describe('the request gate', () => {
     const allowing = HostConfigSchema.parse({ signatures: { allowUnsigned: ['chat.send'] } });
     const { gate, close } = await openGate(core, dir, allowing, HOST, log);
     cleanups.push(close);
-    expect(warnings).toEqual(['signatures.allowUnsigned lets chat.send through unsigned: for these, whoever controls the relay can ask in anyone\'s name']);
+    expect(warnings).toEqual(["signatures.allowUnsigned lets chat.send through unsigned: for these, whoever controls the relay can ask in anyone's name"]);
     const serve = (f: unknown) => gate.serve(f, (admitted) => core.serve(admitted, 'relay'));
     const create = { id: 'c-9', type: 'chat.create', payload: { chatId: 'c9' } };
     expect(await serve(create)).toMatchObject({ ok: false, error: { code: 'signature-required' } });
@@ -205,6 +219,8 @@ describe('the request gate', () => {
     warnings.length = 0;
     const off = await openGate(core, dir, HostConfigSchema.parse({ signatures: { require: false } }), HOST, log);
     off.close();
-    expect(warnings).toEqual(['signatures.require is off: this host believes the relay about who asks, so whoever controls the relay can act on this machine in anyone\'s name']);
+    expect(warnings).toEqual([
+      "signatures.require is off: this host believes the relay about who asks, so whoever controls the relay can act on this machine in anyone's name",
+    ]);
   });
 });

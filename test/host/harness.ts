@@ -22,7 +22,15 @@ export const TEST_SCRIPT = ScriptFileSchema.parse({
       match: 'approve',
       steps: [
         { type: 'text', text: 'I need to list the folder.' },
-        { type: 'approval', toolName: 'Bash', input: { command: 'ls -la' }, description: 'List files', canAllowAlways: true, allowAlways: { label: 'Always allow ls' }, deniedText: 'Not listing, then.' },
+        {
+          type: 'approval',
+          toolName: 'Bash',
+          input: { command: 'ls -la' },
+          description: 'List files',
+          canAllowAlways: true,
+          allowAlways: { label: 'Always allow ls' },
+          deniedText: 'Not listing, then.',
+        },
         { type: 'tool', name: 'Bash', input: { command: 'ls -la' }, output: 'a.txt\nb.txt\n', deltas: 2 },
         { type: 'text', text: 'Listed.' },
         { type: 'cost', usd: 0.01 },
@@ -42,10 +50,31 @@ export const TEST_SCRIPT = ScriptFileSchema.parse({
         { type: 'text', text: 'You chose {{answer:color}}.' },
       ],
     },
-    { match: 'visual', steps: [{ type: 'visual', title: 'A chart', html: '<p>chart</p>', maxHeight: 300 }, { type: 'text', text: 'See above.' }] },
-    { match: 'fail', steps: [{ type: 'text', text: 'Trying.' }, { type: 'fail', message: 'It broke.' }] },
-    { match: 'stream', steps: [{ type: 'stream', count: 50, size: 10 }, { type: 'cost', usd: 0.5 }] },
-    { match: 'edit', steps: [{ type: 'tool', name: 'Edit', input: { file_path: 'a.ts' }, output: 'ok', changes: [{ path: 'a.ts', kind: 'update', diff: '-a\n+b' }] }] },
+    {
+      match: 'visual',
+      steps: [
+        { type: 'visual', title: 'A chart', html: '<p>chart</p>', maxHeight: 300 },
+        { type: 'text', text: 'See above.' },
+      ],
+    },
+    {
+      match: 'fail',
+      steps: [
+        { type: 'text', text: 'Trying.' },
+        { type: 'fail', message: 'It broke.' },
+      ],
+    },
+    {
+      match: 'stream',
+      steps: [
+        { type: 'stream', count: 50, size: 10 },
+        { type: 'cost', usd: 0.5 },
+      ],
+    },
+    {
+      match: 'edit',
+      steps: [{ type: 'tool', name: 'Edit', input: { file_path: 'a.ts' }, output: 'ok', changes: [{ path: 'a.ts', kind: 'update', diff: '-a\n+b' }] }],
+    },
     {
       steps: [
         { type: 'thinking', text: 'Hmm, a greeting.', deltas: 2, delayMs: 1 },
@@ -180,7 +209,9 @@ export function runHookClient(kind: 'claude' | 'codex', dataDir: string, input: 
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [HOOK_CLIENT, kind, dataDir, HOOK_MARK], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
     child.on('exit', () => resolve(out));
     child.stdin.end(JSON.stringify(input));
   });

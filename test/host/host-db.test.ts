@@ -157,12 +157,16 @@ describe('what the host acknowledges is committed first', () => {
   it('a chat event reaches a client only once its row is committed', async () => {
     const core = await open(data.dir);
     const seen: Array<{ seq: number; committed: boolean }> = [];
-    core.connect('watcher', (frame) => {
-      if (frame.event !== 'chat.event') return;
-      const { chatId, seq } = frame.payload as { chatId: string; seq: number };
-      const row = onHostDb(data.dir, (db) => db.prepare('SELECT seq FROM chat_events WHERE chat_id = ? AND seq = ?').get(chatId, seq));
-      seen.push({ seq, committed: row !== undefined });
-    }, { allChats: true });
+    core.connect(
+      'watcher',
+      (frame) => {
+        if (frame.event !== 'chat.event') return;
+        const { chatId, seq } = frame.payload as { chatId: string; seq: number };
+        const row = onHostDb(data.dir, (db) => db.prepare('SELECT seq FROM chat_events WHERE chat_id = ? AND seq = ?').get(chatId, seq));
+        seen.push({ seq, committed: row !== undefined });
+      },
+      { allChats: true },
+    );
     const client = new TestClient(core);
     await client.ok('chat.create', { chatId: 'c1' });
     await client.ok('chat.send', { chatId: 'c1', text: 'hi' });
@@ -191,7 +195,12 @@ describe('what the host acknowledges is committed first', () => {
       const text = String(message);
       const ns = [...text.matchAll(/"n":(\d+)/g)].map((m) => Number(m[1]));
       if (ns.length > 0) {
-        const rows = onHostDb(data.dir, (db) => db.prepare('SELECT n FROM outbox').all().map((row) => row.n as number));
+        const rows = onHostDb(data.dir, (db) =>
+          db
+            .prepare('SELECT n FROM outbox')
+            .all()
+            .map((row) => row.n as number),
+        );
         sent.push({ ns, committed: ns.every((n) => rows.includes(n)) });
       }
       return (send as (...args: unknown[]) => void).call(this, message, ...rest);

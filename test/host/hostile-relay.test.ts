@@ -93,47 +93,141 @@ const replies: { type: string; reply: any }[] = [];
 
 /** Values an attacker would try in any string field. */
 const HOSTILE_STRINGS = [
-  '--settings={"apiKeyHelper":"touch /tmp/tether-pwned"}', '--dangerously-skip-permissions', '--allow-all', '--yolo', '-p', '--', '-c',
-  '--permission-mode=bypassPermissions', 'sandbox_mode="danger-full-access"', '/', '/etc', '/tmp', '..', '../..', '~', '~/..', '~root',
-  'work/../outside', 'a\u0000b', 'a\nb', '\r\n', '\u2028', '\u0085', 'x'.repeat(10_000), 'full-access', 'auto', 'bypassPermissions',
-  '__proto__', 'constructor', 'prototype', '$(touch /tmp/p)', '`id`', ';id', '%00', 'claude', 'codex', '',
+  '--settings={"apiKeyHelper":"touch /tmp/tether-pwned"}',
+  '--dangerously-skip-permissions',
+  '--allow-all',
+  '--yolo',
+  '-p',
+  '--',
+  '-c',
+  '--permission-mode=bypassPermissions',
+  'sandbox_mode="danger-full-access"',
+  '/',
+  '/etc',
+  '/tmp',
+  '..',
+  '../..',
+  '~',
+  '~/..',
+  '~root',
+  'work/../outside',
+  'a\u0000b',
+  'a\nb',
+  '\r\n',
+  '\u2028',
+  '\u0085',
+  'x'.repeat(10_000),
+  'full-access',
+  'auto',
+  'bypassPermissions',
+  '__proto__',
+  'constructor',
+  'prototype',
+  '$(touch /tmp/p)',
+  '`id`',
+  ';id',
+  '%00',
+  'claude',
+  'codex',
+  '',
 ];
 const DANGEROUS_VARIABLES = [
-  'NODE_OPTIONS', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'DYLD_INSERT_LIBRARIES', 'PATH', 'HOME', 'PYTHONPATH', 'PYTHONSTARTUP',
-  'BASH_ENV', 'ENV', 'PERL5OPT', 'RUBYOPT', 'GIT_CONFIG_GLOBAL', 'GIT_SSH_COMMAND', 'SHELL', 'EDITOR', 'ANTHROPIC_BASE_URL',
-  'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY', 'COPILOT_PROVIDER_BASE_URL', 'GOOGLE_GEMINI_BASE_URL', 'CODEX_HOME',
-  'CLAUDE_CONFIG_DIR', 'COPILOT_HOME', 'GEMINI_CLI_HOME', 'HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY', 'https_proxy', 'NO_PROXY',
-  'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'CLAUDE_CODE_USE_BEDROCK', 'ANTHROPIC_MODEL',
+  'NODE_OPTIONS',
+  'LD_PRELOAD',
+  'LD_LIBRARY_PATH',
+  'LD_AUDIT',
+  'DYLD_INSERT_LIBRARIES',
+  'PATH',
+  'HOME',
+  'PYTHONPATH',
+  'PYTHONSTARTUP',
+  'BASH_ENV',
+  'ENV',
+  'PERL5OPT',
+  'RUBYOPT',
+  'GIT_CONFIG_GLOBAL',
+  'GIT_SSH_COMMAND',
+  'SHELL',
+  'EDITOR',
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_API_KEY',
+  'OPENAI_BASE_URL',
+  'OPENAI_API_KEY',
+  'COPILOT_PROVIDER_BASE_URL',
+  'GOOGLE_GEMINI_BASE_URL',
+  'CODEX_HOME',
+  'CLAUDE_CONFIG_DIR',
+  'COPILOT_HOME',
+  'GEMINI_CLI_HOME',
+  'HTTPS_PROXY',
+  'HTTP_PROXY',
+  'ALL_PROXY',
+  'https_proxy',
+  'NO_PROXY',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'CLAUDE_CODE_USE_BEDROCK',
+  'ANTHROPIC_MODEL',
 ];
 
-const hostileString = () => fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom(...HOSTILE_STRINGS, work, `${work}/../outside`, outside, path.join(work, 'escape'), path.join(work, 'project'), data.dir, path.join(data.dir, 'chats')) },
-  { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
-);
+const hostileString = () =>
+  fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        ...HOSTILE_STRINGS,
+        work,
+        `${work}/../outside`,
+        outside,
+        path.join(work, 'escape'),
+        path.join(work, 'project'),
+        data.dir,
+        path.join(data.dir, 'chats'),
+      ),
+    },
+    { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
+  );
 const anyValue = () => fc.oneof(hostileString(), fc.integer(), fc.boolean(), fc.constant(null), fc.jsonValue({ maxDepth: 2 }));
-const chatIdArb = () => fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom('main', 'other') },
-  // A new chat each time (chat.create makes it, if the policy lets it).
-  { weight: 3, arbitrary: fc.integer({ min: 0, max: 1_000_000_000 }).map((n) => `new-${n}`) },
-  { weight: 1, arbitrary: hostileString() },
-);
-const kindArb = () => fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...KINDS) }, { weight: 1, arbitrary: fc.constantFrom(...AgentKindSchema.options) }, { weight: 1, arbitrary: hostileString() });
+const chatIdArb = () =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom('main', 'other') },
+    // A new chat each time (chat.create makes it, if the policy lets it).
+    { weight: 3, arbitrary: fc.integer({ min: 0, max: 1_000_000_000 }).map((n) => `new-${n}`) },
+    { weight: 1, arbitrary: hostileString() },
+  );
+const kindArb = () =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...KINDS) },
+    { weight: 1, arbitrary: fc.constantFrom(...AgentKindSchema.options) },
+    { weight: 1, arbitrary: hostileString() },
+  );
 const modeArb = () => fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...MODE_ORDER) }, { weight: 1, arbitrary: hostileString() });
 const accountIdArb = () => fc.oneof({ weight: 3, arbitrary: fc.constantFrom('evil', 'work', 'claude', 'codex') }, { weight: 1, arbitrary: hostileString() });
-const variableArb = () => fc.record({
-  name: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...DANGEROUS_VARIABLES) }, { weight: 1, arbitrary: fc.string({ maxLength: 12 }) }),
-  value: hostileString(),
-  sensitive: fc.boolean(),
-}, { requiredKeys: ['name', 'value', 'sensitive'] });
-const accountArb = () => fc.record({
-  kind: kindArb(),
-  label: fc.string({ maxLength: 10 }),
-  home: fc.oneof(fc.constantFrom('/tmp/hooks', '~/.claude', '~', work, path.join(work, '.claude'), data.dir, path.join(data.dir, 'chats')), hostileString()),
-  shadowHome: hostileString(),
-  env: fc.array(variableArb(), { maxLength: 4 }),
-  enabled: fc.boolean(),
-}, { requiredKeys: ['kind'] });
+const variableArb = () =>
+  fc.record(
+    {
+      name: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...DANGEROUS_VARIABLES) }, { weight: 1, arbitrary: fc.string({ maxLength: 12 }) }),
+      value: hostileString(),
+      sensitive: fc.boolean(),
+    },
+    { requiredKeys: ['name', 'value', 'sensitive'] },
+  );
+const accountArb = () =>
+  fc.record(
+    {
+      kind: kindArb(),
+      label: fc.string({ maxLength: 10 }),
+      home: fc.oneof(
+        fc.constantFrom('/tmp/hooks', '~/.claude', '~', work, path.join(work, '.claude'), data.dir, path.join(data.dir, 'chats')),
+        hostileString(),
+      ),
+      shadowHome: hostileString(),
+      env: fc.array(variableArb(), { maxLength: 4 }),
+      enabled: fc.boolean(),
+    },
+    { requiredKeys: ['kind'] },
+  );
 
 /** For each field a request of any type may read: what an attacker would put there. */
 const HOSTILE_FIELDS = {
@@ -143,7 +237,10 @@ const HOSTILE_FIELDS = {
   resume: hostileString(),
   provider: kindArb(),
   account: accountIdArb(),
-  selection: fc.record({ model: hostileString(), options: fc.dictionary(fc.constantFrom('effort', 'thinking', '__proto__', '--x'), anyValue(), { maxKeys: 2 }) }),
+  selection: fc.record({
+    model: hostileString(),
+    options: fc.dictionary(fc.constantFrom('effort', 'thinking', '__proto__', '--x'), anyValue(), { maxKeys: 2 }),
+  }),
   text: hostileString(),
   accounts: fc.dictionary(accountIdArb(), accountArb(), { minKeys: 1, maxKeys: 3 }),
   kind: kindArb(),
@@ -157,45 +254,92 @@ const HOSTILE_FIELDS = {
   title: hostileString(),
   id: accountIdArb(),
   file: hostileString(),
-  attachments: fc.array(fc.record({ name: hostileString(), mime: fc.constantFrom('text/plain', 'image/png', '../x'), data: fc.constantFrom('aGk=', '!!', '') }), { maxLength: 2 }),
+  attachments: fc.array(
+    fc.record({ name: hostileString(), mime: fc.constantFrom('text/plain', 'image/png', '../x'), data: fc.constantFrom('aGk=', '!!', '') }),
+    { maxLength: 2 },
+  ),
 } as const;
 type Field = keyof typeof HOSTILE_FIELDS;
 
 /** The same fields as a well-meaning client fills them, so a payload usually passes its schema and reaches the policy. */
-const plainFields = () => fc.record({
-  chatId: fc.oneof(fc.constantFrom('main', 'other'), fc.integer({ min: 0, max: 1_000_000_000 }).map((n) => `new-${n}`)),
-  cwd: fc.constantFrom(work, path.join(work, 'project')),
-  text: fc.constantFrom('hi', 'approve', 'question'),
-  kind: fc.constantFrom('claude', 'codex'),
-  label: fc.constantFrom('Work', 'Evil'),
-  provider: fc.constantFrom(...KINDS),
-}, { requiredKeys: ['chatId', 'text', 'kind', 'label'] });
+const plainFields = () =>
+  fc.record(
+    {
+      chatId: fc.oneof(
+        fc.constantFrom('main', 'other'),
+        fc.integer({ min: 0, max: 1_000_000_000 }).map((n) => `new-${n}`),
+      ),
+      cwd: fc.constantFrom(work, path.join(work, 'project')),
+      text: fc.constantFrom('hi', 'approve', 'question'),
+      kind: fc.constantFrom('claude', 'codex'),
+      label: fc.constantFrom('Work', 'Evil'),
+      provider: fc.constantFrom(...KINDS),
+    },
+    { requiredKeys: ['chatId', 'text', 'kind', 'label'] },
+  );
 
 /** A plain payload with one to three of its fields hostile (any field of any type, so a type's schema may also see a stranger). */
-const structuredPayload = () => fc.tuple(plainFields(), fc.subarray(Object.keys(HOSTILE_FIELDS) as Field[], { minLength: 1, maxLength: 3 }))
-  .chain(([plain, fields]) => fc.record(Object.fromEntries(fields.map((f) => [f, HOSTILE_FIELDS[f]]))).map((hostile) => ({ ...plain, ...hostile })));
+const structuredPayload = () =>
+  fc
+    .tuple(plainFields(), fc.subarray(Object.keys(HOSTILE_FIELDS) as Field[], { minLength: 1, maxLength: 3 }))
+    .chain(([plain, fields]) => fc.record(Object.fromEntries(fields.map((f) => [f, HOSTILE_FIELDS[f]]))).map((hostile) => ({ ...plain, ...hostile })));
 
 /** What a payload may be: a structured hostile one (mostly), or anything JSON at all. */
 const payloadArb = () => fc.oneof({ weight: 5, arbitrary: structuredPayload() }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) });
 /** Types of the registry, with chat.send, chat.create and the account requests (the ones that start or configure CLIs) more often. */
-const typeArb = () => fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom(...REQUEST_TYPES) },
-  { weight: 2, arbitrary: fc.constantFrom('chat.send', 'chat.create', 'chat.configure', 'accounts.save', 'accounts.create', 'chat.fork', 'chat.continueOn', 'chat.summarize') },
-);
+const typeArb = () =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(...REQUEST_TYPES) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        'chat.send',
+        'chat.create',
+        'chat.configure',
+        'accounts.save',
+        'accounts.create',
+        'chat.fork',
+        'chat.continueOn',
+        'chat.summarize',
+      ),
+    },
+  );
 
 const freshChatId = () => fc.integer({ min: 0, max: 1_000_000_000 }).map((n) => `new-${n}`);
 /**
  * One request: any type with any payload, or one aimed at a part of the policy (a new chat's
  * folder and mode, a chat moved to another mode or account, an account's variables and folders).
  */
-const requestArb = () => fc.oneof(
-  { weight: 4, arbitrary: fc.tuple(typeArb(), payloadArb()) },
-  { weight: 1, arbitrary: fc.tuple(fc.constant('chat.create'), fc.record({ chatId: freshChatId(), cwd: hostileString(), runtimeMode: modeArb(), provider: kindArb() }, { requiredKeys: ['chatId'] })) },
-  { weight: 1, arbitrary: fc.tuple(fc.constant('chat.configure'), fc.record({ chatId: fc.constantFrom('main', 'other'), runtimeMode: modeArb(), account: accountIdArb() }, { requiredKeys: ['chatId'] })) },
-  { weight: 1, arbitrary: fc.tuple(fc.constant('accounts.save'), fc.record({ accounts: fc.dictionary(accountIdArb(), accountArb(), { minKeys: 1, maxKeys: 2 }) })) },
-  // An account with variables only (no folder), then a new chat on it and a message: the path to a CLI with them.
-  { weight: 1, arbitrary: fc.tuple(fc.constant(ACCOUNT_THEN_SEND), fc.record({ kind: fc.constantFrom(...KINDS), env: fc.array(variableArb(), { minLength: 1, maxLength: 3 }), chatId: freshChatId() })) },
-);
+const requestArb = () =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.tuple(typeArb(), payloadArb()) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(
+        fc.constant('chat.create'),
+        fc.record({ chatId: freshChatId(), cwd: hostileString(), runtimeMode: modeArb(), provider: kindArb() }, { requiredKeys: ['chatId'] }),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(
+        fc.constant('chat.configure'),
+        fc.record({ chatId: fc.constantFrom('main', 'other'), runtimeMode: modeArb(), account: accountIdArb() }, { requiredKeys: ['chatId'] }),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fc.constant('accounts.save'), fc.record({ accounts: fc.dictionary(accountIdArb(), accountArb(), { minKeys: 1, maxKeys: 2 }) })),
+    },
+    // An account with variables only (no folder), then a new chat on it and a message: the path to a CLI with them.
+    {
+      weight: 1,
+      arbitrary: fc.tuple(
+        fc.constant(ACCOUNT_THEN_SEND),
+        fc.record({ kind: fc.constantFrom(...KINDS), env: fc.array(variableArb(), { minLength: 1, maxLength: 3 }), chatId: freshChatId() }),
+      ),
+    },
+  );
 /** Not a request type: the property sends accounts.save, chat.create on that account and chat.send. */
 const ACCOUNT_THEN_SEND = '(account, chat on it, send)';
 
@@ -254,7 +398,16 @@ const inWork = (folder: string) => {
 };
 
 /** Every flag a command builder may give a supervised chat; anything else on an argv is an injection. */
-const CLAUDE_FIXED = new Set(['-p', '--input-format=stream-json', '--output-format=stream-json', '--verbose', '--include-partial-messages', '--permission-prompt-tool=stdio', '--permission-mode=default', '--fork-session']);
+const CLAUDE_FIXED = new Set([
+  '-p',
+  '--input-format=stream-json',
+  '--output-format=stream-json',
+  '--verbose',
+  '--include-partial-messages',
+  '--permission-prompt-tool=stdio',
+  '--permission-mode=default',
+  '--fork-session',
+]);
 const VALUE_FLAGS = /^--(model|effort|resume)=[^\s\0]+$/;
 
 function checkStart(kind: AgentKind, context: ProviderChatContext): void {
@@ -281,7 +434,11 @@ function checkStart(kind: AgentKind, context: ProviderChatContext): void {
   const own = { ...process.env, DISABLE_AUTOUPDATER: '1', TETHER_HOOKS_OFF: '1' };
   switch (kind) {
     case 'claude': {
-      const args = built(() => ({ args: claudeArgs(context, context.agentSessionId, []), env: claudeEnv(context, { command: 'claude', args: [], env: {} }), own }));
+      const args = built(() => ({
+        args: claudeArgs(context, context.agentSessionId, []),
+        env: claudeEnv(context, { command: 'claude', args: [], env: {} }),
+        own,
+      }));
       for (const arg of args ?? []) expect(CLAUDE_FIXED.has(arg) || VALUE_FLAGS.test(arg), `claude argv ${JSON.stringify(arg)}`).toBe(true);
       break;
     }
@@ -297,8 +454,17 @@ function checkStart(kind: AgentKind, context: ProviderChatContext): void {
     case 'copilot':
     case 'gemini': {
       const spec = kind === 'copilot' ? copilotSpec({ command: kind, clientVersion: '0' }) : geminiSpec({ command: kind, clientVersion: '0' });
-      const args = built(() => ({ ...spec.commandLine({ selection: context.selection, runtimeMode: context.runtimeMode, accountHome: context.accountHome, accountEnv: context.accountEnv }), own: process.env }));
-      for (const arg of args ?? []) expect(['--acp', '--stdio', '--no-auto-update'].includes(arg) || VALUE_FLAGS.test(arg), `${kind} argv ${JSON.stringify(arg)}`).toBe(true);
+      const args = built(() => ({
+        ...spec.commandLine({
+          selection: context.selection,
+          runtimeMode: context.runtimeMode,
+          accountHome: context.accountHome,
+          accountEnv: context.accountEnv,
+        }),
+        own: process.env,
+      }));
+      for (const arg of args ?? [])
+        expect(['--acp', '--stdio', '--no-auto-update'].includes(arg) || VALUE_FLAGS.test(arg), `${kind} argv ${JSON.stringify(arg)}`).toBe(true);
       break;
     }
   }
@@ -311,22 +477,25 @@ describe('a host behind a hostile relay (policy: one folder, supervised)', () =>
       await send(type, { chatId: 'sweep' });
       await send(type, undefined);
     }
-    await fc.assert(fc.asyncProperty(requestArb(), async ([type, payload]) => {
-      if (type === ACCOUNT_THEN_SEND) {
-        const { kind, env, chatId } = payload as { kind: AgentKind; env: unknown[]; chatId: string };
-        await send('accounts.save', { accounts: { evil: { kind, label: 'Evil', env } } });
-        await send('chat.create', { chatId, provider: kind, account: 'evil', cwd: work });
-        await send('chat.send', { chatId, text: 'hi' });
-        return;
-      }
-      const reply = await send(type, payload);
-      expect(typeof reply.ok).toBe('boolean');
-      if (!reply.ok) {
-        expect(CODES.has(reply.error.code), `${type}: ${JSON.stringify(reply.error)}`).toBe(true);
-        expect(typeof reply.error.message).toBe('string');
-        expect(reply.error.message.length).toBeGreaterThan(0);
-      }
-    }), { numRuns: 600, seed: Number(process.env.HOSTILE_SEED ?? 20261201) });
+    await fc.assert(
+      fc.asyncProperty(requestArb(), async ([type, payload]) => {
+        if (type === ACCOUNT_THEN_SEND) {
+          const { kind, env, chatId } = payload as { kind: AgentKind; env: unknown[]; chatId: string };
+          await send('accounts.save', { accounts: { evil: { kind, label: 'Evil', env } } });
+          await send('chat.create', { chatId, provider: kind, account: 'evil', cwd: work });
+          await send('chat.send', { chatId, text: 'hi' });
+          return;
+        }
+        const reply = await send(type, payload);
+        expect(typeof reply.ok).toBe('boolean');
+        if (!reply.ok) {
+          expect(CODES.has(reply.error.code), `${type}: ${JSON.stringify(reply.error)}`).toBe(true);
+          expect(typeof reply.error.message).toBe('string');
+          expect(reply.error.message.length).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 600, seed: Number(process.env.HOSTILE_SEED ?? 20261201) },
+    );
 
     // Every chat there is gets a message, so each starts a CLI if it can.
     for (const chatId of host.core.sessions.keys()) await send('chat.send', { chatId, text: 'hi' });

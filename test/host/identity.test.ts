@@ -62,9 +62,14 @@ describe('host identity', () => {
     });
     const outbox = Outbox.open(fresh());
     const link = new RelayLink({
-      relayUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hostId: 'h_link', outbox, version: 'test',
+      relayUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      hostId: 'h_link',
+      outbox,
+      version: 'test',
       token: hostTokenSigner({ hostId: 'h_link', privateJwk: key.privateJwk }),
-      onRequest: async () => ({}), backoffBaseMs: 10, backoffMaxMs: 20,
+      onRequest: async () => ({}),
+      backoffBaseMs: 10,
+      backoffMaxMs: 20,
     });
     try {
       link.start();

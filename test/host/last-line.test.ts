@@ -8,8 +8,9 @@ import type { HostCore } from '../../src/host/chats/core.ts';
 import { lastLineIn, lastLineOf } from '../../src/host/chats/last-line.ts';
 import { TINY_PNG, TestClient, idle, needsYou, openCore, tempDir } from './harness.ts';
 
-const user = (text: string, extra: Partial<ChatItem> = {}): ChatItem => ({ id: 'u1', kind: 'user', createdAt: 1000, turnId: 't1', text, ...extra } as ChatItem);
-const reply = (text: string, streaming: boolean, extra: Record<string, unknown> = {}): ChatItem => ({ id: 'a1', kind: 'assistant', createdAt: 2000, turnId: 't1', text, streaming, ...extra } as ChatItem);
+const user = (text: string, extra: Partial<ChatItem> = {}): ChatItem => ({ id: 'u1', kind: 'user', createdAt: 1000, turnId: 't1', text, ...extra }) as ChatItem;
+const reply = (text: string, streaming: boolean, extra: Record<string, unknown> = {}): ChatItem =>
+  ({ id: 'a1', kind: 'assistant', createdAt: 2000, turnId: 't1', text, streaming, ...extra }) as ChatItem;
 
 describe('the last line an item makes', () => {
   it("is a person's message when it first appears, timed by it, and never again for the same item", () => {
@@ -33,7 +34,9 @@ describe('the last line an item makes', () => {
     expect(lastLineOf(user('   \n\t '), undefined, 0)).toBeNull();
     expect(lastLineOf(reply('', false), reply('', true), 0)).toBeNull();
     // A message of attachments only is shown by its first file.
-    expect(lastLineOf(user('', { attachments: [{ name: 'screen   shot.png', mime: 'image/png', data: '' }] } as Partial<ChatItem>), undefined, 0)?.text).toBe('screen shot.png');
+    expect(lastLineOf(user('', { attachments: [{ name: 'screen   shot.png', mime: 'image/png', data: '' }] } as Partial<ChatItem>), undefined, 0)?.text).toBe(
+      'screen shot.png',
+    );
   });
 
   it('is cut within the limit after a whole word, with an ellipsis, never inside a character', () => {
@@ -52,8 +55,9 @@ describe('the last line an item makes', () => {
   });
 
   it("of a copied history is its newest message's", () => {
-    expect(lastLineIn([user('ask'), reply('answer', false), { id: 'n', kind: 'note', createdAt: 3000, turnId: null, level: 'info', text: 'x' } as ChatItem]))
-      .toEqual({ role: 'assistant', text: 'answer', at: 2000 });
+    expect(
+      lastLineIn([user('ask'), reply('answer', false), { id: 'n', kind: 'note', createdAt: 3000, turnId: null, level: 'info', text: 'x' } as ChatItem]),
+    ).toEqual({ role: 'assistant', text: 'answer', at: 2000 });
     expect(lastLineIn([])).toBeNull();
   });
 });
@@ -73,7 +77,7 @@ describe('the last line in the runtime', () => {
   async function open(): Promise<{ host: HostCore; client: TestClient; dir: string }> {
     const temp = tempDir();
     cleanup = temp.cleanup;
-    const host = core = await openCore(temp.dir);
+    const host = (core = await openCore(temp.dir));
     return { host, client: new TestClient(host), dir: temp.dir };
   }
 
@@ -87,7 +91,10 @@ describe('the last line in the runtime', () => {
     const before = Date.now();
     await client.ok('chat.send', { chatId: 'c1', text: 'hi   there\n\nplease' });
     // As the message is accepted the line is the person's (a status that says so was sent).
-    const asSent = watcher.events('chat.status').map((f) => (f.payload as { info: { lastLine?: unknown } }).info.lastLine).find(Boolean);
+    const asSent = watcher
+      .events('chat.status')
+      .map((f) => (f.payload as { info: { lastLine?: unknown } }).info.lastLine)
+      .find(Boolean);
     expect(asSent).toMatchObject({ role: 'user', text: 'hi there please' });
     await idle(host, 'c1');
     const info = host.session('c1').info;
@@ -108,7 +115,7 @@ describe('the last line in the runtime', () => {
 
     const kept = host.session('c1').info.lastLine;
     await host.close();
-    const again = core = await openCore(dir);
+    const again = (core = await openCore(dir));
     expect(again.session('c1').info.lastLine, 'kept with the chat').toEqual(kept);
     const listed = await new TestClient(again).ok('chat.list', {});
     expect(listed.chats.find((c: { chatId: string }) => c.chatId === 'c1').lastLine).toEqual(kept);

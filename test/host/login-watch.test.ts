@@ -28,7 +28,12 @@ beforeAll(async () => {
   homes = tempDir('tether-login-homes-');
   codexHome = path.join(homes.dir, 'codex');
   mkdirSync(codexHome, { recursive: true });
-  const claudeEnv = { CLAUDE_CONFIG_DIR: path.join(homes.dir, 'claude'), HOME: homes.dir, DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+  const claudeEnv = {
+    CLAUDE_CONFIG_DIR: path.join(homes.dir, 'claude'),
+    HOME: homes.dir,
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
   core = await openCore(data.dir, {
     providers: [
       new ClaudeProvider({ command: CLAUDE_BIN, env: claudeEnv }),
@@ -55,7 +60,11 @@ describe('accounts.watchLogin', { timeout: 90_000 }, () => {
     expect(statusOf(client.events('accounts.changed').at(-1), 'codex')?.message).toMatch(/Not logged in/);
 
     // The person signs in with the real CLI, in the account's own folder.
-    execFileSync(CODEX_BIN, ['login', '--with-api-key'], { input: 'sk-test-key\n', env: { ...process.env, CODEX_HOME: codexHome, HOME: homes.dir }, stdio: ['pipe', 'ignore', 'ignore'] });
+    execFileSync(CODEX_BIN, ['login', '--with-api-key'], {
+      input: 'sk-test-key\n',
+      env: { ...process.env, CODEX_HOME: codexHome, HOME: homes.dir },
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
     await until(() => statusOf(client.events('accounts.changed').at(-1), 'codex')?.state === 'ready', 'signed in', 30_000);
     expect((await client.ok<ProviderAccounts>('accounts.list', {})).statuses.find((s) => s.id === 'codex')).toMatchObject({ state: 'ready' });
     // Signed in, the watch ended: the CLI is asked no more.

@@ -16,7 +16,7 @@ const frame = (i: number) => ({ type: 'event', event: 'chat.event', payload: { c
 const rowsOf = (dir: string) => {
   const db = new DatabaseSync(path.join(dir, 'host.db'), { readOnly: true });
   try {
-    return (db.prepare('SELECT count(*) AS c FROM outbox').get()!.c as number);
+    return db.prepare('SELECT count(*) AS c FROM outbox').get()!.c as number;
   } finally {
     db.close();
   }

@@ -38,7 +38,10 @@ describe('the policy pair writes', () => {
 
   it('keeps the rest of a config, keeps a policy it already has, and answers given win', () => {
     const file = path.join(data.dir, 'config.json');
-    writeFileSync(file, JSON.stringify({ providers: { claude: { backend: 'script' } }, policy: { roots: ['/srv/code'], modeCeiling: 'supervised', accountEnv: ['X'] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ providers: { claude: { backend: 'script' } }, policy: { roots: ['/srv/code'], modeCeiling: 'supervised', accountEnv: ['X'] } }),
+    );
     expect(writePairPolicy(file, { roots: [] })).toMatchObject({ roots: ['/srv/code'], modeCeiling: 'supervised', kept: true });
     expect(writePairPolicy(file, { roots: [data.dir], modeCeiling: 'auto' })).toMatchObject({ roots: [data.dir], modeCeiling: 'auto', kept: false });
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({

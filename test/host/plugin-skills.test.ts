@@ -41,15 +41,26 @@ beforeAll(async () => {
   quiet = path.join(data.dir, 'work', 'quiet');
   market = path.join(data.dir, 'market');
   mkdirSync(work, { recursive: true });
-  env = { HOME: home, CLAUDE_CONFIG_DIR: path.join(home, '.claude'), ANTHROPIC_API_KEY: 'sk-none', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
-  write(path.join(market, '.claude-plugin', 'marketplace.json'), JSON.stringify({
-    name: 'local-market', owner: { name: 'Test' },
-    plugins: [
-      { name: 'tools', source: './plugins/tools', description: 'Test tools' },
-      { name: 'spare', source: './plugins/spare', description: 'Never installed' },
-    ],
-  }));
-  for (const plugin of ['tools', 'spare']) write(path.join(market, 'plugins', plugin, '.claude-plugin', 'plugin.json'), JSON.stringify({ name: plugin, version: '1.0.0', description: plugin }));
+  env = {
+    HOME: home,
+    CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+    ANTHROPIC_API_KEY: 'sk-none',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+  write(
+    path.join(market, '.claude-plugin', 'marketplace.json'),
+    JSON.stringify({
+      name: 'local-market',
+      owner: { name: 'Test' },
+      plugins: [
+        { name: 'tools', source: './plugins/tools', description: 'Test tools' },
+        { name: 'spare', source: './plugins/spare', description: 'Never installed' },
+      ],
+    }),
+  );
+  for (const plugin of ['tools', 'spare'])
+    write(path.join(market, 'plugins', plugin, '.claude-plugin', 'plugin.json'), JSON.stringify({ name: plugin, version: '1.0.0', description: plugin }));
   skill(path.join(market, 'plugins', 'tools'), 'lint-fix', 'Fix the lint errors');
   skill(path.join(market, 'plugins', 'spare'), 'unused', 'Not installed');
   const cli = (...args: string[]) => run(CLAUDE_BIN, args, { cwd: data.dir, env: { ...process.env, ...env } });
@@ -74,7 +85,7 @@ afterAll(async () => {
 });
 
 describe('skills.list with Claude Code plugins', { timeout: 60_000 }, () => {
-  it('lists an installed plugin\'s skills as <plugin>:<name> with their descriptions, as the CLI itself loads them', async () => {
+  it("lists an installed plugin's skills as <plugin>:<name> with their descriptions, as the CLI itself loads them", async () => {
     const { skills } = await client.ok<{ skills: ChatSkill[] }>('skills.list', { chatId: 'app' });
     expect(skills).toEqual([
       { name: 'tools:lint-fix', description: 'Fix the lint errors', source: 'plugin' },

@@ -15,7 +15,16 @@ import { RecordingProvider } from './recording-provider.ts';
 
 const SCRIPT = ScriptFileSchema.parse({
   // A summary that keeps writing until it is cancelled: its hidden fork stays running.
-  replies: [{ match: SUMMARY_PROMPT.slice(0, 30), steps: [{ type: 'text', text: 'Summing up' }, { type: 'wait', ms: 60_000 }] }, ...TEST_SCRIPT.replies],
+  replies: [
+    {
+      match: SUMMARY_PROMPT.slice(0, 30),
+      steps: [
+        { type: 'text', text: 'Summing up' },
+        { type: 'wait', ms: 60_000 },
+      ],
+    },
+    ...TEST_SCRIPT.replies,
+  ],
 });
 
 let home: ReturnType<typeof tempDir>;
@@ -58,14 +67,27 @@ async function refusal(type: string, payload: unknown): Promise<{ code: string; 
   return reply.error;
 }
 
-describe('an account is the machine\'s configuration', () => {
+describe("an account is the machine's configuration", () => {
   it('refuses loader, path, endpoint and proxy variables by name, and saves nothing', async () => {
     const hostile = [
-      ['NODE_OPTIONS', '--require /tmp/x.js'], ['LD_PRELOAD', '/tmp/x.so'], ['LD_LIBRARY_PATH', '/tmp'], ['DYLD_INSERT_LIBRARIES', '/tmp/x'],
-      ['PATH', '/tmp'], ['HOME', '/tmp'], ['PYTHONPATH', '/tmp'], ['BASH_ENV', '/tmp/x.sh'], ['ENV', '/tmp/x.sh'],
-      ['ANTHROPIC_BASE_URL', 'https://evil.example'], ['OPENAI_BASE_URL', 'https://evil.example'], ['COPILOT_PROVIDER_BASE_URL', 'https://evil.example'],
-      ['HTTPS_PROXY', 'http://evil.example'], ['https_proxy', 'http://evil.example'], ['CLAUDE_CONFIG_DIR', '/tmp/hooks'], ['CODEX_HOME', '/tmp/hooks'],
-      ['GIT_CONFIG_GLOBAL', '/tmp/x'], ['ANTHROPIC_API_KEY', 'sk-someone-else'],
+      ['NODE_OPTIONS', '--require /tmp/x.js'],
+      ['LD_PRELOAD', '/tmp/x.so'],
+      ['LD_LIBRARY_PATH', '/tmp'],
+      ['DYLD_INSERT_LIBRARIES', '/tmp/x'],
+      ['PATH', '/tmp'],
+      ['HOME', '/tmp'],
+      ['PYTHONPATH', '/tmp'],
+      ['BASH_ENV', '/tmp/x.sh'],
+      ['ENV', '/tmp/x.sh'],
+      ['ANTHROPIC_BASE_URL', 'https://evil.example'],
+      ['OPENAI_BASE_URL', 'https://evil.example'],
+      ['COPILOT_PROVIDER_BASE_URL', 'https://evil.example'],
+      ['HTTPS_PROXY', 'http://evil.example'],
+      ['https_proxy', 'http://evil.example'],
+      ['CLAUDE_CONFIG_DIR', '/tmp/hooks'],
+      ['CODEX_HOME', '/tmp/hooks'],
+      ['GIT_CONFIG_GLOBAL', '/tmp/x'],
+      ['ANTHROPIC_API_KEY', 'sk-someone-else'],
     ];
     for (const [name, value] of hostile) {
       const error = await refusal('accounts.save', account([{ name, value }]));
@@ -112,10 +134,13 @@ describe('an account is the machine\'s configuration', () => {
     await idle(core, 'c');
     await core.close();
     // Written before this policy (or by hand): a loader variable and a folder with hooks.
-    writeFileSync(path.join(data.dir, 'providers.json'), JSON.stringify({
-      version: 1,
-      accounts: { old: { kind: 'claude', label: 'Old', home: '/tmp/hooks', env: [{ name: 'LD_PRELOAD', value: '/tmp/x.so', sensitive: false }] } },
-    }));
+    writeFileSync(
+      path.join(data.dir, 'providers.json'),
+      JSON.stringify({
+        version: 1,
+        accounts: { old: { kind: 'claude', label: 'Old', home: '/tmp/hooks', env: [{ name: 'LD_PRELOAD', value: '/tmp/x.so', sensitive: false }] } },
+      }),
+    );
     await open();
     const opens = provider.opened.length;
     const moved = await refusal('chat.configure', { chatId: 'c', account: 'old' });
@@ -132,12 +157,20 @@ describe('an account is the machine\'s configuration', () => {
   });
 });
 
-describe('a chat\'s folder', () => {
+describe("a chat's folder", () => {
   it('is a real folder inside the roots, and a refusal names the allowed folders', async () => {
     writeFileSync(path.join(work, 'file.txt'), 'x');
     const bad = [
-      `${work}/a\0b`, `${work}/a\nb`, `${work}/a\rb`, `${work}/\u0085`, `${work}/${'x'.repeat(10_000)}`, `${work}/${'y'.repeat(256)}`,
-      `${work}/missing`, `${work}/file.txt`, '/etc', `${work}/../elsewhere`,
+      `${work}/a\0b`,
+      `${work}/a\nb`,
+      `${work}/a\rb`,
+      `${work}/\u0085`,
+      `${work}/${'x'.repeat(10_000)}`,
+      `${work}/${'y'.repeat(256)}`,
+      `${work}/missing`,
+      `${work}/file.txt`,
+      '/etc',
+      `${work}/../elsewhere`,
     ];
     for (const cwd of bad) {
       const error = await refusal('chat.create', { chatId: 'c', cwd });
@@ -178,7 +211,7 @@ describe('hidden forks', () => {
     const refused = (first.ok ? second : first) as Extract<ReplyFrame, { ok: false }>;
     expect(refused.error).toMatchObject({ code: 'chat-busy', message: expect.stringContaining('per chat') });
     await client.ok('chat.summarize', { chatId: 'b' });
-    expect((await refusal('chat.summarize', { chatId: 'c' }))).toMatchObject({ code: 'chat-busy', message: expect.stringContaining('limit') });
+    expect(await refusal('chat.summarize', { chatId: 'c' })).toMatchObject({ code: 'chat-busy', message: expect.stringContaining('limit') });
     expect(running()).toHaveLength(2);
     // One summary ends (cancelled here): its place is free, and its CLI process is not kept.
     const forkOfA = running().find((s) => s.info.forkOf?.chatId === 'a')!;
@@ -189,7 +222,7 @@ describe('hidden forks', () => {
   });
 });
 
-describe('a chat\'s uploads on the host\'s disk', () => {
+describe("a chat's uploads on the host's disk", () => {
   it('are kept within the limits: the oldest go, never the message being sent, and the chat is told', async () => {
     await core.close();
     core = await openCore(data.dir, {

@@ -37,16 +37,27 @@ afterAll(async () => {
 });
 
 describe('provider.list', () => {
-  it('lists the served provider first, then every other CLI as installed here with its real version and nothing to chat with', { timeout: 120_000 }, async () => {
+  it('lists the served provider first, then every other CLI as installed here with its real version and nothing to chat with', {
+    timeout: 120_000,
+  }, async () => {
     const first = ProviderListResultSchema.parse(await client.ok('provider.list', {}));
-    expect(first.providers.map((p) => [p.kind, p.installed])).toEqual([['claude', true], ['codex', true], ['gemini', true], ['copilot', true]]);
+    expect(first.providers.map((p) => [p.kind, p.installed])).toEqual([
+      ['claude', true],
+      ['codex', true],
+      ['gemini', true],
+      ['copilot', true],
+    ]);
     // A version a CLI is slow to print comes with a later list (the first one waits for it only briefly).
     let providers = first.providers;
     if (providers.some((p) => p.version === null)) {
-      providers = await until(async () => {
-        ({ providers } = ProviderListResultSchema.parse(await client.ok('provider.list', {})));
-        return providers.every((p) => p.version !== null) && providers;
-      }, 'every CLI\'s version listed', { ms: 100_000, every: 200, detail: () => JSON.stringify(providers.map((p) => [p.kind, p.version])) });
+      providers = await until(
+        async () => {
+          ({ providers } = ProviderListResultSchema.parse(await client.ok('provider.list', {})));
+          return providers.every((p) => p.version !== null) && providers;
+        },
+        "every CLI's version listed",
+        { ms: 100_000, every: 200, detail: () => JSON.stringify(providers.map((p) => [p.kind, p.version])) },
+      );
     }
     expect(providers[0]).toMatchObject({ name: 'Claude Code (scripted)', installed: true });
     expect(providers[0]!.capabilities.chat).toBe(true);
@@ -74,19 +85,27 @@ describe('provider.list', () => {
     try {
       const listed = await listProviders([]);
       expect(listed.map((p) => [p.kind, p.installed, p.version])).toEqual([
-        ['claude', false, null], ['codex', false, null], ['gemini', false, null], ['copilot', false, null],
+        ['claude', false, null],
+        ['codex', false, null],
+        ['gemini', false, null],
+        ['copilot', false, null],
       ]);
     } finally {
       process.env.PATH = saved;
     }
   });
 
-  it('never takes a node_modules/.bin copy for the person\'s CLI', async () => {
+  it("never takes a node_modules/.bin copy for the person's CLI", async () => {
     const saved = process.env.PATH;
     process.env.PATH = bin;
     try {
       const listed = await listProviders([]);
-      expect(listed.map((p) => [p.kind, p.installed])).toEqual([['claude', false], ['codex', false], ['gemini', false], ['copilot', false]]);
+      expect(listed.map((p) => [p.kind, p.installed])).toEqual([
+        ['claude', false],
+        ['codex', false],
+        ['gemini', false],
+        ['copilot', false],
+      ]);
     } finally {
       process.env.PATH = saved;
     }
@@ -101,7 +120,7 @@ describe('provider.list', () => {
   });
 
   it('reads the version out of what each CLI prints', () => {
-    expect(versionIn('GitHub Copilot CLI 1.0.102.\nRun \'copilot update\' to check for updates.')).toBe('1.0.102');
+    expect(versionIn("GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.")).toBe('1.0.102');
     expect(versionIn('2.1.197 (Claude Code)')).toBe('2.1.197');
     expect(versionIn('codex-cli 0.171.0')).toBe('0.171.0');
     expect(versionIn('0.61.0-nightly.20261130.abc')).toBe('0.61.0-nightly.20261130.abc');

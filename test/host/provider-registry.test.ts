@@ -20,18 +20,28 @@ describe('the provider registry', () => {
   });
 
   it('each section is made by its own entry: a CLI answers only as its kind, the script and an ACP agent in any slot', () => {
-    const config = HostConfigSchema.parse({ providers: { gemini: { backend: 'script' }, apple: { backend: 'acp', name: 'Qwen Code', command: 'qwen', args: ['--acp'] } } });
+    const config = HostConfigSchema.parse({
+      providers: { gemini: { backend: 'script' }, apple: { backend: 'acp', name: 'Qwen Code', command: 'qwen', args: ['--acp'] } },
+    });
     const providers = providersFrom(config, '/tmp', 'test');
-    expect(providers.map((p) => [p.kind, p.info().name])).toEqual([['gemini', 'Gemini CLI (scripted)'], ['apple', 'Qwen Code']]);
+    expect(providers.map((p) => [p.kind, p.info().name])).toEqual([
+      ['gemini', 'Gemini CLI (scripted)'],
+      ['apple', 'Qwen Code'],
+    ]);
     const wrong = HostConfigSchema.parse({ providers: { claude: { backend: 'codex' } } });
     expect(() => providersFrom(wrong, '/tmp', 'test')).toThrow('The codex backend answers only as codex, not as claude');
   });
 
-  it('the roster lists the CLIs the entries drive, each with its entry\'s profile', () => {
+  it("the roster lists the CLIs the entries drive, each with its entry's profile", () => {
     expect(CLI_KINDS).toEqual(['claude', 'codex', 'gemini', 'copilot']);
     for (const kind of CLI_KINDS) {
       expect(cliEntry(kind).profile).toBe(CLI_PROFILES[kind]);
-      expect(unservedInfo(kind, { installed: false, version: null })).toMatchObject({ kind, name: CLI_PROFILES[kind].name, resumeCommand: CLI_PROFILES[kind].resumeCommand, capabilities: { chat: false } });
+      expect(unservedInfo(kind, { installed: false, version: null })).toMatchObject({
+        kind,
+        name: CLI_PROFILES[kind].name,
+        resumeCommand: CLI_PROFILES[kind].resumeCommand,
+        capabilities: { chat: false },
+      });
       expect(cliEntry(kind).discovered, kind).toBeTypeOf('function');
     }
     expect(() => entryFor('cursor')).toThrow('No provider has the backend cursor');

@@ -166,7 +166,11 @@ describe('the relay link', () => {
     expect(relay.last.socket.extensions).toContain('permessage-deflate');
     const before = relay.last.tcp.bytesRead;
     for (let i = 1; i <= 200; i += 1) {
-      link.sendEvent({ type: 'event', event: 'chat.event', payload: { chatId: 'c', event: { type: 'delta', itemId: 'a1', text: `word number ${i} ` }, seq: i } });
+      link.sendEvent({
+        type: 'event',
+        event: 'chat.event',
+        payload: { chatId: 'c', event: { type: 'delta', itemId: 'a1', text: `word number ${i} ` }, seq: i },
+      });
       // A tick now and then: each tick's frames go out as one message, so there are several messages.
       if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
@@ -226,7 +230,7 @@ describe('the relay link', () => {
     ]);
   });
 
-  it('answers the relay\'s heartbeat and replaces a link whose pongs stopped', async () => {
+  it("answers the relay's heartbeat and replaces a link whose pongs stopped", async () => {
     const outbox = Outbox.open(data.dir);
     const link = makeLink(outbox, { heartbeatMs: 20, missedPongs: 3 });
     link.start();
@@ -271,30 +275,37 @@ describe('startHost with a relay', () => {
     host = null;
   });
 
-  const start = () => startHost({
-    dataDir: data.dir,
-    relayUrl: relay.url,
-    hostId: 'host-1',
-    token: 'tok',
-    providers: [new ScriptProvider({ kind: 'claude', script: TEST_SCRIPT })],
-    // The link's behaviour (events, acks, reconnects) with a test relay whose requests are unsigned:
-    // signatures are another file's subject (gate.test.ts, tampering-relay e2e), so this host opts out
-    // (a config that turns the requirement off).
-    config: { signatures: { require: false, allowUnsigned: [] } },
-    policy: new HostPolicy({ home: data.dir }),
-    coalesceMs: 0,
-    writeDelayMs: 5,
-    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
-    link: { backoffBaseMs: 10, backoffMaxMs: 50 },
-  });
+  const start = () =>
+    startHost({
+      dataDir: data.dir,
+      relayUrl: relay.url,
+      hostId: 'host-1',
+      token: 'tok',
+      providers: [new ScriptProvider({ kind: 'claude', script: TEST_SCRIPT })],
+      // The link's behaviour (events, acks, reconnects) with a test relay whose requests are unsigned:
+      // signatures are another file's subject (gate.test.ts, tampering-relay e2e), so this host opts out
+      // (a config that turns the requirement off).
+      config: { signatures: { require: false, allowUnsigned: [] } },
+      policy: new HostPolicy({ home: data.dir }),
+      coalesceMs: 0,
+      writeDelayMs: 5,
+      log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+      link: { backoffBaseMs: 10, backoffMaxMs: 50 },
+    });
 
   it('serves the relay as a client attached to every chat, every event numbered twice over', async () => {
     host = await start();
     await until(() => host!.link?.state === 'open', 'the link');
-    expect(await relay.request({ id: 'c', type: 'chat.create', payload: { chatId: 'c1' }, by: 'user-1' })).toMatchObject({ ok: true, result: { chatId: 'c1' } });
+    expect(await relay.request({ id: 'c', type: 'chat.create', payload: { chatId: 'c1' }, by: 'user-1' })).toMatchObject({
+      ok: true,
+      result: { chatId: 'c1' },
+    });
     const sent = await relay.request({ id: 's', type: 'chat.send', payload: { chatId: 'c1', text: 'hi' } });
     expect(sent).toMatchObject({ ok: true, result: { queued: false } });
-    await until(() => host!.core.session('c1').info.status === 'idle' && relay.events().some((e) => e.event === 'chat.status' && e.payload.info.usage.turns === 1), 'the turn');
+    await until(
+      () => host!.core.session('c1').info.status === 'idle' && relay.events().some((e) => e.event === 'chat.status' && e.payload.info.usage.turns === 1),
+      'the turn',
+    );
     const events = relay.events();
     const ns = events.map((e) => e.n);
     expect(ns).toEqual(ns.map((_, i) => i + 1));
@@ -319,7 +330,10 @@ describe('startHost with a relay', () => {
     relay.autoAck = true;
     host = await start();
     await until(() => host!.core.session('c1').info.status === 'idle', 'recovery');
-    await until(() => relay.events().some((e, i) => i >= seen && e.event === 'chat.status' && e.payload.info.status === 'idle'), 'recovery events at the relay');
+    await until(
+      () => relay.events().some((e, i) => i >= seen && e.event === 'chat.status' && e.payload.info.status === 'idle'),
+      'recovery events at the relay',
+    );
     const after = relay.events().slice(seen);
     // Nothing acknowledged came again; what the recovery changed did, in order.
     expect(after.map((e) => e.n)).toEqual(after.map((_, i) => seen + i + 1));

@@ -10,7 +10,16 @@ import { idle, needsYou, openCore, TEST_SCRIPT, TestClient, tempDir, until } fro
 import { RecordingProvider } from './recording-provider.ts';
 
 const SCRIPT = ScriptFileSchema.parse({
-  replies: [{ match: 'slow', steps: [{ type: 'text', text: 'working' }, { type: 'wait', ms: 60_000 }] }, ...TEST_SCRIPT.replies],
+  replies: [
+    {
+      match: 'slow',
+      steps: [
+        { type: 'text', text: 'working' },
+        { type: 'wait', ms: 60_000 },
+      ],
+    },
+    ...TEST_SCRIPT.replies,
+  ],
 });
 
 let data: ReturnType<typeof tempDir>;
@@ -39,7 +48,11 @@ describe('attachments', () => {
     const sent = await client.ok('chat.send', {
       chatId: 'c1',
       text: 'see these',
-      attachments: [upload('shot.PNG', 'image/png', PNG), upload('notes.txt', 'text/plain', Buffer.from('hello\n')), upload('again.png', 'application/octet-stream', PNG)],
+      attachments: [
+        upload('shot.PNG', 'image/png', PNG),
+        upload('notes.txt', 'text/plain', Buffer.from('hello\n')),
+        upload('again.png', 'application/octet-stream', PNG),
+      ],
     });
     await idle(core, 'c1');
     const user = core.session('c1').thread.items.find((i) => i.kind === 'user');
@@ -72,13 +85,17 @@ describe('attachments', () => {
     expect(inQueue).not.toHaveProperty('data');
     await client.ok('chat.approve', { chatId: 'c1', requestId: info.requests![0].requestId, decision: 'allow' });
     await until(() => provider.turns.length === 2, 'the queued turn');
-    expect(provider.turns[1].images).toEqual([{ attachmentId: inQueue.id, path: inQueue.path, mime: 'image/gif', data: Buffer.from('GIF89a').toString('base64') }]);
+    expect(provider.turns[1].images).toEqual([
+      { attachmentId: inQueue.id, path: inQueue.path, mime: 'image/gif', data: Buffer.from('GIF89a').toString('base64') },
+    ]);
   });
 
   it('refuses more than 8 per message or bad base64 with invalid-attachments, storing nothing', async () => {
     const nine = Array.from({ length: 9 }, (_, i) => upload(`f${i}.txt`, 'text/plain', Buffer.from(`${i}`)));
     expect(await client.fails('chat.send', { chatId: 'c1', text: 'x', attachments: nine })).toBe('invalid-attachments');
-    expect(await client.fails('chat.send', { chatId: 'c1', text: 'x', attachments: [{ name: 'a', mime: 'text/plain', data: 'not base64!' }] })).toBe('invalid-attachments');
+    expect(await client.fails('chat.send', { chatId: 'c1', text: 'x', attachments: [{ name: 'a', mime: 'text/plain', data: 'not base64!' }] })).toBe(
+      'invalid-attachments',
+    );
     expect(() => readdirSync(core.store.attachmentDir('c1'))).toThrow();
     expect(provider.opened).toHaveLength(0);
   });
@@ -96,7 +113,7 @@ describe('the backend of a chat', () => {
     expect(provider.opened).toEqual([expect.objectContaining({ chatId: 'c2', agentSessionId: null, runtimeMode: 'supervised' })]);
   });
 
-  it('runs under the chat\'s account: its folder and plain variables, never a secret\'s (absent) value', async () => {
+  it("runs under the chat's account: its folder and plain variables, never a secret's (absent) value", async () => {
     // A policy that allows these variables and config folders under a home of its own (outside the chat folder and the data folder).
     const home = tempDir('tether-gaps-home-');
     await core.close();
@@ -105,12 +122,17 @@ describe('the backend of a chat', () => {
       policy: new HostPolicy({ home: home.dir, roots: [data.dir], accountEnv: ['REGION', 'API_KEY'], accountHomes: ['~'] }),
     });
     client = new TestClient(core);
-    const { id } = await client.ok('accounts.create', { kind: 'claude', label: 'Work' }) as { id: string };
+    const { id } = (await client.ok('accounts.create', { kind: 'claude', label: 'Work' })) as { id: string };
     await client.ok('accounts.save', {
       accounts: {
         [id]: {
-          kind: 'claude', label: 'Work', home: '~/.claude-work',
-          env: [{ name: 'REGION', value: 'eu', sensitive: false }, { name: 'API_KEY', value: '', sensitive: true, valueRedacted: true }],
+          kind: 'claude',
+          label: 'Work',
+          home: '~/.claude-work',
+          env: [
+            { name: 'REGION', value: 'eu', sensitive: false },
+            { name: 'API_KEY', value: '', sensitive: true, valueRedacted: true },
+          ],
         },
       },
     });
@@ -151,7 +173,7 @@ describe('the backend of a chat', () => {
     expect(core.session('c1').recover('again')).toBe(false);
   });
 
-  it('a subagent that outlived its turn: its later work lands under its row with no turn opened, and a later turn\'s cancel does not settle it', async () => {
+  it("a subagent that outlived its turn: its later work lands under its row with no turn opened, and a later turn's cancel does not settle it", async () => {
     // A backend whose first turn leaves a subagent at work (as Codex's collab agents do) and whose later turns run until stopped.
     const open = provider.open.bind(provider);
     let side: ((output: any) => void) | undefined;
@@ -179,7 +201,11 @@ describe('the backend of a chat', () => {
     side!({ type: 'text', text: 'stray' });
     expect(items().find((i) => i.kind === 'tool' && i.toolUseId === 'c9')).toMatchObject({ state: 'running', turnId: sent.turnId, parentToolUseId: 'call_o' });
     expect(items().some((i) => i.kind === 'tool' && i.toolUseId === 'c0')).toBe(false);
-    expect(items().filter((i) => i.kind === 'assistant').map((i) => i.kind === 'assistant' && [i.text, i.streaming, i.parentToolUseId])).toEqual([['looking', true, 'call_o']]);
+    expect(
+      items()
+        .filter((i) => i.kind === 'assistant')
+        .map((i) => i.kind === 'assistant' && [i.text, i.streaming, i.parentToolUseId]),
+    ).toEqual([['looking', true, 'call_o']]);
     expect(core.session('c1').info).toMatchObject({ status: 'idle', activeTurnId: null });
 
     // A later turn, cancelled: the row it did not open, its tool and its reply go on.
@@ -195,7 +221,11 @@ describe('the backend of a chat', () => {
     side!({ type: 'subagent-end', toolUseId: 'call_o', status: 'done', result: 'looking done' });
     expect(row()).toMatchObject({ status: 'done', result: 'looking done', finishedAt: expect.any(Number) });
     expect(items().find((i) => i.kind === 'tool' && i.toolUseId === 'c9')).toMatchObject({ state: 'done', output: 'a.txt\n' });
-    expect(items().filter((i) => i.kind === 'assistant').map((i) => i.kind === 'assistant' && [i.text, i.streaming])).toEqual([['looking done', false]]);
+    expect(
+      items()
+        .filter((i) => i.kind === 'assistant')
+        .map((i) => i.kind === 'assistant' && [i.text, i.streaming]),
+    ).toEqual([['looking done', false]]);
     // Settled: later reports change nothing.
     side!({ type: 'tool-start', toolUseId: 'c10', name: 'Bash', input: { command: 'ls' }, parentToolUseId: 'call_o' });
     expect(items().some((i) => i.kind === 'tool' && i.toolUseId === 'c10')).toBe(false);
@@ -225,7 +255,11 @@ describe('the backend of a chat', () => {
     emit({ type: 'text', text: 'woke up' });
     emit({ type: 'turn-end', state: 'done' });
     expect(items().find((i) => i.id === turn.id)).toMatchObject({ state: 'done', endedAt: expect.any(Number) });
-    expect(items().filter((i) => i.turnId === turn.id).map((i) => i.kind)).toEqual(['turn', 'assistant']);
+    expect(
+      items()
+        .filter((i) => i.turnId === turn.id)
+        .map((i) => i.kind),
+    ).toEqual(['turn', 'assistant']);
     expect(core.session('c1').info).toMatchObject({ status: 'idle', activeTurnId: null });
     // Its emit is spent: late output is dropped.
     emit({ type: 'text', text: 'late' });
@@ -293,6 +327,11 @@ describe('during a turn', () => {
     expect(core.session('c1').thread.items.find((i) => i.kind === 'question')).toMatchObject({ state: 'cancelled' });
     expect(core.session('c1').info).toMatchObject({ status: 'idle', activeTurnId: null });
     expect(core.session('c1').info.requests).toBeUndefined();
-    expect(core.session('c1').thread.items.filter((i) => i.kind === 'turn').map((i) => i.kind === 'turn' && i.state)).toEqual(['aborted', 'aborted']);
+    expect(
+      core
+        .session('c1')
+        .thread.items.filter((i) => i.kind === 'turn')
+        .map((i) => i.kind === 'turn' && i.state),
+    ).toEqual(['aborted', 'aborted']);
   });
 });

@@ -192,8 +192,11 @@ describe('queue and steering', () => {
     await client.ok('chat.approve', { chatId: 'c1', requestId: info.requests![0].requestId, decision: 'allow' });
     await until(() => core.session('c1').thread.items.filter((i) => i.kind === 'turn' && i.state === 'done').length === 3, 'three turns');
     const session = core.session('c1');
-    expect(session.thread.items.filter((i) => i.kind === 'user').map((i) => i.kind === 'user' && [i.text, i.turnId]))
-      .toEqual([['approve', first.turnId], ['one', one.turnId], ['two', two.turnId]]);
+    expect(session.thread.items.filter((i) => i.kind === 'user').map((i) => i.kind === 'user' && [i.text, i.turnId])).toEqual([
+      ['approve', first.turnId],
+      ['one', one.turnId],
+      ['two', two.turnId],
+    ]);
     expect(session.info.queue).toBeUndefined();
   });
 
@@ -239,7 +242,12 @@ describe('queue and steering', () => {
     const next = await client.ok('chat.send', { chatId: 'c1', text: 'two' });
     expect(next.queued).toBe(true);
     await until(() => core.session('c1').thread.items.filter((i) => i.kind === 'turn' && i.state === 'done').length === 2, 'both queued turns');
-    expect(core.session('c1').thread.items.filter((i) => i.kind === 'user').map((i) => i.kind === 'user' && i.text)).toEqual(['approve', 'one', 'two']);
+    expect(
+      core
+        .session('c1')
+        .thread.items.filter((i) => i.kind === 'user')
+        .map((i) => i.kind === 'user' && i.text),
+    ).toEqual(['approve', 'one', 'two']);
   });
 });
 
@@ -458,7 +466,10 @@ describe('bad input', () => {
   it('answers unreadable frames, unknown requests and bad payloads with the right codes', async () => {
     expect(await core.serve('garbage', client.id)).toMatchObject({ id: null, ok: false, error: { code: 'bad-request' } });
     expect(await core.serve({ id: 'r1' }, client.id)).toMatchObject({ id: 'r1', ok: false, error: { code: 'bad-request' } });
-    expect(await core.serve({ id: 'r2', type: 'chat.teleport', payload: {} }, client.id)).toMatchObject({ id: 'r2', error: { code: 'unknown-request', message: 'Unknown request type: chat.teleport' } });
+    expect(await core.serve({ id: 'r2', type: 'chat.teleport', payload: {} }, client.id)).toMatchObject({
+      id: 'r2',
+      error: { code: 'unknown-request', message: 'Unknown request type: chat.teleport' },
+    });
     expect(await core.serve({ id: 'r3', type: 'toString', payload: {} }, client.id)).toMatchObject({ error: { code: 'unknown-request' } });
     const bad = await core.serve({ id: 'r4', type: 'chat.send', payload: { chatId: 'c1' } }, client.id);
     expect(bad).toMatchObject({ id: 'r4', ok: false, error: { code: 'bad-request' } });
@@ -467,24 +478,38 @@ describe('bad input', () => {
     expect(await client.fails('chat.send', { chatId: 'nope', text: 'hi' })).toBe('chat-not-found');
     expect(await client.fails('chat.attach', { chatId: 'nope' })).toBe('chat-not-found');
     await client.ok('chat.create', { chatId: 'c1' });
-    expect(await client.fails('chat.send', { chatId: 'c1', text: 'x', attachments: [{ name: 'a.png', mime: 'image/png', data: '***' }] })).toBe('invalid-attachments');
+    expect(await client.fails('chat.send', { chatId: 'c1', text: 'x', attachments: [{ name: 'a.png', mime: 'image/png', data: '***' }] })).toBe(
+      'invalid-attachments',
+    );
     expect(await client.fails('chat.send', { chatId: 'c1', text: '   ' })).toBe('bad-request');
-    const hostile = { id: 'r5', get type(): string { throw new Error('boom'); } };
+    const hostile = {
+      id: 'r5',
+      get type(): string {
+        throw new Error('boom');
+      },
+    };
     expect(await core.serve(hostile, client.id)).toMatchObject({ ok: false, error: { code: 'bad-request' } });
   });
 
   it('never throws, whatever arrives', async () => {
     const fc = await import('fast-check');
-    await fc.assert(fc.asyncProperty(
-      fc.oneof(
-        fc.anything(),
-        fc.record({ id: fc.string(), type: fc.constantFrom('chat.send', 'chat.create', 'chat.attach', 'chat.approve', 'chat.history', 'accounts.save'), payload: fc.anything() }),
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.anything(),
+          fc.record({
+            id: fc.string(),
+            type: fc.constantFrom('chat.send', 'chat.create', 'chat.attach', 'chat.approve', 'chat.history', 'accounts.save'),
+            payload: fc.anything(),
+          }),
+        ),
+        async (frame) => {
+          const reply = await core.serve(frame, client.id);
+          expect(typeof reply.ok).toBe('boolean');
+        },
       ),
-      async (frame) => {
-        const reply = await core.serve(frame, client.id);
-        expect(typeof reply.ok).toBe('boolean');
-      },
-    ), { numRuns: 300 });
+      { numRuns: 300 },
+    );
   });
 
   it('stores attachments as files and keeps their absolute paths', async () => {
@@ -533,9 +558,22 @@ describe('the rest of the table', () => {
     client = new TestClient(core);
     const created = await client.ok('accounts.create', { kind: 'claude', label: 'Work Account' });
     expect(created.id).toBe('work-account');
-    const saved = await client.ok('accounts.save', { accounts: { ...created.accounts, 'work-account': { kind: 'claude', env: [{ name: 'TOKEN', value: '', sensitive: true, valueRedacted: true }, { name: 'ANTHROPIC_MODEL', value: 'x', sensitive: false }] } } });
+    const saved = await client.ok('accounts.save', {
+      accounts: {
+        ...created.accounts,
+        'work-account': {
+          kind: 'claude',
+          env: [
+            { name: 'TOKEN', value: '', sensitive: true, valueRedacted: true },
+            { name: 'ANTHROPIC_MODEL', value: 'x', sensitive: false },
+          ],
+        },
+      },
+    });
     expect(saved.accounts['work-account'].env[0]).toEqual({ name: 'TOKEN', value: '', sensitive: true, valueRedacted: true });
-    expect(await client.fails('accounts.save', { accounts: { w: { kind: 'claude', env: [{ name: 'TOKEN', value: 'secret', sensitive: true }] } } })).toBe('secrets-unavailable');
+    expect(await client.fails('accounts.save', { accounts: { w: { kind: 'claude', env: [{ name: 'TOKEN', value: 'secret', sensitive: true }] } } })).toBe(
+      'secrets-unavailable',
+    );
     expect(client.events('accounts.changed').length).toBeGreaterThan(0);
     UsageSummaryResultSchema.parse(await client.ok('usage.summary', { from: '2026-01-01', to: '2026-01-31', resolution: 'day', timeZone: 'UTC' }));
     expect(UsageLimitsSnapshotSchema.parse(await client.ok('usage.limits', {}))).toEqual({ providers: [] });
@@ -639,11 +677,15 @@ describe('visuals', () => {
     expect((await client.ok('chat.attach', { chatId: 'c1' })).visuals).toEqual(list);
   });
 
-  it('hands the relay a visual\'s page before any list on disk names it, so a crash never leaves a listed visual without its page', async () => {
+  it("hands the relay a visual's page before any list on disk names it, so a crash never leaves a listed visual without its page", async () => {
     const pagesSent = new Set<string>();
-    core.connect('relay', (frame) => {
-      if (frame.event === 'visual.page') pagesSent.add((frame.payload as { visualId: string }).visualId);
-    }, { allChats: true });
+    core.connect(
+      'relay',
+      (frame) => {
+        if (frame.event === 'visual.page') pagesSent.add((frame.payload as { visualId: string }).visualId);
+      },
+      { allChats: true },
+    );
     const listed: string[][] = [];
     const writeVisuals = core.store.writeVisuals.bind(core.store);
     core.store.writeVisuals = (chatId, visuals) => {
@@ -658,15 +700,35 @@ describe('visuals', () => {
 
   it('applies the publish rules', async () => {
     await client.ok('chat.create', { chatId: 'c1' });
-    const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string }) => e.code);
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e: { code?: string }) => e.code,
+      );
     expect(await code(core.publishVisual('c1', { title: '  ', html: '<p>x</p>' }))).toBe('visual-invalid');
     expect(await code(core.publishVisual('c1', { title: 't', html: '   ' }))).toBe('visual-invalid');
     expect(await code(core.publishVisual('c1', { title: 't', html: '<p>x</p>', maxHeight: 10 }))).toBe('visual-invalid');
     expect(await code(core.publishVisual('c1', { title: 't', html: '<p>x</p>', heights: [[0, 10]] }))).toBe('visual-invalid');
     expect(await code(core.publishVisual('c1', { title: 't', html: 'x'.repeat(16 * 1024 * 1024 + 1) }))).toBe('visual-too-large');
     expect(await code(core.publishVisual('nope', { title: 't', html: '<p>x</p>' }))).toBe('chat-not-found');
-    const visual = await core.publishVisual('c1', { title: ' Sized ', html: '<p>x</p>', maxHeight: 300.4, heights: [[640.2, 100.2], [320, 200], [640, 90]] });
-    expect(visual).toMatchObject({ title: 'Sized', maxHeight: 300, heights: [[320, 200], [640, 90]] });
+    const visual = await core.publishVisual('c1', {
+      title: ' Sized ',
+      html: '<p>x</p>',
+      maxHeight: 300.4,
+      heights: [
+        [640.2, 100.2],
+        [320, 200],
+        [640, 90],
+      ],
+    });
+    expect(visual).toMatchObject({
+      title: 'Sized',
+      maxHeight: 300,
+      heights: [
+        [320, 200],
+        [640, 90],
+      ],
+    });
     expect(await code(core.publishVisual('c1', { title: 't', html: '<p>x</p>', layout: 'huge' }))).toBe('visual-invalid');
     expect(await core.publishVisual('c1', { title: 't', html: '<p>x</p>', layout: 'wide' })).toMatchObject({ layout: 'wide' });
     // Whatever shape a backend hands over, a broken rule is a coded refusal, never an internal failure.
@@ -686,7 +748,10 @@ describe('visuals', () => {
   it('a visual published while the chat is cleared goes with the clear', async () => {
     await client.ok('chat.create', { chatId: 'c1' });
     // The outcome is taken at once, so the rejection is never left unhandled while the clear runs.
-    const publishing = core.publishVisual('c1', { title: 'late', html: '<p>late</p>' }).then(() => null, (error: unknown) => error);
+    const publishing = core.publishVisual('c1', { title: 'late', html: '<p>late</p>' }).then(
+      () => null,
+      (error: unknown) => error,
+    );
     await client.ok('chat.clear', { chatId: 'c1' });
     expect(await publishing).toMatchObject({ code: 'chat-not-found' });
     expect((await client.ok('chat.attach', { chatId: 'c1' })).visuals).toEqual([]);

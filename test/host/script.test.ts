@@ -51,7 +51,7 @@ describe('the script backend', () => {
     expect(split('', 3)).toEqual([]);
   });
 
-  it('uses a connection\'s preferences for new chats, narrowed by the policy', async () => {
+  it("uses a connection's preferences for new chats, narrowed by the policy", async () => {
     const { HostPolicy } = await import('../../src/host/policy.ts');
     const core = await openCore(data.dir, { policy: new HostPolicy({ home: data.dir, modeCeiling: 'auto' }) });
     const client = new TestClient(core);

@@ -38,7 +38,14 @@ function systemdWords(line: string): string[] {
 describe('the systemd user unit', () => {
   it('runs this Node and tether with the data folder, restarts on failure, appends its output to the log, and passes systemd-analyze verify', () => {
     const dataDir = path.join(data.dir, 'odd "name" 100% $HOME \\ here');
-    const files = serviceFiles({ home: path.join(data.dir, 'home'), dataDir, node: process.execPath, script, searchPath: '/usr/local/bin:/usr/bin:/bin', platform: 'linux' });
+    const files = serviceFiles({
+      home: path.join(data.dir, 'home'),
+      dataDir,
+      node: process.execPath,
+      script,
+      searchPath: '/usr/local/bin:/usr/bin:/bin',
+      platform: 'linux',
+    });
     expect(files.kind).toBe('systemd');
     expect(files.file).toBe(path.join(data.dir, 'home', '.config', 'systemd', 'user', SYSTEMD_UNIT));
     const lines = files.text.split('\n');
@@ -54,7 +61,15 @@ describe('the systemd user unit', () => {
 
   it.runIf(systemdAnalyze)('passes systemd-analyze verify, with every special character in its paths', () => {
     const dataDir = path.join(data.dir, 'odd "name" 100% $HOME \\ here');
-    const { files } = installService({ home: path.join(data.dir, 'home2'), dataDir, node: process.execPath, script, searchPath: '/usr/bin:/bin', platform: 'linux', start: false });
+    const { files } = installService({
+      home: path.join(data.dir, 'home2'),
+      dataDir,
+      node: process.execPath,
+      script,
+      searchPath: '/usr/bin:/bin',
+      platform: 'linux',
+      start: false,
+    });
     const verify = spawnSync('systemd-analyze', ['verify', files.file], { encoding: 'utf8' });
     expect(verify.stderr).toBe('');
     expect(verify.status).toBe(0);
@@ -66,16 +81,28 @@ describe('the systemd user unit', () => {
   });
 
   it('refuses a path with a control character, which no unit can carry', () => {
-    expect(() => serviceFiles({ home: data.dir, dataDir: `${data.dir}/a\nExecStartPre=/bin/sh`, node: process.execPath, script, platform: 'linux' })).toThrow(/control character/);
+    expect(() => serviceFiles({ home: data.dir, dataDir: `${data.dir}/a\nExecStartPre=/bin/sh`, node: process.execPath, script, platform: 'linux' })).toThrow(
+      /control character/,
+    );
   });
 });
 
 describe('the launchd agent', () => {
   it.runIf(plistlib)('is a property list with the argv, the environment, RunAtLoad, KeepAlive on failure and the log', () => {
     const dataDir = path.join(data.dir, 'mac <data> & "more"');
-    const files = serviceFiles({ home: path.join(data.dir, 'mac'), dataDir, node: '/opt/homebrew/bin/node', script: '/opt/homebrew/lib/node_modules/tether-host/bin/tether.js', searchPath: '/opt/homebrew/bin:/usr/bin', platform: 'darwin' });
+    const files = serviceFiles({
+      home: path.join(data.dir, 'mac'),
+      dataDir,
+      node: '/opt/homebrew/bin/node',
+      script: '/opt/homebrew/lib/node_modules/tether-host/bin/tether.js',
+      searchPath: '/opt/homebrew/bin:/usr/bin',
+      platform: 'darwin',
+    });
     expect(files.file).toBe(path.join(data.dir, 'mac', 'Library', 'LaunchAgents', 'dev.tether.host.plist'));
-    const parsed = spawnSync('python3', ['-c', 'import plistlib, json, sys; print(json.dumps(plistlib.loads(sys.stdin.buffer.read())))'], { input: files.text, encoding: 'utf8' });
+    const parsed = spawnSync('python3', ['-c', 'import plistlib, json, sys; print(json.dumps(plistlib.loads(sys.stdin.buffer.read())))'], {
+      input: files.text,
+      encoding: 'utf8',
+    });
     expect(parsed.stderr).toBe('');
     expect(JSON.parse(parsed.stdout)).toEqual({
       Label: 'dev.tether.host',
@@ -91,9 +118,12 @@ describe('the launchd agent', () => {
 });
 
 describe('tether host install, status and uninstall (the real command)', () => {
-  const run = (args: string[], env: NodeJS.ProcessEnv) => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [script, 'host', ...args], { env }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }));
-  });
+  const run = (args: string[], env: NodeJS.ProcessEnv) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [script, 'host', ...args], { env }, (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+      );
+    });
 
   it('writes the unit for a paired host, status says where it and its logs are, uninstall removes it', async () => {
     const home = path.join(data.dir, 'cli-home');
@@ -117,9 +147,29 @@ describe('tether host install, status and uninstall (the real command)', () => {
     const text = readFileSync(unit, 'utf8');
     // The service's PATH is the person's: the node_modules/.bin folder npm put on it is left out.
     expect(text).toContain('Environment="PATH=/usr/bin:/bin"');
-    expect(systemdWords(text.split('\n').find((l) => l.startsWith('ExecStart='))!.slice('ExecStart='.length))).toEqual([process.execPath, script, 'host', 'start', '--data', dataDir]);
+    expect(
+      systemdWords(
+        text
+          .split('\n')
+          .find((l) => l.startsWith('ExecStart='))!
+          .slice('ExecStart='.length),
+      ),
+    ).toEqual([process.execPath, script, 'host', 'start', '--data', dataDir]);
 
-    writeFileSync(path.join(dataDir, 'host.status.json'), JSON.stringify({ pid: 999_999_999, version: '0.1.0', hostId: 'h1', relayUrl: 'http://127.0.0.1:9', link: 'stopped', since: 0, pendingEvents: 0, chats: 0, updatedAt: 0 }));
+    writeFileSync(
+      path.join(dataDir, 'host.status.json'),
+      JSON.stringify({
+        pid: 999_999_999,
+        version: '0.1.0',
+        hostId: 'h1',
+        relayUrl: 'http://127.0.0.1:9',
+        link: 'stopped',
+        since: 0,
+        pendingEvents: 0,
+        chats: 0,
+        updatedAt: 0,
+      }),
+    );
     const status = await run(['status', '--data', dataDir], env);
     expect(status.stdout).toContain(`service   ${unit}; logs in ${serviceLogFile(dataDir)}`);
 

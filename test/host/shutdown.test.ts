@@ -58,16 +58,36 @@ function exited(child: ChildProcess): Promise<{ code: number | null; signal: Nod
 describe('tether host start', () => {
   it('on SIGTERM mid-turn writes the thread, ends, and the next start aborts the turn with a note', async () => {
     const script = path.join(data.dir, 'script.json');
-    writeFileSync(script, JSON.stringify({ replies: [{ steps: [{ type: 'text', text: 'Working on it' }, { type: 'wait', ms: 600_000 }] }] }));
+    writeFileSync(
+      script,
+      JSON.stringify({
+        replies: [
+          {
+            steps: [
+              { type: 'text', text: 'Working on it' },
+              { type: 'wait', ms: 600_000 },
+            ],
+          },
+        ],
+      }),
+    );
     const config = path.join(data.dir, 'config.json');
-    writeFileSync(config, JSON.stringify({
-      providers: { claude: { backend: 'script', script } }, policy: { roots: [data.dir] }, coalesceMs: 0,
-      // Shutdown with a turn running, started by an unsigned test relay: signatures are not this file's subject.
-      signatures: { require: false },
-    }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        providers: { claude: { backend: 'script', script } },
+        policy: { roots: [data.dir] },
+        coalesceMs: 0,
+        // Shutdown with a turn running, started by an unsigned test relay: signatures are not this file's subject.
+        signatures: { require: false },
+      }),
+    );
     // A paired host: its identity (the stand-in relay checks no token).
     writeHostIdentity(data.dir, { relayUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hostId: 'h1', ...(await newHostKey()) });
-    const host = spawn(process.execPath, [path.join(root, 'bin', 'tether.js'), 'host', 'start', '--data', data.dir], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    const host = spawn(process.execPath, [path.join(root, 'bin', 'tether.js'), 'host', 'start', '--data', data.dir], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let log = '';
     host.stderr!.on('data', (chunk: Buffer) => {
       log += chunk.toString();
@@ -77,7 +97,10 @@ describe('tether host start', () => {
 
     await request('chat.create', { chatId: 'c1', cwd: data.dir });
     const sent = await request('chat.send', { chatId: 'c1', text: 'go' });
-    await until(() => frames.some((f) => f.event === 'chat.event' && f.payload.event.type === 'item' && f.payload.event.item.kind === 'assistant'), 'the turn to stream');
+    await until(
+      () => frames.some((f) => f.event === 'chat.event' && f.payload.event.type === 'item' && f.payload.event.item.kind === 'assistant'),
+      'the turn to stream',
+    );
 
     host.kill('SIGTERM');
     const exit = await ended;

@@ -33,7 +33,13 @@ beforeAll(async () => {
   mkdirSync(work, { recursive: true });
   const claudeConfig = path.join(homes.dir, 'claude');
   const codexHome = path.join(homes.dir, 'codex');
-  claudeEnv = { CLAUDE_CONFIG_DIR: claudeConfig, HOME: homes.dir, ANTHROPIC_API_KEY: 'sk-none', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+  claudeEnv = {
+    CLAUDE_CONFIG_DIR: claudeConfig,
+    HOME: homes.dir,
+    ANTHROPIC_API_KEY: 'sk-none',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
   skill(path.join(claudeConfig, 'skills'), 'tidy-notes', 'Tidies the notes.');
   skill(path.join(work, '.claude', 'skills'), 'ship-it', '"Ships it: carefully."');
   // A folder above the chat's: Claude Code reads project skills there too.
@@ -60,7 +66,7 @@ afterAll(async () => {
 });
 
 describe('skills.list', { timeout: 60_000 }, () => {
-  it('Claude Code: the user\'s and the project\'s (also from a folder above), as the CLI itself loads them', async () => {
+  it("Claude Code: the user's and the project's (also from a folder above), as the CLI itself loads them", async () => {
     const { skills } = await client.ok<{ skills: ChatSkill[] }>('skills.list', { chatId: 'cl' });
     expect(skills).toEqual([
       { name: 'tidy-notes', description: 'Tidies the notes.', source: 'user' },
@@ -71,9 +77,14 @@ describe('skills.list', { timeout: 60_000 }, () => {
     for (const { name } of skills) expect(loaded).toContain(name);
   });
 
-  it('Codex: what its app-server lists for the folder: repo skills as the project\'s, the home\'s and its bundled ones as the user\'s', async () => {
+  it("Codex: what its app-server lists for the folder: repo skills as the project's, the home's and its bundled ones as the user's", async () => {
     const { skills } = await client.ok<{ skills: ChatSkill[] }>('skills.list', { chatId: 'cx' });
-    expect(skills.filter((s) => s.source === 'project').map((s) => s.name).sort()).toEqual(['agent-skill', 'codex-skill']);
+    expect(
+      skills
+        .filter((s) => s.source === 'project')
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['agent-skill', 'codex-skill']);
     expect(skills.find((s) => s.name === 'fold-laundry')).toEqual({ name: 'fold-laundry', description: 'Folds it.', source: 'user' });
     expect(skills.length).toBeGreaterThan(3);
   });
@@ -84,7 +95,7 @@ describe('skills.list', { timeout: 60_000 }, () => {
 
   // The folder is judged again when skills are asked for: a chat folder that now leads outside the
   // host's roots (here replaced by a symlink) is refused, and nothing of where it leads is read.
-  it('a chat whose folder now leads outside the roots is folder-denied, and that folder\'s skills are not read', async () => {
+  it("a chat whose folder now leads outside the roots is folder-denied, and that folder's skills are not read", async () => {
     const moved = path.join(data.dir, 'work', 'moved');
     mkdirSync(moved, { recursive: true });
     await client.ok('chat.create', { chatId: 'mv', provider: 'claude', cwd: moved });

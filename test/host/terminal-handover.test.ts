@@ -13,12 +13,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const line = (uuid: string, role: 'user' | 'assistant', text: string, at: number) => JSON.stringify(role === 'user'
-  ? { type: 'user', uuid, timestamp: new Date(at).toISOString(), message: { role: 'user', content: text } }
-  : { type: 'assistant', uuid, timestamp: new Date(at).toISOString(), message: { content: [{ type: 'text', text }] } }) + '\n';
+const line = (uuid: string, role: 'user' | 'assistant', text: string, at: number) =>
+  JSON.stringify(
+    role === 'user'
+      ? { type: 'user', uuid, timestamp: new Date(at).toISOString(), message: { role: 'user', content: text } }
+      : { type: 'assistant', uuid, timestamp: new Date(at).toISOString(), message: { content: [{ type: 'text', text }] } },
+  ) + '\n';
 
 describe('a terminal session continued here, in the terminal again, then here again', () => {
-  it('keeps one chat whose thread says where each part happened, and never runs the chat\'s CLI while the terminal has it', async () => {
+  it("keeps one chat whose thread says where each part happened, and never runs the chat's CLI while the terminal has it", async () => {
     const { dir, cleanup } = tempDir('tether-handover-');
     cleanups.push(cleanup);
     const home = path.join(dir, 'claude-home');
@@ -37,13 +40,17 @@ describe('a terminal session continued here, in the terminal again, then here ag
 
     await runHookClient('claude', dir, { ...base, hook_event_name: 'SessionStart', source: 'startup' });
     await until(() => status() === 'idle', 'the session', 10_000);
-    expect((await client.request('session.resume', { sessionId: id }))).toMatchObject({ ok: false, error: { code: 'chat-busy' } });
+    expect(await client.request('session.resume', { sessionId: id })).toMatchObject({ ok: false, error: { code: 'chat-busy' } });
     await runHookClient('claude', dir, { ...base, hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' });
     await until(() => status() === 'exited', 'exited', 10_000);
     const info = await client.ok('session.resume', { sessionId: id });
     const chatId = info.chatId as string;
     const kinds = () => core.session(chatId).thread.items.map((i) => (i.kind === 'note' ? `note:${i.text}` : `${i.kind}:${'text' in i ? i.text : ''}`));
-    expect(kinds()).toEqual(['user:first, in the terminal', 'assistant:Hello from the terminal.', 'note:Everything above happened in the terminal; the conversation continues here.']);
+    expect(kinds()).toEqual([
+      'user:first, in the terminal',
+      'assistant:Hello from the terminal.',
+      'note:Everything above happened in the terminal; the conversation continues here.',
+    ]);
 
     // Back in the terminal (`claude --resume=<id>`): the chat may not run its own CLI on the session meanwhile.
     await runHookClient('claude', dir, { ...base, hook_event_name: 'SessionStart', source: 'resume' });
@@ -61,9 +68,13 @@ describe('a terminal session continued here, in the terminal again, then here ag
     const again = await client.ok('session.resume', { sessionId: id });
     expect(again.chatId).toBe(chatId);
     expect(kinds()).toEqual([
-      'user:first, in the terminal', 'assistant:Hello from the terminal.', 'note:Everything above happened in the terminal; the conversation continues here.',
+      'user:first, in the terminal',
+      'assistant:Hello from the terminal.',
+      'note:Everything above happened in the terminal; the conversation continues here.',
       `note:Back in the terminal from ${new Date(t1).toISOString().replace('T', ' ').slice(0, 16)} UTC:`,
-      'user:second, in the terminal', 'assistant:Still here.', 'note:The part above happened in the terminal; the conversation continues here.',
+      'user:second, in the terminal',
+      'assistant:Still here.',
+      'note:The part above happened in the terminal; the conversation continues here.',
     ]);
     // Asked again with nothing new: nothing is added twice.
     await client.ok('session.resume', { sessionId: id });
@@ -71,7 +82,7 @@ describe('a terminal session continued here, in the terminal again, then here ag
     // And the chat sends again once the terminal let go.
     expect(await client.request('chat.send', { chatId, text: 'now from the phone' })).toMatchObject({ ok: true });
     const chat = core.session(chatId);
-    await until(() => chat.activeTurnId === null && chat.backendRunning, 'the chat\'s turn done, its CLI kept for the next', 10_000);
+    await until(() => chat.activeTurnId === null && chat.backendRunning, "the chat's turn done, its CLI kept for the next", 10_000);
 
     // Taken back to the terminal once more: the chat's idle CLI lets the session go at once.
     await runHookClient('claude', dir, { ...base, hook_event_name: 'SessionStart', source: 'resume' });

@@ -9,7 +9,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CLAUDE_HOOK_EVENTS, CODEX_HOOK_EVENTS, HOOK_MARK, hookCommand, hooksState, installHooks, removeHooks, type HookTarget,
+  CLAUDE_HOOK_EVENTS,
+  CODEX_HOOK_EVENTS,
+  HOOK_MARK,
+  hookCommand,
+  hooksState,
+  installHooks,
+  removeHooks,
+  type HookTarget,
 } from '../../src/host/terminal/hooks-file.ts';
 import { installCodexHooks, removeCodexHooks } from '../../src/host/terminal/codex-hooks.ts';
 import { withAccountTargets } from '../../src/host/terminal/targets.ts';
@@ -43,7 +50,7 @@ const THEIRS = `{
 `;
 
 describe('tether host hooks install / remove', () => {
-  it('adds one group of the host per event beside the person\'s own, and removing gives back the file byte for byte', () => {
+  it("adds one group of the host per event beside the person's own, and removing gives back the file byte for byte", () => {
     const { dataDir, target, file } = folders();
     writeFileSync(file, THEIRS, { mode: 0o640 });
     expect(hooksState(dataDir, target).installed).toBe(false);
@@ -71,7 +78,7 @@ describe('tether host hooks install / remove', () => {
     expect(existsSync(file)).toBe(false);
   });
 
-  it('keeps what the person changed after the install, and takes out only the host\'s groups', () => {
+  it("keeps what the person changed after the install, and takes out only the host's groups", () => {
     const { dataDir, target, file } = folders();
     writeFileSync(file, THEIRS);
     installHooks(dataDir, target);
@@ -81,7 +88,11 @@ describe('tether host hooks install / remove', () => {
     writeFileSync(file, JSON.stringify(edited));
     removeHooks(dataDir, target);
     const after = JSON.parse(readFileSync(file, 'utf8'));
-    expect(after).toEqual({ ...JSON.parse(THEIRS), theme: 'light', hooks: { ...JSON.parse(THEIRS).hooks, Stop: [{ matcher: '', hooks: [{ type: 'command', command: 'say done' }] }] } });
+    expect(after).toEqual({
+      ...JSON.parse(THEIRS),
+      theme: 'light',
+      hooks: { ...JSON.parse(THEIRS).hooks, Stop: [{ matcher: '', hooks: [{ type: 'command', command: 'say done' }] }] },
+    });
   });
 
   it('refuses a settings file that is not JSON and leaves it as it is', () => {
@@ -92,7 +103,7 @@ describe('tether host hooks install / remove', () => {
   });
 });
 
-describe('the hooks\' local socket', () => {
+describe("the hooks' local socket", () => {
   let sessions: TerminalSessions | null = null;
   afterEach(async () => {
     await sessions?.close();
@@ -104,7 +115,9 @@ describe('the hooks\' local socket', () => {
     const events: { event: string; payload: any }[] = [];
     const warnings: string[] = [];
     sessions = new TerminalSessions({
-      dataDir, targets: () => [target], broadcast: (event, payload) => events.push({ event, payload }),
+      dataDir,
+      targets: () => [target],
+      broadcast: (event, payload) => events.push({ event, payload }),
       log: { info: () => undefined, warn: (m) => warnings.push(m) },
     });
     await sessions.start();
@@ -116,9 +129,14 @@ describe('the hooks\' local socket', () => {
   /** Runs the real hook client with `input` on stdin, as Claude Code does; answers what it printed and its exit code. */
   function hook(dataDir: string, input: unknown, extraEnv: Record<string, string> = {}): Promise<{ out: string; code: number | null }> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, [HOOK_CLIENT, 'claude', dataDir, HOOK_MARK], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...extraEnv } });
+      const child = spawn(process.execPath, [HOOK_CLIENT, 'claude', dataDir, HOOK_MARK], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+        env: { ...process.env, ...extraEnv },
+      });
       let out = '';
-      child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+      child.stdout.on('data', (b: Buffer) => {
+        out += b.toString();
+      });
       child.on('exit', (code) => resolve({ out, code }));
       child.stdin.end(typeof input === 'string' ? input : JSON.stringify(input));
     });
@@ -128,7 +146,9 @@ describe('the hooks\' local socket', () => {
     return new Promise((resolve, reject) => {
       const socket = connect(hookSocketPath(dataDir));
       let got = '';
-      socket.on('data', (b) => { got += b.toString(); });
+      socket.on('data', (b) => {
+        got += b.toString();
+      });
       socket.on('close', () => resolve(got));
       socket.on('error', reject);
       socket.write(line);
@@ -136,7 +156,11 @@ describe('the hooks\' local socket', () => {
   }
 
   const start = (projects: string, id: string) => ({
-    session_id: id, transcript_path: path.join(projects, `${id}.jsonl`), cwd: '/work', hook_event_name: 'SessionStart', source: 'startup',
+    session_id: id,
+    transcript_path: path.join(projects, `${id}.jsonl`),
+    cwd: '/work',
+    hook_event_name: 'SessionStart',
+    source: 'startup',
   });
 
   it('keeps its socket and secret to the person (0600), and publishes a session the CLI announced', async () => {
@@ -145,14 +169,18 @@ describe('the hooks\' local socket', () => {
     expect(statSync(hookSecretPath(dataDir)).mode & 0o777).toBe(0o600);
     expect(await hook(dataDir, start(projects, 'aaaa-1'))).toEqual({ out: '', code: 0 });
     expect(events.find((e) => e.event === 'session.status')?.payload).toMatchObject({
-      sessionId: 'aaaa-1', cwd: '/work', agent: { kind: 'claude', status: 'idle', live: true, transcriptPath: path.join(projects, 'aaaa-1.jsonl') },
+      sessionId: 'aaaa-1',
+      cwd: '/work',
+      agent: { kind: 'claude', status: 'idle', live: true, transcriptPath: path.join(projects, 'aaaa-1.jsonl') },
     });
   });
 
   it('refuses a wrong secret, a line that is not the shape, and one too long, with a clear error', async () => {
     const { dataDir, events } = await open();
     const event = { hook_event_name: 'SessionStart' };
-    expect(JSON.parse(await raw(dataDir, `${JSON.stringify({ secret: 'not-it', cli: 'claude', event })}\n`))).toEqual({ error: { code: 'bad-request', message: 'wrong secret' } });
+    expect(JSON.parse(await raw(dataDir, `${JSON.stringify({ secret: 'not-it', cli: 'claude', event })}\n`))).toEqual({
+      error: { code: 'bad-request', message: 'wrong secret' },
+    });
     const secret = readFileSync(hookSecretPath(dataDir), 'utf8');
     expect(JSON.parse(await raw(dataDir, `${JSON.stringify({ secret, cli: 'sh', event })}\n`)).error.message).toBe('hook line has the wrong shape');
     expect(JSON.parse(await raw(dataDir, 'not json\n')).error.message).toBe('hook line is not JSON');
@@ -186,7 +214,10 @@ describe('the hooks\' local socket', () => {
     const { dataDir, projects } = await open();
     await sessions!.close();
     sessions = null;
-    expect(await hook(dataDir, { ...start(projects, 'dddd-1'), hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: {} })).toEqual({ out: '', code: 0 });
+    expect(await hook(dataDir, { ...start(projects, 'dddd-1'), hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: {} })).toEqual({
+      out: '',
+      code: 0,
+    });
   });
 
   it('after a host restart, says of a session left waiting that it waits no more, once its clients are connected', async () => {
@@ -203,7 +234,9 @@ describe('the hooks\' local socket', () => {
 
     const after: { event: string; payload: any }[] = [];
     sessions = new TerminalSessions({
-      dataDir, targets: () => [target], broadcast: (event, payload) => after.push({ event, payload }),
+      dataDir,
+      targets: () => [target],
+      broadcast: (event, payload) => after.push({ event, payload }),
       log: { info: () => undefined, warn: () => undefined },
     });
     await sessions.start();
@@ -227,14 +260,27 @@ describe('the hooks\' local socket', () => {
     // over the link's frame limit once two such sessions were read, and over a batch many times.
     const lines: unknown[] = [{ type: 'user', uuid: 'u-0', timestamp: '2026-12-02T00:00:00Z', message: { role: 'user', content: 'write a lot' } }];
     for (let i = 1; i <= 40; i++) {
-      lines.push({ type: 'assistant', uuid: `a-${i}`, timestamp: '2026-12-02T00:00:01Z', message: { content: [{ type: 'text', text: `${i}:${'é'.repeat(100_000)}` }] } });
+      lines.push({
+        type: 'assistant',
+        uuid: `a-${i}`,
+        timestamp: '2026-12-02T00:00:01Z',
+        message: { content: [{ type: 'text', text: `${i}:${'é'.repeat(100_000)}` }] },
+      });
     }
-    lines.push({ type: 'assistant', uuid: 'a-tool', message: { content: [{ type: 'tool_use', id: 'toolu_big', name: 'Bash', input: { command: 'cat big' } }] } });
+    lines.push({
+      type: 'assistant',
+      uuid: 'a-tool',
+      message: { content: [{ type: 'tool_use', id: 'toolu_big', name: 'Bash', input: { command: 'cat big' } }] },
+    });
     lines.push({ type: 'user', uuid: 'u-result', message: { content: [{ type: 'tool_result', tool_use_id: 'toolu_big', content: 'x'.repeat(3_000_000) }] } });
     writeFileSync(path.join(projects, `${id}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     await hook(dataDir, start(projects, id));
     const batches = async () => events.filter((e) => e.event === 'session.items' && e.payload.sessionId === id);
-    await until(async () => (await batches()).some((e) => e.payload.items.some((i: any) => i.id === 'toolu_big' && i.state === 'done')), 'the big tool result sent', { ms: 20_000, every: 50 });
+    await until(
+      async () => (await batches()).some((e) => e.payload.items.some((i: any) => i.id === 'toolu_big' && i.state === 'done')),
+      'the big tool result sent',
+      { ms: 20_000, every: 50 },
+    );
     const sent = await batches();
     expect(sent.length).toBeGreaterThan(8);
     for (const batch of sent) {
@@ -254,7 +300,13 @@ describe('the hooks\' local socket', () => {
     const history = await sessions!.history(id, 1000);
     expect(history.map((i) => i.id)).toEqual(['toolu_big']);
     expect(Buffer.byteLength(JSON.stringify(history))).toBeLessThanOrEqual(SESSION_ITEMS_BATCH_BYTES);
-    writeFileSync(path.join(projects, 'eeee-2.jsonl'), lines.slice(0, 41).map((l) => JSON.stringify(l)).join('\n') + '\n');
+    writeFileSync(
+      path.join(projects, 'eeee-2.jsonl'),
+      lines
+        .slice(0, 41)
+        .map((l) => JSON.stringify(l))
+        .join('\n') + '\n',
+    );
     await hook(dataDir, start(projects, 'eeee-2'));
     const replies2 = await sessions!.history('eeee-2', 1000);
     expect(replies2.map((i) => i.id)).toEqual(['a-36', 'a-37', 'a-38', 'a-39', 'a-40']);
@@ -283,7 +335,7 @@ describe('Codex: hooks.json, its trust, and its rollout', () => {
     return { dataDir, configDir, target };
   }
 
-  it('adds its hooks beside the person\'s, Codex trusts only the host\'s, and remove gives both files back byte for byte', async () => {
+  it("adds its hooks beside the person's, Codex trusts only the host's, and remove gives both files back byte for byte", async () => {
     const { dataDir, configDir, target } = codexFolders();
     writeFileSync(path.join(configDir, 'hooks.json'), THEIR_HOOKS);
     writeFileSync(path.join(configDir, 'config.toml'), THEIR_CONFIG);
@@ -292,8 +344,10 @@ describe('Codex: hooks.json, its trust, and its rollout', () => {
     const hooks = JSON.parse(readFileSync(path.join(configDir, 'hooks.json'), 'utf8'));
     expect(hooks.hooks.Stop[0]).toEqual({ hooks: [{ type: 'command', command: 'say done' }] });
     for (const [event, timeout] of Object.entries(CODEX_HOOK_EVENTS)) {
-      expect(hooks.hooks[event].filter((g: any) => g.hooks[0].command.endsWith(HOOK_MARK)), event)
-        .toEqual([{ hooks: [{ type: 'command', command: hookCommand(dataDir, 'codex'), timeout }] }]);
+      expect(
+        hooks.hooks[event].filter((g: any) => g.hooks[0].command.endsWith(HOOK_MARK)),
+        event,
+      ).toEqual([{ hooks: [{ type: 'command', command: hookCommand(dataDir, 'codex'), timeout }] }]);
     }
     const config = readFileSync(path.join(configDir, 'config.toml'), 'utf8');
     expect(config.startsWith(THEIR_CONFIG.trimEnd())).toBe(true);
@@ -307,7 +361,7 @@ describe('Codex: hooks.json, its trust, and its rollout', () => {
     expect(readFileSync(path.join(configDir, 'config.toml'), 'utf8')).toBe(THEIR_CONFIG);
   }, 60_000);
 
-  it('after the person edited config.toml, remove takes out only the host\'s trust entries', async () => {
+  it("after the person edited config.toml, remove takes out only the host's trust entries", async () => {
     const { dataDir, configDir, target } = codexFolders();
     writeFileSync(path.join(configDir, 'config.toml'), THEIR_CONFIG);
     await installCodexHooks(dataDir, target);
@@ -320,7 +374,7 @@ describe('Codex: hooks.json, its trust, and its rollout', () => {
     expect(existsSync(path.join(configDir, 'hooks.json'))).toBe(false);
   }, 60_000);
 
-  it('refuses a CODEX_HOME it could not name safely in Codex\'s config keys', async () => {
+  it("refuses a CODEX_HOME it could not name safely in Codex's config keys", async () => {
     const { dataDir } = codexFolders();
     for (const configDir of ['relative/home', '/tmp/a"b', '/tmp/a\\b', '/tmp/a\nb']) {
       await expect(installCodexHooks(dataDir, { kind: 'codex', configDir, command: CODEX_BIN })).rejects.toThrow(/CODEX_HOME/);
@@ -340,7 +394,9 @@ describe('a Codex session its hooks announce', () => {
     const home = mkdtempSync(path.join(tmpdir(), 'tether-hooks-codex-'));
     const events: { event: string; payload: any }[] = [];
     sessions = new TerminalSessions({
-      dataDir, targets: () => [{ kind: 'codex', configDir: home }], broadcast: (event, payload) => events.push({ event, payload }),
+      dataDir,
+      targets: () => [{ kind: 'codex', configDir: home }],
+      broadcast: (event, payload) => events.push({ event, payload }),
       log: { info: () => undefined, warn: () => undefined },
     });
     await sessions.start();
@@ -349,18 +405,28 @@ describe('a Codex session its hooks announce', () => {
     mkdirSync(day, { recursive: true });
     const rollout = path.join(day, `rollout-2026-12-02T03-53-08-${id}.jsonl`);
     // Lines as Codex 0.171 writes them (cut to the fields read), the CLI's own instructions included.
-    writeFileSync(rollout, [
-      { type: 'session_meta', payload: { id, cwd: '/work' } },
-      { type: 'response_item', payload: { type: 'message', role: 'developer', content: [{ type: 'input_text', text: '<skills_instructions>' }] } },
-      { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'UserMessage', id: 'u1', content: [{ type: 'text', text: 'KW-APPROVE' }] } } },
-      { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'Reasoning', id: 'r1', summary_text: ['Needs a shell.'] } } },
-      { type: 'response_item', payload: { type: 'function_call', name: 'exec_command', arguments: '{"cmd":"date > stamp.txt"}', call_id: 'call_3_0' } },
-    ].map((l) => JSON.stringify(l)).join('\n') + '\n');
+    writeFileSync(
+      rollout,
+      [
+        { type: 'session_meta', payload: { id, cwd: '/work' } },
+        { type: 'response_item', payload: { type: 'message', role: 'developer', content: [{ type: 'input_text', text: '<skills_instructions>' }] } },
+        { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'UserMessage', id: 'u1', content: [{ type: 'text', text: 'KW-APPROVE' }] } } },
+        { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'Reasoning', id: 'r1', summary_text: ['Needs a shell.'] } } },
+        { type: 'response_item', payload: { type: 'function_call', name: 'exec_command', arguments: '{"cmd":"date > stamp.txt"}', call_id: 'call_3_0' } },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n') + '\n',
+    );
     const run = (input: unknown) => runHookClient('codex', dataDir, input);
     const base = { session_id: id, transcript_path: rollout, cwd: '/work', model: 'm', permission_mode: 'default', turn_id: 't1' };
     await run({ ...base, hook_event_name: 'SessionStart', source: 'startup' });
     await run({ ...base, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'date > stamp.txt' }, tool_use_id: 'call_3_0' });
-    const answered = run({ ...base, hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'date > stamp.txt', description: 'Write the stamp' } });
+    const answered = run({
+      ...base,
+      hook_event_name: 'PermissionRequest',
+      tool_name: 'Bash',
+      tool_input: { command: 'date > stamp.txt', description: 'Write the stamp' },
+    });
     await until(() => sessions!.list().approvals.length > 0, 'the approval listed', 10_000);
     const [approval] = sessions.list().approvals;
     expect(approval).toMatchObject({ requestId: 'call_3_0', toolName: 'Bash', summary: 'Bash: date > stamp.txt' });
@@ -371,7 +437,11 @@ describe('a Codex session its hooks announce', () => {
     const status = events.filter((e) => e.event === 'session.status').at(-1)!.payload;
     expect(status).toMatchObject({ sessionId: id, cwd: '/work', agent: { kind: 'codex', agentSessionId: id, transcriptPath: rollout, live: true } });
     const items = await sessions.history(id);
-    expect(items.map((i) => [i.kind, i.id])).toEqual([['user', 'u1'], ['thinking', 'r1'], ['tool', 'call_3_0']]);
+    expect(items.map((i) => [i.kind, i.id])).toEqual([
+      ['user', 'u1'],
+      ['thinking', 'r1'],
+      ['tool', 'call_3_0'],
+    ]);
     expect(items[2]).toMatchObject({ name: 'Bash', input: { command: 'date > stamp.txt' }, state: 'running' });
     // A rollout outside `sessions/<y>/<m>/<d>/`, or not named after the session, is refused.
     const before = events.length;
@@ -388,12 +458,15 @@ describe('a terminal session whose CLI dies without a SessionEnd', () => {
     sessions = null;
   });
 
-  it('is exited once its CLI\'s process is gone, its pending approval settled', async () => {
+  it("is exited once its CLI's process is gone, its pending approval settled", async () => {
     const { dataDir, target } = folders();
     const events: { event: string; payload: any }[] = [];
     sessions = new TerminalSessions({
-      dataDir, targets: () => [target], broadcast: (event, payload) => events.push({ event, payload }),
-      log: { info: () => undefined, warn: () => undefined }, livenessIntervalMs: 50,
+      dataDir,
+      targets: () => [target],
+      broadcast: (event, payload) => events.push({ event, payload }),
+      log: { info: () => undefined, warn: () => undefined },
+      livenessIntervalMs: 50,
     });
     await sessions.start();
     const projects = path.join(target.configDir, 'projects', '-work');
@@ -428,7 +501,7 @@ describe('a terminal session whose CLI dies without a SessionEnd', () => {
 });
 
 describe('the hooks of a Claude Code or Codex account other than the default', () => {
-  it('go in each enabled account\'s config folder the policy admits, beside the configured ones, and its transcripts are read', async () => {
+  it("go in each enabled account's config folder the policy admits, beside the configured ones, and its transcripts are read", async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'tether-hooks-data-'));
     const homes = mkdtempSync(path.join(tmpdir(), 'tether-account-homes-'));
     const work = mkdtempSync(path.join(tmpdir(), 'tether-hooks-work-'));
@@ -442,7 +515,10 @@ describe('the hooks of a Claude Code or Codex account other than the default', (
     });
     // A folder the policy does not admit (a chat folder) is never an account's, so never a target.
     await expect(book.save({ bad: { kind: 'claude', label: 'Bad', home: work } })).rejects.toMatchObject({ code: 'invalid-account' });
-    const configured: HookTarget[] = [{ kind: 'claude', configDir: '/home/p/.claude' }, { kind: 'codex', configDir: '/home/p/.codex', command: '/usr/bin/codex' }];
+    const configured: HookTarget[] = [
+      { kind: 'claude', configDir: '/home/p/.claude' },
+      { kind: 'codex', configDir: '/home/p/.codex', command: '/usr/bin/codex' },
+    ];
     expect(withAccountTargets(configured, book)).toEqual([
       ...configured,
       { kind: 'claude', configDir: work2 },
@@ -455,7 +531,9 @@ describe('the hooks of a Claude Code or Codex account other than the default', (
     expect(installHooks(dataDir, target).installed).toBe(true);
     const events: { event: string; payload: any }[] = [];
     const sessions = new TerminalSessions({
-      dataDir, targets: () => withAccountTargets([configured[0]!], book), broadcast: (event, payload) => events.push({ event, payload }),
+      dataDir,
+      targets: () => withAccountTargets([configured[0]!], book),
+      broadcast: (event, payload) => events.push({ event, payload }),
       log: { info: () => undefined, warn: () => undefined },
     });
     await sessions.start();
@@ -465,9 +543,14 @@ describe('the hooks of a Claude Code or Codex account other than the default', (
       await new Promise<void>((resolve) => {
         const child = spawn(process.execPath, [HOOK_CLIENT, 'claude', dataDir, HOOK_MARK], { stdio: ['pipe', 'ignore', 'inherit'] });
         child.on('exit', () => resolve());
-        child.stdin.end(JSON.stringify({ session_id: 'hhhh-1', transcript_path: path.join(projects, 'hhhh-1.jsonl'), cwd: '/w', hook_event_name: 'SessionStart' }));
+        child.stdin.end(
+          JSON.stringify({ session_id: 'hhhh-1', transcript_path: path.join(projects, 'hhhh-1.jsonl'), cwd: '/w', hook_event_name: 'SessionStart' }),
+        );
       });
-      expect(events.find((e) => e.event === 'session.status')?.payload).toMatchObject({ sessionId: 'hhhh-1', agent: { transcriptPath: path.join(projects, 'hhhh-1.jsonl') } });
+      expect(events.find((e) => e.event === 'session.status')?.payload).toMatchObject({
+        sessionId: 'hhhh-1',
+        agent: { transcriptPath: path.join(projects, 'hhhh-1.jsonl') },
+      });
     } finally {
       await sessions.close();
     }

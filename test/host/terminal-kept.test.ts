@@ -29,7 +29,10 @@ describe('which terminal sessions are dropped', () => {
   });
 
   it('beyond the newest kept, the least recently active go, live ones aside', () => {
-    const sessions = Array.from({ length: SESSIONS_KEPT + 10 }, (_, i) => ({ sessionId: `s${i}`, agent: agent({ updatedAt: NOW - i * 1000, live: i >= SESSIONS_KEPT + 5, status: 'running' }) }));
+    const sessions = Array.from({ length: SESSIONS_KEPT + 10 }, (_, i) => ({
+      sessionId: `s${i}`,
+      agent: agent({ updatedAt: NOW - i * 1000, live: i >= SESSIONS_KEPT + 5, status: 'running' }),
+    }));
     const drop = sessionsToDrop(sessions, NOW, { transcriptExists: () => true });
     // The 10 oldest are s200..s209; s205..s209 run, so the next oldest idle ones (s195..s199) go instead.
     expect([...drop].sort()).toEqual(['s195', 's196', 's197', 's198', 's199', 's200', 's201', 's202', 's203', 's204'].sort());
@@ -55,17 +58,31 @@ describe('a host that kept its list for months', () => {
       const transcript = path.join(projects, `${id}.jsonl`);
       // Every tenth transcript was deleted by the person; the rest are there.
       if (i % 10 !== 3) writeFileSync(transcript, '');
-      stored.push({ sessionId: id, cwd: '/work', agent: { kind: 'claude', agentSessionId: id, transcriptPath: transcript, status: 'idle', live: false, updatedAt: now - i * 1000 } });
+      stored.push({
+        sessionId: id,
+        cwd: '/work',
+        agent: { kind: 'claude', agentSessionId: id, transcriptPath: transcript, status: 'idle', live: false, updatedAt: now - i * 1000 },
+      });
     }
-    stored.push({ sessionId: 'gemini-1-2', cwd: '/work', agent: { kind: 'gemini', agentSessionId: 'gemini-1-2', transcriptPath: null, status: 'exited', live: false, updatedAt: now - STATUS_ONLY_KEPT_MS - 5000 } });
+    stored.push({
+      sessionId: 'gemini-1-2',
+      cwd: '/work',
+      agent: { kind: 'gemini', agentSessionId: 'gemini-1-2', transcriptPath: null, status: 'exited', live: false, updatedAt: now - STATUS_ONLY_KEPT_MS - 5000 },
+    });
     writeFileSync(path.join(dataDir, 'terminal-sessions.json'), JSON.stringify({ sessions: stored }));
     const infos: string[] = [];
     sessions = new TerminalSessions({
-      dataDir, targets: () => [{ kind: 'claude', configDir }], broadcast: () => undefined,
+      dataDir,
+      targets: () => [{ kind: 'claude', configDir }],
+      broadcast: () => undefined,
       log: { info: (m) => infos.push(m), warn: () => undefined },
     });
     const listed = sessions.list().sessions.map((s) => s.sessionId);
-    const expected = stored.slice(0, SESSIONS_KEPT + 50).filter((_, i) => i % 10 !== 3).slice(0, SESSIONS_KEPT).map((s) => s.sessionId);
+    const expected = stored
+      .slice(0, SESSIONS_KEPT + 50)
+      .filter((_, i) => i % 10 !== 3)
+      .slice(0, SESSIONS_KEPT)
+      .map((s) => s.sessionId);
     expect(listed).toHaveLength(SESSIONS_KEPT);
     expect(new Set(listed)).toEqual(new Set(expected));
     expect(infos.some((m) => /\d+ no longer listed/.test(m))).toBe(true);

@@ -70,23 +70,33 @@ describe.runIf(process.platform === 'linux')('a gemini run in a terminal, withou
     expect(core.terminal.list().sessions.some((s) => s.cwd === realpathSync(chats))).toBe(false);
 
     expect(await client.ok('session.history', { sessionId: session.sessionId })).toEqual({ items: [] });
-    expect(await client.request('session.resume', { sessionId: session.sessionId }))
-      .toMatchObject({ ok: false, error: { code: 'chat-unsupported', message: expect.stringContaining('by its process only') } });
+    expect(await client.request('session.resume', { sessionId: session.sessionId })).toMatchObject({
+      ok: false,
+      error: { code: 'chat-unsupported', message: expect.stringContaining('by its process only') },
+    });
     expect(core.terminal.list().approvals).toEqual([]);
 
     process.kill(pid, 'SIGKILL');
     await until(() => mine()?.agent?.status === 'exited', 'the session exited');
     expect(mine()!.agent).toMatchObject({ status: 'exited', live: true });
-    const last = client.events('session.status').filter((f) => (f.payload as { sessionId: string }).sessionId === session.sessionId).at(-1);
+    const last = client
+      .events('session.status')
+      .filter((f) => (f.payload as { sessionId: string }).sessionId === session.sessionId)
+      .at(-1);
     expect(last?.payload).toMatchObject({ agent: { status: 'exited' } });
     // Exited, it is still not a chat to continue.
     expect(await client.request('session.resume', { sessionId: session.sessionId })).toMatchObject({ ok: false, error: { code: 'chat-unsupported' } });
 
     // hooks.status names gemini as a CLI whose sessions show their status only.
-    expect((await client.ok('hooks.status', {})).hooks).toContainEqual({ kind: 'gemini', configDir: path.join(dir, '.gemini'), installed: false, supported: false });
+    expect((await client.ok('hooks.status', {})).hooks).toContainEqual({
+      kind: 'gemini',
+      configDir: path.join(dir, '.gemini'),
+      installed: false,
+      supported: false,
+    });
   });
 
-  it('a CLI that runs itself again as a child (Copilot\'s loader, Gemini\'s relaunch) is one session, running until the last of its processes ends', async () => {
+  it("a CLI that runs itself again as a child (Copilot's loader, Gemini's relaunch) is one session, running until the last of its processes ends", async () => {
     const { dir, cleanup } = tempDir('tether-status-only-child-');
     cleanups.push(cleanup);
     const bin = path.join(dir, 'bin');
@@ -95,22 +105,34 @@ describe.runIf(process.platform === 'linux')('a gemini run in a terminal, withou
     mkdirSync(work);
     const copilot = path.join(bin, 'copilot');
     const childPid = path.join(dir, 'child.pid');
-    writeFileSync(copilot, [
-      '#!/usr/bin/env node',
-      "if (process.argv[2] === 'child') require('node:fs').writeFileSync(process.argv[3], String(process.pid));",
-      `else require('node:child_process').spawn(process.execPath, [__filename, 'child', ${JSON.stringify(childPid)}], { stdio: 'ignore' });`,
-      'setInterval(() => {}, 1000);',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      copilot,
+      [
+        '#!/usr/bin/env node',
+        "if (process.argv[2] === 'child') require('node:fs').writeFileSync(process.argv[3], String(process.pid));",
+        `else require('node:child_process').spawn(process.execPath, [__filename, 'child', ${JSON.stringify(childPid)}], { stdio: 'ignore' });`,
+        'setInterval(() => {}, 1000);',
+        '',
+      ].join('\n'),
+    );
     chmodSync(copilot, 0o755);
-    const core = await openCore(dir, { statusOnlyCommands: [{ kind: 'copilot', command: 'copilot', configDir: path.join(dir, '.copilot') }], livenessIntervalMs: 100 });
+    const core = await openCore(dir, {
+      statusOnlyCommands: [{ kind: 'copilot', command: 'copilot', configDir: path.join(dir, '.copilot') }],
+      livenessIntervalMs: 100,
+    });
     cleanups.push(() => core.close());
     await core.terminal.start();
 
     const pid = startInTerminal(copilot, work);
     await until(() => existsSync(childPid) && readFileSync(childPid, 'utf8').length > 0, 'the child started');
     const child = Number(readFileSync(childPid, 'utf8'));
-    cleanups.push(() => { try { process.kill(child, 'SIGKILL'); } catch { /* gone */ } });
+    cleanups.push(() => {
+      try {
+        process.kill(child, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    });
     const inWork = () => core.terminal.list().sessions.filter((s) => s.cwd === realpathSync(work));
     await until(() => inWork().length > 0, 'listed');
     // A window of three scans for the child to be listed as a second session: it must not be.
@@ -159,7 +181,14 @@ describe.runIf(process.platform === 'linux')('a gemini run in a terminal, withou
     await second.close();
 
     process.kill(pid, 'SIGKILL');
-    await until(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, 'the process gone');
+    await until(() => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 'the process gone');
     const third = await openCore(dir, options);
     cleanups.push(() => third.close());
     await third.terminal.start();

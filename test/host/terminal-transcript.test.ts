@@ -10,8 +10,20 @@ import { TranscriptTail } from '../../src/host/terminal/claude-transcript.ts';
 
 const line = (fields: Record<string, unknown>): string => `${JSON.stringify(fields)}\n`;
 const prompt = line({ type: 'user', uuid: 'u1', parentUuid: null, timestamp: '2026-12-04T18:35:01.758Z', message: { role: 'user', content: 'KW-HELLO' } });
-const thought = line({ type: 'assistant', uuid: 'a1', parentUuid: 'u1', timestamp: '2026-12-04T18:35:01.965Z', message: { content: [{ type: 'thinking', thinking: 'The user greets me.' }] } });
-const reply = line({ type: 'assistant', uuid: 'a2', parentUuid: 'a1', timestamp: '2026-12-04T18:35:01.967Z', message: { content: [{ type: 'text', text: 'Hello!' }] } });
+const thought = line({
+  type: 'assistant',
+  uuid: 'a1',
+  parentUuid: 'u1',
+  timestamp: '2026-12-04T18:35:01.965Z',
+  message: { content: [{ type: 'thinking', thinking: 'The user greets me.' }] },
+});
+const reply = line({
+  type: 'assistant',
+  uuid: 'a2',
+  parentUuid: 'a1',
+  timestamp: '2026-12-04T18:35:01.967Z',
+  message: { content: [{ type: 'text', text: 'Hello!' }] },
+});
 const next = line({ type: 'user', uuid: 'u2', parentUuid: 'a2', timestamp: '2026-12-04T18:35:02.232Z', message: { role: 'user', content: 'KW-NEXT' } });
 
 function transcriptFile(): string {
@@ -19,7 +31,7 @@ function transcriptFile(): string {
 }
 
 describe('a Claude Code transcript read as it grows', () => {
-  it('puts a prompt whose line came after its reply\'s before the reply, and what follows after', async () => {
+  it("puts a prompt whose line came after its reply's before the reply, and what follows after", async () => {
     const file = transcriptFile();
     writeFileSync(file, thought + reply);
     const tail = new TranscriptTail(file);
@@ -32,10 +44,22 @@ describe('a Claude Code transcript read as it grows', () => {
     expect([...tail.transcript.items.values()].map((i) => `${i.kind}:${i.id}`)).toEqual(['user:u1', 'thinking:a1', 'assistant:a2', 'user:u2']);
   });
 
-  it('keeps the file\'s order for lines in order, and an item that changes keeps its place', async () => {
+  it("keeps the file's order for lines in order, and an item that changes keeps its place", async () => {
     const file = transcriptFile();
-    const toolUse = line({ type: 'assistant', uuid: 'a3', parentUuid: 'a2', timestamp: '2026-12-04T18:35:02.000Z', message: { content: [{ type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'ls' } }] } });
-    const result = line({ type: 'user', uuid: 'u3', parentUuid: 'a3', timestamp: '2026-12-04T18:35:02.100Z', message: { content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt' }] } });
+    const toolUse = line({
+      type: 'assistant',
+      uuid: 'a3',
+      parentUuid: 'a2',
+      timestamp: '2026-12-04T18:35:02.000Z',
+      message: { content: [{ type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'ls' } }] },
+    });
+    const result = line({
+      type: 'user',
+      uuid: 'u3',
+      parentUuid: 'a3',
+      timestamp: '2026-12-04T18:35:02.100Z',
+      message: { content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt' }] },
+    });
     writeFileSync(file, prompt + thought + reply + toolUse + result + next);
     const tail = new TranscriptTail(file);
     await tail.read();

@@ -34,11 +34,26 @@ const ownerOf = (key: DeviceKey) => ({ userId: 'ada', name: 'Ada', device: { id:
 
 let clock = 1_800_000_000_000;
 /** A grant signed at a later time than every one before, so supersession follows the order of the test. */
-function grant(by: DeviceKey, grantId: string, role: AccessRole, subject: GrantStatement['subject'], people: Array<[string, DeviceKey]>, chatId: string | null = null) {
-  return signGrant(by, {
-    hostId: HOST, grantId: `g_${grantId.padEnd(16, '0')}`, chatId, subject, role,
-    devices: people.map(([userId, key]) => ({ userId, id: key.id, publicKey: key.publicKey })),
-  }, ++clock);
+function grant(
+  by: DeviceKey,
+  grantId: string,
+  role: AccessRole,
+  subject: GrantStatement['subject'],
+  people: Array<[string, DeviceKey]>,
+  chatId: string | null = null,
+) {
+  return signGrant(
+    by,
+    {
+      hostId: HOST,
+      grantId: `g_${grantId.padEnd(16, '0')}`,
+      chatId,
+      subject,
+      role,
+      devices: people.map(([userId, key]) => ({ userId, id: key.id, publicKey: key.publicKey })),
+    },
+    ++clock,
+  );
 }
 const gid = (grantId: string) => `g_${grantId.padEnd(16, '0')}`;
 
@@ -47,7 +62,7 @@ async function book(): Promise<{ owner: DeviceKey; book: TrustBook }> {
   return { owner, book: await TrustBook.open(HOST, ownerOf(owner)) };
 }
 
-describe('the trust book\'s cascades', () => {
+describe("the trust book's cascades", () => {
   it('revoking an owner grant withdraws the grants that owner signed, unless another counting owner signed them too', async () => {
     const { owner, book: trust } = await book();
     const [carol, dan, eve] = [await device(), await device(), await device()];
@@ -57,37 +72,58 @@ describe('the trust book\'s cascades', () => {
     const forEve = await grant(carol, 'eve', 'operator', { kind: 'user', userId: 'eve' }, [['eve', eve]]);
     expect(await trust.addGrant(forEve)).toMatchObject({ ok: true });
     // Ada co-signs eve's grant: the same grant, signed by her own device.
-    expect(await trust.addGrant(await signStatement(owner.privateKey, { ...forEve.statement, by: owner.id, at: ++clock }))).toMatchObject({ ok: true, changed: true });
+    expect(await trust.addGrant(await signStatement(owner.privateKey, { ...forEve.statement, by: owner.id, at: ++clock }))).toMatchObject({
+      ok: true,
+      changed: true,
+    });
     expect([trust.roleOf('dan', null), trust.roleOf('eve', null)]).toEqual(['operator', 'operator']);
 
-    expect(await trust.addRevocation(await signRevocation(owner, { hostId: HOST, target: { kind: 'grant', grantId: gid('carol') } }))).toMatchObject({ ok: true });
+    expect(await trust.addRevocation(await signRevocation(owner, { hostId: HOST, target: { kind: 'grant', grantId: gid('carol') } }))).toMatchObject({
+      ok: true,
+    });
     expect(trust.roleOf('carol', null)).toBeNull();
     expect(trust.roleOf('dan', null)).toBeNull();
     expect(trust.device(dan.id)).toBeNull();
     expect(trust.roleOf('eve', null)).toBe('operator');
     expect(trust.device(eve.id)?.userId).toBe('eve');
     // Carol signs nothing more here.
-    expect(await trust.addGrant(await grant(carol, 'mal', 'owner', { kind: 'user', userId: 'mal' }, []))).toMatchObject({ ok: false, code: 'signature-invalid' });
+    expect(await trust.addGrant(await grant(carol, 'mal', 'owner', { kind: 'user', userId: 'mal' }, []))).toMatchObject({
+      ok: false,
+      code: 'signature-invalid',
+    });
   });
 
   it('revoking a device withdraws the devices it vouched for, unless another counting device vouched for them', async () => {
     const { owner, book: trust } = await book();
     const [laptop, desk, phone, tablet] = [await device(), await device(), await device(), await device()];
-    await trust.addGrant(await grant(owner, 'bob', 'operator', { kind: 'user', userId: 'bob' }, [['bob', laptop], ['bob', desk]]));
+    await trust.addGrant(
+      await grant(owner, 'bob', 'operator', { kind: 'user', userId: 'bob' }, [
+        ['bob', laptop],
+        ['bob', desk],
+      ]),
+    );
     expect(await trust.addDevice(await vouchFor(laptop, 'bob', { id: phone.id, publicKey: phone.publicKey, name: 'phone' }))).toMatchObject({ ok: true });
     expect(await trust.addDevice(await vouchFor(phone, 'bob', { id: tablet.id, publicKey: tablet.publicKey, name: 'tablet' }))).toMatchObject({ ok: true });
     expect(await trust.addDevice(await vouchFor(desk, 'bob', { id: tablet.id, publicKey: tablet.publicKey, name: 'tablet' }))).toMatchObject({ ok: true });
     expect([phone, tablet].map((k) => trust.device(k.id)?.via)).toEqual(['vouch', 'vouch']);
 
     // Bob revokes his laptop from his desk: the phone hung on the laptop alone; the tablet also on the desk.
-    expect(await trust.addRevocation(await signRevocation(desk, { hostId: null, target: { kind: 'device', deviceId: laptop.id } }))).toMatchObject({ ok: true });
+    expect(await trust.addRevocation(await signRevocation(desk, { hostId: null, target: { kind: 'device', deviceId: laptop.id } }))).toMatchObject({
+      ok: true,
+    });
     expect(trust.device(laptop.id)).toBeNull();
     expect(trust.device(phone.id)).toBeNull();
     expect(trust.device(tablet.id)?.userId).toBe('bob');
     // A vouch for someone else's person, or by a withdrawn device, adds nothing.
     const other = await device();
-    expect(await trust.addDevice(await vouchFor(phone, 'bob', { id: other.id, publicKey: other.publicKey, name: 'x' }))).toMatchObject({ ok: false, code: 'signature-invalid' });
-    expect(await trust.addDevice(await vouchFor(tablet, 'ada', { id: other.id, publicKey: other.publicKey, name: 'x' }))).toMatchObject({ ok: false, code: 'forbidden' });
+    expect(await trust.addDevice(await vouchFor(phone, 'bob', { id: other.id, publicKey: other.publicKey, name: 'x' }))).toMatchObject({
+      ok: false,
+      code: 'signature-invalid',
+    });
+    expect(await trust.addDevice(await vouchFor(tablet, 'ada', { id: other.id, publicKey: other.publicKey, name: 'x' }))).toMatchObject({
+      ok: false,
+      code: 'forbidden',
+    });
   });
 
   it('a newer grant for the same person and scope supersedes the older; the older is never taken back', async () => {
@@ -99,7 +135,11 @@ describe('the trust book\'s cascades', () => {
     expect(await trust.addGrant(low)).toMatchObject({ ok: true, changed: true });
     expect(trust.roleOf('bob', null)).toBe('viewer');
     // A relay replaying the operator grant does not raise him again.
-    expect(await trust.addGrant(high)).toMatchObject({ ok: false, code: 'forbidden', message: 'A newer grant for the same person and scope replaced that one' });
+    expect(await trust.addGrant(high)).toMatchObject({
+      ok: false,
+      code: 'forbidden',
+      message: 'A newer grant for the same person and scope replaced that one',
+    });
     const older = await signStatement(owner.privateKey, { ...high.statement, grantId: gid('bob-0'), at: high.statement.at - 10 });
     expect(await trust.addGrant(older)).toMatchObject({ ok: false, message: 'This host holds a newer grant for the same person and scope' });
     expect(trust.roleOf('bob', null)).toBe('viewer');
@@ -111,7 +151,7 @@ describe('the trust book\'s cascades', () => {
     expect(await trust.addGrant(reused)).toMatchObject({ ok: false, code: 'bad-request', message: 'That grant id names another grant' });
   });
 
-  it('a team grant follows the members the owner last signed, not the relay\'s team', async () => {
+  it("a team grant follows the members the owner last signed, not the relay's team", async () => {
     const { owner, book: trust } = await book();
     const [cy, dee] = [await device(), await device()];
     await trust.addGrant(await grant(owner, 'team-1', 'operator', { kind: 'team', teamId: 't1', members: ['cy'] }, [['cy', cy]]));
@@ -175,7 +215,7 @@ describe('the host keeps what it accepted', () => {
     expect(again.book.roleOf('eve', null)).toBeNull();
   });
 
-  it('a revoked person\'s queued send is taken back by the host itself, and the relay\'s unsigned take-back is refused', async () => {
+  it("a revoked person's queued send is taken back by the host itself, and the relay's unsigned take-back is refused", async () => {
     const { dir, cleanup } = tempDir('tether-trust-queue-');
     cleanups.push(cleanup);
     const core: HostCore = await openCore(dir);
@@ -201,8 +241,10 @@ describe('the host keeps what it accepted', () => {
 
     // The relay's own take-back, unsigned: refused like any unsigned request.
     const messageId = core.session('c1').info.queue![0]!.id;
-    expect(await gate.serve({ id: 'u-1', type: 'chat.unqueue', payload: { chatId: 'c1', messageId }, by: 'bob' }, serveOwn))
-      .toMatchObject({ ok: false, error: { code: 'signature-required' } });
+    expect(await gate.serve({ id: 'u-1', type: 'chat.unqueue', payload: { chatId: 'c1', messageId }, by: 'bob' }, serveOwn)).toMatchObject({
+      ok: false,
+      error: { code: 'signature-required' },
+    });
     expect(core.session('c1').info.queue).toHaveLength(1);
 
     // The owner's signed revocation of bob's grant: the host takes his queued send back itself.
@@ -214,23 +256,34 @@ describe('the host keeps what it accepted', () => {
 });
 
 describe('recovery on the machine', () => {
-  it('trusts the owner\'s new device only when the key the relay answers matches the code, and records it', async () => {
+  it("trusts the owner's new device only when the key the relay answers matches the code, and records it", async () => {
     const { dir, cleanup } = tempDir('tether-trust-recover-');
     cleanups.push(cleanup);
     const [owner, fresh, swapped] = [await device(), await device(), await device()];
     writePinnedOwner(dir, { hostId: HOST, owner: ownerOf(owner), pinnedAt: 1 });
     const key = await newHostKey();
     const identity = { relayUrl: 'http://127.0.0.1:9', hostId: HOST, privateJwk: key.privateJwk, publicJwk: key.publicJwk };
-    const relayAnswers = (answer: DeviceKey, userId = 'ada') => (async () => new Response(JSON.stringify({
-      userId, userName: 'Ada', device: { id: answer.id, name: 'new phone', publicKey: answer.publicKey, created: 1, vouchedBy: null, vouch: null, revoked: null },
-    }), { status: 200 })) as unknown as typeof fetch;
+    const relayAnswers = (answer: DeviceKey, userId = 'ada') =>
+      (async () =>
+        new Response(
+          JSON.stringify({
+            userId,
+            userName: 'Ada',
+            device: { id: answer.id, name: 'new phone', publicKey: answer.publicKey, created: 1, vouchedBy: null, vouch: null, revoked: null },
+          }),
+          { status: 200 },
+        )) as unknown as typeof fetch;
     const audit = HostAudit.open(dir);
     cleanups.push(() => audit.close());
     const intake = await TrustIntake.open({ book: await TrustBook.open(HOST, ownerOf(owner)), dataDir: dir, audit, log });
 
     // The relay hands over another key for the code: refused, nothing kept.
-    await expect(recoverByCode({ dataDir: dir, identity, code: recoveryCodeOf(fresh.id), fetch: relayAnswers(swapped) })).rejects.toThrow(/does not match the code/);
-    await expect(recoverByCode({ dataDir: dir, identity, code: recoveryCodeOf(fresh.id), fetch: relayAnswers(fresh, 'mallory') })).rejects.toThrow(/owner is ada/);
+    await expect(recoverByCode({ dataDir: dir, identity, code: recoveryCodeOf(fresh.id), fetch: relayAnswers(swapped) })).rejects.toThrow(
+      /does not match the code/,
+    );
+    await expect(recoverByCode({ dataDir: dir, identity, code: recoveryCodeOf(fresh.id), fetch: relayAnswers(fresh, 'mallory') })).rejects.toThrow(
+      /owner is ada/,
+    );
     await expect(recoverByCode({ dataDir: dir, identity, code: 'not a code', fetch: relayAnswers(fresh) })).rejects.toThrow(/16 characters/);
     await intake.pickUpStore();
     expect(intake.book.device(swapped.id)).toBeNull();
@@ -240,10 +293,24 @@ describe('recovery on the machine', () => {
     // The running host picks it up from its store; the audit (written by the command, chained on) says so.
     await intake.pickUpStore();
     expect(intake.book.device(fresh.id)).toMatchObject({ userId: 'ada', via: 'recovered' });
-    audit.record({ at: 1, type: 'chat.send', id: 'after', chatId: null, outcome: 'done', userId: null, device: null, signedAt: null, payload: null, relaySays: null });
+    audit.record({
+      at: 1,
+      type: 'chat.send',
+      id: 'after',
+      chatId: null,
+      outcome: 'done',
+      userId: null,
+      device: null,
+      signedAt: null,
+      payload: null,
+      relaySays: null,
+    });
     const reading = readAudit(dir);
     expect(reading.broken).toBeNull();
-    expect(reading.entries.map((e) => [e.type, e.device])).toEqual([['trust.recover', fresh.id], ['chat.send', null]]);
+    expect(reading.entries.map((e) => [e.type, e.device])).toEqual([
+      ['trust.recover', fresh.id],
+      ['chat.send', null],
+    ]);
     expect((await recoverByCode({ dataDir: dir, identity, code: recoveryCodeOf(fresh.id), fetch: relayAnswers(fresh) })).added).toBe(false);
   });
 });

@@ -9,8 +9,13 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deviceKeyOf, newDeviceKeyPair, signRequest, vouchFor, type DeviceKey } from '../../src/client/device-key.ts';
 import {
-  digestOf, settledRequestDigest, signStatement,
-  type AccessRole, type GrantStatement, type RevocationStatement, type SettledRequest,
+  digestOf,
+  settledRequestDigest,
+  signStatement,
+  type AccessRole,
+  type GrantStatement,
+  type RevocationStatement,
+  type SettledRequest,
 } from '../../src/contracts/index.ts';
 import { HostAudit, formatAudit, readAudit, auditFile } from '../../src/host/trust/audit.ts';
 import { TrustBook } from '../../src/host/trust/book.ts';
@@ -43,10 +48,24 @@ async function world(): Promise<World> {
   return { owner, book, verifier: new RequestVerifier({ book, view, now: () => clock.now }), clock, waiting };
 }
 
-async function grantOf(by: DeviceKey, grantId: string, role: AccessRole, subject: GrantStatement['subject'], people: Array<[string, DeviceKey]>, chatId: string | null = null) {
+async function grantOf(
+  by: DeviceKey,
+  grantId: string,
+  role: AccessRole,
+  subject: GrantStatement['subject'],
+  people: Array<[string, DeviceKey]>,
+  chatId: string | null = null,
+) {
   return signStatement(by.privateKey, {
-    kind: 'tether.grant/1', grantId, hostId: HOST, chatId, subject, role,
-    devices: people.map(([userId, key]) => ({ userId, id: key.id, publicKey: key.publicKey })), at: T0, by: by.id,
+    kind: 'tether.grant/1',
+    grantId,
+    hostId: HOST,
+    chatId,
+    subject,
+    role,
+    devices: people.map(([userId, key]) => ({ userId, id: key.id, publicKey: key.publicKey })),
+    at: T0,
+    by: by.id,
   });
 }
 
@@ -61,15 +80,19 @@ async function signed(key: DeviceKey, frame: { id: string; type: string; payload
   return signRequest(key, frame, { hostId: HOST, now: extra.now ?? T0, settles: extra.settles });
 }
 
-describe('the host\'s request verifier', () => {
-  it('passes reads unsigned and the owner\'s signed request, naming who sent it', async () => {
+describe("the host's request verifier", () => {
+  it("passes reads unsigned and the owner's signed request, naming who sent it", async () => {
     const { verifier, owner } = await world();
     expect(await verifier.check({ id: 'l', type: 'chat.list', payload: {} }, undefined)).toEqual({ ok: true, sender: null, retry: false });
     const frame = send();
-    expect(await verifier.check(frame, await signed(owner, frame))).toEqual({ ok: true, sender: { userId: 'ada', device: owner.id, at: T0, payload: await digestOf(frame.payload), id: frame.id }, retry: false });
+    expect(await verifier.check(frame, await signed(owner, frame))).toEqual({
+      ok: true,
+      sender: { userId: 'ada', device: owner.id, at: T0, payload: await digestOf(frame.payload), id: frame.id },
+      retry: false,
+    });
   });
 
-  it('follows the id the relay gives a request on the link (the person\'s id before it), and only that person\'s', async () => {
+  it("follows the id the relay gives a request on the link (the person's id before it), and only that person's", async () => {
     const { verifier, owner } = await world();
     const frame = send();
     const signature = await signed(owner, frame);
@@ -82,7 +105,10 @@ describe('the host\'s request verifier', () => {
   it('refuses an unsigned or malformed signature on a request that acts on the machine', async () => {
     const { verifier } = await world();
     for (const type of ['chat.send', 'chat.create', 'accounts.save', 'chat.approve', 'accounts.watchLogin', 'chat.setPreferences']) {
-      expect(await verifier.check({ id: 'x', type, payload: { chatId: 'chat-1' } }, undefined), type).toMatchObject({ ok: false, error: { code: 'signature-required' } });
+      expect(await verifier.check({ id: 'x', type, payload: { chatId: 'chat-1' } }, undefined), type).toMatchObject({
+        ok: false,
+        error: { code: 'signature-required' },
+      });
     }
     for (const junk of [{}, 'sig', 1, { statement: {}, sig: 'A'.repeat(86) }]) {
       expect(await verifier.check(send(), junk)).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
@@ -97,7 +123,10 @@ describe('the host\'s request verifier', () => {
     // The owner's statement with another signature: the device is known, the signature is not its.
     const real = await signed(owner, frame);
     const other = await signed(mallory, frame);
-    expect(await verifier.check(frame, { statement: real.statement, sig: other.sig })).toMatchObject({ ok: false, error: { code: 'signature-invalid', message: 'The signature does not verify' } });
+    expect(await verifier.check(frame, { statement: real.statement, sig: other.sig })).toMatchObject({
+      ok: false,
+      error: { code: 'signature-invalid', message: 'The signature does not verify' },
+    });
   });
 
   it('refuses any altered payload, type, id, chat or host', async () => {
@@ -114,17 +143,23 @@ describe('the host\'s request verifier', () => {
       expect(await verifier.check(forged, signature), JSON.stringify(forged)).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
     }
     const elsewhere = await signRequest(owner, frame, { hostId: 'host-2', now: T0 });
-    expect(await verifier.check(frame, elsewhere)).toMatchObject({ ok: false, error: { code: 'signature-invalid', message: 'The signature is for another host' } });
+    expect(await verifier.check(frame, elsewhere)).toMatchObject({
+      ok: false,
+      error: { code: 'signature-invalid', message: 'The signature is for another host' },
+    });
   });
 
   it('refuses any payload the relay changed, whatever it changed it to', async () => {
     const { verifier, owner } = await world();
-    await fc.assert(fc.asyncProperty(fc.jsonValue(), async (text) => {
-      const frame = send();
-      const signature = await signed(owner, frame);
-      fc.pre(JSON.stringify(text) !== JSON.stringify('ls'));
-      expect((await verifier.check({ ...frame, payload: { chatId: 'chat-1', text } }, signature)).ok).toBe(false);
-    }), { numRuns: 60 });
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), async (text) => {
+        const frame = send();
+        const signature = await signed(owner, frame);
+        fc.pre(JSON.stringify(text) !== JSON.stringify('ls'));
+        expect((await verifier.check({ ...frame, payload: { chatId: 'chat-1', text } }, signature)).ok).toBe(false);
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('accepts a payload respelled in transit (key order), since it is the same JSON value', async () => {
@@ -142,7 +177,10 @@ describe('the host\'s request verifier', () => {
     expect(await verifier.check(frame, signature)).toMatchObject({ ok: false, error: { code: 'signature-expired' } });
     clock.now = T0;
     const ahead = send();
-    expect(await verifier.check(ahead, await signed(owner, ahead, { now: T0 + FRESHNESS.futureMs + 1 }))).toMatchObject({ ok: false, error: { code: 'signature-expired' } });
+    expect(await verifier.check(ahead, await signed(owner, ahead, { now: T0 + FRESHNESS.futureMs + 1 }))).toMatchObject({
+      ok: false,
+      error: { code: 'signature-expired' },
+    });
   });
 
   it('takes a kept send the relay delivers late once, if this host never took it; a restart does not reopen it', async () => {
@@ -171,7 +209,10 @@ describe('the host\'s request verifier', () => {
     // A restart, then the relay delivers the taken send again an hour later: refused, from seen.jsonl.
     clock.now = T0 + 3 * 60 * 60_000;
     verifier = open();
-    expect(await verifier.check(kept, keptSig)).toMatchObject({ ok: false, error: { code: 'signature-replayed', message: 'This signed request was carried out already' } });
+    expect(await verifier.check(kept, keptSig)).toMatchObject({
+      ok: false,
+      error: { code: 'signature-replayed', message: 'This signed request was carried out already' },
+    });
     // Still refused after another restart days later, while its time could still be accepted.
     clock.now = T0 + FRESHNESS.keptMs - 60_000;
     verifier = open();
@@ -183,7 +224,7 @@ describe('the host\'s request verifier', () => {
     expect(await verifier.check(kept, keptSig)).toMatchObject({ ok: false, error: { code: 'signature-expired' } });
   });
 
-  it('writes a signed request\'s id before it runs, so a crash after it ran cannot reopen the door', async () => {
+  it("writes a signed request's id before it runs, so a crash after it ran cannot reopen the door", async () => {
     const { book, owner } = await world();
     const dir = dataDir();
     const view: HostView = { chat: () => ({ provider: 'claude' }), settled: () => null };
@@ -216,7 +257,13 @@ describe('the host\'s request verifier', () => {
     const prefs = { id: 'p-restart', type: 'chat.setPreferences', payload: {} };
     const signature = await signed(owner, prefs);
     const seen = new SeenRequests();
-    seen.seed([{ device: owner.id, id: prefs.id, signedAt: T0, payload: await digestOf(prefs.payload) }, { device: null, id: 'x', signedAt: null, payload: null }], clock.now);
+    seen.seed(
+      [
+        { device: owner.id, id: prefs.id, signedAt: T0, payload: await digestOf(prefs.payload) },
+        { device: null, id: 'x', signedAt: null, payload: null },
+      ],
+      clock.now,
+    );
     const restarted = new RequestVerifier({ book, view: { chat: () => null, settled: () => null }, seen, now: () => clock.now });
     expect(await restarted.check(prefs, signature)).toMatchObject({ ok: false, error: { code: 'signature-replayed' } });
   });
@@ -235,14 +282,17 @@ describe('the host\'s request verifier', () => {
     expect(await verifier.check(moved, await signed(owner, moved, { settles: shown }))).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
     // Without naming what it settles at all.
     const bare = { id: 'a-3', type: 'chat.approve', payload: { chatId: 'chat-1', requestId: 'q-2', decision: 'allow' } };
-    expect(await verifier.check(bare, await signed(owner, bare))).toMatchObject({ ok: false, error: { code: 'signature-invalid', message: 'An answer must name the request it settles' } });
+    expect(await verifier.check(bare, await signed(owner, bare))).toMatchObject({
+      ok: false,
+      error: { code: 'signature-invalid', message: 'An answer must name the request it settles' },
+    });
     // The honest answer to what is waiting.
     waiting.set('q-1', asked);
     const honest = { id: 'a-4', type: 'chat.approve', payload: { chatId: 'chat-1', requestId: 'q-1', decision: 'allow' } };
     expect((await verifier.check(honest, await signed(owner, honest, { settles: shown }))).ok).toBe(true);
   });
 
-  it('follows a teammate through an owner\'s grant, to the role the registry asks and no further', async () => {
+  it("follows a teammate through an owner's grant, to the role the registry asks and no further", async () => {
     const { verifier, book, owner } = await world();
     const bob = await device();
     expect((await book.addGrant(await grantOf(owner, 'g-1', 'operator', { kind: 'user', userId: 'bob' }, [['bob', bob]], 'chat-1'))).ok).toBe(true);
@@ -268,10 +318,15 @@ describe('the host\'s request verifier', () => {
     expect(await verifier.check(frame, await signed(vic, frame))).toMatchObject({ ok: false, error: { code: 'forbidden' } });
   });
 
-  it('a team grant reaches its members\' devices', async () => {
+  it("a team grant reaches its members' devices", async () => {
     const { verifier, book, owner } = await world();
     const [cy, dee] = [await device(), await device()];
-    await book.addGrant(await grantOf(owner, 'g-t', 'operator', { kind: 'team', teamId: 't-1', members: ['cy', 'dee'] }, [['cy', cy], ['dee', dee]]));
+    await book.addGrant(
+      await grantOf(owner, 'g-t', 'operator', { kind: 'team', teamId: 't-1', members: ['cy', 'dee'] }, [
+        ['cy', cy],
+        ['dee', dee],
+      ]),
+    );
     for (const key of [cy, dee]) {
       const frame = send();
       expect((await verifier.check(frame, await signed(key, frame))).ok).toBe(true);
@@ -286,14 +341,17 @@ describe('the host\'s request verifier', () => {
     expect(await book.addGrant(await grantOf(bob, 'g-2', 'owner', { kind: 'user', userId: 'bob' }, []))).toMatchObject({ ok: false });
     // The relay raises the role of the owner's grant: the signature no longer verifies.
     const real = await grantOf(owner, 'g-3', 'viewer', { kind: 'user', userId: 'eve' }, []);
-    expect(await book.addGrant({ ...real, statement: { ...real.statement, role: 'owner' } })).toMatchObject({ ok: false, message: 'The signature does not verify' });
+    expect(await book.addGrant({ ...real, statement: { ...real.statement, role: 'owner' } })).toMatchObject({
+      ok: false,
+      message: 'The signature does not verify',
+    });
     const foreign = await signStatement(owner.privateKey, { ...real.statement, hostId: 'host-2' });
     expect(await book.addGrant(foreign)).toMatchObject({ ok: false, message: 'That grant is for another host' });
     expect(book.roleOf('bob', null)).toBe('operator');
     expect(book.roleOf('eve', null)).toBeNull();
   });
 
-  it('a second device vouched for by a trusted one signs for its person; a stranger\'s vouch does nothing', async () => {
+  it("a second device vouched for by a trusted one signs for its person; a stranger's vouch does nothing", async () => {
     const { verifier, book, owner } = await world();
     const phone = await device();
     const unvouched = send();
@@ -322,7 +380,10 @@ describe('the host\'s request verifier', () => {
     // The device the grant named counted only through the grant: with it gone the host follows it to nobody.
     expect(await verifier.check(after, await signed(bob, after))).toMatchObject({ ok: false, error: { code: 'signature-invalid' } });
     // The relay sending the grant again does not bring it back.
-    expect(await book.addGrant(await grantOf(owner, 'g-1', 'operator', { kind: 'user', userId: 'bob' }, [['bob', bob]]))).toMatchObject({ ok: false, message: 'That grant was revoked' });
+    expect(await book.addGrant(await grantOf(owner, 'g-1', 'operator', { kind: 'user', userId: 'bob' }, [['bob', bob]]))).toMatchObject({
+      ok: false,
+      message: 'That grant was revoked',
+    });
     // A device revoked by its own person signs nothing more.
     expect((await book.addRevocation(await revocationOf(eve, { kind: 'device', deviceId: eve.id }))).ok).toBe(true);
     const late = send();
@@ -344,11 +405,20 @@ function dataDir(): string {
 }
 
 const entry = (over: Partial<Parameters<HostAudit['record']>[0]> = {}) => ({
-  at: T0, type: 'chat.send', id: `r-${++n}`, chatId: 'chat-1', outcome: 'done' as const, userId: 'ada', device: 'd'.repeat(43),
-  signedAt: T0, payload: 'p'.repeat(43), relaySays: 'ada', ...over,
+  at: T0,
+  type: 'chat.send',
+  id: `r-${++n}`,
+  chatId: 'chat-1',
+  outcome: 'done' as const,
+  userId: 'ada',
+  device: 'd'.repeat(43),
+  signedAt: T0,
+  payload: 'p'.repeat(43),
+  relaySays: 'ada',
+  ...over,
 });
 
-describe('the host\'s own audit', () => {
+describe("the host's own audit", () => {
   it('appends one line per request, 0600, and reads back whole across reopenings', () => {
     const dir = dataDir();
     const audit = HostAudit.open(dir);
@@ -361,15 +431,25 @@ describe('the host\'s own audit', () => {
     expect(statSync(auditFile(dir)).mode & 0o777).toBe(0o600);
     const reading = readAudit(dir);
     expect(reading.broken).toBeNull();
-    expect(reading.entries.map((e) => [e.type, e.outcome])).toEqual([['chat.send', 'done'], ['chat.send', 'refused'], ['chat.approve', 'done']]);
+    expect(reading.entries.map((e) => [e.type, e.outcome])).toEqual([
+      ['chat.send', 'done'],
+      ['chat.send', 'refused'],
+      ['chat.approve', 'done'],
+    ]);
     expect(formatAudit(reading)).toMatch(/chat\.send\s+refused signature-invalid\s+unverified, relay says mallory/);
   });
 
   it('shows where an edited, removed or reordered line breaks the chain', () => {
     for (const tamper of [
-      (lines: string[]) => { lines[1] = lines[1].replace('"done"', '"refused"'); },
-      (lines: string[]) => { lines.splice(1, 1); },
-      (lines: string[]) => { [lines[1], lines[2]] = [lines[2], lines[1]]; },
+      (lines: string[]) => {
+        lines[1] = lines[1].replace('"done"', '"refused"');
+      },
+      (lines: string[]) => {
+        lines.splice(1, 1);
+      },
+      (lines: string[]) => {
+        [lines[1], lines[2]] = [lines[2], lines[1]];
+      },
     ]) {
       const dir = dataDir();
       const audit = HostAudit.open(dir);

@@ -3,14 +3,26 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatInfo, ChatItem } from '../../src/contracts/index.ts';
 import type { ProviderOutput } from '../../src/host/providers/provider.ts';
-import { type Assembled, assembleOutlived, assembleTurn, closeStreams, openTurn, type OutlivedItems, type OutlivedWork, type TurnState, type TurnStep } from '../../src/host/chats/turn-assembler.ts';
+import {
+  type Assembled,
+  assembleOutlived,
+  assembleTurn,
+  closeStreams,
+  openTurn,
+  type OutlivedItems,
+  type OutlivedWork,
+  type TurnState,
+  type TurnStep,
+} from '../../src/host/chats/turn-assembler.ts';
 
 /** A thread the assembler reads, taking the upserts it answers, and a clock counting ids from 1 at t=1000. */
 function bench(info: Partial<ChatInfo> = {}) {
   const items = new Map<string, ChatItem>();
   const view = {
     get: (id: string) => items.get(id),
-    get items() { return [...items.values()]; },
+    get items() {
+      return [...items.values()];
+    },
     info: { usage: { contextTokens: 5, contextWindow: 100, costUsd: 0, turns: 0 }, ...info } as ChatInfo,
   };
   let ids = 0;
@@ -47,12 +59,15 @@ describe('the turn assembler', () => {
     expect(feed({ type: 'text-end' })).toEqual([]);
   });
 
-  it('a subagent\'s text is a reply of its own: the agent\'s open reply closes first', () => {
+  it("a subagent's text is a reply of its own: the agent's open reply closes first", () => {
     const { feed } = bench();
     feed({ type: 'text', text: 'mine' });
     expect(feed({ type: 'text', text: 'sub', parentToolUseId: 'call-9', phase: 'final' })).toEqual([
       { type: 'close', itemId: 'reply-1' },
-      { type: 'upsert', item: { id: 'reply-2', kind: 'assistant', createdAt: 1000, turnId: 'turn-1', text: '', streaming: true, phase: 'final', parentToolUseId: 'call-9' } },
+      {
+        type: 'upsert',
+        item: { id: 'reply-2', kind: 'assistant', createdAt: 1000, turnId: 'turn-1', text: '', streaming: true, phase: 'final', parentToolUseId: 'call-9' },
+      },
       { type: 'delta', itemId: 'reply-2', text: 'sub' },
     ]);
   });
@@ -65,7 +80,13 @@ describe('the turn assembler', () => {
     expect(started.map((s) => s.type)).toEqual(['close', 'upsert']);
     expect(before.tools.size).toBe(0);
     expect(turn().tools.get('call-1')).toBe('tool-2');
-    expect(items.get('tool-2')).toMatchObject({ kind: 'tool', state: 'running', toolUseId: 'call-1', parentToolUseId: null, progress: { startedAt: 1000, description: 'List', output: null } });
+    expect(items.get('tool-2')).toMatchObject({
+      kind: 'tool',
+      state: 'running',
+      toolUseId: 'call-1',
+      parentToolUseId: null,
+      progress: { startedAt: 1000, description: 'List', output: null },
+    });
     expect(feed({ type: 'tool-output', toolUseId: 'call-1', text: 'a\n' })).toEqual([{ type: 'delta', itemId: 'tool-2', text: 'a\n' }]);
     expect(feed({ type: 'tool-output', toolUseId: 'call-unknown', text: 'x' })).toEqual([]);
     const ended = feed({ type: 'tool-end', toolUseId: 'call-1', output: 'a', error: true, changes: [] });
@@ -75,7 +96,7 @@ describe('the turn assembler', () => {
     expect(feed({ type: 'tool-end', toolUseId: 'call-unknown', output: null })).toEqual([]);
   });
 
-  it('a subagent\'s progress and end change its row; its end is timed by the clock', () => {
+  it("a subagent's progress and end change its row; its end is timed by the clock", () => {
     const { feed, items } = bench();
     feed({ type: 'subagent-start', toolUseId: 'call-s', description: 'Explore', subagentType: 'explorer', prompt: 'look', background: false });
     feed({ type: 'subagent-progress', toolUseId: 'call-s', lastTool: 'Read', native: { agentId: 'a1' }, model: 'm' });
@@ -87,7 +108,9 @@ describe('the turn assembler', () => {
 
   it('a request opens pending and re-derives the info; withdrawn, it settles as cancelled', () => {
     const { feed, items } = bench();
-    expect(feed({ type: 'approval', requestId: 'r1', toolUseId: 'call-1', toolName: 'Bash', input: {}, description: null, canAllowAlways: false }).at(-1)).toEqual({ type: 'info', patch: {} });
+    expect(
+      feed({ type: 'approval', requestId: 'r1', toolUseId: 'call-1', toolName: 'Bash', input: {}, description: null, canAllowAlways: false }).at(-1),
+    ).toEqual({ type: 'info', patch: {} });
     expect(items.get('approval-1')).toMatchObject({ decision: 'pending', requestId: 'r1' });
     expect(feed({ type: 'request-cancelled', requestId: 'r1' })).toEqual([
       { type: 'upsert', item: expect.objectContaining({ id: 'approval-1', decision: 'cancelled' }) },
@@ -96,9 +119,11 @@ describe('the turn assembler', () => {
     expect(feed({ type: 'request-cancelled', requestId: 'r1' })).toEqual([]);
   });
 
-  it('usage keeps the turn\'s cost (never below zero) and replaces the context numbers; compaction empties the meter', () => {
+  it("usage keeps the turn's cost (never below zero) and replaces the context numbers; compaction empties the meter", () => {
     const { feed, turn } = bench();
-    expect(feed({ type: 'usage', costUsd: -2, contextTokens: 40 })).toEqual([{ type: 'info', patch: { usage: { contextTokens: 40, contextWindow: 100, costUsd: 0, turns: 0 } } }]);
+    expect(feed({ type: 'usage', costUsd: -2, contextTokens: 40 })).toEqual([
+      { type: 'info', patch: { usage: { contextTokens: 40, contextWindow: 100, costUsd: 0, turns: 0 } } },
+    ]);
     expect(turn().costUsd).toBe(0);
     feed({ type: 'usage', costUsd: 0.25 });
     expect(turn().costUsd).toBe(0.25);
@@ -108,7 +133,7 @@ describe('the turn assembler', () => {
     ]);
   });
 
-  it('the agent\'s title names the chat, except a fork\'s; a visual is published under the turn; the end finishes it', () => {
+  it("the agent's title names the chat, except a fork's; a visual is published under the turn; the end finishes it", () => {
     expect(bench().feed({ type: 'title', title: 'Fix the build' })).toEqual([{ type: 'info', patch: { suggestedTitle: 'Fix the build' } }]);
     expect(bench({ forkOf: { chatId: 'chat-0', turnId: 'turn-0', at: 1 } }).feed({ type: 'title', title: 'Fix the build' })).toEqual([]);
     const { feed } = bench();
@@ -122,7 +147,13 @@ describe('the turn assembler', () => {
 
   it('closeStreams closes the open reply before the open thought, and nothing when none is open', () => {
     const state: TurnState = { ...openTurn('t'), reply: 'r', replyParent: 'p', thought: 'th' };
-    expect(closeStreams(state)).toEqual({ turn: { ...state, reply: null, replyParent: null, thought: null }, steps: [{ type: 'close', itemId: 'r' }, { type: 'close', itemId: 'th' }] });
+    expect(closeStreams(state)).toEqual({
+      turn: { ...state, reply: null, replyParent: null, thought: null },
+      steps: [
+        { type: 'close', itemId: 'r' },
+        { type: 'close', itemId: 'th' },
+      ],
+    });
     expect(closeStreams(openTurn('t')).steps).toEqual([]);
   });
 });
@@ -131,7 +162,25 @@ describe('the work of a subagent that outlived its turn', () => {
   /** A thread whose turn-0 ended with subagent call-s still running; `feed` runs outlived work with no turn (or `active`) running. */
   function outliving(active: string | null = null, status: 'running' | 'done' = 'running') {
     const { items, view, clock } = bench();
-    items.set('subagent-0', { id: 'subagent-0', kind: 'subagent', createdAt: 1, turnId: 'turn-0', toolUseId: 'call-s', description: 'Explore', subagentType: null, prompt: null, background: true, status, startedAt: 1, finishedAt: null, summary: null, result: null, usage: null, lastTool: null, itemsTruncated: false });
+    items.set('subagent-0', {
+      id: 'subagent-0',
+      kind: 'subagent',
+      createdAt: 1,
+      turnId: 'turn-0',
+      toolUseId: 'call-s',
+      description: 'Explore',
+      subagentType: null,
+      prompt: null,
+      background: true,
+      status,
+      startedAt: 1,
+      finishedAt: null,
+      summary: null,
+      result: null,
+      usage: null,
+      lastTool: null,
+      itemsTruncated: false,
+    });
     let open: OutlivedItems = new Map();
     const feed = (work: OutlivedWork): TurnStep[] => {
       const out = assembleOutlived(work, open, view, active, clock);
@@ -154,7 +203,10 @@ describe('the work of a subagent that outlived its turn', () => {
       { type: 'upsert', item: { id: 'reply-2', kind: 'assistant', createdAt: 1000, turnId: 'turn-0', text: '', streaming: true, parentToolUseId: 'call-s' } },
       { type: 'delta', itemId: 'reply-2', text: 'found' },
     ]);
-    expect([...open()]).toEqual([['call-t', 'tool-1'], ['reply:call-s', 'reply-2']]);
+    expect([...open()]).toEqual([
+      ['call-t', 'tool-1'],
+      ['reply:call-s', 'reply-2'],
+    ]);
     const ended = feed({ type: 'subagent-end', toolUseId: 'call-s', status: 'done', result: 'all done' });
     expect(ended.map((s) => s.type)).toEqual(['close', 'update', 'upsert']);
     expect(items.get('tool-1')).toMatchObject({ state: 'error' });

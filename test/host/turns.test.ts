@@ -19,8 +19,12 @@ class SpyProvider implements Provider {
   constructor(script = TEST_SCRIPT) {
     this.inner = new ScriptProvider({ kind: 'claude', script });
   }
-  info() { return this.inner.info(); }
-  normalizeSelection(selection: Parameters<Provider['normalizeSelection']>[0]) { return this.inner.normalizeSelection(selection); }
+  info() {
+    return this.inner.info();
+  }
+  normalizeSelection(selection: Parameters<Provider['normalizeSelection']>[0]) {
+    return this.inner.normalizeSelection(selection);
+  }
   open(context: ProviderChatContext) {
     this.opened.push(context);
     if (this.failOpens > 0) {
@@ -81,7 +85,7 @@ describe('a turn that cannot start', () => {
     expect(turnStates()).toEqual(['error', 'done']);
   });
 
-  it('fails a queued message\'s turn with a note rather than dropping the message', async () => {
+  it("fails a queued message's turn with a note rather than dropping the message", async () => {
     await client.ok('chat.send', { chatId: 'c1', text: 'approve' });
     const info = await needsYou(core, 'c1');
     const queued = await client.ok('chat.send', { chatId: 'c1', text: 'next' });
@@ -91,7 +95,10 @@ describe('a turn that cannot start', () => {
     await client.ok('chat.approve', { chatId: 'c1', requestId: info.requests![0].requestId, decision: 'allow' });
     await until(() => turnStates().length === 2 && core.session('c1').info.activeTurnId === null, 'the queued turn to settle');
     expect(turnStates()).toEqual(['done', 'error']);
-    const user = core.session('c1').thread.items.filter((i) => i.kind === 'user').at(-1);
+    const user = core
+      .session('c1')
+      .thread.items.filter((i) => i.kind === 'user')
+      .at(-1);
     expect(user).toMatchObject({ text: 'next', turnId: queued.turnId });
     expect(core.session('c1').info.queue).toBeUndefined();
   });
@@ -152,7 +159,10 @@ describe('what a turn leaves open', () => {
     await client.ok('chat.send', { chatId: 'c1', text: 'approve' });
     await needsYou(core, 'c1');
     await client.ok('chat.send', { chatId: 'c1', text: 'look here', delivery: 'steer', mentions: ['src/a.ts'], skills: ['review'], chats: ['c0'] });
-    const steered = core.session('c1').thread.items.filter((i) => i.kind === 'user').at(-1);
+    const steered = core
+      .session('c1')
+      .thread.items.filter((i) => i.kind === 'user')
+      .at(-1);
     expect(steered).toMatchObject({ text: 'look here', mentions: ['src/a.ts'], skills: ['review'], chats: ['c0'] });
   });
 });

@@ -35,10 +35,14 @@ const summary = () => client.ok<UsageSummaryResult>('usage.summary', { from: tod
  */
 async function summaryWith(provider: 'claude' | 'codex', calls: number): Promise<UsageSummaryResult> {
   let result: UsageSummaryResult | undefined;
-  return until(async () => {
-    result = await summary();
-    return result.models.filter((m) => m.provider === provider).reduce((n, m) => n + m.totals.calls, 0) >= calls && result;
-  }, `the scan to find ${calls} ${provider} calls`, { ms: 20_000, every: 20, detail: () => `it found: ${JSON.stringify(result?.models)}` });
+  return until(
+    async () => {
+      result = await summary();
+      return result.models.filter((m) => m.provider === provider).reduce((n, m) => n + m.totals.calls, 0) >= calls && result;
+    },
+    `the scan to find ${calls} ${provider} calls`,
+    { ms: 20_000, every: 20, detail: () => `it found: ${JSON.stringify(result?.models)}` },
+  );
 }
 
 async function turn(chatId: string, text: string): Promise<number> {
@@ -83,12 +87,16 @@ afterAll(async () => {
   data?.cleanup();
 });
 
-describe('usage from the real CLIs\' own files', { timeout: 120_000 }, () => {
+describe("usage from the real CLIs' own files", { timeout: 120_000 }, () => {
   it('Claude Code: one call per scripted reply, priced as Claude Code prices it', async () => {
     const reported = await turn('cl', 'KW-HELLO');
     const first = await summaryWith('claude', 1);
     const opus = first.models.find((m) => m.provider === 'claude');
-    expect(opus).toMatchObject({ model: 'claude-opus-4-8', priceBasis: 'family', totals: { calls: 1, input: 1200, cacheRead: 800, cacheWrite: 0, output: 30 } });
+    expect(opus).toMatchObject({
+      model: 'claude-opus-4-8',
+      priceBasis: 'family',
+      totals: { calls: 1, input: 1200, cacheRead: 800, cacheWrite: 0, output: 30 },
+    });
     // The CLI's own cost of the turn (its `total_cost_usd`) is what the shipped table says.
     expect(opus!.costUsd).toBeCloseTo(reported, 9);
     expect(first.projects.map((p) => p.folder)).toEqual([work]);
@@ -107,7 +115,9 @@ describe('usage from the real CLIs\' own files', { timeout: 120_000 }, () => {
     const result = await summaryWith('codex', 1);
     const model = result.models.find((m) => m.provider === 'codex');
     expect(model).toMatchObject({
-      model: TEST_MODEL, priceBasis: 'unknown', costUsd: null,
+      model: TEST_MODEL,
+      priceBasis: 'unknown',
+      costUsd: null,
       totals: { calls: 1, input: 1000, cacheRead: 200, cacheWrite: 0, output: 40, reasoning: 10 },
     });
     expect(result.sessions).toBe(2);

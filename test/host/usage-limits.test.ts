@@ -35,7 +35,10 @@ describe('Claude Code rate_limit_event (recorded frames)', () => {
   it('a rejection is the whole window used; a reading without utilization is unknown, not room left', () => {
     const mapper = new ClaudeStreamMapper();
     expect(mapper.map(frame({ status: 'rejected', resetsAt: 1_700_000_000, rateLimitType: 'seven_day_opus' })).outputs).toEqual([
-      { type: 'limits', windows: [{ id: 'seven_day_opus', kind: 'weekly', label: 'Weekly limit (Opus)', used: 1, resetsAt: 1_700_000_000_000, durationMs: 7 * 86_400_000 }] },
+      {
+        type: 'limits',
+        windows: [{ id: 'seven_day_opus', kind: 'weekly', label: 'Weekly limit (Opus)', used: 1, resetsAt: 1_700_000_000_000, durationMs: 7 * 86_400_000 }],
+      },
     ]);
     expect(new ClaudeStreamMapper().map(frame({ status: 'allowed', rateLimitType: 'seven_day' })).outputs).toEqual([]);
   });
@@ -72,10 +75,14 @@ describe('usage.limits with the real Codex', { timeout: 120_000 }, () => {
 
   async function turn(text: string): Promise<void> {
     const { turnId } = await client.ok('chat.send', { chatId: 'c', text });
-    await until(() => {
-      const item = client.threads.get('c')?.get(turnId);
-      return item?.kind === 'turn' && item.state !== 'running';
-    }, text, 60_000);
+    await until(
+      () => {
+        const item = client.threads.get('c')?.get(turnId);
+        return item?.kind === 'turn' && item.state !== 'running';
+      },
+      text,
+      60_000,
+    );
   }
 
   it('knows nothing before Codex said anything', async () => {
@@ -117,7 +124,10 @@ describe('usage.limits with the real Codex', { timeout: 120_000 }, () => {
   it('a restarted host still knows the readings', async () => {
     const kept = await client.ok('usage.limits', {});
     await core.close();
-    core = await openCore(data.dir, { providers: [new CodexProvider({ command: CODEX_BIN, clientVersion: '0.0.0' }, { probe: false })], policy: new HostPolicy({ home: data.dir }) });
+    core = await openCore(data.dir, {
+      providers: [new CodexProvider({ command: CODEX_BIN, clientVersion: '0.0.0' }, { probe: false })],
+      policy: new HostPolicy({ home: data.dir }),
+    });
     client = new TestClient(core);
     expect(await client.ok('usage.limits', {})).toEqual(kept);
   });

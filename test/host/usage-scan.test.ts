@@ -61,16 +61,32 @@ describe('usage.summary from Claude Code transcripts', () => {
   it('counts each call once (split lines, a forked copy), per day, model and folder, with the price and its basis', async () => {
     const alpha = path.join(work, 'alpha');
     const beta = path.join(work, 'beta');
-    const callA = { at: at('2026-11-02T10:00:00Z'), model: 'claude-opus-4-8', messageId: 'msg_a', input: 1000, output: 100, cacheRead: 5000, cacheWrite: 400, cacheWrite1h: 100, blocks: 3 };
+    const callA = {
+      at: at('2026-11-02T10:00:00Z'),
+      model: 'claude-opus-4-8',
+      messageId: 'msg_a',
+      input: 1000,
+      output: 100,
+      cacheRead: 5000,
+      cacheWrite: 400,
+      cacheWrite1h: 100,
+      blocks: 3,
+    };
     const callB = { at: at('2026-11-02T11:00:00Z'), model: 'claude-opus-4-8', messageId: 'msg_b', input: 10, output: 20 };
     const callC = { at: at('2026-11-03T09:00:00Z'), model: 'claude-sonnet-4-5-20250929', messageId: 'msg_c', input: 2000, output: 300 };
     writeLines(path.join(claudeProjectDir(claudeConfig, alpha), 's1.jsonl'), [...claudeLines('s1', alpha, callA), ...claudeLines('s1', alpha, callB)]);
     // A fork copies its parent's lines into its own file before going on: the copied call is not new.
     writeLines(path.join(claudeProjectDir(claudeConfig, alpha), 's2.jsonl'), [...claudeLines('s2', alpha, callA), ...claudeLines('s2', alpha, callC)]);
     // A subagent's file names its parent session.
-    writeLines(path.join(claudeProjectDir(claudeConfig, beta), 's3', 'subagents', 'agent-x.jsonl'), claudeLines('s3', beta, { ...callB, messageId: 'msg_sub' }));
+    writeLines(
+      path.join(claudeProjectDir(claudeConfig, beta), 's3', 'subagents', 'agent-x.jsonl'),
+      claudeLines('s3', beta, { ...callB, messageId: 'msg_sub' }),
+    );
     // An error the CLI shows as a reply: no call was made.
-    writeLines(path.join(claudeProjectDir(claudeConfig, beta), 's3.jsonl'), [...claudeLines('s3', beta, { ...callB, messageId: 'msg_synth', model: '<synthetic>' }), 'not json at all']);
+    writeLines(path.join(claudeProjectDir(claudeConfig, beta), 's3.jsonl'), [
+      ...claudeLines('s3', beta, { ...callB, messageId: 'msg_synth', model: '<synthetic>' }),
+      'not json at all',
+    ]);
 
     const result = await summary();
     expect(result.buckets.map((b) => [b.slot, b.model, b.totals.calls, b.sessions])).toEqual([
@@ -87,7 +103,10 @@ describe('usage.summary from Claude Code transcripts', () => {
       ['claude-opus-4-8', 'family', 'claude-opus-4'],
       ['claude-sonnet-4-5-20250929', 'exact', 'claude-sonnet-4-5-20250929'],
     ]);
-    expect(result.projects.map((p) => [p.name, p.folder, p.totals.calls])).toEqual([['alpha', alpha, 3], ['beta', beta, 1]]);
+    expect(result.projects.map((p) => [p.name, p.folder, p.totals.calls])).toEqual([
+      ['alpha', alpha, 3],
+      ['beta', beta, 1],
+    ]);
     expect(result.projects[0].byProvider.claude?.costUsd).toBeCloseTo(opusCost - (10 * 5 + 20 * 25) / 1e6 + (2000 * 3 + 300 * 15) / 1e6, 12);
     expect(result.sessions).toBe(3);
     expect(result.pricing).toMatchObject({ source: 'snapshot' });
@@ -131,7 +150,14 @@ describe('usage.summary from Claude Code transcripts', () => {
   it('goes on where it stopped: appended lines, a line still being written, a rewritten file, a restart', async () => {
     const folder = path.join(work, 'grow');
     const file = path.join(claudeProjectDir(claudeConfig, folder), 'g.jsonl');
-    const call = (n: number) => ({ at: at('2026-11-05T12:00:00Z'), model: 'claude-opus-4-5-20251101', messageId: `g${n}`, input: 100 * n, output: n, blocks: 1 });
+    const call = (n: number) => ({
+      at: at('2026-11-05T12:00:00Z'),
+      model: 'claude-opus-4-5-20251101',
+      messageId: `g${n}`,
+      input: 100 * n,
+      output: n,
+      blocks: 1,
+    });
     writeLines(file, claudeLines('g', folder, call(1)));
     expect((await summary()).buckets[0].totals.input).toBe(100);
 
@@ -204,11 +230,18 @@ describe('usage.summary from Codex rollouts', () => {
     const result = await summary();
     const byModel = Object.fromEntries(result.models.map((m) => [m.model, m]));
     expect(byModel['gpt-5.1-codex']).toMatchObject({
-      provider: 'codex', priceBasis: 'exact', pricedAs: 'gpt-5.1-codex',
+      provider: 'codex',
+      priceBasis: 'exact',
+      pricedAs: 'gpt-5.1-codex',
       totals: { calls: 2, input: 1500, cacheRead: 1700, cacheWrite: 0, cacheWrite1h: 0, output: 100, reasoning: 10 },
     });
     expect(byModel['gpt-5.1-codex'].costUsd).toBeCloseTo((1500 * 1.25 + 1700 * 0.125 + 100 * 10) / 1e6, 12);
-    expect(byModel['tether-test-model']).toMatchObject({ priceBasis: 'unknown', pricedAs: null, costUsd: null, totals: { calls: 2, input: 1100, cacheRead: 100, output: 12 } });
+    expect(byModel['tether-test-model']).toMatchObject({
+      priceBasis: 'unknown',
+      pricedAs: null,
+      costUsd: null,
+      totals: { calls: 2, input: 1100, cacheRead: 100, output: 12 },
+    });
     expect(result.buckets.find((b) => b.model === 'tether-test-model')?.costUsd).toBeNull();
     expect(result.projects).toHaveLength(1);
     expect(result.projects[0].byProvider.codex?.tokens).toBe(1500 + 1700 + 100 + 1100 + 100 + 12);
@@ -223,7 +256,10 @@ describe('usage.summary with a model it has no price for', () => {
     const unpriced = path.join(work, 'unpriced');
     const t = at('2026-11-08T12:00:00Z');
     // Codex's input includes its cached part (500 = 400 + 100 read). Sonnet 4.5 at $3 / $15 per million; `claude-mystery-9` and `tether-test-model` are in no table row or family.
-    writeLines(path.join(claudeProjectDir(claudeConfig, priced), 'p.jsonl'), claudeLines('p', priced, { at: t, model: 'claude-sonnet-4-5-20250929', messageId: 'pr1', input: 1000, output: 100 }));
+    writeLines(
+      path.join(claudeProjectDir(claudeConfig, priced), 'p.jsonl'),
+      claudeLines('p', priced, { at: t, model: 'claude-sonnet-4-5-20250929', messageId: 'pr1', input: 1000, output: 100 }),
+    );
     writeLines(path.join(claudeProjectDir(claudeConfig, mixed), 'm.jsonl'), [
       ...claudeLines('m', mixed, { at: t, model: 'claude-sonnet-4-5-20250929', messageId: 'mx1', input: 2000, output: 200 }),
       ...claudeLines('m', mixed, { at: t + 60_000, model: 'claude-mystery-9', messageId: 'mx2', input: 300, output: 30 }),
@@ -258,15 +294,31 @@ describe('usage.summary with a model it has no price for', () => {
     expect(both.byProvider.codex).toMatchObject({ costUsd: 0, tokens: 44, unpricedTokens: 44 });
 
     // Buckets and models are one model each: their cost is null, and the period's total names their tokens.
-    expect(result.models.filter((m) => m.costUsd === null).map((m) => [m.model, m.priceBasis]).sort()).toEqual([['claude-mystery-9', 'unknown'], ['tether-test-model', 'unknown']]);
-    expect(result.buckets.filter((b) => b.costUsd === null).map((b) => b.model).sort()).toEqual(['claude-mystery-9', 'tether-test-model']);
+    expect(
+      result.models
+        .filter((m) => m.costUsd === null)
+        .map((m) => [m.model, m.priceBasis])
+        .sort(),
+    ).toEqual([
+      ['claude-mystery-9', 'unknown'],
+      ['tether-test-model', 'unknown'],
+    ]);
+    expect(
+      result.buckets
+        .filter((b) => b.costUsd === null)
+        .map((b) => b.model)
+        .sort(),
+    ).toEqual(['claude-mystery-9', 'tether-test-model']);
     expect(result.unpricedTokens).toBe(330 + 550 + 44);
     expect(UsageSummaryResultSchema.parse(result)).toEqual(result);
   });
 
   it('says nothing is unpriced when every model has a price', async () => {
     const folder = path.join(work, 'all-priced');
-    writeLines(path.join(claudeProjectDir(claudeConfig, folder), 'a.jsonl'), claudeLines('a', folder, { at: at('2026-11-09T12:00:00Z'), model: 'claude-opus-4-8', messageId: 'ap1', input: 10, output: 1 }));
+    writeLines(
+      path.join(claudeProjectDir(claudeConfig, folder), 'a.jsonl'),
+      claudeLines('a', folder, { at: at('2026-11-09T12:00:00Z'), model: 'claude-opus-4-8', messageId: 'ap1', input: 10, output: 1 }),
+    );
     const result = await summary();
     expect(result.unpricedTokens).toBe(0);
     expect(result.projects.map((p) => [p.unpricedTokens, p.byProvider.claude?.unpricedTokens])).toEqual([[0, 0]]);
@@ -278,14 +330,26 @@ describe('usage per account and usage.changed', () => {
     const second = path.join(homes, 'claude-work');
     await client.ok('accounts.save', { accounts: { work: { kind: 'claude', label: 'Work', color: 'teal', home: second } } });
     const folder = path.join(work, 'both');
-    writeLines(path.join(claudeProjectDir(claudeConfig, folder), 'a.jsonl'), claudeLines('a', folder, { at: at('2026-11-06T12:00:00Z'), model: 'claude-opus-4-5', messageId: 'p1', input: 1, output: 1 }));
-    writeLines(path.join(claudeProjectDir(second, folder), 'b.jsonl'), claudeLines('b', folder, { at: at('2026-11-06T12:00:00Z'), model: 'claude-opus-4-5', messageId: 'w1', input: 2, output: 2 }));
+    writeLines(
+      path.join(claudeProjectDir(claudeConfig, folder), 'a.jsonl'),
+      claudeLines('a', folder, { at: at('2026-11-06T12:00:00Z'), model: 'claude-opus-4-5', messageId: 'p1', input: 1, output: 1 }),
+    );
+    writeLines(
+      path.join(claudeProjectDir(second, folder), 'b.jsonl'),
+      claudeLines('b', folder, { at: at('2026-11-06T12:00:00Z'), model: 'claude-opus-4-5', messageId: 'w1', input: 2, output: 2 }),
+    );
 
     const merged = await summary();
     expect(merged.buckets.map((b) => [b.account, b.totals.input])).toEqual([[undefined, 3]]);
     const split = await summary({ accounts: ['claude', 'work'] });
-    expect(split.buckets.map((b) => [b.account, b.totals.input])).toEqual([['claude', 1], ['work', 2]]);
-    expect(split.accounts).toEqual([{ id: 'claude', kind: 'claude', label: 'Claude Code' }, { id: 'work', kind: 'claude', label: 'Work', color: 'teal' }]);
+    expect(split.buckets.map((b) => [b.account, b.totals.input])).toEqual([
+      ['claude', 1],
+      ['work', 2],
+    ]);
+    expect(split.accounts).toEqual([
+      { id: 'claude', kind: 'claude', label: 'Claude Code' },
+      { id: 'work', kind: 'claude', label: 'Work', color: 'teal' },
+    ]);
     const onlyWork = await summary({ accounts: ['work'] });
     expect(onlyWork.models.map((m) => [m.account, m.totals.input])).toEqual([['work', 2]]);
   });
@@ -307,7 +371,10 @@ describe('usage per account and usage.changed', () => {
     await summary();
     await client.ok('usage.subscribe', {});
     const folder = path.join(work, 'followed');
-    writeLines(path.join(claudeProjectDir(claudeConfig, folder), 'f.jsonl'), claudeLines('f', folder, { at: at('2026-11-07T12:00:00Z'), model: 'claude-opus-4-5', messageId: 'f1', input: 1, output: 1 }));
+    writeLines(
+      path.join(claudeProjectDir(claudeConfig, folder), 'f.jsonl'),
+      claudeLines('f', folder, { at: at('2026-11-07T12:00:00Z'), model: 'claude-opus-4-5', messageId: 'f1', input: 1, output: 1 }),
+    );
     await until(() => other.events('usage.changed').length === 1, 'usage.changed');
     const { scannedAt } = other.events('usage.changed')[0].payload as { scannedAt: number };
     expect(scannedAt).toBeGreaterThan(0);

@@ -21,9 +21,12 @@ let repo: string;
 let core: HostCore;
 let client: TestClient;
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {
-  cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' },
-}).trim();
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' },
+  }).trim();
 
 beforeEach(async () => {
   home = tempDir('tether-worktrees-home-');
@@ -71,7 +74,10 @@ describe('chat.create with a worktree', () => {
       expect(branchProblem(branch), branch).not.toBeNull();
       expect((await refusal('chat.create', { chatId: `b-${branch.length}`, cwd: repo, worktree: { branch } })).code, branch).toBe('bad-request');
     }
-    expect(await refusal('chat.create', { chatId: 'taken', cwd: repo, worktree: { branch: 'main' } })).toMatchObject({ code: 'bad-request', message: expect.stringContaining('already exists') });
+    expect(await refusal('chat.create', { chatId: 'taken', cwd: repo, worktree: { branch: 'main' } })).toMatchObject({
+      code: 'bad-request',
+      message: expect.stringContaining('already exists'),
+    });
     expect(existsSync(path.join(code, 'app-worktrees'))).toBe(false);
     expect(git(repo, 'branch', '--format=%(refname:short)')).toBe('main');
   });
@@ -87,7 +93,7 @@ describe('chat.create with a worktree', () => {
     expect(git(repo, 'branch', '--format=%(refname:short)')).toBe('main');
   });
 
-  it('says the policy\'s own reason when the tree\'s folder could not be named (a name over 255 bytes), and makes nothing', async () => {
+  it("says the policy's own reason when the tree's folder could not be named (a name over 255 bytes), and makes nothing", async () => {
     // A repository named 250 bytes long is a folder the system takes; "<name>-worktrees" beside it is not.
     const long = path.join(code, 'r'.repeat(250));
     mkdirSync(long);

@@ -20,11 +20,14 @@ async function post(path: string, body: unknown, token?: string) {
     headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify(body),
   });
-  return { status: res.status, body: await res.json() as any };
+  return { status: res.status, body: (await res.json()) as any };
 }
 
-const asPerson = (session: { userId: string; accessToken: string; sessionId: string }): Person =>
-  ({ userId: session.userId, token: session.accessToken, sessionId: session.sessionId });
+const asPerson = (session: { userId: string; accessToken: string; sessionId: string }): Person => ({
+  userId: session.userId,
+  token: session.accessToken,
+  sessionId: session.sessionId,
+});
 
 describe('the owner account', () => {
   // Before the claim below: once an owner has a password, setup answers forbidden whatever the email.
@@ -73,10 +76,16 @@ describe('password sign-in', () => {
     const unknown = await signInWithPassword(`nobody-${user.id}@example.com`, user.password);
     expect(wrong).toEqual({ status: 401, body: { code: 'unauthorized', message: 'Wrong email or password' } });
     expect(unknown).toEqual(wrong);
-    expect(await signInWithPassword('not an email', 'x')).toMatchObject({ status: 400, body: { code: 'bad-request', message: expect.stringMatching(/^email: /) } });
+    expect(await signInWithPassword('not an email', 'x')).toMatchObject({
+      status: 400,
+      body: { code: 'bad-request', message: expect.stringMatching(/^email: /) },
+    });
 
     const audit = await env.DB.prepare('SELECT action, actor FROM audit WHERE actor = ? ORDER BY id').bind(user.id).all();
-    expect(audit.results).toEqual([{ action: 'signin', actor: user.id }, { action: 'signin-failed', actor: user.id }]);
+    expect(audit.results).toEqual([
+      { action: 'signin', actor: user.id },
+      { action: 'signin-failed', actor: user.id },
+    ]);
   });
 });
 
@@ -121,9 +130,11 @@ describe('a refresh whose answer was lost', () => {
   const DEVICE = { 'User-Agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Tether-test' };
   const refresh = async (refreshToken: string, headers: Record<string, string> = DEVICE) => {
     const res = await SELF.fetch('http://relay.test/api/auth/refresh', {
-      method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify({ refreshToken }),
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: JSON.stringify({ refreshToken }),
     });
-    return { status: res.status, body: await res.json() as any };
+    return { status: res.status, body: (await res.json()) as any };
   };
   const revokedWhy = async (sessionId: string) =>
     (await env.DB.prepare('SELECT revoked_why FROM sessions WHERE id = ?').bind(sessionId).first<{ revoked_why: string | null }>())!.revoked_why;
@@ -131,9 +142,11 @@ describe('a refresh whose answer was lost', () => {
   async function phoneSession() {
     const user = await passwordAccount();
     const res = await SELF.fetch('http://relay.test/api/auth/signin', {
-      method: 'POST', headers: { 'Content-Type': 'application/json', ...DEVICE }, body: JSON.stringify({ email: user.email, password: user.password }),
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...DEVICE },
+      body: JSON.stringify({ email: user.email, password: user.password }),
     });
-    return { user, session: await res.json() as any };
+    return { user, session: (await res.json()) as any };
   }
 
   it('is retried with the same token and answered with the same successor, which then works', async () => {
@@ -158,7 +171,8 @@ describe('a refresh whose answer was lost', () => {
     expect((await refresh(session.refreshToken)).status).toBe(200);
     // Time passing, told to the row: its rotation is older than the window.
     await env.DB.prepare('UPDATE refresh_tokens SET used_at = used_at - ? WHERE session_id = ? AND used_at IS NOT NULL')
-      .bind(REFRESH_RETRY_MS + 1_000, session.sessionId).run();
+      .bind(REFRESH_RETRY_MS + 1_000, session.sessionId)
+      .run();
     expect(await refresh(session.refreshToken)).toMatchObject({ status: 401, body: { code: 'unauthorized', message: expect.stringMatching(/already used/) } });
     expect(await revokedWhy(session.sessionId)).toBe('refresh-reused');
   });
@@ -175,7 +189,9 @@ describe('a refresh whose answer was lost', () => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => refresh(session.refreshToken)));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
     expect(new Set(answers.map((a) => a.body.refreshToken)).size).toBe(1);
-    const rows = await env.DB.prepare('SELECT used_at IS NOT NULL AS used FROM refresh_tokens WHERE session_id = ? ORDER BY created_at').bind(session.sessionId).all();
+    const rows = await env.DB.prepare('SELECT used_at IS NOT NULL AS used FROM refresh_tokens WHERE session_id = ? ORDER BY created_at')
+      .bind(session.sessionId)
+      .all();
     expect(rows.results).toEqual([{ used: 1 }, { used: 0 }]);
     expect(await revokedWhy(session.sessionId)).toBeNull();
   });
@@ -185,7 +201,7 @@ describe('a refresh whose answer was lost', () => {
     let lost = 0;
     // The relay does the rotation; its answer is lost on the way back, twice.
     const fetcher: typeof fetch = async (input, init) => {
-      const res = await SELF.fetch(String(input), { ...init, headers: { ...init?.headers as Record<string, string>, ...DEVICE } });
+      const res = await SELF.fetch(String(input), { ...init, headers: { ...(init?.headers as Record<string, string>), ...DEVICE } });
       if (new URL(String(input)).pathname === '/api/auth/refresh' && lost < 2) {
         lost++;
         throw new TypeError('network connection lost');
@@ -196,7 +212,9 @@ describe('a refresh whose answer was lost', () => {
     expect((await sdk.me()).id).toBe(user.id);
     expect(lost).toBe(2);
     expect(await revokedWhy(session.sessionId)).toBeNull();
-    const rows = await env.DB.prepare('SELECT used_at IS NOT NULL AS used FROM refresh_tokens WHERE session_id = ? ORDER BY created_at').bind(session.sessionId).all();
+    const rows = await env.DB.prepare('SELECT used_at IS NOT NULL AS used FROM refresh_tokens WHERE session_id = ? ORDER BY created_at')
+      .bind(session.sessionId)
+      .all();
     expect(rows.results).toEqual([{ used: 1 }, { used: 0 }]);
   });
 
@@ -206,9 +224,17 @@ describe('a refresh whose answer was lost', () => {
     // A successor that cannot be inserted (its hash is a token that exists) fails the batch after
     // the token was marked used within it: the mark is rolled back with it.
     const now = Date.now();
-    await expect(rotateRefreshToken(env.DB, {
-      tokenHash, successorSalt: 'salt', nextHash: tokenHash, now, expiresAt: now + 1_000, ip: null, userAgent: null,
-    })).rejects.toThrow();
+    await expect(
+      rotateRefreshToken(env.DB, {
+        tokenHash,
+        successorSalt: 'salt',
+        nextHash: tokenHash,
+        now,
+        expiresAt: now + 1_000,
+        ip: null,
+        userAgent: null,
+      }),
+    ).rejects.toThrow();
     const row = await env.DB.prepare('SELECT used_at, successor_salt FROM refresh_tokens WHERE token_hash = ?').bind(tokenHash).first();
     expect(row).toEqual({ used_at: null, successor_salt: null });
     expect((await refresh(session.refreshToken)).status).toBe(200);
@@ -235,14 +261,17 @@ describe('sessions', () => {
     expect((await post('/api/auth/signout', {})).status).toBe(401);
   });
 
-  it('are listed to their user, who may end any one of them, and nobody else\'s', async () => {
+  it("are listed to their user, who may end any one of them, and nobody else's", async () => {
     const user = await passwordAccount();
     const phone = asPerson((await signInWithPassword(user.email, user.password)).body);
     const laptop = asPerson((await signInWithPassword(user.email, user.password)).body);
     const listed = await api(phone, 'GET', '/api/auth/sessions');
     expect(listed.status).toBe(200);
     expect(listed.body.sessions.map((s: any) => [s.id, s.current, s.method]).sort()).toEqual(
-      [[phone.sessionId, true, 'password'], [laptop.sessionId, false, 'password']].sort(),
+      [
+        [phone.sessionId, true, 'password'],
+        [laptop.sessionId, false, 'password'],
+      ].sort(),
     );
 
     const stranger = asPerson((await signInWithPassword((await passwordAccount()).email, 'correct horse battery')).body);

@@ -6,27 +6,42 @@ import { Alarms } from '../../src/relay/objects/alarms.ts';
 
 function fakeStorage(refuse = 0) {
   const storage = {
-    alarm: null as number | null, gets: 0, sets: [] as number[], refuse,
-    getAlarm: async () => { storage.gets++; return storage.alarm; },
+    alarm: null as number | null,
+    gets: 0,
+    sets: [] as number[],
+    refuse,
+    getAlarm: async () => {
+      storage.gets++;
+      return storage.alarm;
+    },
     setAlarm: async (at: number) => {
       storage.sets.push(at);
       if (storage.refuse-- > 0) throw new Error('alarm refused');
       storage.alarm = at;
     },
     /** The runtime fires the alarm: it is used up. */
-    fire: () => { storage.alarm = null; },
+    fire: () => {
+      storage.alarm = null;
+    },
   };
   return storage;
 }
 
-describe('the objects\' one alarm', () => {
+describe("the objects' one alarm", () => {
   it('arms for the earliest of two concerns, runs only the due one, and then arms for the other', async () => {
     const storage = fakeStorage();
     const alarms = new Alarms<'flush' | 'meter'>(storage);
     const clock = { t: 1_000 };
     alarms.now = () => clock.t;
     const ran: string[] = [];
-    const concerns = { flush: () => { ran.push('flush'); }, meter: () => { ran.push('meter'); } };
+    const concerns = {
+      flush: () => {
+        ran.push('flush');
+      },
+      meter: () => {
+        ran.push('meter');
+      },
+    };
     // Both heard of in this life, so neither runs just for being unknown.
     await alarms.want('meter', 61_000);
     await alarms.want('flush', 2_000);
@@ -72,7 +87,14 @@ describe('the objects\' one alarm', () => {
     const ran: string[] = [];
     clock.t = 1_500;
     storage.fire();
-    await alarms.run({ presence: () => { ran.push('presence'); }, meter: () => { ran.push('meter'); } });
+    await alarms.run({
+      presence: () => {
+        ran.push('presence');
+      },
+      meter: () => {
+        ran.push('meter');
+      },
+    });
     expect(ran).toEqual(['presence']);
     expect(storage.alarm).toBe(50_000);
   });
@@ -88,7 +110,14 @@ describe('the objects\' one alarm', () => {
 
     alarms.now = () => 4_000;
     storage.fire();
-    await expect(alarms.run({ flush: () => { throw new Error('flush failed'); }, meter: () => undefined })).rejects.toThrow('flush failed');
+    await expect(
+      alarms.run({
+        flush: () => {
+          throw new Error('flush failed');
+        },
+        meter: () => undefined,
+      }),
+    ).rejects.toThrow('flush failed');
     expect(storage.alarm).toBe(8_000);
   });
 });

@@ -38,7 +38,12 @@ describe('attach and replay', () => {
     expect(replay.result.items).toEqual([]);
     // The two deltas may have come to the room together and been joined into one (see the coalescing tests).
     expect(replay.result.events[0].type).toBe('item');
-    expect(replay.result.events.slice(1).map((e: any) => e.text).join('')).toBe('Hello');
+    expect(
+      replay.result.events
+        .slice(1)
+        .map((e: any) => e.text)
+        .join(''),
+    ).toBe('Hello');
     expect(replay.result.seq).toBe(since + replay.result.events.length);
     const folded = new Thread(attached.result.info, attached.result.items);
     for (const event of replay.result.events) folded.apply(event);
@@ -54,7 +59,10 @@ describe('attach and replay', () => {
 
   it('pages history with opaque cursors and expires them after a reset', async () => {
     const host = await newHost();
-    host.create('c3', Array.from({ length: 25 }, (_, i) => userItem(`u${i}`, `message ${i}`)));
+    host.create(
+      'c3',
+      Array.from({ length: 25 }, (_, i) => userItem(`u${i}`, `message ${i}`)),
+    );
     const client = await Client.chat(host.hostId, 'c3');
     const attached = await client.request('chat.attach', { chatId: 'c3', historyLimit: 10 });
     expect(attached.result.items.map((i: any) => i.id)).toEqual(Array.from({ length: 10 }, (_, i) => `u${i + 15}`));
@@ -86,7 +94,12 @@ describe('attach and replay', () => {
     host.emit('c4', { type: 'item', item: assistantItem('a1', '') });
     const words = Array.from({ length: 40 }, (_, i) => `w${i} `);
     for (const w of words) host.emit('c4', { type: 'delta', itemId: 'a1', text: w });
-    const streamed = (c: Client) => c.chatEvents().slice(1).map((f) => f.payload.event.text).join('');
+    const streamed = (c: Client) =>
+      c
+        .chatEvents()
+        .slice(1)
+        .map((f) => f.payload.event.text)
+        .join('');
     for (const c of clients) {
       // Deltas that reached the room together may arrive joined: the text is whole, in order, once.
       await until(() => streamed(c) === words.join(''), 'all events at a client');
@@ -163,7 +176,10 @@ describe('attach and replay', () => {
     await until(() => host.outbox.size === 0, 'all acknowledged');
     // The room's newest seq (it may join deltas, so not the host's): every client gets that far.
     const last = (await (await Client.chat(host.hostId, 'c7')).request('chat.attach', { chatId: 'c7' })).result.seq;
-    await until(() => clients.every((c, i) => Math.max(answers[i]!.result.seq, ...c.chatEvents().map((f) => f.payload.seq)) >= last), 'every client at the room\'s last seq');
+    await until(
+      () => clients.every((c, i) => Math.max(answers[i]!.result.seq, ...c.chatEvents().map((f) => f.payload.seq)) >= last),
+      "every client at the room's last seq",
+    );
     const expected = host.chats.get('c7')!.thread.items;
     clients.forEach((c, i) => {
       const snapshot = answers[i]!.result;
@@ -183,7 +199,10 @@ describe('attach and replay', () => {
     host.emit('c8', { type: 'item', item: assistantItem('a1', '') });
     host.emit('c8', { type: 'item', item: assistantItem('a2', '') });
     // Two replies streaming in turns: no two neighbours belong to one item, so none are joined.
-    host.emitMany('c8', Array.from({ length: 10_400 }, (_, i) => ({ type: 'delta' as const, itemId: i % 2 ? 'a2' : 'a1', text: `${i} ` })));
+    host.emitMany(
+      'c8',
+      Array.from({ length: 10_400 }, (_, i) => ({ type: 'delta' as const, itemId: i % 2 ? 'a2' : 'a1', text: `${i} ` })),
+    );
     await until(() => host.outbox.size === 0, 'all acknowledged', 120_000);
     const tooOld = await client.request('chat.attach', { chatId: 'c8', since: first.result.seq });
     expect(tooOld.result.events).toBeUndefined();
@@ -197,7 +216,10 @@ describe('attach and replay', () => {
   it('takes a thread too large for one link frame a page at a time', async () => {
     const host = await newHost();
     host.wholeTooLarge = true;
-    host.create('c9', Array.from({ length: 250 }, (_, i) => userItem(`u${i}`, `m${i}`)));
+    host.create(
+      'c9',
+      Array.from({ length: 250 }, (_, i) => userItem(`u${i}`, `m${i}`)),
+    );
     const client = await Client.chat(host.hostId, 'c9');
     const reply = await client.request('chat.attach', { chatId: 'c9' });
     expect(reply.result.items.map((i: any) => i.id)).toEqual(Array.from({ length: 250 }, (_, i) => `u${i}`));
@@ -207,7 +229,10 @@ describe('attach and replay', () => {
   it('refuses a paged thread from a host whose history pages never move back, instead of paging for ever', async () => {
     const host = await newHost();
     host.wholeTooLarge = true;
-    host.create('c12', Array.from({ length: 250 }, (_, i) => userItem(`u${i}`, `m${i}`)));
+    host.create(
+      'c12',
+      Array.from({ length: 250 }, (_, i) => userItem(`u${i}`, `m${i}`)),
+    );
     host.handlers['chat.history'] = () => ({ items: [userItem('again', 'again')], history: { start: 150, cursor: 'c:150' } });
     const client = await Client.chat(host.hostId, 'c12');
     expect((await client.request('chat.attach', { chatId: 'c12' })).error.code).toBe('internal');
@@ -233,7 +258,7 @@ describe('attach and replay', () => {
     expect(snapshot.result.items.map((i: any) => i.id)).toEqual(['new']);
   });
 
-  it('joins a backlog of one item\'s deltas into fuller events, and the thread and since replay stay exact', async () => {
+  it("joins a backlog of one item's deltas into fuller events, and the thread and since replay stay exact", async () => {
     const host = await newHost();
     host.create('c13', [userItem('u0', 'question')]);
     const live = await Client.chat(host.hostId, 'c13');
@@ -267,7 +292,12 @@ describe('attach and replay', () => {
     expect(events.map((p) => p.seq)).toEqual(Array.from({ length: events.length }, (_, i) => attached.result.seq + 1 + i));
     // The item in between stays where it was: after the first 150 words of a1, before the rest.
     const itemAt = events.findIndex((p) => p.event.type === 'item' && p.event.item.id === 'u1');
-    expect(events.slice(2, itemAt).map((p) => p.event.text).join('')).toBe(words.slice(0, 150).join(''));
+    expect(
+      events
+        .slice(2, itemAt)
+        .map((p) => p.event.text)
+        .join(''),
+    ).toBe(words.slice(0, 150).join(''));
     // Replay from the attach, from the middle, and a fresh snapshot all give the same thread.
     const other = await Client.chat(host.hostId, 'c13');
     const replay = await other.request('chat.attach', { chatId: 'c13', since: attached.result.seq });
@@ -302,17 +332,33 @@ describe('attach and replay', () => {
     const client = await Client.chat(host.hostId, 'c15');
     await client.request('chat.attach', { chatId: 'c15' });
     host.emit('c15', { type: 'item', item: assistantItem('a1', '') });
-    host.emitMany('c15', Array.from({ length: 20 }, (_, i) => ({ type: 'delta' as const, itemId: 'a1', text: `${i},` })));
+    host.emitMany(
+      'c15',
+      Array.from({ length: 20 }, (_, i) => ({ type: 'delta' as const, itemId: 'a1', text: `${i},` })),
+    );
     await until(() => host.outbox.size === 0, 'first deltas acknowledged');
     // The host lost the acks: it sends the same frames again, with new ones after them, in one message.
     const chat = host.chats.get('c15')!;
     const before = chat.log.length;
-    host.emitMany('c15', Array.from({ length: 20 }, (_, i) => ({ type: 'delta' as const, itemId: 'a1', text: `${20 + i},` })));
-    const again = chat.log.map((entry) => JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: 'c15', event: entry.event, seq: entry.seq } }));
+    host.emitMany(
+      'c15',
+      Array.from({ length: 20 }, (_, i) => ({ type: 'delta' as const, itemId: 'a1', text: `${20 + i},` })),
+    );
+    const again = chat.log.map((entry) =>
+      JSON.stringify({ type: 'event', event: 'chat.event', payload: { chatId: 'c15', event: entry.event, seq: entry.seq } }),
+    );
     host.ws!.send(`[${again.join(',')}]`);
     await until(() => host.outbox.size === 0, 'all acknowledged');
     const text = Array.from({ length: 40 }, (_, i) => `${i},`).join('');
-    await until(() => client.chatEvents().slice(1).map((f) => f.payload.event.text).join('') === text, 'every delta once');
+    await until(
+      () =>
+        client
+          .chatEvents()
+          .slice(1)
+          .map((f) => f.payload.event.text)
+          .join('') === text,
+      'every delta once',
+    );
     expect(before).toBe(21);
     const snapshot = await (await Client.chat(host.hostId, 'c15')).request('chat.attach', { chatId: 'c15' });
     expect(snapshot.result.items).toEqual(chat.thread.items);
@@ -325,9 +371,11 @@ describe('attach and replay', () => {
     const since = (await readers[0]!.request('chat.attach', { chatId: 'c11' })).result.seq as number;
     let streaming = true;
     const replays: { seq: number; events: unknown[] }[] = [];
-    const reading = Promise.all(readers.map(async (reader) => {
-      while (streaming) replays.push((await reader.request('chat.attach', { chatId: 'c11', since })).result);
-    }));
+    const reading = Promise.all(
+      readers.map(async (reader) => {
+        while (streaming) replays.push((await reader.request('chat.attach', { chatId: 'c11', since })).result);
+      }),
+    );
     for (let i = 0; i < 40; i++) host.emit('c11', { type: 'item', item: approvalItem(`ap${i}`, `req-${i}`) });
     await until(() => host.outbox.size === 0, 'all acknowledged');
     streaming = false;
@@ -336,8 +384,13 @@ describe('attach and replay', () => {
     // A reader folds its last replay and what came after it: every approval is there once.
     for (const reader of readers) {
       const last = reader.frames.filter((f) => f.ok && f.result.events).at(-1)!;
-      const seen = [...last.result.events.map((e: any) => e.item.id), ...reader.chatEvents()
-        .filter((f) => f.payload.seq > last.result.seq).map((f) => f.payload.event.item.id)];
+      const seen = [
+        ...last.result.events.map((e: any) => e.item.id),
+        ...reader
+          .chatEvents()
+          .filter((f) => f.payload.seq > last.result.seq)
+          .map((f) => f.payload.event.item.id),
+      ];
       expect(seen).toEqual(Array.from({ length: 40 }, (_, i) => `ap${i}`));
     }
   });

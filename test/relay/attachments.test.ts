@@ -23,7 +23,13 @@ const FILES: Record<string, Uint8Array> = {
   [`${hash(5)}.bin`]: Uint8Array.from({ length: CHAT_ATTACHMENT_MAX_BYTES }, (_, i) => (i * 31) & 0xff),
 };
 
-const attachment = (id: string, name: string, mime: string, file: string): ChatAttachment => ({ id, name, mime, size: 1, path: `/home/me/.tether/attachments/chat/${file}` });
+const attachment = (id: string, name: string, mime: string, file: string): ChatAttachment => ({
+  id,
+  name,
+  mime,
+  size: 1,
+  path: `/home/me/.tether/attachments/chat/${file}`,
+});
 
 const ATTACHED: ChatAttachment[] = [
   attachment('att-png', 'dot.png', 'image/png', `${hash(1)}.png`),
@@ -52,15 +58,18 @@ async function hostWithFiles(): Promise<FakeHost> {
   return host;
 }
 
-const ticketAt = (path: string, who: Person | string = OWNER) => (async () => SELF.fetch(`http://relay.test/v1/attachments/${path}/ticket`, {
-  method: 'POST', headers: { Authorization: `Bearer ${typeof who === 'string' ? await userToken(who) : who.token}` },
-}))();
+const ticketAt = (path: string, who: Person | string = OWNER) =>
+  (async () =>
+    SELF.fetch(`http://relay.test/v1/attachments/${path}/ticket`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${typeof who === 'string' ? await userToken(who) : who.token}` },
+    }))();
 
 /** The URL a ticket opens, or the refusal. */
 async function ticketUrl(hostId: string, chatId: string, attachmentId: string, who: Person | string = OWNER): Promise<string> {
   const res = await ticketAt(`${hostId}/${chatId}/${attachmentId}`, who);
   expect(res.status).toBe(200);
-  const body = await res.json() as { url: string; expiresAt: number };
+  const body = (await res.json()) as { url: string; expiresAt: number };
   expect(body.expiresAt).toBeGreaterThan(Date.now());
   return body.url;
 }
@@ -137,7 +146,10 @@ describe('the attachment route', () => {
       expect(res.status, `${path}?${query.slice(0, 12)}`).toBe(401);
       expect(((await res.json()) as { code: string }).code).toBe('unauthorized');
     }
-    const visual = await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/a1/att-png/ticket`, { method: 'POST', headers: { Authorization: `Bearer ${await userToken()}` } });
+    const visual = await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/a1/att-png/ticket`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${await userToken()}` },
+    });
     const visualTicket = new URL(((await visual.json()) as { url: string }).url).searchParams.get('ticket')!;
     expect((await at(`${host.hostId}/a1/att-png`, `ticket=${visualTicket}`)).status).toBe(401);
     // A ticket opens no socket either.

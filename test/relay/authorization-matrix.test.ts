@@ -6,8 +6,13 @@
 import { SELF, env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  AGENT_REQUEST_SCHEMAS, REQUEST_RULES, REQUEST_TYPES, isChatRequest, requirementOf,
-  type AgentRequestType, type RequestType,
+  AGENT_REQUEST_SCHEMAS,
+  REQUEST_RULES,
+  REQUEST_TYPES,
+  isChatRequest,
+  requirementOf,
+  type AgentRequestType,
+  type RequestType,
 } from '../../src/contracts/index.ts';
 import { roleAllows, type Role } from '../../src/relay/auth/roles.ts';
 import { FakeHost, OWNER, approvalItem, userItem, visualTicket } from './peers.ts';
@@ -82,12 +87,16 @@ const ANOTHER_ACCOUNT = { account: 'elsewhere' };
 
 // Clearing and killing the chat go last, so every other request meets the chat as it was.
 const LAST = (type: RequestType) => Number(type === 'chat.clear' || type === 'chat.kill');
-const SOCKET_TYPES = (REQUEST_TYPES.filter((type) => REQUEST_RULES[type].from === 'socket') as AgentRequestType[])
-  .sort((a, b) => LAST(a) - LAST(b));
+const SOCKET_TYPES = (REQUEST_TYPES.filter((type) => REQUEST_RULES[type].from === 'socket') as AgentRequestType[]).sort((a, b) => LAST(a) - LAST(b));
 const ROUTE_TYPES = REQUEST_TYPES.filter((type) => REQUEST_RULES[type].from === 'route');
 
 /** Each request as sent: its type, a name for the variant, and its payload. */
-interface Sent { type: AgentRequestType; variant: string; switches: boolean; payload: (who: string) => Record<string, unknown> }
+interface Sent {
+  type: AgentRequestType;
+  variant: string;
+  switches: boolean;
+  payload: (who: string) => Record<string, unknown>;
+}
 const SENT: Sent[] = SOCKET_TYPES.flatMap((type) => [
   { type, variant: type, switches: false, payload: (who: string) => payloadOf(type, who) },
   ...(REQUEST_RULES[type].switchesAccount
@@ -141,7 +150,7 @@ beforeAll(async () => {
   for (const where of ['host', 'chat'] as const) {
     for (const held of ['none', 'viewer', 'operator', 'owner'] as const) {
       if ((where === 'host' && held === 'owner') || (where === 'chat' && held === 'none')) continue;
-      const who = people[`${where}-${held}`] = await signIn(`matrix-${where}-${held}`);
+      const who = (people[`${where}-${held}`] = await signIn(`matrix-${where}-${held}`));
       if (held === 'none') await grant(owner, HOST, { type: 'user', id: who.userId }, 'viewer', OTHER_CHAT);
       else await grant(owner, HOST, { type: 'user', id: who.userId }, held, where === 'chat' ? CHAT : undefined);
     }
@@ -156,8 +165,13 @@ beforeAll(async () => {
 });
 
 const CASES: [Where, Held][] = [
-  ['host', 'owner'], ['host', 'operator'], ['host', 'viewer'], ['host', 'none'],
-  ['chat', 'owner'], ['chat', 'operator'], ['chat', 'viewer'],
+  ['host', 'owner'],
+  ['host', 'operator'],
+  ['host', 'viewer'],
+  ['host', 'none'],
+  ['chat', 'owner'],
+  ['chat', 'operator'],
+  ['chat', 'viewer'],
 ];
 
 describe('the authorization matrix', () => {
@@ -165,53 +179,66 @@ describe('the authorization matrix', () => {
     for (const sent of SENT) expect(AGENT_REQUEST_SCHEMAS[sent.type].payload.safeParse(sent.payload('x')).success, sent.variant).toBe(true);
   });
 
-  it.each(CASES)('the %s %s: each request on each socket is served or refused as the registry says; a refused one never reaches the host', async (where, held) => {
-    const who = people[`${where}-${held}`]!;
-    const name = `${where}-${held}`;
-    const lobby: Watched = await lobbyOf(who, HOST);
-    // Someone with no role on the chat gets no socket on it: the door refuses it.
-    const chat: Watched | null = held === 'none' ? null : await chatOf(who, HOST, CHAT);
-    if (!chat) expect(await refusedAt(who, `/v1/hosts/${HOST}/chats/${CHAT}`)).toEqual({ status: 403, code: 'forbidden' });
-    const outcome: Record<string, Outcome | string> = {};
-    const want: Record<string, Outcome> = {};
-    for (const sent of SENT) {
-      for (const [socket, watched] of [['chat', chat], ['lobby', lobby]] as const) {
-        if (!watched) continue;
-        const key = `${socket} ${sent.variant}`;
-        const id = `${name}-${socket}-${sent.variant}`;
-        const reply = await watched.client.request(sent.type, sent.payload(name), id);
-        outcome[key] = outcomeOf(reply);
-        want[key] = expected(sent, where, held, socket);
-        if (sent.type === 'chat.list' && reply.ok) {
-          // Filtered to what they may see: the whole host for a host role, else the chats granted.
-          const listed = (reply.result.chats as { chatId: string }[]).map((c) => c.chatId);
-          if (where === 'host' && held !== 'none') expect(listed).toEqual(expect.arrayContaining([CHAT, OTHER_CHAT]));
-          else expect(listed).toEqual([where === 'chat' ? CHAT : OTHER_CHAT]);
-        }
-        if (outcome[key] !== 'allowed') {
-          expect(host.received.some((f) => String(f.id).endsWith(`/${id}`)), `${key} reached the host`).toBe(false);
+  it.each(CASES)(
+    'the %s %s: each request on each socket is served or refused as the registry says; a refused one never reaches the host',
+    async (where, held) => {
+      const who = people[`${where}-${held}`]!;
+      const name = `${where}-${held}`;
+      const lobby: Watched = await lobbyOf(who, HOST);
+      // Someone with no role on the chat gets no socket on it: the door refuses it.
+      const chat: Watched | null = held === 'none' ? null : await chatOf(who, HOST, CHAT);
+      if (!chat) expect(await refusedAt(who, `/v1/hosts/${HOST}/chats/${CHAT}`)).toEqual({ status: 403, code: 'forbidden' });
+      const outcome: Record<string, Outcome | string> = {};
+      const want: Record<string, Outcome> = {};
+      for (const sent of SENT) {
+        for (const [socket, watched] of [
+          ['chat', chat],
+          ['lobby', lobby],
+        ] as const) {
+          if (!watched) continue;
+          const key = `${socket} ${sent.variant}`;
+          const id = `${name}-${socket}-${sent.variant}`;
+          const reply = await watched.client.request(sent.type, sent.payload(name), id);
+          outcome[key] = outcomeOf(reply);
+          want[key] = expected(sent, where, held, socket);
+          if (sent.type === 'chat.list' && reply.ok) {
+            // Filtered to what they may see: the whole host for a host role, else the chats granted.
+            const listed = (reply.result.chats as { chatId: string }[]).map((c) => c.chatId);
+            if (where === 'host' && held !== 'none') expect(listed).toEqual(expect.arrayContaining([CHAT, OTHER_CHAT]));
+            else expect(listed).toEqual([where === 'chat' ? CHAT : OTHER_CHAT]);
+          }
+          if (outcome[key] !== 'allowed') {
+            expect(
+              host.received.some((f) => String(f.id).endsWith(`/${id}`)),
+              `${key} reached the host`,
+            ).toBe(false);
+          }
         }
       }
-    }
-    expect(outcome).toEqual(want);
-    // The relay's own records were not written by a refused bookmark either (whoever was let through
-    // before removed theirs again: a bookmark's add is followed by its rename and removal).
-    if (want['lobby chat.addBookmark'] !== 'allowed') {
-      expect(await env.DB.prepare('SELECT count(*) AS n FROM bookmarks WHERE host_id = ?').bind(HOST).first('n')).toBe(0);
-    }
-    lobby.client.close();
-    chat?.client.close();
-  });
+      expect(outcome).toEqual(want);
+      // The relay's own records were not written by a refused bookmark either (whoever was let through
+      // before removed theirs again: a bookmark's add is followed by its rename and removal).
+      if (want['lobby chat.addBookmark'] !== 'allowed') {
+        expect(await env.DB.prepare('SELECT count(*) AS n FROM bookmarks WHERE host_id = ?').bind(HOST).first('n')).toBe(0);
+      }
+      lobby.client.close();
+      chat?.client.close();
+    },
+  );
 
-  it.each(CASES)('the %s %s: the relay\'s own routes (visual pages, attachment files) open as the registry says', async (where, held) => {
+  it.each(CASES)("the %s %s: the relay's own routes (visual pages, attachment files) open as the registry says", async (where, held) => {
     const who = people[`${where}-${held}`]!;
     for (const type of ROUTE_TYPES) {
       const { role, hostWide } = requirementOf(type);
       const holds = held === 'none' || (where === 'chat' && hostWide) ? null : held;
       const status = holds !== null && roleAllows(holds, role) ? 200 : 403;
-      const res = type === 'visual.page'
-        ? await visualTicket(HOST, CHAT, 'v1', who.userId)
-        : await SELF.fetch(`http://relay.test/v1/attachments/${HOST}/${CHAT}/att-1/ticket`, { method: 'POST', headers: { Authorization: `Bearer ${who.token}` } });
+      const res =
+        type === 'visual.page'
+          ? await visualTicket(HOST, CHAT, 'v1', who.userId)
+          : await SELF.fetch(`http://relay.test/v1/attachments/${HOST}/${CHAT}/att-1/ticket`, {
+              method: 'POST',
+              headers: { Authorization: `Bearer ${who.token}` },
+            });
       expect(res.status, type).toBe(status);
     }
   });
@@ -236,7 +263,7 @@ describe('the authorization matrix', () => {
     expect(host.received.filter((f) => /\/cfg-(mode|same|owner)$/.test(String(f.id)))).toHaveLength(3);
   });
 
-  it('refuses a request naming another chat than the socket\'s, before it reaches the host', async () => {
+  it("refuses a request naming another chat than the socket's, before it reaches the host", async () => {
     const chat = await chatOf(owner, HOST, CHAT);
     const reply = await chat.client.request('chat.send', { chatId: OTHER_CHAT, text: 'elsewhere' }, 'owner-misaimed');
     expect(reply.error).toEqual({ code: 'bad-request', message: `This socket serves chat ${CHAT}` });

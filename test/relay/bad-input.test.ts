@@ -22,7 +22,8 @@ describe('bad input gets a clear error and changes nothing', () => {
     expect(await reply(JSON.stringify({ type: 'chat.attach', payload: { chatId: 'x1' } }))).toMatchObject({ id: null, error: { code: 'bad-request' } });
     expect(await reply(JSON.stringify({ id: 'k1', payload: {} }))).toMatchObject({ id: 'k1', error: { code: 'bad-request' } });
     expect(await reply(JSON.stringify({ id: 'k2', type: 'chat.teleport', payload: {} }))).toMatchObject({
-      id: 'k2', error: { code: 'unknown-request', message: 'Unknown request type: chat.teleport' },
+      id: 'k2',
+      error: { code: 'unknown-request', message: 'Unknown request type: chat.teleport' },
     });
     const badPayload = await reply(JSON.stringify({ id: 'k3', type: 'chat.history', payload: { chatId: 'x1', cursor: '' } }));
     expect(badPayload).toMatchObject({ id: 'k3', error: { code: 'bad-request' } });
@@ -53,7 +54,7 @@ describe('bad input gets a clear error and changes nothing', () => {
     expect(c.chatEvents()).toHaveLength(1);
   });
 
-  it('passes on only the protocol\'s events from a host, as its schemas read them', async () => {
+  it("passes on only the protocol's events from a host, as its schemas read them", async () => {
     const host = await newHost();
     host.create('x5', []);
     const lobby = await Client.lobby(host.hostId);
@@ -74,7 +75,7 @@ describe('bad input gets a clear error and changes nothing', () => {
     expect(chat.frames.filter((f) => f.type === 'event' && f.event !== 'host.presence').map((f) => f.payload)).toEqual([{ chatId: 'x5', toolUseId: 'tu-1' }]);
   });
 
-  it('answers chat.create with the host\'s reply even when that reply is not a ChatInfo', async () => {
+  it("answers chat.create with the host's reply even when that reply is not a ChatInfo", async () => {
     const host = await newHost();
     host.handlers['chat.create'] = (p) => ({ chatId: p.chatId });
     const lobby = await Client.lobby(host.hostId);
@@ -88,23 +89,29 @@ describe('bad input gets a clear error and changes nothing', () => {
     const none = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby`, { headers: { Upgrade: 'websocket' } });
     expect(none.status).toBe(401);
     expect(await none.json()).toMatchObject({ code: 'unauthorized' });
-    const forged = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby`, { headers: { Upgrade: 'websocket', Authorization: 'Bearer abc.def.ghi' } });
+    const forged = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby`, {
+      headers: { Upgrade: 'websocket', Authorization: 'Bearer abc.def.ghi' },
+    });
     expect(forged.status).toBe(401);
     // A person's access token is no host token: the link door does not know it.
-    const userAsHost = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/link`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${await userToken()}` } });
+    const userAsHost = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/link`, {
+      headers: { Upgrade: 'websocket', Authorization: `Bearer ${await userToken()}` },
+    });
     expect(userAsHost.status).toBe(401);
     const plain = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/lobby`);
     expect(plain.status).toBe(426);
 
     // Someone with no role on the host gets no socket, so no presence or status ever reaches them.
     for (const path of [`/v1/hosts/${host.hostId}/lobby`, `/v1/hosts/${host.hostId}/chats/x3`]) {
-      const mallory = await SELF.fetch(`http://relay.test${path}`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${await userToken('mallory')}` } });
+      const mallory = await SELF.fetch(`http://relay.test${path}`, {
+        headers: { Upgrade: 'websocket', Authorization: `Bearer ${await userToken('mallory')}` },
+      });
       expect(mallory.status).toBe(403);
       expect(await mallory.json()).toMatchObject({ code: 'forbidden' });
     }
   });
 
-  it('gives no socket on a host the relay does not know: host ids are the relay\'s own, made when a host pairs', async () => {
+  it("gives no socket on a host the relay does not know: host ids are the relay's own, made when a host pairs", async () => {
     // A made-up id would otherwise make objects (and their storage) for anyone signed in, and a host id
     // holding the room name's separator could name another host's chat room.
     for (const path of ['/v1/hosts/host-bad-unborn/lobby', '/v1/hosts/host-bad-unborn/chats/x7', `/v1/hosts/${encodeURIComponent('host-bad-1\nx')}/chats/x7`]) {
@@ -122,11 +129,16 @@ describe('bad input gets a clear error and changes nothing', () => {
     const owner = await userToken();
     // In a socket's path: NUL and a newline would have gone into the room's internal header (a 500).
     for (const chatId of ['%00', 'x%0Ay', 'x%0D%0Ay', 'caf%C3%A9', '%20x', 'x'.repeat(129)]) {
-      const res = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/chats/${chatId}`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${owner}` } });
+      const res = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/chats/${chatId}`, {
+        headers: { Upgrade: 'websocket', Authorization: `Bearer ${owner}` },
+      });
       expect(res.status, chatId).toBe(400);
       expect(await res.json()).toMatchObject({ code: 'bad-request', message: expect.stringMatching(/^chatId: not a chat id/) });
     }
-    const attachment = await SELF.fetch(`http://relay.test/v1/attachments/${host.hostId}/x%00/att-1/ticket`, { method: 'POST', headers: { Authorization: `Bearer ${owner}` } });
+    const attachment = await SELF.fetch(`http://relay.test/v1/attachments/${host.hostId}/x%00/att-1/ticket`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${owner}` },
+    });
     expect(attachment.status).toBe(400);
     expect(await attachment.json()).toMatchObject({ code: 'bad-request' });
 
@@ -142,7 +154,9 @@ describe('bad input gets a clear error and changes nothing', () => {
     expect((await chat.request('chat.attach', { chatId: 'x8' })).result.items.map((i: any) => i.id)).toEqual(['u1']);
     // A UUID, as the app makes them, and a name with dots, dashes and colons are chat ids.
     for (const chatId of [crypto.randomUUID(), 'team.review:2026-12-01_a@b']) {
-      const socket = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/chats/${encodeURIComponent(chatId)}`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${owner}` } });
+      const socket = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/chats/${encodeURIComponent(chatId)}`, {
+        headers: { Upgrade: 'websocket', Authorization: `Bearer ${owner}` },
+      });
       expect(socket.status, chatId).toBe(101);
       socket.webSocket!.accept();
       socket.webSocket!.close();
@@ -178,7 +192,7 @@ describe('bad input gets a clear error and changes nothing', () => {
     }
   });
 
-  it('refuses a link for a host id that another user already owns (the token is not signed by that host\'s key)', async () => {
+  it("refuses a link for a host id that another user already owns (the token is not signed by that host's key)", async () => {
     const host = await newHost();
     const ws = openSocket(`/v1/hosts/${host.hostId}/link`, await hostToken(host.hostId, 'someone-else'));
     await expect(ws).rejects.toThrow(/401/);
@@ -237,4 +251,3 @@ describe('the lobby', () => {
     expect((await c.request('chat.attach', { chatId: 'l4' })).result.info.requests).toHaveLength(8);
   });
 });
-

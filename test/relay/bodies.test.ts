@@ -18,7 +18,8 @@ describe('request bodies and queries', () => {
     const me = await signIn('bodies-1');
     for (const contentType of ['application/json', 'text/plain', undefined]) {
       expect(await send(me, 'POST', '/api/teams', '{"name":', contentType), String(contentType)).toEqual({
-        status: 400, body: { code: 'bad-request', message: 'The body must be JSON' },
+        status: 400,
+        body: { code: 'bad-request', message: 'The body must be JSON' },
       });
     }
   });
@@ -29,7 +30,8 @@ describe('request bodies and queries', () => {
     expect(made.status).toBe(201);
     expect(made.body).toMatchObject({ name: 'curl team', role: 'owner' });
     expect((await send(me, 'POST', '/api/teams', JSON.stringify({ name: 7 }), 'text/plain')).body).toMatchObject({
-      code: 'bad-request', message: expect.stringMatching(/^name: /),
+      code: 'bad-request',
+      message: expect.stringMatching(/^name: /),
     });
   });
 
@@ -45,11 +47,18 @@ describe('request bodies and queries', () => {
     const host = await new FakeHost(`bodies-host-${crypto.randomUUID().slice(0, 8)}`).connect();
     const outsider = await signIn('bodies-outsider');
     const bad = JSON.stringify({ name: '' });
-    expect(await send(outsider, 'PATCH', `/api/hosts/${host.hostId}`, bad, 'application/json')).toMatchObject({ status: 404, body: { code: 'host-not-found' } });
-    expect(await send(outsider, 'POST', `/api/hosts/${host.hostId}/grants`, '{', 'application/json')).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect(await send(outsider, 'PATCH', `/api/hosts/${host.hostId}`, bad, 'application/json')).toMatchObject({
+      status: 404,
+      body: { code: 'host-not-found' },
+    });
+    expect(await send(outsider, 'POST', `/api/hosts/${host.hostId}/grants`, '{', 'application/json')).toMatchObject({
+      status: 403,
+      body: { code: 'forbidden' },
+    });
     const owner = await signIn(OWNER);
     expect(await send(owner, 'PATCH', `/api/hosts/${host.hostId}`, bad, 'application/json')).toMatchObject({
-      status: 400, body: { code: 'bad-request', message: expect.stringMatching(/^name: /) },
+      status: 400,
+      body: { code: 'bad-request', message: expect.stringMatching(/^name: /) },
     });
     host.disconnect();
   });

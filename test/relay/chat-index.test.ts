@@ -7,8 +7,8 @@ import { Client, FakeHost, OWNER, infoFor, until } from './peers.ts';
 import { api, signIn } from './people.ts';
 import type { ChatLastLine } from '../../src/contracts/index.ts';
 
-const titleInD1 = async (hostId: string, chatId: string) => (await env.DB.prepare('SELECT title FROM chats WHERE host_id = ? AND chat_id = ?')
-  .bind(hostId, chatId).first<{ title: string | null }>())?.title;
+const titleInD1 = async (hostId: string, chatId: string) =>
+  (await env.DB.prepare('SELECT title FROM chats WHERE host_id = ? AND chat_id = ?').bind(hostId, chatId).first<{ title: string | null }>())?.title;
 
 describe('the chat index', () => {
   it("keeps each chat's title as its latest info says, for lists across hosts and while the host is away", async () => {
@@ -41,7 +41,10 @@ describe('the chat index', () => {
     await until(async () => (await listed()) !== undefined, 'indexed at create');
     expect((await listed()).info.lastLine).toBeUndefined();
 
-    const lines: ChatLastLine[] = [{ role: 'user', text: 'Fix the flaky test', at: 1_700_000_000_000 }, { role: 'assistant', text: 'All 42 tests pass now.', at: 1_700_000_060_000 }];
+    const lines: ChatLastLine[] = [
+      { role: 'user', text: 'Fix the flaky test', at: 1_700_000_000_000 },
+      { role: 'assistant', text: 'All 42 tests pass now.', at: 1_700_000_060_000 },
+    ];
     for (const lastLine of lines) {
       host.sendEvent('chat.status', { chatId: 'l1', info: infoFor('l1', { lastLine, status: 'idle' }) });
       await until(async () => (await listed())?.info.lastLine?.text === lastLine.text, `the index's last line "${lastLine.text}"`);

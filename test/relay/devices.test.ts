@@ -2,16 +2,21 @@
 // cross-signing checked before it is kept, listing, renaming and revoking, and every refusal coded.
 import { describe, expect, it } from 'vitest';
 import {
-  DEVICE_KEY_ALGORITHM, DeviceListResultSchema, DeviceRecordSchema, deviceIdOf, signStatement,
-  type DevicePublicKey, type DeviceStatement,
+  DEVICE_KEY_ALGORITHM,
+  DeviceListResultSchema,
+  DeviceRecordSchema,
+  deviceIdOf,
+  signStatement,
+  type DevicePublicKey,
+  type DeviceStatement,
 } from '../../src/contracts/index.ts';
 import { api, signIn, type Person } from './people.ts';
 
 const unique = () => crypto.randomUUID().slice(0, 8);
 
 async function newDevice(): Promise<{ keys: CryptoKeyPair; publicKey: DevicePublicKey; id: string }> {
-  const keys = await crypto.subtle.generateKey(DEVICE_KEY_ALGORITHM, true, ['sign', 'verify']) as CryptoKeyPair;
-  const { x } = await crypto.subtle.exportKey('jwk', keys.publicKey) as JsonWebKey;
+  const keys = (await crypto.subtle.generateKey(DEVICE_KEY_ALGORITHM, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const { x } = (await crypto.subtle.exportKey('jwk', keys.publicKey)) as JsonWebKey;
   const publicKey = { kty: 'OKP', crv: 'Ed25519', x: x! } as const;
   return { keys, publicKey, id: await deviceIdOf(publicKey) };
 }
@@ -20,7 +25,12 @@ type Device = Awaited<ReturnType<typeof newDevice>>;
 
 async function vouch(by: Device, person: Person, device: Device, name: string, over: Partial<DeviceStatement> = {}) {
   return signStatement(by.keys.privateKey, {
-    kind: 'tether.device/1', userId: person.userId, device: { id: device.id, publicKey: device.publicKey, name }, at: Date.now(), by: by.id, ...over,
+    kind: 'tether.device/1',
+    userId: person.userId,
+    device: { id: device.id, publicKey: device.publicKey, name },
+    at: Date.now(),
+    by: by.id,
+    ...over,
   } as DeviceStatement);
 }
 
@@ -57,7 +67,7 @@ describe('devices', () => {
     expect(DeviceRecordSchema.parse(made.body)).toMatchObject({ id: phone.id, vouchedBy: laptop.id, vouch: signed });
   });
 
-  it('a device that registered unvouched (waiting) is vouched for afterwards by another of the person\'s devices, once; a vouch that does not hold is refused and nothing kept', async () => {
+  it("a device that registered unvouched (waiting) is vouched for afterwards by another of the person's devices, once; a vouch that does not hold is refused and nothing kept", async () => {
     const ada = await signIn(`ada-${unique()}`);
     const bob = await signIn(`bob-${unique()}`);
     const [laptop, phone, stranger] = [await newDevice(), await newDevice(), await newDevice()];
@@ -114,11 +124,14 @@ describe('devices', () => {
     expect(late).toMatchObject({ status: 400, body: { code: 'signature-invalid', message: 'The vouching device was revoked' } });
   });
 
-  it('one key belongs to one person; nobody sees, renames or revokes another\'s devices', async () => {
+  it("one key belongs to one person; nobody sees, renames or revokes another's devices", async () => {
     const [ada, mallory] = [await signIn(`ada-${unique()}`), await signIn(`mallory-${unique()}`)];
     const laptop = await newDevice();
     await api(ada, 'POST', '/api/devices', { name: 'Laptop', publicKey: laptop.publicKey });
-    expect(await api(mallory, 'POST', '/api/devices', { name: 'Mine', publicKey: laptop.publicKey })).toMatchObject({ status: 409, body: { code: 'device-taken' } });
+    expect(await api(mallory, 'POST', '/api/devices', { name: 'Mine', publicKey: laptop.publicKey })).toMatchObject({
+      status: 409,
+      body: { code: 'device-taken' },
+    });
     expect((await api(mallory, 'GET', '/api/devices')).body).toEqual({ devices: [] });
     expect(await api(mallory, 'PATCH', `/api/devices/${laptop.id}`, { name: 'x' })).toMatchObject({ status: 404, body: { code: 'device-not-found' } });
     expect(await api(mallory, 'DELETE', `/api/devices/${laptop.id}`)).toMatchObject({ status: 404, body: { code: 'device-not-found' } });

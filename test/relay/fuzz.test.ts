@@ -77,8 +77,14 @@ async function baseline(): Promise<Snapshot> {
   const me = await Client.chat(host.hostId, BASELINE);
   const { result } = await me.request('chat.attach', { chatId: BASELINE });
   me.close();
-  const rows = await Promise.all(['requests', 'bookmarks', 'chats'].map((table) => env.DB
-    .prepare(`SELECT * FROM ${table} WHERE host_id = ? AND chat_id = ?`).bind(host.hostId, BASELINE).all().then((r) => r.results)));
+  const rows = await Promise.all(
+    ['requests', 'bookmarks', 'chats'].map((table) =>
+      env.DB.prepare(`SELECT * FROM ${table} WHERE host_id = ? AND chat_id = ?`)
+        .bind(host.hostId, BASELINE)
+        .all()
+        .then((r) => r.results),
+    ),
+  );
   return { attach: result, rows };
 }
 
@@ -191,7 +197,10 @@ class Target {
         this.waiting = null;
         reject(new Error(`no answer on the ${this.kind} socket to ${what}`));
       }, 15_000);
-      this.waiting = (text) => { clearTimeout(timer); resolve(text); };
+      this.waiting = (text) => {
+        clearTimeout(timer);
+        resolve(text);
+      };
     });
   }
 
@@ -267,7 +276,7 @@ describe('fuzz: hostile frames and requests', { timeout: Math.max(120_000, FRAME
     expect(f.frames).toBeGreaterThanOrEqual(FRAMES);
   });
 
-  it("the host link takes hostile frames without closing, stores nothing forged, and the valid events between them go through", async () => {
+  it('the host link takes hostile frames without closing, stores nothing forged, and the valid events between them go through', async () => {
     const f = figuresOf('link');
     const rng = new Rng(SEED + 2);
     // Half aimed at the baseline's own host (unreadable events for the baseline chat only), half from another host.
@@ -292,7 +301,10 @@ describe('fuzz: hostile frames and requests', { timeout: Math.max(120_000, FRAME
         const text = String(e.data);
         if (text === 'pong') return;
         const frame = JSON.parse(text) as Frame;
-        if ('link' in frame && (frame.link !== 'ack' || !Array.isArray(frame.n) || !frame.n.every((n: unknown) => Number.isSafeInteger(n) && (n as number) > 0))) {
+        if (
+          'link' in frame &&
+          (frame.link !== 'ack' || !Array.isArray(frame.n) || !frame.n.every((n: unknown) => Number.isSafeInteger(n) && (n as number) > 0))
+        ) {
           f.anomalies.push(`a control frame from the relay that is not an ack of positions: ${text.slice(0, 120)}`);
         }
       });
@@ -376,9 +388,11 @@ describe('fuzz: hostile frames and requests', { timeout: Math.max(120_000, FRAME
       }
     };
     // A few at once, as many people's requests come: each worker takes the next until all are sent.
-    await Promise.all(Array.from({ length: 6 }, async () => {
-      for (let next = requests.next(); !next.done; next = requests.next()) await one(next.value);
-    }));
+    await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        for (let next = requests.next(); !next.done; next = requests.next()) await one(next.value);
+      }),
+    );
 
     expect(f.anomalies.slice(0, 20)).toEqual([]);
     expect(f.frames).toBe(FRAMES);
@@ -386,7 +400,11 @@ describe('fuzz: hostile frames and requests', { timeout: Math.max(120_000, FRAME
 
   it('the baseline chat is exactly as it was, and nothing that acts on the machine reached its host', async () => {
     expect(await baseline()).toEqual(before);
-    expect(actedOn().slice(acted).map((fr) => `${fr.type} ${JSON.stringify(fr.payload).slice(0, 80)}`)).toEqual([]);
+    expect(
+      actedOn()
+        .slice(acted)
+        .map((fr) => `${fr.type} ${JSON.stringify(fr.payload).slice(0, 80)}`),
+    ).toEqual([]);
     const online = await env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId)).isOnline();
     expect(online, "the baseline's host is still online").toBe(true);
   });

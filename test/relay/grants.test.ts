@@ -136,7 +136,7 @@ describe('the grants API', () => {
     expect((await api(owner, 'GET', path)).body.grants).toHaveLength(2);
   });
 
-  it('a team\'s grant reaches every member, whatever their team role', async () => {
+  it("a team's grant reaches every member, whatever their team role", async () => {
     const host = await newHost();
     host.create('t1', []);
     const owner = await signIn(OWNER);

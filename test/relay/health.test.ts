@@ -22,8 +22,12 @@ describe('GET /api/health', () => {
     const { status, body, rid } = await health();
     expect(status).toBe(200);
     expect(HealthSchema.parse(body)).toEqual({
-      ok: true, version: pkg.version, commit: null, db: 'ok',
-      migrations: { applied: newest, expected: newest, pending: [] }, keys: { signing: 'ok', push: 'off' },
+      ok: true,
+      version: pkg.version,
+      commit: null,
+      db: 'ok',
+      migrations: { applied: newest, expected: newest, pending: [] },
+      keys: { signing: 'ok', push: 'off' },
     });
     expect(rid).toMatch(/^[0-9a-f]{16}$/);
   });
@@ -34,7 +38,9 @@ describe('GET /api/health', () => {
       const { status, body } = await health();
       expect(status).toBe(503);
       expect(HealthSchema.parse(body)).toMatchObject({
-        ok: false, db: 'ok', migrations: { applied: tags.at(-2), expected: newest, pending: [newest] },
+        ok: false,
+        db: 'ok',
+        migrations: { applied: tags.at(-2), expected: newest, pending: [newest] },
       });
     } finally {
       await env.DB.prepare('INSERT INTO d1_migrations (name) VALUES (?)').bind(`${newest}.sql`).run();
@@ -54,12 +60,20 @@ describe('GET /api/health', () => {
 
   it('answers 503 when D1 does not answer, and the commit the deployment recorded', async () => {
     // No D1 outage can be made on demand: this binding fails every statement as an unreachable one does.
-    const unreachable = { prepare: () => { throw new Error('D1_ERROR: Network connection lost.'); } } as unknown as D1Database;
+    const unreachable = {
+      prepare: () => {
+        throw new Error('D1_ERROR: Network connection lost.');
+      },
+    } as unknown as D1Database;
     const res = await app.request('/api/health', {}, { ...env, DB: unreachable, TETHER_COMMIT: '4eb4aff' });
     expect(res.status).toBe(503);
     expect(HealthSchema.parse(await res.json())).toEqual({
-      ok: false, version: pkg.version, commit: '4eb4aff', db: 'unreachable',
-      migrations: { applied: null, expected: newest, pending: null }, keys: { signing: 'ok', push: 'off' },
+      ok: false,
+      version: pkg.version,
+      commit: '4eb4aff',
+      db: 'unreachable',
+      migrations: { applied: null, expected: newest, pending: null },
+      keys: { signing: 'ok', push: 'off' },
     });
   });
 

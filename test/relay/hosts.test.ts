@@ -16,8 +16,11 @@ async function api(method: string, path: string, userId: string | null, body?: u
 
 async function grant(hostId: string, userId: string, role: string, chatId = ''): Promise<void> {
   await userToken(userId);
-  await env.DB.prepare("INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_by, created_at) VALUES (?, ?, ?, 'user', ?, ?, 'test', ?)")
-    .bind(`g-${unique()}`, hostId, chatId, userId, role, Date.now()).run();
+  await env.DB.prepare(
+    "INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_by, created_at) VALUES (?, ?, ?, 'user', ?, ?, 'test', ?)",
+  )
+    .bind(`g-${unique()}`, hostId, chatId, userId, role, Date.now())
+    .run();
 }
 
 /** Opens the link and answers the close event as a promise (code and reason). */
@@ -41,8 +44,13 @@ async function knock(hostId: string, token: string): Promise<{ status: number; b
 
 /** A host token built by hand, to try what a real host would never send. */
 async function forged(hostId: string, privateJwk: HostPrivateJwk, tune: (jwt: SignJWT) => SignJWT): Promise<string> {
-  const jwt = new SignJWT({}).setProtectedHeader({ alg: 'EdDSA', kid: hostId }).setSubject(hostId).setAudience('tether-link')
-    .setIssuedAt().setExpirationTime('60s').setJti(crypto.randomUUID());
+  const jwt = new SignJWT({})
+    .setProtectedHeader({ alg: 'EdDSA', kid: hostId })
+    .setSubject(hostId)
+    .setAudience('tether-link')
+    .setIssuedAt()
+    .setExpirationTime('60s')
+    .setJti(crypto.randomUUID());
   return tune(jwt).sign(await importJWK(privateJwk, 'EdDSA'));
 }
 
@@ -58,11 +66,14 @@ describe('hosts: list, rename, revoke', () => {
     const viewer = `hosts-viewer-${unique()}`;
     await grant(b, viewer, 'viewer');
 
-    const mine = await (await api('GET', '/api/hosts', owner)).json() as any;
-    expect(mine.hosts.map((h: any) => [h.id, h.role, h.online, h.ownerId])).toEqual([[a, 'owner', true, owner], [b, 'owner', false, owner]]);
-    const theirs = await (await api('GET', '/api/hosts', viewer)).json() as any;
+    const mine = (await (await api('GET', '/api/hosts', owner)).json()) as any;
+    expect(mine.hosts.map((h: any) => [h.id, h.role, h.online, h.ownerId])).toEqual([
+      [a, 'owner', true, owner],
+      [b, 'owner', false, owner],
+    ]);
+    const theirs = (await (await api('GET', '/api/hosts', viewer)).json()) as any;
     expect(theirs.hosts.map((h: any) => [h.id, h.role])).toEqual([[b, 'viewer']]);
-    expect((await (await api('GET', '/api/hosts', `hosts-nobody-${unique()}`)).json() as any).hosts).toEqual([]);
+    expect(((await (await api('GET', '/api/hosts', `hosts-nobody-${unique()}`)).json()) as any).hosts).toEqual([]);
     expect((await api('GET', '/api/hosts', null)).status).toBe(401);
     ws.close(1000, 'done');
   });
@@ -88,7 +99,7 @@ describe('hosts: list, rename, revoke', () => {
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM audit WHERE host_id = ? AND action = 'host.renamed'").bind(hostId).first('n')).toBe(1);
   });
 
-  it('revoking closes the open link at once (4401) and every person\'s socket on the host (4403), and neither the same key nor a token signed before gets back in', async () => {
+  it("revoking closes the open link at once (4401) and every person's socket on the host (4403), and neither the same key nor a token signed before gets back in", async () => {
     const owner = `hosts-owner-${unique()}`;
     const hostId = `h-revoke-${unique()}`;
     const key = await hostKey(hostId, owner);
@@ -112,12 +123,12 @@ describe('hosts: list, rename, revoke', () => {
     for (const token of [held, await key.sign()]) {
       expect(await knock(hostId, token)).toEqual({ status: 401, body: { code: 'unauthorized', message: 'host revoked' } });
     }
-    expect((await (await api('GET', '/api/hosts', owner)).json() as any).hosts).toEqual([]);
+    expect(((await (await api('GET', '/api/hosts', owner)).json()) as any).hosts).toEqual([]);
     expect((await api('PATCH', `/api/hosts/${hostId}`, owner, { name: 'back?' })).status).toBe(404);
     expect(await env.DB.prepare("SELECT actor FROM audit WHERE host_id = ? AND action = 'host.revoked'").bind(hostId).first('actor')).toBe(owner);
   });
 
-  it('refuses host tokens that are not the host\'s own: another key, alg none, expired, wrong audience, too long-lived, another host', async () => {
+  it("refuses host tokens that are not the host's own: another key, alg none, expired, wrong audience, too long-lived, another host", async () => {
     const hostId = `h-attack-${unique()}`;
     const key = await hostKey(hostId);
     const other = await newHostKey();
@@ -128,8 +139,16 @@ describe('hosts: list, rename, revoke', () => {
       ['expired', await forged(hostId, key.privateJwk, (j) => j.setIssuedAt(now - 120).setExpirationTime(now - 60))],
       ['wrong audience', await forged(hostId, key.privateJwk, (j) => j.setAudience('tether-api'))],
       ['lives an hour', await forged(hostId, key.privateJwk, (j) => j.setExpirationTime('1h'))],
-      ['no jti', await new SignJWT({}).setProtectedHeader({ alg: 'EdDSA', kid: hostId }).setSubject(hostId).setAudience('tether-link')
-        .setIssuedAt().setExpirationTime('60s').sign(await importJWK(key.privateJwk, 'EdDSA'))],
+      [
+        'no jti',
+        await new SignJWT({})
+          .setProtectedHeader({ alg: 'EdDSA', kid: hostId })
+          .setSubject(hostId)
+          .setAudience('tether-link')
+          .setIssuedAt()
+          .setExpirationTime('60s')
+          .sign(await importJWK(key.privateJwk, 'EdDSA')),
+      ],
       ['subject is another host', await forged(hostId, key.privateJwk, (j) => j.setSubject('h-someone-else'))],
       ['unknown kid', await forged(`h-nobody-${unique()}`, key.privateJwk, (j) => j.setSubject(hostId))],
     ];

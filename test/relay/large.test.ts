@@ -31,7 +31,7 @@ describe('large frames', () => {
     expect(host.requestsOf('chat.send')).toHaveLength(0);
   });
 
-  it('refuses a chat.send whose forwarded frame (with its sender and by) would be over the host\'s limit, and the link stays up', async () => {
+  it("refuses a chat.send whose forwarded frame (with its sender and by) would be over the host's limit, and the link stays up", async () => {
     const host = await new FakeHost('host-large-6').connect();
     host.create('edge', []);
     host.handlers['chat.send'] = () => ({ queued: false });
@@ -86,7 +86,11 @@ describe('large frames', () => {
     const me = await Client.chat(host.hostId, 'att');
     await me.request('chat.attach', { chatId: 'att' });
     const data = Buffer.alloc(10 * 1024 * 1024, 7).toString('base64');
-    const reply = await me.request('chat.send', { chatId: 'att', text: 'see file', attachments: [{ name: 'blob.bin', mime: 'application/octet-stream', data }] });
+    const reply = await me.request('chat.send', {
+      chatId: 'att',
+      text: 'see file',
+      attachments: [{ name: 'blob.bin', mime: 'application/octet-stream', data }],
+    });
     expect(reply.ok).toBe(true);
     expect(host.requestsOf('chat.send')[0]!.payload.attachments[0].data.length).toBe(data.length);
   });
@@ -126,8 +130,12 @@ describe('large frames', () => {
     await until(() => host.outbox.size === 0, 'acknowledged');
 
     const replay = await (await Client.chat(host.hostId, 'row')).request('chat.attach', { chatId: 'row', since });
-    expect(replay.result.events.map((e: any) => e.item?.text.length ?? e.text?.length ?? e.info.queue[0].text.length))
-      .toEqual([pasted.length, 0, output.length, pasted.length]);
+    expect(replay.result.events.map((e: any) => e.item?.text.length ?? e.text?.length ?? e.info.queue[0].text.length)).toEqual([
+      pasted.length,
+      0,
+      output.length,
+      pasted.length,
+    ]);
 
     await evictAllDurableObjects();
     await host.connect();
@@ -150,11 +158,16 @@ describe('large frames', () => {
     const me = await Client.chat(host.hostId, 'many');
     await me.request('chat.attach', { chatId: 'many' });
     const big = (i: number) => ({ kind: 'user' as const, id: `u${i}`, createdAt: i, turnId: null, text: `${i}`.repeat(3 * 1024 * 1024) });
-    host.emitMany('many', [1, 2, 3, 4].map((i) => ({ type: 'item' as const, item: big(i) })), 10);
+    host.emitMany(
+      'many',
+      [1, 2, 3, 4].map((i) => ({ type: 'item' as const, item: big(i) })),
+      10,
+    );
     await until(() => me.chatEvents().length >= 4, 'the four events', 20_000);
     expect(me.chatEvents().map((f) => f.payload.event.item.id)).toEqual(['u1', 'u2', 'u3', 'u4']);
     const again = await Client.chat(host.hostId, 'many');
-    expect((await again.request('chat.attach', { chatId: 'many' })).result.items.map((i: any) => i.text.length)).toEqual([1, 2, 3, 4].map(() => 3 * 1024 * 1024));
+    expect((await again.request('chat.attach', { chatId: 'many' })).result.items.map((i: any) => i.text.length)).toEqual(
+      [1, 2, 3, 4].map(() => 3 * 1024 * 1024),
+    );
   });
 });
-

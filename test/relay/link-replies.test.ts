@@ -12,15 +12,21 @@ function replies() {
 /** What a promise has settled to by now (undefined while it waits). */
 async function settledTo(promise: Promise<Reply>): Promise<Reply | undefined> {
   let value: Reply | undefined;
-  void promise.then((reply) => { value = reply; });
+  void promise.then((reply) => {
+    value = reply;
+  });
   await Promise.resolve();
   await Promise.resolve();
   return value;
 }
 
 describe('a host link waiting on replies', () => {
-  beforeEach(() => { vi.useFakeTimers(); });
-  afterEach(() => { vi.useRealTimers(); });
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
 
   it('settles each request by the Reply with its id, whatever their order', async () => {
     const { replies: r, counted } = replies();

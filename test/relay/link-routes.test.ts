@@ -20,12 +20,14 @@ function routes() {
   const drops: string[] = [];
   const counted: string[] = [];
   const link = new LinkRoutes({
-    ingest: (_hostId, target, frames) => new Promise((resolve, reject) => {
-      calls.push({
-        target, ns: frames.map((f) => f.n),
-        answer: (result = { stored: frames.length }) => (result instanceof Error ? reject(result) : resolve(result)),
-      });
-    }),
+    ingest: (_hostId, target, frames) =>
+      new Promise((resolve, reject) => {
+        calls.push({
+          target,
+          ns: frames.map((f) => f.n),
+          answer: (result = { stored: frames.length }) => (result instanceof Error ? reject(result) : resolve(result)),
+        });
+      }),
     ack: (n) => acks.push(n),
     drop: (why) => drops.push(why),
     count: (counter) => counted.push(counter),
@@ -41,7 +43,7 @@ const hostWide = (n: number): LinkEventFrame => ({ type: 'event', event: 'chat.s
 const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 describe('the host link routing events to their objects', () => {
-  it('keeps each target\'s order: what queues while a batch is out goes next, in one call', async () => {
+  it("keeps each target's order: what queues while a batch is out goes next, in one call", async () => {
     const { link, calls, acked } = routes();
     link.event('h', chat('a', 1), 10);
     link.event('h', chat('a', 2), 10);
@@ -62,7 +64,11 @@ describe('the host link routing events to their objects', () => {
     link.event('h', chat('b', 2), 10);
     link.event('h', hostWide(3), 10);
     await turn();
-    expect(calls.map((c) => [c.target, c.ns])).toEqual([['chat:a', [1]], ['chat:b', [2]], ['lobby', [3]]]);
+    expect(calls.map((c) => [c.target, c.ns])).toEqual([
+      ['chat:a', [1]],
+      ['chat:b', [2]],
+      ['lobby', [3]],
+    ]);
     calls[2]!.answer();
     calls[1]!.answer();
     await turn();

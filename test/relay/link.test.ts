@@ -13,7 +13,9 @@ describe('the host link', () => {
     await me.request('chat.attach', { chatId: 'k1' });
     // The host's seq jumps, so the room catches up by attaching again; the host is slow to answer.
     let release!: () => void;
-    const held = new Promise<void>((r) => { release = r; });
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
     const attach = host.handlers['chat.attach']!;
     host.handlers['chat.attach'] = async (p, f) => {
       await held;
@@ -100,7 +102,13 @@ describe('the host link', () => {
     const host = await newHost();
     const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId));
     await link.watch('ghost', true); // as a room whose sockets ended in a restart, without a close
-    const watching = () => runInDurableObject(link, (_, state) => state.storage.sql.exec('SELECT chat_id FROM watching').toArray().map((r) => r.chat_id));
+    const watching = () =>
+      runInDurableObject(link, (_, state) =>
+        state.storage.sql
+          .exec('SELECT chat_id FROM watching')
+          .toArray()
+          .map((r) => r.chat_id),
+      );
     expect(await watching()).toEqual(['ghost']);
     host.disconnect();
     await until(async () => !(await link.isOnline()), 'host offline');

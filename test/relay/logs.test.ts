@@ -17,7 +17,9 @@ let lines: string[] = [];
 beforeEach(() => {
   lines = [];
   for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
-    vi.spyOn(console, method).mockImplementation((...args: unknown[]) => { lines.push(args.map(String).join(' ')); });
+    vi.spyOn(console, method).mockImplementation((...args: unknown[]) => {
+      lines.push(args.map(String).join(' '));
+    });
   }
 });
 afterEach(() => vi.restoreAllMocks());
@@ -46,7 +48,9 @@ describe('the relay logs', () => {
     expect(signedIn.status).toBe(200);
     const { userId, accessToken, refreshToken } = signedIn.body;
     for (const reply of [refused, signedIn]) {
-      expect(linesOf(reply.rid!)).toContainEqual(expect.objectContaining({ level: 'info', msg: 'request', method: 'POST', route: '/api/auth/signin', status: reply.status }));
+      expect(linesOf(reply.rid!)).toContainEqual(
+        expect.objectContaining({ level: 'info', msg: 'request', method: 'POST', route: '/api/auth/signin', status: reply.status }),
+      );
     }
 
     // The owner's host links up; a chat socket opens with a ticket (in its URL).
@@ -99,12 +103,25 @@ describe('the relay logs', () => {
     // Every line: one JSON object with a level, a message and an id; each HTTP request's own id.
     expect(lines.length).toBeGreaterThan(10);
     for (const line of parsed()) {
-      expect(line).toEqual(expect.objectContaining({ level: expect.stringMatching(/^(info|warn|error)$/), msg: expect.any(String), rid: expect.stringMatching(/^[0-9a-f]{16}/) }));
+      expect(line).toEqual(
+        expect.objectContaining({ level: expect.stringMatching(/^(info|warn|error)$/), msg: expect.any(String), rid: expect.stringMatching(/^[0-9a-f]{16}/) }),
+      );
     }
     const requests = parsed().filter((line) => line.msg === 'request');
     expect(new Set(requests.map((line) => line.rid)).size).toBe(requests.length);
     // Nothing typed, nothing secret, and no raw path (the ticket rode in one).
-    const secrets = [PASSWORD, WRONG_PASSWORD, EMAIL, MESSAGE, accessToken, refreshToken, ticket.body.ticket, env.TETHER_SETUP_SECRET!, 'zanzibar', 'purple elephant'];
+    const secrets = [
+      PASSWORD,
+      WRONG_PASSWORD,
+      EMAIL,
+      MESSAGE,
+      accessToken,
+      refreshToken,
+      ticket.body.ticket,
+      env.TETHER_SETUP_SECRET!,
+      'zanzibar',
+      'purple elephant',
+    ];
     for (const text of lines) {
       for (const secret of secrets) expect(text).not.toContain(secret);
       expect(text).not.toContain('?ticket=');
@@ -112,13 +129,15 @@ describe('the relay logs', () => {
     }
   });
 
-  it('takes Cloudflare\'s ray id as the request id, and makes one of its own for anything else', async () => {
+  it("takes Cloudflare's ray id as the request id, and makes one of its own for anything else", async () => {
     const ray = '8f1c2d3e4a5b6c7d-LHR';
     const withRay = await SELF.fetch('http://relay.test/api/auth/methods', { headers: { 'cf-ray': ray } });
     expect(withRay.headers.get('X-Request-Id')).toBe(ray);
     expect(linesOf(ray)).toContainEqual(expect.objectContaining({ msg: 'request', route: '/api/auth/methods', status: 200 }));
     // A header that is not a ray id (it could carry anything) and a client's own X-Request-Id are not taken.
-    const forged = await SELF.fetch('http://relay.test/api/auth/methods', { headers: { 'cf-ray': 'my password is hunter2', 'X-Request-Id': 'chosen-by-client' } });
+    const forged = await SELF.fetch('http://relay.test/api/auth/methods', {
+      headers: { 'cf-ray': 'my password is hunter2', 'X-Request-Id': 'chosen-by-client' },
+    });
     const rid = forged.headers.get('X-Request-Id')!;
     expect(rid).toMatch(/^[0-9a-f]{16}$/);
     expect(lines.join('\n')).not.toContain('hunter2');

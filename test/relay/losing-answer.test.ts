@@ -53,7 +53,9 @@ describe('the losing answer of two', () => {
   it('hears request-not-found once the winner was carried out, and only the winner reaches the host', async () => {
     const { host, alice, phone } = await pendingApproval('lose2', 'req-l2');
     let release!: () => void;
-    const held = new Promise<void>((resolve) => { release = resolve; });
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     host.handlers['chat.approve'] = async (p) => {
       await held;
       host.emit('lose2', { type: 'item', item: { ...approvalItem('item-req-l2', 'req-l2'), decision: p.decision } });

@@ -30,7 +30,10 @@ const meterOf = (instance: unknown) => (instance as { meter: Meter }).meter;
 
 /** Puts these objects' meters on the test's clock (before anything happens in them). */
 async function onClock(clock: { t: number }, ...stubs: Stub[]): Promise<void> {
-  for (const stub of stubs) await runInDurableObject(stub, (o) => { meterOf(o).now = () => clock.t; });
+  for (const stub of stubs)
+    await runInDurableObject(stub, (o) => {
+      meterOf(o).now = () => clock.t;
+    });
 }
 
 async function flush(...stubs: Stub[]): Promise<void> {
@@ -74,7 +77,9 @@ describe('relay counters', () => {
     await chatClient.request('chat.attach', { chatId: 'g1' });
     await flush(link, lobby, room);
     expect((await metrics()).connected).toEqual({
-      hosts: before.hosts + 1, lobbySockets: before.lobbySockets + 1, chatSockets: before.chatSockets + 1,
+      hosts: before.hosts + 1,
+      lobbySockets: before.lobbySockets + 1,
+      chatSockets: before.chatSockets + 1,
     });
     expect(await socketRow(link)).toEqual({ kind: 'host', sockets: 1, expires_at: clock.t + 25 * 60_000 });
 
@@ -171,7 +176,7 @@ describe('relay counters', () => {
     });
   });
 
-  it('writes at most once a minute, from the object\'s own alarm, and renews its socket row while it has sockets', async () => {
+  it("writes at most once a minute, from the object's own alarm, and renews its socket row while it has sockets", async () => {
     const clock = newClock();
     const host = new FakeHost(`host-alarm-${unique()}`);
     const lobby = lobbyOf(host.hostId);
@@ -215,11 +220,13 @@ describe('relay counters', () => {
     expect(await socketRow(lobby)).toBeNull();
   });
 
-  it('keeps writing after a socket count or a setAlarm fails, and arms again after another concern\'s alarm fired', async () => {
+  it("keeps writing after a socket count or a setAlarm fails, and arms again after another concern's alarm fired", async () => {
     // The meter alone on an object's one alarm (alarms.ts), the storage as the runtime keeps it (a set replaces it, a firing uses it up).
     const clock = newClock();
     const store = {
-      alarm: null as number | null, sets: 0, refuse: 1,
+      alarm: null as number | null,
+      sets: 0,
+      refuse: 1,
       getAlarm: async () => store.alarm,
       setAlarm: async (at: number) => {
         store.sets++;
@@ -228,7 +235,10 @@ describe('relay counters', () => {
       },
     };
     let readable = false;
-    const sockets = () => { if (!readable) throw new Error('sockets unreadable'); return 0; };
+    const sockets = () => {
+      if (!readable) throw new Error('sockets unreadable');
+      return 0;
+    };
     const alarms = new Alarms<'flush' | 'meter'>(store);
     alarms.now = () => clock.t;
     const meter = new Meter({ id: env.LOBBY.newUniqueId(), storage: store } as unknown as DurableObjectState, env, 'lobby', sockets, alarms);
@@ -257,17 +267,30 @@ describe('relay counters', () => {
     clock.t += 10;
     store.alarm = null;
     let flushed = 0;
-    await alarms.run({ flush: () => { flushed++; }, meter: () => meter.alarm() });
+    await alarms.run({
+      flush: () => {
+        flushed++;
+      },
+      meter: () => meter.alarm(),
+    });
     expect(flushed).toBe(1);
-    await until(() => store.alarm === firstAt + 60_000, 'the meter\'s alarm set again');
+    await until(() => store.alarm === firstAt + 60_000, "the meter's alarm set again");
   });
 
-  it('shares the alarm with a presence check every two seconds: each check sets the storage once, reads it never, and the meter\'s renewal waits behind', async () => {
+  it("shares the alarm with a presence check every two seconds: each check sets the storage once, reads it never, and the meter's renewal waits behind", async () => {
     const clock = newClock();
     const store = {
-      alarm: null as number | null, gets: 0, sets: 0,
-      getAlarm: async () => { store.gets++; return store.alarm; },
-      setAlarm: async (at: number) => { store.sets++; store.alarm = at; },
+      alarm: null as number | null,
+      gets: 0,
+      sets: 0,
+      getAlarm: async () => {
+        store.gets++;
+        return store.alarm;
+      },
+      setAlarm: async (at: number) => {
+        store.sets++;
+        store.alarm = at;
+      },
     };
     const alarms = new Alarms<'presence' | 'meter'>(store);
     alarms.now = () => clock.t;
@@ -298,7 +321,7 @@ describe('relay counters', () => {
     expect(store.alarm).toBe(rowAt + 10 * 60_000);
   });
 
-  it('writes counts under the hour of the first, and no later than that hour\'s end', () => {
+  it("writes counts under the hour of the first, and no later than that hour's end", () => {
     const tally = new Tally();
     const hour = hourOf(FAR);
     tally.add('x', 1, () => hour + HOUR_MS - 10_000);
@@ -308,7 +331,7 @@ describe('relay counters', () => {
     expect(tally.empty).toBe(true);
   });
 
-  it('does not hold back a chat\'s item writes behind its own later alarm', async () => {
+  it("does not hold back a chat's item writes behind its own later alarm", async () => {
     const clock = newClock();
     const host = new FakeHost(`host-items-${unique()}`);
     const room = roomOf(host.hostId, 'i1');
@@ -322,11 +345,13 @@ describe('relay counters', () => {
     await chat.waitFor(() => chat.chatEvents().length === 1, 'the item');
     // The meter's alarm stands years ahead (its clock); the room wrote items just now, so a delta's item
     // write waits for an alarm of its own, which must come before the meter's.
-    await until(async () => (await runInDurableObject(room, (_, state) => state.storage.getAlarm()))! >= FAR, 'the meter\'s alarm');
-    await runInDurableObject(room, (o) => { (o as unknown as { replica: { lastFlush: number } }).replica.lastFlush = Date.now() + 60_000; });
+    await until(async () => (await runInDurableObject(room, (_, state) => state.storage.getAlarm()))! >= FAR, "the meter's alarm");
+    await runInDurableObject(room, (o) => {
+      (o as unknown as { replica: { lastFlush: number } }).replica.lastFlush = Date.now() + 60_000;
+    });
     host.emit('i1', { type: 'delta', itemId: 'a1', text: 'llo' });
     await chat.waitFor(() => chat.chatEvents().length === 2, 'the delta');
-    await until(async () => (await runInDurableObject(room, (_, state) => state.storage.getAlarm()))! < FAR, 'the item write\'s alarm');
+    await until(async () => (await runInDurableObject(room, (_, state) => state.storage.getAlarm()))! < FAR, "the item write's alarm");
     host.disconnect();
   });
 
@@ -338,7 +363,11 @@ describe('relay counters', () => {
     await onClock(clock, lobby);
     const points: AnalyticsEngineDataPoint[] = [];
     await runInDurableObject(lobby, (o) => {
-      (o as unknown as { env: { METRICS?: AnalyticsEngineDataset } }).env.METRICS = { writeDataPoint: (p) => { if (p) points.push(p); } };
+      (o as unknown as { env: { METRICS?: AnalyticsEngineDataset } }).env.METRICS = {
+        writeDataPoint: (p) => {
+          if (p) points.push(p);
+        },
+      };
     });
     try {
       await hostToken(host.hostId);
@@ -354,7 +383,9 @@ describe('relay counters', () => {
       expect(await countsAt(clock.t)).toEqual({ [errorCounter('bad-request')]: 1 });
       client.close();
     } finally {
-      await runInDurableObject(lobby, (o) => { delete (o as unknown as { env: { METRICS?: unknown } }).env.METRICS; });
+      await runInDurableObject(lobby, (o) => {
+        delete (o as unknown as { env: { METRICS?: unknown } }).env.METRICS;
+      });
     }
   });
 
@@ -370,7 +401,7 @@ describe('relay counters', () => {
 
     const someone = await signIn(`metrics-nobody-${unique()}`);
     const refused = await api(someone, 'GET', '/api/relay/metrics');
-    expect(refused).toEqual({ status: 403, body: { code: 'forbidden', message: 'Only the relay\'s owner reads its counters' } });
+    expect(refused).toEqual({ status: 403, body: { code: 'forbidden', message: "Only the relay's owner reads its counters" } });
     expect((await api(null, 'GET', '/api/relay/metrics')).status).toBe(401);
   });
 });

@@ -10,12 +10,24 @@ import { Lobby } from '../../src/relay/objects/lobby.ts';
 import { roomKeyOf, roomName } from '../../src/relay/objects/stubs.ts';
 
 // Each object as a wake whose id carries no name sees itself: the same storage, no name.
-class UnnamedRoom extends ChatRoom { protected override get stubName() { return undefined; } }
-class UnnamedLobby extends Lobby { protected override get stubName() { return undefined; } }
-class UnnamedLink extends HostLink { protected override get stubName() { return undefined; } }
+class UnnamedRoom extends ChatRoom {
+  protected override get stubName() {
+    return undefined;
+  }
+}
+class UnnamedLobby extends Lobby {
+  protected override get stubName() {
+    return undefined;
+  }
+}
+class UnnamedLink extends HostLink {
+  protected override get stubName() {
+    return undefined;
+  }
+}
 const placeOf = (object: unknown) => (object as { place(): unknown }).place();
 
-describe('the objects\' names, set once', () => {
+describe("the objects' names, set once", () => {
   it('a room keeps the host and chat of its name, and knows them again on a wake whose id has none', async () => {
     const stub = env.CHAT_ROOM.get(env.CHAT_ROOM.idFromName(roomName('h-names', 'c:1')));
     expect(await runInDurableObject(stub, (room) => placeOf(room))).toEqual({ hostId: 'h-names', chatId: 'c:1' });
@@ -36,10 +48,12 @@ describe('the objects\' names, set once', () => {
     const link = env.HOST_LINK.get(env.HOST_LINK.idFromName('h-names-link'));
     await runInDurableObject(link, () => undefined);
     await evictDurableObject(link);
-    expect(await runInDurableObject(link, (_o, state) => {
-      const fresh = new UnnamedLink(state, env);
-      return (fresh as unknown as { getMeta(key: string): string | null }).getMeta('hostId');
-    })).toBe('h-names-link');
+    expect(
+      await runInDurableObject(link, (_o, state) => {
+        const fresh = new UnnamedLink(state, env);
+        return (fresh as unknown as { getMeta(key: string): string | null }).getMeta('hostId');
+      }),
+    ).toBe('h-names-link');
   });
 
   it('a room never reached by a name knows none: the names above came from storage', async () => {
@@ -49,13 +63,17 @@ describe('the objects\' names, set once', () => {
 
   it('a room reached by no name refuses a socket rather than serve a chat it cannot name', async () => {
     const stub = env.CHAT_ROOM.get(env.CHAT_ROOM.newUniqueId());
-    const request = withIdentity(new Request('https://relay.test/v1/hosts/h/chats/c', { headers: { Upgrade: 'websocket' } }), { kind: 'user', userId: 'u', sessionId: 's' });
+    const request = withIdentity(new Request('https://relay.test/v1/hosts/h/chats/c', { headers: { Upgrade: 'websocket' } }), {
+      kind: 'user',
+      userId: 'u',
+      sessionId: 's',
+    });
     const response = await stub.fetch(request);
     expect(response.status).toBe(400);
     expect(await runInDurableObject(stub, (room) => placeOf(room))).toBeNull();
   });
 
-  it('reads a room\'s host and chat back from its name, and nothing from a name no room has', () => {
+  it("reads a room's host and chat back from its name, and nothing from a name no room has", () => {
     expect(roomKeyOf(roomName('h', 'a\nb'))).toEqual({ hostId: 'h', chatId: 'a\nb' });
     expect(roomKeyOf(roomName('h', ''))).toEqual({ hostId: 'h', chatId: '' });
     expect(roomKeyOf('h-only')).toBeNull();

@@ -12,7 +12,9 @@ const unique = () => crypto.randomUUID().slice(0, 8);
 
 async function post(path: string, body: unknown): Promise<{ status: number; body: any }> {
   const res = await SELF.fetch(`http://relay.test${path}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'CF-Connecting-IP': `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}` }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'CF-Connecting-IP': `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}` },
+    body: JSON.stringify(body),
   });
   return { status: res.status, body: await res.json() };
 }
@@ -42,7 +44,7 @@ describe('a signed pairing approval', () => {
     expect(polled).toMatchObject({ state: 'approved', approval });
   });
 
-  it('is refused when it names another code, host key or person, or its device is not the approver\'s, and the pairing stays pending', async () => {
+  it("is refused when it names another code, host key or person, or its device is not the approver's, and the pairing stays pending", async () => {
     const [ada, bob] = [await signIn(`ada-${unique()}`), await signIn(`bob-${unique()}`)];
     const device = await registeredDevice(ada);
     const bobs = await registeredDevice(bob);
@@ -55,7 +57,7 @@ describe('a signed pairing approval', () => {
       'a swapped host key': await signPairingApproval(device, { ...base, hostKey: other.publicJwk }),
       'another code': await signPairingApproval(device, { ...base, userCode: 'ABCD-EFGH' }),
       'another person': await signPairingApproval(device, { ...base, userId: bob.userId }),
-      'another person\'s device': await signPairingApproval(bobs, base),
+      "another person's device": await signPairingApproval(bobs, base),
       'an unregistered device': await signPairingApproval(unregistered, base),
       'a forged signature': { statement: good.statement, sig: (await signStatement(device.privateKey, { ...good.statement, at: 1 } as PairingStatement)).sig },
     };

@@ -13,11 +13,14 @@ async function post(path: string, body: unknown, headers: Record<string, string>
 const as = async (userId: string) => ({ Authorization: `Bearer ${await userToken(userId)}` });
 
 /** A host asking to pair: its key and what /api/pair/start answered. */
-async function start(name = 'laptop', ip = `10.0.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`): Promise<{ key: HostKeyPair; deviceCode: string; userCode: string; body: any }> {
+async function start(
+  name = 'laptop',
+  ip = `10.0.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`,
+): Promise<{ key: HostKeyPair; deviceCode: string; userCode: string; body: any }> {
   const key = await newHostKey();
   const res = await post('/api/pair/start', { name, publicKey: key.publicJwk }, { 'CF-Connecting-IP': ip });
   expect(res.status).toBe(200);
-  const body = await res.json() as any;
+  const body = (await res.json()) as any;
   return { key, deviceCode: body.deviceCode, userCode: body.userCode, body };
 }
 
@@ -36,10 +39,10 @@ describe('pairing a host like a TV app', () => {
 
     const approved = await post('/api/pair/approve', { userCode: userCode.toLowerCase().replace('-', ' ') }, await as(owner));
     expect(approved.status).toBe(200);
-    const { hostId, name } = await approved.json() as any;
+    const { hostId, name } = (await approved.json()) as any;
     expect(hostId).toMatch(/^h_/);
     expect(name).toBe('workstation');
-    const polled = await (await poll(deviceCode)).json() as any;
+    const polled = (await (await poll(deviceCode)).json()) as any;
     expect(polled).toEqual({ state: 'approved', hostId, relayUrl: 'http://relay.test' });
     // Asked again (the host's answer got lost), it says the same.
     expect(await (await poll(deviceCode)).json()).toEqual(polled);
@@ -62,7 +65,7 @@ describe('pairing a host like a TV app', () => {
     const [a, b] = await Promise.all([`pair-a-${unique()}`, `pair-b-${unique()}`].map(async (who) => post('/api/pair/approve', { userCode }, await as(who))));
     expect([a!.status, b!.status].sort()).toEqual([200, 404]);
     const hosts = await env.DB.prepare('SELECT id FROM hosts WHERE public_key = ?').bind(JSON.stringify(key.publicJwk)).all<{ id: string }>();
-    const winner = await (a!.status === 200 ? a! : b!).json() as { hostId: string };
+    const winner = (await (a!.status === 200 ? a! : b!).json()) as { hostId: string };
     expect(hosts.results).toEqual([{ id: winner.hostId }]);
   });
 
@@ -87,13 +90,19 @@ describe('pairing a host like a TV app', () => {
 
   it('lets a code expire: the poll answers 410 pairing-expired and nobody can approve it', async () => {
     const { deviceCode, userCode } = await start();
-    await env.DB.prepare('UPDATE pairings SET expires_at = ? WHERE user_code = ?').bind(Date.now() - 1, userCode).run();
+    await env.DB.prepare('UPDATE pairings SET expires_at = ? WHERE user_code = ?')
+      .bind(Date.now() - 1, userCode)
+      .run();
     const polled = await poll(deviceCode);
     expect(polled.status).toBe(410);
     expect(await polled.json()).toMatchObject({ code: 'pairing-expired' });
     const late = await post('/api/pair/approve', { userCode }, await as(`pair-late-${unique()}`));
     expect(late.status).toBe(404);
-    expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM hosts WHERE public_key = (SELECT public_key FROM pairings WHERE user_code = ?)').bind(userCode).first('n')).toBe(0);
+    expect(
+      await env.DB.prepare('SELECT COUNT(*) AS n FROM hosts WHERE public_key = (SELECT public_key FROM pairings WHERE user_code = ?)')
+        .bind(userCode)
+        .first('n'),
+    ).toBe(0);
   });
 
   it('a denied pairing answers 403 pairing-denied to the host and cannot be approved after', async () => {
@@ -134,20 +143,22 @@ describe('pairing a host like a TV app', () => {
     expect((await post('/api/pair/approve', { userCode }, await as(`pair-helper-${unique()}`))).status).toBe(200);
   });
 
-  it('pairs npm start\'s own host with the setup secret, under the relay owner; a wrong secret is refused', async () => {
+  it("pairs npm start's own host with the setup secret, under the relay owner; a wrong secret is refused", async () => {
     const key = await newHostKey();
     const wrong = await post('/api/pair/setup', { secret: 'nope', name: 'local', publicKey: key.publicJwk });
     expect(wrong.status).toBe(401);
     const paired = await post('/api/pair/setup', { secret: env.TETHER_SETUP_SECRET, name: 'local', publicKey: key.publicJwk });
     expect(paired.status).toBe(200);
-    const { hostId } = await paired.json() as any;
-    const owner = await env.DB.prepare('SELECT u.is_owner AS owner FROM hosts h JOIN users u ON u.id = h.owner_id WHERE h.id = ?').bind(hostId).first<{ owner: number }>();
+    const { hostId } = (await paired.json()) as any;
+    const owner = await env.DB.prepare('SELECT u.is_owner AS owner FROM hosts h JOIN users u ON u.id = h.owner_id WHERE h.id = ?')
+      .bind(hostId)
+      .first<{ owner: number }>();
     expect(owner!.owner).toBe(1);
     const link = await openSocket(`/v1/hosts/${hostId}/link`, await hostTokenSigner({ hostId, privateJwk: key.privateJwk })());
     link.close(1000, 'done');
     // The next `npm start` asks again with the same key: the same host, not a second one.
     const again = await post('/api/pair/setup', { secret: env.TETHER_SETUP_SECRET, name: 'local', publicKey: key.publicJwk });
-    expect((await again.json() as any).hostId).toBe(hostId);
+    expect(((await again.json()) as any).hostId).toBe(hostId);
     // A revoked key stays out, setup secret or not.
     await env.DB.prepare('UPDATE hosts SET revoked_at = ? WHERE id = ?').bind(Date.now(), hostId).run();
     const revoked = await post('/api/pair/setup', { secret: env.TETHER_SETUP_SECRET, name: 'local', publicKey: key.publicJwk });

@@ -17,7 +17,8 @@ export async function userToken(userId = OWNER, opts: { email?: string; owner?: 
   // Test people stand for people an identity provider vouched for: their address is verified.
   const now = Date.now();
   await env.DB.prepare('INSERT INTO users (id, email, name, created_at, is_owner, email_verified_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING')
-    .bind(userId, opts.email ?? `${userId}@test.invalid`, userId, now, opts.owner ? 1 : 0, now).run();
+    .bind(userId, opts.email ?? `${userId}@test.invalid`, userId, now, opts.owner ? 1 : 0, now)
+    .run();
   return (await createSession(env, userId, 'test', {})).accessToken;
 }
 
@@ -35,7 +36,13 @@ export async function hostKey(hostId: string, ownerId = OWNER): Promise<HostKeyP
   const key = await newHostKey();
   const now = Date.now();
   await env.DB.batch([
-    env.DB.prepare('INSERT INTO users (id, email, name, created_at, email_verified_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').bind(ownerId, `${ownerId}@test.invalid`, ownerId, now, now),
+    env.DB.prepare('INSERT INTO users (id, email, name, created_at, email_verified_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').bind(
+      ownerId,
+      `${ownerId}@test.invalid`,
+      ownerId,
+      now,
+      now,
+    ),
     env.DB.prepare(
       `INSERT INTO hosts (id, owner_id, name, created_at, public_key) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET public_key = excluded.public_key WHERE owner_id = excluded.owner_id`,
@@ -56,7 +63,8 @@ export async function openSocket(path: string, token: string | null): Promise<We
 /** Asks for a visual's ticket with a person's token, as the app does; answers the ticket's reply. */
 export async function visualTicket(hostId: string, chatId: string, visualId: string, userId = OWNER): Promise<Response> {
   return SELF.fetch(`http://relay.test/v1/visuals/${hostId}/${chatId}/${visualId}/ticket`, {
-    method: 'POST', headers: { Authorization: `Bearer ${await userToken(userId)}` },
+    method: 'POST',
+    headers: { Authorization: `Bearer ${await userToken(userId)}` },
   });
 }
 
@@ -69,10 +77,20 @@ export async function visualPage(hostId: string, chatId: string, visualId: strin
 
 export function infoFor(chatId: string, patch: Partial<ChatInfo> = {}): ChatInfo {
   return {
-    chatId, provider: 'claude', cwd: '/work', agentSessionId: null, model: null,
-    selection: { model: 'sonnet', options: {} }, runtimeMode: 'full-access', status: 'idle', running: false,
-    activeTurnId: null, slashCommands: [], usage: { contextTokens: 0, contextWindow: null, costUsd: 0, turns: 0 },
-    createdAt: 1_700_000_000_000, ...patch,
+    chatId,
+    provider: 'claude',
+    cwd: '/work',
+    agentSessionId: null,
+    model: null,
+    selection: { model: 'sonnet', options: {} },
+    runtimeMode: 'full-access',
+    status: 'idle',
+    running: false,
+    activeTurnId: null,
+    slashCommands: [],
+    usage: { contextTokens: 0, contextWindow: null, costUsd: 0, turns: 0 },
+    createdAt: 1_700_000_000_000,
+    ...patch,
   };
 }
 
@@ -86,8 +104,17 @@ export function assistantItem(id: string, text: string, streaming = true): ChatI
 
 export function approvalItem(id: string, requestId: string) {
   return {
-    kind: 'approval' as const, id, createdAt: Date.now(), turnId: 't1', requestId, toolUseId: 'tu1', toolName: 'Bash',
-    input: { command: 'rm -rf build' }, description: null, canAllowAlways: false, decision: 'pending' as const,
+    kind: 'approval' as const,
+    id,
+    createdAt: Date.now(),
+    turnId: 't1',
+    requestId,
+    toolUseId: 'tu1',
+    toolName: 'Bash',
+    input: { command: 'rm -rf build' },
+    description: null,
+    canAllowAlways: false,
+    decision: 'pending' as const,
   };
 }
 
@@ -138,13 +165,21 @@ export class FakeHost {
   async connect(): Promise<this> {
     this.token = await hostToken(this.hostId);
     this.ws = await openSocket(`/v1/hosts/${this.hostId}/link`, this.token);
-    this.ws.addEventListener('message', (e) => { void this.onMessage(String(e.data)); });
-    this.ws.send(JSON.stringify({ link: 'hello', version: 'test', pending: this.outbox.size, ...(this.unsigned === undefined ? {} : { unsigned: this.unsigned }) }));
+    this.ws.addEventListener('message', (e) => {
+      void this.onMessage(String(e.data));
+    });
+    this.ws.send(
+      JSON.stringify({ link: 'hello', version: 'test', pending: this.outbox.size, ...(this.unsigned === undefined ? {} : { unsigned: this.unsigned }) }),
+    );
     for (const [, text] of [...this.outbox].sort((a, b) => a[0] - b[0])) this.ws.send(text);
     this.pinger = setInterval(() => {
       if (this.silent || !this.ws) return;
       // The relay may close this socket (a test's storage is reset after it ends): then there is no one to ping.
-      try { this.ws.send('ping'); } catch { if (this.pinger) clearInterval(this.pinger); }
+      try {
+        this.ws.send('ping');
+      } catch {
+        if (this.pinger) clearInterval(this.pinger);
+      }
     }, 1_000);
     // Connected means the relay took the hello, as for a real host: the relay answers a hello with
     // nothing, and a request that overtook it found the host offline (a chat.send was kept and
@@ -162,7 +197,7 @@ export class FakeHost {
 
   create(chatId: string, items: ChatItem[] = []): HostChat {
     let chat = this.chats.get(chatId);
-    if (!chat) this.chats.set(chatId, chat = { thread: new Thread(infoFor(chatId), items), seq: 0, log: [] });
+    if (!chat) this.chats.set(chatId, (chat = { thread: new Thread(infoFor(chatId), items), seq: 0, log: [] }));
     return chat;
   }
 
@@ -273,7 +308,13 @@ export class Client {
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), 10_000);
-      this.waiters.push({ test, resolve: (f) => { clearTimeout(timer); resolve(f); } });
+      this.waiters.push({
+        test,
+        resolve: (f) => {
+          clearTimeout(timer);
+          resolve(f);
+        },
+      });
     });
   }
 
@@ -305,5 +346,7 @@ export const until = <T>(check: () => T | NotYet | Promise<T | NotYet>, what: st
  */
 export async function patientLink(hostId: string): Promise<void> {
   const link = env.HOST_LINK.get(env.HOST_LINK.idFromName(hostId));
-  await runInDurableObject(link, (object) => { (object as unknown as HostLink).replyTimeoutMs = 60_000; });
+  await runInDurableObject(link, (object) => {
+    (object as unknown as HostLink).replyTimeoutMs = 60_000;
+  });
 }

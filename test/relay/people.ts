@@ -29,7 +29,8 @@ export async function passwordAccount(password = 'correct horse battery', prefix
   const id = `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
   const email = `${id}@example.com`;
   await env.DB.prepare('INSERT INTO users (id, email, name, created_at, password_hash) VALUES (?, ?, ?, ?, ?)')
-    .bind(id, email, id, Date.now(), await hashPassword(password)).run();
+    .bind(id, email, id, Date.now(), await hashPassword(password))
+    .run();
   return { id, email, password };
 }
 
@@ -53,7 +54,11 @@ export async function api(who: Person | null, method: string, path: string, body
 
 /** A host's owner gives a role; answers the grant. */
 export async function grant(
-  owner: Person, hostId: string, subject: { type: 'user' | 'team'; id?: string; email?: string }, role: string, chatId?: string,
+  owner: Person,
+  hostId: string,
+  subject: { type: 'user' | 'team'; id?: string; email?: string },
+  role: string,
+  chatId?: string,
 ): Promise<{ id: string }> {
   const reply = await api(owner, 'POST', `/api/hosts/${hostId}/grants`, { subject, role, ...(chatId ? { chatId } : {}) });
   if (reply.status >= 300) throw new Error(`grant refused: ${reply.status} ${JSON.stringify(reply.body)}`);
@@ -107,5 +112,7 @@ export async function disable(userId: string): Promise<void> {
 }
 
 export async function expire(sessionId: string): Promise<void> {
-  await env.DB.prepare('UPDATE sessions SET expires_at = ? WHERE id = ?').bind(Date.now() - 1, sessionId).run();
+  await env.DB.prepare('UPDATE sessions SET expires_at = ? WHERE id = ?')
+    .bind(Date.now() - 1, sessionId)
+    .run();
 }

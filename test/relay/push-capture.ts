@@ -28,12 +28,19 @@ interface Held {
   auth: Bytes;
 }
 
-const b64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const b64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 const utf8 = (text: string): Bytes => new TextEncoder().encode(text);
 const concat = (...parts: Bytes[]): Bytes => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
-  for (const part of parts) { out.set(part, at); at += part.length; }
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
   return out;
 };
 
@@ -90,8 +97,8 @@ export class PushCatcher {
 
   /** A new subscription, as `PushSubscription.toJSON()` gives it in a browser. */
   async subscribe(name: string): Promise<{ endpoint: string; expirationTime: null; keys: { p256dh: string; auth: string } }> {
-    const keys = await crypto.subtle.generateKey({ name: 'ECDH', namedCurve: 'P-256' }, true, ['deriveBits']) as CryptoKeyPair;
-    const publicKey = new Uint8Array(await crypto.subtle.exportKey('raw', keys.publicKey) as ArrayBuffer);
+    const keys = (await crypto.subtle.generateKey({ name: 'ECDH', namedCurve: 'P-256' }, true, ['deriveBits'])) as CryptoKeyPair;
+    const publicKey = new Uint8Array((await crypto.subtle.exportKey('raw', keys.publicKey)) as ArrayBuffer);
     const auth = crypto.getRandomValues(new Uint8Array(16));
     const endpoint = `${ORIGIN}/fcm/send/${name}-${crypto.randomUUID()}`;
     this.held.set(endpoint, { name, keys, publicKey, auth });

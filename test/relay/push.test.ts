@@ -23,7 +23,12 @@ const pushEnv = { ...env, TETHER_VAPID_KEYS: VAPID };
 
 /** The relay's API with push configured (the shared test bindings have no VAPID keys). */
 async function pushApi(
-  who: Person | null, method: string, path: string, body?: unknown, extra: Record<string, string> = {}, origin = 'http://relay.test',
+  who: Person | null,
+  method: string,
+  path: string,
+  body?: unknown,
+  extra: Record<string, string> = {},
+  origin = 'http://relay.test',
 ): Promise<ApiReply> {
   const headers: Record<string, string> = { 'User-Agent': 'push-test' };
   if (who) headers.Authorization = `Bearer ${who.token}`;
@@ -49,7 +54,12 @@ describe('the push API', () => {
     const point = Uint8Array.from(atob(withKeys.body.publicKey.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
     expect(point).toHaveLength(65);
     expect(point[0]).toBe(4);
-    expect(btoa(String.fromCharCode(...point.subarray(1, 33))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')).toBe(jwk.x);
+    expect(
+      btoa(String.fromCharCode(...point.subarray(1, 33)))
+        .replace(/\+/g, '-')
+        .replace(/\//g, '_')
+        .replace(/=+$/, ''),
+    ).toBe(jwk.x);
   });
 
   it('takes only subscriptions it may push to: https on a known push service, loopback http only when allowed', async () => {
@@ -96,7 +106,10 @@ describe('the push API', () => {
     expect(first.body).toMatchObject({ id: expect.stringMatching(/^ps_/), endpoint: fcm('alice-1'), userAgent: 'push-test', current: true });
     await pushApi(alicePhone, 'POST', '/api/push/subscriptions', subscription(fcm('alice-2')));
     const listed = (await pushApi(alice, 'GET', '/api/push/subscriptions')).body.subscriptions;
-    expect(listed.map((s: any) => [s.endpoint, s.current])).toEqual([[fcm('alice-2'), false], [fcm('alice-1'), true]]);
+    expect(listed.map((s: any) => [s.endpoint, s.current])).toEqual([
+      [fcm('alice-2'), false],
+      [fcm('alice-1'), true],
+    ]);
     expect((await pushApi(bob, 'GET', '/api/push/subscriptions')).body.subscriptions).toEqual([]);
 
     const notBobs = await pushApi(bob, 'DELETE', `/api/push/subscriptions/${first.body.id}`);
@@ -190,22 +203,45 @@ describe('many people', () => {
     const people = Array.from({ length: 120 }, (_, i) => `push-many-${i}`);
     await env.DB.batch([
       env.DB.prepare('INSERT INTO teams (id, name, created_by, created_at) VALUES (?, ?, ?, ?)').bind('team-many', 'many', 'push-many-owner', now),
-      env.DB.prepare("INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_by, created_at) VALUES ('g-many', ?, '', 'team', 'team-many', 'operator', 'x', ?)").bind(hostId, now),
+      env.DB.prepare(
+        "INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_by, created_at) VALUES ('g-many', ?, '', 'team', 'team-many', 'operator', 'x', ?)",
+      ).bind(hostId, now),
       ...people.flatMap((id, i) => [
         env.DB.prepare('INSERT INTO users (id, email, name, created_at) VALUES (?, ?, ?, ?)').bind(id, `${id}@test.invalid`, id, now),
         env.DB.prepare("INSERT INTO team_members (team_id, user_id, role, created_at) VALUES ('team-many', ?, 'member', ?)").bind(id, now),
-        env.DB.prepare("INSERT INTO sessions (id, user_id, method, created_at, last_used_at, expires_at) VALUES (?, ?, 'test', ?, ?, ?)").bind(`s-${id}`, id, now, now, now + 60_000),
-        env.DB.prepare('INSERT INTO push_subscriptions (id, user_id, session_id, endpoint, p256dh, auth, vapid_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-          .bind(`ps-${id}`, id, `s-${id}`, fcm(`team-many-${i}`), P256DH, AUTH, 'k', now),
+        env.DB.prepare("INSERT INTO sessions (id, user_id, method, created_at, last_used_at, expires_at) VALUES (?, ?, 'test', ?, ?, ?)").bind(
+          `s-${id}`,
+          id,
+          now,
+          now,
+          now + 60_000,
+        ),
+        env.DB.prepare(
+          'INSERT INTO push_subscriptions (id, user_id, session_id, endpoint, p256dh, auth, vapid_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        ).bind(`ps-${id}`, id, `s-${id}`, fcm(`team-many-${i}`), P256DH, AUTH, 'k', now),
       ]),
     ]);
     const { recipients } = await audienceOf(env.DB, hostId, 'c1', now);
     expect(recipients).toHaveLength(120);
     expect(new Set(recipients.map((r) => r.role))).toEqual(new Set(['operator']));
-    await recordDeliveries(env.DB, recipients.map((r, i) => ({
-      userId: r.userId, subscriptionId: r.subscriptions[0]!.id, hostId, chatId: 'c1', sessionId: null, kind: 'turn-ended', turnKey: 't1', buzz: true,
-      status: i === 0 ? 410 : 201, error: null, removed: i === 0, at: now,
-    })), now);
+    await recordDeliveries(
+      env.DB,
+      recipients.map((r, i) => ({
+        userId: r.userId,
+        subscriptionId: r.subscriptions[0]!.id,
+        hostId,
+        chatId: 'c1',
+        sessionId: null,
+        kind: 'turn-ended',
+        turnKey: 't1',
+        buzz: true,
+        status: i === 0 ? 410 : 201,
+        error: null,
+        removed: i === 0,
+        at: now,
+      })),
+      now,
+    );
     const counted = await env.DB.prepare('SELECT count(*) AS n FROM push_deliveries WHERE host_id = ?').bind(hostId).first<{ n: number }>();
     expect(counted?.n).toBe(120);
     expect((await audienceOf(env.DB, hostId, 'c1', now)).recipients).toHaveLength(119);
@@ -214,23 +250,42 @@ describe('many people', () => {
 
 describe('a turn buzzes once', () => {
   const turn = (state: 'running' | 'done' | 'aborted' | 'error'): ChatItem => ({
-    kind: 'turn', id: 't1', turnId: 't1', createdAt: 1, state, endedAt: state === 'running' ? null : 2, costUsd: 0,
+    kind: 'turn',
+    id: 't1',
+    turnId: 't1',
+    createdAt: 1,
+    state,
+    endedAt: state === 'running' ? null : 2,
+    costUsd: 0,
   });
 
   it('pushes only on transitions: a request starting to wait, a turn that stopped running', () => {
     const pending = approvalItem('ap1', 'req-1');
     expect(noticeOf(pending, undefined)).toEqual({
-      kind: 'needs-you', turnKey: 't1', body: 'Approval needed: Bash',
+      kind: 'needs-you',
+      turnKey: 't1',
+      body: 'Approval needed: Bash',
       approval: { requestId: 'req-1', itemId: 'ap1', decisions: ['allow', 'deny'], toolName: 'Bash', input: { command: 'rm -rf build' } },
     });
     const always = { ...pending, canAllowAlways: true, allowAlways: { label: 'Always allow rm', description: '' } };
     expect(noticeOf(always, undefined)?.approval).toEqual({
-      requestId: 'req-1', itemId: 'ap1', decisions: ['allow', 'deny', 'allow-always'], allowAlwaysLabel: 'Always allow rm', toolName: 'Bash', input: { command: 'rm -rf build' },
+      requestId: 'req-1',
+      itemId: 'ap1',
+      decisions: ['allow', 'deny', 'allow-always'],
+      allowAlwaysLabel: 'Always allow rm',
+      toolName: 'Bash',
+      input: { command: 'rm -rf build' },
     });
     expect(noticeOf(pending, pending)).toBeNull();
     expect(noticeOf({ ...pending, turnId: null }, undefined)?.turnKey).toBe('item:ap1');
     const question: ChatItem = {
-      kind: 'question', id: 'q1', createdAt: 1, turnId: 't1', requestId: 'req-q', answers: null, state: 'pending',
+      kind: 'question',
+      id: 'q1',
+      createdAt: 1,
+      turnId: 't1',
+      requestId: 'req-q',
+      answers: null,
+      state: 'pending',
       questions: [{ id: 'x', header: 'X', question: 'Which?', choices: [], multiSelect: false }],
     };
     expect(noticeOf(question, undefined)).toEqual({ kind: 'needs-you', turnKey: 't1', body: 'A question is waiting for you' });
@@ -251,23 +306,51 @@ describe('a turn buzzes once', () => {
     expect(noticeOf({ ...pending, decision: 'allow' }, { ...pending, decision: 'allow' })).toBeNull();
     expect(noticeOf({ ...pending, decision: 'allow' }, undefined)).toBeNull();
     const question: ChatItem = {
-      kind: 'question', id: 'q1', createdAt: 1, turnId: null, requestId: 'req-q', answers: null, state: 'pending',
+      kind: 'question',
+      id: 'q1',
+      createdAt: 1,
+      turnId: null,
+      requestId: 'req-q',
+      answers: null,
+      state: 'pending',
       questions: [{ id: 'x', header: 'X', question: 'Which?', choices: [], multiSelect: false }],
     };
-    expect(noticeOf({ ...question, state: 'answered', answers: { x: 'a' } }, question)).toEqual({ kind: 'answered', turnKey: 'item:q1', body: 'Question answered' });
+    expect(noticeOf({ ...question, state: 'answered', answers: { x: 'a' } }, question)).toEqual({
+      kind: 'answered',
+      turnKey: 'item:q1',
+      body: 'Question answered',
+    });
     expect(noticeOf({ ...question, state: 'dismissed' }, question)?.body).toBe('Question dismissed');
   });
 
   it('tells that a request was answered only to the browsers a push of that turn reached', async () => {
     const now = Date.now();
     const delivery = (subscriptionId: string, turnKey: string, status: number | null) => ({
-      userId: 'u', subscriptionId, hostId: 'host-reached', chatId: 'c1', sessionId: null, kind: 'needs-you' as const, turnKey, buzz: true,
-      status, error: null, removed: false, at: now,
+      userId: 'u',
+      subscriptionId,
+      hostId: 'host-reached',
+      chatId: 'c1',
+      sessionId: null,
+      kind: 'needs-you' as const,
+      turnKey,
+      buzz: true,
+      status,
+      error: null,
+      removed: false,
+      at: now,
     });
-    await recordDeliveries(env.DB, [
-      delivery('ps-phone', 't1', 201), delivery('ps-laptop', 't1', 201), delivery('ps-laptop', 't1', 201),
-      delivery('ps-gone', 't1', 410), delivery('ps-timeout', 't1', null), delivery('ps-other-turn', 't2', 201),
-    ], now);
+    await recordDeliveries(
+      env.DB,
+      [
+        delivery('ps-phone', 't1', 201),
+        delivery('ps-laptop', 't1', 201),
+        delivery('ps-laptop', 't1', 201),
+        delivery('ps-gone', 't1', 410),
+        delivery('ps-timeout', 't1', null),
+        delivery('ps-other-turn', 't2', 201),
+      ],
+      now,
+    );
     expect(await reachedThisTurn(env.DB, 'host-reached', 'c1', 't1')).toEqual(new Set(['ps-phone', 'ps-laptop']));
     expect(await reachedThisTurn(env.DB, 'host-reached', 'c2', 't1')).toEqual(new Set());
   });
@@ -291,14 +374,27 @@ describe('acting from a notification', () => {
     host.create('c', [userItem('u1', 'hi'), approvalItem('ap1', 'req-1')]);
     host.handlers['chat.approve'] = (p) => host.emit('c', { type: 'item', item: { ...approvalItem('ap1', 'req-1'), decision: p.decision } });
     const owner = await signIn(OWNER);
-    const attached = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/chats/c`, { headers: { Upgrade: 'websocket', Authorization: `Bearer ${owner.token}` } });
+    const attached = await SELF.fetch(`http://relay.test/v1/hosts/${host.hostId}/chats/c`, {
+      headers: { Upgrade: 'websocket', Authorization: `Bearer ${owner.token}` },
+    });
     const ws = attached.webSocket!;
     ws.accept();
-    const answered = new Promise((resolve) => ws.addEventListener('message', (e) => { if (String(e.data).includes('"attach-1"')) resolve(null); }));
+    const answered = new Promise((resolve) =>
+      ws.addEventListener('message', (e) => {
+        if (String(e.data).includes('"attach-1"')) resolve(null);
+      }),
+    );
     ws.send(JSON.stringify({ id: 'attach-1', type: 'chat.attach', payload: { chatId: 'c' } }));
     await answered;
     const action = (person: Person, decisions: ChatPushAction['decisions'] = ['allow', 'deny']): ChatPushAction => ({
-      kind: 'chat', userId: person.userId, sessionId: person.sessionId, hostId: host.hostId, chatId: 'c', requestId: 'req-1', itemId: 'ap1', decisions,
+      kind: 'chat',
+      userId: person.userId,
+      sessionId: person.sessionId,
+      hostId: host.hostId,
+      chatId: 'c',
+      requestId: 'req-1',
+      itemId: 'ap1',
+      decisions,
     });
     return { host, owner, action, close: () => ws.close(1000, 'done') };
   }
@@ -326,18 +422,24 @@ describe('acting from a notification', () => {
     close();
   });
 
-  it('carries a device\'s signature to the host beside the chat.approve, under the id it signed and with the payload it signed; an id not of a notification is refused before the token is spent', async () => {
+  it("carries a device's signature to the host beside the chat.approve, under the id it signed and with the payload it signed; an id not of a notification is refused before the token is spent", async () => {
     const { host, owner, action, close } = await waitingApproval();
     const { token } = await mintPushAction(env, action(owner));
     const key = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
     const payload = pushApprovePayload({ chatId: 'c', requestId: 'req-1' }, 'allow');
     const settles = await settledRequestDigest({ kind: 'approval', requestId: 'req-1', toolName: 'Bash', input: { command: 'rm -rf build' } });
     const elsewhere = await signRequest(key, { id: 'not-a-push-id', type: 'chat.approve', payload }, { hostId: host.hostId, settles });
-    expect(await api(null, 'POST', '/api/push/act', { token, decision: 'allow', signature: elsewhere })).toMatchObject({ status: 400, body: { code: 'bad-request' } });
+    expect(await api(null, 'POST', '/api/push/act', { token, decision: 'allow', signature: elsewhere })).toMatchObject({
+      status: 400,
+      body: { code: 'bad-request' },
+    });
     expect(host.requestsOf('chat.approve')).toHaveLength(0);
 
     const signature = await signRequest(key, { id: 'push-sw-1', type: 'chat.approve', payload }, { hostId: host.hostId, settles });
-    expect(await api(null, 'POST', '/api/push/act', { token, decision: 'allow', signature })).toEqual({ status: 200, body: { ok: true, requestId: 'req-1', decision: 'allow' } });
+    expect(await api(null, 'POST', '/api/push/act', { token, decision: 'allow', signature })).toEqual({
+      status: 200,
+      body: { ok: true, requestId: 'req-1', decision: 'allow' },
+    });
     const [got] = host.requestsOf('chat.approve');
     expect(got!.signature).toEqual(signature);
     expect(got!.id).toContain('push-sw-1');
@@ -353,7 +455,8 @@ describe('acting from a notification', () => {
     await until(async () => !(await link.isOnline()), 'host offline');
     const away = await api(null, 'POST', '/api/push/act', { token, decision: 'allow' });
     expect(away).toEqual({
-      status: 503, body: { code: 'host-offline', message: 'The host is offline, so nothing was answered' },
+      status: 503,
+      body: { code: 'host-offline', message: 'The host is offline, so nothing was answered' },
     });
     // Still waiting for an answer, from anyone: the room reopened the request it had settled for the press.
     expect(await env.DB.prepare('SELECT state FROM requests WHERE host_id = ? AND request_id = ?').bind(host.hostId, 'req-1').first('state')).toBe('pending');
@@ -381,10 +484,19 @@ describe('acting from a notification', () => {
 
   it('refuses an expired, forged or mismatched token, a decision it did not offer, a role no longer enough and an ended session', async () => {
     const { host, owner, action, close } = await waitingApproval();
-    const refusal = async (token: string, decision = 'allow') => (await api(null, 'POST', '/api/push/act', { token, decision }));
+    const refusal = async (token: string, decision = 'allow') => await api(null, 'POST', '/api/push/act', { token, decision });
 
     const a = action(owner);
-    const claims = { typ: 'push-action', sid: a.sessionId, jti: 'expired-1', host: a.hostId, chat: a.chatId, req: a.requestId, item: a.itemId, dec: a.decisions };
+    const claims = {
+      typ: 'push-action',
+      sid: a.sessionId,
+      jti: 'expired-1',
+      host: a.hostId,
+      chat: a.chatId,
+      req: a.requestId,
+      item: a.itemId,
+      dec: a.decisions,
+    };
     const expired = await signRelayJwt(env, claims, a.userId, 'tether-push-action', -60);
     expect(await refusal(expired)).toEqual({ status: 401, body: { code: 'unauthorized', message: 'action token expired' } });
     const otherKeys = { TETHER_SIGNING_KEYS: JSON.stringify([await generateSigningKey('test-current')]) };
@@ -393,9 +505,13 @@ describe('acting from a notification', () => {
     // An access token is not an action token (its audience is its own).
     expect((await refusal(owner.token)).body).toEqual({ code: 'unauthorized', message: 'invalid action token' });
     expect(await refusal((await mintPushAction(env, a)).token, 'allow-always')).toEqual({
-      status: 400, body: { code: 'bad-request', message: 'decision: this notification offers allow, deny' },
+      status: 400,
+      body: { code: 'bad-request', message: 'decision: this notification offers allow, deny' },
     });
-    expect((await api(null, 'POST', '/api/push/act', { decision: 'allow' })).body).toEqual({ code: 'bad-request', message: 'token: Invalid input: expected string, received undefined' });
+    expect((await api(null, 'POST', '/api/push/act', { decision: 'allow' })).body).toEqual({
+      code: 'bad-request',
+      message: 'token: Invalid input: expected string, received undefined',
+    });
 
     // A person whose grant went down to viewer after the push: refused now, whatever the token says.
     const demoted = await signIn('push-demoted');

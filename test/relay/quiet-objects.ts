@@ -12,7 +12,10 @@
 import { env, listDurableObjectIds, runInDurableObject } from 'cloudflare:test';
 import { until } from '../support/until.ts';
 
-interface Counted { pending: number; started: number }
+interface Counted {
+  pending: number;
+  started: number;
+}
 type Runner = { import: (id: string) => Promise<unknown>; tetherImports?: Counted };
 
 /** The module runner the wrapper imports through (vitest's global mocker holds it); null if vitest no longer has one there. */
@@ -23,14 +26,19 @@ function moduleRunner(): Runner | null {
 /** Counts the imports of the file's module runner (once per runner). */
 export function countImports(): Counted {
   const runner = moduleRunner();
-  if (!runner) throw new Error('vitest-pool-workers no longer imports through __vitest_mocker__.moduleRunner: the relay tests\' teardown guard (quiet-objects.ts) needs another hook');
+  if (!runner)
+    throw new Error(
+      "vitest-pool-workers no longer imports through __vitest_mocker__.moduleRunner: the relay tests' teardown guard (quiet-objects.ts) needs another hook",
+    );
   if (runner.tetherImports) return runner.tetherImports;
   const counted: Counted = { pending: 0, started: 0 };
   const original = runner.import.bind(runner);
   runner.import = (id: string) => {
     counted.pending++;
     counted.started++;
-    return original(id).finally(() => { counted.pending--; });
+    return original(id).finally(() => {
+      counted.pending--;
+    });
   };
   runner.tetherImports = counted;
   return counted;
@@ -45,7 +53,9 @@ export async function settleObjects(): Promise<void> {
   await dropAlarms(env.RATE_GATE);
   let idle = 0;
   await until(() => (idle = counted.pending === 0 ? idle + 1 : 0) >= 5, 'relay test teardown: no Durable Object event loading', {
-    ms: 10_000, every: 5, detail: () => `${counted.pending} still loading`,
+    ms: 10_000,
+    every: 5,
+    detail: () => `${counted.pending} still loading`,
   });
 }
 

@@ -16,13 +16,19 @@ const clock = { t: Date.now() + 10 * 365 * 24 * 3600 * 1000 };
 /** Makes the gate of `bucket` run on the test's clock (before its first take). */
 async function holdClock(bucket: string): Promise<void> {
   const gate = env.RATE_GATE.get(env.RATE_GATE.idFromName(bucket));
-  await runInDurableObject(gate, (instance) => { (instance as unknown as RateGate).now = () => clock.t; });
+  await runInDurableObject(gate, (instance) => {
+    (instance as unknown as RateGate).now = () => clock.t;
+  });
 }
 
 /** A tiny app with one limited door, keyed by the header `X-Who` (and `X-Also` when given). */
 function door(name: string, max: number, perSeconds: number) {
   const app = new Hono<{ Bindings: Env }>();
-  app.post('/knock', rateLimit(name, { max, perSeconds }, (c) => [`who:${c.req.header('X-Who')}`, c.req.header('X-Also') && `also:${c.req.header('X-Also')}`]), (c) => c.json({ ok: true }));
+  app.post(
+    '/knock',
+    rateLimit(name, { max, perSeconds }, (c) => [`who:${c.req.header('X-Who')}`, c.req.header('X-Also') && `also:${c.req.header('X-Also')}`]),
+    (c) => c.json({ ok: true }),
+  );
   return (who: string, also?: string) => app.request('/knock', { method: 'POST', headers: { 'X-Who': who, ...(also ? { 'X-Also': also } : {}) } }, env);
 }
 
@@ -39,7 +45,7 @@ describe('rate limits on HTTP doors', () => {
     expect(await refused.json()).toEqual({ code: 'rate-limited', message: 'Try again in 20 s', retryAfterMs: 20_000 });
   });
 
-  it('keeps each key in its own bucket, and refuses when any of a request\'s keys is empty', async () => {
+  it("keeps each key in its own bucket, and refuses when any of a request's keys is empty", async () => {
     const name = `door-${unique()}`;
     const knock = door(name, 2, 60);
     expect((await knock('a')).status).toBe(200);
@@ -119,7 +125,7 @@ describe('frame budgets', () => {
     expect(() => new FrameBudget({ RATE_FRAMES: 'lots' } as Env)).toThrow(/RATE_FRAMES must look like/);
   });
 
-  it('answers a flooding socket rate-limited, holds back the same person\'s other socket, and what it refuses never reaches the host', async () => {
+  it("answers a flooding socket rate-limited, holds back the same person's other socket, and what it refuses never reaches the host", async () => {
     const host = await new FakeHost(`host-flood-${unique()}`).connect();
     // This lobby gets a small budget (the default, 300 a minute, is only a bigger number), set in the
     // object before the socket opens.
@@ -156,30 +162,32 @@ describe('sign-in is rate-limited per IP', () => {
   it('answers the 11th attempt from one IP with 429, Retry-After and the protocol body; another IP still gets through', async () => {
     const ip = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
     await holdClock(`signin:ip:${ip}`);
-    const attempt = (from: string, n: number) => SELF.fetch('http://relay.test/api/auth/signin', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'CF-Connecting-IP': from },
-      body: JSON.stringify({ email: `nobody-${unique()}-${n}@example.com`, password: 'wrong password' }),
-    });
+    const attempt = (from: string, n: number) =>
+      SELF.fetch('http://relay.test/api/auth/signin', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'CF-Connecting-IP': from },
+        body: JSON.stringify({ email: `nobody-${unique()}-${n}@example.com`, password: 'wrong password' }),
+      });
     for (let i = 0; i < 10; i++) expect((await attempt(ip, i)).status).toBe(401);
     const refused = await attempt(ip, 10);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(0);
-    const body = await refused.json() as { code: string; message: string; retryAfterMs: number };
+    const body = (await refused.json()) as { code: string; message: string; retryAfterMs: number };
     expect(body).toEqual({ code: 'rate-limited', message: expect.stringMatching(/^Try again in \d+ s$/), retryAfterMs: expect.any(Number) });
     expect((await attempt(`203.0.113.${Math.floor(Math.random() * 200) + 1}`, 11)).status).toBe(401);
   });
 });
 
 describe('a known email cannot be locked out of sign-in', () => {
-  it('failures from one IP lock out that IP only; the owner signs in from another, and past the account\'s limit attempts are slowed, never refused', async () => {
-    const { email, password } = await passwordAccount('the owner\'s own password', 'lockout');
+  it("failures from one IP lock out that IP only; the owner signs in from another, and past the account's limit attempts are slowed, never refused", async () => {
+    const { email, password } = await passwordAccount("the owner's own password", 'lockout');
     await holdClock(`signin-account:${email}`);
-    const attempt = (from: string, guess: string) => SELF.fetch('http://relay.test/api/auth/signin', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'CF-Connecting-IP': from },
-      body: JSON.stringify({ email, password: guess }),
-    });
+    const attempt = (from: string, guess: string) =>
+      SELF.fetch('http://relay.test/api/auth/signin', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'CF-Connecting-IP': from },
+        body: JSON.stringify({ email, password: guess }),
+      });
     const attacker = `192.0.2.${Math.floor(Math.random() * 200) + 1}`;
     await holdClock(`signin:ip:${attacker}`);
     for (let i = 0; i < 10; i++) expect((await attempt(attacker, `guess ${i}`)).status).toBe(401);

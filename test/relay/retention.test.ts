@@ -20,13 +20,17 @@ async function runDailySweep(): Promise<void> {
   await Promise.all(waits);
 }
 
-const count = (sql: string, ...binds: unknown[]) => env.DB.prepare(sql).bind(...binds).first<number>('n');
+const count = (sql: string, ...binds: unknown[]) =>
+  env.DB.prepare(sql)
+    .bind(...binds)
+    .first<number>('n');
 
 describe('the daily sweep', () => {
   it('keeps failed sign-ins for 30 days and at most the newest 10 000, and leaves every other audit row', async () => {
     const now = Date.now();
     const tag = `sweep-${unique()}`;
-    const insert = (at: number, action: string) => env.DB.prepare('INSERT INTO audit (at, actor, ip, action, detail) VALUES (?, NULL, ?, ?, NULL)').bind(at, tag, action);
+    const insert = (at: number, action: string) =>
+      env.DB.prepare('INSERT INTO audit (at, actor, ip, action, detail) VALUES (?, NULL, ?, ?, NULL)').bind(at, tag, action);
     // Old failures go; an old sign-in and old grant changes stay (they are the owner's history, not noise).
     await env.DB.batch([
       insert(now - FAILED_SIGNIN_KEEP_MS - 60_000, 'signin-failed'),
@@ -53,18 +57,32 @@ describe('the daily sweep', () => {
     expect(await count("SELECT count(*) AS n FROM audit WHERE ip = ? AND action = 'signin'", tag)).toBe(1);
   });
 
-  it('drops refresh tokens of ended sessions and used ones older than a week; a live session\'s current token stays', async () => {
+  it("drops refresh tokens of ended sessions and used ones older than a week; a live session's current token stays", async () => {
     const now = Date.now();
     const user = `sweep-user-${unique()}`;
     await userToken(user);
     const session = (id: string, expiresAt: number, revokedAt: number | null) =>
-      env.DB.prepare('INSERT INTO sessions (id, user_id, method, created_at, last_used_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .bind(id, user, 'password', now - 40 * 86_400_000, now, expiresAt, revokedAt);
+      env.DB.prepare('INSERT INTO sessions (id, user_id, method, created_at, last_used_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)').bind(
+        id,
+        user,
+        'password',
+        now - 40 * 86_400_000,
+        now,
+        expiresAt,
+        revokedAt,
+      );
     const token = (hash: string, sessionId: string, usedAt: number | null) =>
-      env.DB.prepare('INSERT INTO refresh_tokens (token_hash, session_id, created_at, used_at) VALUES (?, ?, ?, ?)').bind(hash, sessionId, now - 40 * 86_400_000, usedAt);
+      env.DB.prepare('INSERT INTO refresh_tokens (token_hash, session_id, created_at, used_at) VALUES (?, ?, ?, ?)').bind(
+        hash,
+        sessionId,
+        now - 40 * 86_400_000,
+        usedAt,
+      );
     const [live, revoked, expired] = [`s-live-${unique()}`, `s-revoked-${unique()}`, `s-expired-${unique()}`];
     await env.DB.batch([
-      session(live, now + 86_400_000, null), session(revoked, now + 86_400_000, now - 1000), session(expired, now - 1000, null),
+      session(live, now + 86_400_000, null),
+      session(revoked, now + 86_400_000, now - 1000),
+      session(expired, now - 1000, null),
       token(`${live}-current`, live, null),
       token(`${live}-used-yesterday`, live, now - 86_400_000),
       token(`${live}-used-long-ago`, live, now - USED_REFRESH_KEEP_MS - 60_000),
@@ -72,12 +90,14 @@ describe('the daily sweep', () => {
       token(`${expired}-current`, expired, null),
     ]);
     await runDailySweep();
-    const left = await env.DB.prepare('SELECT token_hash FROM refresh_tokens WHERE session_id IN (?, ?, ?) ORDER BY token_hash').bind(live, revoked, expired).all<{ token_hash: string }>();
+    const left = await env.DB.prepare('SELECT token_hash FROM refresh_tokens WHERE session_id IN (?, ?, ?) ORDER BY token_hash')
+      .bind(live, revoked, expired)
+      .all<{ token_hash: string }>();
     expect(left.results.map((r) => r.token_hash)).toEqual([`${live}-current`, `${live}-used-yesterday`]);
   });
 });
 
-describe('a chat\'s own bounds', () => {
+describe("a chat's own bounds", () => {
   it('keeps at most KEPT_SENDS_MAX sends for an offline host; the next is answered host-offline and not kept', async () => {
     const host = await new FakeHost(`host-retention-${unique()}`).connect();
     host.create('kept', []);
@@ -98,7 +118,7 @@ describe('a chat\'s own bounds', () => {
     host.disconnect();
   });
 
-  it('forgets a removed visual once the host\'s whole list no longer names it', async () => {
+  it("forgets a removed visual once the host's whole list no longer names it", async () => {
     const host = await new FakeHost(`host-retention-${unique()}`).connect();
     host.create('vis', []);
     const me = await Client.chat(host.hostId, 'vis');
@@ -108,7 +128,13 @@ describe('a chat\'s own bounds', () => {
     await me.waitFor((f) => f.event === 'chat.visuals' && f.payload.visuals.length === 2, 'two visuals');
     await me.request('chat.removeVisual', { chatId: 'vis', visualId: 'a' });
     const room = env.CHAT_ROOM.get(env.CHAT_ROOM.idFromName(roomName(host.hostId, 'vis')));
-    const removed = () => runInDurableObject(room, (_instance, state) => state.storage.sql.exec<{ visual_id: string }>('SELECT visual_id FROM removed_visuals').toArray().map((r) => r.visual_id));
+    const removed = () =>
+      runInDurableObject(room, (_instance, state) =>
+        state.storage.sql
+          .exec<{ visual_id: string }>('SELECT visual_id FROM removed_visuals')
+          .toArray()
+          .map((r) => r.visual_id),
+      );
     expect(await removed()).toEqual(['a']);
     // While the host still names it, it stays removed (and remembered).
     host.sendEvent('chat.visuals', { chatId: 'vis', visuals: [visual('a'), visual('b'), visual('c')] });

@@ -25,7 +25,7 @@ async function closedWithin<T extends { code: number; reason: string }>(closed: 
 }
 
 describe('revocation reaches open sockets', () => {
-  it('removing a grant closes that person\'s lobby and chat sockets (4403), even one that only listens', async () => {
+  it("removing a grant closes that person's lobby and chat sockets (4403), even one that only listens", async () => {
     const { host, owner } = await setup();
     const bob = await signIn(`revoke-bob-${hosts}`);
     const { id } = await grant(owner, host.hostId, { type: 'user', id: bob.userId }, 'operator');
@@ -92,7 +92,7 @@ describe('revocation reaches open sockets', () => {
     await grant(owner, host.hostId, { type: 'user', id: kim.userId }, 'viewer');
     expect(await listed()).toEqual(['w1', 'w2']);
     host.sendEvent('chat.status', { chatId: 'w2', info: { ...host.chats.get('w2')!.thread.info, title: 'heard at once' } });
-    await lobby.client.waitFor((f) => f.event === 'chat.status' && (f.payload as { chatId: string }).chatId === 'w2', 'w2\'s status on her lobby');
+    await lobby.client.waitFor((f) => f.event === 'chat.status' && (f.payload as { chatId: string }).chatId === 'w2', "w2's status on her lobby");
   });
 
   it('a team grant lowered and raised back serves the raised role at once to a member whose socket stayed open', async () => {
@@ -123,7 +123,7 @@ describe('revocation reaches open sockets', () => {
     expect((await closedWithin(chat.closed, since)).code).toBe(4403);
   });
 
-  it('revoking a session closes its sockets (4401) and leaves the person\'s other session working', async () => {
+  it("revoking a session closes its sockets (4401) and leaves the person's other session working", async () => {
     const { host, owner } = await setup();
     const phone = await signIn(`revoke-erin-${hosts}`);
     const laptop = await signIn(phone.userId);
@@ -142,7 +142,7 @@ describe('revocation reaches open sockets', () => {
     const { host, owner } = await setup(['r1', 'r2']);
     const finn = await signIn(`revoke-finn-${hosts}`);
     await grant(owner, host.hostId, { type: 'user', id: finn.userId }, 'viewer');
-    const teamId = await team(owner, 'finn\'s', [finn]);
+    const teamId = await team(owner, "finn's", [finn]);
     await grant(owner, host.hostId, { type: 'team', id: teamId }, 'viewer', 'r2');
     expect(await hostsReachableBy(env.DB, finn.userId)).toEqual([host.hostId]);
     const sockets = [await lobbyOf(finn, host.hostId), await chatOf(finn, host.hostId, 'r1'), await chatOf(finn, host.hostId, 'r2')];
@@ -165,11 +165,15 @@ describe('revocation reaches open sockets', () => {
     // The room's cached view lives at most two seconds: frames pass until it is read again, then the
     // first refused one closes the socket.
     let refusal: any = null;
-    await until(async () => {
-      const reply = await chat.client.request('chat.attach', { chatId: 'r1' });
-      if (!reply.ok) refusal = reply.error;
-      return !reply.ok;
-    }, 'a refused frame', TARGET_MS);
+    await until(
+      async () => {
+        const reply = await chat.client.request('chat.attach', { chatId: 'r1' });
+        if (!reply.ok) refusal = reply.error;
+        return !reply.ok;
+      },
+      'a refused frame',
+      TARGET_MS,
+    );
     expect(refusal.code).toBe('unauthorized');
     expect(await closedWithin(chat.closed, since)).toEqual({ code: 4401, reason: 'session ended' });
   });

@@ -25,15 +25,17 @@ async function chatWithSender(role: 'operator' | 'owner' = 'operator') {
   return { host, chatId, owner, ann, annGrant, ownerChat, annChat };
 }
 
-const lower = (owner: Person, hostId: string, who: Person, chatId: string) =>
-  grant(owner, hostId, { type: 'user', id: who.userId }, 'viewer', chatId);
+const lower = (owner: Person, hostId: string, who: Person, chatId: string) => grant(owner, hostId, { type: 'user', id: who.userId }, 'viewer', chatId);
 const removeGrant = async (owner: Person, hostId: string, grantId: string) => {
   expect((await api(owner, 'DELETE', `/api/hosts/${hostId}/grants/${grantId}`)).status).toBe(200);
 };
 
 /** The length of the queue in the last info a socket was sent. */
 const shownQueue = (watched: Watched) =>
-  watched.client.chatEvents().filter((f) => f.payload.event.type === 'info').at(-1)?.payload.event.info.queue?.length ?? 0;
+  watched.client
+    .chatEvents()
+    .filter((f) => f.payload.event.type === 'info')
+    .at(-1)?.payload.event.info.queue?.length ?? 0;
 
 const refusalsIn = (watched: Watched) => watched.client.frames.filter((f) => f.event === 'chat.sendRefused').map((f) => f.payload);
 
@@ -101,7 +103,7 @@ describe('a send kept while the host was away', () => {
 });
 
 describe('a send the host queued', () => {
-  it('is taken back from the host, on its sender\'s behalf, when they lose the role to send, and they hear why', async () => {
+  it("is taken back from the host, on its sender's behalf, when they lose the role to send, and they hear why", async () => {
     const { host, chatId, owner, ann, ownerChat, annChat } = await chatWithSender();
     const busy = busyHost(host, chatId);
     expect((await annChat.client.request('chat.send', { chatId, text: 'ann waits' }, 'ann-q')).result).toMatchObject({ queued: true });
@@ -117,11 +119,15 @@ describe('a send the host queued', () => {
     expect(unqueues.map((f) => [f.payload.messageId, f.by])).toEqual([[`queued-${ann.userId}/ann-q`, ann.userId]]);
     expect(busy.queue.map((m) => m.text)).toEqual(['owner waits']);
     // The host's audit log says the relay did it, for whom.
-    const takenBack = () => env.DB.prepare("SELECT actor, detail FROM audit WHERE host_id = ? AND action = 'chat.unqueue'").bind(host.hostId).all<{ actor: string; detail: string }>();
+    const takenBack = () =>
+      env.DB.prepare("SELECT actor, detail FROM audit WHERE host_id = ? AND action = 'chat.unqueue'")
+        .bind(host.hostId)
+        .all<{ actor: string; detail: string }>();
     await until(async () => (await takenBack()).results.length === 1, 'taking back audited');
     const [row] = (await takenBack()).results;
     expect({ actor: row!.actor, detail: JSON.parse(row!.detail) }).toEqual({
-      actor: ann.userId, detail: { requestId: 'ann-q', messageId: `queued-${ann.userId}/ann-q`, by: 'relay', reason: 'sender lost access' },
+      actor: ann.userId,
+      detail: { requestId: 'ann-q', messageId: `queued-${ann.userId}/ann-q`, by: 'relay', reason: 'sender lost access' },
     });
 
     // Another change of access finds nothing more to take back.

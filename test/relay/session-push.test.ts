@@ -18,10 +18,15 @@ const catcher = await catchPushesForThisFile('vapid-session-test');
 
 async function subscribe(who: Person, name: string): Promise<void> {
   const ctx = createExecutionContext();
-  const res = await app.fetch(new Request('http://relay.test/api/push/subscriptions', {
-    method: 'POST', headers: { Authorization: `Bearer ${who.token}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(await catcher.subscribe(name)),
-  }), env, ctx);
+  const res = await app.fetch(
+    new Request('http://relay.test/api/push/subscriptions', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${who.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(await catcher.subscribe(name)),
+    }),
+    env,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   if (res.status !== 201) throw new Error(`subscribe refused: ${res.status} ${await res.text()}`);
 }
@@ -75,8 +80,15 @@ describe('push for a terminal session', () => {
     expect(asked.map((p) => p.name).sort()).toEqual([names.operator, names.owner, names.viewer].sort());
     const [ownerPush] = catcher.of(names.owner);
     expect(ownerPush!.payload).toMatchObject({
-      v: 1, kind: 'needs-you', title: 'In your terminal', body: `Approval needed: Bash · ${host.hostId}`,
-      hostId: host.hostId, chatId: '', sessionId: 's1', buzz: true, url: `/hosts/${host.hostId}/sessions/s1`,
+      v: 1,
+      kind: 'needs-you',
+      title: 'In your terminal',
+      body: `Approval needed: Bash · ${host.hostId}`,
+      hostId: host.hostId,
+      chatId: '',
+      sessionId: 's1',
+      buzz: true,
+      url: `/hosts/${host.hostId}/sessions/s1`,
       // The tool and summary ride along (not shown): the worker's signature names the approval with them.
       action: { requestId: 'tu-1', choices: BUTTONS, token: expect.any(String), shown: { toolName: 'Bash', summary: 'rm -rf build' } },
     });
@@ -95,7 +107,13 @@ describe('push for a terminal session', () => {
     const all = await pushes(6);
     expect(all.filter((p) => p.payload.kind === 'needs-you')).toHaveLength(3);
     const settled = catcher.of(names.owner)[1]!.payload;
-    expect(settled).toMatchObject({ kind: 'answered', body: `No longer waiting: Bash · ${host.hostId}`, tag: ownerPush!.payload.tag, buzz: false, sessionId: 's1' });
+    expect(settled).toMatchObject({
+      kind: 'answered',
+      body: `No longer waiting: Bash · ${host.hostId}`,
+      tag: ownerPush!.payload.tag,
+      buzz: false,
+      sessionId: 's1',
+    });
     expect(settled.action).toBeUndefined();
     expect(catcher.of(names.viewer)[1]!.payload).toMatchObject({ kind: 'answered', tag: told.tag, buzz: false });
     expect(catcher.of(names.oneChat)).toEqual([]);
@@ -103,7 +121,8 @@ describe('push for a terminal session', () => {
     // What became of them, in each person's list: about the session, not a chat.
     const operatorDeliveries = (await api(operator, 'GET', '/api/push/deliveries')).body.deliveries;
     expect(operatorDeliveries.map((d: any) => [d.kind, d.chatId, d.sessionId, d.buzz, d.status])).toEqual([
-      ['answered', '', 's1', false, 201], ['needs-you', '', 's1', true, 201],
+      ['answered', '', 's1', false, 201],
+      ['needs-you', '', 's1', true, 201],
     ]);
     expect((await api(viewer, 'GET', '/api/push/deliveries')).body.deliveries).toHaveLength(2);
     expect((await api(oneChat, 'GET', '/api/push/deliveries')).body.deliveries).toEqual([]);
@@ -120,14 +139,16 @@ describe('push for a terminal session', () => {
     await pushes(9);
     const mine = catcher.of(names.owner).map((p) => p.payload);
     expect(mine.map((p) => [p.kind, p.body.split(' · ')[0], p.buzz])).toEqual([
-      ['needs-you', 'Approval needed: Write', true], ['needs-you', 'Approval needed: Bash', true], ['answered', 'Expired: Write', false],
+      ['needs-you', 'Approval needed: Write', true],
+      ['needs-you', 'Approval needed: Bash', true],
+      ['answered', 'Expired: Write', false],
     ]);
     expect(mine[2]!.tag).toBe(mine[0]!.tag);
     expect(mine[1]!.tag).not.toBe(mine[0]!.tag);
     host.disconnect();
   });
 
-  it('tells without buttons when the host\'s choices, or its summary, would not fit a push', async () => {
+  it("tells without buttons when the host's choices, or its summary, would not fit a push", async () => {
     const { host, names, approvals, pushes } = await team();
     const wordy = CHOICES.map((c) => ({ ...c, label: `${c.label} ${'and so on '.repeat(60)}` }));
     approvals('s1', [approval('tu-long', { choices: wordy }), approval('tu-summary', { summary: `Bash: ${'x'.repeat(1600)}` })]);
@@ -150,7 +171,8 @@ describe('push for a terminal session', () => {
     approvals('s1', []);
     await pushes(6);
     expect(catcher.of(names.owner).map((p) => [p.payload.kind, p.payload.body.split(' · ')[0]])).toEqual([
-      ['needs-you', 'Approval needed: Bash'], ['answered', 'No longer waiting: Bash'],
+      ['needs-you', 'Approval needed: Bash'],
+      ['answered', 'No longer waiting: Bash'],
     ]);
     host.disconnect();
   }, 40_000); // the eviction waits out the in-flight push's send timeout (send.ts SEND_TIMEOUT_MS, 10 s)
@@ -175,9 +197,13 @@ describe('answering a terminal session from a notification', () => {
 
     // A choice the notification did not offer is refused before anything is spent or sent.
     expect(await api(null, 'POST', '/api/push/act', { token: action.token, choiceId: 'always' })).toEqual({
-      status: 400, body: { code: 'bad-request', message: 'choiceId: this notification offers allow, deny, remember' },
+      status: 400,
+      body: { code: 'bad-request', message: 'choiceId: this notification offers allow, deny, remember' },
     });
-    expect(await api(null, 'POST', '/api/push/act', { token: action.token, decision: 'allow', choiceId: 'allow' })).toMatchObject({ status: 400, body: { code: 'bad-request' } });
+    expect(await api(null, 'POST', '/api/push/act', { token: action.token, decision: 'allow', choiceId: 'allow' })).toMatchObject({
+      status: 400,
+      body: { code: 'bad-request' },
+    });
     expect(host.requestsOf('session.approve')).toHaveLength(0);
 
     const acted = await api(null, 'POST', '/api/push/act', { token: action.token, choiceId: 'remember', signature });
@@ -201,7 +227,10 @@ describe('answering a terminal session from a notification', () => {
     });
     expect(host.requestsOf('session.approve')).toHaveLength(2);
     // Nothing is left to answer, so that token stays spent: pressed again, the relay refuses it without asking the host.
-    expect((await api(null, 'POST', '/api/push/act', { token: ownerToken, choiceId: 'allow' })).body).toEqual({ code: 'request-not-found', message: 'This approval was already answered' });
+    expect((await api(null, 'POST', '/api/push/act', { token: ownerToken, choiceId: 'allow' })).body).toEqual({
+      code: 'request-not-found',
+      message: 'This approval was already answered',
+    });
     expect(host.requestsOf('session.approve')).toHaveLength(2);
 
     let lines: any[] = [];
@@ -222,7 +251,8 @@ describe('answering a terminal session from a notification', () => {
     const token = actOf(catcher.of(names.operator)[0]!.payload).token;
     await grant(owner, host.hostId, { type: 'user', id: operator.userId }, 'viewer');
     expect(await api(null, 'POST', '/api/push/act', { token, choiceId: 'allow' })).toEqual({
-      status: 403, body: { code: 'forbidden', message: 'session.approve needs the operator role on this host' },
+      status: 403,
+      body: { code: 'forbidden', message: 'session.approve needs the operator role on this host' },
     });
     await grant(owner, host.hostId, { type: 'user', id: operator.userId }, 'operator');
 
@@ -230,11 +260,13 @@ describe('answering a terminal session from a notification', () => {
     host.disconnect();
     await until(async () => !(await link.isOnline()), 'host offline');
     expect(await api(null, 'POST', '/api/push/act', { token, choiceId: 'allow' })).toEqual({
-      status: 503, body: { code: 'host-offline', message: 'The host is offline, so nothing was answered' },
+      status: 503,
+      body: { code: 'host-offline', message: 'The host is offline, so nothing was answered' },
     });
     await host.connect();
     expect(await api(null, 'POST', '/api/push/act', { token, choiceId: 'allow' })).toEqual({
-      status: 200, body: { ok: true, requestId: 'tu-b', choiceId: 'allow' },
+      status: 200,
+      body: { ok: true, requestId: 'tu-b', choiceId: 'allow' },
     });
     expect(host.requestsOf('session.approve').map((f) => f.payload.choiceId)).toEqual(['allow']);
     host.disconnect();

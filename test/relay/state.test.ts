@@ -66,7 +66,10 @@ describe('bookmarks, answered by the relay', () => {
 
   it('refuses the 201st bookmark with too-many-bookmarks, even while the host is offline', async () => {
     const host = await newHost();
-    host.create('b2', Array.from({ length: 201 }, (_, i) => userItem(`u${i}`, `m${i}`)));
+    host.create(
+      'b2',
+      Array.from({ length: 201 }, (_, i) => userItem(`u${i}`, `m${i}`)),
+    );
     const me = await Client.chat(host.hostId, 'b2');
     await me.request('chat.attach', { chatId: 'b2' });
     host.disconnect();
@@ -118,8 +121,11 @@ describe('approvals and questions: the first answer wins', () => {
     await until(() => me.chatEvents().length === 1, 'approval');
     // As if the room settled the row and then died before it forwarded the answer or kept its reply.
     const payload = { chatId: 'a4', requestId: 'req-4', decision: 'allow' };
-    await env.DB.prepare("UPDATE requests SET state = 'settled', settled_by = 'owner-1', settled_with = ?, settled_at = 1 WHERE host_id = ? AND request_id = 'req-4'")
-      .bind(JSON.stringify({ type: 'chat.approve', payload, answerId: 'answer-1' }), host.hostId).run();
+    await env.DB.prepare(
+      "UPDATE requests SET state = 'settled', settled_by = 'owner-1', settled_with = ?, settled_at = 1 WHERE host_id = ? AND request_id = 'req-4'",
+    )
+      .bind(JSON.stringify({ type: 'chat.approve', payload, answerId: 'answer-1' }), host.hostId)
+      .run();
     expect((await me.request('chat.approve', payload, 'answer-1')).ok).toBe(true);
     expect(host.requestsOf('chat.approve')).toHaveLength(1);
     expect((await me.request('chat.approve', payload, 'answer-2')).error.code).toBe('request-not-found');
@@ -133,8 +139,11 @@ describe('approvals and questions: the first answer wins', () => {
     await me.request('chat.attach', { chatId: 'a5' });
     host.emit('a5', { type: 'item', item: approvalItem('ap5', 'req-5') });
     await until(() => me.chatEvents().length === 1, 'approval');
-    await env.DB.prepare("UPDATE requests SET state = 'settled', settled_by = 'owner-1', settled_with = '{}', settled_at = 1 WHERE host_id = ? AND request_id = 'req-5'")
-      .bind(host.hostId).run();
+    await env.DB.prepare(
+      "UPDATE requests SET state = 'settled', settled_by = 'owner-1', settled_with = '{}', settled_at = 1 WHERE host_id = ? AND request_id = 'req-5'",
+    )
+      .bind(host.hostId)
+      .run();
     await evictAllDurableObjects();
     await host.connect();
     const phone = await Client.chat(host.hostId, 'a5');
@@ -157,7 +166,13 @@ describe('approvals and questions: the first answer wins', () => {
     const me = await Client.chat(host.hostId, 'a6');
     await me.request('chat.attach', { chatId: 'a6' });
     const question = {
-      kind: 'question' as const, id: 'q6', createdAt: Date.now(), turnId: 't1', requestId: 'req-6', answers: null, state: 'pending' as const,
+      kind: 'question' as const,
+      id: 'q6',
+      createdAt: Date.now(),
+      turnId: 't1',
+      requestId: 'req-6',
+      answers: null,
+      state: 'pending' as const,
       questions: [{ id: 'color', header: 'Color', question: 'Which color?', multiSelect: false, choices: [{ label: 'Red', description: '' }] }],
     };
     host.emit('a6', { type: 'item', item: question });
@@ -258,7 +273,9 @@ describe('sends while the host is offline', () => {
     await until(async () => !(await env.HOST_LINK.get(env.HOST_LINK.idFromName(host.hostId)).isOnline()), 'host offline');
     expect((await me.request('chat.send', { chatId: 'q4', text: 'one' })).result).toEqual({ queued: true });
     let release!: () => void;
-    const held = new Promise<void>((r) => { release = r; });
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
     const answer = host.handlers['chat.send']!;
     host.handlers['chat.send'] = async (p, f) => {
       if (p.text === 'one') await held; // the host is slow with the first kept send
@@ -270,7 +287,11 @@ describe('sends while the host is offline', () => {
     release();
     await until(() => host.requestsOf('chat.send').length === 2, 'second kept send out');
     expect(host.requestsOf('chat.send').map((f) => f.payload.text)).toEqual(['one', 'two']);
-    const queued = () => me.chatEvents().filter((f) => f.payload.event.type === 'info').at(-1)!.payload.event.info.queue ?? [];
+    const queued = () =>
+      me
+        .chatEvents()
+        .filter((f) => f.payload.event.type === 'info')
+        .at(-1)!.payload.event.info.queue ?? [];
     await until(() => queued().length === 0, 'queue emptied');
   });
 
@@ -299,8 +320,13 @@ describe('sends while the host is offline', () => {
     expect(taken.result.message).toMatchObject({ id: 'relay:k-1', text: 'first draft' });
     expect((await me.request('chat.unqueue', { chatId: 'q4', messageId: 'relay:k-1' })).error.code).toBe('request-not-found');
     expect((await me.request('chat.sendNow', { chatId: 'q4', messageId: 'relay:k-3' })).error.code).toBe('host-offline');
-    const queue = await me.waitFor((f) => f.event === 'chat.event' && f.payload.event.type === 'info'
-      && (f.payload.event.info.queue ?? []).map((m: any) => m.id).join() === 'relay:k-2,relay:k-3', 'queue after unqueue');
+    const queue = await me.waitFor(
+      (f) =>
+        f.event === 'chat.event' &&
+        f.payload.event.type === 'info' &&
+        (f.payload.event.info.queue ?? []).map((m: any) => m.id).join() === 'relay:k-2,relay:k-3',
+      'queue after unqueue',
+    );
     expect(queue).toBeTruthy();
 
     await host.connect();
@@ -321,8 +347,11 @@ describe('sends while the host is offline', () => {
     // Someone else is attached (another person with a role on the host): they see it happen.
     const bea = 'state-bea';
     await userToken(bea);
-    await env.DB.prepare("INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_at, created_by) VALUES (?, ?, '', 'user', ?, 'operator', ?, ?)")
-      .bind(`grant-${bea}`, host.hostId, bea, Date.now(), 'owner-1').run();
+    await env.DB.prepare(
+      "INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_at, created_by) VALUES (?, ?, '', 'user', ?, 'operator', ?, ?)",
+    )
+      .bind(`grant-${bea}`, host.hostId, bea, Date.now(), 'owner-1')
+      .run();
     const watcher = await Client.chat(host.hostId, 'q6', bea);
     await watcher.request('chat.attach', { chatId: 'q6' });
     await host.connect();
@@ -387,13 +416,22 @@ describe('durability and presence', () => {
     await host.connect();
     const after = await Client.chat(host.hostId, 'd1');
     const snap = await after.request('chat.attach', { chatId: 'd1' });
-    expect(snap.result.items.map((i: any) => [i.id, i.text])).toEqual([['u1', 'hi'], ['a1', 'streamed text']]);
+    expect(snap.result.items.map((i: any) => [i.id, i.text])).toEqual([
+      ['u1', 'hi'],
+      ['a1', 'streamed text'],
+    ]);
     expect(snap.result.bookmarks.map((b: any) => b.itemId)).toEqual(['u1']);
     const replay = await after.request('chat.attach', { chatId: 'd1', since: attached.result.seq });
     // The two deltas may have reached the room together and been joined into one.
     expect(replay.result.events[0].type).toBe('item');
     expect(replay.result.events.slice(1).map((e: any) => [e.type, e.text])).toEqual(
-      replay.result.events.length === 2 ? [['delta', 'streamed text']] : [['delta', 'streamed '], ['delta', 'text']]);
+      replay.result.events.length === 2
+        ? [['delta', 'streamed text']]
+        : [
+            ['delta', 'streamed '],
+            ['delta', 'text'],
+          ],
+    );
     expect(replay.result.seq).toBe(attached.result.seq + replay.result.events.length);
   });
 
@@ -403,7 +441,10 @@ describe('durability and presence', () => {
     const me = await Client.chat(host.hostId, 'd2');
     await me.request('chat.attach', { chatId: 'd2' });
     host.emit('d2', { type: 'item', item: assistantItem('a1', '') });
-    host.emitMany('d2', Array.from({ length: 5_400 }, (_, i) => ({ type: 'delta' as const, itemId: 'a1', text: `${i} ` })));
+    host.emitMany(
+      'd2',
+      Array.from({ length: 5_400 }, (_, i) => ({ type: 'delta' as const, itemId: 'a1', text: `${i} ` })),
+    );
     await until(() => host.outbox.size === 0, 'all acknowledged', 60_000);
     await evictAllDurableObjects();
     await host.connect();
@@ -462,7 +503,17 @@ describe('visuals', () => {
     host.create('v1', []);
     const me = await Client.chat(host.hostId, 'v1');
     await me.request('chat.attach', { chatId: 'v1' });
-    const visual = { id: 'vis-1', title: 'Chart', at: Date.now(), maxHeight: 600, size: 40, heights: [[320, 200], [640, 150]] };
+    const visual = {
+      id: 'vis-1',
+      title: 'Chart',
+      at: Date.now(),
+      maxHeight: 600,
+      size: 40,
+      heights: [
+        [320, 200],
+        [640, 150],
+      ],
+    };
     host.sendEvent('visual.page', { chatId: 'v1', visualId: 'vis-1', html: '<h1>chart</h1>' });
     host.sendEvent('chat.visuals', { chatId: 'v1', visuals: [visual] });
     await me.waitFor((f) => f.event === 'chat.visuals', 'visuals pushed');
@@ -477,17 +528,25 @@ describe('visuals', () => {
     expect(csp).toMatch(/; frame-ancestors /);
     expect(csp).not.toContain('allow-same-origin');
     // It reaches nowhere: no fetch, XHR, socket or beacon, no form sent anywhere, nothing loaded from outside.
-    const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name!, values]));
+    const directives = new Map(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([name, ...values]) => [name!, values]),
+    );
     expect(directives.get('connect-src')).toEqual(["'none'"]);
     expect(directives.get('form-action')).toEqual(["'none'"]);
     expect(directives.get('default-src')).toEqual(["'none'"]);
     for (const name of ['script-src', 'style-src', 'img-src', 'font-src', 'media-src']) {
-      expect(directives.get(name)!.filter((v) => !["'unsafe-inline'", "'unsafe-eval'", 'data:', 'blob:'].includes(v)), name).toEqual([]);
+      expect(
+        directives.get(name)!.filter((v) => !["'unsafe-inline'", "'unsafe-eval'", 'data:', 'blob:'].includes(v)),
+        name,
+      ).toEqual([]);
     }
     expect((await visualPage(host.hostId, 'v1', 'vis-1', 'mallory')).status).toBe(403);
 
     // The page's scripts can read its URL: it carries a ticket for that page only, never the person's token.
-    const { url } = await (await visualTicket(host.hostId, 'v1', 'vis-1')).json() as { url: string };
+    const { url } = (await (await visualTicket(host.hostId, 'v1', 'vis-1')).json()) as { url: string };
     const ticket = new URL(url).searchParams.get('ticket')!;
     expect(url).not.toContain(await userToken());
     expect((await SELF.fetch(`http://relay.test/v1/visuals/${host.hostId}/v1/vis-2?ticket=${ticket}`)).status).toBe(401);
@@ -517,7 +576,10 @@ describe('visuals', () => {
     host.sendEvent('chat.visuals', { chatId: 'v2', visuals: [visual('vis-a'), visual('vis-b'), visual('vis-c')] });
     const pushed = await me.waitFor((f) => f.event === 'chat.visuals' && f.payload.visuals.some((v: any) => v.id === 'vis-c'), 'third visual');
     expect(pushed.payload.visuals.map((v: any) => v.id)).toEqual(['vis-b', 'vis-c']);
-    expect((await (await Client.chat(host.hostId, 'v2')).request('chat.attach', { chatId: 'v2' })).result.visuals.map((v: any) => v.id)).toEqual(['vis-b', 'vis-c']);
+    expect((await (await Client.chat(host.hostId, 'v2')).request('chat.attach', { chatId: 'v2' })).result.visuals.map((v: any) => v.id)).toEqual([
+      'vis-b',
+      'vis-c',
+    ]);
     expect((await visualPage(host.hostId, 'v2', 'vis-a')).status).toBe(404);
   });
 

@@ -9,7 +9,7 @@ import { roomName } from '../../src/relay/objects/stubs.ts';
 const room = (chatId: string) => env.CHAT_ROOM.get(env.CHAT_ROOM.idFromName(roomName('h-migrations', chatId)));
 const versionOf = (state: DurableObjectState) => state.storage.sql.exec<{ version: number }>('SELECT version FROM schema_version').one().version;
 
-describe('the objects\' storage versions', () => {
+describe("the objects' storage versions", () => {
   it('a new room, lobby and link start at their newest version', async () => {
     expect(await runInDurableObject(room('fresh'), (_o, state) => versionOf(state))).toBe(1);
     expect(await runInDurableObject(env.LOBBY.get(env.LOBBY.idFromName('h-migrations')), (_o, state) => versionOf(state))).toBe(1);
@@ -38,7 +38,10 @@ describe('the objects\' storage versions', () => {
   it('applies only what is newer, once, and refuses storage newer than the code', async () => {
     const result = await runInDurableObject(room('runner'), (_o, state) => {
       const storage = state.storage;
-      const v2 = [{ version: 1, sql: 'CREATE TABLE IF NOT EXISTS t (n INTEGER)' }, { version: 2, sql: 'INSERT INTO t (n) VALUES (2)' }];
+      const v2 = [
+        { version: 1, sql: 'CREATE TABLE IF NOT EXISTS t (n INTEGER)' },
+        { version: 2, sql: 'INSERT INTO t (n) VALUES (2)' },
+      ];
       storage.sql.exec('DROP TABLE IF EXISTS schema_version');
       const first = migrateStorage(storage, 'Test', v2);
       const again = migrateStorage(storage, 'Test', v2);

@@ -22,7 +22,11 @@ async function call(who: Person, method: string, path: string, body?: unknown): 
   const ctx = createExecutionContext();
   const headers: Record<string, string> = { Authorization: `Bearer ${who.token}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await app.fetch(new Request(`http://relay.test${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }), env, ctx);
+  const res = await app.fetch(
+    new Request(`http://relay.test${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }),
+    env,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   return { status: res.status, body: await res.json() };
 }
@@ -37,8 +41,8 @@ async function joins(owner: Person, teamId: string, who: Person): Promise<void> 
   expect((await call(who, 'POST', `/api/invitations/${invitation.body.token}/accept`)).status).toBe(200);
 }
 
-describe('a team\'s change of members that leaves its signed grant stale', () => {
-  it('pushes each owner of the host once on a join and once on a leave, to open the host\'s page; nobody else hears of it', async () => {
+describe("a team's change of members that leaves its signed grant stale", () => {
+  it("pushes each owner of the host once on a join and once on a leave, to open the host's page; nobody else hears of it", async () => {
     const owner = await signIn(OWNER);
     const key = await deviceKeyOf(await newDeviceKeyPair(false), Date.now());
     expect((await api(owner, 'POST', '/api/devices', { name: `sdk-${unique()}`, publicKey: key.publicKey })).status).toBe(201);
@@ -51,8 +55,23 @@ describe('a team\'s change of members that leaves its signed grant stale', () =>
     const teamName = `pushed crew ${unique()}`;
     const teamId = await team(owner, teamName, [mo]);
     const sign = (members: string[]) => signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members }, role: 'operator', devices: [] });
-    expect((await call(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed: await sign([owner.userId, mo.userId]) })).status).toBe(201);
-    const names = { owner: `tp-owner-${unique()}`, coOwner: `tp-co-${unique()}`, operator: `tp-op-${unique()}`, viewer: `tp-vi-${unique()}`, mo: `tp-mo-${unique()}`, ned: `tp-ned-${unique()}` };
+    expect(
+      (
+        await call(owner, 'POST', `/api/hosts/${host.hostId}/grants`, {
+          subject: { type: 'team', id: teamId },
+          role: 'operator',
+          signed: await sign([owner.userId, mo.userId]),
+        })
+      ).status,
+    ).toBe(201);
+    const names = {
+      owner: `tp-owner-${unique()}`,
+      coOwner: `tp-co-${unique()}`,
+      operator: `tp-op-${unique()}`,
+      viewer: `tp-vi-${unique()}`,
+      mo: `tp-mo-${unique()}`,
+      ned: `tp-ned-${unique()}`,
+    };
     await subscribe(owner, names.owner);
     await subscribe(coOwner, names.coOwner);
     await subscribe(operator, names.operator);
@@ -60,7 +79,16 @@ describe('a team\'s change of members that leaves its signed grant stale', () =>
     await subscribe(mo, names.mo);
     await subscribe(ned, names.ned);
     const heard = () => Object.fromEntries(Object.entries(names).map(([who, name]) => [who, catcher.of(name).length]));
-    const expected = { v: 1, kind: 'team-changed', title: teamName, body: `Team changed: sign again · ${hostName}`, hostId: host.hostId, chatId: '', url: `/hosts/${host.hostId}`, buzz: true };
+    const expected = {
+      v: 1,
+      kind: 'team-changed',
+      title: teamName,
+      body: `Team changed: sign again · ${hostName}`,
+      hostId: host.hostId,
+      chatId: '',
+      url: `/hosts/${host.hostId}`,
+      buzz: true,
+    };
 
     // Ned joins: one push to each owner's browser, none to anyone else (Ned and Mo included).
     await joins(owner, teamId, ned);
@@ -72,7 +100,15 @@ describe('a team\'s change of members that leaves its signed grant stale', () =>
     expect(first.topic).toBe(first.payload.tag);
 
     // Signed again with the members now: signing pushes nothing.
-    expect((await call(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed: await sign([owner.userId, mo.userId, ned.userId]) })).status).toBe(200);
+    expect(
+      (
+        await call(owner, 'POST', `/api/hosts/${host.hostId}/grants`, {
+          subject: { type: 'team', id: teamId },
+          role: 'operator',
+          signed: await sign([owner.userId, mo.userId, ned.userId]),
+        })
+      ).status,
+    ).toBe(200);
     expect(heard()).toEqual({ owner: 1, coOwner: 1, operator: 0, viewer: 0, mo: 0, ned: 0 });
 
     // Mo leaves: one more each, the same notification (its tag) replaced.
@@ -85,7 +121,8 @@ describe('a team\'s change of members that leaves its signed grant stale', () =>
     // The owner's deliveries list them, about the host (no chat).
     const deliveries = (await call(owner, 'GET', '/api/push/deliveries')).body.deliveries as PushDelivery[];
     expect(deliveries.filter((d) => d.hostId === host.hostId).map((d) => [d.kind, d.chatId, d.sessionId, d.status])).toEqual([
-      ['team-changed', '', null, 201], ['team-changed', '', null, 201],
+      ['team-changed', '', null, 201],
+      ['team-changed', '', null, 201],
     ]);
   });
 

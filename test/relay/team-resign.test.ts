@@ -10,7 +10,15 @@ import { deviceKeyOf, newDeviceKeyPair, type DeviceKey } from '../../src/client/
 import { RelayApi } from '../../src/client/api.ts';
 import { MemoryTokenStore } from '../../src/client/tokens.ts';
 import { resignTeamGrant, shareSigned, signGrant } from '../../src/client/trust.ts';
-import { GrantSchema, LinkTrustSchema, TeamGrantsToSignSchema, TeamMembersToSignSchema, type Grant, type GrantStatement, type HostSummary } from '../../src/contracts/index.ts';
+import {
+  GrantSchema,
+  LinkTrustSchema,
+  TeamGrantsToSignSchema,
+  TeamMembersToSignSchema,
+  type Grant,
+  type GrantStatement,
+  type HostSummary,
+} from '../../src/contracts/index.ts';
 import { putSignedGrant } from '../../src/relay/db/trust.ts';
 import { FakeHost, OWNER, until } from './peers.ts';
 import { api, signIn, team, type Person } from './people.ts';
@@ -82,7 +90,10 @@ describe('a signed team grant after its team changed', () => {
 
     // The host got the new statement (the only one sent since the refusals), and the relay keeps it alone.
     await until(() => host.received.filter((f) => f.link === 'trust').length === framesBefore + 1, 'the new grant on the link');
-    const sent = host.received.filter((f) => f.link === 'trust').slice(framesBefore).map((f) => LinkTrustSchema.parse(f).statements);
+    const sent = host.received
+      .filter((f) => f.link === 'trust')
+      .slice(framesBefore)
+      .map((f) => LinkTrustSchema.parse(f).statements);
     expect(sent).toEqual([[again]]);
     host.disconnect();
     host.received.length = 0;
@@ -119,8 +130,15 @@ describe('a signed team grant after its team changed', () => {
     const host = await new FakeHost(`host-resign-${unique()}`).connect();
     const [dot, eli, fay] = [await signIn(`dot-${unique()}`), await signIn(`eli-${unique()}`), await signIn(`fay-${unique()}`)];
     const teamId = await team(owner, `crew-${unique()}`, [dot]);
-    const signed = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members: [owner.userId, dot.userId] }, role: 'operator', devices: [] });
-    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed })).status).toBe(201);
+    const signed = await signGrant(key, {
+      hostId: host.hostId,
+      subject: { kind: 'team', teamId, members: [owner.userId, dot.userId] },
+      role: 'operator',
+      devices: [],
+    });
+    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed })).status).toBe(
+      201,
+    );
     expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: fay.userId }, role: 'viewer' })).status).toBe(201);
     const invitation = await api(owner, 'POST', `/api/teams/${teamId}/invitations`, { role: 'member' });
     expect((await api(eli, 'POST', `/api/invitations/${invitation.body.token}/accept`)).status).toBe(200);
@@ -129,7 +147,9 @@ describe('a signed team grant after its team changed', () => {
     for (const member of [dot, eli]) {
       const seen = await mine(member);
       expect(seen.status).toBe(200);
-      expect(seen.body.grants.map((g: unknown) => GrantSchema.parse(g))).toMatchObject([{ id: signed.statement.grantId, resign: { joined: [{ userId: eli.userId }], left: [] } }]);
+      expect(seen.body.grants.map((g: unknown) => GrantSchema.parse(g))).toMatchObject([
+        { id: signed.statement.grantId, resign: { joined: [{ userId: eli.userId }], left: [] } },
+      ]);
     }
     // Fay's own grant, not the team's; nobody without a role here sees anything.
     expect((await mine(fay)).body.grants.map((g: Grant) => [g.subject.id, g.resign])).toEqual([[fay.userId, null]]);
@@ -138,28 +158,38 @@ describe('a signed team grant after its team changed', () => {
     expect((await api(dot, 'GET', `/api/hosts/${host.hostId}/grants`)).status).toBe(403);
   });
 
-  it('an unsigned team grant and a person\'s grant carry no drift: the relay\'s own grant follows the team, and no host was told otherwise', async () => {
+  it("an unsigned team grant and a person's grant carry no drift: the relay's own grant follows the team, and no host was told otherwise", async () => {
     const owner = await signIn(OWNER);
     const host = await new FakeHost(`host-resign-${unique()}`).connect();
     const cy = await signIn(`cy-${unique()}`);
     const plainTeam = await team(owner, `plain-${unique()}`, [cy]);
     expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: plainTeam }, role: 'viewer' })).status).toBe(201);
-    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: cy.userId }, role: 'viewer', chatId: 'c1' })).status).toBe(201);
+    expect(
+      (await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: cy.userId }, role: 'viewer', chatId: 'c1' })).status,
+    ).toBe(201);
     // Cy leaves the unsigned team: the relay's own grant follows the team, there is nothing to sign again.
     expect((await api(owner, 'DELETE', `/api/teams/${plainTeam}/members/${cy.userId}`)).status).toBe(200);
-    expect((await grantsOf(owner, host.hostId)).map((g) => [g.subject.type, g.signed, g.resign])).toEqual([['team', false, null], ['user', false, null]]);
-
+    expect((await grantsOf(owner, host.hostId)).map((g) => [g.subject.type, g.signed, g.resign])).toEqual([
+      ['team', false, null],
+      ['user', false, null],
+    ]);
   });
 });
 
 /** The SDK as this person calls the relay (their session's access token, never refreshed here). */
 function sdkOf(person: Person): RelayApi {
-  const tokens = new MemoryTokenStore({ sessionId: person.sessionId, refreshToken: 'unused', accessToken: person.token, expiresAt: Date.now() + 600_000, userId: person.userId });
+  const tokens = new MemoryTokenStore({
+    sessionId: person.sessionId,
+    refreshToken: 'unused',
+    accessToken: person.token,
+    expiresAt: Date.now() + 600_000,
+    userId: person.userId,
+  });
   return new RelayApi('http://relay.test', { tokens, fetch: (input, init) => SELF.fetch(String(input), init) });
 }
 
 describe('an owner of the host who is not in the team', () => {
-  it('reads the team\'s members (ids and names only) and signs its grant, first and again after the team changed; the grant is kept and reaches the host', async () => {
+  it("reads the team's members (ids and names only) and signs its grant, first and again after the team changed; the grant is kept and reaches the host", async () => {
     const owner = await signIn(OWNER);
     const key = await deviceOf(owner);
     const host = await new FakeHost(`host-outsider-${unique()}`).connect();
@@ -175,8 +205,18 @@ describe('an owner of the host who is not in the team', () => {
     expect(given).toMatchObject({ subject: { type: 'team', id: teamId }, role: 'operator', signed: true, resign: null });
     const members = await api(owner, 'GET', `/api/hosts/${host.hostId}/grants/teams/${teamId}/members`);
     expect(members.status).toBe(200);
-    expect(members.body).toEqual({ teamId, members: [{ userId: ada.userId, name: expect.any(String) }, { userId: bo.userId, name: expect.any(String) }] });
-    expect(TeamMembersToSignSchema.strict().parse(members.body).members.every((m) => Object.keys(m).sort().join() === 'name,userId')).toBe(true);
+    expect(members.body).toEqual({
+      teamId,
+      members: [
+        { userId: ada.userId, name: expect.any(String) },
+        { userId: bo.userId, name: expect.any(String) },
+      ],
+    });
+    expect(
+      TeamMembersToSignSchema.strict()
+        .parse(members.body)
+        .members.every((m) => Object.keys(m).sort().join() === 'name,userId'),
+    ).toBe(true);
 
     // Cas joins: the owner outside the team signs again and the grant is in sync, under the new id.
     const invitation = await api(ada, 'POST', `/api/teams/${teamId}/invitations`, { role: 'member' });
@@ -190,16 +230,24 @@ describe('an owner of the host who is not in the team', () => {
 
     // The host got both statements; the last names the three members.
     await until(() => host.received.filter((f) => f.link === 'trust').length >= framesBefore + 2, 'both signed grants on the link');
-    const sent = host.received.filter((f) => f.link === 'trust').slice(framesBefore).flatMap((f) => LinkTrustSchema.parse(f).statements) as { statement: GrantStatement }[];
+    const sent = host.received
+      .filter((f) => f.link === 'trust')
+      .slice(framesBefore)
+      .flatMap((f) => LinkTrustSchema.parse(f).statements) as { statement: GrantStatement }[];
     const last = sent.at(-1)!.statement;
     expect(last.grantId).toBe(again.id);
     expect(last.subject).toEqual({ kind: 'team', teamId, members: [ada.userId, bo.userId, cas.userId] });
   });
 
-  it('is the only one who reads them: a viewer or operator of the host, a team\'s stranger, and an owner of another host are refused with a code and a reason', async () => {
+  it("is the only one who reads them: a viewer or operator of the host, a team's stranger, and an owner of another host are refused with a code and a reason", async () => {
     const owner = await signIn(OWNER);
     const host = await new FakeHost(`host-outsider-${unique()}`).connect();
-    const [dee, vic, opal, stan] = [await signIn(`dee-${unique()}`), await signIn(`vic-${unique()}`), await signIn(`opal-${unique()}`), await signIn(`stan-${unique()}`)];
+    const [dee, vic, opal, stan] = [
+      await signIn(`dee-${unique()}`),
+      await signIn(`vic-${unique()}`),
+      await signIn(`opal-${unique()}`),
+      await signIn(`stan-${unique()}`),
+    ];
     const teamId = await team(dee, `theirs-${unique()}`);
     expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'viewer' })).status).toBe(201);
     expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: vic.userId }, role: 'viewer' })).status).toBe(201);
@@ -213,13 +261,15 @@ describe('an owner of the host who is not in the team', () => {
     expect((await api(null, 'GET', path)).status).toBe(401);
     // The owner, for a team that holds nothing on the host and that they are not in: not listed.
     const other = await team(stan, `elsewhere-${unique()}`);
-    expect(await api(owner, 'GET', `/api/hosts/${host.hostId}/grants/teams/${other}/members`))
-      .toEqual({ status: 404, body: { code: 'team-not-found', message: expect.stringContaining('No such team holds a grant on this host') } });
+    expect(await api(owner, 'GET', `/api/hosts/${host.hostId}/grants/teams/${other}/members`)).toEqual({
+      status: 404,
+      body: { code: 'team-not-found', message: expect.stringContaining('No such team holds a grant on this host') },
+    });
     expect((await api(owner, 'GET', path)).status).toBe(200);
   });
 });
 
-describe('the team\'s page says where its grant must be signed again', () => {
+describe("the team's page says where its grant must be signed again", () => {
   it('lists, for a member who owns the host, the hosts whose signed grant of the team is stale; a member who owns nothing and a stranger learn nothing', async () => {
     const owner = await signIn(OWNER);
     const key = await deviceOf(owner);
@@ -227,7 +277,12 @@ describe('the team\'s page says where its grant must be signed again', () => {
     const [ike, jo] = [await signIn(`ike-${unique()}`), await signIn(`jo-${unique()}`)];
     const teamId = await team(owner, `crew-${unique()}`, [ike]);
     const toSign = (who: Person) => api(who, 'GET', `/api/teams/${teamId}/grants-to-sign`);
-    const signed = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members: [owner.userId, ike.userId] }, role: 'viewer', devices: [] });
+    const signed = await signGrant(key, {
+      hostId: host.hostId,
+      subject: { kind: 'team', teamId, members: [owner.userId, ike.userId] },
+      role: 'viewer',
+      devices: [],
+    });
     expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'viewer', signed })).status).toBe(201);
     // In sync: nothing to sign.
     expect(await toSign(owner)).toEqual({ status: 200, body: { hosts: [] } });

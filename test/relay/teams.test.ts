@@ -22,7 +22,9 @@ describe('teams', () => {
     expect(made.body).toMatchObject({ name: 'Platform', role: 'owner' });
     expect((await api(olga, 'GET', '/api/teams')).body.teams).toEqual([made.body]);
     const detail = await api(olga, 'GET', `/api/teams/${made.body.id}`);
-    expect(detail.body.members).toEqual([{ userId: olga.userId, name: olga.userId, email: `${olga.userId}@test.invalid`, role: 'owner', joinedAt: expect.any(Number) }]);
+    expect(detail.body.members).toEqual([
+      { userId: olga.userId, name: olga.userId, email: `${olga.userId}@test.invalid`, role: 'owner', joinedAt: expect.any(Number) },
+    ]);
     expect((await api(out, 'GET', `/api/teams/${made.body.id}`)).body.code).toBe('team-not-found');
     expect((await api(out, 'GET', '/api/teams')).body.teams).toEqual([]);
   });
@@ -34,7 +36,12 @@ describe('teams', () => {
     const { body: t } = await api(olga, 'POST', '/api/teams', { name: 'core' });
     const link = await invite(olga, t.id, { role: 'admin' });
     expect(link.status).toBe(201);
-    expect(link.body).toMatchObject({ teamId: t.id, role: 'admin', email: null, acceptUrl: expect.stringContaining(`/api/invitations/${link.body.token}/accept`) });
+    expect(link.body).toMatchObject({
+      teamId: t.id,
+      role: 'admin',
+      email: null,
+      acceptUrl: expect.stringContaining(`/api/invitations/${link.body.token}/accept`),
+    });
     expect(link.body.expiresAt - Date.now()).toBeGreaterThan(7 * 24 * 3600_000 - 60_000);
     // Stored hashed: the token itself is nowhere in D1.
     expect(await env.DB.prepare('SELECT count(*) AS n FROM invitations WHERE token_hash = ?').bind(link.body.token).first('n')).toBe(0);
@@ -50,7 +57,11 @@ describe('teams', () => {
     await api(quinn, 'POST', `/api/invitations/${asMember.body.token}/accept`);
     expect((await invite(quinn, t.id)).status).toBe(403);
     const roles = (await api(olga, 'GET', `/api/teams/${t.id}`)).body.members.map((m: any) => [m.userId, m.role]);
-    expect(roles).toEqual([[olga.userId, 'owner'], [pat.userId, 'admin'], [quinn.userId, 'member']]);
+    expect(roles).toEqual([
+      [olga.userId, 'owner'],
+      [pat.userId, 'admin'],
+      [quinn.userId, 'member'],
+    ]);
   });
 
   it('an invitation accepted signed out makes the account, joins the team and signs the person in', async () => {
@@ -81,7 +92,11 @@ describe('teams', () => {
 
     // A link made for nobody in particular never makes an account: it would let its holder claim any address.
     const open = await invite(olga, t.id);
-    const claimed = await api(null, 'POST', `/api/invitations/${open.body.token}/accept`, { email: 'the-boss@example.test', password: 'long enough pass', name: 'Not the boss' });
+    const claimed = await api(null, 'POST', `/api/invitations/${open.body.token}/accept`, {
+      email: 'the-boss@example.test',
+      password: 'long enough pass',
+      name: 'Not the boss',
+    });
     expect(claimed.status).toBe(401);
     expect(claimed.body.code).toBe('unauthorized');
     expect(await env.DB.prepare('SELECT count(*) AS n FROM users WHERE email = ?').bind('the-boss@example.test').first('n')).toBe(0);
@@ -100,8 +115,9 @@ describe('teams', () => {
     // The other lost the invitation, or (when the winner was quicker) found the account it made.
     expect(['invitation-expired', 'email-taken']).toContain(answers.find((a) => a.status !== 201)!.body.code);
     expect(await env.DB.prepare('SELECT count(*) AS n FROM users WHERE email = ?').bind(email).first('n')).toBe(1);
-    expect(await env.DB.prepare('SELECT user_id FROM team_members WHERE team_id = ? AND user_id != ?').bind(t.id, olga.userId).all())
-      .toMatchObject({ results: [{ user_id: won[0]!.body.userId }] });
+    expect(await env.DB.prepare('SELECT user_id FROM team_members WHERE team_id = ? AND user_id != ?').bind(t.id, olga.userId).all()).toMatchObject({
+      results: [{ user_id: won[0]!.body.userId }],
+    });
   });
 
   it('an expired invitation is refused', async () => {
@@ -109,7 +125,9 @@ describe('teams', () => {
     const sam = await someone('sam');
     const { body: t } = await api(olga, 'POST', '/api/teams', { name: 'late' });
     const link = await invite(olga, t.id);
-    await env.DB.prepare('UPDATE invitations SET expires_at = ? WHERE id = ?').bind(Date.now() - 1, link.body.id).run();
+    await env.DB.prepare('UPDATE invitations SET expires_at = ? WHERE id = ?')
+      .bind(Date.now() - 1, link.body.id)
+      .run();
     expect((await api(sam, 'POST', `/api/invitations/${link.body.token}/accept`)).body.code).toBe('invitation-expired');
   });
 
@@ -133,7 +151,10 @@ describe('teams', () => {
     const pat = await someone('pat');
     const quinn = await someone('quinn');
     const { body: t } = await api(olga, 'POST', '/api/teams', { name: 'roles' });
-    for (const [who, role] of [[pat, 'admin'], [quinn, 'member']] as const) {
+    for (const [who, role] of [
+      [pat, 'admin'],
+      [quinn, 'member'],
+    ] as const) {
       const link = await invite(olga, t.id, { role });
       await api(who, 'POST', `/api/invitations/${link.body.token}/accept`);
     }

@@ -5,7 +5,7 @@ import { expect, it } from 'vitest';
 import { countImports, settleObjects } from './quiet-objects.ts';
 import { Client, FakeHost } from './peers.ts';
 
-it('counts each Durable Object event it loads, and settles with none pending after sockets closed as a test\'s last act', async () => {
+it("counts each Durable Object event it loads, and settles with none pending after sockets closed as a test's last act", async () => {
   const counted = countImports();
   const host = await new FakeHost('h-teardown').connect();
   host.create('c1');

@@ -45,7 +45,7 @@ async function forge(who: { userId: string; sessionId: string }, f: Forge = {}):
     .setIssuedAt(NOW() - 60)
     .setExpirationTime(f.exp ?? NOW() + 600);
   if (f.nbf !== undefined) jwt.setNotBefore(f.nbf);
-  return jwt.sign(f.key ?? await keyOf(CURRENT));
+  return jwt.sign(f.key ?? (await keyOf(CURRENT)));
 }
 
 async function me(token: string): Promise<{ status: number; code?: string }> {
@@ -58,7 +58,7 @@ async function door(hostId: string, init: { token?: string; ticket?: string; ori
   const headers: Record<string, string> = { Upgrade: 'websocket' };
   if (init.token) headers.Authorization = `Bearer ${init.token}`;
   if (init.origin) headers.Origin = init.origin;
-  const query = init.ticket ? `?ticket=${encodeURIComponent(init.ticket)}` : init.query ?? '';
+  const query = init.ticket ? `?ticket=${encodeURIComponent(init.ticket)}` : (init.query ?? '');
   const res = await SELF.fetch(`http://relay.test/v1/hosts/${hostId}/lobby${query}`, { headers });
   if (!res.webSocket) return res.status;
   res.webSocket.accept();
@@ -69,7 +69,7 @@ async function door(hostId: string, init: { token?: string; ticket?: string; ori
 async function ticketFor(token: string): Promise<string> {
   const res = await SELF.fetch('http://relay.test/api/auth/tickets', { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
   expect(res.status).toBe(200);
-  const body = await res.json() as { ticket: string; expiresInMs: number };
+  const body = (await res.json()) as { ticket: string; expiresInMs: number };
   expect(body.expiresInMs).toBe(30_000);
   return body.ticket;
 }
@@ -83,14 +83,29 @@ describe('access tokens', () => {
   });
 
   const attacks: [string, (who: { userId: string; sessionId: string }) => Promise<string>][] = [
-    ['alg none', async (who) => {
-      const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT', kid: CURRENT.kid }));
-      const body = base64url.encode(JSON.stringify({ typ: 'access', sid: who.sessionId, sub: who.userId, iss: 'tether', aud: 'tether-api', iat: NOW(), exp: NOW() + 600 }));
-      return `${header}.${body}.`;
-    }],
+    [
+      'alg none',
+      async (who) => {
+        const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT', kid: CURRENT.kid }));
+        const body = base64url.encode(
+          JSON.stringify({ typ: 'access', sid: who.sessionId, sub: who.userId, iss: 'tether', aud: 'tether-api', iat: NOW(), exp: NOW() + 600 }),
+        );
+        return `${header}.${body}.`;
+      },
+    ],
     ['an unknown kid', (who) => forge(who, { kid: 'no-such-key' })],
-    ['no kid', async (who) => new SignJWT({ typ: 'access', sid: who.sessionId }).setProtectedHeader({ alg: 'ES256' })
-      .setIssuer('tether').setAudience('tether-api').setSubject(who.userId).setIssuedAt().setExpirationTime('10m').sign(await keyOf(CURRENT))],
+    [
+      'no kid',
+      async (who) =>
+        new SignJWT({ typ: 'access', sid: who.sessionId })
+          .setProtectedHeader({ alg: 'ES256' })
+          .setIssuer('tether')
+          .setAudience('tether-api')
+          .setSubject(who.userId)
+          .setIssuedAt()
+          .setExpirationTime('10m')
+          .sign(await keyOf(CURRENT)),
+    ],
     ['a wrong kid (signed by the other relay key)', async (who) => forge(who, { kid: CURRENT.kid, key: await keyOf(PREVIOUS) })],
     ['a foreign key under the right kid', async (who) => forge(who, { key: (await generateKeyPair('ES256')).privateKey })],
     ['expired', (who) => forge(who, { exp: NOW() - 120 })],
@@ -98,9 +113,18 @@ describe('access tokens', () => {
     ['a wrong audience', (who) => forge(who, { aud: 'tether-link' })],
     ['a wrong issuer', (who) => forge(who, { iss: 'someone-else' })],
     ['a visual ticket in place of an access token', (who) => forge(who, { typ: 'visual', aud: 'tether-visual' })],
-    ['another alg (HS256 keyed with the public key)', async (who) => new SignJWT({ typ: 'access', sid: who.sessionId })
-      .setProtectedHeader({ alg: 'HS256', kid: CURRENT.kid }).setIssuer('tether').setAudience('tether-api').setSubject(who.userId)
-      .setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(JSON.stringify({ kty: 'EC', crv: 'P-256', x: CURRENT.x, y: CURRENT.y })))],
+    [
+      'another alg (HS256 keyed with the public key)',
+      async (who) =>
+        new SignJWT({ typ: 'access', sid: who.sessionId })
+          .setProtectedHeader({ alg: 'HS256', kid: CURRENT.kid })
+          .setIssuer('tether')
+          .setAudience('tether-api')
+          .setSubject(who.userId)
+          .setIssuedAt()
+          .setExpirationTime('10m')
+          .sign(new TextEncoder().encode(JSON.stringify({ kty: 'EC', crv: 'P-256', x: CURRENT.x, y: CURRENT.y }))),
+    ],
   ];
 
   for (const [name, make] of attacks) {
@@ -129,7 +153,7 @@ describe('access tokens', () => {
 
   it('publishes the public halves of every key, and nothing private', async () => {
     const res = await SELF.fetch('http://relay.test/api/auth/jwks');
-    const { keys } = await res.json() as { keys: JWK[] };
+    const { keys } = (await res.json()) as { keys: JWK[] };
     expect(keys.map((k) => k.kid)).toEqual([CURRENT.kid, PREVIOUS.kid]);
     for (const key of keys) expect(key).not.toHaveProperty('d');
   });
@@ -171,10 +195,12 @@ describe('socket origins', () => {
 });
 
 describe('the API from a browser', () => {
-  it('answers CORS for the app\'s origins only', async () => {
-    const preflight = (origin: string) => SELF.fetch('http://relay.test/api/auth/tickets', {
-      method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization' },
-    });
+  it("answers CORS for the app's origins only", async () => {
+    const preflight = (origin: string) =>
+      SELF.fetch('http://relay.test/api/auth/tickets', {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization' },
+      });
     const app = await preflight(env.APP_ORIGINS!);
     expect(app.headers.get('Access-Control-Allow-Origin')).toBe(env.APP_ORIGINS);
     expect(app.headers.get('Access-Control-Allow-Headers')?.toLowerCase()).toContain('authorization');
@@ -189,13 +215,17 @@ describe('the OIDC return address', () => {
   const start = async (back: string) => {
     const oidc = { ...env, OIDC_ISSUER: 'https://idp.invalid', OIDC_CLIENT_ID: 'tether' };
     const res = await app.fetch(new Request(`http://relay.test/api/auth/oidc/start?return=${encodeURIComponent(back)}`), oidc, createExecutionContext());
-    return { status: res.status, body: await res.json() as { code: string; message: string } };
+    return { status: res.status, body: (await res.json()) as { code: string; message: string } };
   };
 
   it('is never a page of agent-made HTML on the relay, whose scripts would read the login code in the fragment', async () => {
     for (const back of [
-      '/v1/visuals/h_1/c_1/v_1?ticket=t', '/%76%31/visuals/h_1/c_1/v_1', '/x/../v1/visuals/h_1/c_1/v_1',
-      'http://relay.test/v1/visuals/h_1/c_1/v_1', '//evil.example/', 'https://evil.example/',
+      '/v1/visuals/h_1/c_1/v_1?ticket=t',
+      '/%76%31/visuals/h_1/c_1/v_1',
+      '/x/../v1/visuals/h_1/c_1/v_1',
+      'http://relay.test/v1/visuals/h_1/c_1/v_1',
+      '//evil.example/',
+      'https://evil.example/',
     ]) {
       const answer = await start(back);
       expect(answer, back).toMatchObject({ status: 400, body: { code: 'bad-request' } });

@@ -22,10 +22,12 @@ async function deviceOf(person: Person, name = 'sdk'): Promise<DeviceKey> {
 
 /** The statements the host got over its link in trust frames, with whether they came as the whole set. */
 function trustFrames(host: FakeHost): { all: boolean; statements: SignedTrustStatement[] }[] {
-  return host.received.filter((f) => f.link === 'trust').map((f) => {
-    const { all, statements } = LinkTrustSchema.parse(f);
-    return { all, statements: statements as SignedTrustStatement[] };
-  });
+  return host.received
+    .filter((f) => f.link === 'trust')
+    .map((f) => {
+      const { all, statements } = LinkTrustSchema.parse(f);
+      return { all, statements: statements as SignedTrustStatement[] };
+    });
 }
 
 async function ownedHost(): Promise<{ host: FakeHost; owner: Person; key: DeviceKey }> {
@@ -41,7 +43,9 @@ describe('signed trust statements on the relay', () => {
     const bob = await signIn(`bob-${unique()}`);
     const bobKey = await deviceOf(bob);
     const signed = await signGrant(key, {
-      hostId: host.hostId, subject: { kind: 'user', userId: bob.userId }, role: 'operator',
+      hostId: host.hostId,
+      subject: { kind: 'user', userId: bob.userId },
+      role: 'operator',
       devices: [{ userId: bob.userId, id: bobKey.id, publicKey: bobKey.publicKey }],
     });
     const made = await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'user', id: bob.userId }, role: 'operator', signed });
@@ -125,7 +129,7 @@ describe('signed trust statements on the relay', () => {
     host.disconnect();
   });
 
-  it('refuses a signed grant that says something else than the request, or that the caller\'s device did not sign, and keeps nothing', async () => {
+  it("refuses a signed grant that says something else than the request, or that the caller's device did not sign, and keeps nothing", async () => {
     const { host, owner, key } = await ownedHost();
     const bob = await signIn(`bob-${unique()}`);
     const mallory = await signIn(`mallory-${unique()}`);
@@ -140,7 +144,7 @@ describe('signed trust statements on the relay', () => {
       ['another person', await signGrant(key, { ...base, subject: { kind: 'user', userId: mallory.userId } }), 'bad-request'],
       ['one chat, asked for the host', await signGrant(key, { ...base, chatId: 'c1' }), 'bad-request'],
       ['an id the relay cannot keep', await signGrant(key, { ...base, grantId: 'g-1' }), 'bad-request'],
-      ['someone else\'s device', await signGrant(malloryKey, base), 'signature-invalid'],
+      ["someone else's device", await signGrant(malloryKey, base), 'signature-invalid'],
       ['an unregistered device', await signGrant(stranger, base), 'signature-invalid'],
       ['a forged signature', { ...forged, statement: { ...forged.statement, grantId: newGrantId() } }, 'signature-invalid'],
     ];
@@ -154,22 +158,32 @@ describe('signed trust statements on the relay', () => {
     host.disconnect();
   });
 
-  it('a signed team grant names the team\'s members as they are; a newer one for the same team replaces it', async () => {
+  it("a signed team grant names the team's members as they are; a newer one for the same team replaces it", async () => {
     const { host, owner, key } = await ownedHost();
     const [ann, ben] = [await signIn(`ann-${unique()}`), await signIn(`ben-${unique()}`)];
     const teamId = await team(owner, `crew-${unique()}`, [ann]);
     const members = [owner.userId, ann.userId];
     const stale = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members: [owner.userId] }, role: 'operator', devices: [] });
-    expect(await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed: stale }))
-      .toMatchObject({ status: 409, body: { code: 'team-changed' } });
+    expect(
+      await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed: stale }),
+    ).toMatchObject({ status: 409, body: { code: 'team-changed' } });
     const first = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members }, role: 'operator', devices: [] });
-    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed: first })).status).toBe(201);
+    expect(
+      (await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed: first })).status,
+    ).toBe(201);
 
     // Ben joins; the owner signs the team's grant again with him in it: the relay keeps the newer one.
     const invitation = await api(owner, 'POST', `/api/teams/${teamId}/invitations`, { role: 'member' });
     await api(ben, 'POST', `/api/invitations/${invitation.body.token}/accept`);
-    const again = await signGrant(key, { hostId: host.hostId, subject: { kind: 'team', teamId, members: [...members, ben.userId] }, role: 'operator', devices: [] });
-    expect((await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed: again })).status).toBe(200);
+    const again = await signGrant(key, {
+      hostId: host.hostId,
+      subject: { kind: 'team', teamId, members: [...members, ben.userId] },
+      role: 'operator',
+      devices: [],
+    });
+    expect(
+      (await api(owner, 'POST', `/api/hosts/${host.hostId}/grants`, { subject: { type: 'team', id: teamId }, role: 'operator', signed: again })).status,
+    ).toBe(200);
     const grants = (await api(owner, 'GET', `/api/hosts/${host.hostId}/grants`)).body.grants as { id: string }[];
     expect(grants.map((g) => g.id)).toEqual([again.statement.grantId]);
 
@@ -181,23 +195,25 @@ describe('signed trust statements on the relay', () => {
     host.disconnect();
   });
 
-  it('lists another person\'s device keys without their names', async () => {
+  it("lists another person's device keys without their names", async () => {
     const [ada, bob] = [await signIn(`ada-${unique()}`), await signIn(`bob-${unique()}`)];
-    const key = await deviceOf(bob, 'Bob\'s secret laptop name');
+    const key = await deviceOf(bob, "Bob's secret laptop name");
     const listed = await api(ada, 'GET', `/api/devices/of/${bob.userId}`);
     expect(listed.status).toBe(200);
     expect(listed.body.devices).toEqual([{ id: key.id, publicKey: key.publicKey, created: expect.any(Number), vouchedBy: null, vouch: null, revoked: null }]);
   });
 
-  it('the recovery lookup answers the host\'s owner\'s live device by its code, to the host alone', async () => {
+  it("the recovery lookup answers the host's owner's live device by its code, to the host alone", async () => {
     const hostId = `host-recovery-${unique()}`;
     const ownerId = `owner-${unique()}`;
     const signer = await hostKey(hostId, ownerId);
     const owner = await signIn(ownerId);
     const fresh = await deviceOf(owner, 'new phone');
     const ask = async (code: string, token: string | null) => {
-      const res = await SELF.fetch(`http://relay.test/v1/recovery/${hostId}/${encodeURIComponent(code)}`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
-      return { status: res.status, body: await res.json() as any };
+      const res = await SELF.fetch(`http://relay.test/v1/recovery/${hostId}/${encodeURIComponent(code)}`, {
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+      });
+      return { status: res.status, body: (await res.json()) as any };
     };
     const found = await ask(recoveryCodeOf(fresh.id), await signer.sign());
     expect(found.status).toBe(200);

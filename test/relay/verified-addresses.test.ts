@@ -34,7 +34,7 @@ describe('verified addresses', () => {
     expect((await api(vouched, 'GET', '/api/me')).body.emailVerified).toBe(true);
   });
 
-  it('a grant by email never reaches an unverified holder of the address; by id it is the owner\'s explicit choice', async () => {
+  it("a grant by email never reaches an unverified holder of the address; by id it is the owner's explicit choice", async () => {
     const email = `cfo-${unique()}@corp.test`;
     const { squatter } = await squat(email);
     const owner = await signIn(`grant-owner-${unique()}`);
@@ -49,13 +49,15 @@ describe('verified addresses', () => {
     expect((await api(owner, 'POST', `/api/hosts/${hostId}/grants`, { subject: { type: 'user', id: squatter.userId }, role: 'viewer' })).status).toBe(201);
   });
 
-  it('an Access/OIDC sign-in for the address never lands in the squatter\'s account: it gets its own, and the squatter loses the address', async () => {
+  it("an Access/OIDC sign-in for the address never lands in the squatter's account: it gets its own, and the squatter loses the address", async () => {
     const email = `cto-${unique()}@corp.test`;
     const { squatter, teamId } = await squat(email);
     const found = await userForEmail(env.DB, email.toUpperCase(), 'The CTO');
     expect(found.userId).not.toBe(squatter.userId);
     expect(found.releasedFrom).toBe(squatter.userId);
-    const rows = await env.DB.prepare('SELECT id, email, email_verified_at FROM users WHERE id IN (?, ?)').bind(found.userId, squatter.userId).all<{ id: string; email: string | null; email_verified_at: number | null }>();
+    const rows = await env.DB.prepare('SELECT id, email, email_verified_at FROM users WHERE id IN (?, ?)')
+      .bind(found.userId, squatter.userId)
+      .all<{ id: string; email: string | null; email_verified_at: number | null }>();
     const byId = new Map(rows.results.map((r) => [r.id, r]));
     expect(byId.get(found.userId)).toMatchObject({ email, email_verified_at: expect.any(Number) });
     expect(byId.get(squatter.userId)).toMatchObject({ email: null, email_verified_at: null });

@@ -138,9 +138,7 @@ export class AnthropicServer {
       return;
     }
     const hasTools = (body.tools?.length ?? 0) > 0;
-    const reply = hasTools
-      ? await this.options.reply(request)
-      : await (this.options.side?.(request) ?? { blocks: [{ type: 'text', text: 'Scripted chat' }] });
+    const reply = hasTools ? await this.options.reply(request) : await (this.options.side?.(request) ?? { blocks: [{ type: 'text', text: 'Scripted chat' }] });
     if ('status' in reply) {
       sendJson(res, reply.status, apiError(reply.errorType, reply.message), reply.headers);
       return;
@@ -177,16 +175,28 @@ export class AnthropicServer {
         case 'thinking':
           send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
           for (const piece of pieces(block.thinking, chunk)) await sendDelta(index, { type: 'thinking_delta', thinking: piece });
-          send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: (full as { signature: string }).signature } });
+          send('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'signature_delta', signature: (full as { signature: string }).signature },
+          });
           break;
         case 'tool_use':
-          send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: (full as { id: string }).id, name: block.name, input: {} } });
+          send('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'tool_use', id: (full as { id: string }).id, name: block.name, input: {} },
+          });
           for (const piece of pieces(JSON.stringify(block.input ?? {}), chunk)) await sendDelta(index, { type: 'input_json_delta', partial_json: piece });
           break;
       }
       send('content_block_stop', { type: 'content_block_stop', index });
     }
-    send('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(reply), stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+    send('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: stopReasonOf(reply), stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    });
     send('message_stop', { type: 'message_stop' });
     res.end();
   }
@@ -204,7 +214,10 @@ export function lastUserMessage(request: MessagesRequest): MessagesBody['message
 export function messageText(message: MessagesBody['messages'][number] | undefined): string {
   if (!message) return '';
   if (typeof message.content === 'string') return message.content;
-  return message.content.filter((b) => b.type === 'text').map((b) => String(b.text)).join('\n');
+  return message.content
+    .filter((b) => b.type === 'text')
+    .map((b) => String(b.text))
+    .join('\n');
 }
 
 /** What the user said last (the CLI may prefix reminders, so match with `includes` or a pattern). */
@@ -225,9 +238,7 @@ export function toolResults(request: MessagesRequest): Map<string, { text: strin
   for (const block of last.content) {
     if (block.type !== 'tool_result') continue;
     const content = block.content;
-    const text = typeof content === 'string'
-      ? content
-      : Array.isArray(content) ? content.map((c: { text?: string }) => c.text ?? '').join('') : '';
+    const text = typeof content === 'string' ? content : Array.isArray(content) ? content.map((c: { text?: string }) => c.text ?? '').join('') : '';
     out.set(String(block.tool_use_id), { text, isError: block.is_error === true });
   }
   return out;

@@ -26,9 +26,21 @@ export const FAKE_WRANGLER = path.join(import.meta.dirname, 'fake-wrangler.ts');
 /** A fresh account in `dir`: signed in to one account with no databases, unless `account` says otherwise. */
 export function writeFakeAccount(dir: string, account: Partial<FakeAccountState> = {}): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'state.json'), JSON.stringify({
-    signedIn: true, email: 'owner@example.com', accounts: [{ id: 'acc-1', name: 'Home' }], databases: [], workers: {}, ...account,
-  } satisfies FakeAccountState, null, 2));
+  writeFileSync(
+    path.join(dir, 'state.json'),
+    JSON.stringify(
+      {
+        signedIn: true,
+        email: 'owner@example.com',
+        accounts: [{ id: 'acc-1', name: 'Home' }],
+        databases: [],
+        workers: {},
+        ...account,
+      } satisfies FakeAccountState,
+      null,
+      2,
+    ),
+  );
   writeFileSync(path.join(dir, 'calls.jsonl'), '');
 }
 
@@ -38,7 +50,10 @@ export function readFakeAccount(dir: string): FakeAccountState {
 
 /** The calls made since the last `clearFakeCalls`. */
 export function readFakeCalls(dir: string): FakeCall[] {
-  return readFileSync(path.join(dir, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as FakeCall);
+  return readFileSync(path.join(dir, 'calls.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as FakeCall);
 }
 
 export function clearFakeCalls(dir: string): void {

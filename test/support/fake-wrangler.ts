@@ -31,15 +31,25 @@ const stateFile = path.join(stateDir, 'state.json');
 
 const args = process.argv.slice(2);
 const stdin = process.stdin.isTTY ? '' : readFileSync(0, 'utf8');
-appendFileSync(path.join(stateDir, 'calls.jsonl'), `${JSON.stringify({
-  args, stdin, env: { WRANGLER_SEND_METRICS: process.env.WRANGLER_SEND_METRICS, CLOUDFLARE_ACCOUNT_ID: process.env.CLOUDFLARE_ACCOUNT_ID },
-} satisfies FakeCall)}\n`);
+appendFileSync(
+  path.join(stateDir, 'calls.jsonl'),
+  `${JSON.stringify({
+    args,
+    stdin,
+    env: { WRANGLER_SEND_METRICS: process.env.WRANGLER_SEND_METRICS, CLOUDFLARE_ACCOUNT_ID: process.env.CLOUDFLARE_ACCOUNT_ID },
+  } satisfies FakeCall)}\n`,
+);
 
 const state = JSON.parse(readFileSync(stateFile, 'utf8')) as FakeAccountState;
 const save = () => writeFileSync(stateFile, JSON.stringify(state, null, 2));
-const flag = (name: string) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
+const flag = (name: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
 const has = (name: string) => args.includes(name);
-const positional = args.filter((arg, i) => !arg.startsWith('--') && !(i > 0 && args[i - 1]!.startsWith('--') && !['--json', '--remote', '--local'].includes(args[i - 1]!)));
+const positional = args.filter(
+  (arg, i) => !arg.startsWith('--') && !(i > 0 && args[i - 1]!.startsWith('--') && !['--json', '--remote', '--local'].includes(args[i - 1]!)),
+);
 const command = positional.slice(0, 3).join(' ');
 
 // A failure the test arranged (an expired token, a network error): wrangler's way, message and exit 1.
@@ -52,8 +62,9 @@ function fail(message: string): never {
 }
 
 function requireAuth(): void {
-  if (!state.signedIn) fail('In a non-interactive environment, it\'s necessary to set a CLOUDFLARE_API_TOKEN environment variable for wrangler to work.');
-  if (state.accounts.length > 1 && !process.env.CLOUDFLARE_ACCOUNT_ID) fail('More than one account available but unable to select one in non-interactive mode.');
+  if (!state.signedIn) fail("In a non-interactive environment, it's necessary to set a CLOUDFLARE_API_TOKEN environment variable for wrangler to work.");
+  if (state.accounts.length > 1 && !process.env.CLOUDFLARE_ACCOUNT_ID)
+    fail('More than one account available but unable to select one in non-interactive mode.');
 }
 
 function environment(): string {
@@ -81,7 +92,9 @@ if (command.startsWith('whoami')) {
     process.stdout.write('{"loggedIn":false}\n');
     process.exit(1);
   }
-  process.stdout.write(`${JSON.stringify({ loggedIn: true, authType: 'OAuth Token', email: state.email, accounts: state.accounts, tokenPermissions: [] }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ loggedIn: true, authType: 'OAuth Token', email: state.email, accounts: state.accounts, tokenPermissions: [] }, null, 2)}\n`,
+  );
 } else if (command.startsWith('d1 list')) {
   requireAuth();
   process.stdout.write(`${JSON.stringify(state.databases, null, 2)}\n`);
@@ -93,23 +106,36 @@ if (command.startsWith('whoami')) {
   const db = { uuid: randomUUID(), name, created_at: new Date().toISOString() };
   state.databases.push(db);
   save();
-  process.stdout.write(`✅ Successfully created DB '${name}'\nCreated your new D1 database.\n\nTo access your new D1 Database in your Worker, add the following snippet to your configuration file:\n[[d1_databases]]\nbinding = "${name}"\ndatabase_name = "${name}"\ndatabase_id = "${db.uuid}"\n`);
+  process.stdout.write(
+    `✅ Successfully created DB '${name}'\nCreated your new D1 database.\n\nTo access your new D1 Database in your Worker, add the following snippet to your configuration file:\n[[d1_databases]]\nbinding = "${name}"\ndatabase_name = "${name}"\ndatabase_id = "${db.uuid}"\n`,
+  );
 } else if (command.startsWith('d1 migrations apply')) {
   requireAuth();
-  if (!has('--remote')) fail('this stand-in only answers --remote (the deploy\'s own use)');
+  if (!has('--remote')) fail("this stand-in only answers --remote (the deploy's own use)");
   const config = flag('--config');
   if (!config) fail('this stand-in expects --config');
   mkdirSync(path.join(stateDir, 'd1'), { recursive: true });
-  real(['d1', 'migrations', 'apply', positional[3]!, '--local', '--persist-to', path.join(stateDir, 'd1'), '--env', environment(), '--config', config], '✅ No migrations to apply!\n');
+  real(
+    ['d1', 'migrations', 'apply', positional[3]!, '--local', '--persist-to', path.join(stateDir, 'd1'), '--env', environment(), '--config', config],
+    '✅ No migrations to apply!\n',
+  );
 } else if (command.startsWith('secret list')) {
   requireAuth();
   const worker = state.workers[environment()];
   if (!worker) {
     // wrangler 4.164's words (secretListCommand), the Worker named as the config names it.
     const name = productionWorkerName(readFileSync(flag('--config') ?? fail('this stand-in expects --config'), 'utf8'));
-    fail(`Worker "${name}" (env: ${environment()}) not found.\n\nIf this is a new Worker, run \`wrangler deploy\` first to create it.\nOtherwise, check that the Worker name is correct and you're logged into the right account.`);
+    fail(
+      `Worker "${name}" (env: ${environment()}) not found.\n\nIf this is a new Worker, run \`wrangler deploy\` first to create it.\nOtherwise, check that the Worker name is correct and you're logged into the right account.`,
+    );
   }
-  process.stdout.write(`${JSON.stringify(Object.keys(worker.secrets).map((name) => ({ name, type: 'secret_text' })), null, '  ')}\n`);
+  process.stdout.write(
+    `${JSON.stringify(
+      Object.keys(worker.secrets).map((name) => ({ name, type: 'secret_text' })),
+      null,
+      '  ',
+    )}\n`,
+  );
 } else if (command.startsWith('secret put')) {
   requireAuth();
   const name = positional[2];
@@ -134,9 +160,11 @@ if (command.startsWith('whoami')) {
   process.stdout.write(`Uploaded tether (1.00 sec)\nDeployed tether triggers (0.50 sec)\n  ${url}\nCurrent Version ID: ${versionId}\n`);
   const output = process.env.WRANGLER_OUTPUT_FILE_PATH;
   if (output) {
-    appendFileSync(output, `${JSON.stringify({ type: 'deploy', version: 1, worker_name: 'tether', worker_tag: 'tag', version_id: versionId, targets: [url], wrangler_environment: env, timestamp: new Date().toISOString() })}\n`);
+    appendFileSync(
+      output,
+      `${JSON.stringify({ type: 'deploy', version: 1, worker_name: 'tether', worker_tag: 'tag', version_id: versionId, targets: [url], wrangler_environment: env, timestamp: new Date().toISOString() })}\n`,
+    );
   }
 } else {
   fail(`this stand-in does not know "wrangler ${args.join(' ')}"`);
 }
-

@@ -56,7 +56,13 @@ export const DAILY_QUOTA_ERROR = {
       details: [
         {
           '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
-          violations: [{ quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests', quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier', quotaValue: '250' }],
+          violations: [
+            {
+              quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
+              quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier',
+              quotaValue: '250',
+            },
+          ],
         },
         { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '41s' },
       ],
@@ -159,14 +165,14 @@ function chunks(reply: GeminiReply, model: string): Array<Record<string, any>> {
       candidates: [{ content: { role: 'model', parts: [part] }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }],
       ...(last
         ? {
-          usageMetadata: {
-            promptTokenCount: usage.input,
-            candidatesTokenCount: usage.output,
-            thoughtsTokenCount: usage.thoughts ?? 0,
-            totalTokenCount: usage.input + usage.output + (usage.thoughts ?? 0),
-          },
-          modelVersion: model,
-        }
+            usageMetadata: {
+              promptTokenCount: usage.input,
+              candidatesTokenCount: usage.output,
+              thoughtsTokenCount: usage.thoughts ?? 0,
+              totalTokenCount: usage.input + usage.output + (usage.thoughts ?? 0),
+            },
+            modelVersion: model,
+          }
         : {}),
     };
   });
@@ -179,7 +185,8 @@ function joinChunks(a: Record<string, any>, b: Record<string, any>): Record<stri
 
 function readRequest(model: string, method: string, body: Record<string, any>, headers: http.IncomingHttpHeaders): GeminiRequest {
   const contents: any[] = Array.isArray(body.contents) ? body.contents : [];
-  const texts = (turn: any): string => (Array.isArray(turn?.parts) ? turn.parts.filter((p: any) => typeof p?.text === 'string').map((p: any) => p.text as string) : []).join('\n');
+  const texts = (turn: any): string =>
+    (Array.isArray(turn?.parts) ? turn.parts.filter((p: any) => typeof p?.text === 'string').map((p: any) => p.text as string) : []).join('\n');
   const last = contents.at(-1);
   const lastParts: any[] = Array.isArray(last?.parts) ? last.parts : [];
   const response = lastParts.find((p) => p?.functionResponse)?.functionResponse;
@@ -189,7 +196,7 @@ function readRequest(model: string, method: string, body: Record<string, any>, h
     method,
     body,
     headers,
-    userText: last?.role === 'user' ? userTexts.at(-1) ?? '' : '',
+    userText: last?.role === 'user' ? (userTexts.at(-1) ?? '') : '',
     functionResponse: response ? { name: String(response.name), response: response.response } : null,
     history: contents.map(texts),
   };

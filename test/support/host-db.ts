@@ -17,6 +17,9 @@ export function onHostDb<T>(dataDir: string, work: (db: DatabaseSync) => T): T {
 /** A chat's log as the host has committed it, in order. */
 export function hostLog(dataDir: string, chatId: string): Array<{ seq: number; at: number; event: ChatEvent }> {
   return onHostDb(dataDir, (db) =>
-    db.prepare('SELECT seq, at, event FROM chat_events WHERE chat_id = ? ORDER BY seq').all(chatId)
-      .map((row) => ({ seq: row.seq as number, at: row.at as number, event: JSON.parse(row.event as string) as ChatEvent })));
+    db
+      .prepare('SELECT seq, at, event FROM chat_events WHERE chat_id = ? ORDER BY seq')
+      .all(chatId)
+      .map((row) => ({ seq: row.seq as number, at: row.at as number, event: JSON.parse(row.event as string) as ChatEvent })),
+  );
 }

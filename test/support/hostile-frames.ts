@@ -7,8 +7,18 @@
 import { AGENT_REQUEST_SCHEMAS, CHAT_ID_MAX, LINK_MAX_FRAME_BYTES, REQUEST_RULES, type AgentRequestType } from '../../src/contracts/index.ts';
 
 export type FrameClass =
-  | 'malformed-json' | 'binary' | 'invalid-utf8' | 'deep-nesting' | 'sizes' | 'wrong-type' | 'unknown-type'
-  | 'prototype-keys' | 'odd-ids' | 'envelope' | 'flood' | 'forged-link';
+  | 'malformed-json'
+  | 'binary'
+  | 'invalid-utf8'
+  | 'deep-nesting'
+  | 'sizes'
+  | 'wrong-type'
+  | 'unknown-type'
+  | 'prototype-keys'
+  | 'odd-ids'
+  | 'envelope'
+  | 'flood'
+  | 'forged-link';
 
 export interface HostileFrame {
   cls: FrameClass;
@@ -54,15 +64,41 @@ export function fieldsOf(type: AgentRequestType): string[] {
  * Request types whose valid forms only read (a relay may serve them with any decoration): nothing of
  * a chat changes. Attach and history are the relay's own reads of the thread.
  */
-export const READ_ONLY = REQUEST_TYPES.filter((type) => !REQUEST_RULES[type].actsOnMachine && REQUEST_RULES[type].servedBy === 'host'
-  && fieldsOf(type).every((f) => f === 'chatId')).concat(['chat.attach'] as AgentRequestType[]);
+export const READ_ONLY = REQUEST_TYPES.filter(
+  (type) => !REQUEST_RULES[type].actsOnMachine && REQUEST_RULES[type].servedBy === 'host' && fieldsOf(type).every((f) => f === 'chatId'),
+).concat(['chat.attach'] as AgentRequestType[]);
 
 /** Values of every JSON kind, and the odd ones of each, for a field that wants something else. */
 function wrongValues(rng: Rng): unknown[] {
   return [
-    null, true, false, 0, -1, 1.5, 1e308, -0, Number.MAX_SAFE_INTEGER + 2, '', ' ', '\u0000', 'x'.repeat(rng.pick([127, 128, 129, 4096])),
-    [], [null], [[[]]], {}, { '': 1 }, { __proto__: null }, JSON.parse('{"__proto__":{"polluted":1}}'), nestArray(rng.pick([64, 513, 5000])),
-    '\ud800', '../../etc/passwd', '%00', 'x\ny', '<script>', '${HOME}', '$(id)',
+    null,
+    true,
+    false,
+    0,
+    -1,
+    1.5,
+    1e308,
+    -0,
+    Number.MAX_SAFE_INTEGER + 2,
+    '',
+    ' ',
+    '\u0000',
+    'x'.repeat(rng.pick([127, 128, 129, 4096])),
+    [],
+    [null],
+    [[[]]],
+    {},
+    { '': 1 },
+    { __proto__: null },
+    JSON.parse('{"__proto__":{"polluted":1}}'),
+    nestArray(rng.pick([64, 513, 5000])),
+    '\ud800',
+    '../../etc/passwd',
+    '%00',
+    'x\ny',
+    '<script>',
+    '${HOME}',
+    '$(id)',
   ];
 }
 
@@ -74,21 +110,80 @@ function nestArray(depth: number): unknown {
 
 /** Ids no client should send: not strings, empty, huge, control characters, lone surrogates. */
 const ODD_IDS: unknown[] = [
+  null,
+  0,
+  -1,
   // biome-ignore lint/correctness/noPrecisionLoss: 1e400 is Infinity on purpose, a number no id can be
-  null, 0, -1, 1e400, true, [], {}, '', ' ', '\u0000', '\ud800', '\udfff\ud800', 'x'.repeat(10_000), 'id\nnext', '../x', '__proto__',
-  'constructor', 'toString', '%00', '\u202e', '😀'.repeat(300),
+  1e400,
+  true,
+  [],
+  {},
+  '',
+  ' ',
+  '\u0000',
+  '\ud800',
+  '\udfff\ud800',
+  'x'.repeat(10_000),
+  'id\nnext',
+  '../x',
+  '__proto__',
+  'constructor',
+  'toString',
+  '%00',
+  '\u202e',
+  '😀'.repeat(300),
 ];
 
 /** Chat ids a path or a payload may carry that cannot be one (see ChatIdSchema) and some that can. */
 export const ODD_CHAT_IDS = [
-  '', ' ', '\u0000', 'x\ny', '\ud800', 'é', '..', '../..', 'a/b', 'a\\b', '%00', '%2e%2e', 'x'.repeat(CHAT_ID_MAX), 'x'.repeat(CHAT_ID_MAX + 1),
-  '__proto__', 'constructor', 'a b', '\t', '😀', 'x'.repeat(5000),
+  '',
+  ' ',
+  '\u0000',
+  'x\ny',
+  '\ud800',
+  'é',
+  '..',
+  '../..',
+  'a/b',
+  'a\\b',
+  '%00',
+  '%2e%2e',
+  'x'.repeat(CHAT_ID_MAX),
+  'x'.repeat(CHAT_ID_MAX + 1),
+  '__proto__',
+  'constructor',
+  'a b',
+  '\t',
+  '😀',
+  'x'.repeat(5000),
 ];
 
 const UNKNOWN_TYPES = [
-  '', ' ', 'chat', 'chat.', '.send', 'chat.send ', 'CHAT.SEND', 'chat.Send', '__proto__', 'constructor', 'toString', 'hasOwnProperty',
-  'valueOf', 'attachment.read', 'visual.page', 'host.presence', 'link', 'hello', 'ack', 'chat.event', 'x'.repeat(5000), '\u0000', '\ud800',
-  'chat.send\u0000', 'usage.summary.x',
+  '',
+  ' ',
+  'chat',
+  'chat.',
+  '.send',
+  'chat.send ',
+  'CHAT.SEND',
+  'chat.Send',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'attachment.read',
+  'visual.page',
+  'host.presence',
+  'link',
+  'hello',
+  'ack',
+  'chat.event',
+  'x'.repeat(5000),
+  '\u0000',
+  '\ud800',
+  'chat.send\u0000',
+  'usage.summary.x',
 ];
 
 function encode(text: string): Uint8Array {
@@ -147,14 +242,24 @@ function* wrongTypeFrames(rng: Rng, chatId: string): Generator<HostileFrame> {
           const payload: Record<string, unknown> = { chatId, [field]: value };
           // Only what the schema refuses is a wrong type (`true` is right for a boolean): the rest is a request.
           if (AGENT_REQUEST_SCHEMAS[type].payload.safeParse(payload).success) continue;
-          yield { cls: 'wrong-type', data: JSON.stringify({ id: `wt-${rng.int(1e9)}`, type, payload }), mayServe: false, what: `${type}.${field} = ${short(value)}` };
+          yield {
+            cls: 'wrong-type',
+            data: JSON.stringify({ id: `wt-${rng.int(1e9)}`, type, payload }),
+            mayServe: false,
+            what: `${type}.${field} = ${short(value)}`,
+          };
         }
       }
       if (fields.length === 0) {
         // No field to get wrong: the payload itself is (null is not among them: the envelope takes a
         // null payload as an absent one, src/contracts/envelope.ts, which is an empty one here).
         for (const payload of [7, 'x', [], [1], true]) {
-          yield { cls: 'wrong-type', data: JSON.stringify({ id: `wt-${rng.int(1e9)}`, type, payload }), mayServe: false, what: `${type} payload ${short(payload)}` };
+          yield {
+            cls: 'wrong-type',
+            data: JSON.stringify({ id: `wt-${rng.int(1e9)}`, type, payload }),
+            mayServe: false,
+            what: `${type} payload ${short(payload)}`,
+          };
         }
       }
     }
@@ -173,14 +278,45 @@ function short(value: unknown): string {
 
 function oneFrame(rng: Rng, chatId: string, i: number): HostileFrame {
   const id = `f-${i}-${rng.int(1e9)}`;
-  const cls = rng.pick<FrameClass>(['malformed-json', 'binary', 'invalid-utf8', 'deep-nesting', 'sizes', 'unknown-type', 'prototype-keys', 'odd-ids', 'envelope']);
+  const cls = rng.pick<FrameClass>([
+    'malformed-json',
+    'binary',
+    'invalid-utf8',
+    'deep-nesting',
+    'sizes',
+    'unknown-type',
+    'prototype-keys',
+    'odd-ids',
+    'envelope',
+  ]);
   switch (cls) {
     case 'malformed-json': {
       const valid = JSON.stringify({ id, type: 'chat.send', payload: { chatId, text: 'never sent' } });
       const forms = [
         valid.slice(0, rng.int(valid.length - 1)), // truncated: every cut of it fails to parse
-        `${valid}}`, `{${valid}`, valid.replace(/"/g, "'"), valid.replace(':', ''), '', ' ', '{', '[', 'undefined', 'NaN', '{"id":1,}',
-        'pingx', 'PING', 'pong', '\u0000', '{"a":1e99999}', '[1,2', '"just a string"', '123', 'true', 'null', '[]', '{}',
+        `${valid}}`,
+        `{${valid}`,
+        valid.replace(/"/g, "'"),
+        valid.replace(':', ''),
+        '',
+        ' ',
+        '{',
+        '[',
+        'undefined',
+        'NaN',
+        '{"id":1,}',
+        'pingx',
+        'PING',
+        'pong',
+        '\u0000',
+        '{"a":1e99999}',
+        '[1,2',
+        '"just a string"',
+        '123',
+        'true',
+        'null',
+        '[]',
+        '{}',
         `[${valid},${valid}]`, // an array of requests: a client frame is one request
       ];
       const text = rng.pick(forms);
@@ -198,13 +334,21 @@ function oneFrame(rng: Rng, chatId: string, i: number): HostileFrame {
     case 'invalid-utf8': {
       const inner = encode(JSON.stringify({ id, type: 'chat.send', payload: { chatId, text: 'XX' } }));
       const at = [...inner].findIndex((b, k) => b === 0x58 && inner[k + 1] === 0x58);
-      const bad = rng.pick([[0xff, 0xfe], [0xc0, 0x80], [0xed, 0xa0], [0xe0, 0x80], [0xf8, 0x88]]);
+      const bad = rng.pick([
+        [0xff, 0xfe],
+        [0xc0, 0x80],
+        [0xed, 0xa0],
+        [0xe0, 0x80],
+        [0xf8, 0x88],
+      ]);
       const bytes = new Uint8Array(inner);
       bytes[at] = bad[0]!;
       bytes[at + 1] = bad[1]!;
       // Decoded leniently, bad bytes in a send's text make a valid send, which must not reach the chat:
       // the type carries them too (chat\xffsend), so the frame is no request whatever the decoder does.
-      const typeAt = [...bytes].findIndex((b, k) => b === 0x63 && bytes[k + 1] === 0x68 && bytes[k + 2] === 0x61 && bytes[k + 3] === 0x74 && bytes[k + 4] === 0x2e);
+      const typeAt = [...bytes].findIndex(
+        (b, k) => b === 0x63 && bytes[k + 1] === 0x68 && bytes[k + 2] === 0x61 && bytes[k + 3] === 0x74 && bytes[k + 4] === 0x2e,
+      );
       bytes[typeAt + 4] = bad[0]!;
       return { cls, data: bytes, mayServe: false, what: `invalid UTF-8 ${bad} in the type and the text` };
     }
@@ -257,11 +401,12 @@ function oneFrame(rng: Rng, chatId: string, i: number): HostileFrame {
     case 'odd-ids': {
       const odd = rng.pick(ODD_IDS);
       const form = rng.int(3);
-      const frame = form === 0
-        ? { id: odd, type: 'chat.attach', payload: { chatId } }
-        : form === 1
-          ? { id, type: 'chat.attach', payload: { chatId: rng.pick(ODD_CHAT_IDS) } }
-          : { id, type: 'chat.approve', payload: { chatId, requestId: odd, decision: 'allow' } };
+      const frame =
+        form === 0
+          ? { id: odd, type: 'chat.attach', payload: { chatId } }
+          : form === 1
+            ? { id, type: 'chat.attach', payload: { chatId: rng.pick(ODD_CHAT_IDS) } }
+            : { id, type: 'chat.approve', payload: { chatId, requestId: odd, decision: 'allow' } };
       // An odd request id on a valid attach is still one the relay may answer; string ids of other forms may be fine too.
       const mayServe = form === 0 && typeof odd === 'string' && odd.length > 0;
       return { cls, data: JSON.stringify(frame), mayServe, what: `odd id form ${form}: ${short(odd)}` };
@@ -269,12 +414,19 @@ function oneFrame(rng: Rng, chatId: string, i: number): HostileFrame {
     case 'envelope':
     default: {
       const forms: unknown[] = [
-        { type: 'chat.attach', payload: { chatId } }, { id }, { id, payload: { chatId } }, { id, type: 'chat.attach', payload: [chatId] },
-        { id, type: 'chat.attach', payload: chatId }, { id, type: 7, payload: { chatId } }, { id, type: ['chat.attach'], payload: { chatId } },
+        { type: 'chat.attach', payload: { chatId } },
+        { id },
+        { id, payload: { chatId } },
+        { id, type: 'chat.attach', payload: [chatId] },
+        { id, type: 'chat.attach', payload: chatId },
+        { id, type: 7, payload: { chatId } },
+        { id, type: ['chat.attach'], payload: { chatId } },
         { id, type: 'chat.send', payload: { chatId, text: 'signed?' }, signature: 'forged' },
         { id, type: 'chat.send', payload: { chatId, text: 'signed?' }, signature: { device: 'x', sig: 'y' } },
-        { id, ok: true, result: {} }, { type: 'event', event: 'chat.event', payload: { chatId, seq: 1, event: { type: 'reset' } } },
-        { link: 'hello', version: 'x', pending: 0 }, { link: 'ack', n: [1, 2, 3] },
+        { id, ok: true, result: {} },
+        { type: 'event', event: 'chat.event', payload: { chatId, seq: 1, event: { type: 'reset' } } },
+        { link: 'hello', version: 'x', pending: 0 },
+        { link: 'ack', n: [1, 2, 3] },
       ];
       const form = rng.int(forms.length);
       return { cls: 'envelope', data: JSON.stringify(forms[form]), mayServe: false, what: `envelope form ${form}` };
@@ -307,31 +459,69 @@ export function linkFrames(rng: Rng, count: number, ownChat: string, elsewhere: 
 function oneLinkFrame(rng: Rng, i: number, ownChat: string, elsewhere: string): HostileFrame {
   const n = rng.chance(0.8) ? 1_000_000 + i : rng.pick([0, -1, 1.5, '7', null, 2 ** 60]);
   const unreadable = [
-    { type: 'item' }, { type: 'item', item: { kind: 'user' } }, { type: 'delta', itemId: 7, text: 'x' }, { type: 'reset', info: null, items: 'x' },
-    { type: 'nope' }, null, 'event', [], { type: 'item', item: { kind: 'user', id: '', createdAt: 'now', turnId: null, text: 1 } },
+    { type: 'item' },
+    { type: 'item', item: { kind: 'user' } },
+    { type: 'delta', itemId: 7, text: 'x' },
+    { type: 'reset', info: null, items: 'x' },
+    { type: 'nope' },
+    null,
+    'event',
+    [],
+    { type: 'item', item: { kind: 'user', id: '', createdAt: 'now', turnId: null, text: 1 } },
   ];
   const form = rng.int(12);
   let frame: unknown;
   let what: string;
   switch (form) {
     case 0:
-      frame = { type: 'event', event: 'chat.event', payload: { chatId: ownChat, seq: rng.pick([0, -1, 1, 2 ** 53, 'x', null]), event: rng.pick(unreadable) }, n };
+      frame = {
+        type: 'event',
+        event: 'chat.event',
+        payload: { chatId: ownChat, seq: rng.pick([0, -1, 1, 2 ** 53, 'x', null]), event: rng.pick(unreadable) },
+        n,
+      };
       what = 'an unreadable chat.event for the own chat';
       break;
     case 1:
-      frame = { type: 'event', event: 'chat.event', payload: { chatId: rng.pick([elsewhere, ...ODD_CHAT_IDS]), seq: rng.int(100), event: { type: 'item', item: { kind: 'user', id: `forged-${i}`, createdAt: 1, turnId: null, text: 'forged' } } }, n };
-      what = 'a valid-looking chat.event for a chat id that is not one of this host\'s';
+      frame = {
+        type: 'event',
+        event: 'chat.event',
+        payload: {
+          chatId: rng.pick([elsewhere, ...ODD_CHAT_IDS]),
+          seq: rng.int(100),
+          event: { type: 'item', item: { kind: 'user', id: `forged-${i}`, createdAt: 1, turnId: null, text: 'forged' } },
+        },
+        n,
+      };
+      what = "a valid-looking chat.event for a chat id that is not one of this host's";
       break;
     case 2:
-      frame = { type: 'event', event: rng.pick(['host.presence', 'chat.bookmarks', 'chat.event ', 'relay.restart', '__proto__', 'constructor', '']), payload: { hostId: 'someone-else', online: true, chatId: ownChat }, n };
+      frame = {
+        type: 'event',
+        event: rng.pick(['host.presence', 'chat.bookmarks', 'chat.event ', 'relay.restart', '__proto__', 'constructor', '']),
+        payload: { hostId: 'someone-else', online: true, chatId: ownChat },
+        n,
+      };
       what = 'a relay-owned or unknown event name';
       break;
     case 3:
-      frame = { id: rng.pick([`nobody-${i}`, null, 7, '', '__proto__']), ok: rng.pick([true, false, 'yes']), result: { chats: [] }, error: { code: 'internal' } };
+      frame = {
+        id: rng.pick([`nobody-${i}`, null, 7, '', '__proto__']),
+        ok: rng.pick([true, false, 'yes']),
+        result: { chats: [] },
+        error: { code: 'internal' },
+      };
       what = 'a reply nobody asked for';
       break;
     case 4:
-      frame = rng.pick([{ link: 'hello' }, { link: 'hello', version: 7 }, { link: 'ack', n: [1] }, { link: 'bye' }, { link: null }, { link: 'hello', version: 'x', pending: -1 }]);
+      frame = rng.pick([
+        { link: 'hello' },
+        { link: 'hello', version: 7 },
+        { link: 'ack', n: [1] },
+        { link: 'bye' },
+        { link: null },
+        { link: 'hello', version: 'x', pending: -1 },
+      ]);
       what = 'a control frame out of place';
       break;
     case 5: {
@@ -349,7 +539,12 @@ function oneLinkFrame(rng: Rng, i: number, ownChat: string, elsewhere: string): 
       return { cls: 'binary', data: bytes, mayServe: false, what: 'random bytes' };
     }
     case 8:
-      frame = Array.from({ length: rng.int(50) }, (_, k) => ({ type: 'event', event: 'chat.event', payload: { chatId: ownChat, seq: k, event: rng.pick(unreadable) }, n: 2_000_000 + i * 50 + k }));
+      frame = Array.from({ length: rng.int(50) }, (_, k) => ({
+        type: 'event',
+        event: 'chat.event',
+        payload: { chatId: ownChat, seq: k, event: rng.pick(unreadable) },
+        n: 2_000_000 + i * 50 + k,
+      }));
       what = 'an array of unreadable events';
       break;
     case 9:
@@ -361,7 +556,12 @@ function oneLinkFrame(rng: Rng, i: number, ownChat: string, elsewhere: string): 
       what = 'an event whose payload is only inherited';
       break;
     default:
-      frame = { type: 'event', event: rng.pick(['chat.visuals', 'visual.page', 'chat.subagentChanged']), payload: { chatId: ownChat, visuals: 'x', visualId: 7, html: 3, toolUseId: [] }, n };
+      frame = {
+        type: 'event',
+        event: rng.pick(['chat.visuals', 'visual.page', 'chat.subagentChanged']),
+        payload: { chatId: ownChat, visuals: 'x', visualId: 7, html: 3, toolUseId: [] },
+        n,
+      };
       what = 'an unreadable chat-scoped side event';
   }
   return { cls: 'forged-link', data: JSON.stringify(frame), mayServe: false, what };

@@ -137,7 +137,8 @@ export class IdentityProvider {
   private authorize(url: URL, res: ServerResponse): void {
     const q = url.searchParams;
     const redirectUri = q.get('redirect_uri');
-    if (q.get('client_id') !== IDP_CLIENT_ID || !redirectUri) return json(res, 400, { error: 'invalid_request', error_description: 'unknown client or no redirect_uri' });
+    if (q.get('client_id') !== IDP_CLIENT_ID || !redirectUri)
+      return json(res, 400, { error: 'invalid_request', error_description: 'unknown client or no redirect_uri' });
     const back = new URL(redirectUri);
     back.searchParams.set('state', q.get('state') ?? '');
     if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge')) {
@@ -169,7 +170,11 @@ export class IdentityProvider {
     const email = grant.who.email ?? 'person@example.com';
     const idToken = await this.mint({
       claims: {
-        iss: this.issuer, aud: IDP_CLIENT_ID, sub: `sub-${email}`, email, nonce: grant.nonce,
+        iss: this.issuer,
+        aud: IDP_CLIENT_ID,
+        sub: `sub-${email}`,
+        email,
+        nonce: grant.nonce,
         ...(grant.who.emailVerified === undefined ? {} : { email_verified: grant.who.emailVerified }),
         ...(grant.who.name ? { name: grant.who.name } : {}),
       },
@@ -188,7 +193,9 @@ function bodyOf(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
     req.setEncoding('utf8');
-    req.on('data', (chunk: string) => { text += chunk; });
+    req.on('data', (chunk: string) => {
+      text += chunk;
+    });
     req.on('end', () => resolve(text));
     req.on('error', reject);
   });

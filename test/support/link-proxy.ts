@@ -33,7 +33,10 @@ export class LinkProxy {
         return;
       }
       const outbound = connect(Number(target.port), target.hostname);
-      for (const [socket, other] of [[inbound, outbound], [outbound, inbound]] as const) {
+      for (const [socket, other] of [
+        [inbound, outbound],
+        [outbound, inbound],
+      ] as const) {
         this.open.add(socket);
         socket.setNoDelay(true);
         socket.on('error', () => other.destroy());
@@ -50,8 +53,12 @@ export class LinkProxy {
         this.bytesToTarget += chunk.length;
         if (!outbound.write(chunk, written)) inbound.pause();
       });
-      outbound.on('data', (chunk: Buffer) => { this.bytesFromTarget += chunk.length; });
-      outbound.on('drain', () => { if (!this.stalled) inbound.resume(); });
+      outbound.on('data', (chunk: Buffer) => {
+        this.bytesFromTarget += chunk.length;
+      });
+      outbound.on('drain', () => {
+        if (!this.stalled) inbound.resume();
+      });
       outbound.once('data', () => this.count('answered'));
       outbound.pipe(inbound);
       if (this.stalled) {

@@ -131,12 +131,22 @@ export class OpenAiServer {
       switch (step.type) {
         case 'reasoning': {
           send({ type: 'response.output_item.added', output_index: index, item: { type: 'reasoning', id: itemId, summary: [] } });
-          send({ type: 'response.reasoning_summary_part.added', item_id: itemId, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+          send({
+            type: 'response.reasoning_summary_part.added',
+            item_id: itemId,
+            output_index: index,
+            summary_index: 0,
+            part: { type: 'summary_text', text: '' },
+          });
           for (const piece of pieces(step.text, step.deltas ?? 2)) {
             send({ type: 'response.reasoning_summary_text.delta', item_id: itemId, output_index: index, summary_index: 0, delta: piece });
           }
           send({ type: 'response.reasoning_summary_text.done', item_id: itemId, output_index: index, summary_index: 0, text: step.text });
-          send({ type: 'response.output_item.done', output_index: index, item: { type: 'reasoning', id: itemId, summary: [{ type: 'summary_text', text: step.text }] } });
+          send({
+            type: 'response.output_item.done',
+            output_index: index,
+            item: { type: 'reasoning', id: itemId, summary: [{ type: 'summary_text', text: step.text }] },
+          });
           break;
         }
         case 'text': {
@@ -146,12 +156,20 @@ export class OpenAiServer {
             send({ type: 'response.output_text.delta', item_id: itemId, output_index: index, content_index: 0, delta: piece });
           }
           send({ type: 'response.output_text.done', item_id: itemId, output_index: index, content_index: 0, text: step.text });
-          send({ type: 'response.output_item.done', output_index: index, item: { type: 'message', id: itemId, role: 'assistant', content: [{ type: 'output_text', text: step.text }] } });
+          send({
+            type: 'response.output_item.done',
+            output_index: index,
+            item: { type: 'message', id: itemId, role: 'assistant', content: [{ type: 'output_text', text: step.text }] },
+          });
           break;
         }
         case 'call': {
           const item = {
-            type: 'function_call', id: itemId, call_id: step.callId ?? `call_${n}_${index}`, name: step.name, arguments: JSON.stringify(step.arguments),
+            type: 'function_call',
+            id: itemId,
+            call_id: step.callId ?? `call_${n}_${index}`,
+            name: step.name,
+            arguments: JSON.stringify(step.arguments),
             ...(step.namespace ? { namespace: step.namespace } : {}),
           };
           // With its `status`, as the real API sends it: the AI SDK (OpenCode's) refuses a done
@@ -198,15 +216,19 @@ function readRequest(body: Record<string, any>, headers: http.IncomingHttpHeader
   let userText = '';
   for (const item of input) {
     if (item?.type === 'message' && item.role === 'user' && Array.isArray(item.content)) {
-      const text = item.content.filter((c: any) => c?.type === 'input_text').map((c: any) => String(c.text)).join('');
+      const text = item.content
+        .filter((c: any) => c?.type === 'input_text')
+        .map((c: any) => String(c.text))
+        .join('');
       // Codex sends its environment context as a user message too; the person's words are the newest one.
       if (!text.startsWith('<environment_context>') && !text.startsWith('# AGENTS.md')) userText = text;
     }
   }
   const last = input.at(-1);
-  const toolOutput = last?.type === 'function_call_output' || last?.type === 'custom_tool_call_output'
-    ? { callId: String(last.call_id), output: typeof last.output === 'string' ? last.output : JSON.stringify(last.output) }
-    : null;
+  const toolOutput =
+    last?.type === 'function_call_output' || last?.type === 'custom_tool_call_output'
+      ? { callId: String(last.call_id), output: typeof last.output === 'string' ? last.output : JSON.stringify(last.output) }
+      : null;
   return { body, headers, userText, toolOutput };
 }
 

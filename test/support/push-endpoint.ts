@@ -96,7 +96,13 @@ export class PushEndpoint {
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; rejected: ${JSON.stringify(this.rejected)}`)), ms);
-      this.waiters.push({ test, resolve: (push) => { clearTimeout(timer); resolve(push); } });
+      this.waiters.push({
+        test,
+        resolve: (push) => {
+          clearTimeout(timer);
+          resolve(push);
+        },
+      });
     });
   }
 
@@ -127,7 +133,10 @@ export class PushEndpoint {
     if (this.vapidKey !== null && key !== this.vapidKey) throw new Error('signed by a key other than the relay published');
     const point = base64url.decode(key);
     if (point.length !== 65 || point[0] !== 4) throw new Error('k is not an uncompressed P-256 point');
-    const publicKey = await importJWK({ kty: 'EC', crv: 'P-256', x: base64url.encode(point.subarray(1, 33)), y: base64url.encode(point.subarray(33)) }, 'ES256');
+    const publicKey = await importJWK(
+      { kty: 'EC', crv: 'P-256', x: base64url.encode(point.subarray(1, 33)), y: base64url.encode(point.subarray(33)) },
+      'ES256',
+    );
     const { payload: claims } = await jwtVerify(jwt, publicKey, { audience: this.url, algorithms: ['ES256'], requiredClaims: ['exp', 'sub'] });
     if (claims.exp! * 1000 - Date.now() > 24 * 60 * 60 * 1000) throw new Error('VAPID JWT lives longer than 24 hours');
     if (!/^(mailto:|https:)/.test(String(claims.sub))) throw new Error(`VAPID subject is no contact: ${claims.sub}`);

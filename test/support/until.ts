@@ -25,11 +25,7 @@ export type UntilOptions = {
 const realSetTimeout = globalThis.setTimeout.bind(globalThis);
 const realNow = Date.now.bind(Date);
 
-export async function until<T>(
-  check: () => T | NotYet | Promise<T | NotYet>,
-  what: string,
-  limit: number | UntilOptions = {},
-): Promise<T> {
+export async function until<T>(check: () => T | NotYet | Promise<T | NotYet>, what: string, limit: number | UntilOptions = {}): Promise<T> {
   const { ms = 5_000, every = 10, detail } = typeof limit === 'number' ? { ms: limit } : limit;
   const end = realNow() + ms;
   let last: unknown;

@@ -21,7 +21,19 @@ export interface ClaudeCall {
 export function claudeLines(session: string, cwd: string, call: ClaudeCall, filler = 0): string[] {
   const stamp = new Date(call.at).toISOString();
   const base = { isSidechain: false, userType: 'external', entrypoint: 'sdk-cli', cwd, sessionId: session, version: '2.1.197', gitBranch: 'HEAD' };
-  const lines = [JSON.stringify({ parentUuid: null, promptId: `p-${call.messageId}`, type: 'user', message: { role: 'user', content: filler > 0 ? 'x'.repeat(filler) : 'KW-HELLO' }, uuid: `u-${call.messageId}`, timestamp: stamp, permissionMode: 'default', promptSource: 'sdk', ...base })];
+  const lines = [
+    JSON.stringify({
+      parentUuid: null,
+      promptId: `p-${call.messageId}`,
+      type: 'user',
+      message: { role: 'user', content: filler > 0 ? 'x'.repeat(filler) : 'KW-HELLO' },
+      uuid: `u-${call.messageId}`,
+      timestamp: stamp,
+      permissionMode: 'default',
+      promptSource: 'sdk',
+      ...base,
+    }),
+  ];
   const usage = {
     input_tokens: call.input,
     cache_creation_input_tokens: call.cacheWrite ?? 0,
@@ -35,16 +47,31 @@ export function claudeLines(session: string, cwd: string, call: ClaudeCall, fill
     speed: 'standard',
   };
   for (let block = 0; block < (call.blocks ?? 2); block += 1) {
-    const content = block === 0 ? [{ type: 'thinking', thinking: 'Thinking about it.', signature: `sig-${call.messageId}` }] : [{ type: 'text', text: 'Hello! How can I help today?' }];
-    lines.push(JSON.stringify({
-      parentUuid: `u-${call.messageId}`,
-      message: { id: call.messageId, type: 'message', role: 'assistant', model: call.model, content, stop_reason: 'end_turn', stop_sequence: null, usage, stop_details: null },
-      requestId: `req_${call.messageId}`,
-      type: 'assistant',
-      uuid: `a-${call.messageId}-${block}`,
-      timestamp: stamp,
-      ...base,
-    }));
+    const content =
+      block === 0
+        ? [{ type: 'thinking', thinking: 'Thinking about it.', signature: `sig-${call.messageId}` }]
+        : [{ type: 'text', text: 'Hello! How can I help today?' }];
+    lines.push(
+      JSON.stringify({
+        parentUuid: `u-${call.messageId}`,
+        message: {
+          id: call.messageId,
+          type: 'message',
+          role: 'assistant',
+          model: call.model,
+          content,
+          stop_reason: 'end_turn',
+          stop_sequence: null,
+          usage,
+          stop_details: null,
+        },
+        requestId: `req_${call.messageId}`,
+        type: 'assistant',
+        uuid: `a-${call.messageId}-${block}`,
+        timestamp: stamp,
+        ...base,
+      }),
+    );
   }
   return lines;
 }
@@ -61,8 +88,28 @@ export interface CodexCall {
 export function codexOpening(session: string, cwd: string, model: string, at: number): string[] {
   const stamp = new Date(at).toISOString();
   return [
-    JSON.stringify({ timestamp: stamp, ordinal: 0, type: 'session_meta', payload: { account_scoped: true, session_id: session, id: session, timestamp: stamp, cwd, originator: 'tether', cli_version: '0.171.0', source: 'vscode', model_provider: 'tether-test' } }),
-    JSON.stringify({ timestamp: stamp, ordinal: 1, type: 'turn_context', payload: { turn_id: `turn-${session}`, cwd, approval_policy: 'untrusted', model, effort: 'medium' } }),
+    JSON.stringify({
+      timestamp: stamp,
+      ordinal: 0,
+      type: 'session_meta',
+      payload: {
+        account_scoped: true,
+        session_id: session,
+        id: session,
+        timestamp: stamp,
+        cwd,
+        originator: 'tether',
+        cli_version: '0.171.0',
+        source: 'vscode',
+        model_provider: 'tether-test',
+      },
+    }),
+    JSON.stringify({
+      timestamp: stamp,
+      ordinal: 1,
+      type: 'turn_context',
+      payload: { turn_id: `turn-${session}`, cwd, approval_policy: 'untrusted', model, effort: 'medium' },
+    }),
   ];
 }
 
@@ -80,16 +127,40 @@ export function codexCallLines(session: string, call: CodexCall, runningTotal: n
   const stamp = new Date(call.at).toISOString();
   const usage = codexUsage(call);
   return [
-    JSON.stringify({ timestamp: stamp, type: 'response_item', payload: { type: 'function_call_output', call_id: 'c1', output: filler > 0 ? 'y'.repeat(filler) : 'ok' } }),
-    JSON.stringify({ timestamp: stamp, type: 'token_usage_record', payload: { thread_id: session, session_id: session, response_id: `resp-${call.at}`, usage, turn_token_usage: usage, thread_token_usage: usage } }),
-    JSON.stringify({ timestamp: stamp, type: 'event_msg', payload: { type: 'token_count', info: { total_token_usage: { ...usage, total_tokens: runningTotal }, last_token_usage: usage, model_context_window: 190000 }, rate_limits: { limit_id: 'codex', primary: null, secondary: null } } }),
+    JSON.stringify({
+      timestamp: stamp,
+      type: 'response_item',
+      payload: { type: 'function_call_output', call_id: 'c1', output: filler > 0 ? 'y'.repeat(filler) : 'ok' },
+    }),
+    JSON.stringify({
+      timestamp: stamp,
+      type: 'token_usage_record',
+      payload: { thread_id: session, session_id: session, response_id: `resp-${call.at}`, usage, turn_token_usage: usage, thread_token_usage: usage },
+    }),
+    JSON.stringify({
+      timestamp: stamp,
+      type: 'event_msg',
+      payload: {
+        type: 'token_count',
+        info: { total_token_usage: { ...usage, total_tokens: runningTotal }, last_token_usage: usage, model_context_window: 190000 },
+        rate_limits: { limit_id: 'codex', primary: null, secondary: null },
+      },
+    }),
   ];
 }
 
 /** The same call as older Codex builds record it: only the `token_count` event (counted when its total moves). */
 export function codexTokenCountLine(call: CodexCall, runningTotal: number): string {
   const usage = codexUsage(call);
-  return JSON.stringify({ timestamp: new Date(call.at).toISOString(), type: 'event_msg', payload: { type: 'token_count', info: { total_token_usage: { ...usage, total_tokens: runningTotal }, last_token_usage: usage, model_context_window: 190000 }, rate_limits: null } });
+  return JSON.stringify({
+    timestamp: new Date(call.at).toISOString(),
+    type: 'event_msg',
+    payload: {
+      type: 'token_count',
+      info: { total_token_usage: { ...usage, total_tokens: runningTotal }, last_token_usage: usage, model_context_window: 190000 },
+      rate_limits: null,
+    },
+  });
 }
 
 export function writeLines(file: string, lines: readonly string[], append = false): void {

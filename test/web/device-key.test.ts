@@ -8,7 +8,7 @@ import { browserDeviceKey, currentDeviceKey, forgetBrowserDeviceKey, setCurrentU
 
 let dbs = 0;
 
-describe('the browser\'s device key', () => {
+describe("the browser's device key", () => {
   it('is made once with a non-extractable private key and kept across openings', async () => {
     const db = `device-test-${++dbs}`;
     const first = await browserDeviceKey('ada', { dbName: db, now: 10 });
@@ -33,7 +33,7 @@ describe('the browser\'s device key', () => {
     expect((await browserDeviceKey('ada', { dbName: db })).id).not.toBe(first.id);
   });
 
-  it('is one per person on a shared browser, and the service worker finds the signed-in person\'s key (never making one)', async () => {
+  it("is one per person on a shared browser, and the service worker finds the signed-in person's key (never making one)", async () => {
     const db = `device-test-${++dbs}`;
     const ada = await browserDeviceKey('ada', { dbName: db });
     const bob = await browserDeviceKey('bob', { dbName: db });

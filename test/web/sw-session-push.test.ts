@@ -16,9 +16,23 @@ const CHOICES = [
 ];
 
 const asked: PushPayload = {
-  v: 1, kind: 'needs-you', title: 'In your terminal', body: 'Approval needed: Bash · laptop', hostId: 'h1', chatId: '', sessionId: 's1',
-  tag: 'tag-1', buzz: true, url: '/hosts/h1/sessions/s1', at: 1, action: {
-    requestId: 'tu-1', choices: CHOICES, token: 'action-token', expiresAt: Date.now() + 60_000, shown: { toolName: 'Bash', summary: 'Bash: rm -rf build' },
+  v: 1,
+  kind: 'needs-you',
+  title: 'In your terminal',
+  body: 'Approval needed: Bash · laptop',
+  hostId: 'h1',
+  chatId: '',
+  sessionId: 's1',
+  tag: 'tag-1',
+  buzz: true,
+  url: '/hosts/h1/sessions/s1',
+  at: 1,
+  action: {
+    requestId: 'tu-1',
+    choices: CHOICES,
+    token: 'action-token',
+    expiresAt: Date.now() + 60_000,
+    shown: { toolName: 'Bash', summary: 'Bash: rm -rf build' },
   },
 };
 
@@ -32,8 +46,17 @@ async function worker(reply: { status: number; body: unknown }) {
   const key = await deviceKeyOf(pair, Date.now());
   const scope: PushScope = {
     addEventListener: (type: string, listener: (event: any) => void) => listeners.set(type, listener),
-    registration: { showNotification: async (title, shape) => { shown.push({ title, ...shape }); } },
-    clients: { matchAll: async () => [], openWindow: async (url) => { opened.push(url); } },
+    registration: {
+      showNotification: async (title, shape) => {
+        shown.push({ title, ...shape });
+      },
+    },
+    clients: {
+      matchAll: async () => [],
+      openWindow: async (url) => {
+        opened.push(url);
+      },
+    },
     location: { origin: ORIGIN },
     fetch: async (input, init) => {
       posted.push({ url: String(input), body: JSON.parse(String(init?.body)) });
@@ -47,19 +70,30 @@ async function worker(reply: { status: number; body: unknown }) {
     await Promise.all(work);
   };
   return {
-    key, shown, posted, opened,
+    key,
+    shown,
+    posted,
+    opened,
     push: (payload: PushPayload) => dispatch('push', { data: { json: () => payload } }),
     click: (data: unknown, action: string) => dispatch('notificationclick', { action, notification: { data, close() {} } }),
   };
 }
 
-describe('a terminal session\'s notification', () => {
-  it('offers the approval\'s own choices, and a press posts the choice signed as session.approve', async () => {
+describe("a terminal session's notification", () => {
+  it("offers the approval's own choices, and a press posts the choice signed as session.approve", async () => {
     const sw = await worker({ status: 200, body: { ok: true, requestId: 'tu-1', choiceId: 'remember' } });
     await sw.push(asked);
     expect(sw.shown[0]).toMatchObject({
-      title: 'In your terminal', body: 'Approval needed: Bash · laptop', tag: 'tag-1', silent: false, requireInteraction: true,
-      actions: [{ action: 'allow', title: 'Allow once' }, { action: 'remember', title: 'Allow and remember' }, { action: 'deny', title: 'Deny' }],
+      title: 'In your terminal',
+      body: 'Approval needed: Bash · laptop',
+      tag: 'tag-1',
+      silent: false,
+      requireInteraction: true,
+      actions: [
+        { action: 'allow', title: 'Allow once' },
+        { action: 'remember', title: 'Allow and remember' },
+        { action: 'deny', title: 'Deny' },
+      ],
     });
 
     await sw.click(sw.shown[0]!.data, 'remember');
@@ -70,24 +104,36 @@ describe('a terminal session\'s notification', () => {
     expect(body.decision).toBeUndefined();
     const signature = body.signature as RequestSignature;
     expect(signature.statement).toMatchObject({
-      kind: 'tether.request/1', hostId: 'h1', chatId: null, type: 'session.approve', id: expect.stringMatching(/^push-/), device: sw.key.id,
+      kind: 'tether.request/1',
+      hostId: 'h1',
+      chatId: null,
+      type: 'session.approve',
+      id: expect.stringMatching(/^push-/),
+      device: sw.key.id,
     });
     expect(signature.statement.payload).toBe(await digestOf({ sessionId: 's1', requestId: 'tu-1', choiceId: 'remember' }));
     // It names the approval as the push showed it, whatever order the buttons came in; another command or other words would not match.
     const host = { kind: 'terminal-approval' as const, sessionId: 's1', requestId: 'tu-1', toolName: 'Bash', summary: 'Bash: rm -rf build' };
     expect(signature.statement.settles).toBe(await settledRequestDigest({ ...host, choices: [...CHOICES].reverse() }));
     expect(signature.statement.settles).not.toBe(await settledRequestDigest({ ...host, summary: 'Bash: ls', choices: CHOICES }));
-    expect(signature.statement.settles).not.toBe(await settledRequestDigest({ ...host, choices: CHOICES.map((c) => (c.id === 'allow' ? { ...c, label: 'Deny' } : c)) }));
+    expect(signature.statement.settles).not.toBe(
+      await settledRequestDigest({ ...host, choices: CHOICES.map((c) => (c.id === 'allow' ? { ...c, label: 'Deny' } : c)) }),
+    );
     expect(await verifyStatement(await importDevicePublicKey(sw.key.publicKey), signature)).toBe(true);
     expect(sw.shown[1]).toMatchObject({ tag: 'tag-1', body: 'Approved and remembered', silent: true, requireInteraction: false, actions: undefined });
   });
 
   it('says so when the terminal answered first (request-not-found), and a tap opens the session', async () => {
-    const sw = await worker({ status: 404, body: { code: 'request-not-found', message: 'This approval was already answered in the terminal (or elsewhere), or it expired, so nothing was answered' } });
+    const sw = await worker({
+      status: 404,
+      body: { code: 'request-not-found', message: 'This approval was already answered in the terminal (or elsewhere), or it expired, so nothing was answered' },
+    });
     await sw.push(asked);
     await sw.click(sw.shown[0]!.data, 'deny');
     expect(sw.shown[1]).toMatchObject({
-      tag: 'tag-1', silent: true, actions: undefined,
+      tag: 'tag-1',
+      silent: true,
+      actions: undefined,
       body: 'This approval was already answered in the terminal (or elsewhere), or it expired, so nothing was answered. Tap to open the session.',
     });
     await sw.click(sw.shown[1]!.data, '');
@@ -98,7 +144,10 @@ describe('a terminal session\'s notification', () => {
     const sw = await worker({ status: 503, body: { code: 'host-offline', message: 'The host is offline, so nothing was answered' } });
     await sw.push(asked);
     await sw.click(sw.shown[0]!.data, 'allow');
-    expect(sw.shown[1]).toMatchObject({ body: 'The host is offline, so nothing was answered. Try again, or tap to open the session.', actions: CHOICES.map((c) => ({ action: c.id, title: c.label })) });
+    expect(sw.shown[1]).toMatchObject({
+      body: 'The host is offline, so nothing was answered. Try again, or tap to open the session.',
+      actions: CHOICES.map((c) => ({ action: c.id, title: c.label })),
+    });
     const { action: _, ...rest } = asked;
     await sw.push({ ...rest, kind: 'answered', body: 'No longer waiting: Bash · laptop', buzz: false });
     expect(sw.shown[2]).toMatchObject({ tag: 'tag-1', body: 'No longer waiting: Bash · laptop', silent: true, requireInteraction: false, actions: undefined });

@@ -9,17 +9,53 @@ let clock = 1_000;
 const at = () => (clock += 10);
 const user = (id: string, turnId: string | null): ChatItem => ({ id, kind: 'user', createdAt: at(), turnId, text: id });
 const turn = (id: string, state: 'running' | 'done' = 'done'): ChatItem => ({
-  id, kind: 'turn', createdAt: at(), turnId: id, state, endedAt: state === 'running' ? null : 1_000_000, costUsd: 0.01,
+  id,
+  kind: 'turn',
+  createdAt: at(),
+  turnId: id,
+  state,
+  endedAt: state === 'running' ? null : 1_000_000,
+  costUsd: 0.01,
 });
 const reply = (id: string, turnId: string, parentToolUseId: string | null = null): ChatItem => ({
-  id, kind: 'assistant', createdAt: at(), turnId, text: id, streaming: false, parentToolUseId,
+  id,
+  kind: 'assistant',
+  createdAt: at(),
+  turnId,
+  text: id,
+  streaming: false,
+  parentToolUseId,
 });
 const tool = (id: string, turnId: string, parentToolUseId: string | null = null): ChatItem => ({
-  id, kind: 'tool', createdAt: at(), turnId, toolUseId: `use-${id}`, name: 'Bash', input: {}, output: '', state: 'done', parentToolUseId,
+  id,
+  kind: 'tool',
+  createdAt: at(),
+  turnId,
+  toolUseId: `use-${id}`,
+  name: 'Bash',
+  input: {},
+  output: '',
+  state: 'done',
+  parentToolUseId,
 });
 const subagent = (id: string, turnId: string, toolUseId: string, parentToolUseId?: string): ChatItem => ({
-  id, kind: 'subagent', createdAt: at(), turnId, toolUseId, description: id, subagentType: null, prompt: null, background: false,
-  status: 'running', startedAt: clock, finishedAt: null, summary: null, result: null, usage: null, lastTool: null, itemsTruncated: false,
+  id,
+  kind: 'subagent',
+  createdAt: at(),
+  turnId,
+  toolUseId,
+  description: id,
+  subagentType: null,
+  prompt: null,
+  background: false,
+  status: 'running',
+  startedAt: clock,
+  finishedAt: null,
+  summary: null,
+  result: null,
+  usage: null,
+  lastTool: null,
+  itemsTruncated: false,
   ...(parentToolUseId ? { parentToolUseId } : {}),
 });
 const visual = (id: string, time: number): ChatVisual => ({ id, title: id, at: time, maxHeight: 400, size: 10 });
@@ -39,7 +75,7 @@ describe('thread rows', () => {
     // As the host writes it: the turn first (running), its marker, then the turn again, settled.
     const running = [...before, { ...turn('c1', 'running'), label: 'Compact' } as ChatItem, compaction('m1', 'c1')];
     expect(layoutThread(running, [], false).rows.map((r) => r.key)).toEqual(['i:u1', 'i:r1', 't:t1', 'i:m1']);
-    const settled = running.map((item) => (item.id === 'c1' ? { ...item, state: 'done', endedAt: clock } as ChatItem : item));
+    const settled = running.map((item) => (item.id === 'c1' ? ({ ...item, state: 'done', endedAt: clock } as ChatItem) : item));
     const { rows, rowOf } = layoutThread(settled, [], false);
     expect(rows.map((r) => r.key)).toEqual(['i:u1', 'i:r1', 't:t1', 'i:m1', 't:c1']);
     expect(rowOf.get('m1')).toBe('i:m1');
@@ -47,8 +83,15 @@ describe('thread rows', () => {
 
   it("draws a subagent's work inside its row, nested subagents inside theirs; work of a parent not loaded stands alone", () => {
     const items = [
-      user('u1', 't1'), turn('t1'), subagent('s1', 't1', 'agent-1'), reply('a1', 't1', 'agent-1'), tool('x1', 't1', 'agent-1'),
-      subagent('s2', 't1', 'agent-2', 'agent-1'), tool('x2', 't1', 'agent-2'), reply('r1', 't1'), tool('x3', 't1', 'agent-gone'),
+      user('u1', 't1'),
+      turn('t1'),
+      subagent('s1', 't1', 'agent-1'),
+      reply('a1', 't1', 'agent-1'),
+      tool('x1', 't1', 'agent-1'),
+      subagent('s2', 't1', 'agent-2', 'agent-1'),
+      tool('x2', 't1', 'agent-2'),
+      reply('r1', 't1'),
+      tool('x3', 't1', 'agent-gone'),
     ];
     const { rows, rowOf, children } = layoutThread(items, [], false);
     expect(rows.map((r) => r.key)).toEqual(['i:u1', 'i:s1', 'i:r1', 'i:x3', 't:t1']);

@@ -11,13 +11,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ProviderAccountMapSchema } from '../../contracts/index.ts';
-import type {
-  AgentKind,
-  ProviderAccount,
-  ProviderAccountMap,
-  ProviderAccounts,
-  ProviderAccountStatus,
-} from '../../contracts/index.ts';
+import type { AgentKind, ProviderAccount, ProviderAccountMap, ProviderAccounts, ProviderAccountStatus } from '../../contracts/index.ts';
 import { ProtocolError } from '../../contracts/errors.ts';
 import { replaceFile } from '../disk.ts';
 import type { HostPolicy } from '../policy.ts';
@@ -35,7 +29,10 @@ export class AccountBook {
   private accounts: ProviderAccountMap = {};
   private checkedAt = Date.now();
   /** What each account's CLI last said of its sign-in (accounts.watchLogin), by account id. */
-  private readonly signIns = new Map<string, { state: 'ready' | 'signed-out'; email: string | null; plan: string | null; message: string | null; checkedAt: number }>();
+  private readonly signIns = new Map<
+    string,
+    { state: 'ready' | 'signed-out'; email: string | null; plan: string | null; message: string | null; checkedAt: number }
+  >();
   private chain: Promise<unknown> = Promise.resolve();
 
   /** `kinds`: the providers this host has, in config order. */
@@ -148,7 +145,13 @@ export class AccountBook {
   /** Takes what the CLI said of an account's sign-in; answers whether its status changed. */
   noteSignIn(id: string, signIn: { signedIn: boolean; email?: string | null; plan?: string | null; message?: string | null }): boolean {
     const before = this.signIns.get(id);
-    const next = { state: signIn.signedIn ? 'ready' as const : 'signed-out' as const, email: signIn.email ?? null, plan: signIn.plan ?? null, message: signIn.message ?? null, checkedAt: Date.now() };
+    const next = {
+      state: signIn.signedIn ? ('ready' as const) : ('signed-out' as const),
+      email: signIn.email ?? null,
+      plan: signIn.plan ?? null,
+      message: signIn.message ?? null,
+      checkedAt: Date.now(),
+    };
     this.signIns.set(id, next);
     return !before || before.state !== next.state || before.email !== next.email || before.plan !== next.plan || before.message !== next.message;
   }
@@ -206,6 +209,11 @@ function redact(account: ProviderAccount): ProviderAccount {
 
 /** An account id from a label: a slug matching ProviderAccountId. */
 function slug(label: string): string {
-  const cleaned = label.toLowerCase().normalize('NFKD').replace(/[^a-z0-9_-]+/g, '-').replace(/^[^a-z]+/, '').replace(/-+$/, '');
+  const cleaned = label
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .replace(/-+$/, '');
   return (cleaned || 'account').slice(0, 64);
 }

@@ -45,15 +45,21 @@ export class AttachmentStore {
       return { files: 0, bytes: 0 };
     }
     if (names.length === 0) return { files: 0, bytes: 0 };
-    const files = (await Promise.all(names.map(async (name) => {
-      const file = path.join(dir, name);
-      try {
-        const info = await stat(file);
-        return { file, size: info.size, at: info.mtimeMs };
-      } catch {
-        return null;
-      }
-    }))).filter((f) => f !== null).sort((a, b) => a.at - b.at);
+    const files = (
+      await Promise.all(
+        names.map(async (name) => {
+          const file = path.join(dir, name);
+          try {
+            const info = await stat(file);
+            return { file, size: info.size, at: info.mtimeMs };
+          } catch {
+            return null;
+          }
+        }),
+      )
+    )
+      .filter((f) => f !== null)
+      .sort((a, b) => a.at - b.at);
     let count = files.length;
     let bytes = files.reduce((sum, f) => sum + f.size, 0);
     const dropped = { files: 0, bytes: 0 };
@@ -74,12 +80,14 @@ export class AttachmentStore {
     if (uploads.length === 0) return [];
     const dir = this.store.attachmentDir(chatId);
     await mkdir(dir, { recursive: true });
-    return Promise.all(uploads.map(async (upload): Promise<ChatAttachment> => {
-      const bytes = Buffer.from(upload.data, 'base64');
-      const file = path.join(dir, `${createHash('sha256').update(bytes).digest('hex').slice(0, 40)}${extensionOf(upload.name)}`);
-      await this.writeOnce(file, bytes);
-      return { id: `att-${randomBytes(9).toString('base64url')}`, name: upload.name, mime: upload.mime, size: bytes.length, path: file };
-    }));
+    return Promise.all(
+      uploads.map(async (upload): Promise<ChatAttachment> => {
+        const bytes = Buffer.from(upload.data, 'base64');
+        const file = path.join(dir, `${createHash('sha256').update(bytes).digest('hex').slice(0, 40)}${extensionOf(upload.name)}`);
+        await this.writeOnce(file, bytes);
+        return { id: `att-${randomBytes(9).toString('base64url')}`, name: upload.name, mime: upload.mime, size: bytes.length, path: file };
+      }),
+    );
   }
 
   /**
@@ -105,7 +113,9 @@ export class AttachmentStore {
     let pending = this.writing.get(file);
     if (!pending) {
       // Written whole or not at all, so a file already there is always complete and can be reused.
-      pending = exists(file).then((there) => (there ? undefined : replaceFile(file, bytes))).finally(() => this.writing.delete(file));
+      pending = exists(file)
+        .then((there) => (there ? undefined : replaceFile(file, bytes)))
+        .finally(() => this.writing.delete(file));
       this.writing.set(file, pending);
     }
     return pending;
@@ -127,9 +137,8 @@ export class AttachmentStore {
     }
     await mkdir(to, { recursive: true });
     await Promise.all(names.filter((name) => !name.endsWith('.tmp')).map((name) => copyFile(path.join(from, name), path.join(to, name))));
-    const moved = (attachment: ChatAttachment): ChatAttachment => (path.dirname(attachment.path) === from
-      ? { ...attachment, path: path.join(to, path.basename(attachment.path)) }
-      : attachment);
+    const moved = (attachment: ChatAttachment): ChatAttachment =>
+      path.dirname(attachment.path) === from ? { ...attachment, path: path.join(to, path.basename(attachment.path)) } : attachment;
     return items.map((item) => (item.kind === 'user' && item.attachments?.length ? { ...item, attachments: item.attachments.map(moved) } : item));
   }
 }

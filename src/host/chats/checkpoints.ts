@@ -163,7 +163,9 @@ export class Checkpoints {
         return;
       }
     }
-    const commit = (await git(top, ['commit-tree', '--no-gpg-sign', tree, ...(head ? ['-p', head.commit] : []), '-m', 'tether checkpoint'], { ...env, ...IDENTITY })).trim();
+    const commit = (
+      await git(top, ['commit-tree', '--no-gpg-sign', tree, ...(head ? ['-p', head.commit] : []), '-m', 'tether checkpoint'], { ...env, ...IDENTITY })
+    ).trim();
     await git(top, ['update-ref', '-m', 'tether checkpoint', ref, commit], env);
     this.heads.set(key, { tree, commit });
   }
@@ -231,10 +233,7 @@ interface Change {
 
 async function treeDiff(run: (args: string[]) => Promise<string>, before: string, after: string): Promise<ChatCheckpointDiff> {
   const base = ['diff-tree', '-r', '-z', '-M', '--no-ext-diff', '--no-textconv'];
-  const [status, numstat] = await Promise.all([
-    run([...base, '--name-status', before, after]),
-    run([...base, '--numstat', before, after]),
-  ]);
+  const [status, numstat] = await Promise.all([run([...base, '--name-status', before, after]), run([...base, '--numstat', before, after])]);
   const changes = readChanges(status, numstat);
   const listed = changes.slice(0, CHECKPOINT_DIFF_LIMITS.files);
   const wanted = listed.filter((c) => !c.binary && c.added + c.deleted <= CHECKPOINT_DIFF_LIMITS.fileLines);
@@ -242,8 +241,19 @@ async function treeDiff(run: (args: string[]) => Promise<string>, before: string
   if (wanted.length > 0) {
     const spec = wanted.flatMap((c) => (c.from ? [c.from, c.path] : [c.path])).map((p) => `:(literal)${p}`);
     const patch = await run([
-      'diff-tree', '-r', '-p', '-M', '--no-ext-diff', '--no-textconv', '--no-color', '--src-prefix=a/', '--dst-prefix=b/',
-      before, after, '--', ...spec,
+      'diff-tree',
+      '-r',
+      '-p',
+      '-M',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--no-color',
+      '--src-prefix=a/',
+      '--dst-prefix=b/',
+      before,
+      after,
+      '--',
+      ...spec,
     ]);
     // One `diff --git` section per changed file, in the same order as the lists above.
     const sections = splitPatch(patch);
@@ -309,14 +319,19 @@ const SAFE_SETTINGS = ['-c', 'core.quotepath=off', '-c', 'core.fsmonitor=false',
 
 export function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('git', [...SAFE_SETTINGS, ...args], {
-      cwd,
-      env: { ...gitEnv(), ...env },
-      encoding: 'utf8',
-      maxBuffer: PATCH_BUFFER,
-      timeout: GIT_TIMEOUT_MS,
-      windowsHide: true,
-    }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    execFile(
+      'git',
+      [...SAFE_SETTINGS, ...args],
+      {
+        cwd,
+        env: { ...gitEnv(), ...env },
+        encoding: 'utf8',
+        maxBuffer: PATCH_BUFFER,
+        timeout: GIT_TIMEOUT_MS,
+        windowsHide: true,
+      },
+      (error, stdout) => (error ? reject(error) : resolve(stdout)),
+    );
   });
 }
 

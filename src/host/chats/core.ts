@@ -12,14 +12,7 @@
 // What survives a restart: every chat (record + log), the journal, accounts and visuals. Open with
 // `HostCore.open`, connect the clients that must see recovery events, then `resume()`.
 import { ProtocolError, toWireError } from '../../contracts/errors.ts';
-import {
-  AGENT_REQUEST_SCHEMAS,
-  ChatAttachmentUploadsSchema,
-  isAgentRequestType,
-  narrowerMode,
-  parseRequest,
-  requestsWhere,
-} from '../../contracts/index.ts';
+import { AGENT_REQUEST_SCHEMAS, ChatAttachmentUploadsSchema, isAgentRequestType, narrowerMode, parseRequest, requestsWhere } from '../../contracts/index.ts';
 import type {
   AgentKind,
   AgentRequestType,
@@ -109,9 +102,7 @@ export interface HostEventFrame {
   payload: unknown;
 }
 
-export type ReplyFrame =
-  | { id: string; ok: true; result: unknown }
-  | { id: string | null; ok: false; error: { code: string; message: string } };
+export type ReplyFrame = { id: string; ok: true; result: unknown } | { id: string | null; ok: false; error: { code: string; message: string } };
 
 export interface ConnectOptions {
   /** Gets `chat.event` for every chat without attaching (the relay link). */
@@ -172,8 +163,12 @@ export class HostCore {
     this.store = new ChatStore(options.dataDir);
     this.visuals = new ChatVisuals({
       store: this.store,
-      toAllChats: (frame) => { for (const client of this.clients.values()) if (client.allChats) this.sendTo(client, frame); },
-      toChat: (chatId, frame) => { for (const client of this.clients.values()) if (client.allChats || client.attached.has(chatId)) this.sendTo(client, frame); },
+      toAllChats: (frame) => {
+        for (const client of this.clients.values()) if (client.allChats) this.sendTo(client, frame);
+      },
+      toChat: (chatId, frame) => {
+        for (const client of this.clients.values()) if (client.allChats || client.attached.has(chatId)) this.sendTo(client, frame);
+      },
       lifeOf: (chatId) => {
         const session = this.session(chatId);
         const epoch = session.epoch;

@@ -20,7 +20,8 @@ export function admitFileReads(files: Iterable<string>, folders: readonly string
   for (const file of files) {
     real ??= folders.map(canonicalPath);
     const denied = outsideReason(file, real);
-    if (denied !== null) throw new ProtocolError('folder-denied', `This message would make the agent read ${shown(file)}${denied}; it may read only in ${folders.join(', ')}`);
+    if (denied !== null)
+      throw new ProtocolError('folder-denied', `This message would make the agent read ${shown(file)}${denied}; it may read only in ${folders.join(', ')}`);
   }
 }
 

@@ -29,7 +29,8 @@ import type { HostCore } from './core.ts';
 import type { ChatSession } from './session.ts';
 
 /** What the fork's backend is asked to do with the summary turn. */
-export const SUMMARY_PROMPT = 'Summarize this conversation so far for someone who will pick it up later: the goal, what was done and decided, what changed in which files, and what is still open. Reply with the summary only.';
+export const SUMMARY_PROMPT =
+  'Summarize this conversation so far for someone who will pick it up later: the goal, what was done and decided, what changed in which files, and what is still open. Reply with the summary only.';
 
 /** Text of a transcript handed to another CLI is cut to this many characters (the newest kept). */
 const TRANSCRIPT_MAX = 100_000;
@@ -102,7 +103,11 @@ function reserveSummary(core: HostCore, chatId: string): () => void {
     host += 1;
     if (session.info.forkOf?.chatId === chatId) chat += 1;
   }
-  if (chat >= caps.chat) throw new ProtocolError('chat-busy', `This chat already has ${chat} summar${chat === 1 ? 'y' : 'ies'} being written (this host allows ${caps.chat} at once per chat); ask again once it is done`);
+  if (chat >= caps.chat)
+    throw new ProtocolError(
+      'chat-busy',
+      `This chat already has ${chat} summar${chat === 1 ? 'y' : 'ies'} being written (this host allows ${caps.chat} at once per chat); ask again once it is done`,
+    );
   if (host >= caps.host) throw new ProtocolError('chat-busy', `This host already writes ${host} summaries at once (its limit); ask again once one is done`);
   const map = pending;
   map.set(chatId, (map.get(chatId) ?? 0) + 1);
@@ -143,7 +148,11 @@ export async function summarize(core: HostCore, chatId: string): Promise<{ turnI
     fork.releaseBackend();
     const target = core.sessions.get(chatId);
     if (!target || turn.state !== 'done') return;
-    const reply = fork.thread.items.filter((i) => i.kind === 'assistant' && i.turnId === turnId).map((i) => (i.kind === 'assistant' ? i.text : '')).join('\n\n').trim();
+    const reply = fork.thread.items
+      .filter((i) => i.kind === 'assistant' && i.turnId === turnId)
+      .map((i) => (i.kind === 'assistant' ? i.text : ''))
+      .join('\n\n')
+      .trim();
     if (!reply) return;
     target.upsert({ id: `note-${randomUUID()}`, kind: 'note', createdAt: Date.now(), turnId: null, level: 'info', text: reply, from: fork.chatId });
   });

@@ -39,10 +39,12 @@ export type HandlerTable = { [T in AgentRequestType]: Handler<T> };
 
 export function createHandlers(core: HostCore): HandlerTable {
   /** A chat request this host does not serve: `chat-not-found` first, like every chat request, then `chat-unsupported`. */
-  const unsupported = (what: string) => (payload: { chatId: string }): never => {
-    core.session(payload.chatId);
-    throw new ProtocolError('chat-unsupported', `This host does not ${what}`);
-  };
+  const unsupported =
+    (what: string) =>
+    (payload: { chatId: string }): never => {
+      core.session(payload.chatId);
+      throw new ProtocolError('chat-unsupported', `This host does not ${what}`);
+    };
 
   return {
     // Open and read -----------------------------------------------------------------------------
@@ -58,9 +60,7 @@ export function createHandlers(core: HostCore): HandlerTable {
       // A real folder inside the roots: a chat is never made where no CLI could (or may) work.
       const cwd = core.policy.admitNewFolder(payload.cwd);
       // An explicit ask above the ceiling is refused; a remembered preference is only narrowed; none is supervised.
-      const runtimeMode = payload.runtimeMode !== undefined
-        ? core.policy.admitMode(payload.runtimeMode)
-        : core.policy.admitMode(undefined, prefs.runtimeMode);
+      const runtimeMode = payload.runtimeMode !== undefined ? core.policy.admitMode(payload.runtimeMode) : core.policy.admitMode(undefined, prefs.runtimeMode);
       if (payload.account !== undefined && !core.accounts.has(kind, payload.account)) {
         throw new ProtocolError('account-unavailable', `No ${kind} account ${payload.account} on this host`);
       }
@@ -362,7 +362,7 @@ export function createHandlers(core: HostCore): HandlerTable {
     'session.resume': (payload, client) => continueTerminalSession(core, payload.sessionId, client),
     'hooks.status': async () => ({
       hooks: [
-        ...await Promise.all(core.hookTargetsNow().map((target) => stateOfHooks(core.dataDir, target))),
+        ...(await Promise.all(core.hookTargetsNow().map((target) => stateOfHooks(core.dataDir, target)))),
         ...core.statusOnlyCommands.map(statusOnlyHooksState),
       ],
     }),
@@ -370,13 +370,19 @@ export function createHandlers(core: HostCore): HandlerTable {
       const targets = core.hookTargetsNow().filter((target) => target.kind === payload.kind);
       if (targets.length === 0) {
         const statusOnly = core.statusOnlyCommands.some((command) => command.kind === payload.kind);
-        throw new ProtocolError('chat-unsupported', statusOnly
-          ? `This host reads no hooks of ${payload.kind}: its terminal sessions show their status only`
-          : `This host installs no hooks for ${payload.kind}`);
+        throw new ProtocolError(
+          'chat-unsupported',
+          statusOnly
+            ? `This host reads no hooks of ${payload.kind}: its terminal sessions show their status only`
+            : `This host installs no hooks for ${payload.kind}`,
+        );
       }
       // Consent: a relay that forged this must not add hooks to the person's CLI. Removing is always allowed.
       if (payload.installed && !core.hooksInstallVerified) {
-        throw new ProtocolError('forbidden', 'This host adds its hooks only on a signed request (signatures.require) or on the machine: tether host hooks install');
+        throw new ProtocolError(
+          'forbidden',
+          'This host adds its hooks only on a signed request (signatures.require) or on the machine: tether host hooks install',
+        );
       }
       const hooks = [];
       for (const target of targets) hooks.push(await setHooks(core.dataDir, target, payload.installed));
@@ -384,9 +390,15 @@ export function createHandlers(core: HostCore): HandlerTable {
     },
 
     // The folder picker (folders.ts): read-only, every path through the policy's roots first.
-    'folders.list': (payload) => (payload.folder === undefined
-      ? topFolders(core.policy, [...core.sessions.values()].filter((s) => !s.info.hidden).map((s) => ({ cwd: s.info.cwd, at: s.thread.items.at(-1)?.createdAt ?? s.info.createdAt })))
-      : listFolder(core.policy, payload.folder)),
+    'folders.list': (payload) =>
+      payload.folder === undefined
+        ? topFolders(
+            core.policy,
+            [...core.sessions.values()]
+              .filter((s) => !s.info.hidden)
+              .map((s) => ({ cwd: s.info.cwd, at: s.thread.items.at(-1)?.createdAt ?? s.info.createdAt })),
+          )
+        : listFolder(core.policy, payload.folder),
   };
 }
 
@@ -401,7 +413,11 @@ async function keepWithinLimits(core: HostCore, session: ChatSession, attachment
   if (dropped.files === 0) return;
   const { files, bytes } = core.attachments.limits;
   session.upsert({
-    id: newId('note'), kind: 'note', createdAt: Date.now(), turnId: null, level: 'info',
+    id: newId('note'),
+    kind: 'note',
+    createdAt: Date.now(),
+    turnId: null,
+    level: 'info',
     text: `${dropped.files} older attachment${dropped.files === 1 ? ' was' : 's were'} removed from the host (${Math.ceil(dropped.bytes / 1024)} KiB): a chat keeps at most ${files} files and ${Math.round(bytes / (1024 * 1024))} MiB of uploads there. Earlier messages still show their names.`,
   });
 }
@@ -430,7 +446,8 @@ function deliver(session: ChatSession, message: OutgoingMessage, delivery: ChatD
 function nameChat(session: ChatSession, text: string, attachments: readonly { name: string }[]): void {
   if (session.info.suggestedTitle) return;
   const first = session.thread.items.find((item) => item.kind === 'user');
-  const title = first?.kind === 'user' ? titleFromMessage(first.text, first.attachments) ?? titleFromMessage(text, attachments) : titleFromMessage(text, attachments);
+  const title =
+    first?.kind === 'user' ? (titleFromMessage(first.text, first.attachments) ?? titleFromMessage(text, attachments)) : titleFromMessage(text, attachments);
   if (title) session.updateInfo({ suggestedTitle: title });
 }
 

@@ -263,7 +263,7 @@ export class ChatSession {
       }
     };
     // In a git work tree the backend gets the turn once the tree is snapshotted, before it can touch it.
-    const checkpoint = message ? this.options.host.checkpoint?.(this.chatId, this.info.cwd) ?? null : null;
+    const checkpoint = message ? (this.options.host.checkpoint?.(this.chatId, this.info.cwd) ?? null) : null;
     if (!checkpoint) begin();
     else {
       void checkpoint.then((tree) => {
@@ -337,9 +337,7 @@ export class ChatSession {
     const info = this.info;
     const provider = this.provider;
     provider?.admitInput?.(input);
-    const files = provider?.filesRead
-      ? provider.filesRead(input, { cwd: info.cwd, ...this.accountEnvForReads() })
-      : input.attachments.map((a) => a.path);
+    const files = provider?.filesRead ? provider.filesRead(input, { cwd: info.cwd, ...this.accountEnvForReads() }) : input.attachments.map((a) => a.path);
     admitFileReads(files, [info.cwd, this.options.store.attachmentDir(this.chatId), ...(this.options.host.readableFolders?.() ?? [])]);
   }
 
@@ -450,10 +448,15 @@ export class ChatSession {
     }
     if (!driver.compact) throw new ProtocolError('chat-unsupported', `${this.provider?.info().name ?? 'This backend'} cannot compact on request`);
     const turnId = newId('turn');
-    this.open(turnId, null, (backend, emit) => {
-      if (!backend.compact) throw new Error('the backend can no longer compact');
-      backend.compact(turnId, emit);
-    }, 'Compact');
+    this.open(
+      turnId,
+      null,
+      (backend, emit) => {
+        if (!backend.compact) throw new Error('the backend can no longer compact');
+        backend.compact(turnId, emit);
+      },
+      'Compact',
+    );
     return turnId;
   }
 
@@ -520,7 +523,10 @@ export class ChatSession {
       } else if (isOutlivedWork(output)) {
         this.outlived(output);
       } else if (output.type === 'limits') {
-        this.options.host.limits?.(this.info.provider, this.info.account ?? this.info.provider, { ...(output.plan !== undefined ? { plan: output.plan } : {}), windows: output.windows });
+        this.options.host.limits?.(this.info.provider, this.info.account ?? this.info.provider, {
+          ...(output.plan !== undefined ? { plan: output.plan } : {}),
+          windows: output.windows,
+        });
       }
     } catch (error) {
       this.options.host.warn(`chat ${this.chatId}: provider output ${output.type} failed: ${describe(error)}`);
@@ -536,7 +542,8 @@ export class ChatSession {
 
   /** Stops a background task the backend reported (`task-not-found` otherwise; `chat-unsupported` when it cannot). */
   stopTask(taskId: string): void {
-    if (!(this.info.background ?? []).some((task) => task.id === taskId)) throw new ProtocolError('task-not-found', `No background task ${taskId} in this chat`);
+    if (!(this.info.background ?? []).some((task) => task.id === taskId))
+      throw new ProtocolError('task-not-found', `No background task ${taskId} in this chat`);
     const driver = this.driver;
     if (!driver?.stopTask) throw new ProtocolError('chat-unsupported', `${this.info.provider} cannot stop a background task`);
     if (!driver.stopTask(taskId)) throw new ProtocolError('task-not-found', `Background task ${taskId} ended with its CLI`);
@@ -551,13 +558,18 @@ export class ChatSession {
   stopSubagent(toolUseId: string): void {
     const row = this.thread.items.find((item) => item.kind === 'subagent' && item.toolUseId === toolUseId);
     if (row?.kind !== 'subagent') throw new ProtocolError('subagent-not-found', `No subagent ${toolUseId} in this chat`);
-    if (row.status !== 'running') throw new ProtocolError('subagent-not-found', `Subagent ${toolUseId} already ${row.status === 'done' ? 'finished' : 'failed'}`);
+    if (row.status !== 'running')
+      throw new ProtocolError('subagent-not-found', `Subagent ${toolUseId} already ${row.status === 'done' ? 'finished' : 'failed'}`);
     const unsupported = `${this.info.provider} cannot stop one subagent on its own here; stop the turn (chat.cancel with subagents)`;
     if (row.origin === 'ruimte') throw new ProtocolError('chat-unsupported', 'A subagent the host opened stops with its own chat');
     const driver = this.driver;
     if (!driver?.stopSubagent) throw new ProtocolError('chat-unsupported', unsupported);
     const stopped = driver.stopSubagent(toolUseId);
-    if (stopped === null) throw new ProtocolError('chat-unsupported', `${this.info.provider} has named no way to stop subagent ${toolUseId} (yet); stop the turn (chat.cancel with subagents)`);
+    if (stopped === null)
+      throw new ProtocolError(
+        'chat-unsupported',
+        `${this.info.provider} has named no way to stop subagent ${toolUseId} (yet); stop the turn (chat.cancel with subagents)`,
+      );
     if (!stopped) throw new ProtocolError('subagent-not-found', `Subagent ${toolUseId} ended with its CLI`);
   }
 
@@ -609,7 +621,14 @@ export class ChatSession {
           this.options.host.publishVisual(this.chatId, step.input).catch((error: unknown) => {
             // A clear meanwhile took the turn with it: nothing to say in the new thread.
             if (this.epoch !== epoch) return;
-            this.upsert({ id: newId('note'), kind: 'note', createdAt: Date.now(), turnId, level: 'warning', text: `A visual could not be published: ${describe(error)}` });
+            this.upsert({
+              id: newId('note'),
+              kind: 'note',
+              createdAt: Date.now(),
+              turnId,
+              level: 'warning',
+              text: `A visual could not be published: ${describe(error)}`,
+            });
           });
           break;
         }

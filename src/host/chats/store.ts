@@ -40,9 +40,7 @@ export type LogEntry = z.output<typeof LogLineSchema>;
 
 const VisualsFileSchema = z.object({ version: z.literal(1), visuals: z.array(ChatVisualSchema) });
 
-export type LoadedChat =
-  | { ok: true; record: ChatRecord; log: LogEntry[] }
-  | { ok: false; chatId: string; reason: string };
+export type LoadedChat = { ok: true; record: ChatRecord; log: LogEntry[] } | { ok: false; chatId: string; reason: string };
 
 export class ChatStore {
   readonly dataDir: string;
@@ -200,10 +198,7 @@ export class ChatStore {
   /** Removes everything of a chat (kill). */
   async remove(chatId: string): Promise<void> {
     this.cutLog(chatId, Number.MAX_SAFE_INTEGER);
-    await Promise.all([
-      this.serial(this.recordPath(chatId), () => rm(this.recordPath(chatId), { force: true })),
-      this.removeFiles(chatId),
-    ]);
+    await Promise.all([this.serial(this.recordPath(chatId), () => rm(this.recordPath(chatId), { force: true })), this.removeFiles(chatId)]);
   }
 
   /** Closes the database connection (shutdown, after `settled`). */
@@ -219,7 +214,10 @@ export class ChatStore {
   private serial(file: string, op: () => Promise<unknown>): Promise<void> {
     const previous = this.chains.get(file) ?? Promise.resolve();
     const next = previous.then(op, op);
-    const tail = next.then(() => undefined, () => undefined);
+    const tail = next.then(
+      () => undefined,
+      () => undefined,
+    );
     this.chains.set(file, tail);
     void tail.then(() => {
       if (this.chains.get(file) === tail) this.chains.delete(file);

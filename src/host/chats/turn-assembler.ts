@@ -115,7 +115,10 @@ export function assembleTurn(turn: TurnState, output: ProviderOutput, view: Turn
       let next = turn;
       if (!next.thought) {
         next = { ...next, thought: clock.newId('thought') };
-        steps.push({ type: 'upsert', item: { id: next.thought!, kind: 'thinking', createdAt: clock.now(), turnId: turn.id, text: '', streaming: true, endedAt: null } });
+        steps.push({
+          type: 'upsert',
+          item: { id: next.thought!, kind: 'thinking', createdAt: clock.now(), turnId: turn.id, text: '', streaming: true, endedAt: null },
+        });
       }
       steps.push({ type: 'delta', itemId: next.thought!, text: output.text });
       return { turn: next, steps };
@@ -199,8 +202,22 @@ export function assembleTurn(turn: TurnState, output: ProviderOutput, view: Turn
     }
     case 'request-cancelled': {
       const item = view.items.find((i) => isPendingRequest(i) && (i.kind === 'approval' || i.kind === 'question') && i.requestId === output.requestId);
-      if (item?.kind === 'approval') return { turn, steps: [{ type: 'upsert', item: { ...item, decision: 'cancelled' } }, { type: 'info', patch: {} }] };
-      if (item?.kind === 'question') return { turn, steps: [{ type: 'upsert', item: { ...item, state: 'cancelled' } }, { type: 'info', patch: {} }] };
+      if (item?.kind === 'approval')
+        return {
+          turn,
+          steps: [
+            { type: 'upsert', item: { ...item, decision: 'cancelled' } },
+            { type: 'info', patch: {} },
+          ],
+        };
+      if (item?.kind === 'question')
+        return {
+          turn,
+          steps: [
+            { type: 'upsert', item: { ...item, state: 'cancelled' } },
+            { type: 'info', patch: {} },
+          ],
+        };
       return none(turn);
     }
     case 'approval': {
@@ -262,30 +279,46 @@ export function assembleTurn(turn: TurnState, output: ProviderOutput, view: Turn
       return info(next, { usage });
     }
     case 'note':
-      return { turn, steps: [{ type: 'upsert', item: { id: clock.newId('note'), kind: 'note', createdAt: clock.now(), turnId: turn.id, level: output.level, text: output.text } }] };
+      return {
+        turn,
+        steps: [
+          { type: 'upsert', item: { id: clock.newId('note'), kind: 'note', createdAt: clock.now(), turnId: turn.id, level: output.level, text: output.text } },
+        ],
+      };
     case 'limits':
     case 'background':
       return { turn, steps: [{ type: 'side', output }] };
     case 'turn-end':
       return {
         turn,
-        steps: [{
-          type: 'finish',
-          state: output.state,
-          ...(output.message !== undefined ? { message: output.message } : {}),
-          ...(output.limit !== undefined ? { limit: output.limit } : {}),
-          outliving: output.outliving ?? [],
-        }],
+        steps: [
+          {
+            type: 'finish',
+            state: output.state,
+            ...(output.message !== undefined ? { message: output.message } : {}),
+            ...(output.limit !== undefined ? { limit: output.limit } : {}),
+            outliving: output.outliving ?? [],
+          },
+        ],
       };
   }
 }
 
 /** What a subagent that outlived its turn reports through the context's `side`. */
-export type OutlivedWork = Extract<ProviderOutput, { type: 'tool-start' | 'tool-output' | 'tool-end' | 'text' | 'text-end' | 'subagent-progress' | 'subagent-end' }>;
+export type OutlivedWork = Extract<
+  ProviderOutput,
+  { type: 'tool-start' | 'tool-output' | 'tool-end' | 'text' | 'text-end' | 'subagent-progress' | 'subagent-end' }
+>;
 
 export function isOutlivedWork(output: ProviderOutput): output is OutlivedWork {
   switch (output.type) {
-    case 'tool-start': case 'tool-output': case 'tool-end': case 'text': case 'text-end': case 'subagent-progress': case 'subagent-end':
+    case 'tool-start':
+    case 'tool-output':
+    case 'tool-end':
+    case 'text':
+    case 'text-end':
+    case 'subagent-progress':
+    case 'subagent-end':
       return true;
     default:
       return false;
@@ -301,7 +334,13 @@ export type OutlivedItems = ReadonlyMap<string, string>;
  * for it. Only a row still running is touched, and a tool or reply only under such a row, so nothing
  * settled is reopened or rewritten. `activeTurnId`: a row of the running turn is that turn's to update.
  */
-export function assembleOutlived(work: OutlivedWork, items: OutlivedItems, view: TurnView, activeTurnId: string | null, clock: TurnClock): { items: OutlivedItems; steps: TurnStep[] } {
+export function assembleOutlived(
+  work: OutlivedWork,
+  items: OutlivedItems,
+  view: TurnView,
+  activeTurnId: string | null,
+  clock: TurnClock,
+): { items: OutlivedItems; steps: TurnStep[] } {
   const running = (toolUseId: string | undefined) => {
     const row = toolUseId ? view.items.find((i) => i.kind === 'subagent' && i.toolUseId === toolUseId && i.status === 'running') : undefined;
     return row?.kind === 'subagent' && (activeTurnId === null || row.turnId !== activeTurnId) ? row : undefined;
@@ -338,7 +377,19 @@ export function assembleOutlived(work: OutlivedWork, items: OutlivedItems, view:
       if (!id) {
         id = clock.newId('reply');
         next.set(key, id);
-        steps.push({ type: 'upsert', item: { id, kind: 'assistant', createdAt: clock.now(), turnId: row.turnId, text: '', streaming: true, parentToolUseId: row.toolUseId, ...(work.phase ? { phase: work.phase } : {}) } });
+        steps.push({
+          type: 'upsert',
+          item: {
+            id,
+            kind: 'assistant',
+            createdAt: clock.now(),
+            turnId: row.turnId,
+            text: '',
+            streaming: true,
+            parentToolUseId: row.toolUseId,
+            ...(work.phase ? { phase: work.phase } : {}),
+          },
+        });
       }
       steps.push({ type: 'delta', itemId: id, text: work.text });
       break;
@@ -370,7 +421,7 @@ export function assembleOutlived(work: OutlivedWork, items: OutlivedItems, view:
         for (const item of view.items) {
           if (item.kind !== 'tool' || item.state !== 'running' || item.parentToolUseId !== row.toolUseId) continue;
           next.delete(item.toolUseId);
-          steps.push({ type: 'update', itemId: item.id, change: (current) => ({ ...current as ChatToolItem, state: 'error' }) });
+          steps.push({ type: 'update', itemId: item.id, change: (current) => ({ ...(current as ChatToolItem), state: 'error' }) });
         }
       }
       steps.push({ type: 'upsert', item: changed });
@@ -417,10 +468,24 @@ function none(turn: TurnState): Assembled {
 }
 
 /** The item a `tool-start` opens, running; `parent`: the subagent it is under (null: the agent itself). */
-export function startedTool(output: Extract<ProviderOutput, { type: 'tool-start' }>, id: string, turnId: string | null, parent: string | null, now: number): ChatToolItem {
+export function startedTool(
+  output: Extract<ProviderOutput, { type: 'tool-start' }>,
+  id: string,
+  turnId: string | null,
+  parent: string | null,
+  now: number,
+): ChatToolItem {
   return {
-    id, kind: 'tool', createdAt: now, turnId, toolUseId: output.toolUseId, name: output.name, input: output.input,
-    output: null, state: 'running', parentToolUseId: parent,
+    id,
+    kind: 'tool',
+    createdAt: now,
+    turnId,
+    toolUseId: output.toolUseId,
+    name: output.name,
+    input: output.input,
+    output: null,
+    state: 'running',
+    parentToolUseId: parent,
     progress: { startedAt: now, description: output.description ?? null, output: null },
   };
 }

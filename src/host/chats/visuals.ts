@@ -37,7 +37,10 @@ export function admitVisual(input: VisualInput, id: string, at: number): ChatVis
   const size = Buffer.byteLength(input.html);
   if (size > VISUAL_LIMITS.bytes) throw new ProtocolError('visual-too-large', `A visual page has at most ${VISUAL_LIMITS.bytes} bytes`);
   if (Buffer.byteLength(JSON.stringify(input.html)) > LINK_MAX_FRAME_BYTES - PAGE_FRAME_OVERHEAD) {
-    throw new ProtocolError('visual-too-large', 'This page is too large to send once escaped (quotes, backslashes and control characters count double or more); make it smaller');
+    throw new ProtocolError(
+      'visual-too-large',
+      'This page is too large to send once escaped (quotes, backslashes and control characters count double or more); make it smaller',
+    );
   }
   return {
     id,

@@ -26,7 +26,12 @@ export const branchProblem = worktreeBranchProblem;
 
 /** A free-looking default branch name: `tether/<words of the title>-<4 hex>`. */
 export function defaultBranch(title: string | undefined): string {
-  const words = (title ?? '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40).replace(/-+$/, '');
+  const words = (title ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
   return `tether/${words || 'chat'}-${randomBytes(2).toString('hex')}`;
 }
 
@@ -60,9 +65,15 @@ export async function makeWorktree(policy: HostPolicy, cwd: string, asked: strin
   if (existsSync(target)) throw new ProtocolError('bad-request', `${target} already exists; name another branch`);
   const branches = (await git(top, ['for-each-ref', '--format=%(refname:short)', 'refs/heads'])).split('\n');
   if (branches.includes(branch)) throw new ProtocolError('bad-request', `The branch ${branch} already exists in ${top}; name another`);
-  const head = await git(top, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']).then((out) => out.trim(), () => '');
+  const head = await git(top, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']).then(
+    (out) => out.trim(),
+    () => '',
+  );
   if (!head) throw new ProtocolError('chat-unsupported', `${top} has no commit yet, so no worktree can be made from it`);
-  const from = await git(top, ['symbolic-ref', '-q', '--short', 'HEAD']).then((out) => out.trim(), () => '');
+  const from = await git(top, ['symbolic-ref', '-q', '--short', 'HEAD']).then(
+    (out) => out.trim(),
+    () => '',
+  );
   try {
     // No checkout here: the files are filled in below, with the filters the new tree's config names turned off.
     await git(top, ['worktree', 'add', '--no-checkout', '-b', branch, target, head]);
@@ -85,5 +96,7 @@ async function blankFilters(dir: string): Promise<string[]> {
     const match = /^filter\.(.+)\.[^.]+$/s.exec(name);
     if (match) drivers.add(match[1]);
   }
-  return [...drivers].flatMap((driver) => ['smudge', 'clean', 'process'].flatMap((key) => ['-c', `filter.${driver}.${key}=`]).concat(['-c', `filter.${driver}.required=false`]));
+  return [...drivers].flatMap((driver) =>
+    ['smudge', 'clean', 'process'].flatMap((key) => ['-c', `filter.${driver}.${key}=`]).concat(['-c', `filter.${driver}.required=false`]),
+  );
 }

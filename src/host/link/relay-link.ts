@@ -199,7 +199,9 @@ export class RelayLink {
     this.setState('open');
     this.log.info(`link: connected to ${this.url}`);
     const hello: LinkHello = {
-      link: 'hello', version: this.options.version, pending: this.options.outbox.pendingCount,
+      link: 'hello',
+      version: this.options.version,
+      pending: this.options.outbox.pendingCount,
       ...(this.options.unsigned === undefined ? {} : { unsigned: this.options.unsigned }),
     };
     this.sendRaw(socket, JSON.stringify(hello));

@@ -12,7 +12,8 @@ export async function serveRelayFrame(core: HostCore, frame: unknown, clientId: 
   }
   const { id } = request;
   const payload = AttachmentReadPayloadSchema.safeParse(request.payload);
-  if (!payload.success) return { id, ok: false, error: { code: 'bad-request', message: payload.error.issues[0]?.message ?? 'Invalid attachment.read payload' } };
+  if (!payload.success)
+    return { id, ok: false, error: { code: 'bad-request', message: payload.error.issues[0]?.message ?? 'Invalid attachment.read payload' } };
   try {
     core.session(payload.data.chatId); // chat-not-found for a chat this host does not have
     const bytes = await core.attachments.read(payload.data.chatId, payload.data.file);

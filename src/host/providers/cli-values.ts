@@ -108,7 +108,9 @@ export function configArgProblem(value: string): string | null {
 
 /** Why `value` cannot be a config's variable value, or null. */
 export function configEnvValueProblem(value: string): string | null {
-  return value.length > CONFIG_ENV_VALUE_MAX || CONTROL.test(value.replace(/\t/g, '')) ? 'a variable\'s value has no control characters but tabs and at most 32 KiB' : null;
+  return value.length > CONFIG_ENV_VALUE_MAX || CONTROL.test(value.replace(/\t/g, ''))
+    ? "a variable's value has no control characters but tabs and at most 32 KiB"
+    : null;
 }
 
 /** Why `value` cannot be an agent's display name, or null. */

@@ -47,7 +47,10 @@ export interface DiscoveryOptions {
 
 /** `searchPath` without the folders npm and npx put first (`…/node_modules/.bin`, npm's `node-gyp-bin`). */
 export function personalPath(searchPath: string): string {
-  return searchPath.split(path.delimiter).filter((dir) => dir !== '' && !isPackageBin(dir)).join(path.delimiter);
+  return searchPath
+    .split(path.delimiter)
+    .filter((dir) => dir !== '' && !isPackageBin(dir))
+    .join(path.delimiter);
 }
 
 /** The folders `personalPath` leaves out, each once. */
@@ -83,19 +86,23 @@ export async function discoverAgents(options: DiscoveryOptions = {}): Promise<Di
   const home = options.home ?? homedir();
   const searchPath = personalPath(env.PATH ?? '');
   const skipped = skippedPath(env.PATH ?? '').join(path.delimiter);
-  return Promise.all(CLI_KINDS.map(async (kind): Promise<DiscoveredAgent> => {
-    const name = CLI_PROFILES[kind].name;
-    const executable = findOnPath(CLI_PROFILES[kind].command, searchPath);
-    if (!executable) {
-      const copy = findOnPath(CLI_PROFILES[kind].command, skipped);
-      const why = copy ? `not on PATH (${CLI_PROFILES[kind].command}); ${copy} is a project's own pinned copy, not yours` : `not on PATH (${CLI_PROFILES[kind].command})`;
-      return { kind, name, executable: null, version: null, signIn: { state: 'unknown', how: 'not installed' }, served: false, why };
-    }
-    const version = packageVersion(executable, PACKAGES[kind]) ?? await versionOf(executable, env, options.timeoutMs ?? 10_000);
-    const signIn = readSignIn(kind, env, home, options.platform ?? process.platform);
-    const served = signIn.state !== 'signed-out';
-    return { kind, name, executable, version, signIn, served, why: served ? signIn.how : `signed out: ${signIn.how}` };
-  }));
+  return Promise.all(
+    CLI_KINDS.map(async (kind): Promise<DiscoveredAgent> => {
+      const name = CLI_PROFILES[kind].name;
+      const executable = findOnPath(CLI_PROFILES[kind].command, searchPath);
+      if (!executable) {
+        const copy = findOnPath(CLI_PROFILES[kind].command, skipped);
+        const why = copy
+          ? `not on PATH (${CLI_PROFILES[kind].command}); ${copy} is a project's own pinned copy, not yours`
+          : `not on PATH (${CLI_PROFILES[kind].command})`;
+        return { kind, name, executable: null, version: null, signIn: { state: 'unknown', how: 'not installed' }, served: false, why };
+      }
+      const version = packageVersion(executable, PACKAGES[kind]) ?? (await versionOf(executable, env, options.timeoutMs ?? 10_000));
+      const signIn = readSignIn(kind, env, home, options.platform ?? process.platform);
+      const served = signIn.state !== 'signed-out';
+      return { kind, name, executable, version, signIn, served, why: served ? signIn.how : `signed out: ${signIn.how}` };
+    }),
+  );
 }
 
 /** The npm packages each CLI ships in (a global npm install links the command to a file inside it). */
@@ -132,7 +139,7 @@ export function packageVersion(executable: string, packageName: string): string 
 function versionOf(executable: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string | null> {
   return new Promise((resolve) => {
     execFile(executable, ['--version'], { encoding: 'utf8', timeout: timeoutMs, env, windowsHide: true }, (error, stdout) => {
-      resolve(error ? null : /\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]*[0-9A-Za-z])?/.exec(stdout)?.[0] ?? null);
+      resolve(error ? null : (/\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]*[0-9A-Za-z])?/.exec(stdout)?.[0] ?? null));
     });
   });
 }
@@ -144,13 +151,18 @@ export function readSignIn(kind: CliKind, env: NodeJS.ProcessEnv, home: string, 
   const expand = (value: string): string => (value === '~' || value.startsWith('~/') ? path.join(home, value.slice(1)) : value);
   switch (kind) {
     case 'claude': {
-      for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN']) if (set(name)) return { state: 'ready', how: `key from ${name}` };
-      if (env.CLAUDE_CODE_USE_BEDROCK === '1' || env.CLAUDE_CODE_USE_VERTEX === '1') return { state: 'ready', how: env.CLAUDE_CODE_USE_BEDROCK === '1' ? 'Amazon Bedrock' : 'Google Vertex AI' };
+      for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'])
+        if (set(name)) return { state: 'ready', how: `key from ${name}` };
+      if (env.CLAUDE_CODE_USE_BEDROCK === '1' || env.CLAUDE_CODE_USE_VERTEX === '1')
+        return { state: 'ready', how: env.CLAUDE_CODE_USE_BEDROCK === '1' ? 'Amazon Bedrock' : 'Google Vertex AI' };
       const dir = env.CLAUDE_CONFIG_DIR ? expand(env.CLAUDE_CONFIG_DIR) : path.join(home, '.claude');
       if (field(file(dir, '.credentials.json'), 'claudeAiOauth')) return { state: 'ready', how: `signed in (${path.join(dir, '.credentials.json')})` };
       // On macOS the token is in the Keychain; the account's name in .claude.json says a sign-in happened.
       const email = field(field(file(env.CLAUDE_CONFIG_DIR ? dir : home, '.claude.json'), 'oauthAccount'), 'emailAddress');
-      if (typeof email === 'string') return platform === 'darwin' ? { state: 'ready', how: `signed in as ${email} (Keychain)` } : { state: 'unknown', how: `${email} signed in once, but no credentials file` };
+      if (typeof email === 'string')
+        return platform === 'darwin'
+          ? { state: 'ready', how: `signed in as ${email} (Keychain)` }
+          : { state: 'unknown', how: `${email} signed in once, but no credentials file` };
       return { state: 'signed-out', how: 'run `claude`, then /login (or set ANTHROPIC_API_KEY)' };
     }
     case 'codex': {
@@ -171,7 +183,10 @@ export function readSignIn(kind: CliKind, env: NodeJS.ProcessEnv, home: string, 
       const selected = field(field(field(file(dir, 'settings.json'), 'security'), 'auth'), 'selectedType');
       if (selected === 'vertex-ai') return { state: 'ready', how: `Google Vertex AI (${path.join(dir, 'settings.json')})` };
       if (selected === 'oauth-personal') {
-        return { state: 'signed-out', how: 'Google stopped serving personal Google sign-ins to Gemini CLI on 2026-06-18; set GEMINI_API_KEY (or use Vertex AI)' };
+        return {
+          state: 'signed-out',
+          how: 'Google stopped serving personal Google sign-ins to Gemini CLI on 2026-06-18; set GEMINI_API_KEY (or use Vertex AI)',
+        };
       }
       return { state: 'signed-out', how: 'set GEMINI_API_KEY (personal Google sign-ins are no longer served) or use Vertex AI' };
     }

@@ -34,9 +34,8 @@ function readSection(section: string): GitDiffFile {
   const patch = parsed(section);
   const start = section.search(/^@@ /m);
   const head = start < 0 ? section : section.slice(0, start);
-  const kind: ChatFileChange['kind'] = patch?.isCreate || /^(new|create) file mode/m.test(head)
-    ? 'add'
-    : patch?.isDelete || /^deleted? file mode/m.test(head) ? 'delete' : 'update';
+  const kind: ChatFileChange['kind'] =
+    patch?.isCreate || /^(new|create) file mode/m.test(head) ? 'add' : patch?.isDelete || /^deleted? file mode/m.test(head) ? 'delete' : 'update';
   const named = kind === 'delete' ? patch?.oldFileName?.replace(/^a\//, '') : patch?.newFileName?.replace(/^b\//, '');
   const lines = patch?.hunks.flatMap((hunk) => hunk.lines) ?? [];
   return {

@@ -34,14 +34,14 @@ import type { SessionIdShape } from './cli-values.ts';
 export type ProviderOutput =
   /** The backend announced its own session (what a resume needs) and the model it really uses. */
   | {
-    type: 'session';
-    agentSessionId: string;
-    model?: string | null;
-    /** What the backend confirmed it runs in (its own word, and as a RuntimeMode). */
-    permissionMode?: string;
-    effectiveRuntimeMode?: RuntimeMode;
-    slashCommands?: string[];
-  }
+      type: 'session';
+      agentSessionId: string;
+      model?: string | null;
+      /** What the backend confirmed it runs in (its own word, and as a RuntimeMode). */
+      permissionMode?: string;
+      effectiveRuntimeMode?: RuntimeMode;
+      slashCommands?: string[];
+    }
   /** The backend's own title for the conversation (Codex thread names, ACP session info), as it sent it. */
   | { type: 'title'; title: string }
   /** The backend switched its permission mode mid-session (e.g. an approval set `acceptEdits`). */
@@ -58,37 +58,37 @@ export type ProviderOutput =
   | { type: 'tool-end'; toolUseId: string; output: string | null; error?: boolean; changes?: ChatFileChange[] }
   /** The backend waits for a person; answered through `ProviderSession.answerApproval`. */
   | {
-    type: 'approval';
-    requestId: string;
-    toolUseId: string | null;
-    toolName: string;
-    input: unknown;
-    description: string | null;
-    canAllowAlways: boolean;
-    allowAlways?: ChatAllowAlways;
-  }
+      type: 'approval';
+      requestId: string;
+      toolUseId: string | null;
+      toolName: string;
+      input: unknown;
+      description: string | null;
+      canAllowAlways: boolean;
+      allowAlways?: ChatAllowAlways;
+    }
   /** The backend withdrew a request it asked (it settles as cancelled). */
   | { type: 'request-cancelled'; requestId: string }
   /** A subagent started (its `toolUseId` is what its work names as `parentToolUseId`). */
   | {
-    type: 'subagent-start';
-    toolUseId: string;
-    description: string;
-    subagentType: string | null;
-    prompt: string | null;
-    background: boolean;
-    parentToolUseId?: string;
-  }
+      type: 'subagent-start';
+      toolUseId: string;
+      description: string;
+      subagentType: string | null;
+      prompt: string | null;
+      background: boolean;
+      parentToolUseId?: string;
+    }
   /** `native`: the CLI's own handle on it (Codex: the subagent's thread); `model`: the model it runs. */
   | {
-    type: 'subagent-progress';
-    toolUseId: string;
-    lastTool?: string | null;
-    usage?: ChatSubagentUsage | null;
-    summary?: string | null;
-    native?: { agentId?: string; threadId?: string };
-    model?: string;
-  }
+      type: 'subagent-progress';
+      toolUseId: string;
+      lastTool?: string | null;
+      usage?: ChatSubagentUsage | null;
+      summary?: string | null;
+      native?: { agentId?: string; threadId?: string };
+      model?: string;
+    }
   | { type: 'subagent-end'; toolUseId: string; status: 'done' | 'failed'; result?: string | null; summary?: string | null; usage?: ChatSubagentUsage | null }
   /** Everything the running turn changed so far, as the backend tracks it (replaces the last one). */
   | { type: 'turn-diff'; diff: ChatCheckpointDiff }

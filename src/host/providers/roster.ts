@@ -101,10 +101,12 @@ export async function listProviders(served: readonly Provider[]): Promise<Provid
   const kinds = new Set<AgentKind>(served.map((p) => p.kind));
   const others = CLI_KINDS.filter((kind) => !kinds.has(kind));
   const [infos, unserved] = await Promise.all([
-    Promise.all(served.map(async (p) => {
-      await p.probed;
-      return p.info();
-    })),
+    Promise.all(
+      served.map(async (p) => {
+        await p.probed;
+        return p.info();
+      }),
+    ),
     Promise.all(others.map(async (kind) => unservedInfo(kind, await presence(CLI_PROFILES[kind].command)))),
   ]);
   return [...infos, ...unserved];

@@ -58,11 +58,15 @@ const ScriptStepSchema = z.discriminatedUnion('type', [
     deltas,
     delayMs,
     error: z.boolean().default(false),
-    changes: z.array(z.object({
-      path: z.string(),
-      kind: z.enum(['add', 'update', 'delete']),
-      diff: z.string().default(''),
-    })).optional(),
+    changes: z
+      .array(
+        z.object({
+          path: z.string(),
+          kind: z.enum(['add', 'update', 'delete']),
+          diff: z.string().default(''),
+        }),
+      )
+      .optional(),
   }),
   z.object({
     type: z.literal('approval'),
@@ -75,13 +79,17 @@ const ScriptStepSchema = z.discriminatedUnion('type', [
   }),
   z.object({
     type: z.literal('question'),
-    questions: z.array(z.object({
-      id: z.string().min(1),
-      header: z.string().default(''),
-      question: z.string(),
-      multiSelect: z.boolean().default(false),
-      choices: z.array(z.object({ label: z.string().min(1), description: z.string().default('') })).default([]),
-    })).min(1),
+    questions: z
+      .array(
+        z.object({
+          id: z.string().min(1),
+          header: z.string().default(''),
+          question: z.string(),
+          multiSelect: z.boolean().default(false),
+          choices: z.array(z.object({ label: z.string().min(1), description: z.string().default('') })).default([]),
+        }),
+      )
+      .min(1),
     async: z.boolean().optional(),
   }),
   z.object({
@@ -105,11 +113,21 @@ const ScriptStepSchema = z.discriminatedUnion('type', [
 export type ScriptStep = z.output<typeof ScriptStepSchema>;
 
 export const ScriptFileSchema = z.object({
-  model: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/).default('scripted'),
-  replies: z.array(z.object({
-    match: z.string().optional().refine((source) => source === undefined || isRegExp(source), 'Not a valid regular expression'),
-    steps: z.array(ScriptStepSchema),
-  })).min(1),
+  model: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._-]*$/)
+    .default('scripted'),
+  replies: z
+    .array(
+      z.object({
+        match: z
+          .string()
+          .optional()
+          .refine((source) => source === undefined || isRegExp(source), 'Not a valid regular expression'),
+        steps: z.array(ScriptStepSchema),
+      }),
+    )
+    .min(1),
 });
 export type ScriptFile = z.output<typeof ScriptFileSchema>;
 
@@ -292,10 +310,16 @@ class ScriptSession implements ProviderSession {
       out({ type: 'session', agentSessionId: this.context.agentSessionId ?? `script-${token()}`, model: this.script.model });
     }
     const answers: Record<string, string> = {};
-    const fill = (text: string): string => text
-      .replaceAll('{{text}}', input.text)
-      .replaceAll('{{answers}}', Object.entries(answers).map(([id, answer]) => `${id}: ${answer}`).join(', '))
-      .replace(/\{\{answer:([^}]+)\}\}/g, (_match, id: string) => answers[id] ?? '');
+    const fill = (text: string): string =>
+      text
+        .replaceAll('{{text}}', input.text)
+        .replaceAll(
+          '{{answers}}',
+          Object.entries(answers)
+            .map(([id, answer]) => `${id}: ${answer}`)
+            .join(', '),
+        )
+        .replace(/\{\{answer:([^}]+)\}\}/g, (_match, id: string) => answers[id] ?? '');
     try {
       for (const step of pickReply(this.script, input.text)) {
         if (signal.aborted) return;

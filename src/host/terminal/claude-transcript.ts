@@ -92,8 +92,16 @@ export class ClaudeTranscript implements TranscriptReader {
         this.put({ kind: 'thinking', id: itemId, createdAt, turnId: null, text: block.thinking, streaming: false, endedAt: createdAt }, change);
       } else if (block?.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
         const tool: ChatToolItem = {
-          kind: 'tool', id: block.id, createdAt, turnId: null, toolUseId: block.id, name: block.name,
-          input: block.input, output: null, state: 'running', parentToolUseId: null,
+          kind: 'tool',
+          id: block.id,
+          createdAt,
+          turnId: null,
+          toolUseId: block.id,
+          name: block.name,
+          input: block.input,
+          output: null,
+          state: 'running',
+          parentToolUseId: null,
         };
         this.tools.set(block.id, tool);
         this.put(tool, change);
@@ -105,7 +113,10 @@ export class ClaudeTranscript implements TranscriptReader {
 function resultText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.filter((b: Json) => b?.type === 'text' && typeof b.text === 'string').map((b: Json) => b.text as string).join('\n');
+  return content
+    .filter((b: Json) => b?.type === 'text' && typeof b.text === 'string')
+    .map((b: Json) => b.text as string)
+    .join('\n');
 }
 
 /**

@@ -44,7 +44,8 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
  */
 export function codexHomeProblem(configDir: string): string | null {
   if (!path.isAbsolute(configDir)) return `CODEX_HOME ${JSON.stringify(configDir)} is not an absolute path`;
-  if (/["\\\u0000-\u001f\u007f]/.test(configDir)) return `CODEX_HOME ${JSON.stringify(configDir)} has a quote, a backslash or a control character; the host does not write hooks there`;
+  if (/["\\\u0000-\u001f\u007f]/.test(configDir))
+    return `CODEX_HOME ${JSON.stringify(configDir)} has a quote, a backslash or a control character; the host does not write hooks there`;
   return null;
 }
 
@@ -64,13 +65,20 @@ interface ListedHook {
 /** Codex's own view of the home's hooks (`hooks/list`). */
 async function listHooks(target: HookTarget): Promise<ListedHook[]> {
   return withAppServer(launchOf(target), undefined, 'hooks/list', async (peer) => {
-    const answer = await peer.request('hooks/list', { cwds: [target.configDir] }) as { data?: { hooks?: unknown[] }[] };
+    const answer = (await peer.request('hooks/list', { cwds: [target.configDir] })) as { data?: { hooks?: unknown[] }[] };
     const out: ListedHook[] = [];
     for (const entry of answer?.data ?? []) {
       for (const raw of entry.hooks ?? []) {
         const hook = raw as Record<string, unknown>;
         if (typeof hook.key === 'string' && typeof hook.command === 'string' && typeof hook.sourcePath === 'string' && typeof hook.currentHash === 'string') {
-          out.push({ key: hook.key, command: hook.command, sourcePath: hook.sourcePath, currentHash: hook.currentHash, trustStatus: String(hook.trustStatus), isManaged: hook.isManaged === true });
+          out.push({
+            key: hook.key,
+            command: hook.command,
+            sourcePath: hook.sourcePath,
+            currentHash: hook.currentHash,
+            trustStatus: String(hook.trustStatus),
+            isManaged: hook.isManaged === true,
+          });
         }
       }
     }
@@ -104,15 +112,17 @@ export async function installCodexHooks(dataDir: string, target: HookTarget): Pr
   if (problem) throw new Error(problem);
   const config = path.join(target.configDir, 'config.toml');
   const kept = keptFile(dataDir, target);
-  const previous = existsSync(kept) ? JSON.parse(readFileSync(kept, 'utf8')) as Kept : null;
+  const previous = existsSync(kept) ? (JSON.parse(readFileSync(kept, 'utf8')) as Kept) : null;
   const before = previous ? previous.before : existsSync(config) ? readFileSync(config).toString('base64') : null;
   installHooks(dataDir, target);
   const mine = ours(await listHooks(target), dataDir, target);
   const value = Object.fromEntries(mine.map((hook) => [hook.key, { trusted_hash: hook.currentHash }]));
   if (mine.length > 0) {
-    await withAppServer(launchOf(target), undefined, 'config/batchWrite', (peer) => peer.request('config/batchWrite', {
-      edits: [{ keyPath: 'hooks.state', value, mergeStrategy: 'upsert' }],
-    }));
+    await withAppServer(launchOf(target), undefined, 'config/batchWrite', (peer) =>
+      peer.request('config/batchWrite', {
+        edits: [{ keyPath: 'hooks.state', value, mergeStrategy: 'upsert' }],
+      }),
+    );
   }
   const after = existsSync(config) ? readFileSync(config) : Buffer.alloc(0);
   mkdirSync(path.dirname(kept), { recursive: true, mode: 0o700 });
@@ -137,9 +147,11 @@ export async function removeCodexHooks(dataDir: string, target: HookTarget): Pro
       else replaceFileSync(config, Buffer.from(before, 'base64'));
     } else if (now && keys.length > 0) {
       // The person (or Codex) changed it since: only the host's entries go, written by Codex.
-      await withAppServer(launchOf(target), undefined, 'config/batchWrite', (peer) => peer.request('config/batchWrite', {
-        edits: keys.map((key) => ({ keyPath: `hooks.state.${JSON.stringify(key)}`, value: null, mergeStrategy: 'replace' })),
-      }));
+      await withAppServer(launchOf(target), undefined, 'config/batchWrite', (peer) =>
+        peer.request('config/batchWrite', {
+          edits: keys.map((key) => ({ keyPath: `hooks.state.${JSON.stringify(key)}`, value: null, mergeStrategy: 'replace' })),
+        }),
+      );
     }
     rmSync(kept, { force: true });
   }

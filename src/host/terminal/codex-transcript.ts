@@ -55,12 +55,19 @@ export class CodexTranscript implements TranscriptReader {
         // Kept as the text the model wrote.
       }
     }
-    const fields = typeof args === 'object' && args !== null ? args as Json : {};
+    const fields = typeof args === 'object' && args !== null ? (args as Json) : {};
     const shell = payload.name === 'exec_command' || payload.name === 'shell';
     const tool: ChatToolItem = {
-      kind: 'tool', id, createdAt, turnId: null, toolUseId: id,
-      name: shell ? 'Bash' : payload.name, input: shell ? { command: String(fields.cmd ?? fields.command ?? '') } : args,
-      output: null, state: 'running', parentToolUseId: null,
+      kind: 'tool',
+      id,
+      createdAt,
+      turnId: null,
+      toolUseId: id,
+      name: shell ? 'Bash' : payload.name,
+      input: shell ? { command: String(fields.cmd ?? fields.command ?? '') } : args,
+      output: null,
+      state: 'running',
+      parentToolUseId: null,
     };
     this.tools.set(id, tool);
     this.put(tool, change);
@@ -94,12 +101,22 @@ export class CodexTranscript implements TranscriptReader {
   private toolDone(id: string, item: Json, createdAt: number, change: TranscriptChange): void {
     change.settledToolUseIds.push(id);
     const command = item.type === 'CommandExecution' ? commandOf(item) : null;
-    const started = this.tools.get(id) ?? {
-      kind: 'tool', id, createdAt, turnId: null, toolUseId: id,
-      name: command !== null ? 'Bash' : String(item.type ?? 'tool'), input: command !== null ? { command } : item,
-      output: null, state: 'running', parentToolUseId: null,
-    } satisfies ChatToolItem;
-    const failed = item.status === 'failed' || item.status === 'declined' || (typeof item.exit_code === 'number' && item.exit_code !== 0) || item.success === false;
+    const started =
+      this.tools.get(id) ??
+      ({
+        kind: 'tool',
+        id,
+        createdAt,
+        turnId: null,
+        toolUseId: id,
+        name: command !== null ? 'Bash' : String(item.type ?? 'tool'),
+        input: command !== null ? { command } : item,
+        output: null,
+        state: 'running',
+        parentToolUseId: null,
+      } satisfies ChatToolItem);
+    const failed =
+      item.status === 'failed' || item.status === 'declined' || (typeof item.exit_code === 'number' && item.exit_code !== 0) || item.success === false;
     const output = typeof item.aggregated_output === 'string' ? item.aggregated_output : item.status === 'declined' ? 'Declined' : null;
     const done: ChatToolItem = { ...started, output, state: failed ? 'error' : 'done' };
     this.tools.set(id, done);
@@ -109,12 +126,15 @@ export class CodexTranscript implements TranscriptReader {
 
 function texts(content: unknown): string {
   if (!Array.isArray(content)) return '';
-  return content.filter((b: Json) => typeof b?.text === 'string').map((b: Json) => b.text as string).join('\n');
+  return content
+    .filter((b: Json) => typeof b?.text === 'string')
+    .map((b: Json) => b.text as string)
+    .join('\n');
 }
 
 /** The command as the person would type it: the `-lc` script of Codex's shell wrapper, else the words joined. */
 function commandOf(item: Json): string {
-  const words = Array.isArray(item.command) ? item.command.filter((w: unknown) => typeof w === 'string') as string[] : [];
+  const words = Array.isArray(item.command) ? (item.command.filter((w: unknown) => typeof w === 'string') as string[]) : [];
   const script = words.indexOf('-lc');
   if (script >= 0 && words[script + 1] !== undefined) return words[script + 1]!;
   return words.join(' ');

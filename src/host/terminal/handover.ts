@@ -19,13 +19,21 @@ export async function continueTerminalSession(core: HostCore, sessionId: string,
   // Only once the terminal let go, the first time and every time after (`chat-busy` until then).
   const from = await core.terminal.handover(sessionId);
   if (existing) return catchUp(existing, from.items);
-  const reply = await core.serve({
-    id: newId('session.resume'), type: 'chat.create',
-    payload: { chatId, provider: from.kind, cwd: from.cwd, resume: from.agentSessionId },
-  }, client?.id ?? '');
+  const reply = await core.serve(
+    {
+      id: newId('session.resume'),
+      type: 'chat.create',
+      payload: { chatId, provider: from.kind, cwd: from.cwd, resume: from.agentSessionId },
+    },
+    client?.id ?? '',
+  );
   if (!reply.ok) throw new ProtocolError(reply.error.code as never, reply.error.message);
   const session = core.session(chatId);
-  session.emit({ type: 'reset', info: session.info, items: [...from.items, note('Everything above happened in the terminal; the conversation continues here.')] });
+  session.emit({
+    type: 'reset',
+    info: session.info,
+    items: [...from.items, note('Everything above happened in the terminal; the conversation continues here.')],
+  });
   await session.write();
   return session.info;
 }
@@ -41,7 +49,12 @@ async function catchUp(session: ChatSession, transcript: ChatItem[]): Promise<Ch
   const since = transcript.filter((item) => item.createdAt > last);
   if (since.length === 0) return session.info;
   const stamp = new Date(since[0]!.createdAt).toISOString().replace('T', ' ').slice(0, 16);
-  const items = [...held, note(`Back in the terminal from ${stamp} UTC:`), ...since, note('The part above happened in the terminal; the conversation continues here.')];
+  const items = [
+    ...held,
+    note(`Back in the terminal from ${stamp} UTC:`),
+    ...since,
+    note('The part above happened in the terminal; the conversation continues here.'),
+  ];
   session.emit({ type: 'reset', info: session.info, items });
   await session.write();
   return session.info;

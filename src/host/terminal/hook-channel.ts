@@ -25,7 +25,11 @@ const HookLineSchema = z.object({
   cli: z.enum(['claude', 'codex']),
   event: z.record(z.string(), z.unknown()),
   /** The CLI's process as the hook client found it (its liveness is checked by the host; nothing is sent to it). */
-  pid: z.int().min(2).max(1 << 22).optional(),
+  pid: z
+    .int()
+    .min(2)
+    .max(1 << 22)
+    .optional(),
 });
 export type HookLine = z.output<typeof HookLineSchema>;
 

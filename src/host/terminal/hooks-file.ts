@@ -114,8 +114,16 @@ function readSettings(file: string): { bytes: Buffer; settings: Json } | null {
 function isOurs(group: unknown): boolean {
   if (typeof group !== 'object' || group === null) return false;
   const hooks = (group as { hooks?: unknown }).hooks;
-  return Array.isArray(hooks) && hooks.some((hook) => typeof hook === 'object' && hook !== null
-    && typeof (hook as { command?: unknown }).command === 'string' && ((hook as { command: string }).command.endsWith(` ${HOOK_MARK}`)));
+  return (
+    Array.isArray(hooks) &&
+    hooks.some(
+      (hook) =>
+        typeof hook === 'object' &&
+        hook !== null &&
+        typeof (hook as { command?: unknown }).command === 'string' &&
+        (hook as { command: string }).command.endsWith(` ${HOOK_MARK}`),
+    )
+  );
 }
 
 /** The settings without the host's groups; an event left empty goes, unless `kept` names it (the person had it). */
@@ -166,11 +174,15 @@ export function hooksState(dataDir: string, target: HookTarget): HooksState {
   const read = readSettings(settingsFile(target));
   const command = hookCommand(dataDir, target.kind);
   const hooks = read?.settings.hooks as Record<string, unknown> | undefined;
-  const installed = hooks !== undefined && Object.keys(hookEvents(target)).every((event) => {
-    const groups = hooks[event];
-    return Array.isArray(groups) && groups.some((group) => isOurs(group)
-      && (group as { hooks: { command?: string }[] }).hooks.some((hook) => hook.command === command));
-  });
+  const installed =
+    hooks !== undefined &&
+    Object.keys(hookEvents(target)).every((event) => {
+      const groups = hooks[event];
+      return (
+        Array.isArray(groups) &&
+        groups.some((group) => isOurs(group) && (group as { hooks: { command?: string }[] }).hooks.some((hook) => hook.command === command))
+      );
+    });
   return { kind: target.kind, configDir: target.configDir, installed, supported: true };
 }
 
@@ -194,10 +206,10 @@ export function removeHooks(dataDir: string, target: HookTarget): HooksState {
   const file = settingsFile(target);
   const read = readSettings(file);
   const before = beforeFile(dataDir, target);
-  const kept = existsSync(before) ? JSON.parse(readFileSync(before, 'utf8')) as { bytes?: string; absent?: boolean } : null;
+  const kept = existsSync(before) ? (JSON.parse(readFileSync(before, 'utf8')) as { bytes?: string; absent?: boolean }) : null;
   if (read) {
     const original = kept?.bytes !== undefined ? Buffer.from(kept.bytes, 'base64') : null;
-    const originalSettings = original ? JSON.parse(original.toString('utf8')) as Json : kept?.absent ? {} : null;
+    const originalSettings = original ? (JSON.parse(original.toString('utf8')) as Json) : kept?.absent ? {} : null;
     // What the person had stays, empty lists and an empty `hooks` included ('' stands for `hooks` itself).
     const theirHooks = originalSettings?.hooks;
     const had = new Set(typeof theirHooks === 'object' && theirHooks !== null ? ['', ...Object.keys(theirHooks)] : []);

@@ -14,7 +14,7 @@ import { LINK_BATCH_BYTES, utf8Bytes } from '../../contracts/link.ts';
 export const SESSION_ITEMS_BATCH_BYTES = LINK_BATCH_BYTES - 4 * 1024;
 
 /** What a cut item ends with. */
-export const CUT_NOTE = '\n… (cut here to fit the link; the whole of it is in the terminal\'s own transcript)';
+export const CUT_NOTE = "\n… (cut here to fit the link; the whole of it is in the terminal's own transcript)";
 
 interface Weighed {
   item: ChatItem;

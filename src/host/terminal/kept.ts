@@ -13,7 +13,9 @@ export const SESSIONS_KEPT = 200;
 /** A status-only session that exited is listed this long after (ms). */
 export const STATUS_ONLY_KEPT_MS = 24 * 60 * 60 * 1000;
 
-type Listed = Pick<TerminalSession, 'sessionId'> & { agent?: Pick<NonNullable<TerminalSession['agent']>, 'status' | 'live' | 'updatedAt' | 'transcriptPath'> | undefined };
+type Listed = Pick<TerminalSession, 'sessionId'> & {
+  agent?: Pick<NonNullable<TerminalSession['agent']>, 'status' | 'live' | 'updatedAt' | 'transcriptPath'> | undefined;
+};
 
 /**
  * The ids of `sessions` to drop: a status-only session exited over a day ago, one whose transcript
@@ -21,7 +23,8 @@ type Listed = Pick<TerminalSession, 'sessionId'> & { agent?: Pick<NonNullable<Te
  * session, or one `busy` says a client still waits on (an approval), is never dropped.
  */
 export function sessionsToDrop(
-  sessions: readonly Listed[], now: number,
+  sessions: readonly Listed[],
+  now: number,
   { busy = () => false, transcriptExists = existsSync }: { busy?: (sessionId: string) => boolean; transcriptExists?: (file: string) => boolean } = {},
 ): Set<string> {
   const drop = new Set<string>();
@@ -33,9 +36,8 @@ export function sessionsToDrop(
       kept += 1;
       continue;
     }
-    const stale = agent.transcriptPath === null
-      ? agent.status === 'exited' && now - agent.updatedAt > STATUS_ONLY_KEPT_MS
-      : !transcriptExists(agent.transcriptPath);
+    const stale =
+      agent.transcriptPath === null ? agent.status === 'exited' && now - agent.updatedAt > STATUS_ONLY_KEPT_MS : !transcriptExists(agent.transcriptPath);
     if (stale) drop.add(session.sessionId);
     else droppable.push(session);
   }

@@ -41,9 +41,16 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ProtocolError } from '../../contracts/errors.ts';
 import {
-  AgentSessionIdSchema, TerminalSessionSchema,
-  type AgentStatus, type ApprovalAnswerPayload, type ApprovalAnswerResult, type ApprovalChoice, type ApprovalRequest,
-  type ChatItem, type SessionListResult, type TerminalSession,
+  AgentSessionIdSchema,
+  TerminalSessionSchema,
+  type AgentStatus,
+  type ApprovalAnswerPayload,
+  type ApprovalAnswerResult,
+  type ApprovalChoice,
+  type ApprovalRequest,
+  type ChatItem,
+  type SessionListResult,
+  type TerminalSession,
 } from '../../contracts/index.ts';
 import { replaceFile } from '../disk.ts';
 import { titleFromAgent, titleFromMessage } from '../chats/title.ts';
@@ -172,7 +179,12 @@ export class TerminalSessions {
         const gone = session.agent.transcriptPath === null && !runs(statusOnlyProcessOf(session.sessionId));
         const agent = { ...session.agent, live: false, ...(orphaned ? { status: 'idle' as const } : {}), ...(gone ? { status: 'exited' as const } : {}) };
         this.known.set(session.sessionId, {
-          session: { ...session, agent }, base: agent.status, tail: null, watcher: null, toolUses: new Map(), titled: agent.suggestedTitle !== undefined,
+          session: { ...session, agent },
+          base: agent.status,
+          tail: null,
+          watcher: null,
+          toolUses: new Map(),
+          titled: agent.suggestedTitle !== undefined,
         });
         if (orphaned) this.orphaned.push(session.sessionId);
       }
@@ -185,7 +197,11 @@ export class TerminalSessions {
   /** Drops what kept.ts says has nothing left to offer; answers how many. */
   private trim(): number {
     const busy = (sessionId: string) => [...this.pending.values()].some((p) => p.request.sessionId === sessionId);
-    const drop = sessionsToDrop([...this.known.values()].map((k) => k.session), Date.now(), { busy });
+    const drop = sessionsToDrop(
+      [...this.known.values()].map((k) => k.session),
+      Date.now(),
+      { busy },
+    );
     for (const sessionId of drop) {
       this.known.get(sessionId)?.watcher?.close();
       this.known.delete(sessionId);
@@ -196,7 +212,11 @@ export class TerminalSessions {
 
   /** Opens the hooks' socket. */
   async start(): Promise<void> {
-    this.channel = await HookChannel.open(this.options.dataDir, (call) => this.handle(call), (message) => this.options.log.warn(message));
+    this.channel = await HookChannel.open(
+      this.options.dataDir,
+      (call) => this.handle(call),
+      (message) => this.options.log.warn(message),
+    );
     this.liveness = setInterval(() => {
       this.checkLiveness();
       this.scanStatusOnly();
@@ -225,12 +245,19 @@ export class TerminalSessions {
       const sessionId = statusOnlySessionId(found);
       const now = Date.now();
       const session = {
-        sessionId, cwd: found.cwd,
+        sessionId,
+        cwd: found.cwd,
         agent: { kind: found.kind, agentSessionId: sessionId, transcriptPath: null, status: 'running' as const, live: true, updatedAt: now },
       };
       this.known.set(sessionId, {
-        session, base: 'running', tail: null, watcher: null, toolUses: new Map(), titled: false,
-        process: { pid: found.pid, startedAt: found.startedAt }, members: [...found.members],
+        session,
+        base: 'running',
+        tail: null,
+        watcher: null,
+        toolUses: new Map(),
+        titled: false,
+        process: { pid: found.pid, startedAt: found.startedAt },
+        members: [...found.members],
       });
       this.options.log.info(`terminal session ${sessionId} (${found.kind}, status only: no hooks) in ${found.cwd}`);
       this.trim();
@@ -316,9 +343,12 @@ export class TerminalSessions {
     }
     const choice = pending.request.choices.find((c) => c.id === payload.choiceId);
     if (!choice) throw new ProtocolError('bad-request', `Approval ${payload.requestId} offers no choice ${payload.choiceId}`);
-    const decision = choice.kind === 'deny'
-      ? { behavior: 'deny', message: 'Denied from Tether.' }
-      : choice.kind === 'remember' ? { behavior: 'allow', updatedPermissions: pending.suggestions } : { behavior: 'allow' };
+    const decision =
+      choice.kind === 'deny'
+        ? { behavior: 'deny', message: 'Denied from Tether.' }
+        : choice.kind === 'remember'
+          ? { behavior: 'allow', updatedPermissions: pending.suggestions }
+          : { behavior: 'allow' };
     pending.answer({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision } });
     this.settle(payload.requestId, `answered from a client (${choice.kind})`);
     return { accepted: true };
@@ -332,7 +362,10 @@ export class TerminalSessions {
     const known = this.get(sessionId);
     const { agent } = known.session;
     if (agent.transcriptPath === null) {
-      throw new ProtocolError('chat-unsupported', `Tether sees this ${agent.kind} session by its process only (it reads no hooks of ${agent.kind}): it knows no CLI session to continue here; go on in its terminal`);
+      throw new ProtocolError(
+        'chat-unsupported',
+        `Tether sees this ${agent.kind} session by its process only (it reads no hooks of ${agent.kind}): it knows no CLI session to continue here; go on in its terminal`,
+      );
     }
     if (agent.live && agent.status !== 'exited') {
       throw new ProtocolError('chat-busy', 'The terminal still runs this session: end it there (/exit) first, then continue it here');
@@ -371,7 +404,9 @@ export class TerminalSessions {
     const hook = parsed.data;
     const transcript = this.admitTranscript(call.cli, hook);
     if (transcript === null) {
-      this.options.log.warn(`terminal hook refused: transcript ${JSON.stringify(hook.transcript_path)} is not a transcript of a config folder with the host's hooks`);
+      this.options.log.warn(
+        `terminal hook refused: transcript ${JSON.stringify(hook.transcript_path)} is not a transcript of a config folder with the host's hooks`,
+      );
       return call.answer(null);
     }
     const known = this.touch(call.cli, hook, transcript);
@@ -455,10 +490,21 @@ export class TerminalSessions {
         session: {
           sessionId: hook.session_id,
           cwd: hook.cwd,
-          agent: { kind, agentSessionId: hook.session_id, transcriptPath: transcript, status: 'idle', live: true, updatedAt: now,
-            ...(previous?.session.agent.suggestedTitle ? { suggestedTitle: previous.session.agent.suggestedTitle } : {}) },
+          agent: {
+            kind,
+            agentSessionId: hook.session_id,
+            transcriptPath: transcript,
+            status: 'idle',
+            live: true,
+            updatedAt: now,
+            ...(previous?.session.agent.suggestedTitle ? { suggestedTitle: previous.session.agent.suggestedTitle } : {}),
+          },
         },
-        base: 'idle', tail: null, watcher: null, toolUses: new Map(), titled: previous?.titled ?? false,
+        base: 'idle',
+        tail: null,
+        watcher: null,
+        toolUses: new Map(),
+        titled: previous?.titled ?? false,
       };
       this.known.set(hook.session_id, known);
       this.options.log.info(`terminal session ${hook.session_id} (${kind}) in ${hook.cwd}`);
@@ -479,16 +525,22 @@ export class TerminalSessions {
     const requestId = toolUseId && !this.pending.has(toolUseId) && !this.settled.has(toolUseId) ? toolUseId : randomUUID();
     // Codex fails closed on a decision with updatedPermissions, and offers none to remember.
     const codex = known.session.agent.kind === 'codex';
-    const suggestions = codex ? [] : hook.permission_suggestions ?? [];
+    const suggestions = codex ? [] : (hook.permission_suggestions ?? []);
     const choices: ApprovalChoice[] = [
       { id: 'allow', kind: 'allow', label: 'Allow once' },
       ...(suggestions.length > 0 ? [{ id: 'remember', kind: 'remember' as const, label: 'Allow and remember' }] : []),
       { id: 'deny', kind: 'deny', label: 'Deny' },
     ];
     const createdAt = Date.now();
-    const wait = codex ? this.options.codexApprovalWaitMs ?? CODEX_APPROVAL_WAIT_MS : this.options.approvalWaitMs ?? APPROVAL_WAIT_MS;
+    const wait = codex ? (this.options.codexApprovalWaitMs ?? CODEX_APPROVAL_WAIT_MS) : (this.options.approvalWaitMs ?? APPROVAL_WAIT_MS);
     const request: ApprovalRequest = {
-      requestId, sessionId: known.session.sessionId, toolName, summary: summaryOf(toolName, hook.tool_input), choices, createdAt, expiresAt: createdAt + wait,
+      requestId,
+      sessionId: known.session.sessionId,
+      toolName,
+      summary: summaryOf(toolName, hook.tool_input),
+      choices,
+      createdAt,
+      expiresAt: createdAt + wait,
     };
     const timer = setTimeout(() => {
       // Past its expiry the card goes; the CLI's own prompt stays (Codex's now comes) for the person at the terminal.
@@ -564,7 +616,10 @@ export class TerminalSessions {
     if (!known.watcher && known.base !== 'exited' && existsSync(file)) {
       try {
         known.watcher = watch(file, () => void this.follow(known));
-        known.watcher.on('error', () => { known.watcher?.close(); known.watcher = null; });
+        known.watcher.on('error', () => {
+          known.watcher?.close();
+          known.watcher = null;
+        });
       } catch {
         known.watcher = null;
       }
@@ -595,7 +650,7 @@ function processStart(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[0] === 'Z' ? null : fields[19] ?? null;
+    return fields[0] === 'Z' ? null : (fields[19] ?? null);
   } catch {
     return null;
   }
@@ -620,17 +675,22 @@ function realOrSelf(file: string): string {
  * `description`, which its PreToolUse lacks; it is left out of the key.
  */
 function toolKey(toolName: string, input: unknown): string {
-  const fields = typeof input === 'object' && input !== null && !Array.isArray(input) ? { ...input as Record<string, unknown> } : input;
+  const fields = typeof input === 'object' && input !== null && !Array.isArray(input) ? { ...(input as Record<string, unknown>) } : input;
   if (typeof fields === 'object' && fields !== null && 'description' in fields) delete (fields as Record<string, unknown>).description;
   return `${toolName}\0${JSON.stringify(fields ?? null)}`;
 }
 
 /** What the card says the tool will do: the command, the file, else the input as JSON; cut. */
 function summaryOf(toolName: string, input: unknown): string {
-  const fields = typeof input === 'object' && input !== null ? input as Record<string, unknown> : {};
-  const text = typeof fields.command === 'string' ? fields.command
-    : typeof fields.file_path === 'string' ? fields.file_path
-      : typeof fields.url === 'string' ? fields.url : JSON.stringify(input ?? {});
+  const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+  const text =
+    typeof fields.command === 'string'
+      ? fields.command
+      : typeof fields.file_path === 'string'
+        ? fields.file_path
+        : typeof fields.url === 'string'
+          ? fields.url
+          : JSON.stringify(input ?? {});
   const line = `${toolName}: ${text}`;
   return line.length > SUMMARY_MAX ? `${line.slice(0, SUMMARY_MAX - 1)}…` : line;
 }

@@ -59,10 +59,11 @@ export function statusOnlyCommandsFrom(config: HostConfig, base: string, env: No
   const out: StatusOnlyCommand[] = [];
   for (const provider of Object.values(config.providers ?? {})) {
     if (provider?.backend !== 'gemini' && provider?.backend !== 'copilot') continue;
-    const command = provider.command?.includes('/') ? path.resolve(base, provider.command) : provider.command ?? provider.backend;
-    const configDir = provider.backend === 'gemini'
-      ? path.join(path.resolve(base, expandHome(provider.home ?? provider.env?.GEMINI_CLI_HOME ?? env.GEMINI_CLI_HOME ?? os.homedir())), '.gemini')
-      : path.resolve(base, expandHome(provider.home ?? provider.env?.COPILOT_HOME ?? env.COPILOT_HOME ?? path.join(os.homedir(), '.copilot')));
+    const command = provider.command?.includes('/') ? path.resolve(base, provider.command) : (provider.command ?? provider.backend);
+    const configDir =
+      provider.backend === 'gemini'
+        ? path.join(path.resolve(base, expandHome(provider.home ?? provider.env?.GEMINI_CLI_HOME ?? env.GEMINI_CLI_HOME ?? os.homedir())), '.gemini')
+        : path.resolve(base, expandHome(provider.home ?? provider.env?.COPILOT_HOME ?? env.COPILOT_HOME ?? path.join(os.homedir(), '.copilot')));
     if (!out.some((known) => known.kind === provider.backend && known.command === command)) out.push({ kind: provider.backend, command, configDir });
   }
   return out;
@@ -97,7 +98,9 @@ export function scanStatusOnly(commands: readonly StatusOnlyCommand[]): StatusOn
   const wanted = commands.map((command) => ({ ...command, name: path.basename(command.command), real: commandFile(command.command) }));
   let pids: number[];
   try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+    pids = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
   } catch {
     return [];
   }
@@ -106,13 +109,18 @@ export function scanStatusOnly(commands: readonly StatusOnlyCommand[]): StatusOn
     if (pid === process.pid) continue;
     try {
       if (statSync(`/proc/${pid}`).uid !== uid) continue;
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((word) => word.length > 0);
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+        .split('\0')
+        .filter((word) => word.length > 0);
       if (argv.length === 0) continue;
       const exe = readOrNull(() => readlinkSync(`/proc/${pid}/exe`));
       const script = argv.length > 1 && INTERPRETERS.has(path.basename(argv[0]!)) ? argv[1]! : null;
-      const command = wanted.find((want) => path.basename(argv[0]!) === want.name
-        || (exe !== null && (path.basename(exe) === want.name || exe === want.real))
-        || (script !== null && (path.basename(script) === want.name || (want.real !== null && realOrNull(script) === want.real))));
+      const command = wanted.find(
+        (want) =>
+          path.basename(argv[0]!) === want.name ||
+          (exe !== null && (path.basename(exe) === want.name || exe === want.real)) ||
+          (script !== null && (path.basename(script) === want.name || (want.real !== null && realOrNull(script) === want.real))),
+      );
       if (!command) continue;
       if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`${HOOKS_OFF_VARIABLE}=1`)) continue;
       const fields = statFields(pid);

@@ -12,12 +12,12 @@ import { defaultClaudeConfigDir, type HookTarget } from './hooks-file.ts';
 
 export function hookTargetsFrom(config: HostConfig, base: string, env: NodeJS.ProcessEnv = process.env): HookTarget[] {
   const claude = config.providers?.claude;
-  const named = claude?.backend === 'claude' ? claude.home ?? claude.env?.CLAUDE_CONFIG_DIR : undefined;
+  const named = claude?.backend === 'claude' ? (claude.home ?? claude.env?.CLAUDE_CONFIG_DIR) : undefined;
   const targets: HookTarget[] = [{ kind: 'claude', configDir: named ? path.resolve(base, expandHome(named)) : defaultClaudeConfigDir(env) }];
   const codex = config.providers?.codex;
   if (codex?.backend === 'codex') {
     const home = codex.home ?? codex.env?.CODEX_HOME ?? env.CODEX_HOME ?? path.join(os.homedir(), '.codex');
-    const command = codex.command?.includes('/') ? path.resolve(base, codex.command) : codex.command ?? 'codex';
+    const command = codex.command?.includes('/') ? path.resolve(base, codex.command) : (codex.command ?? 'codex');
     targets.push({ kind: 'codex', configDir: path.resolve(base, expandHome(home)), command });
   }
   return targets;

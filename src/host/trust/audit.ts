@@ -42,12 +42,15 @@ export const AuditEntrySchema = z.object({
    * person this host knows that device as, when it says it was signed, the id it names), unverified.
    * It says who a forgery tried to pass for, or whose genuine request was moved or replayed.
    */
-  claimed: z.object({
-    device: z.string(),
-    person: z.string().nullable(),
-    at: z.number(),
-    id: z.string(),
-  }).nullable().optional(),
+  claimed: z
+    .object({
+      device: z.string(),
+      person: z.string().nullable(),
+      at: z.number(),
+      id: z.string(),
+    })
+    .nullable()
+    .optional(),
   /** SHA-256 (hex) of the previous line's bytes; the first line's is 64 zeros. */
   prev: z.string(),
 });
@@ -95,7 +98,10 @@ function lastLineHash(fd: number, size: number): string {
     const start = Math.max(0, size - window);
     const buffer = Buffer.alloc(size - start);
     readSync(fd, buffer, 0, buffer.length, start);
-    const lines = buffer.toString('utf8').split('\n').filter((line: string) => line !== '');
+    const lines = buffer
+      .toString('utf8')
+      .split('\n')
+      .filter((line: string) => line !== '');
     // Whole when the window reached the start, or when a line break lies before the last line.
     if (lines.length > 1 || start === 0) return lines.length > 0 ? hashOf(lines.at(-1)!) : GENESIS;
   }
@@ -127,7 +133,9 @@ export class HostAudit {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     let prev = GENESIS;
     if (existsSync(file)) {
-      const lines = readFileSync(file, 'utf8').split('\n').filter((line) => line !== '');
+      const lines = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '');
       if (lines.length > 0) prev = hashOf(lines.at(-1)!);
     }
     const fd = openSync(file, 'a+', 0o600);
@@ -163,7 +171,9 @@ function shown(value: string, max = 80): string {
 export function formatAudit(reading: AuditReading): string {
   const rows = reading.entries.map((e) => {
     const claim = e.claimed ? `, signature claims device ${shown(e.claimed.device, 16)}${e.claimed.person ? ` of ${shown(e.claimed.person)}` : ''}` : '';
-    const who = e.userId ? `${shown(e.userId)} (device ${shown(e.device ?? '', 16)})` : `unverified${e.relaySays ? `, relay says ${shown(e.relaySays)}` : ''}${claim}`;
+    const who = e.userId
+      ? `${shown(e.userId)} (device ${shown(e.device ?? '', 16)})`
+      : `unverified${e.relaySays ? `, relay says ${shown(e.relaySays)}` : ''}${claim}`;
     const how = e.outcome === 'done' ? (e.retry ? 'done (resent, answered once)' : 'done') : `${e.outcome} ${shown(e.code ?? '', 40)}`.trim();
     const why = e.message ? `  (${shown(e.message, 160)})` : '';
     return `${new Date(e.at).toISOString()}  ${shown(e.type, 40).padEnd(20)} ${how.padEnd(28)} ${who}${e.chatId ? `  chat ${shown(e.chatId)}` : ''}  id ${shown(e.id)}${why}`;

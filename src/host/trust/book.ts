@@ -27,8 +27,18 @@
 // the host follows the members the last signed grant named, whatever the relay's team says). An older
 // one arriving later is refused, so a relay cannot roll a change back by replaying.
 import {
-  canonicalJson, deviceIdOf, importDevicePublicKey, verifyStatement, ACCESS_ROLES,
-  type AccessRole, type DeviceId, type DevicePublicKey, type DeviceStatement, type GrantStatement, type RevocationStatement, type Signed,
+  canonicalJson,
+  deviceIdOf,
+  importDevicePublicKey,
+  verifyStatement,
+  ACCESS_ROLES,
+  type AccessRole,
+  type DeviceId,
+  type DevicePublicKey,
+  type DeviceStatement,
+  type GrantStatement,
+  type RevocationStatement,
+  type Signed,
   type WireErrorCode,
 } from '../../contracts/index.ts';
 
@@ -115,7 +125,7 @@ export class TrustBook {
 
   /** A book that trusts the pinned owner's device and nothing else yet. */
   static async open(hostId: string, owner: PinnedOwner): Promise<TrustBook> {
-    if ((await deviceIdOf(owner.device.publicKey)) !== owner.device.id) throw new Error('The pinned owner\'s device id is not its key\'s thumbprint');
+    if ((await deviceIdOf(owner.device.publicKey)) !== owner.device.id) throw new Error("The pinned owner's device id is not its key's thumbprint");
     const book = new TrustBook(hostId, owner);
     book.keys.set(owner.device.id, { userId: owner.userId, key: await importDevicePublicKey(owner.device.publicKey) });
     book.settle();
@@ -168,7 +178,7 @@ export class TrustBook {
     };
     root(this.owner.device.id, 'pinned');
     for (const id of this.recovered.keys()) if (!devices.has(id)) root(id, 'recovered');
-    for (let changed = true; changed;) {
+    for (let changed = true; changed; ) {
       changed = false;
       for (const [grantId, held] of this.grants) {
         if (grants.has(grantId) || this.revokedGrants.has(grantId) || this.superseded.has(grantId)) continue;
@@ -182,7 +192,13 @@ export class TrustBook {
         const people = peopleOf(held.statement);
         for (const named of held.statement.devices) {
           const known = this.keys.get(named.id);
-          if (!devices.has(named.id) && !this.revokedDevices.has(named.id) && known?.userId === named.userId && named.userId !== this.owner.userId && people.includes(named.userId)) {
+          if (
+            !devices.has(named.id) &&
+            !this.revokedDevices.has(named.id) &&
+            known?.userId === named.userId &&
+            named.userId !== this.owner.userId &&
+            people.includes(named.userId)
+          ) {
             devices.set(named.id, { id: named.id, userId: named.userId, key: known.key, via: 'grant' });
           }
         }
@@ -210,7 +226,7 @@ export class TrustBook {
 
   /** Remembers a key for a person; refuses a key the book already follows to someone else. */
   private async learnKey(id: DeviceId, userId: string, publicKey: DevicePublicKey): Promise<KnownKey | Accepted> {
-    if ((await deviceIdOf(publicKey)) !== id) return refuse('A device id is not its key\'s thumbprint', 'bad-request');
+    if ((await deviceIdOf(publicKey)) !== id) return refuse("A device id is not its key's thumbprint", 'bad-request');
     const known = this.keys.get(id);
     if (known) return known.userId === userId ? known : refuse('That device belongs to someone else', 'bad-request');
     return { userId, key: await importDevicePublicKey(publicKey) };
@@ -289,7 +305,8 @@ export class TrustBook {
     } else {
       const device = this.keys.get(target.deviceId);
       if (!owner && device?.userId !== signer.userId) return refuse('A device is revoked by its own person or an owner of this host');
-      if (target.deviceId === this.owner.device.id && signer.userId !== this.owner.userId) return refuse('The pinned owner\'s device is revoked only by the owner');
+      if (target.deviceId === this.owner.device.id && signer.userId !== this.owner.userId)
+        return refuse("The pinned owner's device is revoked only by the owner");
       this.revokedDevices.add(target.deviceId);
     }
     this.settle();
@@ -302,7 +319,7 @@ export class TrustBook {
    * unless revoked later.
    */
   async addRecovered(recovered: RecoveredDevice): Promise<Accepted> {
-    if (recovered.userId !== this.owner.userId) return refuse('Only the owner\'s devices are trusted on the machine', 'bad-request');
+    if (recovered.userId !== this.owner.userId) return refuse("Only the owner's devices are trusted on the machine", 'bad-request');
     if (this.revokedDevices.has(recovered.device.id)) return refuse('That device was revoked');
     const key = await this.learnKey(recovered.device.id, recovered.userId, recovered.device.publicKey);
     if ('ok' in key) return key;

@@ -12,7 +12,12 @@ export function coreView(core: HostCore): HostView {
       return info ? { provider: info.provider, ...(info.account === undefined ? {} : { account: info.account }) } : null;
     },
     settled: (type, payload) => {
-      const p = (typeof payload === 'object' && payload !== null ? payload : {}) as { chatId?: unknown; sessionId?: unknown; requestId?: unknown; itemId?: unknown };
+      const p = (typeof payload === 'object' && payload !== null ? payload : {}) as {
+        chatId?: unknown;
+        sessionId?: unknown;
+        requestId?: unknown;
+        itemId?: unknown;
+      };
       if (type === 'session.approve') {
         const approval = core.terminal.list().approvals.find((a) => a.sessionId === p.sessionId && a.requestId === p.requestId);
         return approval ? terminalApprovalShown(approval) : null;
@@ -21,7 +26,8 @@ export function coreView(core: HostCore): HostView {
       const session = core.sessions.get(p.chatId);
       if (!session) return null;
       const item = session.pendingRequests().find((i) => (type === 'chat.dismiss' ? i.id === p.itemId : 'requestId' in i && i.requestId === p.requestId));
-      if (item?.kind === 'approval') return { kind: 'approval', requestId: item.requestId, toolName: item.toolName, input: item.input } satisfies SettledRequest;
+      if (item?.kind === 'approval')
+        return { kind: 'approval', requestId: item.requestId, toolName: item.toolName, input: item.input } satisfies SettledRequest;
       if (item?.kind === 'question') return { kind: 'question', requestId: item.requestId, questions: item.questions } satisfies SettledRequest;
       return null;
     },

@@ -74,7 +74,13 @@ export class RequestGate {
       const verdict = await verifier.check(fields, fields.signature);
       if (!verdict.ok) {
         this.record({
-          ...base, outcome: 'refused', code: verdict.error.code, userId: null, device: null, signedAt: null, payload: null,
+          ...base,
+          outcome: 'refused',
+          code: verdict.error.code,
+          userId: null,
+          device: null,
+          signedAt: null,
+          payload: null,
           claimed: verifier.claimOf(fields.signature),
         });
         return { id: fields.id, ok: false, error: verdict.error };

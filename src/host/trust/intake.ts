@@ -20,13 +20,16 @@ import { appendTrust, readTrustFrom, trustStatementsFile, type StoredTrust } fro
 function describe(signed: SignedTrustStatement): { type: string; id: string; chatId: string | null } {
   const { statement } = signed;
   switch (statement.kind) {
-    case 'tether.grant/1': return { type: 'trust.grant', id: statement.grantId, chatId: statement.chatId };
-    case 'tether.device/1': return { type: 'trust.device', id: statement.device.id, chatId: null };
-    case 'tether.revocation/1': return {
-      type: 'trust.revocation',
-      id: statement.target.kind === 'grant' ? `grant:${statement.target.grantId}` : `device:${statement.target.deviceId}`,
-      chatId: null,
-    };
+    case 'tether.grant/1':
+      return { type: 'trust.grant', id: statement.grantId, chatId: statement.chatId };
+    case 'tether.device/1':
+      return { type: 'trust.device', id: statement.device.id, chatId: null };
+    case 'tether.revocation/1':
+      return {
+        type: 'trust.revocation',
+        id: statement.target.kind === 'grant' ? `grant:${statement.target.grantId}` : `device:${statement.target.deviceId}`,
+        chatId: null,
+      };
   }
 }
 
@@ -92,14 +95,18 @@ export class TrustIntake {
       });
       this.watcher.unref();
     } catch (error) {
-      this.options.log.warn(`trust: cannot watch ${trustStatementsFile(this.options.dataDir)} (${error instanceof Error ? error.message : String(error)}); a recovery counts from the next start`);
+      this.options.log.warn(
+        `trust: cannot watch ${trustStatementsFile(this.options.dataDir)} (${error instanceof Error ? error.message : String(error)}); a recovery counts from the next start`,
+      );
     }
   }
 
   /** Reads what was appended to the store since the last read (also what the watcher calls). */
   pickUpStore(): Promise<void> {
     const run = this.chain.then(() => this.readStore(true));
-    this.chain = run.catch((error: unknown) => this.options.log.error(`trust: reading the store failed: ${error instanceof Error ? error.message : String(error)}`));
+    this.chain = run.catch((error: unknown) =>
+      this.options.log.error(`trust: reading the store failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
     return this.chain;
   }
 
@@ -130,9 +137,12 @@ export class TrustIntake {
     if ('recovered' in entry) return book.addRecovered(entry.recovered);
     const signed = entry.statement;
     switch (signed.statement.kind) {
-      case 'tether.grant/1': return book.addGrant(signed as Extract<SignedTrustStatement, { statement: { kind: 'tether.grant/1' } }>);
-      case 'tether.device/1': return book.addDevice(signed as Extract<SignedTrustStatement, { statement: { kind: 'tether.device/1' } }>);
-      case 'tether.revocation/1': return book.addRevocation(signed as Extract<SignedTrustStatement, { statement: { kind: 'tether.revocation/1' } }>);
+      case 'tether.grant/1':
+        return book.addGrant(signed as Extract<SignedTrustStatement, { statement: { kind: 'tether.grant/1' } }>);
+      case 'tether.device/1':
+        return book.addDevice(signed as Extract<SignedTrustStatement, { statement: { kind: 'tether.device/1' } }>);
+      case 'tether.revocation/1':
+        return book.addRevocation(signed as Extract<SignedTrustStatement, { statement: { kind: 'tether.revocation/1' } }>);
     }
   }
 
@@ -144,7 +154,7 @@ export class TrustIntake {
       else this.refuse(item, { code: 'bad-request', message: 'Not a signed grant, device vouch or revocation' });
     }
     let changed = false;
-    for (let progress = true; progress && pending.length > 0;) {
+    for (let progress = true; progress && pending.length > 0; ) {
       progress = false;
       const next: typeof pending = [];
       for (const item of pending) {
@@ -178,22 +188,41 @@ export class TrustIntake {
 
   private refuse(item: unknown, error: { code: WireErrorCode; message: string }): void {
     const parsed = SignedTrustStatementSchema.safeParse(item);
-    const key = parsed.success ? parsed.data.sig : JSON.stringify(item)?.slice(0, 200) ?? 'undefined';
+    const key = parsed.success ? parsed.data.sig : (JSON.stringify(item)?.slice(0, 200) ?? 'undefined');
     if (this.refused.has(key)) return;
     // Bounded: a relay sending endless junk gets it audited again rather than this set growing for ever.
     if (this.refused.size >= 10_000) this.refused.clear();
     this.refused.add(key);
     this.options.log.warn(`trust: refused a statement (${error.code}): ${error.message}`);
     if (parsed.success) this.record(parsed.data as SignedTrustStatement, 'refused', error);
-    else this.write({ type: 'trust.statement', id: 'unreadable', chatId: null, outcome: 'refused', code: error.code, message: error.message, userId: null, device: null, signedAt: null, payload: null, relaySays: null });
+    else
+      this.write({
+        type: 'trust.statement',
+        id: 'unreadable',
+        chatId: null,
+        outcome: 'refused',
+        code: error.code,
+        message: error.message,
+        userId: null,
+        device: null,
+        signedAt: null,
+        payload: null,
+        relaySays: null,
+      });
   }
 
-  private record(signed: SignedTrustStatement, outcome: 'done' | 'refused', error?: { code: WireErrorCode; message: string }, signedBy: string | null = null): void {
+  private record(
+    signed: SignedTrustStatement,
+    outcome: 'done' | 'refused',
+    error?: { code: WireErrorCode; message: string },
+    signedBy: string | null = null,
+  ): void {
     const { statement } = signed;
     const known = this.options.book.device(statement.by)?.userId ?? null;
     const what = describe(signed);
     this.write({
-      ...what, outcome,
+      ...what,
+      outcome,
       ...(error ? { code: error.code, message: error.message } : {}),
       // Done: the signer the book verified. Refused: nobody verified; what it claimed, beside.
       userId: outcome === 'done' ? signedBy : null,

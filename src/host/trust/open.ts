@@ -24,15 +24,21 @@ export interface OpenedGate {
 }
 
 export async function openGate(
-  core: HostCore, dataDir: string, config: HostConfig, hostId: string, log: HostLog,
+  core: HostCore,
+  dataDir: string,
+  config: HostConfig,
+  hostId: string,
+  log: HostLog,
   /** Serves the host's own follow-up requests (taking back a revoked person's queued sends); without it there are none. */
   serveOwn?: (frame: { id: string; type: string; payload: unknown }) => Promise<ReplyFrame>,
 ): Promise<OpenedGate> {
   const settings = signatureSettings(config);
   const pinned = readPinnedOwner(dataDir);
   if (settings.require && !pinned) {
-    throw new Error('signatures.require is on (the default), but this host has no pinned owner (trust.json): pair it again, approving from a device that signs '
-      + '(the web app, or the SDK with a device key); or set "signatures": {"require": false} in its config, which lets whoever controls the relay act on this machine in anyone\'s name');
+    throw new Error(
+      'signatures.require is on (the default), but this host has no pinned owner (trust.json): pair it again, approving from a device that signs ' +
+        '(the web app, or the SDK with a device key); or set "signatures": {"require": false} in its config, which lets whoever controls the relay act on this machine in anyone\'s name',
+    );
   }
   if (pinned && pinned.hostId !== hostId) throw new Error(`trust.json pins an owner for host ${pinned.hostId}, not this host (${hostId})`);
   const audit = HostAudit.open(dataDir);
@@ -51,7 +57,9 @@ export async function openGate(
       verifier = new RequestVerifier({ book, view: coreView(core), seen });
       log.info(`signatures required: owner ${pinned.owner.name} (${pinned.owner.userId}), device ${pinned.owner.device.id.slice(0, 16)}`);
       if (settings.allowUnsigned.length > 0) {
-        log.warn(`signatures.allowUnsigned lets ${settings.allowUnsigned.join(', ')} through unsigned: for these, whoever controls the relay can ask in anyone's name`);
+        log.warn(
+          `signatures.allowUnsigned lets ${settings.allowUnsigned.join(', ')} through unsigned: for these, whoever controls the relay can ask in anyone's name`,
+        );
       }
     }
     const follow = queued;
@@ -61,10 +69,17 @@ export async function openGate(
     await follow?.recheck();
   }
   if (!settings.require) {
-    log.warn('signatures.require is off: this host believes the relay about who asks, so whoever controls the relay can act on this machine in anyone\'s name');
+    log.warn("signatures.require is off: this host believes the relay about who asks, so whoever controls the relay can act on this machine in anyone's name");
   }
   const unsigned = new Set<RequestType>(settings.allowUnsigned);
   const opened = intake;
   const gate = new RequestGate({ audit, verifier, unsigned, log, ...(opened ? { trustSettled: () => opened.idle() } : {}), ...(queued ? { queued } : {}) });
-  return { gate, intake, close: () => { opened?.close(); audit.close(); } };
+  return {
+    gate,
+    intake,
+    close: () => {
+      opened?.close();
+      audit.close();
+    },
+  };
 }

@@ -4,20 +4,23 @@
 // caught here or, in the last case, by the person: the terminal shows the approver's name, device
 // and a short fingerprint, which Settings shows for their own devices.
 import {
-  deviceIdOf, importDevicePublicKey, shortFingerprint, verifyStatement,
-  type HostPublicKey, type PairingStatement, type Signed,
+  deviceIdOf,
+  importDevicePublicKey,
+  shortFingerprint,
+  verifyStatement,
+  type HostPublicKey,
+  type PairingStatement,
+  type Signed,
 } from '../../contracts/index.ts';
 import type { PinnedOwner } from './book.ts';
 
 /** The owner the approval pins; throws with a person's message when it does not hold. */
-export async function checkPairingApproval(
-  approval: Signed<PairingStatement>, expected: { hostKey: HostPublicKey; userCode: string },
-): Promise<PinnedOwner> {
+export async function checkPairingApproval(approval: Signed<PairingStatement>, expected: { hostKey: HostPublicKey; userCode: string }): Promise<PinnedOwner> {
   const { statement } = approval;
-  if (statement.hostKey.x !== expected.hostKey.x) throw new Error('The approval is for another host key than this machine\'s: the relay may have swapped it');
+  if (statement.hostKey.x !== expected.hostKey.x) throw new Error("The approval is for another host key than this machine's: the relay may have swapped it");
   if (statement.userCode !== expected.userCode) throw new Error('The approval is for another pairing code than the one shown here');
-  if ((await deviceIdOf(statement.deviceKey)) !== statement.device) throw new Error('The approving device\'s id is not its key\'s thumbprint');
-  if (!(await verifyStatement(await importDevicePublicKey(statement.deviceKey), approval))) throw new Error('The approval\'s signature does not verify');
+  if ((await deviceIdOf(statement.deviceKey)) !== statement.device) throw new Error("The approving device's id is not its key's thumbprint");
+  if (!(await verifyStatement(await importDevicePublicKey(statement.deviceKey), approval))) throw new Error("The approval's signature does not verify");
   return { userId: statement.userId, name: statement.userName, device: { id: statement.device, publicKey: statement.deviceKey } };
 }
 

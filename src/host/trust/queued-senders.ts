@@ -83,10 +83,18 @@ export class QueuedSenders {
       changed = true;
       try {
         this.options.audit.record({
-          at: (this.options.now ?? Date.now)(), type: 'chat.unqueue', id, chatId: send.chatId,
-          outcome: reply.ok ? 'done' : 'failed', ...(reply.ok ? {} : { code: reply.error.code }),
+          at: (this.options.now ?? Date.now)(),
+          type: 'chat.unqueue',
+          id,
+          chatId: send.chatId,
+          outcome: reply.ok ? 'done' : 'failed',
+          ...(reply.ok ? {} : { code: reply.error.code }),
           message: `Taken back by this host: its sender no longer holds ${need.role} here (a signed revocation)`,
-          userId: send.userId, device: send.device, signedAt: null, payload: null, relaySays: null,
+          userId: send.userId,
+          device: send.device,
+          signedAt: null,
+          payload: null,
+          relaySays: null,
         });
       } catch (error) {
         this.options.log.error(`audit: could not record the take-back of ${send.turnId}: ${error instanceof Error ? error.message : String(error)}`);

@@ -6,10 +6,7 @@
 // cannot find another key for those 96 bits. The device then counts for the pinned owner as the
 // pinned device does (book.ts addRecovered), from the store (store.ts) the running host follows,
 // and the host audit says who trusted what on the machine.
-import {
-  RecoveryLookupResultSchema, deviceIdOf, recoveryPrefixOf, shortFingerprint,
-  type DeviceId,
-} from '../../contracts/index.ts';
+import { RecoveryLookupResultSchema, deviceIdOf, recoveryPrefixOf, shortFingerprint, type DeviceId } from '../../contracts/index.ts';
 import { hostTokenSigner, type HostIdentity } from '../identity.ts';
 import { relayBase } from '../pairing.ts';
 import { HostAudit } from './audit.ts';
@@ -24,12 +21,18 @@ export interface Recovered {
 }
 
 /** Looks the code up, checks the key against it, and records it. Throws with a person's message. */
-export async function recoverByCode(
-  options: { dataDir: string; identity: HostIdentity; code: string; relayUrl?: string; fetch?: typeof fetch; now?: number },
-): Promise<Recovered> {
+export async function recoverByCode(options: {
+  dataDir: string;
+  identity: HostIdentity;
+  code: string;
+  relayUrl?: string;
+  fetch?: typeof fetch;
+  now?: number;
+}): Promise<Recovered> {
   const pinned = readPinnedOwner(options.dataDir);
   if (!pinned) throw new Error('This host pinned no owner (trust.json): there is no one to recover a device for. Pair it from a device that signs.');
-  if (pinned.hostId !== options.identity.hostId) throw new Error(`trust.json pins an owner for host ${pinned.hostId}, not this host (${options.identity.hostId})`);
+  if (pinned.hostId !== options.identity.hostId)
+    throw new Error(`trust.json pins an owner for host ${pinned.hostId}, not this host (${options.identity.hostId})`);
   const prefix = recoveryPrefixOf(options.code);
   if (!prefix) throw new Error('A recovery code is the 16 characters the app shows for the device, as four groups of four (abcd-efgh-ijkl-mnop)');
 
@@ -37,7 +40,7 @@ export async function recoverByCode(
   const token = await hostTokenSigner(options.identity)();
   const url = `${base}/v1/recovery/${encodeURIComponent(options.identity.hostId)}/${encodeURIComponent(options.code.trim())}`;
   const res = await (options.fetch ?? fetch)(url, { headers: { authorization: `Bearer ${token}` } });
-  const body = await res.json().catch(() => null) as { code?: unknown; message?: unknown } | null;
+  const body = (await res.json().catch(() => null)) as { code?: unknown; message?: unknown } | null;
   if (!res.ok) throw new Error(`The relay found no device for that code: ${typeof body?.message === 'string' ? body.message : res.status}`);
   const found = RecoveryLookupResultSchema.safeParse(body);
   if (!found.success) throw new Error('The relay answered something that is not a device');
@@ -51,7 +54,10 @@ export async function recoverByCode(
   if (userId !== pinned.owner.userId) throw new Error(`The relay says that device is ${userId}'s; this host's owner is ${pinned.owner.userId}`);
 
   const recovered: RecoveredDevice = {
-    userId, name: userName || pinned.owner.name, device: { id, publicKey: { kty: device.publicKey.kty, crv: device.publicKey.crv, x: device.publicKey.x } }, at: options.now ?? Date.now(),
+    userId,
+    name: userName || pinned.owner.name,
+    device: { id, publicKey: { kty: device.publicKey.kty, crv: device.publicKey.crv, x: device.publicKey.x } },
+    at: options.now ?? Date.now(),
   };
   const already = readTrustFrom(options.dataDir).entries.some((e) => 'recovered' in e && e.recovered.device.id === id);
   if (already) return { recovered, added: false };
@@ -59,9 +65,17 @@ export async function recoverByCode(
   const audit = HostAudit.open(options.dataDir);
   try {
     audit.record({
-      at: recovered.at, type: 'trust.recover', id, chatId: null, outcome: 'done',
+      at: recovered.at,
+      type: 'trust.recover',
+      id,
+      chatId: null,
+      outcome: 'done',
       message: `Trusted on this machine by its code ${shortFingerprint(id)} as a device of the owner ${userId}`,
-      userId, device: id, signedAt: null, payload: null, relaySays: null,
+      userId,
+      device: id,
+      signedAt: null,
+      payload: null,
+      relaySays: null,
     });
   } finally {
     audit.close();

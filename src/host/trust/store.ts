@@ -20,10 +20,7 @@ export const RecoveredDeviceSchema = z.object({
   at: z.int().nonnegative(),
 });
 
-const LineSchema = z.union([
-  z.object({ statement: SignedTrustStatementSchema }),
-  z.object({ recovered: RecoveredDeviceSchema }),
-]);
+const LineSchema = z.union([z.object({ statement: SignedTrustStatementSchema }), z.object({ recovered: RecoveredDeviceSchema })]);
 
 export type StoredTrust = { statement: SignedTrustStatement } | { recovered: RecoveredDevice };
 

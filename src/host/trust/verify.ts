@@ -23,9 +23,22 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, wr
 import path from 'node:path';
 import { replaceFileSync } from '../disk.ts';
 import {
-  REQUEST_RULES, RequestSignatureSchema, chatIdOfPayload, linkRequestId, digestOf, isRequestType, requirementOf, settledRequestDigest,
-  switchesAccount, ACCESS_ROLES,
-  type AccessRole, type DeviceId, type RequestType, type SettledRequest, type WireError, type WireErrorCode,
+  REQUEST_RULES,
+  RequestSignatureSchema,
+  chatIdOfPayload,
+  linkRequestId,
+  digestOf,
+  isRequestType,
+  requirementOf,
+  settledRequestDigest,
+  switchesAccount,
+  ACCESS_ROLES,
+  type AccessRole,
+  type DeviceId,
+  type RequestType,
+  type SettledRequest,
+  type WireError,
+  type WireErrorCode,
 } from '../../contracts/index.ts';
 import { verifyStatement } from '../../contracts/signing.ts';
 import { z } from 'zod';
@@ -58,8 +71,7 @@ export interface VerifiedSender {
 
 export type Verdict =
   /** `sender` null: a request that needs no signature (it does not act on the machine). */
-  | { ok: true; sender: VerifiedSender | null; retry: boolean }
-  | { ok: false; error: WireError };
+  { ok: true; sender: VerifiedSender | null; retry: boolean } | { ok: false; error: WireError };
 
 /** What the verifier asks the host about the request's chat, from the host's own state. */
 export interface HostView {
@@ -134,7 +146,18 @@ export class SeenRequests {
   }
 
   /** Remembers what the host's audit says it carried out (after a restart, for an audit older than seen.jsonl). */
-  seed(entries: Iterable<{ type?: string; device: string | null; id: string; signedId?: string | null; signedAt: number | null; payload: string | null; at?: number }>, now: number): void {
+  seed(
+    entries: Iterable<{
+      type?: string;
+      device: string | null;
+      id: string;
+      signedId?: string | null;
+      signedAt: number | null;
+      payload: string | null;
+      at?: number;
+    }>,
+    now: number,
+  ): void {
     for (const e of entries) {
       if (e.device === null || e.signedAt === null || e.payload === null) continue;
       const until = e.signedAt + pastWindow(e.type ?? '') + FRESHNESS.futureMs;
@@ -223,7 +246,8 @@ export class RequestVerifier {
     const type = frame.type;
     const rule = REQUEST_RULES[type];
     if (!rule.actsOnMachine) return { ok: true, sender: null, retry: false };
-    if (signature === undefined || signature === null) return refused('signature-required', `${type} acts on this machine: this host requires it signed by your device`);
+    if (signature === undefined || signature === null)
+      return refused('signature-required', `${type} acts on this machine: this host requires it signed by your device`);
     const parsed = RequestSignatureSchema.safeParse(signature);
     if (!parsed.success) return refused('signature-invalid', 'The signature beside the request is not a signed request statement');
     const signed = parsed.data;
@@ -253,7 +277,7 @@ export class RequestVerifier {
     const now = this.now();
     // A kept send may be old (the relay held it while this host was away), never from the future.
     if (statement.at < now - pastWindow(type) || statement.at > now + FRESHNESS.futureMs) {
-      return refused('signature-expired', 'The signature was made outside this host\'s freshness window (check the device\'s clock)');
+      return refused('signature-expired', "The signature was made outside this host's freshness window (check the device's clock)");
     }
 
     // Keyed by the signed id: one statement is one request, whatever id the link gave it.
@@ -266,13 +290,15 @@ export class RequestVerifier {
     }
 
     const current = chatId === null ? null : this.view.chat(chatId);
-    const switches = typeof frame.payload === 'object' && frame.payload !== null
-      ? switchesAccount(frame.payload as { account?: string; provider?: string }, current)
-      : false;
+    const switches =
+      typeof frame.payload === 'object' && frame.payload !== null ? switchesAccount(frame.payload as { account?: string; provider?: string }, current) : false;
     const requirement = requirementOf(type, switches);
     const held = this.book.roleOf(device.userId, requirement.hostWide ? null : chatId);
     if (!atLeast(held, requirement.role)) {
-      return refused('forbidden', `${type} needs ${requirement.role} ${requirement.hostWide ? 'on this host' : 'on this chat'}; this host knows you as ${held ?? 'nobody'}`);
+      return refused(
+        'forbidden',
+        `${type} needs ${requirement.role} ${requirement.hostWide ? 'on this host' : 'on this chat'}; this host knows you as ${held ?? 'nobody'}`,
+      );
     }
 
     if (rule.settles) {
@@ -287,6 +313,10 @@ export class RequestVerifier {
     }
 
     if (!seen) this.seen.remember(device.id, statement.id, type, statement.at, payloadDigest, now);
-    return { ok: true, sender: { userId: device.userId, device: device.id, at: statement.at, payload: payloadDigest, id: statement.id }, retry: seen !== undefined };
+    return {
+      ok: true,
+      sender: { userId: device.userId, device: device.id, at: statement.at, payload: payloadDigest, id: statement.id },
+      retry: seen !== undefined,
+    };
   }
 }

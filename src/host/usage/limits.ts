@@ -96,10 +96,12 @@ export class LimitsBook {
 
   private write(): void {
     const text = JSON.stringify({ version: 1, providers: [...this.readings].map(([key, reading]) => ({ key, reading })) });
-    this.chain = this.chain.then(async () => {
-      await mkdir(path.dirname(this.file), { recursive: true });
-      await replaceFile(this.file, text);
-    }).catch(() => undefined);
+    this.chain = this.chain
+      .then(async () => {
+        await mkdir(path.dirname(this.file), { recursive: true });
+        await replaceFile(this.file, text);
+      })
+      .catch(() => undefined);
   }
 
   settled(): Promise<void> {
@@ -112,12 +114,24 @@ const HOUR = 60 * 60 * 1000;
 /** A window's kind and label from its length: five hours is a session, seven days a week. */
 export function windowOf(id: string, minutes: number | null, used: number, resetsAt: number | null, label?: string): UsageWindow {
   const durationMs = minutes !== null ? Math.round(minutes * 60_000) : null;
-  const kind: UsageWindow['kind'] = durationMs === null ? 'other'
-    : durationMs <= 24 * HOUR ? 'session'
-      : durationMs <= 8 * 24 * HOUR ? 'weekly'
-        : durationMs <= 32 * 24 * HOUR ? 'monthly' : 'other';
-  const named = label ?? (durationMs === null ? 'Limit'
-    : durationMs < 24 * HOUR ? `${Math.round(durationMs / HOUR)}-hour limit`
-      : durationMs <= 8 * 24 * HOUR ? 'Weekly limit' : `${Math.round(durationMs / (24 * HOUR))}-day limit`);
+  const kind: UsageWindow['kind'] =
+    durationMs === null
+      ? 'other'
+      : durationMs <= 24 * HOUR
+        ? 'session'
+        : durationMs <= 8 * 24 * HOUR
+          ? 'weekly'
+          : durationMs <= 32 * 24 * HOUR
+            ? 'monthly'
+            : 'other';
+  const named =
+    label ??
+    (durationMs === null
+      ? 'Limit'
+      : durationMs < 24 * HOUR
+        ? `${Math.round(durationMs / HOUR)}-hour limit`
+        : durationMs <= 8 * 24 * HOUR
+          ? 'Weekly limit'
+          : `${Math.round(durationMs / (24 * HOUR))}-day limit`);
   return { id, kind, label: named, used: Math.min(1, Math.max(0, used)), resetsAt: resetsAt !== null ? Math.round(resetsAt) : null, durationMs };
 }

@@ -110,12 +110,13 @@ export function priceOf(provider: UsageProvider, model: string): PriceMatch {
 export function costOf(totals: UsageTotals, price: ModelPrice): number {
   const perToken = 1 / 1_000_000;
   return (
-    totals.input * price.input +
-    totals.cacheRead * price.cacheRead +
-    (totals.cacheWrite - totals.cacheWrite1h) * price.cacheWrite +
-    totals.cacheWrite1h * price.cacheWrite1h +
-    totals.output * price.output
-  ) * perToken;
+    (totals.input * price.input +
+      totals.cacheRead * price.cacheRead +
+      (totals.cacheWrite - totals.cacheWrite1h) * price.cacheWrite +
+      totals.cacheWrite1h * price.cacheWrite1h +
+      totals.output * price.output) *
+    perToken
+  );
 }
 
 /** What reading from the cache saved against paying full input for the same tokens. */

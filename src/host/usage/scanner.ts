@@ -238,7 +238,13 @@ export class UsageScanner {
     }
     const t = entry.totals;
     const r = record.totals;
-    t[0] += r.calls; t[1] += r.input; t[2] += r.cacheRead; t[3] += r.cacheWrite; t[4] += r.cacheWrite1h; t[5] += r.output; t[6] += r.reasoning;
+    t[0] += r.calls;
+    t[1] += r.input;
+    t[2] += r.cacheRead;
+    t[3] += r.cacheWrite;
+    t[4] += r.cacheWrite1h;
+    t[5] += r.output;
+    t[6] += r.reasoning;
     return true;
   }
 

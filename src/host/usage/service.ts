@@ -82,9 +82,8 @@ export class UsageService {
         continue;
       }
       const answer = await provider.readLimits(launch);
-      changed = (answer.ok
-        ? this.limitsBook.record(account, answer.reading, 'probe')
-        : this.limitsBook.refused(account, answer.reason, answer.message)) || changed;
+      changed =
+        (answer.ok ? this.limitsBook.record(account, answer.reading, 'probe') : this.limitsBook.refused(account, answer.reason, answer.message)) || changed;
     }
     const snapshot = this.limits();
     if (changed && !this.closed) this.options.broadcast('usage.limitsChanged', snapshot);

@@ -31,7 +31,13 @@ function zoneCalendar(timeZone: string): (slot: number) => { day: string; hour: 
   let format: Intl.DateTimeFormat;
   try {
     format = new Intl.DateTimeFormat('en-US', {
-      timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit',
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
     });
   } catch {
     throw new ProtocolError('bad-request', `Unknown time zone: ${timeZone.slice(0, 64)}`);
@@ -183,7 +189,13 @@ export function summarize(input: SummaryInput): UsageSummaryResult {
       }
     }
     return {
-      folder, name: folder ? path.basename(folder) || folder : '(no folder)', projectId: null, byProvider, totals: totalsOf(all), costUsd: total, unpricedTokens: unpriced,
+      folder,
+      name: folder ? path.basename(folder) || folder : '(no folder)',
+      projectId: null,
+      byProvider,
+      totals: totalsOf(all),
+      costUsd: total,
+      unpricedTokens: unpriced,
     };
   });
   projectList.sort((a, b) => b.costUsd - a.costUsd || a.folder.localeCompare(b.folder));

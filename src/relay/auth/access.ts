@@ -77,7 +77,12 @@ export async function readView(db: D1Database, identity: Identity, hostId: strin
  */
 export async function readPrincipalView(db: D1Database, principal: string, hostId: string): Promise<AccessView> {
   if (principal.startsWith('host:')) return hostsView(principal === `host:${hostId}`);
-  return viewOf(db, principal, hostId, disabledAtOf(db, principal).then((user) => user !== null && user.disabledAt === null));
+  return viewOf(
+    db,
+    principal,
+    hostId,
+    disabledAtOf(db, principal).then((user) => user !== null && user.disabledAt === null),
+  );
 }
 
 /** A host acting for itself owns itself and nothing else. */
@@ -152,10 +157,15 @@ export class HostAccess {
     const view = readView(this.db, identity, hostId);
     const entry: { at: number; view: Promise<AccessView>; value?: AccessView } = { at: now, view };
     this.views.set(key, entry);
-    view.then((value) => { entry.value = value; }, () => {
-      // A failed read is not kept: the next frame asks again.
-      if (this.views.get(key) === entry) this.views.delete(key);
-    });
+    view.then(
+      (value) => {
+        entry.value = value;
+      },
+      () => {
+        // A failed read is not kept: the next frame asks again.
+        if (this.views.get(key) === entry) this.views.delete(key);
+      },
+    );
     return { view, cached: false };
   }
 

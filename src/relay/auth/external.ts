@@ -20,7 +20,7 @@ const keySets = new Map<string, KeySet>();
 /** A provider's published keys, fetched on first use and kept per isolate (jose refetches on an unknown kid, at most every 30 s). */
 export function remoteKeys(url: string): KeySet {
   let keys = keySets.get(url);
-  if (!keys) keySets.set(url, keys = createRemoteJWKSet(new URL(url)));
+  if (!keys) keySets.set(url, (keys = createRemoteJWKSet(new URL(url))));
   return keys;
 }
 
@@ -51,7 +51,10 @@ export async function verifyAccessAssertion(env: Env, assertion: string): Promis
   const team = canonicalIssuer(env.ACCESS_TEAM_DOMAIN!);
   try {
     const { payload } = await jwtVerify(assertion, remoteKeys(`${team}/cdn-cgi/access/certs`), {
-      issuer: team, audience: env.ACCESS_AUD!.trim(), algorithms: PROVIDER_ALGORITHMS, requiredClaims: ['exp', 'iat'],
+      issuer: team,
+      audience: env.ACCESS_AUD!.trim(),
+      algorithms: PROVIDER_ALGORITHMS,
+      requiredClaims: ['exp', 'iat'],
     });
     if (typeof payload.email !== 'string' || !payload.email.includes('@')) {
       // A service token's assertion names no person.
@@ -82,9 +85,14 @@ export async function userForEmail(db: D1Database, email: string, name: string |
   const normalized = email.trim().toLowerCase();
   let releasedFrom: string | null = null;
   const held = await accountByEmail(db, normalized);
-  if (held && held.emailVerifiedAt === null && await releaseUnverifiedEmail(db, held.id, normalized)) releasedFrom = held.id;
+  if (held && held.emailVerifiedAt === null && (await releaseUnverifiedEmail(db, held.id, normalized))) releasedFrom = held.id;
   // Racing first sign-ins of the same person create one account: the insert does nothing the second time.
-  await insertUserUnlessEmailTaken(db, { id: newId('u_'), email: normalized, name: (name?.trim() || normalized.split('@')[0]!).slice(0, 120), createdAt: Date.now() });
+  await insertUserUnlessEmailTaken(db, {
+    id: newId('u_'),
+    email: normalized,
+    name: (name?.trim() || normalized.split('@')[0]!).slice(0, 120),
+    createdAt: Date.now(),
+  });
   const row = await accountByEmail(db, normalized);
   if (!row) throw new Error('user row missing after insert');
   // Only a verified holder is ever answered: a racing invitation cannot slip an unverified row in between.

@@ -51,11 +51,13 @@ export async function verifyHostToken(env: Pick<Env, 'DB'>, token: string): Prom
       maxTokenAge: HOST_TOKEN_MAX_SECONDS,
     });
     const found = host as { id: string; ownerId: string } | null;
-    if (!found || payload.sub !== found.id) throw new Refused('the token\'s subject is not the host that signed it');
+    if (!found || payload.sub !== found.id) throw new Refused("the token's subject is not the host that signed it");
     if (payload.exp! - payload.iat! > HOST_TOKEN_MAX_SECONDS) throw new Refused(`a host token may live ${HOST_TOKEN_MAX_SECONDS} s at most`);
-    if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > 200) throw new Refused('the host token\'s jti must be a string of 1 to 200 characters');
+    if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > 200)
+      throw new Refused("the host token's jti must be a string of 1 to 200 characters");
     // Last, after the signature: only a token the host really signed can spend its jti.
-    if (!await spendLinkToken(env.DB, found.id, payload.jti, payload.exp! * 1000, Date.now())) throw new Refused('this host token was used already (a host signs a fresh one for every connection)');
+    if (!(await spendLinkToken(env.DB, found.id, payload.jti, payload.exp! * 1000, Date.now())))
+      throw new Refused('this host token was used already (a host signs a fresh one for every connection)');
     return { kind: 'host', hostId: found.id, ownerId: found.ownerId };
   } catch (error) {
     if (error instanceof Refused) throw new ProtocolError('unauthorized', error.message);

@@ -21,14 +21,16 @@ export interface KeySet {
   publicJwks: readonly JWK[];
 }
 
-const PrivateJwkSchema = z.object({
-  kty: z.literal('EC'),
-  crv: z.literal('P-256'),
-  kid: z.string().min(1),
-  x: z.string().min(1),
-  y: z.string().min(1),
-  d: z.string().min(1),
-}).loose();
+const PrivateJwkSchema = z
+  .object({
+    kty: z.literal('EC'),
+    crv: z.literal('P-256'),
+    kid: z.string().min(1),
+    x: z.string().min(1),
+    y: z.string().min(1),
+    d: z.string().min(1),
+  })
+  .loose();
 
 const KeysSchema = z.array(PrivateJwkSchema).min(1);
 
@@ -41,7 +43,9 @@ export function keySetOf(env: SigningKeysSource): Promise<KeySet> {
   const keys = importKeySet(source);
   cached = { source, keys };
   // A broken secret must not stay cached as a rejected promise only to be reported once.
-  keys.catch(() => { if (cached?.keys === keys) cached = null; });
+  keys.catch(() => {
+    if (cached?.keys === keys) cached = null;
+  });
   return keys;
 }
 
@@ -58,12 +62,12 @@ async function importKeySet(source: string | undefined): Promise<KeySet> {
   for (const jwk of jwks) {
     if (verifiers.has(jwk.kid)) throw new Error(`TETHER_SIGNING_KEYS has the kid ${jwk.kid} twice`);
     const pub: JWK = { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y, kid: jwk.kid, alg: SIGNING_ALG, use: 'sig' };
-    verifiers.set(jwk.kid, await importJWK(pub, SIGNING_ALG) as CryptoKey);
+    verifiers.set(jwk.kid, (await importJWK(pub, SIGNING_ALG)) as CryptoKey);
     publicJwks.push(pub);
   }
   const first = jwks[0]!;
   const { kid, ...priv } = first;
-  const key = await importJWK({ ...priv, alg: SIGNING_ALG }, SIGNING_ALG) as CryptoKey;
+  const key = (await importJWK({ ...priv, alg: SIGNING_ALG }, SIGNING_ALG)) as CryptoKey;
   return { signer: { kid, key }, verifiers, publicJwks };
 }
 

@@ -70,7 +70,10 @@ function settings(env: Env) {
 }
 
 function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 async function challengeOf(verifier: string): Promise<string> {
@@ -78,7 +81,10 @@ async function challengeOf(verifier: string): Promise<string> {
 }
 
 const StateSchema = z.object({
-  verifier: z.string(), nonce: z.string(), returnTo: z.string(), redirectUri: z.string(),
+  verifier: z.string(),
+  nonce: z.string(),
+  returnTo: z.string(),
+  redirectUri: z.string(),
   /** SHA-256 of the browser secret set as a cookie at the start. */
   browser: z.string(),
   /** The app's challenge: the login code is traded only with the secret behind it. */
@@ -87,7 +93,7 @@ const StateSchema = z.object({
 const LoginSchema = z.object({ userId: z.string(), appChallenge: z.string() });
 
 /** An app's challenge for its own secret: base64url of SHA-256, as PKCE's S256. */
-export const AppChallengeSchema = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be the base64url SHA-256 of the app\'s secret (43 characters)');
+export const AppChallengeSchema = z.string().regex(/^[A-Za-z0-9_-]{43}$/, "must be the base64url SHA-256 of the app's secret (43 characters)");
 
 async function keep(db: D1Database, code: string, kind: string, data: unknown, ttlMs: number): Promise<void> {
   await keepCode(db, { codeHash: await hashOpaque(code), kind, data: JSON.stringify(data), expiresAt: Date.now() + ttlMs });
@@ -139,7 +145,7 @@ export async function takeState(env: Env, state: string, browser: string | undef
   const data = await take(env.DB, state, 'oidc-state');
   const parsed = StateSchema.safeParse(data);
   if (!parsed.success) return null;
-  if (!browser || await hashOpaque(browser) !== parsed.data.browser) return 'other-browser';
+  if (!browser || (await hashOpaque(browser)) !== parsed.data.browser) return 'other-browser';
   return parsed.data;
 }
 
@@ -149,7 +155,13 @@ const TokenResponseSchema = z.object({ id_token: z.string().min(1) });
 export async function finishSignIn(env: Env, code: string, started: StartedSignIn): Promise<ProviderAccount> {
   const { issuer, clientId, clientSecret } = settings(env);
   const provider = await discover(issuer);
-  const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: started.redirectUri, client_id: clientId, code_verifier: started.verifier });
+  const form = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: started.redirectUri,
+    client_id: clientId,
+    code_verifier: started.verifier,
+  });
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' };
   if (clientSecret) {
     // client_secret_basic is the spec's default; a provider that lists only client_secret_post gets that.
@@ -158,7 +170,7 @@ export async function finishSignIn(env: Env, code: string, started: StartedSignI
     else headers.Authorization = `Basic ${btoa(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`)}`;
   }
   const res = await fetch(provider.token_endpoint, { method: 'POST', headers, body: form });
-  const body = await res.json().catch(() => null) as unknown;
+  const body = (await res.json().catch(() => null)) as unknown;
   if (!res.ok) {
     const why = typeof body === 'object' && body !== null && 'error' in body ? String(body.error) : `status ${res.status}`;
     throw new ProtocolError('unauthorized', `The sign-in provider refused the code (${why})`);
@@ -169,7 +181,10 @@ export async function finishSignIn(env: Env, code: string, started: StartedSignI
   let claims: Record<string, unknown>;
   try {
     ({ payload: claims } = await jwtVerify(tokens.data.id_token, remoteKeys(provider.jwks_uri), {
-      issuer: provider.issuer, audience: clientId, algorithms: PROVIDER_ALGORITHMS, requiredClaims: ['exp', 'iat', 'sub'],
+      issuer: provider.issuer,
+      audience: clientId,
+      algorithms: PROVIDER_ALGORITHMS,
+      requiredClaims: ['exp', 'iat', 'sub'],
     }));
   } catch (error) {
     throw refusal(error, 'ID token');
@@ -177,7 +192,8 @@ export async function finishSignIn(env: Env, code: string, started: StartedSignI
   // The nonce ties the token to this browser's start: a token minted for another sign-in is refused.
   if (claims.nonce !== started.nonce) throw new ProtocolError('unauthorized', 'The ID token was not issued for this sign-in (nonce)');
   if (claims.azp !== undefined && claims.azp !== clientId) throw new ProtocolError('unauthorized', 'The ID token was issued to another client (azp)');
-  if (typeof claims.email !== 'string' || !claims.email.includes('@')) throw new ProtocolError('unauthorized', 'The sign-in provider shared no email; allow the email scope');
+  if (typeof claims.email !== 'string' || !claims.email.includes('@'))
+    throw new ProtocolError('unauthorized', 'The sign-in provider shared no email; allow the email scope');
   // Accounts are found by email, so an address the provider does not vouch for could sign in as anyone
   // (the owner included) with a provider that lets people type any email: only `email_verified: true` counts.
   if (claims.email_verified !== true) throw new ProtocolError('unauthorized', 'The sign-in provider has not verified this email (email_verified is not true)');
@@ -198,8 +214,8 @@ export async function issueLoginCode(env: Env, userId: string, started: StartedS
 export async function takeLoginCode(env: Env, code: string, verifier: string): Promise<string> {
   const parsed = LoginSchema.safeParse(await take(env.DB, code, 'login'));
   if (!parsed.success) throw new ProtocolError('unauthorized', 'This login code is unknown, used or expired');
-  if (await challengeOf(verifier) !== parsed.data.appChallenge) {
-    throw new ProtocolError('unauthorized', 'This login code was issued to a sign-in started elsewhere (the app\'s secret does not match)');
+  if ((await challengeOf(verifier)) !== parsed.data.appChallenge) {
+    throw new ProtocolError('unauthorized', "This login code was issued to a sign-in started elsewhere (the app's secret does not match)");
   }
   const user = await disabledAtOf(env.DB, parsed.data.userId);
   if (!user || user.disabledAt !== null) throw new ProtocolError('forbidden', 'This account is disabled');

@@ -12,7 +12,11 @@ const PREFIX = 'pbkdf2-sha256';
 export const PasswordSchema = z.string().min(10, 'must be at least 10 characters').max(1024, 'must be at most 1024 characters');
 
 const b64url = {
-  encode: (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''),
+  encode: (bytes: Uint8Array) =>
+    btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, ''),
   decode: (text: string) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)),
 };
 

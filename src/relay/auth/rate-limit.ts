@@ -142,13 +142,13 @@ export class FrameBudget {
   /** Counts one frame; answers the failure to send back when the socket or its person is over budget. */
   take(ws: WebSocket, principal: string, now = Date.now()): RateLimited | null {
     let socket = this.sockets.get(ws);
-    if (!socket) this.sockets.set(ws, socket = new TokenBucket(this.perSocket, now));
+    if (!socket) this.sockets.set(ws, (socket = new TokenBucket(this.perSocket, now)));
     const socketWait = socket.take(this.perSocket, now);
     if (socketWait > 0) return new RateLimited(socketWait);
     let person = this.people.get(principal);
     if (!person) {
       this.forgetFullBuckets(now);
-      this.people.set(principal, person = new TokenBucket(this.perPerson, now));
+      this.people.set(principal, (person = new TokenBucket(this.perPerson, now)));
     }
     const personWait = person.take(this.perPerson, now);
     return personWait > 0 ? new RateLimited(personWait) : null;

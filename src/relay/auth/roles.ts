@@ -1,17 +1,14 @@
 // Roles on the relay: a person may send a request when their role on the host (or on that chat) is at
 // least the one the request registry names for it (src/contracts/requests.ts). Checked on every frame,
 // not once at connect.
-import {
-  ACCESS_ROLES, REQUEST_RULES, REQUEST_TYPES, requestsWhere, type AgentRequestType, type RequestType,
-} from '../../contracts/index.ts';
+import { ACCESS_ROLES, REQUEST_RULES, REQUEST_TYPES, requestsWhere, type AgentRequestType, type RequestType } from '../../contracts/index.ts';
 
 /** Lowest first: each role may do everything the ones before it may. */
 export const ROLES = ACCESS_ROLES;
 export type Role = (typeof ROLES)[number];
 
 /** The least role of each request, from the registry (src/contracts/requests.ts). */
-export const MINIMAL_ROLE: { readonly [T in RequestType]: Role } =
-  Object.fromEntries(REQUEST_TYPES.map((type) => [type, REQUEST_RULES[type].role])) as never;
+export const MINIMAL_ROLE: { readonly [T in RequestType]: Role } = Object.fromEntries(REQUEST_TYPES.map((type) => [type, REQUEST_RULES[type].role])) as never;
 
 /**
  * Requests that make new chats from one (a fork, a continuation under another account): like

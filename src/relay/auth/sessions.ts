@@ -29,8 +29,14 @@ export async function createSession(env: Env, userId: string, method: string, me
   const refreshToken = newOpaqueToken();
   const now = Date.now();
   await insertSession(env.DB, {
-    id: sessionId, userId, method, now, expiresAt: now + SESSION_IDLE_MS, ip: meta.ip ?? null,
-    userAgent: meta.userAgent?.slice(0, 300) ?? null, refreshTokenHash: await hashOpaque(refreshToken),
+    id: sessionId,
+    userId,
+    method,
+    now,
+    expiresAt: now + SESSION_IDLE_MS,
+    ip: meta.ip ?? null,
+    userAgent: meta.userAgent?.slice(0, 300) ?? null,
+    refreshTokenHash: await hashOpaque(refreshToken),
   });
   return tokensFor(env, userId, sessionId, refreshToken);
 }
@@ -55,7 +61,10 @@ export const REFRESH_RETRY_MS = 60_000;
 async function successorOf(refreshToken: string, salt: string): Promise<string> {
   const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(refreshToken), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`tether refresh successor\0${salt}`)));
-  return btoa(String.fromCharCode(...mac)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...mac))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 /** Ends sessions and closes their sockets: objects/revocations.ts's revokeSessions. */
@@ -81,7 +90,13 @@ export async function refreshSession(env: Env, refreshToken: string, meta: Sessi
   const next = await successorOf(refreshToken, salt);
   const userAgent = meta.userAgent?.slice(0, 300) ?? null;
   const won = await rotateRefreshToken(env.DB, {
-    tokenHash, successorSalt: salt, nextHash: await hashOpaque(next), now, expiresAt: now + SESSION_IDLE_MS, ip: meta.ip ?? null, userAgent,
+    tokenHash,
+    successorSalt: salt,
+    nextHash: await hashOpaque(next),
+    now,
+    expiresAt: now + SESSION_IDLE_MS,
+    ip: meta.ip ?? null,
+    userAgent,
   });
   const row = await refreshTokenState(env.DB, tokenHash, now);
   if (!row) throw new ProtocolError('unauthorized', 'Unknown refresh token');

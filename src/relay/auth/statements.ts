@@ -11,6 +11,6 @@ export async function requireSignedBy(d1: D1Database, userId: string, by: Device
   if (!device || device.userId !== userId) throw new ProtocolError('signature-invalid', 'The signing device is not one of yours');
   if (device.device.revoked !== null) throw new ProtocolError('signature-invalid', 'The signing device was revoked');
   if (!(await verifyStatement(await importDevicePublicKey(device.device.publicKey), signed))) {
-    throw new ProtocolError('signature-invalid', 'The statement\'s signature does not verify');
+    throw new ProtocolError('signature-invalid', "The statement's signature does not verify");
   }
 }

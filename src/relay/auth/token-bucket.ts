@@ -37,7 +37,7 @@ export class TokenBucket {
 
   /** When the bucket is full again; from then on it is the same as a fresh one and need not be kept. */
   fullAt(limit: RateLimit): number {
-    return this.at + Math.ceil((limit.max - this.tokens) * (limit.perSeconds * 1000) / limit.max);
+    return this.at + Math.ceil(((limit.max - this.tokens) * (limit.perSeconds * 1000)) / limit.max);
   }
 
   get state(): BucketState {

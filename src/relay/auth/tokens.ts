@@ -11,9 +11,7 @@ export const ISSUER = 'tether';
 export const ACCESS_AUDIENCE = 'tether-api';
 export const ACCESS_TOKEN_SECONDS = 10 * 60;
 
-export type Identity =
-  | { kind: 'user'; userId: string; sessionId: string }
-  | { kind: 'host'; hostId: string; ownerId: string };
+export type Identity = { kind: 'user'; userId: string; sessionId: string } | { kind: 'host'; hostId: string; ownerId: string };
 
 /** The verifying key a token's header names; an unknown kid fails like a bad signature. */
 function keyByKid(env: SigningKeysSource) {
@@ -41,7 +39,10 @@ async function sign(env: SigningKeysSource, claims: Record<string, unknown>, sub
 async function verify(env: SigningKeysSource, token: string, audience: string, what: string): Promise<Record<string, unknown>> {
   try {
     const { payload } = await jwtVerify(token, keyByKid(env), {
-      issuer: ISSUER, audience, algorithms: [SIGNING_ALG], requiredClaims: ['exp', 'iat', 'sub'],
+      issuer: ISSUER,
+      audience,
+      algorithms: [SIGNING_ALG],
+      requiredClaims: ['exp', 'iat', 'sub'],
     });
     return payload;
   } catch (error) {

@@ -48,16 +48,18 @@ export const AUDITED: ReadonlySet<RequestType> = requestsWhere((rule) => rule.au
  */
 export async function record(db: D1Database, entry: AuditEntry): Promise<void> {
   try {
-    await drizzle(db).insert(audit).values({
-      at: Date.now(),
-      actor: entry.actor,
-      sessionId: entry.sessionId ?? null,
-      ip: entry.ip ?? null,
-      action: entry.action,
-      hostId: entry.hostId ?? null,
-      chatId: entry.chatId ?? null,
-      detail: entry.detail ? JSON.stringify(entry.detail) : null,
-    });
+    await drizzle(db)
+      .insert(audit)
+      .values({
+        at: Date.now(),
+        actor: entry.actor,
+        sessionId: entry.sessionId ?? null,
+        ip: entry.ip ?? null,
+        action: entry.action,
+        hostId: entry.hostId ?? null,
+        chatId: entry.chatId ?? null,
+        detail: entry.detail ? JSON.stringify(entry.detail) : null,
+      });
   } catch (error) {
     log.error('audit not written', { action: entry.action, hostId: entry.hostId ?? null, error: failureText(error) });
   }
@@ -65,13 +67,17 @@ export async function record(db: D1Database, entry: AuditEntry): Promise<void> {
 
 /** One page of a host's log, newest first; `next` is the `before` of the following page, or null at the end. */
 export async function hostAuditPage(
-  db: D1Database, hostId: string, page: { before?: number; limit?: number } = {},
+  db: D1Database,
+  hostId: string,
+  page: { before?: number; limit?: number } = {},
 ): Promise<{ entries: AuditRecord[]; next: number | null }> {
   const limit = Math.min(Math.max(page.limit ?? 50, 1), AUDIT_PAGE_MAX);
-  const rows = await drizzle(db).select().from(audit)
+  const rows = await drizzle(db)
+    .select()
+    .from(audit)
     .where(page.before === undefined ? eq(audit.hostId, hostId) : and(eq(audit.hostId, hostId), lt(audit.id, page.before)))
     .orderBy(desc(audit.id))
     .limit(limit + 1);
-  const entries = rows.slice(0, limit).map((row) => ({ ...row, detail: row.detail ? JSON.parse(row.detail) as Record<string, unknown> : null }));
+  const entries = rows.slice(0, limit).map((row) => ({ ...row, detail: row.detail ? (JSON.parse(row.detail) as Record<string, unknown>) : null }));
   return { entries, next: rows.length > limit ? entries.at(-1)!.id : null };
 }

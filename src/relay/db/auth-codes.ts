@@ -10,7 +10,9 @@ export async function keepCode(d1: D1Database, code: typeof authCodes.$inferInse
 
 /** Takes a code of this kind, whatever its expiry (the caller judges that); null when unknown or taken. */
 export async function consumeCode(d1: D1Database, codeHash: string, kind: string): Promise<{ data: string; expiresAt: number } | null> {
-  const [row] = await drizzle(d1).delete(authCodes).where(and(eq(authCodes.codeHash, codeHash), eq(authCodes.kind, kind)))
+  const [row] = await drizzle(d1)
+    .delete(authCodes)
+    .where(and(eq(authCodes.codeHash, codeHash), eq(authCodes.kind, kind)))
     .returning({ data: authCodes.data, expiresAt: authCodes.expiresAt });
   return row ?? null;
 }

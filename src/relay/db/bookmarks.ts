@@ -2,9 +2,7 @@
 // documented rules (which items may be marked, names trimmed and clipped, excerpts, the per-chat cap).
 import { and, asc, count, eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/d1';
-import {
-  CHAT_BOOKMARK_LIMITS, ProtocolError, clipText, type ChatBookmark, type ChatItem,
-} from '../../contracts/index.ts';
+import { CHAT_BOOKMARK_LIMITS, ProtocolError, clipText, type ChatBookmark, type ChatItem } from '../../contracts/index.ts';
 import { bookmarks } from './schema.ts';
 
 export interface ChatKey {
@@ -63,15 +61,22 @@ export class BookmarkBook {
       if (named !== null) await this.db.update(bookmarks).set({ name: named }).where(this.where(itemId));
       return;
     }
-    const [{ n }] = await this.db.select({ n: count() }).from(bookmarks).where(this.where()) as [{ n: number }];
+    const [{ n }] = (await this.db.select({ n: count() }).from(bookmarks).where(this.where())) as [{ n: number }];
     if (n >= CHAT_BOOKMARK_LIMITS.perChat) {
       throw new ProtocolError('too-many-bookmarks', `A chat holds at most ${CHAT_BOOKMARK_LIMITS.perChat} bookmarks`);
     }
-    await this.db.insert(bookmarks).values({ ...this.key, itemId, name: named, excerpt, createdAt: Date.now() }).onConflictDoNothing();
+    await this.db
+      .insert(bookmarks)
+      .values({ ...this.key, itemId, name: named, excerpt, createdAt: Date.now() })
+      .onConflictDoNothing();
   }
 
   async rename(itemId: string, name: string): Promise<void> {
-    const done = await this.db.update(bookmarks).set({ name: cleanName(name) }).where(this.where(itemId)).returning({ itemId: bookmarks.itemId });
+    const done = await this.db
+      .update(bookmarks)
+      .set({ name: cleanName(name) })
+      .where(this.where(itemId))
+      .returning({ itemId: bookmarks.itemId });
     if (done.length === 0) throw new ProtocolError('bookmark-not-found', `No bookmark on item ${itemId}`);
   }
 

@@ -9,16 +9,29 @@ import { chats, grants, hosts } from './schema.ts';
 /** Writes the latest info of these chats (one statement each, one round trip). */
 export async function indexChats(d1: D1Database, hostId: string, infos: ChatInfo[], now: number): Promise<void> {
   const db = drizzle(d1);
-  const writes = infos.map((info) => db.insert(chats).values({
-    hostId, chatId: info.chatId, title: info.suggestedTitle ?? null, status: info.status, provider: info.provider,
-    info: JSON.stringify(info), updatedAt: now,
-  }).onConflictDoUpdate({
-    target: [chats.hostId, chats.chatId],
-    set: {
-      title: sql`excluded.title`, status: sql`excluded.status`, provider: sql`excluded.provider`,
-      info: sql`excluded.info`, updatedAt: sql`excluded.updated_at`,
-    },
-  }));
+  const writes = infos.map((info) =>
+    db
+      .insert(chats)
+      .values({
+        hostId,
+        chatId: info.chatId,
+        title: info.suggestedTitle ?? null,
+        status: info.status,
+        provider: info.provider,
+        info: JSON.stringify(info),
+        updatedAt: now,
+      })
+      .onConflictDoUpdate({
+        target: [chats.hostId, chats.chatId],
+        set: {
+          title: sql`excluded.title`,
+          status: sql`excluded.status`,
+          provider: sql`excluded.provider`,
+          info: sql`excluded.info`,
+          updatedAt: sql`excluded.updated_at`,
+        },
+      }),
+  );
   const [first, ...rest] = writes;
   if (first) await db.batch([first, ...rest]);
 }
@@ -35,7 +48,9 @@ export async function chatIdsOf(d1: D1Database, hostId: string): Promise<string[
 }
 
 export async function forgetChat(d1: D1Database, hostId: string, chatId: string): Promise<void> {
-  await drizzle(d1).delete(chats).where(and(eq(chats.hostId, hostId), eq(chats.chatId, chatId)));
+  await drizzle(d1)
+    .delete(chats)
+    .where(and(eq(chats.hostId, hostId), eq(chats.chatId, chatId)));
 }
 
 /**
@@ -44,11 +59,15 @@ export async function forgetChat(d1: D1Database, hostId: string, chatId: string)
  */
 export async function visibleChats(d1: D1Database, userId: string, limit: number) {
   const db = drizzle(d1);
-  const granted = db.select({ one: sql`1` }).from(grants).where(and(
-    eq(grants.hostId, chats.hostId), or(eq(grants.chatId, ''), eq(grants.chatId, chats.chatId)), grantedTo(db, userId),
-  ));
-  return db.select({ hostId: chats.hostId, hostName: hosts.name, info: chats.info, updatedAt: chats.updatedAt })
-    .from(chats).innerJoin(hosts, eq(hosts.id, chats.hostId))
+  const granted = db
+    .select({ one: sql`1` })
+    .from(grants)
+    .where(and(eq(grants.hostId, chats.hostId), or(eq(grants.chatId, ''), eq(grants.chatId, chats.chatId)), grantedTo(db, userId)));
+  return db
+    .select({ hostId: chats.hostId, hostName: hosts.name, info: chats.info, updatedAt: chats.updatedAt })
+    .from(chats)
+    .innerJoin(hosts, eq(hosts.id, chats.hostId))
     .where(and(isNull(hosts.revokedAt), or(eq(hosts.ownerId, userId), exists(granted))))
-    .orderBy(desc(chats.updatedAt)).limit(limit);
+    .orderBy(desc(chats.updatedAt))
+    .limit(limit);
 }

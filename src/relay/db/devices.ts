@@ -33,7 +33,10 @@ export async function deviceById(d1: D1Database, id: string): Promise<{ userId: 
 }
 
 export async function liveDeviceCount(d1: D1Database, userId: string): Promise<number> {
-  const [row] = await drizzle(d1).select({ n: count() }).from(devices).where(and(eq(devices.userId, userId), isNull(devices.revokedAt)));
+  const [row] = await drizzle(d1)
+    .select({ n: count() })
+    .from(devices)
+    .where(and(eq(devices.userId, userId), isNull(devices.revokedAt)));
   return row?.n ?? 0;
 }
 
@@ -48,29 +51,40 @@ export interface NewDevice {
 
 /** Inserts a device; false when a row with that id exists already (nothing changed). */
 export async function insertDevice(d1: D1Database, device: NewDevice): Promise<boolean> {
-  const inserted = await drizzle(d1).insert(devices).values({
-    id: device.id,
-    userId: device.userId,
-    name: device.name,
-    publicKey: JSON.stringify(device.publicKey),
-    createdAt: device.createdAt,
-    vouchedBy: device.vouch?.statement.by ?? null,
-    vouch: device.vouch === null ? null : JSON.stringify(device.vouch),
-  }).onConflictDoNothing().returning({ id: devices.id });
+  const inserted = await drizzle(d1)
+    .insert(devices)
+    .values({
+      id: device.id,
+      userId: device.userId,
+      name: device.name,
+      publicKey: JSON.stringify(device.publicKey),
+      createdAt: device.createdAt,
+      vouchedBy: device.vouch?.statement.by ?? null,
+      vouch: device.vouch === null ? null : JSON.stringify(device.vouch),
+    })
+    .onConflictDoNothing()
+    .returning({ id: devices.id });
   return inserted.length === 1;
 }
 
 /** Renames one of this person's devices; false when they have none by that id. */
 export async function renameDevice(d1: D1Database, userId: string, id: string, name: string): Promise<boolean> {
-  const changed = await drizzle(d1).update(devices).set({ name })
-    .where(and(eq(devices.id, id), eq(devices.userId, userId))).returning({ id: devices.id });
+  const changed = await drizzle(d1)
+    .update(devices)
+    .set({ name })
+    .where(and(eq(devices.id, id), eq(devices.userId, userId)))
+    .returning({ id: devices.id });
   return changed.length === 1;
 }
 
 /** Revokes one of this person's devices (kept, marked); false when they have none by that id. Revoking twice keeps the first time. */
 export async function revokeDevice(d1: D1Database, userId: string, id: string, now: number): Promise<boolean> {
   const db = drizzle(d1);
-  const [row] = await db.select({ revokedAt: devices.revokedAt }).from(devices).where(and(eq(devices.id, id), eq(devices.userId, userId))).limit(1);
+  const [row] = await db
+    .select({ revokedAt: devices.revokedAt })
+    .from(devices)
+    .where(and(eq(devices.id, id), eq(devices.userId, userId)))
+    .limit(1);
   if (!row) return false;
   if (row.revokedAt === null) await db.update(devices).set({ revokedAt: now }).where(eq(devices.id, id));
   return true;
@@ -82,7 +96,9 @@ export async function revokeDevice(d1: D1Database, userId: string, id: string, n
  * (the first vouch stays).
  */
 export async function vouchDevice(d1: D1Database, userId: string, id: string, vouch: Signed<DeviceStatement>): Promise<boolean> {
-  const changed = await drizzle(d1).update(devices).set({ vouchedBy: vouch.statement.by, vouch: JSON.stringify(vouch) })
+  const changed = await drizzle(d1)
+    .update(devices)
+    .set({ vouchedBy: vouch.statement.by, vouch: JSON.stringify(vouch) })
     .where(and(eq(devices.id, id), eq(devices.userId, userId), isNull(devices.revokedAt), isNull(devices.vouchedBy)))
     .returning({ id: devices.id });
   return changed.length === 1;

@@ -5,7 +5,7 @@ import { DrizzleQueryError } from 'drizzle-orm';
 
 /** D1's own reason for a failure (through drizzle's wrapper), for logs and checks; any other error as it is. */
 export function failureText(error: unknown): string {
-  return String(error instanceof DrizzleQueryError ? error.cause ?? 'D1 query failed' : error);
+  return String(error instanceof DrizzleQueryError ? (error.cause ?? 'D1 query failed') : error);
 }
 
 /** Whether a write failed on a UNIQUE constraint (an email already in use, say). */

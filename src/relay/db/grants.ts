@@ -47,18 +47,28 @@ async function answered(d1: D1Database, rows: ReadRow[]): Promise<Grant[]> {
     const signedIds = [...new Set(signedTeams.flatMap((t) => t.members))];
     const person = { userId: users.id, name: users.name };
     const [current, signedPeople] = await db.batch([
-      db.select({ teamId: teamMembers.teamId, ...person }).from(teamMembers).innerJoin(users, eq(users.id, teamMembers.userId))
-        .where(inArray(teamMembers.teamId, teamIds)).orderBy(asc(teamMembers.createdAt)),
+      db
+        .select({ teamId: teamMembers.teamId, ...person })
+        .from(teamMembers)
+        .innerJoin(users, eq(users.id, teamMembers.userId))
+        .where(inArray(teamMembers.teamId, teamIds))
+        .orderBy(asc(teamMembers.createdAt)),
       db.select(person).from(users).where(inArray(users.id, signedIds)),
     ]);
     for (const { teamId, userId, name } of current) members.set(teamId, [...(members.get(teamId) ?? []), { userId, name }]);
     for (const { userId, name } of signedPeople) names.set(userId, name);
   }
-  const drift = new Map(signedTeams.map(({ row, members: signed }) => [row.id, resignOf(signed, members.get(row.subjectId) ?? [], (id) => names.get(id) ?? null)]));
+  const drift = new Map(
+    signedTeams.map(({ row, members: signed }) => [row.id, resignOf(signed, members.get(row.subjectId) ?? [], (id) => names.get(id) ?? null)]),
+  );
   return rows.map((row) => ({
-    id: row.id, hostId: row.hostId, chatId: row.chatId === '' ? null : row.chatId,
+    id: row.id,
+    hostId: row.hostId,
+    chatId: row.chatId === '' ? null : row.chatId,
     subject: { type: row.subjectType, id: row.subjectId, name: row.subjectName },
-    role: row.role, createdBy: row.createdBy, createdAt: row.createdAt,
+    role: row.role,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt,
     signed: row.statement !== null,
     resign: drift.get(row.id) ?? null,
   }));
@@ -68,7 +78,10 @@ async function answered(d1: D1Database, rows: ReadRow[]): Promise<Grant[]> {
 export function grantedTo(db: DrizzleD1Database, userId: string) {
   return or(
     and(eq(grants.subjectType, 'user'), eq(grants.subjectId, userId)),
-    and(eq(grants.subjectType, 'team'), inArray(grants.subjectId, db.select({ teamId: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.userId, userId)))),
+    and(
+      eq(grants.subjectType, 'team'),
+      inArray(grants.subjectId, db.select({ teamId: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.userId, userId))),
+    ),
   );
 }
 
@@ -99,51 +112,73 @@ export async function teamGrantsToSign(d1: D1Database, hostIds: string[]): Promi
  * after a change of members).
  */
 export async function staleGrantsOfTeam(d1: D1Database, teamId: string): Promise<(Grant & { hostName: string })[]> {
-  const rows = await named(d1).where(and(eq(grants.subjectType, 'team'), eq(grants.subjectId, teamId), isNotNull(grants.statement))).orderBy(asc(grants.createdAt));
+  const rows = await named(d1)
+    .where(and(eq(grants.subjectType, 'team'), eq(grants.subjectId, teamId), isNotNull(grants.statement)))
+    .orderBy(asc(grants.createdAt));
   const stale = (await answered(d1, rows)).filter((grant) => grant.resign !== null);
   if (stale.length === 0) return [];
-  const live = await drizzle(d1).select({ id: hosts.id, name: hosts.name }).from(hosts)
+  const live = await drizzle(d1)
+    .select({ id: hosts.id, name: hosts.name })
+    .from(hosts)
     .where(and(inArray(hosts.id, [...new Set(stale.map((g) => g.hostId))]), isNull(hosts.revokedAt)));
   const names = new Map(live.map((h) => [h.id, h.name]));
-  return stale.flatMap((grant) => names.has(grant.hostId) ? [{ ...grant, hostName: names.get(grant.hostId)! }] : []);
+  return stale.flatMap((grant) => (names.has(grant.hostId) ? [{ ...grant, hostName: names.get(grant.hostId)! }] : []));
 }
 
 /** The grants on this host that reach one person: to them, or to a team they belong to. */
 export async function grantsOnHostTo(d1: D1Database, hostId: string, userId: string): Promise<Grant[]> {
-  return answered(d1, await named(d1).where(and(eq(grants.hostId, hostId), grantedTo(drizzle(d1), userId))).orderBy(asc(grants.createdAt)));
+  return answered(
+    d1,
+    await named(d1)
+      .where(and(eq(grants.hostId, hostId), grantedTo(drizzle(d1), userId)))
+      .orderBy(asc(grants.createdAt)),
+  );
 }
 
 /** The subject's grant on this host or chat, if any. */
 export async function findGrant(d1: D1Database, hostId: string, chatId: string, subject: GrantSubject): Promise<Grant | null> {
-  const rows = await named(d1).where(bySubject(hostId, chatId, subject)).limit(1);
+  const rows = await named(d1)
+    .where(bySubject(hostId, chatId, subject))
+    .limit(1);
   return (await answered(d1, rows))[0] ?? null;
 }
 
 /** Gives the subject a role, or changes the role of the grant it holds there already. */
 export async function putGrant(d1: D1Database, grant: Omit<GrantRow, 'id'> & { id: string }): Promise<void> {
-  await drizzle(d1).insert(grants).values(grant).onConflictDoUpdate({
-    target: [grants.hostId, grants.chatId, grants.subjectType, grants.subjectId],
-    // A role the owner's device did not sign: the signed statement (of the old role) is no longer this grant's.
-    set: { role: sql`excluded.role`, statement: sql`CASE WHEN ${grants.role} = excluded.role THEN ${grants.statement} ELSE NULL END` },
-  });
+  await drizzle(d1)
+    .insert(grants)
+    .values(grant)
+    .onConflictDoUpdate({
+      target: [grants.hostId, grants.chatId, grants.subjectType, grants.subjectId],
+      // A role the owner's device did not sign: the signed statement (of the old role) is no longer this grant's.
+      set: { role: sql`excluded.role`, statement: sql`CASE WHEN ${grants.role} = excluded.role THEN ${grants.statement} ELSE NULL END` },
+    });
 }
 
 /** Removes a grant on this host, returning what it was; null when there is none. */
 export async function removeGrant(d1: D1Database, hostId: string, grantId: string): Promise<GrantRow | null> {
-  const [row] = await drizzle(d1).delete(grants).where(and(eq(grants.id, grantId), eq(grants.hostId, hostId))).returning();
+  const [row] = await drizzle(d1)
+    .delete(grants)
+    .where(and(eq(grants.id, grantId), eq(grants.hostId, hostId)))
+    .returning();
   return row ?? null;
 }
 
 /** Whether the team holds any grant on this host (the whole host or one chat). */
 export async function teamHoldsGrantOn(d1: D1Database, hostId: string, teamId: string): Promise<boolean> {
-  const rows = await drizzle(d1).select({ id: grants.id }).from(grants)
-    .where(and(eq(grants.hostId, hostId), eq(grants.subjectType, 'team'), eq(grants.subjectId, teamId))).limit(1);
+  const rows = await drizzle(d1)
+    .select({ id: grants.id })
+    .from(grants)
+    .where(and(eq(grants.hostId, hostId), eq(grants.subjectType, 'team'), eq(grants.subjectId, teamId)))
+    .limit(1);
   return rows.length > 0;
 }
 
 /** The hosts a team was granted anything on. */
 export async function hostsGrantedToTeam(d1: D1Database, teamId: string): Promise<string[]> {
-  const rows = await drizzle(d1).selectDistinct({ hostId: grants.hostId }).from(grants)
+  const rows = await drizzle(d1)
+    .selectDistinct({ hostId: grants.hostId })
+    .from(grants)
     .where(and(eq(grants.subjectType, 'team'), eq(grants.subjectId, teamId)));
   return rows.map((row) => row.hostId);
 }
@@ -152,11 +187,18 @@ export async function hostsGrantedToTeam(d1: D1Database, teamId: string): Promis
  * What decides one person's roles on a host, in one round trip: the host's owner (null for a host the
  * relay never met) and the grants on it to them or to a team of theirs.
  */
-export async function grantsReaching(d1: D1Database, hostId: string, userId: string): Promise<{ ownerId: string | null; revoked: boolean; grants: { chatId: string; role: Grant['role'] }[] }> {
+export async function grantsReaching(
+  d1: D1Database,
+  hostId: string,
+  userId: string,
+): Promise<{ ownerId: string | null; revoked: boolean; grants: { chatId: string; role: Grant['role'] }[] }> {
   const db = drizzle(d1);
   const [owners, reaching] = await db.batch([
     db.select({ ownerId: hosts.ownerId, revokedAt: hosts.revokedAt }).from(hosts).where(eq(hosts.id, hostId)),
-    db.select({ chatId: grants.chatId, role: grants.role }).from(grants).where(and(eq(grants.hostId, hostId), grantedTo(db, userId))),
+    db
+      .select({ chatId: grants.chatId, role: grants.role })
+      .from(grants)
+      .where(and(eq(grants.hostId, hostId), grantedTo(db, userId))),
   ]);
   return { ownerId: owners[0]?.ownerId ?? null, revoked: owners[0]?.revokedAt != null, grants: reaching };
 }
@@ -166,8 +208,13 @@ export async function reachableHosts(d1: D1Database, userId: string): Promise<st
   const db = drizzle(d1);
   const rows = await union(
     db.select({ hostId: hosts.id }).from(hosts).where(eq(hosts.ownerId, userId)),
-    db.select({ hostId: grants.hostId }).from(grants).where(and(eq(grants.subjectType, 'user'), eq(grants.subjectId, userId))),
-    db.select({ hostId: grants.hostId }).from(grants)
+    db
+      .select({ hostId: grants.hostId })
+      .from(grants)
+      .where(and(eq(grants.subjectType, 'user'), eq(grants.subjectId, userId))),
+    db
+      .select({ hostId: grants.hostId })
+      .from(grants)
       .innerJoin(teamMembers, and(eq(grants.subjectType, 'team'), eq(grants.subjectId, teamMembers.teamId)))
       .where(eq(teamMembers.userId, userId)),
   );

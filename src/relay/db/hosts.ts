@@ -24,7 +24,11 @@ export async function hostByPublicKey(d1: D1Database, publicKey: string): Promis
 
 /** An unrevoked host. */
 export async function liveHost(d1: D1Database, hostId: string): Promise<HostRow | null> {
-  const [row] = await drizzle(d1).select().from(hosts).where(and(eq(hosts.id, hostId), isNull(hosts.revokedAt))).limit(1);
+  const [row] = await drizzle(d1)
+    .select()
+    .from(hosts)
+    .where(and(eq(hosts.id, hostId), isNull(hosts.revokedAt)))
+    .limit(1);
   return row ?? null;
 }
 
@@ -33,7 +37,9 @@ export async function liveHost(d1: D1Database, hostId: string): Promise<HostRow 
  * 100 parameters to a statement, and a person may reach more hosts than that.
  */
 export async function liveHostsAmong(d1: D1Database, ids: string[]): Promise<HostRow[]> {
-  return drizzle(d1).select().from(hosts)
+  return drizzle(d1)
+    .select()
+    .from(hosts)
     .where(and(isNull(hosts.revokedAt), sql`${hosts.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`))
     .orderBy(asc(hosts.createdAt));
 }
@@ -43,7 +49,10 @@ export async function renameHost(d1: D1Database, hostId: string, name: string): 
 }
 
 export async function revokeHost(d1: D1Database, hostId: string, at: number): Promise<void> {
-  await drizzle(d1).update(hosts).set({ revokedAt: at }).where(and(eq(hosts.id, hostId), isNull(hosts.revokedAt)));
+  await drizzle(d1)
+    .update(hosts)
+    .set({ revokedAt: at })
+    .where(and(eq(hosts.id, hostId), isNull(hosts.revokedAt)));
 }
 
 /**
@@ -58,5 +67,8 @@ export async function hostRevokedAt(d1: D1Database, hostId: string): Promise<num
 
 /** The host was heard at `at`; at its hello it also tells its software version. */
 export async function markHostSeen(d1: D1Database, hostId: string, at: number, version?: string): Promise<void> {
-  await drizzle(d1).update(hosts).set(version === undefined ? { lastSeenAt: at } : { version, lastSeenAt: at }).where(eq(hosts.id, hostId));
+  await drizzle(d1)
+    .update(hosts)
+    .set(version === undefined ? { lastSeenAt: at } : { version, lastSeenAt: at })
+    .where(eq(hosts.id, hostId));
 }

@@ -39,16 +39,22 @@ export async function writeFlush(d1: D1Database, write: FlushWrite): Promise<voi
     // Every name in one statement however many there are (D1 binds at most 100 parameters to one): the
     // counts go as one JSON object that json_each reads back into rows. `WHERE true` keeps SQLite from
     // reading the upsert's ON as a join's.
-    statements.push(d1.prepare(`INSERT INTO relay_counters (hour, name, value)
+    statements.push(
+      d1
+        .prepare(`INSERT INTO relay_counters (hour, name, value)
       SELECT ?, key, value FROM json_each(?) WHERE true
       ON CONFLICT (hour, name) DO UPDATE SET value = relay_counters.value + excluded.value`)
-      .bind(write.hour, JSON.stringify(Object.fromEntries(write.counts))));
+        .bind(write.hour, JSON.stringify(Object.fromEntries(write.counts))),
+    );
   }
   const row = write.sockets;
   if (row && row.sockets > 0) {
-    statements.push(d1.prepare(`INSERT INTO relay_sockets (object_id, kind, sockets, expires_at) VALUES (?, ?, ?, ?)
+    statements.push(
+      d1
+        .prepare(`INSERT INTO relay_sockets (object_id, kind, sockets, expires_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (object_id) DO UPDATE SET kind = excluded.kind, sockets = excluded.sockets, expires_at = excluded.expires_at`)
-      .bind(row.objectId, row.kind, row.sockets, row.expiresAt));
+        .bind(row.objectId, row.kind, row.sockets, row.expiresAt),
+    );
   } else if (row) {
     statements.push(d1.prepare('DELETE FROM relay_sockets WHERE object_id = ?').bind(row.objectId));
   }
@@ -71,9 +77,11 @@ export async function readMetrics(d1: D1Database, now: number): Promise<StoredMe
   const thisHour = hourOf(now);
   const cutoff = thisHour - KEEP_HOURS * HOUR_MS;
   const [, , , sockets, recent, totals] = await d1.batch([
-    d1.prepare(`INSERT INTO relay_counters (hour, name, value)
+    d1
+      .prepare(`INSERT INTO relay_counters (hour, name, value)
       SELECT 0, name, SUM(value) FROM relay_counters WHERE hour > 0 AND hour < ? GROUP BY name
-      ON CONFLICT (hour, name) DO UPDATE SET value = relay_counters.value + excluded.value`).bind(cutoff),
+      ON CONFLICT (hour, name) DO UPDATE SET value = relay_counters.value + excluded.value`)
+      .bind(cutoff),
     d1.prepare('DELETE FROM relay_counters WHERE hour > 0 AND hour < ?').bind(cutoff),
     d1.prepare('DELETE FROM relay_sockets WHERE expires_at <= ?').bind(now),
     d1.prepare('SELECT kind, SUM(sockets) AS sockets FROM relay_sockets GROUP BY kind'),

@@ -14,29 +14,37 @@ export async function deleteExpiredPairings(d1: D1Database, before: number): Pro
 
 /** Records a pending pairing; false when its user code is taken already. */
 export async function startPairing(d1: D1Database, pairing: NewPairing): Promise<boolean> {
-  const inserted = await drizzle(d1).insert(pairings).values({ ...pairing, state: 'pending' })
-    .onConflictDoNothing({ target: pairings.userCode }).run();
+  const inserted = await drizzle(d1)
+    .insert(pairings)
+    .values({ ...pairing, state: 'pending' })
+    .onConflictDoNothing({ target: pairings.userCode })
+    .run();
   return inserted.meta.changes === 1;
 }
 
 export async function findPairing(
-  d1: D1Database, deviceCodeHash: string,
+  d1: D1Database,
+  deviceCodeHash: string,
 ): Promise<{ state: string; expiresAt: number; hostId: string | null; approval: string | null } | null> {
-  const [row] = await drizzle(d1).select({ state: pairings.state, expiresAt: pairings.expiresAt, hostId: pairings.hostId, approval: pairings.approval })
-    .from(pairings).where(eq(pairings.deviceCodeHash, deviceCodeHash)).limit(1);
+  const [row] = await drizzle(d1)
+    .select({ state: pairings.state, expiresAt: pairings.expiresAt, hostId: pairings.hostId, approval: pairings.approval })
+    .from(pairings)
+    .where(eq(pairings.deviceCodeHash, deviceCodeHash))
+    .limit(1);
   return row ?? null;
 }
 
 /** The pending, unexpired pairing with this user code: its name and the host's public key (JSON). */
 export async function pendingPairing(d1: D1Database, userCode: string, now: number): Promise<{ name: string; publicKey: string } | null> {
-  const [row] = await drizzle(d1).select({ name: pairings.name, publicKey: pairings.publicKey })
-    .from(pairings).where(pendingByCode(userCode, now)).limit(1);
+  const [row] = await drizzle(d1).select({ name: pairings.name, publicKey: pairings.publicKey }).from(pairings).where(pendingByCode(userCode, now)).limit(1);
   return row ?? null;
 }
 
 /** The host learnt its id. */
 export async function markPairingClaimed(d1: D1Database, deviceCodeHash: string): Promise<void> {
-  await drizzle(d1).update(pairings).set({ state: 'claimed' })
+  await drizzle(d1)
+    .update(pairings)
+    .set({ state: 'claimed' })
     .where(and(eq(pairings.deviceCodeHash, deviceCodeHash), eq(pairings.state, 'approved')));
 }
 
@@ -49,16 +57,26 @@ function pendingByCode(userCode: string, now: number) {
  * owned by `ownerId`; false when no pending, unexpired pairing has the code.
  */
 export async function approvePairing(
-  d1: D1Database, a: { userCode: string; ownerId: string; hostId: string; name: string | null; now: number; approval: string | null },
+  d1: D1Database,
+  a: { userCode: string; ownerId: string; hostId: string; name: string | null; now: number; approval: string | null },
 ): Promise<boolean> {
   const db = drizzle(d1);
   const [, approved] = await db.batch([
-    db.insert(hosts).select(db.select({
-      id: sql<string>`${a.hostId}`.as('id'), ownerId: sql<string>`${a.ownerId}`.as('owner_id'),
-      name: sql<string>`COALESCE(${a.name}, ${pairings.name})`.as('name'), version: sql<string | null>`NULL`.as('version'),
-      createdAt: sql<number>`${a.now}`.as('created_at'), lastSeenAt: sql<number | null>`NULL`.as('last_seen_at'),
-      publicKey: pairings.publicKey, revokedAt: sql<number | null>`NULL`.as('revoked_at'),
-    }).from(pairings).where(pendingByCode(a.userCode, a.now))),
+    db.insert(hosts).select(
+      db
+        .select({
+          id: sql<string>`${a.hostId}`.as('id'),
+          ownerId: sql<string>`${a.ownerId}`.as('owner_id'),
+          name: sql<string>`COALESCE(${a.name}, ${pairings.name})`.as('name'),
+          version: sql<string | null>`NULL`.as('version'),
+          createdAt: sql<number>`${a.now}`.as('created_at'),
+          lastSeenAt: sql<number | null>`NULL`.as('last_seen_at'),
+          publicKey: pairings.publicKey,
+          revokedAt: sql<number | null>`NULL`.as('revoked_at'),
+        })
+        .from(pairings)
+        .where(pendingByCode(a.userCode, a.now)),
+    ),
     db.update(pairings).set({ state: 'approved', approvedBy: a.ownerId, hostId: a.hostId, approval: a.approval }).where(pendingByCode(a.userCode, a.now)),
   ]);
   return approved.meta.changes === 1;
@@ -72,8 +90,11 @@ export async function denyPairing(d1: D1Database, userCode: string, deniedBy: st
 
 /** When this person's latest wrong codes (at most `limit`, since `since`) were entered, newest first. */
 export async function recentWrongCodes(d1: D1Database, userId: string, since: number, limit: number): Promise<number[]> {
-  const rows = await drizzle(d1).select({ at: audit.at }).from(audit)
+  const rows = await drizzle(d1)
+    .select({ at: audit.at })
+    .from(audit)
     .where(and(eq(audit.actor, userId), eq(audit.action, 'pairing.wrong-code'), gt(audit.at, since)))
-    .orderBy(desc(audit.id)).limit(limit);
+    .orderBy(desc(audit.id))
+    .limit(limit);
   return rows.map((row) => row.at);
 }

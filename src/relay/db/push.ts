@@ -18,31 +18,52 @@ export type SubscriptionRow = typeof pushSubscriptions.$inferSelect;
 /** Makes or replaces the subscription of this endpoint for this person and session; answers its id. */
 export async function putSubscription(d1: D1Database, row: Omit<SubscriptionRow, 'id'> & { id: string }, now: number): Promise<string> {
   const db = drizzle(d1);
-  const [saved] = await db.insert(pushSubscriptions).values(row).onConflictDoUpdate({
-    target: pushSubscriptions.endpoint,
-    set: {
-      userId: row.userId, sessionId: row.sessionId, p256dh: row.p256dh, auth: row.auth, vapidKey: row.vapidKey,
-      userAgent: row.userAgent, relayOrigin: row.relayOrigin, createdAt: row.createdAt,
-    },
-  }).returning({ id: pushSubscriptions.id });
+  const [saved] = await db
+    .insert(pushSubscriptions)
+    .values(row)
+    .onConflictDoUpdate({
+      target: pushSubscriptions.endpoint,
+      set: {
+        userId: row.userId,
+        sessionId: row.sessionId,
+        p256dh: row.p256dh,
+        auth: row.auth,
+        vapidKey: row.vapidKey,
+        userAgent: row.userAgent,
+        relayOrigin: row.relayOrigin,
+        createdAt: row.createdAt,
+      },
+    })
+    .returning({ id: pushSubscriptions.id });
   // Subscriptions of this person's ended sessions can never be pushed to again; past the cap, the oldest go.
-  const live = db.select({ id: sessions.id }).from(sessions)
+  const live = db
+    .select({ id: sessions.id })
+    .from(sessions)
     .where(and(eq(sessions.userId, row.userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)));
-  const newest = db.select({ id: pushSubscriptions.id }).from(pushSubscriptions)
-    .where(eq(pushSubscriptions.userId, row.userId)).orderBy(desc(pushSubscriptions.createdAt)).limit(SUBSCRIPTIONS_PER_USER);
-  await db.delete(pushSubscriptions).where(and(
-    eq(pushSubscriptions.userId, row.userId),
-    or(notInArray(pushSubscriptions.sessionId, live), notInArray(pushSubscriptions.id, newest)),
-  ));
+  const newest = db
+    .select({ id: pushSubscriptions.id })
+    .from(pushSubscriptions)
+    .where(eq(pushSubscriptions.userId, row.userId))
+    .orderBy(desc(pushSubscriptions.createdAt))
+    .limit(SUBSCRIPTIONS_PER_USER);
+  await db
+    .delete(pushSubscriptions)
+    .where(and(eq(pushSubscriptions.userId, row.userId), or(notInArray(pushSubscriptions.sessionId, live), notInArray(pushSubscriptions.id, newest))));
   return saved!.id;
 }
 
 /** A person's subscriptions that can still be pushed to (their session lives), newest first. */
 export async function subscriptionsOf(d1: D1Database, userId: string, sessionId: string, now: number): Promise<PushSubscriptionInfo[]> {
-  const rows = await drizzle(d1).select({
-    id: pushSubscriptions.id, endpoint: pushSubscriptions.endpoint, userAgent: pushSubscriptions.userAgent,
-    createdAt: pushSubscriptions.createdAt, sessionId: pushSubscriptions.sessionId,
-  }).from(pushSubscriptions).innerJoin(sessions, eq(sessions.id, pushSubscriptions.sessionId))
+  const rows = await drizzle(d1)
+    .select({
+      id: pushSubscriptions.id,
+      endpoint: pushSubscriptions.endpoint,
+      userAgent: pushSubscriptions.userAgent,
+      createdAt: pushSubscriptions.createdAt,
+      sessionId: pushSubscriptions.sessionId,
+    })
+    .from(pushSubscriptions)
+    .innerJoin(sessions, eq(sessions.id, pushSubscriptions.sessionId))
     .where(and(eq(pushSubscriptions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
     .orderBy(desc(pushSubscriptions.createdAt));
   return rows.map(({ sessionId: of, ...row }) => ({ ...row, current: of === sessionId }));
@@ -50,8 +71,10 @@ export async function subscriptionsOf(d1: D1Database, userId: string, sessionId:
 
 /** Removes one of this person's subscriptions; false when they have none by that id. */
 export async function removeSubscription(d1: D1Database, userId: string, id: string): Promise<boolean> {
-  const gone = await drizzle(d1).delete(pushSubscriptions)
-    .where(and(eq(pushSubscriptions.id, id), eq(pushSubscriptions.userId, userId))).returning({ id: pushSubscriptions.id });
+  const gone = await drizzle(d1)
+    .delete(pushSubscriptions)
+    .where(and(eq(pushSubscriptions.id, id), eq(pushSubscriptions.userId, userId)))
+    .returning({ id: pushSubscriptions.id });
   return gone.length === 1;
 }
 
@@ -73,23 +96,41 @@ export interface Recipient {
 export async function audienceOf(d1: D1Database, hostId: string, chatId: string, now: number): Promise<{ hostName: string; recipients: Recipient[] }> {
   const db = drizzle(d1);
   const onChat = and(eq(grants.hostId, hostId), or(eq(grants.chatId, ''), eq(grants.chatId, chatId)));
-  const grantedTeams = db.select({ id: grants.subjectId }).from(grants).where(and(onChat, eq(grants.subjectType, 'team')));
+  const grantedTeams = db
+    .select({ id: grants.subjectId })
+    .from(grants)
+    .where(and(onChat, eq(grants.subjectType, 'team')));
   const who = pushSubscriptions.userId;
   const [host, granted, members, rows] = await db.batch([
-    db.select({ ownerId: hosts.ownerId, name: hosts.name }).from(hosts).where(and(eq(hosts.id, hostId), isNull(hosts.revokedAt))),
+    db
+      .select({ ownerId: hosts.ownerId, name: hosts.name })
+      .from(hosts)
+      .where(and(eq(hosts.id, hostId), isNull(hosts.revokedAt))),
     db.select({ subjectType: grants.subjectType, subjectId: grants.subjectId, role: grants.role }).from(grants).where(onChat),
     db.select({ teamId: teamMembers.teamId, userId: teamMembers.userId }).from(teamMembers).where(inArray(teamMembers.teamId, grantedTeams)),
-    db.select({ subscription: pushSubscriptions }).from(pushSubscriptions)
+    db
+      .select({ subscription: pushSubscriptions })
+      .from(pushSubscriptions)
       .innerJoin(sessions, and(eq(sessions.id, pushSubscriptions.sessionId), eq(sessions.userId, who)))
       .innerJoin(users, eq(users.id, who))
-      .where(and(
-        or(
-          inArray(who, db.select({ id: hosts.ownerId }).from(hosts).where(eq(hosts.id, hostId))),
-          inArray(who, db.select({ id: grants.subjectId }).from(grants).where(and(onChat, eq(grants.subjectType, 'user')))),
-          inArray(who, db.select({ id: teamMembers.userId }).from(teamMembers).where(inArray(teamMembers.teamId, grantedTeams))),
+      .where(
+        and(
+          or(
+            inArray(who, db.select({ id: hosts.ownerId }).from(hosts).where(eq(hosts.id, hostId))),
+            inArray(
+              who,
+              db
+                .select({ id: grants.subjectId })
+                .from(grants)
+                .where(and(onChat, eq(grants.subjectType, 'user'))),
+            ),
+            inArray(who, db.select({ id: teamMembers.userId }).from(teamMembers).where(inArray(teamMembers.teamId, grantedTeams))),
+          ),
+          isNull(sessions.revokedAt),
+          gt(sessions.expiresAt, now),
+          isNull(users.disabledAt),
         ),
-        isNull(sessions.revokedAt), gt(sessions.expiresAt, now), isNull(users.disabledAt),
-      )),
+      ),
   ]);
   if (!host[0]) return { hostName: '', recipients: [] };
   const roles = new Map<string, Role>([[host[0].ownerId, 'owner']]);
@@ -107,7 +148,7 @@ export async function audienceOf(d1: D1Database, hostId: string, chatId: string,
     const role = roles.get(userId);
     if (!role) continue;
     let recipient = recipients.get(userId);
-    if (!recipient) recipients.set(userId, recipient = { userId, role, subscriptions: [] });
+    if (!recipient) recipients.set(userId, (recipient = { userId, role, subscriptions: [] }));
     recipient.subscriptions.push(subscription);
   }
   return { hostName: host[0].name, recipients: [...recipients.values()] };
@@ -131,10 +172,18 @@ export async function claimTurn(d1: D1Database, hostId: string, chatId: string, 
  * showing the turn's notification, and so the only ones to tell that its request was answered.
  */
 export async function reachedThisTurn(d1: D1Database, hostId: string, chatId: string, turnKey: string): Promise<Set<string>> {
-  const rows = await drizzle(d1).selectDistinct({ id: pushDeliveries.subscriptionId }).from(pushDeliveries).where(and(
-    eq(pushDeliveries.hostId, hostId), eq(pushDeliveries.chatId, chatId), eq(pushDeliveries.turnKey, turnKey),
-    gte(pushDeliveries.status, 200), lt(pushDeliveries.status, 300),
-  ));
+  const rows = await drizzle(d1)
+    .selectDistinct({ id: pushDeliveries.subscriptionId })
+    .from(pushDeliveries)
+    .where(
+      and(
+        eq(pushDeliveries.hostId, hostId),
+        eq(pushDeliveries.chatId, chatId),
+        eq(pushDeliveries.turnKey, turnKey),
+        gte(pushDeliveries.status, 200),
+        lt(pushDeliveries.status, 300),
+      ),
+    );
   return new Set(rows.map((row) => row.id));
 }
 
@@ -166,8 +215,12 @@ export async function recordDeliveries(d1: D1Database, records: DeliveryRecord[]
 
 /** A person's most recent deliveries, newest first. */
 export async function deliveriesOf(d1: D1Database, userId: string, limit: number): Promise<PushDelivery[]> {
-  const rows = await drizzle(d1).select().from(pushDeliveries).where(eq(pushDeliveries.userId, userId))
-    .orderBy(desc(pushDeliveries.id)).limit(Math.min(Math.max(limit, 1), DELIVERIES_PAGE_MAX));
+  const rows = await drizzle(d1)
+    .select()
+    .from(pushDeliveries)
+    .where(eq(pushDeliveries.userId, userId))
+    .orderBy(desc(pushDeliveries.id))
+    .limit(Math.min(Math.max(limit, 1), DELIVERIES_PAGE_MAX));
   return rows.map(({ userId: _, turnKey: __, ...row }) => row);
 }
 

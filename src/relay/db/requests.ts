@@ -33,19 +33,31 @@ export class RequestLedger {
   async observe(items: RequestItem[]): Promise<void> {
     const now = Date.now();
     const statements = items.flatMap((item) => {
-      const insert = this.db.insert(requests).values({
-        ...this.key, requestId: item.requestId, itemId: item.id, kind: item.kind, state: 'pending', createdAt: item.createdAt,
-      }).onConflictDoNothing();
+      const insert = this.db
+        .insert(requests)
+        .values({
+          ...this.key,
+          requestId: item.requestId,
+          itemId: item.id,
+          kind: item.kind,
+          state: 'pending',
+          createdAt: item.createdAt,
+        })
+        .onConflictDoNothing();
       if (isPending(item)) return [insert];
       const outcome = item.kind === 'approval' ? item.decision : item.state;
-      return [insert, this.db.update(requests)
-        .set({ state: 'settled', settledBy: 'host', settledWith: JSON.stringify({ outcome }), settledAt: now })
-        .where(and(this.where(item.requestId), eq(requests.state, 'pending')))];
+      return [
+        insert,
+        this.db
+          .update(requests)
+          .set({ state: 'settled', settledBy: 'host', settledWith: JSON.stringify({ outcome }), settledAt: now })
+          .where(and(this.where(item.requestId), eq(requests.state, 'pending'))),
+      ];
     });
     // One round trip however many requests a whole thread carries, in slices D1 takes comfortably.
     for (let at = 0; at < statements.length; at += 100) {
       const slice = statements.slice(at, at + 100);
-      await this.db.batch(slice as [typeof slice[number], ...typeof slice]);
+      await this.db.batch(slice as [(typeof slice)[number], ...typeof slice]);
     }
   }
 
@@ -56,7 +68,8 @@ export class RequestLedger {
    */
   async settle(requestId: string, userId: string, type: string, payload: unknown, answerId: string): Promise<boolean> {
     const settledWith = JSON.stringify({ type, payload, answerId });
-    const changed = await this.db.update(requests)
+    const changed = await this.db
+      .update(requests)
       .set({ state: 'settled', settledBy: userId, settledWith, settledAt: Date.now() })
       .where(and(this.where(requestId), eq(requests.state, 'pending')))
       .returning({ requestId: requests.requestId });
@@ -67,7 +80,8 @@ export class RequestLedger {
 
   /** Puts a request back to pending when the host never received the answer (it was offline or silent). */
   async reopen(requestId: string, userId: string): Promise<void> {
-    await this.db.update(requests)
+    await this.db
+      .update(requests)
       .set({ state: 'pending', settledBy: null, settledWith: null, settledAt: null })
       .where(and(this.where(requestId), eq(requests.settledBy, userId)));
   }
@@ -78,17 +92,26 @@ export class RequestLedger {
    */
   async reopenUndelivered(waiting: string[]): Promise<void> {
     if (waiting.length === 0) return;
-    await this.db.update(requests)
+    await this.db
+      .update(requests)
       .set({ state: 'pending', settledBy: null, settledWith: null, settledAt: null })
-      .where(and(
-        eq(requests.hostId, this.key.hostId), eq(requests.chatId, this.key.chatId), inArray(requests.requestId, waiting),
-        eq(requests.state, 'settled'), ne(requests.settledBy, 'host'),
-      ));
+      .where(
+        and(
+          eq(requests.hostId, this.key.hostId),
+          eq(requests.chatId, this.key.chatId),
+          inArray(requests.requestId, waiting),
+          eq(requests.state, 'settled'),
+          ne(requests.settledBy, 'host'),
+        ),
+      );
   }
 
   async byItem(itemId: string): Promise<string | null> {
-    const [row] = await this.db.select({ requestId: requests.requestId }).from(requests)
-      .where(and(eq(requests.hostId, this.key.hostId), eq(requests.chatId, this.key.chatId), eq(requests.itemId, itemId))).limit(1);
+    const [row] = await this.db
+      .select({ requestId: requests.requestId })
+      .from(requests)
+      .where(and(eq(requests.hostId, this.key.hostId), eq(requests.chatId, this.key.chatId), eq(requests.itemId, itemId)))
+      .limit(1);
     return row?.requestId ?? null;
   }
 

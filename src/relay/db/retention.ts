@@ -25,16 +25,25 @@ export interface Swept {
 export async function sweep(d1: D1Database, now: number): Promise<Swept> {
   const db = drizzle(d1);
   const failed = sql`${audit.action} = 'signin-failed'`;
-  const ended = db.select({ id: sessions.id }).from(sessions).where(or(isNotNull(sessions.revokedAt), lt(sessions.expiresAt, now)));
+  const ended = db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(or(isNotNull(sessions.revokedAt), lt(sessions.expiresAt, now)));
   const [signIns, tokens] = await db.batch([
-    db.delete(audit).where(and(failed, or(
-      lt(audit.at, now - FAILED_SIGNIN_KEEP_MS),
-      sql`${audit.id} < coalesce((SELECT id FROM audit WHERE action = 'signin-failed' ORDER BY id DESC LIMIT 1 OFFSET ${FAILED_SIGNIN_KEEP_COUNT - 1}), 0)`,
-    ))),
-    db.delete(refreshTokens).where(or(
-      inArray(refreshTokens.sessionId, ended),
-      and(isNotNull(refreshTokens.usedAt), lt(refreshTokens.usedAt, now - USED_REFRESH_KEEP_MS)),
-    )),
+    db
+      .delete(audit)
+      .where(
+        and(
+          failed,
+          or(
+            lt(audit.at, now - FAILED_SIGNIN_KEEP_MS),
+            sql`${audit.id} < coalesce((SELECT id FROM audit WHERE action = 'signin-failed' ORDER BY id DESC LIMIT 1 OFFSET ${FAILED_SIGNIN_KEEP_COUNT - 1}), 0)`,
+          ),
+        ),
+      ),
+    db
+      .delete(refreshTokens)
+      .where(or(inArray(refreshTokens.sessionId, ended), and(isNotNull(refreshTokens.usedAt), lt(refreshTokens.usedAt, now - USED_REFRESH_KEEP_MS)))),
   ]);
   return { failedSignIns: signIns.meta.changes, refreshTokens: tokens.meta.changes };
 }

@@ -20,9 +20,12 @@ export async function createTeam(d1: D1Database, team: { id: string; name: strin
 
 /** The teams a user belongs to, with their role in each, oldest team first. */
 export async function teamsOf(d1: D1Database, userId: string): Promise<TeamSummary[]> {
-  return drizzle(d1).select({ id: teams.id, name: teams.name, role: teamMembers.role, createdAt: teams.createdAt })
-    .from(teamMembers).innerJoin(teams, eq(teams.id, teamMembers.teamId))
-    .where(eq(teamMembers.userId, userId)).orderBy(asc(teams.createdAt));
+  return drizzle(d1)
+    .select({ id: teams.id, name: teams.name, role: teamMembers.role, createdAt: teams.createdAt })
+    .from(teamMembers)
+    .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+    .where(eq(teamMembers.userId, userId))
+    .orderBy(asc(teams.createdAt));
 }
 
 export async function findTeam(d1: D1Database, teamId: string): Promise<{ id: string; name: string; createdAt: number } | null> {
@@ -31,19 +34,27 @@ export async function findTeam(d1: D1Database, teamId: string): Promise<{ id: st
 }
 
 export async function membersOf(d1: D1Database, teamId: string): Promise<TeamDetail['members']> {
-  return drizzle(d1).select({ userId: teamMembers.userId, name: users.name, email: users.email, role: teamMembers.role, joinedAt: teamMembers.createdAt })
-    .from(teamMembers).innerJoin(users, eq(users.id, teamMembers.userId))
-    .where(eq(teamMembers.teamId, teamId)).orderBy(asc(teamMembers.createdAt));
+  return drizzle(d1)
+    .select({ userId: teamMembers.userId, name: users.name, email: users.email, role: teamMembers.role, joinedAt: teamMembers.createdAt })
+    .from(teamMembers)
+    .innerJoin(users, eq(users.id, teamMembers.userId))
+    .where(eq(teamMembers.teamId, teamId))
+    .orderBy(asc(teamMembers.createdAt));
 }
 
 export async function roleIn(d1: D1Database, teamId: string, userId: string): Promise<TeamRole | null> {
-  const [row] = await drizzle(d1).select({ role: teamMembers.role }).from(teamMembers)
-    .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId))).limit(1);
+  const [row] = await drizzle(d1)
+    .select({ role: teamMembers.role })
+    .from(teamMembers)
+    .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.userId, userId)))
+    .limit(1);
   return row?.role ?? null;
 }
 
 export async function ownerCount(d1: D1Database, teamId: string): Promise<number> {
-  const [row] = await drizzle(d1).select({ owners: count() }).from(teamMembers)
+  const [row] = await drizzle(d1)
+    .select({ owners: count() })
+    .from(teamMembers)
     .where(and(eq(teamMembers.teamId, teamId), eq(teamMembers.role, 'owner')));
   return row?.owners ?? 0;
 }
@@ -61,13 +72,19 @@ function member(teamId: string, userId: string) {
 
 /** Sets a member's role; false when it changed nothing (no such member, or it would leave no owner). */
 export async function setMemberRoleKeepingAnOwner(d1: D1Database, teamId: string, userId: string, role: TeamRole): Promise<boolean> {
-  const changed = await drizzle(d1).update(teamMembers).set({ role })
-    .where(role === 'owner' ? member(teamId, userId) : and(member(teamId, userId), anotherOwnerRemains)).run();
+  const changed = await drizzle(d1)
+    .update(teamMembers)
+    .set({ role })
+    .where(role === 'owner' ? member(teamId, userId) : and(member(teamId, userId), anotherOwnerRemains))
+    .run();
   return changed.meta.changes > 0;
 }
 
 /** Removes a member; false when it removed nothing (no such member, or it would leave no owner). */
 export async function removeMemberKeepingAnOwner(d1: D1Database, teamId: string, userId: string): Promise<boolean> {
-  const removed = await drizzle(d1).delete(teamMembers).where(and(member(teamId, userId), anotherOwnerRemains)).run();
+  const removed = await drizzle(d1)
+    .delete(teamMembers)
+    .where(and(member(teamId, userId), anotherOwnerRemains))
+    .run();
   return removed.meta.changes > 0;
 }

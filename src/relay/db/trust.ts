@@ -32,15 +32,22 @@ export async function trustStatementsFor(d1: D1Database, hostId: string): Promis
   const [vouches, grants, revocations] = await d1.batch<{ statement: string }>([
     d1.prepare(`SELECT vouch AS statement FROM devices WHERE vouch IS NOT NULL AND user_id IN (${PEOPLE_OF_HOST}) ORDER BY created_at, id`).bind(hostId),
     d1.prepare('SELECT statement FROM grants WHERE host_id = ?1 AND statement IS NOT NULL ORDER BY created_at, id').bind(hostId),
-    d1.prepare(`SELECT statement FROM trust_revocations WHERE host_id = ?1 OR (host_id IS NULL AND user_id IN (${PEOPLE_OF_HOST})) ORDER BY created_at, id`).bind(hostId),
+    d1
+      .prepare(`SELECT statement FROM trust_revocations WHERE host_id = ?1 OR (host_id IS NULL AND user_id IN (${PEOPLE_OF_HOST})) ORDER BY created_at, id`)
+      .bind(hostId),
   ]);
   return [...parsed(vouches!.results), ...parsed(grants!.results), ...parsed(revocations!.results)];
 }
 
 /** The grant row an id names, whatever host it is on; null when none. */
-export async function grantRowById(d1: D1Database, grantId: string): Promise<{ hostId: string; chatId: string; subjectType: string; subjectId: string } | null> {
-  return d1.prepare('SELECT host_id AS hostId, chat_id AS chatId, subject_type AS subjectType, subject_id AS subjectId FROM grants WHERE id = ?')
-    .bind(grantId).first();
+export async function grantRowById(
+  d1: D1Database,
+  grantId: string,
+): Promise<{ hostId: string; chatId: string; subjectType: string; subjectId: string } | null> {
+  return d1
+    .prepare('SELECT host_id AS hostId, chat_id AS chatId, subject_type AS subjectType, subject_id AS subjectId FROM grants WHERE id = ?')
+    .bind(grantId)
+    .first();
 }
 
 /**
@@ -51,21 +58,36 @@ export async function grantRowById(d1: D1Database, grantId: string): Promise<{ h
  * checked cannot slip in: then nothing is written and this answers `kept: false`.
  */
 export async function putSignedGrant(
-  d1: D1Database, signed: Signed<GrantStatement>, row: { chatId: string; subjectType: 'user' | 'team'; subjectId: string; createdBy: string; createdAt: number },
+  d1: D1Database,
+  signed: Signed<GrantStatement>,
+  row: { chatId: string; subjectType: 'user' | 'team'; subjectId: string; createdBy: string; createdAt: number },
 ): Promise<{ kept: boolean }> {
   const { statement } = signed;
   const members = statement.subject.kind === 'team' ? [...new Set(statement.subject.members)] : null;
   // The team has exactly the named members: as many, and all of them among its own.
-  const unchanged = members === null ? '1' : `(SELECT COUNT(*) FROM team_members WHERE team_id = ?10) = ?11
+  const unchanged =
+    members === null
+      ? '1'
+      : `(SELECT COUNT(*) FROM team_members WHERE team_id = ?10) = ?11
     AND (SELECT COUNT(*) FROM team_members WHERE team_id = ?10 AND user_id IN (SELECT value FROM json_each(?12))) = ?11`;
-  const write = await d1.prepare(`INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_by, created_at, statement)
+  const write = await d1
+    .prepare(`INSERT INTO grants (id, host_id, chat_id, subject_type, subject_id, role, created_by, created_at, statement)
       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE ${unchanged}
       ON CONFLICT (host_id, chat_id, subject_type, subject_id) DO UPDATE SET
         id = excluded.id, role = excluded.role, created_by = excluded.created_by, created_at = excluded.created_at, statement = excluded.statement`)
     .bind(
-      statement.grantId, statement.hostId, row.chatId, row.subjectType, row.subjectId, statement.role, row.createdBy, row.createdAt, JSON.stringify(signed),
+      statement.grantId,
+      statement.hostId,
+      row.chatId,
+      row.subjectType,
+      row.subjectId,
+      statement.role,
+      row.createdBy,
+      row.createdAt,
+      JSON.stringify(signed),
       ...(members === null ? [] : [row.subjectId, members.length, JSON.stringify(members)]),
-    ).run();
+    )
+    .run();
   return { kept: write.meta.changes > 0 };
 }
 
@@ -73,7 +95,9 @@ export async function putSignedGrant(
 export async function insertRevocation(d1: D1Database, signed: Signed<RevocationStatement>, userId: string, now: number): Promise<void> {
   const { statement } = signed;
   const target = statement.target.kind === 'grant' ? statement.target.grantId : statement.target.deviceId;
-  await d1.prepare(`INSERT INTO trust_revocations (id, host_id, user_id, target_kind, target_id, statement, created_at)
+  await d1
+    .prepare(`INSERT INTO trust_revocations (id, host_id, user_id, target_kind, target_id, statement, created_at)
     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
-    .bind(signed.sig, statement.hostId, userId, statement.target.kind, target, JSON.stringify(signed), now).run();
+    .bind(signed.sig, statement.hostId, userId, statement.target.kind, target, JSON.stringify(signed), now)
+    .run();
 }

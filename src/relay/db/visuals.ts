@@ -38,10 +38,22 @@ export class VisualShelf {
    * statement naming every id, which D1 limits to 100 bound values.
    */
   async replace(list: ChatVisual[]): Promise<void> {
-    const rows = list.map((v) => this.db.insert(visuals).values({
-      ...this.key, visualId: v.id, title: v.title, at: Math.round(v.at), maxHeight: Math.round(v.maxHeight), size: v.size,
-      heights: v.heights ? JSON.stringify(v.heights) : null, turnId: v.turnId ?? null, layout: v.layout ?? null,
-    }).onConflictDoNothing());
+    const rows = list.map((v) =>
+      this.db
+        .insert(visuals)
+        .values({
+          ...this.key,
+          visualId: v.id,
+          title: v.title,
+          at: Math.round(v.at),
+          maxHeight: Math.round(v.maxHeight),
+          size: v.size,
+          heights: v.heights ? JSON.stringify(v.heights) : null,
+          turnId: v.turnId ?? null,
+          layout: v.layout ?? null,
+        })
+        .onConflictDoNothing(),
+    );
     await this.db.batch([this.db.delete(visuals).where(this.where()), ...rows]);
   }
 

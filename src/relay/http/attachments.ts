@@ -33,40 +33,40 @@ function dispositionName(name: string): string {
 // Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
 export const attachmentFiles = new Hono<{ Bindings: Env }>()
 
-.post('/:hostId/:chatId/:attachmentId/ticket', async (c) => {
-  const user = await signedInUser(c.env, c.req.raw);
-  if (!user) throw new ProtocolError('unauthorized', 'A valid access token is required in the Authorization header');
-  const { hostId, chatId } = c.req.param();
-  const attachmentId = checkedId(c.req.param('attachmentId'));
-  await new HostAccess(c.env.DB).check({ kind: 'user', ...user }, hostId, LINK_ATTACHMENT_READ, chatId);
-  const ticket = await attachmentTickets.mint(c.env, user, hostId, chatId, attachmentId);
-  const url = new URL(`/v1/attachments/${[hostId, chatId, attachmentId].map(encodeURIComponent).join('/')}`, c.req.url);
-  url.searchParams.set('ticket', ticket);
-  return c.json({ url: url.toString(), expiresAt: Date.now() + attachmentTickets.seconds * 1000 });
-})
+  .post('/:hostId/:chatId/:attachmentId/ticket', async (c) => {
+    const user = await signedInUser(c.env, c.req.raw);
+    if (!user) throw new ProtocolError('unauthorized', 'A valid access token is required in the Authorization header');
+    const { hostId, chatId } = c.req.param();
+    const attachmentId = checkedId(c.req.param('attachmentId'));
+    await new HostAccess(c.env.DB).check({ kind: 'user', ...user }, hostId, LINK_ATTACHMENT_READ, chatId);
+    const ticket = await attachmentTickets.mint(c.env, user, hostId, chatId, attachmentId);
+    const url = new URL(`/v1/attachments/${[hostId, chatId, attachmentId].map(encodeURIComponent).join('/')}`, c.req.url);
+    url.searchParams.set('ticket', ticket);
+    return c.json({ url: url.toString(), expiresAt: Date.now() + attachmentTickets.seconds * 1000 });
+  })
 
-.get('/:hostId/:chatId/:attachmentId', async (c) => {
-  const ticket = c.req.query('ticket');
-  if (!ticket) throw new ProtocolError('unauthorized', 'An attachment ticket is required');
-  const { hostId, chatId } = c.req.param();
-  const attachmentId = checkedId(c.req.param('attachmentId'));
-  const identity = await attachmentTickets.verify(c.env, ticket, hostId, chatId, attachmentId);
-  // Read afresh (the room's views are kept for seconds): a role taken away closes a ticket already handed out.
-  await new HostAccess(c.env.DB).check(identity, hostId, LINK_ATTACHMENT_READ, chatId);
-  const file = await roomOf(c.env, hostId, chatId).attachmentFile(attachmentId, identity);
-  if (file === 'forbidden') throw new ProtocolError('forbidden', 'You may not see this chat');
-  if ('error' in file) throw new ProtocolError(file.error.code as never, file.error.message);
-  const image = attachmentImageMime(file);
-  return new Response(file.bytes, {
-    headers: {
-      'Content-Type': image ?? 'application/octet-stream',
-      'Content-Disposition': `${image ? 'inline' : 'attachment'}; ${dispositionName(file.name)}`,
-      'Content-Length': String(file.bytes.byteLength),
-      'X-Content-Type-Options': 'nosniff',
-      'Content-Security-Policy': "sandbox; default-src 'none'; img-src 'self'",
-      'Referrer-Policy': 'no-referrer',
-      // The ticket makes the address one person's; the bytes behind it never change (stored by content hash).
-      'Cache-Control': `private, max-age=${attachmentTickets.seconds}`,
-    },
+  .get('/:hostId/:chatId/:attachmentId', async (c) => {
+    const ticket = c.req.query('ticket');
+    if (!ticket) throw new ProtocolError('unauthorized', 'An attachment ticket is required');
+    const { hostId, chatId } = c.req.param();
+    const attachmentId = checkedId(c.req.param('attachmentId'));
+    const identity = await attachmentTickets.verify(c.env, ticket, hostId, chatId, attachmentId);
+    // Read afresh (the room's views are kept for seconds): a role taken away closes a ticket already handed out.
+    await new HostAccess(c.env.DB).check(identity, hostId, LINK_ATTACHMENT_READ, chatId);
+    const file = await roomOf(c.env, hostId, chatId).attachmentFile(attachmentId, identity);
+    if (file === 'forbidden') throw new ProtocolError('forbidden', 'You may not see this chat');
+    if ('error' in file) throw new ProtocolError(file.error.code as never, file.error.message);
+    const image = attachmentImageMime(file);
+    return new Response(file.bytes, {
+      headers: {
+        'Content-Type': image ?? 'application/octet-stream',
+        'Content-Disposition': `${image ? 'inline' : 'attachment'}; ${dispositionName(file.name)}`,
+        'Content-Length': String(file.bytes.byteLength),
+        'X-Content-Type-Options': 'nosniff',
+        'Content-Security-Policy': "sandbox; default-src 'none'; img-src 'self'",
+        'Referrer-Policy': 'no-referrer',
+        // The ticket makes the address one person's; the bytes behind it never change (stored by content hash).
+        'Cache-Control': `private, max-age=${attachmentTickets.seconds}`,
+      },
+    });
   });
-});

@@ -18,18 +18,18 @@ const QuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).de
 export const chatIndex = new Hono<App>()
   .use('*', requireUser)
 
-.get('/', queryOf(QuerySchema), async (c) => {
-  const user = c.get('user');
-  // Which rows may be seen is decided in SQL (so the limit counts only visible chats); the role
-  // of each is then read per host with the frames' own rules.
-  const results = await visibleChats(c.env.DB, user.userId, c.req.valid('query').limit);
-  const hostIds = [...new Set(results.map((row) => row.hostId))];
-  const views = new Map(await Promise.all(hostIds.map(async (hostId) => [hostId, await readView(c.env.DB, { kind: 'user', ...user }, hostId)] as const)));
-  const chats: IndexedChat[] = [];
-  for (const row of results) {
-    const info = JSON.parse(row.info) as ChatInfo;
-    const role = roleIn(views.get(row.hostId)!, info.chatId);
-    if (role) chats.push({ hostId: row.hostId, hostName: row.hostName, role, info, updatedAt: row.updatedAt });
-  }
-  return c.json({ chats });
-});
+  .get('/', queryOf(QuerySchema), async (c) => {
+    const user = c.get('user');
+    // Which rows may be seen is decided in SQL (so the limit counts only visible chats); the role
+    // of each is then read per host with the frames' own rules.
+    const results = await visibleChats(c.env.DB, user.userId, c.req.valid('query').limit);
+    const hostIds = [...new Set(results.map((row) => row.hostId))];
+    const views = new Map(await Promise.all(hostIds.map(async (hostId) => [hostId, await readView(c.env.DB, { kind: 'user', ...user }, hostId)] as const)));
+    const chats: IndexedChat[] = [];
+    for (const row of results) {
+      const info = JSON.parse(row.info) as ChatInfo;
+      const role = roleIn(views.get(row.hostId)!, info.chatId);
+      if (role) chats.push({ hostId: row.hostId, hostName: row.hostName, role, info, updatedAt: row.updatedAt });
+    }
+    return c.json({ chats });
+  });

@@ -33,8 +33,8 @@ async function dbHealth(d1: D1Database, expected: string): Promise<{ ok: boolean
 async function keysHealth(env: Env): Promise<KeysHealth> {
   const vapid = vapidKeysOf(env);
   const [signing, push] = await Promise.all([
-    env.TETHER_SIGNING_KEYS ? imports('TETHER_SIGNING_KEYS', keySetOf(env)) : 'missing' as const,
-    vapid ? imports('TETHER_VAPID_KEYS', vapid) : 'off' as const,
+    env.TETHER_SIGNING_KEYS ? imports('TETHER_SIGNING_KEYS', keySetOf(env)) : ('missing' as const),
+    vapid ? imports('TETHER_VAPID_KEYS', vapid) : ('off' as const),
   ]);
   if (signing === 'missing') log.error('health: TETHER_SIGNING_KEYS is not set: nobody can sign in');
   return { signing, push };
@@ -51,9 +51,7 @@ async function imports(secret: string, keys: Promise<unknown>): Promise<'ok' | '
 }
 
 // Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
-export const health = new Hono<{ Bindings: Env }>()
-
-.get('/', async (c) => {
+export const health = new Hono<{ Bindings: Env }>().get('/', async (c) => {
   const build = { version: pkg.version, commit: c.env.TETHER_COMMIT ?? null };
   const expected = EXPECTED.at(-1)!;
   const [db, keys] = await Promise.all([dbHealth(c.env.DB, expected), keysHealth(c.env)]);

@@ -47,5 +47,8 @@ export function clientIp(c: Context): string | null {
 
 /** The web app's origins from `APP_ORIGINS` (comma- or space-separated). */
 export function appOrigins(env: Env): string[] {
-  return (env.APP_ORIGINS ?? '').split(/[\s,]+/).map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
+  return (env.APP_ORIGINS ?? '')
+    .split(/[\s,]+/)
+    .map((o) => o.trim().replace(/\/+$/, ''))
+    .filter(Boolean);
 }

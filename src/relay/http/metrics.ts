@@ -12,23 +12,23 @@ import { requireUser, type SignedIn } from './identity.ts';
 export const metricsApi = new Hono<{ Bindings: Env; Variables: { user: SignedIn } }>()
   .use('*', requireUser)
 
-.get('/', async (c) => {
-  if (!await isRelayOwner(c.env.DB, c.get('user').userId)) throw new ProtocolError('forbidden', 'Only the relay\'s owner reads its counters');
-  const now = Date.now();
-  const stored = await readMetrics(c.env.DB, now);
-  const first = hourOf(now) - (RECENT_HOURS - 1) * HOUR_MS;
-  const hours: RelayMetrics['hours'] = Array.from({ length: RECENT_HOURS }, (_, i) => ({ hour: first + i * HOUR_MS, counts: {} }));
-  for (const { hour, name, value } of stored.recent) {
-    const slot = hours[(hour - first) / HOUR_MS];
-    if (slot) slot.counts[name] = value;
-  }
-  const answer: RelayMetrics = {
-    at: now,
-    connected: { hosts: stored.connected.host, lobbySockets: stored.connected.lobby, chatSockets: stored.connected.chat },
-    hours,
-    totals: Object.fromEntries(stored.totals.map(({ name, value }) => [name, value])),
-    analyticsEngine: c.env.METRICS !== undefined,
-    flushEveryMs: FLUSH_EVERY_MS,
-  };
-  return c.json(answer);
-});
+  .get('/', async (c) => {
+    if (!(await isRelayOwner(c.env.DB, c.get('user').userId))) throw new ProtocolError('forbidden', "Only the relay's owner reads its counters");
+    const now = Date.now();
+    const stored = await readMetrics(c.env.DB, now);
+    const first = hourOf(now) - (RECENT_HOURS - 1) * HOUR_MS;
+    const hours: RelayMetrics['hours'] = Array.from({ length: RECENT_HOURS }, (_, i) => ({ hour: first + i * HOUR_MS, counts: {} }));
+    for (const { hour, name, value } of stored.recent) {
+      const slot = hours[(hour - first) / HOUR_MS];
+      if (slot) slot.counts[name] = value;
+    }
+    const answer: RelayMetrics = {
+      at: now,
+      connected: { hosts: stored.connected.host, lobbySockets: stored.connected.lobby, chatSockets: stored.connected.chat },
+      hours,
+      totals: Object.fromEntries(stored.totals.map(({ name, value }) => [name, value])),
+      analyticsEngine: c.env.METRICS !== undefined,
+      flushEveryMs: FLUSH_EVERY_MS,
+    };
+    return c.json(answer);
+  });

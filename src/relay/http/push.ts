@@ -20,9 +20,20 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import {
-  AGENT_REQUEST_SCHEMAS, PUSH_REQUEST_PREFIX, ProtocolError, PushActRequestSchema, PushSubscribeRequestSchema, REQUEST_RULES,
-  pushApprovePayload, pushSessionApprovePayload,
-  type AgentRequestType, type PushActRequest, type PushActResult, type PushSubscriptionInfo, type Reply, type WireErrorCode,
+  AGENT_REQUEST_SCHEMAS,
+  PUSH_REQUEST_PREFIX,
+  ProtocolError,
+  PushActRequestSchema,
+  PushSubscribeRequestSchema,
+  REQUEST_RULES,
+  pushApprovePayload,
+  pushSessionApprovePayload,
+  type AgentRequestType,
+  type PushActRequest,
+  type PushActResult,
+  type PushSubscriptionInfo,
+  type Reply,
+  type WireErrorCode,
 } from '../../contracts/index.ts';
 import { readView, roleIn } from '../auth/access.ts';
 import { newId } from '../auth/opaque.ts';
@@ -49,83 +60,94 @@ const SETTLED_FIRST = 'This approval was already answered in the terminal (or el
 // Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
 export const pushApi = new Hono<App>()
 
-.get('/key', async (c) => {
-  const keys = vapidKeysOf(c.env);
-  return c.json({ publicKey: keys ? (await keys).current.publicKey : null });
-})
+  .get('/key', async (c) => {
+    const keys = vapidKeysOf(c.env);
+    return c.json({ publicKey: keys ? (await keys).current.publicKey : null });
+  })
 
-.get('/subscriptions', requireUser, async (c) => {
-  const { userId, sessionId } = c.get('user');
-  return c.json({ subscriptions: await subscriptionsOf(c.env.DB, userId, sessionId, Date.now()) });
-})
+  .get('/subscriptions', requireUser, async (c) => {
+    const { userId, sessionId } = c.get('user');
+    return c.json({ subscriptions: await subscriptionsOf(c.env.DB, userId, sessionId, Date.now()) });
+  })
 
-.post('/subscriptions', requireUser, jsonBody(PushSubscribeRequestSchema), async (c) => {
-  const user = c.get('user');
-  const body = c.req.valid('json');
-  const keys = vapidKeysOf(c.env);
-  if (!keys) throw new ProtocolError('bad-request', 'Push is not configured on this relay (TETHER_VAPID_KEYS)');
-  checkEndpoint(c.env, body.endpoint);
-  const now = Date.now();
-  const userAgent = c.req.header('User-Agent')?.slice(0, 200) ?? null;
-  const id = await putSubscription(c.env.DB, {
-    id: newId('ps_'), userId: user.userId, sessionId: user.sessionId, endpoint: body.endpoint,
-    p256dh: body.keys.p256dh, auth: body.keys.auth, vapidKey: (await keys).current.publicKey, userAgent,
-    relayOrigin: new URL(c.req.url).origin, createdAt: now,
-  }, now);
-  const created: PushSubscriptionInfo = { id, endpoint: body.endpoint, userAgent, createdAt: now, current: true };
-  return c.json(created, 201);
-})
+  .post('/subscriptions', requireUser, jsonBody(PushSubscribeRequestSchema), async (c) => {
+    const user = c.get('user');
+    const body = c.req.valid('json');
+    const keys = vapidKeysOf(c.env);
+    if (!keys) throw new ProtocolError('bad-request', 'Push is not configured on this relay (TETHER_VAPID_KEYS)');
+    checkEndpoint(c.env, body.endpoint);
+    const now = Date.now();
+    const userAgent = c.req.header('User-Agent')?.slice(0, 200) ?? null;
+    const id = await putSubscription(
+      c.env.DB,
+      {
+        id: newId('ps_'),
+        userId: user.userId,
+        sessionId: user.sessionId,
+        endpoint: body.endpoint,
+        p256dh: body.keys.p256dh,
+        auth: body.keys.auth,
+        vapidKey: (await keys).current.publicKey,
+        userAgent,
+        relayOrigin: new URL(c.req.url).origin,
+        createdAt: now,
+      },
+      now,
+    );
+    const created: PushSubscriptionInfo = { id, endpoint: body.endpoint, userAgent, createdAt: now, current: true };
+    return c.json(created, 201);
+  })
 
-.delete('/subscriptions/:id', requireUser, async (c) => {
-  if (!(await removeSubscription(c.env.DB, c.get('user').userId, c.req.param('id')))) {
-    throw new ProtocolError('subscription-not-found', 'No such subscription of yours');
-  }
-  return c.json({ ok: true });
-})
+  .delete('/subscriptions/:id', requireUser, async (c) => {
+    if (!(await removeSubscription(c.env.DB, c.get('user').userId, c.req.param('id')))) {
+      throw new ProtocolError('subscription-not-found', 'No such subscription of yours');
+    }
+    return c.json({ ok: true });
+  })
 
-.get('/deliveries', requireUser, queryOf(DeliveriesQuerySchema), async (c) => {
-  return c.json({ deliveries: await deliveriesOf(c.env.DB, c.get('user').userId, c.req.valid('query').limit) });
-})
+  .get('/deliveries', requireUser, queryOf(DeliveriesQuerySchema), async (c) => {
+    return c.json({ deliveries: await deliveriesOf(c.env.DB, c.get('user').userId, c.req.valid('query').limit) });
+  })
 
-.post('/act', jsonBody(PushActRequestSchema), async (c) => {
-  const body = c.req.valid('json');
-  if (body.signature && !body.signature.statement.id.startsWith(PUSH_REQUEST_PREFIX)) {
-    throw new ProtocolError('bad-request', `signature: a notification's answer is signed under an id starting ${PUSH_REQUEST_PREFIX}`);
-  }
-  const action = await readPushAction(c.env, body.token);
-  const answer = action.kind === 'chat' ? chatAnswer(action, body) : sessionAnswer(action, body);
-  // The role now, not when the push went out: a grant taken away since stops the button too.
-  const identity = { kind: 'user' as const, userId: action.userId, sessionId: action.sessionId };
-  const view = await readView(c.env.DB, identity, action.hostId);
-  if (!view.live) throw new ProtocolError('unauthorized', 'The session this notification was sent to has ended; sign in again');
-  const role = roleIn(view, action.kind === 'chat' ? action.chatId : undefined);
-  const needed = REQUEST_RULES[answer.type].role;
-  if (!role || !roleAllows(role, needed)) {
-    throw new ProtocolError('forbidden', `${answer.type} needs the ${needed} role on this ${action.kind === 'chat' ? 'chat' : 'host'}`);
-  }
-  if (!(await spendAction(c.env.DB, action.jti, action.userId, action.expiresAt, Date.now()))) {
-    throw new ProtocolError('request-not-found', ALREADY_ANSWERED);
-  }
-  const payload = AGENT_REQUEST_SCHEMAS[answer.type].payload.parse(answer.asked);
-  // Signed by the person's browser: carried to the host beside the request, with the payload exactly
-  // as signed, under the id the device signed (the host checks it; a replayed one is refused there).
-  // Unsigned: the request id names the token. Either way the audit line shows it came from a notification.
-  const signed = body.signature;
-  const request: ClientRequest = signed
-    ? { id: signed.statement.id, type: answer.type, payload, signed: { payload: answer.asked, signature: signed } }
-    : { id: `${PUSH_REQUEST_PREFIX}${action.jti}`, type: answer.type, payload };
-  let reply: Reply;
-  try {
-    reply = JSON.parse(await serve(c.env, action, identity, request)) as Reply;
-  } catch (error) {
+  .post('/act', jsonBody(PushActRequestSchema), async (c) => {
+    const body = c.req.valid('json');
+    if (body.signature && !body.signature.statement.id.startsWith(PUSH_REQUEST_PREFIX)) {
+      throw new ProtocolError('bad-request', `signature: a notification's answer is signed under an id starting ${PUSH_REQUEST_PREFIX}`);
+    }
+    const action = await readPushAction(c.env, body.token);
+    const answer = action.kind === 'chat' ? chatAnswer(action, body) : sessionAnswer(action, body);
+    // The role now, not when the push went out: a grant taken away since stops the button too.
+    const identity = { kind: 'user' as const, userId: action.userId, sessionId: action.sessionId };
+    const view = await readView(c.env.DB, identity, action.hostId);
+    if (!view.live) throw new ProtocolError('unauthorized', 'The session this notification was sent to has ended; sign in again');
+    const role = roleIn(view, action.kind === 'chat' ? action.chatId : undefined);
+    const needed = REQUEST_RULES[answer.type].role;
+    if (!role || !roleAllows(role, needed)) {
+      throw new ProtocolError('forbidden', `${answer.type} needs the ${needed} role on this ${action.kind === 'chat' ? 'chat' : 'host'}`);
+    }
+    if (!(await spendAction(c.env.DB, action.jti, action.userId, action.expiresAt, Date.now()))) {
+      throw new ProtocolError('request-not-found', ALREADY_ANSWERED);
+    }
+    const payload = AGENT_REQUEST_SCHEMAS[answer.type].payload.parse(answer.asked);
+    // Signed by the person's browser: carried to the host beside the request, with the payload exactly
+    // as signed, under the id the device signed (the host checks it; a replayed one is refused there).
+    // Unsigned: the request id names the token. Either way the audit line shows it came from a notification.
+    const signed = body.signature;
+    const request: ClientRequest = signed
+      ? { id: signed.statement.id, type: answer.type, payload, signed: { payload: answer.asked, signature: signed } }
+      : { id: `${PUSH_REQUEST_PREFIX}${action.jti}`, type: answer.type, payload };
+    let reply: Reply;
+    try {
+      reply = JSON.parse(await serve(c.env, action, identity, request)) as Reply;
+    } catch (error) {
+      await releaseAction(c.env.DB, action.jti);
+      throw error;
+    }
+    if (reply.ok) return c.json(answer.result(reply.result));
     await releaseAction(c.env.DB, action.jti);
-    throw error;
-  }
-  if (reply.ok) return c.json(answer.result(reply.result));
-  await releaseAction(c.env.DB, action.jti);
-  const error = refusalOf(reply.error);
-  return c.json(error, statusOf(error.code));
-});
+    const error = refusalOf(reply.error);
+    return c.json(error, statusOf(error.code));
+  });
 
 /** What a button press asks of the host: the request, its payload as the device signed it, and what the route answers once the host took it. */
 interface Answer {
@@ -140,7 +162,8 @@ function chatAnswer(action: ChatPushAction, body: PushActRequest): Answer {
     throw new ProtocolError('bad-request', `decision: this notification offers ${action.decisions.join(', ')}`);
   }
   return {
-    type: 'chat.approve', asked: pushApprovePayload(action, decision, body.message),
+    type: 'chat.approve',
+    asked: pushApprovePayload(action, decision, body.message),
     result: () => ({ ok: true, requestId: action.requestId, decision }),
   };
 }
@@ -151,7 +174,8 @@ function sessionAnswer(action: SessionPushAction, body: PushActRequest): Answer 
     throw new ProtocolError('bad-request', `choiceId: this notification offers ${action.choiceIds.join(', ')}`);
   }
   return {
-    type: 'session.approve', asked: pushSessionApprovePayload({ sessionId: action.terminalSessionId, requestId: action.requestId }, choiceId),
+    type: 'session.approve',
+    asked: pushSessionApprovePayload({ sessionId: action.terminalSessionId, requestId: action.requestId }, choiceId),
     result: (hostResult) => {
       const { accepted } = AGENT_REQUEST_SCHEMAS['session.approve'].result.parse(hostResult);
       if (!accepted) throw new ProtocolError('request-not-found', SETTLED_FIRST);

@@ -11,9 +11,7 @@ import { findUser } from '../db/users.ts';
 import type { Env } from '../env.ts';
 
 // Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
-export const recoveryApi = new Hono<{ Bindings: Env }>()
-
-.get('/:hostId/:code', async (c) => {
+export const recoveryApi = new Hono<{ Bindings: Env }>().get('/:hostId/:code', async (c) => {
   const token = bearerOf(c.req.raw);
   if (!token) throw new ProtocolError('unauthorized', 'A host token is required in the Authorization header');
   const identity = await verifyHostToken(c.env, token);
@@ -21,7 +19,7 @@ export const recoveryApi = new Hono<{ Bindings: Env }>()
   const prefix = recoveryPrefixOf(c.req.param('code'));
   if (!prefix) throw new ProtocolError('bad-request', 'A recovery code is the 16 characters the app shows (four groups of four)');
   const device = (await devicesOf(c.env.DB, identity.ownerId)).find((d) => d.revoked === null && d.id.startsWith(prefix));
-  if (!device) throw new ProtocolError('device-not-found', 'The host\'s owner has no live device with that code');
+  if (!device) throw new ProtocolError('device-not-found', "The host's owner has no live device with that code");
   const owner = await findUser(c.env.DB, identity.ownerId);
   const result: RecoveryLookupResult = { userId: identity.ownerId, userName: owner?.name ?? '', device };
   return c.json(result);

@@ -34,44 +34,44 @@ const unauthorized = (error: unknown) => ({ code: 'unauthorized', message: error
 // Chained, so the sub-app's type carries every route for the SDK's typed client (client/api.ts).
 export const visualPages = new Hono<{ Bindings: Env }>()
 
-.post('/:hostId/:chatId/:visualId/ticket', async (c) => {
-  const user = await signedInUser(c.env, c.req.raw);
-  if (!user) return c.json({ code: 'unauthorized', message: 'A valid access token is required in the Authorization header' }, 401);
-  const { hostId, chatId, visualId } = c.req.param();
-  const identity = { kind: 'user' as const, ...user };
-  try {
-    await new HostAccess(c.env.DB).check(identity, hostId, ROUTE_VISUAL_PAGE, chatId);
-  } catch (error) {
-    return c.json({ code: 'forbidden', message: error instanceof ProtocolError ? error.message : 'forbidden' }, 403);
-  }
-  const ticket = await visualTickets.mint(c.env, user, hostId, chatId, visualId);
-  const url = new URL(`/v1/visuals/${encodeURIComponent(hostId)}/${encodeURIComponent(chatId)}/${encodeURIComponent(visualId)}`, c.req.url);
-  url.searchParams.set('ticket', ticket);
-  return c.json({ url: url.toString(), expiresAt: Date.now() + visualTickets.seconds * 1000 });
-})
+  .post('/:hostId/:chatId/:visualId/ticket', async (c) => {
+    const user = await signedInUser(c.env, c.req.raw);
+    if (!user) return c.json({ code: 'unauthorized', message: 'A valid access token is required in the Authorization header' }, 401);
+    const { hostId, chatId, visualId } = c.req.param();
+    const identity = { kind: 'user' as const, ...user };
+    try {
+      await new HostAccess(c.env.DB).check(identity, hostId, ROUTE_VISUAL_PAGE, chatId);
+    } catch (error) {
+      return c.json({ code: 'forbidden', message: error instanceof ProtocolError ? error.message : 'forbidden' }, 403);
+    }
+    const ticket = await visualTickets.mint(c.env, user, hostId, chatId, visualId);
+    const url = new URL(`/v1/visuals/${encodeURIComponent(hostId)}/${encodeURIComponent(chatId)}/${encodeURIComponent(visualId)}`, c.req.url);
+    url.searchParams.set('ticket', ticket);
+    return c.json({ url: url.toString(), expiresAt: Date.now() + visualTickets.seconds * 1000 });
+  })
 
-.get('/:hostId/:chatId/:visualId', async (c) => {
-  const ticket = c.req.query('ticket');
-  if (!ticket) return c.json({ code: 'unauthorized', message: 'A visual ticket is required' }, 401);
-  const { hostId, chatId, visualId } = c.req.param();
-  let identity;
-  try {
-    identity = await visualTickets.verify(c.env, ticket, hostId, chatId, visualId);
-  } catch (error) {
-    return c.json(unauthorized(error), 401);
-  }
-  const page = await roomOf(c.env, hostId, chatId).visualPage(visualId, identity);
-  if (page === 'forbidden') return c.json({ code: 'forbidden', message: 'You may not see this visual' }, 403);
-  const { html } = page;
-  if (html === null) return c.json({ code: 'item-not-found', message: 'No such visual' }, 404);
-  const ancestors = appOrigins(c.env).join(' ') || "'self'";
-  return new Response(html, {
-    headers: {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': `sandbox allow-scripts allow-forms; ${VISUAL_PAGE_POLICY}; frame-ancestors ${ancestors}`,
-      'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'no-referrer',
-      'Cache-Control': 'private, no-store',
-    },
+  .get('/:hostId/:chatId/:visualId', async (c) => {
+    const ticket = c.req.query('ticket');
+    if (!ticket) return c.json({ code: 'unauthorized', message: 'A visual ticket is required' }, 401);
+    const { hostId, chatId, visualId } = c.req.param();
+    let identity;
+    try {
+      identity = await visualTickets.verify(c.env, ticket, hostId, chatId, visualId);
+    } catch (error) {
+      return c.json(unauthorized(error), 401);
+    }
+    const page = await roomOf(c.env, hostId, chatId).visualPage(visualId, identity);
+    if (page === 'forbidden') return c.json({ code: 'forbidden', message: 'You may not see this visual' }, 403);
+    const { html } = page;
+    if (html === null) return c.json({ code: 'item-not-found', message: 'No such visual' }, 404);
+    const ancestors = appOrigins(c.env).join(' ') || "'self'";
+    return new Response(html, {
+      headers: {
+        'Content-Type': 'text/html; charset=utf-8',
+        'Content-Security-Policy': `sandbox allow-scripts allow-forms; ${VISUAL_PAGE_POLICY}; frame-ancestors ${ancestors}`,
+        'X-Content-Type-Options': 'nosniff',
+        'Referrer-Policy': 'no-referrer',
+        'Cache-Control': 'private, no-store',
+      },
+    });
   });
-});

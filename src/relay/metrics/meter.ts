@@ -95,9 +95,11 @@ export class Meter {
   /** Writes what was counted and, when it changed or needs renewing, the socket count. Never throws. */
   flush(): Promise<void> {
     // The chain must never stay rejected: every later flush waits on it.
-    this.writes = this.writes.then(() => this.flushOnce()).catch((error: unknown) => {
-      log.warn('metrics flush failed', { kind: this.kind, error: String(error) });
-    });
+    this.writes = this.writes
+      .then(() => this.flushOnce())
+      .catch((error: unknown) => {
+        log.warn('metrics flush failed', { kind: this.kind, error: String(error) });
+      });
     return this.writes;
   }
 

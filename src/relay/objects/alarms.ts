@@ -102,13 +102,13 @@ export class Alarms<Name extends string = string> {
     const set = known
       ? storage.setAlarm(at)
       : storage.getAlarm().then((current) => {
-        if (this.armedFor !== at) return; // an earlier want set the alarm meanwhile
-        if (current !== null && current <= at) {
-          this.armedFor = current;
-          return;
-        }
-        return storage.setAlarm(at);
-      });
+          if (this.armedFor !== at) return; // an earlier want set the alarm meanwhile
+          if (current !== null && current <= at) {
+            this.armedFor = current;
+            return;
+          }
+          return storage.setAlarm(at);
+        });
     return set.catch((error: unknown) => {
       // Only this call's: an earlier alarm asked for since is not undone by this one failing.
       if (this.armedFor === at) this.armedFor = null;

@@ -2,9 +2,21 @@
 // socket with the caller's identity in its attachment, reading a frame once, answering bad input
 // with the protocol's codes, and broadcasting one serialized frame to many sockets.
 import {
-  linkRequestId, RequestSignatureSchema,
-  AGENT_REQUEST_SCHEMAS, CLIENT_HEARTBEAT, LINK_MAX_FRAME_BYTES, ProtocolError, overFrameLimit, errorCounter, isAgentRequestType, parseRequest, toWireError,
-  type AgentRequestType, type Reply, type RequestPayload, type WireError,
+  linkRequestId,
+  RequestSignatureSchema,
+  AGENT_REQUEST_SCHEMAS,
+  CLIENT_HEARTBEAT,
+  LINK_MAX_FRAME_BYTES,
+  ProtocolError,
+  overFrameLimit,
+  errorCounter,
+  isAgentRequestType,
+  parseRequest,
+  toWireError,
+  type AgentRequestType,
+  type Reply,
+  type RequestPayload,
+  type WireError,
 } from '../../contracts/index.ts';
 import { CLOSE_FOR, HostAccess, standingIn, type Standing } from '../auth/access.ts';
 import { FrameBudget } from '../auth/rate-limit.ts';
@@ -96,7 +108,11 @@ export interface ServedRequest<T extends AgentRequestType> {
  * the client's own payload and its signature beside it.
  */
 export function toHost(call: { id: string; type: string; payload: unknown; userId: string; signed?: SignedParts }): {
-  type: string; payload: unknown; id: string; by: string; signature?: unknown;
+  type: string;
+  payload: unknown;
+  id: string;
+  by: string;
+  signature?: unknown;
 } {
   const base = { type: call.type, id: linkId(call.userId, call.id), by: call.userId };
   return call.signed ? { ...base, payload: call.signed.payload, signature: call.signed.signature } : { ...base, payload: call.payload };
@@ -259,7 +275,10 @@ export abstract class ClientSockets extends ScopedObject {
     if (standing !== 'keep' && place) {
       // Read again before closing: a cached view may predate a grant given since (grants that add
       // access recheck nothing), and the socket passed a fresh check at the door.
-      standing = await this.access.reread(identity, place.hostId).then((view) => standingIn(view, place.chatId), () => 'keep' as const);
+      standing = await this.access.reread(identity, place.hostId).then(
+        (view) => standingIn(view, place.chatId),
+        () => 'keep' as const,
+      );
     }
     if (standing !== 'keep') {
       const code = standing === 'ended' ? 'unauthorized' : 'forbidden';
@@ -282,7 +301,11 @@ export abstract class ClientSockets extends ScopedObject {
       this.onDisconnect(ws);
       this.meter.socketsChanged();
     });
-    try { ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing'); } catch { /* already closed */ }
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing');
+    } catch {
+      /* already closed */
+    }
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
@@ -316,14 +339,20 @@ export abstract class ClientSockets extends ScopedObject {
     this.access.forget();
     const sockets = this.clients();
     const standings = await Promise.all(sockets.map((ws) => this.access.standing(this.attachmentOf(ws).identity, place.hostId, place.chatId)));
-    sockets.forEach((ws, i) => { if (standings[i] !== 'keep') this.expel(ws, standings[i]!); });
+    sockets.forEach((ws, i) => {
+      if (standings[i] !== 'keep') this.expel(ws, standings[i]!);
+    });
   }
 
   /** Closes a socket that lost its standing here. */
   protected expel(ws: WebSocket, standing: Exclude<Standing, 'keep'>): void {
     const { code, reason } = CLOSE_FOR[standing];
     log.info('socket expelled', { ...this.logPlace(), code });
-    try { ws.close(code, reason); } catch { /* already closed */ }
+    try {
+      ws.close(code, reason);
+    } catch {
+      /* already closed */
+    }
     this.onDisconnect(ws);
     this.meter.socketsChanged();
   }
@@ -336,7 +365,7 @@ export abstract class ClientSockets extends ScopedObject {
    */
   protected mayHear(ws: WebSocket, place: Place): boolean {
     let identity = this.identities.get(ws);
-    if (!identity) this.identities.set(ws, identity = this.attachmentOf(ws).identity);
+    if (!identity) this.identities.set(ws, (identity = this.attachmentOf(ws).identity));
     const seen = this.access.peek(identity, place.hostId);
     if (!seen?.fresh) this.revalidate(ws, identity, place);
     if (!seen) return true;
@@ -349,8 +378,11 @@ export abstract class ClientSockets extends ScopedObject {
   private revalidate(ws: WebSocket, identity: Identity, place: Place): void {
     if (this.revalidating.has(ws)) return;
     this.revalidating.add(ws);
-    void this.access.standing(identity, place.hostId, place.chatId)
-      .then((standing) => { if (standing !== 'keep') this.expel(ws, standing); })
+    void this.access
+      .standing(identity, place.hostId, place.chatId)
+      .then((standing) => {
+        if (standing !== 'keep') this.expel(ws, standing);
+      })
       .catch(() => undefined)
       .finally(() => this.revalidating.delete(ws));
   }
@@ -358,14 +390,16 @@ export abstract class ClientSockets extends ScopedObject {
   /** Writes the audit line of a request that acts on the machine, off the frame's path. */
   protected audit(identity: Identity, request: ClientRequest, place: Place): void {
     if (!AUDITED.has(request.type)) return;
-    this.ctx.waitUntil(record(this.env.DB, {
-      actor: principalOf(identity),
-      sessionId: identity.kind === 'user' ? identity.sessionId : null,
-      action: request.type,
-      hostId: place.hostId,
-      chatId: place.chatId ?? null,
-      detail: { requestId: request.id },
-    }));
+    this.ctx.waitUntil(
+      record(this.env.DB, {
+        actor: principalOf(identity),
+        sessionId: identity.kind === 'user' ? identity.sessionId : null,
+        action: request.type,
+        hostId: place.hostId,
+        chatId: place.chatId ?? null,
+        detail: { requestId: request.id },
+      }),
+    );
   }
 }
 

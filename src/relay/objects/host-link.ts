@@ -18,8 +18,17 @@
 // the set of chats waiting for the host to return, and the socket itself (hibernation keeps it).
 // The hosts table (revoked, version, last seen) is read and written through db/hosts.ts.
 import {
-  LINK_HEARTBEAT, LINK_MAX_FRAME_BYTES, LinkHelloSchema, overFrameLimit, RELAY_COUNTERS, TRUST_STATEMENTS_PER_FRAME, errorCounter,
-  type LinkEventFrame, type LinkTrust, type Reply, type SignedTrustStatement,
+  LINK_HEARTBEAT,
+  LINK_MAX_FRAME_BYTES,
+  LinkHelloSchema,
+  overFrameLimit,
+  RELAY_COUNTERS,
+  TRUST_STATEMENTS_PER_FRAME,
+  errorCounter,
+  type LinkEventFrame,
+  type LinkTrust,
+  type Reply,
+  type SignedTrustStatement,
 } from '../../contracts/index.ts';
 import { LIMITS } from '../auth/rate-limit.ts';
 import { DropLog } from './drop-log.ts';
@@ -72,7 +81,11 @@ export class HostLink extends ScopedObject {
     ingest: (hostId, target, frames) => this.ingest(hostId, target, frames),
     // On the host's socket of the moment: a host that reconnected while its frames were stored must hear of them.
     ack: (n) => {
-      try { this.newestOpen()?.send(JSON.stringify({ link: 'ack', n })); } catch { /* closed: the host resends, the rooms dedupe */ }
+      try {
+        this.newestOpen()?.send(JSON.stringify({ link: 'ack', n }));
+      } catch {
+        /* closed: the host resends, the rooms dedupe */
+      }
     },
     drop: (why, size) => this.complain(why, size),
     count: (counter) => this.meter.count(counter),
@@ -219,7 +232,10 @@ export class HostLink extends ScopedObject {
     // past the host's frame limit (in bytes) its socket would refuse it (1009) and drop the link, and a
     // kept send would do it again on every reconnect. Refused here, before it is sent.
     const frame = JSON.stringify({
-      id, type: input.type, payload: input.payload, ...(input.by ? { by: input.by } : {}),
+      id,
+      type: input.type,
+      payload: input.payload,
+      ...(input.by ? { by: input.by } : {}),
       ...(input.signature !== undefined ? { signature: input.signature } : {}),
     });
     if (overFrameLimit(frame, LINK_MAX_FRAME_BYTES)) {
@@ -266,8 +282,7 @@ export class HostLink extends ScopedObject {
     if (watching) {
       this.ctx.storage.sql.exec('INSERT OR IGNORE INTO watching (chat_id) VALUES (?)', chatId);
       this.rewatched.add(chatId);
-    }
-    else this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chatId);
+    } else this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chatId);
     return this.isOnline();
   }
 
@@ -315,13 +330,16 @@ export class HostLink extends ScopedObject {
   async recheck(): Promise<string[]> {
     const hostId = this.getMeta('hostId');
     if (hostId) {
-      if (await hostRevokedAt(this.env.DB, hostId) != null) {
+      if ((await hostRevokedAt(this.env.DB, hostId)) != null) {
         for (const ws of this.ctx.getWebSockets('host')) this.closeLink(ws, 4403, 'host revoked');
         this.replies.failAll('The host was revoked');
         await this.announce(false);
       }
     }
-    return this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM watching').toArray().map((row) => row.chat_id);
+    return this.ctx.storage.sql
+      .exec<{ chat_id: string }>('SELECT chat_id FROM watching')
+      .toArray()
+      .map((row) => row.chat_id);
   }
 
   // ---- revocation -----------------------------------------------------------------------------
@@ -361,7 +379,11 @@ export class HostLink extends ScopedObject {
   override webSocketClose(ws: WebSocket, code: number): Promise<void> {
     return this.inSocketScope(ws, () => {
       this.logClosed(ws, 'host link close', code);
-      try { ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing'); } catch { /* gone */ }
+      try {
+        ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing');
+      } catch {
+        /* gone */
+      }
       return this.lost();
     });
   }
@@ -381,7 +403,11 @@ export class HostLink extends ScopedObject {
   /** The relay ends a host's socket (replaced, silent, revoked). */
   private closeLink(ws: WebSocket, code: number, reason: string): void {
     if (ws.readyState === WebSocket.OPEN) log.info('host link closed by relay', { hostId: this.getMeta('hostId'), code });
-    try { ws.close(code, reason); } catch { /* gone */ }
+    try {
+      ws.close(code, reason);
+    } catch {
+      /* gone */
+    }
   }
 
   private async lost(): Promise<void> {
@@ -398,14 +424,16 @@ export class HostLink extends ScopedObject {
     await markHostSeen(this.env.DB, hostId, at);
     const rooms = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM watching').toArray();
     this.rewatched.clear();
-    await Promise.all([
-      lobbyOf(this.env, hostId).presence(online, at),
-      ...rooms.map(async ({ chat_id }) => {
-        const anyone = await roomOf(this.env, hostId, chat_id).presence(online, at);
-        // Unless someone connected there while it answered: their room asked to watch again meanwhile.
-        if (!anyone && !this.rewatched.has(chat_id)) this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chat_id);
-      }),
-    ].map((p) => p.catch((error: unknown) => log.error('presence not delivered', { hostId, error: String(error) }))));
+    await Promise.all(
+      [
+        lobbyOf(this.env, hostId).presence(online, at),
+        ...rooms.map(async ({ chat_id }) => {
+          const anyone = await roomOf(this.env, hostId, chat_id).presence(online, at);
+          // Unless someone connected there while it answered: their room asked to watch again meanwhile.
+          if (!anyone && !this.rewatched.has(chat_id)) this.ctx.storage.sql.exec('DELETE FROM watching WHERE chat_id = ?', chat_id);
+        }),
+      ].map((p) => p.catch((error: unknown) => log.error('presence not delivered', { hostId, error: String(error) }))),
+    );
   }
 
   private async wakeWaiting(): Promise<void> {
@@ -414,11 +442,17 @@ export class HostLink extends ScopedObject {
     const chats = this.ctx.storage.sql.exec<{ chat_id: string }>('SELECT chat_id FROM waiting').toArray();
     this.ctx.storage.sql.exec('DELETE FROM waiting');
     // Each room delivers its own kept sends in order; rooms do not wait on one another.
-    await Promise.all(chats.map(({ chat_id }) => roomOf(this.env, hostId, chat_id).hostReturned().catch((error: unknown) => {
-      // Still waiting: the room is told again on the next hello rather than never.
-      this.ctx.storage.sql.exec('INSERT OR IGNORE INTO waiting (chat_id) VALUES (?)', chat_id);
-      log.error('deliver kept sends failed', { hostId, chatId: chat_id, error: String(error) });
-    })));
+    await Promise.all(
+      chats.map(({ chat_id }) =>
+        roomOf(this.env, hostId, chat_id)
+          .hostReturned()
+          .catch((error: unknown) => {
+            // Still waiting: the room is told again on the next hello rather than never.
+            this.ctx.storage.sql.exec('INSERT OR IGNORE INTO waiting (chat_id) VALUES (?)', chat_id);
+            log.error('deliver kept sends failed', { hostId, chatId: chat_id, error: String(error) });
+          }),
+      ),
+    );
   }
 
   // ---- plumbing -------------------------------------------------------------------------------
@@ -489,11 +523,13 @@ export async function askHost(env: Env, hostId: string, input: LinkRequestInput)
  * Never throws: a host that misses one hears it with all the others on its next connection.
  */
 export async function deliverTrust(env: Env, hostIds: Iterable<string>, statements: SignedTrustStatement[]): Promise<void> {
-  await Promise.all([...new Set(hostIds)].map(async (hostId) => {
-    try {
-      await hostLinkOf(env, hostId).sendTrust(statements);
-    } catch (error) {
-      log.warn('trust statement not delivered', { hostId, error: failureText(error) });
-    }
-  }));
+  await Promise.all(
+    [...new Set(hostIds)].map(async (hostId) => {
+      try {
+        await hostLinkOf(env, hostId).sendTrust(statements);
+      } catch (error) {
+        log.warn('trust statement not delivered', { hostId, error: failureText(error) });
+      }
+    }),
+  );
 }

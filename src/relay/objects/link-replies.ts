@@ -37,7 +37,9 @@ export class LinkReplies {
   /** Waits for the host's Reply to `id`; after `timeoutMs` without one, answers `host-timeout`. */
   wait(id: string, timeoutMs: number): Promise<Reply> {
     let resolve!: (reply: Reply) => void;
-    const promise = new Promise<Reply>((r) => { resolve = r; });
+    const promise = new Promise<Reply>((r) => {
+      resolve = r;
+    });
     const timer = setTimeout(() => {
       this.waiters.delete(id);
       resolve(this.fail(id, { code: 'host-timeout', message: `The host did not answer within ${timeoutMs} ms` }));

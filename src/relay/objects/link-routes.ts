@@ -99,7 +99,8 @@ export class LinkRoutes {
     const payload = frame.payload as { chatId?: unknown } | null;
     const chatId = payload && typeof payload.chatId === 'string' ? payload.chatId : null;
     if (CHAT_EVENTS.has(frame.event)) {
-      if (!chatId) { // unroutable: nothing would ever store it
+      if (!chatId) {
+        // unroutable: nothing would ever store it
         this.delivery.count(RELAY_COUNTERS.hostFramesDropped);
         return this.ackLater(frame.n);
       }
@@ -112,7 +113,7 @@ export class LinkRoutes {
   /** Queues a frame for its target; each target gets its frames in order, in batches. */
   private route(hostId: string, target: RouteTarget, frame: LinkEventFrame, size: number): void {
     let route = this.routes.get(target);
-    if (!route) this.routes.set(target, route = { frames: [], sizes: [], running: false, alone: 0 });
+    if (!route) this.routes.set(target, (route = { frames: [], sizes: [], running: false, alone: 0 }));
     route.frames.push(frame);
     route.sizes.push(size);
     if (!route.running) void this.drain(hostId, target, route);

@@ -15,8 +15,20 @@
 //
 // It keeps nothing else of its own but the reply journal; the chat index is in D1.
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, isHostRequest, toWireError, withRequestLimit,
-  type ChatInfo, type EventPayload, type HostRequestType, type LinkEventFrame, type Reply, type SessionApprovalsEvent,
+  AGENT_EVENT_SCHEMAS,
+  AGENT_REQUEST_SCHEMAS,
+  ProtocolError,
+  RELAY_COUNTERS,
+  REQUEST_RULES,
+  isHostRequest,
+  toWireError,
+  withRequestLimit,
+  type ChatInfo,
+  type EventPayload,
+  type HostRequestType,
+  type LinkEventFrame,
+  type Reply,
+  type SessionApprovalsEvent,
 } from '../../contracts/index.ts';
 import { reachesHost, roleIn, standingIn, type AccessView } from '../auth/access.ts';
 import { roleAllows, roleToHear } from '../auth/roles.ts';
@@ -31,8 +43,18 @@ import { Meter } from '../metrics/meter.ts';
 import { sessionNoticesOf, type KeptApproval, type Notice } from '../push/notices.ts';
 import { SESSION_PUSH_TITLE, pushConfigured, queueNotice } from '../push/send.ts';
 import {
-  ClientSockets, eventFrame, identityOf, presenceFrame, relabel, replyOk, send, toHost,
-  type ClientRequest, type Place, type ServedRequest, type ServedTable,
+  ClientSockets,
+  eventFrame,
+  identityOf,
+  presenceFrame,
+  relabel,
+  replyOk,
+  send,
+  toHost,
+  type ClientRequest,
+  type Place,
+  type ServedRequest,
+  type ServedTable,
 } from './client-sockets.ts';
 import { askHost, type LinkRequestInput } from './host-link.ts';
 import { ANSWERED_ONCE, REPLY_TABLES_V1, ReplyJournal } from './reply-journal.ts';
@@ -47,7 +69,13 @@ interface LobbyExtra {
 type LobbyCall<T extends HostRequestType> = ServedRequest<T> & LobbyExtra;
 
 const HOST_WIDE_EVENTS = [
-  'chat.status', 'accounts.changed', 'usage.changed', 'usage.limitsChanged', 'session.status', 'session.approvals', 'session.items',
+  'chat.status',
+  'accounts.changed',
+  'usage.changed',
+  'usage.limitsChanged',
+  'session.status',
+  'session.approvals',
+  'session.items',
 ] as const;
 
 /** The event that carries terminal sessions' approvals: not sent to a socket that asked not to get them. */
@@ -103,7 +131,7 @@ export class Lobby extends ClientSockets {
   protected override place(): Place | null {
     if (this.named) return this.named;
     const [row] = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'hostId'").toArray();
-    return this.named = row ? { hostId: row.value } : null;
+    return (this.named = row ? { hostId: row.value } : null);
   }
 
   private name(hostId: string): void {
@@ -126,9 +154,12 @@ export class Lobby extends ClientSockets {
   }
 
   protected override onConnect(ws: WebSocket): void {
-    void this.hostLink().isOnline().then((online) => {
-      send(ws, presenceFrame(this.hostId(), online));
-    }).catch(() => undefined);
+    void this.hostLink()
+      .isOnline()
+      .then((online) => {
+        send(ws, presenceFrame(this.hostId(), online));
+      })
+      .catch(() => undefined);
   }
 
   protected override async onRequest(ws: WebSocket, request: ClientRequest, identity: Identity): Promise<string> {
@@ -164,7 +195,15 @@ export class Lobby extends ClientSockets {
     await this.access.check(identity, hostId, type);
     const userId = principalOf(identity);
     this.audit(identity, request, { hostId, chatId: (request.payload as { chatId?: string }).chatId });
-    const call = { id: request.id, type, payload: request.payload, userId, identity, hostId, ...(request.signed ? { signed: request.signed } : {}) } as LobbyCall<HostRequestType>;
+    const call = {
+      id: request.id,
+      type,
+      payload: request.payload,
+      userId,
+      identity,
+      hostId,
+      ...(request.signed ? { signed: request.signed } : {}),
+    } as LobbyCall<HostRequestType>;
     const run = () => (this.handlers[type] as (call: LobbyCall<HostRequestType>) => Promise<string>)(call);
     if (!ANSWERED_ONCE.has(type)) return run();
     return this.journal.once(userId, request.id, run);
@@ -322,9 +361,13 @@ export class Lobby extends ClientSockets {
     const now = Date.now();
     let kept = this.keptApprovals.get(sessionId);
     if (!kept) {
-      kept = sql.exec<{ request_id: string; tool_name: string; expires_at: number }>(
-        'SELECT request_id, tool_name, expires_at FROM session_approvals WHERE session_id = ?', sessionId,
-      ).toArray().map((row): KeptApproval => ({ requestId: row.request_id, toolName: row.tool_name, expiresAt: row.expires_at }));
+      kept = sql
+        .exec<{ request_id: string; tool_name: string; expires_at: number }>(
+          'SELECT request_id, tool_name, expires_at FROM session_approvals WHERE session_id = ?',
+          sessionId,
+        )
+        .toArray()
+        .map((row): KeptApproval => ({ requestId: row.request_id, toolName: row.tool_name, expiresAt: row.expires_at }));
       this.keptApprovals.set(sessionId, kept);
     }
     const notices: Notice[] = sessionNoticesOf(sessionId, kept, approvals, now);
@@ -333,8 +376,13 @@ export class Lobby extends ClientSockets {
     this.ctx.storage.transactionSync(() => {
       sql.exec('DELETE FROM session_approvals WHERE session_id = ? OR expires_at < ?', sessionId, floor);
       for (const approval of approvals) {
-        sql.exec('INSERT OR REPLACE INTO session_approvals (session_id, request_id, tool_name, expires_at) VALUES (?, ?, ?, ?)',
-          sessionId, approval.requestId, approval.toolName, approval.expiresAt);
+        sql.exec(
+          'INSERT OR REPLACE INTO session_approvals (session_id, request_id, tool_name, expires_at) VALUES (?, ?, ?, ?)',
+          sessionId,
+          approval.requestId,
+          approval.toolName,
+          approval.expiresAt,
+        );
       }
     });
     // Memory follows what was stored (after the step, so a failed one leaves both as they were).
@@ -343,7 +391,10 @@ export class Lobby extends ClientSockets {
       if (left.length === 0) this.keptApprovals.delete(id);
       else if (left.length < list.length) this.keptApprovals.set(id, left);
     }
-    this.keptApprovals.set(sessionId, approvals.map((a): KeptApproval => ({ requestId: a.requestId, toolName: a.toolName, expiresAt: a.expiresAt })));
+    this.keptApprovals.set(
+      sessionId,
+      approvals.map((a): KeptApproval => ({ requestId: a.requestId, toolName: a.toolName, expiresAt: a.expiresAt })),
+    );
     for (const notice of notices) this.ctx.waitUntil(queueNotice(this.env, { hostId, chatId: '', sessionId }, notice, SESSION_PUSH_TITLE));
   }
 
@@ -373,4 +424,3 @@ export class Lobby extends ClientSockets {
     }
   }
 }
-

@@ -34,13 +34,15 @@ export class ReplyJournal {
     if (running) return running;
     const [stored] = this.sql.exec<{ reply: string }>('SELECT reply FROM replies WHERE principal = ? AND id = ?', principal, id).toArray();
     if (stored) return stored.reply;
-    const pending = run().then((reply) => {
-      if (reply.length <= KEEP_MAX && !isRetryable(reply)) {
-        this.sql.exec('INSERT OR REPLACE INTO replies (principal, id, reply, at) VALUES (?, ?, ?, ?)', principal, id, reply, Date.now());
-        if (++this.written % PRUNE_EVERY === 0) this.prune();
-      }
-      return reply;
-    }).finally(() => this.inflight.delete(key));
+    const pending = run()
+      .then((reply) => {
+        if (reply.length <= KEEP_MAX && !isRetryable(reply)) {
+          this.sql.exec('INSERT OR REPLACE INTO replies (principal, id, reply, at) VALUES (?, ?, ?, ?)', principal, id, reply, Date.now());
+          if (++this.written % PRUNE_EVERY === 0) this.prune();
+        }
+        return reply;
+      })
+      .finally(() => this.inflight.delete(key));
     this.inflight.set(key, pending);
     return pending;
   }

@@ -27,13 +27,22 @@ async function recheckHost(env: Env, hostId: string): Promise<void> {
   // Rooms with people connected, as HostLink knows them, and every chat in the index: a room that
   // holds sockets is in one or the other.
   const [watched, indexed] = await Promise.all([
-    hostLinkOf(env, hostId).recheck().catch((error: unknown) => { failed('host link')(error); return [] as string[]; }),
+    hostLinkOf(env, hostId)
+      .recheck()
+      .catch((error: unknown) => {
+        failed('host link')(error);
+        return [] as string[];
+      }),
     chatIdsOf(env.DB, hostId),
   ]);
   const chats = new Set([...watched, ...indexed]);
   await Promise.all([
     lobbyOf(env, hostId).recheck().catch(failed('lobby')),
-    ...[...chats].map((chatId) => roomOf(env, hostId, chatId).recheck().catch(failed(`chat ${chatId}`))),
+    ...[...chats].map((chatId) =>
+      roomOf(env, hostId, chatId)
+        .recheck()
+        .catch(failed(`chat ${chatId}`)),
+    ),
   ]);
 }
 

@@ -26,7 +26,9 @@ export function migrateStorage(storage: DurableObjectStorage, object: string, mi
   const [row] = storage.sql.exec<{ version: number }>('SELECT version FROM schema_version WHERE id = 1').toArray();
   const at = row?.version ?? 0;
   if (at > newest) {
-    throw new StorageTooNewError(`${object}: its storage is at version ${at}, newer than this relay's ${newest}; run the newer relay (a rollback cannot read it)`);
+    throw new StorageTooNewError(
+      `${object}: its storage is at version ${at}, newer than this relay's ${newest}; run the newer relay (a rollback cannot read it)`,
+    );
   }
   for (const migration of migrations.slice(at)) {
     storage.transactionSync(() => {

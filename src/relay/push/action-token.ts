@@ -52,13 +52,15 @@ const CommonClaims = {
 
 const ClaimsSchema = z.discriminatedUnion('typ', [
   z.object({
-    typ: z.literal('push-action'), ...CommonClaims,
+    typ: z.literal('push-action'),
+    ...CommonClaims,
     chat: z.string(),
     item: z.string().min(1),
     dec: z.array(ChatApproveDecisionSchema).min(1),
   }),
   z.object({
-    typ: z.literal('push-session-action'), ...CommonClaims,
+    typ: z.literal('push-session-action'),
+    ...CommonClaims,
     term: z.string().min(1),
     cho: z.array(z.string().min(1)).min(1),
   }),
@@ -66,9 +68,10 @@ const ClaimsSchema = z.discriminatedUnion('typ', [
 
 export async function mintPushAction(env: SigningKeysSource, action: PushAction): Promise<{ token: string; expiresAt: number }> {
   const common = { sid: action.sessionId, jti: newOpaqueToken(16), host: action.hostId, req: action.requestId };
-  const claims = action.kind === 'chat'
-    ? { typ: 'push-action', ...common, chat: action.chatId, item: action.itemId, dec: action.decisions }
-    : { typ: 'push-session-action', ...common, term: action.terminalSessionId, cho: action.choiceIds };
+  const claims =
+    action.kind === 'chat'
+      ? { typ: 'push-action', ...common, chat: action.chatId, item: action.itemId, dec: action.decisions }
+      : { typ: 'push-session-action', ...common, term: action.terminalSessionId, cho: action.choiceIds };
   const token = await signRelayJwt(env, claims, action.userId, AUDIENCE, PUSH_ACTION_SECONDS);
   return { token, expiresAt: Date.now() + PUSH_ACTION_SECONDS * 1000 };
 }

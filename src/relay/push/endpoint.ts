@@ -13,13 +13,14 @@ export interface EndpointPolicySource {
 }
 
 /** The push services of Chrome/Edge/Opera/Samsung (FCM), Firefox, Edge on Windows (WNS) and Safari. */
-const PUSH_SERVICES = [
-  'fcm.googleapis.com', 'android.googleapis.com', 'push.services.mozilla.com', 'notify.windows.com', 'push.apple.com',
-];
+const PUSH_SERVICES = ['fcm.googleapis.com', 'android.googleapis.com', 'push.services.mozilla.com', 'notify.windows.com', 'push.apple.com'];
 const LOOPBACK = new Set(['127.0.0.1', 'localhost']);
 
 function listed(env: EndpointPolicySource): string[] {
-  const extra = (env.PUSH_ENDPOINT_HOSTS ?? '').split(/[\s,]+/).map((h) => h.trim().toLowerCase().replace(/^\.+/, '')).filter(Boolean);
+  const extra = (env.PUSH_ENDPOINT_HOSTS ?? '')
+    .split(/[\s,]+/)
+    .map((h) => h.trim().toLowerCase().replace(/^\.+/, ''))
+    .filter(Boolean);
   return [...PUSH_SERVICES, ...extra];
 }
 
@@ -40,7 +41,8 @@ export function checkEndpoint(env: EndpointPolicySource, endpoint: string): void
   if (loopbackAllowed(env) && LOOPBACK.has(host) && (url.protocol === 'http:' || url.protocol === 'https:')) return;
   if (url.protocol !== 'https:') throw new ProtocolError('bad-request', 'endpoint: must be https');
   if (url.port !== '' && url.port !== '443') throw new ProtocolError('bad-request', 'endpoint: must use the https port');
-  if (/^[\d.]+$/.test(host) || host.includes(':') || host.startsWith('[')) throw new ProtocolError('bad-request', 'endpoint: must name a push service, not an address');
+  if (/^[\d.]+$/.test(host) || host.includes(':') || host.startsWith('['))
+    throw new ProtocolError('bad-request', 'endpoint: must name a push service, not an address');
   if (!listed(env).some((service) => host === service || host.endsWith(`.${service}`))) {
     throw new ProtocolError('bad-request', `endpoint: ${host} is not a known push service`);
   }

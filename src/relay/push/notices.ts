@@ -50,9 +50,15 @@ export function noticeOf(item: ChatItem, before: ChatItem | undefined): Notice |
     // In the order the buttons appear: a browser may show only the first two (Chrome does), and Deny matters more than Always.
     const decisions: ChatApproveDecision[] = item.canAllowAlways ? ['allow', 'deny', 'allow-always'] : ['allow', 'deny'];
     return {
-      kind: 'needs-you', turnKey, body: `Approval needed: ${item.toolName}`,
+      kind: 'needs-you',
+      turnKey,
+      body: `Approval needed: ${item.toolName}`,
       approval: {
-        requestId: item.requestId, itemId: item.id, decisions, toolName: item.toolName, input: item.input,
+        requestId: item.requestId,
+        itemId: item.id,
+        decisions,
+        toolName: item.toolName,
+        input: item.input,
         ...(item.canAllowAlways && item.allowAlways ? { allowAlwaysLabel: item.allowAlways.label } : {}),
       },
     };
@@ -104,14 +110,17 @@ export function sessionNoticesOf(sessionId: string, kept: readonly KeptApproval[
     if (still.has(approval.requestId)) continue;
     const expired = at >= approval.expiresAt - EXPIRY_SLACK_MS;
     notices.push({
-      kind: 'answered', turnKey: sessionTurnKey(sessionId, approval.requestId),
+      kind: 'answered',
+      turnKey: sessionTurnKey(sessionId, approval.requestId),
       body: `${expired ? 'Expired' : 'No longer waiting'}: ${approval.toolName}`,
     });
   }
   for (const approval of now) {
     if (before.has(approval.requestId)) continue;
     notices.push({
-      kind: 'needs-you', turnKey: sessionTurnKey(sessionId, approval.requestId), body: `Approval needed: ${approval.toolName}`,
+      kind: 'needs-you',
+      turnKey: sessionTurnKey(sessionId, approval.requestId),
+      body: `Approval needed: ${approval.toolName}`,
       sessionApproval: { requestId: approval.requestId, choices: buttonOrder(approval.choices), toolName: approval.toolName, summary: approval.summary },
     });
   }

@@ -57,7 +57,9 @@ export function queueNotice(env: Env, place: ChatPlace, notice: Notice, title: s
   const key = `${place.hostId}\n${place.chatId}\n${place.sessionId ?? ''}`;
   const next = (sending.get(key) ?? Promise.resolve()).then(() => sendNotice(env, place, notice, title));
   sending.set(key, next);
-  void next.then(() => { if (sending.get(key) === next) sending.delete(key); });
+  void next.then(() => {
+    if (sending.get(key) === next) sending.delete(key);
+  });
   return next;
 }
 
@@ -73,35 +75,60 @@ async function sendNotice(env: Env, place: ChatPlace, notice: Notice, title: str
     if (recipients.length === 0) return;
     const { hostId, chatId, sessionId } = place;
     const base: Omit<PushPayload, 'action'> = {
-      v: 1, kind: notice.kind, title: (title?.trim() || hostName || 'Tether').slice(0, TITLE_MAX),
+      v: 1,
+      kind: notice.kind,
+      title: (title?.trim() || hostName || 'Tether').slice(0, TITLE_MAX),
       body: hostName ? `${notice.body} · ${hostName}` : notice.body,
-      hostId, chatId, ...(sessionId !== undefined ? { sessionId } : {}), tag: await topicOf(hostId, chatId, notice.turnKey),
-      buzz, url: sessionId !== undefined ? sessionPath(hostId, sessionId) : chatPath(hostId, chatId), at: now,
+      hostId,
+      chatId,
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      tag: await topicOf(hostId, chatId, notice.turnKey),
+      buzz,
+      url: sessionId !== undefined ? sessionPath(hostId, sessionId) : chatPath(hostId, chatId),
+      at: now,
     };
     const shown = notice.approval ? shownOf(notice.approval) : undefined;
     // A terminal approval's choices and summary are the host's words: past a push's room they go
     // without buttons (answered on the session's page), since the signature must cover them.
     const sessionShown = notice.sessionApproval && { toolName: notice.sessionApproval.toolName, summary: notice.sessionApproval.summary };
     const choicesFit = notice.sessionApproval !== undefined && fits({ choices: notice.sessionApproval.choices, shown: sessionShown });
-    const records = await Promise.all(recipients.flatMap((recipient) => recipient.subscriptions.map(async (subscription) => {
-      let payload: PushPayload = base;
-      const asker = { userId: recipient.userId, sessionId: subscription.sessionId, hostId };
-      if (notice.approval && roleAllows(recipient.role, REQUEST_RULES['chat.approve'].role)) {
-        const { requestId, itemId, decisions, allowAlwaysLabel } = notice.approval;
-        const action = await mintPushAction(env, { kind: 'chat', ...asker, chatId, requestId, itemId, decisions });
-        payload = { ...base, action: { requestId, decisions, ...(allowAlwaysLabel ? { allowAlwaysLabel } : {}), ...action, ...(shown ? { shown } : {}) } };
-      }
-      if (notice.sessionApproval && sessionId !== undefined && choicesFit && roleAllows(recipient.role, REQUEST_RULES['session.approve'].role)) {
-        const { requestId, choices } = notice.sessionApproval;
-        const action = await mintPushAction(env, { kind: 'session', ...asker, terminalSessionId: sessionId, requestId, choiceIds: choices.map((c) => c.id) });
-        payload = { ...base, action: { requestId, choices, ...action, shown: sessionShown! } };
-      }
-      const outcome = await push(env, await keys, subscription, payload, notice.kind);
-      return {
-        userId: recipient.userId, subscriptionId: subscription.id, hostId, chatId, sessionId: sessionId ?? null,
-        kind: notice.kind, turnKey: notice.turnKey, buzz, at: Date.now(), ...outcome,
-      };
-    })));
+    const records = await Promise.all(
+      recipients.flatMap((recipient) =>
+        recipient.subscriptions.map(async (subscription) => {
+          let payload: PushPayload = base;
+          const asker = { userId: recipient.userId, sessionId: subscription.sessionId, hostId };
+          if (notice.approval && roleAllows(recipient.role, REQUEST_RULES['chat.approve'].role)) {
+            const { requestId, itemId, decisions, allowAlwaysLabel } = notice.approval;
+            const action = await mintPushAction(env, { kind: 'chat', ...asker, chatId, requestId, itemId, decisions });
+            payload = { ...base, action: { requestId, decisions, ...(allowAlwaysLabel ? { allowAlwaysLabel } : {}), ...action, ...(shown ? { shown } : {}) } };
+          }
+          if (notice.sessionApproval && sessionId !== undefined && choicesFit && roleAllows(recipient.role, REQUEST_RULES['session.approve'].role)) {
+            const { requestId, choices } = notice.sessionApproval;
+            const action = await mintPushAction(env, {
+              kind: 'session',
+              ...asker,
+              terminalSessionId: sessionId,
+              requestId,
+              choiceIds: choices.map((c) => c.id),
+            });
+            payload = { ...base, action: { requestId, choices, ...action, shown: sessionShown! } };
+          }
+          const outcome = await push(env, await keys, subscription, payload, notice.kind);
+          return {
+            userId: recipient.userId,
+            subscriptionId: subscription.id,
+            hostId,
+            chatId,
+            sessionId: sessionId ?? null,
+            kind: notice.kind,
+            turnKey: notice.turnKey,
+            buzz,
+            at: Date.now(),
+            ...outcome,
+          };
+        }),
+      ),
+    );
     await recordDeliveries(env.DB, records, now);
   } catch (error) {
     log.error('push not sent', { hostId: place.hostId, kind: notice.kind, error: failureText(error) });
@@ -127,14 +154,36 @@ export async function pushTeamChanged(env: Env, teamId: string, teamName: string
     for (const [hostId, hostName] of hostsToSign) {
       const { recipients } = await audienceOf(env.DB, hostId, '', now);
       const payload: PushPayload = {
-        v: 1, kind: 'team-changed', title: (teamName.trim() || 'Tether').slice(0, TITLE_MAX), body: `Team changed: sign again · ${hostName}`,
-        hostId, chatId: '', tag: await topicOf(hostId, '', `team:${teamId}`), buzz: true, url: hostPath(hostId), at: now,
+        v: 1,
+        kind: 'team-changed',
+        title: (teamName.trim() || 'Tether').slice(0, TITLE_MAX),
+        body: `Team changed: sign again · ${hostName}`,
+        hostId,
+        chatId: '',
+        tag: await topicOf(hostId, '', `team:${teamId}`),
+        buzz: true,
+        url: hostPath(hostId),
+        at: now,
       };
       const owners = recipients.filter((recipient) => recipient.role === 'owner');
-      records.push(...await Promise.all(owners.flatMap((owner) => owner.subscriptions.map(async (subscription) => ({
-        userId: owner.userId, subscriptionId: subscription.id, hostId, chatId: '', sessionId: null,
-        kind: 'team-changed' as const, turnKey, buzz: true, at: Date.now(), ...await push(env, await keys, subscription, payload, 'team-changed'),
-      })))));
+      records.push(
+        ...(await Promise.all(
+          owners.flatMap((owner) =>
+            owner.subscriptions.map(async (subscription) => ({
+              userId: owner.userId,
+              subscriptionId: subscription.id,
+              hostId,
+              chatId: '',
+              sessionId: null,
+              kind: 'team-changed' as const,
+              turnKey,
+              buzz: true,
+              at: Date.now(),
+              ...(await push(env, await keys, subscription, payload, 'team-changed')),
+            })),
+          ),
+        )),
+      );
     }
     if (records.length > 0) await recordDeliveries(env.DB, records, now);
   } catch (error) {

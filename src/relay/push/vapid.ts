@@ -33,9 +33,15 @@ export interface VapidKeys {
 const JWT_SECONDS = 12 * 60 * 60;
 const FALLBACK_SUBJECT = 'mailto:push@tether.invalid';
 
-const PrivateJwkSchema = z.object({
-  kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string().min(1), y: z.string().min(1), d: z.string().min(1),
-}).loose();
+const PrivateJwkSchema = z
+  .object({
+    kty: z.literal('EC'),
+    crv: z.literal('P-256'),
+    x: z.string().min(1),
+    y: z.string().min(1),
+    d: z.string().min(1),
+  })
+  .loose();
 const KeysSchema = z.union([z.array(PrivateJwkSchema).min(1), PrivateJwkSchema.transform((key) => [key])]);
 
 let cached: { source: string; keys: Promise<VapidKeys> } | null = null;
@@ -47,7 +53,9 @@ export function vapidKeysOf(env: VapidSource): Promise<VapidKeys> | null {
   if (cached?.source === source) return cached.keys;
   const keys = importKeys(source);
   cached = { source, keys };
-  keys.catch(() => { if (cached?.keys === keys) cached = null; });
+  keys.catch(() => {
+    if (cached?.keys === keys) cached = null;
+  });
   return keys;
 }
 
@@ -61,7 +69,7 @@ async function importKeys(source: string): Promise<VapidKeys> {
   const byPublicKey = new Map<string, VapidKey>();
   for (const jwk of jwks) {
     const { kty, crv, x, y, d } = jwk;
-    const privateKey = await importJWK({ kty, crv, x, y, d, alg: 'ES256' }, 'ES256') as CryptoKey;
+    const privateKey = (await importJWK({ kty, crv, x, y, d, alg: 'ES256' }, 'ES256')) as CryptoKey;
     const publicKey = publicKeyOf(x, y);
     if (!byPublicKey.has(publicKey)) byPublicKey.set(publicKey, { publicKey, privateKey });
   }

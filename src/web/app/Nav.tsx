@@ -13,7 +13,9 @@ const SECTIONS = [
 export function Nav({ section }: { section: string }) {
   return (
     <nav class="nav" aria-label="Sections">
-      <span class="brand" aria-hidden="true">Tether</span>
+      <span class="brand" aria-hidden="true">
+        Tether
+      </span>
       {SECTIONS.map((s) => (
         <a key={s.id} href={s.href} aria-current={s.id === section ? 'page' : undefined}>
           <Icon name={s.id} size={22} class="nav-icon" />

@@ -26,7 +26,9 @@ export function SetupPage() {
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => { api.ownerClaimed().then(setClaimed, (f: unknown) => setError(errorText(f))); }, []);
+  useEffect(() => {
+    api.ownerClaimed().then(setClaimed, (f: unknown) => setError(errorText(f)));
+  }, []);
 
   const next = link.pair ? `/pair?code=${encodeURIComponent(link.pair)}` : '/';
   const create = async () => {
@@ -45,26 +47,77 @@ export function SetupPage() {
   return (
     <section class="page stack sign-in" aria-labelledby="setup-title">
       <h1 id="setup-title">Create the owner account</h1>
-      {claimed === null && !error && <p class="loading" aria-busy="true">Asking the relay…</p>}
+      {claimed === null && !error && (
+        <p class="loading" aria-busy="true">
+          Asking the relay…
+        </p>
+      )}
       {claimed === true && (
         <div class="card stack">
           <p>This relay has its owner already; the setup link works only once.</p>
-          {signedIn.value ? <a class="button primary" href={next}>{link.pair ? 'Approve the host' : 'Open your chats'}</a> : <a class="button primary" href="/">Sign in</a>}
+          {signedIn.value ? (
+            <a class="button primary" href={next}>
+              {link.pair ? 'Approve the host' : 'Open your chats'}
+            </a>
+          ) : (
+            <a class="button primary" href="/">
+              Sign in
+            </a>
+          )}
         </div>
       )}
       {claimed === false && !link.secret && (
-        <p class="notice error" role="alert">This link has no setup secret: open the link <code>npm start</code> (or <code>npm run deploy</code>) printed.</p>
+        <p class="notice error" role="alert">
+          This link has no setup secret: open the link <code>npm start</code> (or <code>npm run deploy</code>) printed.
+        </p>
       )}
       {claimed === false && link.secret && (
-        <form class="card stack" onSubmit={(e) => { e.preventDefault(); void create(); }}>
-          <p class="small">This relay has no owner yet. The owner manages its people and pairs hosts{link.pair ? <>; next you approve the host waiting with code <strong>{link.pair}</strong></> : null}.</p>
-          <label>Your name<input name="name" required maxLength={100} autoComplete="name" value={name} onInput={(e) => setName(e.currentTarget.value)} /></label>
-          <label>Email<input type="email" name="email" required autoComplete="username" value={email} onInput={(e) => setEmail(e.currentTarget.value)} /></label>
-          <label>Password (at least 10 characters)<input type="password" name="new-password" required minLength={10} autoComplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} /></label>
-          <button type="submit" class="primary" disabled={busy}>{link.pair ? 'Create and approve the host' : 'Create and sign in'}</button>
+        <form
+          class="card stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create();
+          }}
+        >
+          <p class="small">
+            This relay has no owner yet. The owner manages its people and pairs hosts
+            {link.pair ? (
+              <>
+                ; next you approve the host waiting with code <strong>{link.pair}</strong>
+              </>
+            ) : null}
+            .
+          </p>
+          <label>
+            Your name
+            <input name="name" required maxLength={100} autoComplete="name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          </label>
+          <label>
+            Email
+            <input type="email" name="email" required autoComplete="username" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          </label>
+          <label>
+            Password (at least 10 characters)
+            <input
+              type="password"
+              name="new-password"
+              required
+              minLength={10}
+              autoComplete="new-password"
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit" class="primary" disabled={busy}>
+            {link.pair ? 'Create and approve the host' : 'Create and sign in'}
+          </button>
         </form>
       )}
-      {error && <p class="notice error" role="alert">{error}</p>}
+      {error && (
+        <p class="notice error" role="alert">
+          {error}
+        </p>
+      )}
     </section>
   );
 }

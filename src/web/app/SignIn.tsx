@@ -26,7 +26,10 @@ export async function finishRedirectSignIn(): Promise<void> {
   const verifier = sessionStorage.getItem(VERIFIER_KEY);
   sessionStorage.removeItem(VERIFIER_KEY);
   if (api.signedIn) {
-    const who = await loadMe().then((m) => m.email ?? m.name, () => 'someone');
+    const who = await loadMe().then(
+      (m) => m.email ?? m.name,
+      () => 'someone',
+    );
     refusedSwap.value = `A sign-in link was opened, but ${who} is signed in here: nobody was switched. To sign in as someone else, sign out first.`;
     return;
   }
@@ -54,7 +57,9 @@ export function SignIn({ embedded = false }: { embedded?: boolean }) {
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => { api.signInMethods().then(setMethods, () => undefined); }, []);
+  useEffect(() => {
+    api.signInMethods().then(setMethods, () => undefined);
+  }, []);
 
   const run = async (how: () => Promise<unknown>) => {
     setBusy(true);
@@ -75,26 +80,57 @@ export function SignIn({ embedded = false }: { embedded?: boolean }) {
       {!embedded && <h1 class="sign-in-title">Tether</h1>}
       {!embedded && <p class="muted">Your coding agents, from anywhere.</p>}
       {methods.password && (
-        <form class="card stack" onSubmit={(e) => { e.preventDefault(); void run(() => api.signIn(email.trim(), password)); }}>
+        <form
+          class="card stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void run(() => api.signIn(email.trim(), password));
+          }}
+        >
           <label>
             Email
             <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
           </label>
           <label>
             Password
-            <input type="password" name="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+            <input
+              type="password"
+              name="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
           </label>
-          <button type="submit" class="primary" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+          <button type="submit" class="primary" disabled={busy}>
+            {busy ? 'Signing in…' : 'Sign in'}
+          </button>
         </form>
       )}
       {(methods.access || methods.oidc) && (
         <div class="stack">
-          {methods.access && <button type="button" disabled={busy} onClick={() => void run(() => api.signInWithAccess())}>Sign in with Cloudflare Access</button>}
-          {methods.oidc && <button type="button" disabled={busy} onClick={() => void startSingleSignOn()}>Sign in with single sign-on</button>}
+          {methods.access && (
+            <button type="button" disabled={busy} onClick={() => void run(() => api.signInWithAccess())}>
+              Sign in with Cloudflare Access
+            </button>
+          )}
+          {methods.oidc && (
+            <button type="button" disabled={busy} onClick={() => void startSingleSignOn()}>
+              Sign in with single sign-on
+            </button>
+          )}
         </div>
       )}
-      {shown && <p class="notice error" role="alert">{shown}</p>}
-      {!embedded && <p class="muted small">Setting up a new relay? Its owner is made on <a href="/setup">the setup page</a>.</p>}
+      {shown && (
+        <p class="notice error" role="alert">
+          {shown}
+        </p>
+      )}
+      {!embedded && (
+        <p class="muted small">
+          Setting up a new relay? Its owner is made on <a href="/setup">the setup page</a>.
+        </p>
+      )}
     </div>
   );
 }

@@ -14,14 +14,31 @@ export function LazyPage({ load, props }: { load: () => Promise<Page>; props: Re
     setPage(null);
     setFailed(null);
     load().then(
-      (next) => { loaded.set(load, next); if (live) setPage(() => next); },
+      (next) => {
+        loaded.set(load, next);
+        if (live) setPage(() => next);
+      },
       // Offline with a page never loaded before: say so instead of a blank screen.
-      (error: unknown) => { if (live) setFailed(error instanceof Error ? error.message : String(error)); },
+      (error: unknown) => {
+        if (live) setFailed(error instanceof Error ? error.message : String(error));
+      },
     );
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
   }, [load]);
-  if (failed) return <p class="notice error" role="alert">This page could not load ({failed}). Check the connection and try again.</p>;
-  if (!page) return <p class="loading" aria-busy="true">Loading…</p>;
+  if (failed)
+    return (
+      <p class="notice error" role="alert">
+        This page could not load ({failed}). Check the connection and try again.
+      </p>
+    );
+  if (!page)
+    return (
+      <p class="loading" aria-busy="true">
+        Loading…
+      </p>
+    );
   const Loaded = page;
   return <Loaded {...props} />;
 }

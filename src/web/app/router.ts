@@ -15,7 +15,9 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
   window.scrollTo(0, 0);
 }
 
-addEventListener('popstate', () => { currentUrl.value = location.pathname + location.search; });
+addEventListener('popstate', () => {
+  currentUrl.value = location.pathname + location.search;
+});
 
 // Same-origin links the app routes itself; new-tab clicks, downloads and other origins go to the browser.
 document.addEventListener('click', (event) => {
@@ -56,7 +58,7 @@ export function match(routes: readonly Route[], url: string): Match | null {
     if (pattern.length !== parts.length) continue;
     const params: Record<string, string> = {};
     const fits = pattern.every((segment, i) => {
-      if (segment.startsWith(':')) return (params[segment.slice(1)] = decodeURIComponent(parts[i])), true;
+      if (segment.startsWith(':')) return ((params[segment.slice(1)] = decodeURIComponent(parts[i])), true);
       return segment === parts[i];
     });
     if (fits) return { route, params, query: new URLSearchParams(search) };

@@ -2,9 +2,7 @@
 // through `api`; a host's lobby socket is opened once and shared by every view that shows that host
 // (hosts list, chat list, create dialog); a chat's socket lives while a view of it is open.
 import { signal } from '@preact/signals';
-import {
-  ChatChannel, HostConnection, LocalStorageTokenStore, RelayApi, defaultOutboxStore, type Me, type OutboxStore,
-} from '../../client/index.ts';
+import { ChatChannel, HostConnection, LocalStorageTokenStore, RelayApi, defaultOutboxStore, type Me, type OutboxStore } from '../../client/index.ts';
 import type { DeviceKey } from '../../client/device-key.ts';
 import { ProtocolError } from '../../contracts/index.ts';
 import { browserDeviceKey, deviceLabel, forgetBrowserDeviceKey, setCurrentUser } from './device-key.ts';
@@ -45,7 +43,7 @@ export function chatChannel(hostId: string, chatId: string): ChatChannel {
   const key = chatKey(hostId, chatId);
   let held = chats.get(key);
   if (!held || held.channel.state === 'closed') {
-    held = { channel: new ChatChannel(api, hostId, chatId, { outbox: outbox ??= defaultOutboxStore(), deviceKey: thisDevice() }), holders: 0 };
+    held = { channel: new ChatChannel(api, hostId, chatId, { outbox: (outbox ??= defaultOutboxStore()), deviceKey: thisDevice() }), holders: 0 };
     chats.set(key, held);
   }
   held.holders++;
@@ -74,7 +72,13 @@ export const me = signal<Me | null>(null);
 let asking: Promise<Me> | null = null;
 
 export function loadMe(): Promise<Me> {
-  asking ??= api.me().then((who) => (me.value = who), (error: unknown) => { asking = null; throw error; });
+  asking ??= api.me().then(
+    (who) => (me.value = who),
+    (error: unknown) => {
+      asking = null;
+      throw error;
+    },
+  );
   return asking;
 }
 

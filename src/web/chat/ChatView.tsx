@@ -25,25 +25,42 @@ function useChannel(channel: ChatChannel, kinds: ReadonlyArray<ThreadChange['kin
     const stops = [
       channel.onState(() => redraw(0)),
       channel.onPresence(() => redraw(0)),
-      channel.thread.subscribe((change) => { if (kinds.includes(change.kind)) redraw(0); }),
+      channel.thread.subscribe((change) => {
+        if (kinds.includes(change.kind)) redraw(0);
+      }),
     ];
     // Whatever changed between the draw and these subscriptions (an attach can answer that quickly).
     if (drawn.version !== channel.thread.version || drawn.state !== channel.state || drawn.online !== channel.online) redraw(0);
-    return () => { for (const stop of stops) stop(); };
+    return () => {
+      for (const stop of stops) stop();
+    };
   }, [channel]);
 }
 
 const STATUS_LABEL: Record<AgentStatus, string> = {
-  running: 'Working', 'needs-you': 'Needs you', idle: 'Idle', error: 'Error', exited: 'Ended',
+  running: 'Working',
+  'needs-you': 'Needs you',
+  idle: 'Idle',
+  error: 'Error',
+  exited: 'Ended',
 };
 
 function LinkState({ channel }: { channel: ChatChannel }) {
-  if (channel.ended) return <span class="link-state ended" role="alert">{channel.ended.message}</span>;
+  if (channel.ended)
+    return (
+      <span class="link-state ended" role="alert">
+        {channel.ended.message}
+      </span>
+    );
   switch (channel.state) {
-    case 'connecting': return <span class="link-state connecting">Connecting…</span>;
-    case 'offline': return <span class="link-state offline">Offline, reconnecting…</span>;
-    case 'closed': return <span class="link-state offline">Closed</span>;
-    default: return null;
+    case 'connecting':
+      return <span class="link-state connecting">Connecting…</span>;
+    case 'offline':
+      return <span class="link-state offline">Offline, reconnecting…</span>;
+    case 'closed':
+      return <span class="link-state offline">Closed</span>;
+    default:
+      return null;
   }
 }
 
@@ -64,16 +81,44 @@ function ChatHeader({ channel }: { channel: ChatChannel }) {
         {info ? <span class={`status-chip status-${info.status}`}>{STATUS_LABEL[info.status]}</span> : null}
       </div>
       <p class="chat-subtitle" aria-live="polite">
-        {info ? <span class="chat-folder" title={info.cwd}>{folder || info.cwd}</span> : null}
-        {info?.model ? <span class="chat-model" title={info.model}>{modelName(info.model)}</span> : null}
+        {info ? (
+          <span class="chat-folder" title={info.cwd}>
+            {folder || info.cwd}
+          </span>
+        ) : null}
+        {info?.model ? (
+          <span class="chat-model" title={info.model}>
+            {modelName(info.model)}
+          </span>
+        ) : null}
         {online === null ? null : <span class={`host-presence ${online ? 'online' : 'offline'}`}>{online ? 'Host online' : 'Host offline'}</span>}
-        {usage ? (usage.contextWindow
-          ? <label class="context-meter" title="Context used">
-              <meter min={0} max={usage.contextWindow} value={usage.contextTokens} low={usage.contextWindow * 0.7} high={usage.contextWindow * 0.9} optimum={0} aria-label="Context" />
-              <span>{formatTokens(usage.contextTokens)} / {formatTokens(usage.contextWindow)}</span>
+        {usage ? (
+          usage.contextWindow ? (
+            <label class="context-meter" title="Context used">
+              <meter
+                min={0}
+                max={usage.contextWindow}
+                value={usage.contextTokens}
+                low={usage.contextWindow * 0.7}
+                high={usage.contextWindow * 0.9}
+                optimum={0}
+                aria-label="Context"
+              />
+              <span>
+                {formatTokens(usage.contextTokens)} / {formatTokens(usage.contextWindow)}
+              </span>
             </label>
-          : <span class="context-meter" title="Context used">{formatTokens(usage.contextTokens)}</span>) : null}
-        {usage ? <span class="chat-cost" title="Cost of this chat">{formatCost(usage.costUsd)}</span> : null}
+          ) : (
+            <span class="context-meter" title="Context used">
+              {formatTokens(usage.contextTokens)}
+            </span>
+          )
+        ) : null}
+        {usage ? (
+          <span class="chat-cost" title="Cost of this chat">
+            {formatCost(usage.costUsd)}
+          </span>
+        ) : null}
       </p>
       {info ? <ChatLimit info={info} /> : null}
       <LinkState channel={channel} />
@@ -89,9 +134,13 @@ function WaitingElsewhere({ channel }: { channel: ChatChannel }) {
   if (away.length === 0) return null;
   return (
     <section class="waiting-elsewhere" aria-label="Waiting for you">
-      {away.map((request) => request.kind === 'approval'
-        ? <ApprovalCard key={request.id} item={request} channel={channel} />
-        : <QuestionForm key={request.id} item={request} channel={channel} />)}
+      {away.map((request) =>
+        request.kind === 'approval' ? (
+          <ApprovalCard key={request.id} item={request} channel={channel} />
+        ) : (
+          <QuestionForm key={request.id} item={request} channel={channel} />
+        ),
+      )}
     </section>
   );
 }

@@ -35,11 +35,17 @@ function estimateRow(row: Row, thread: ThreadModel): number {
   if (row.kind === 'turn') return 44;
   const item = thread.get(row.id);
   switch (item?.kind) {
-    case 'assistant': return 36 + Math.ceil(item.text.length / 70) * 22;
-    case 'user': return 56 + Math.ceil(item.text.length / 60) * 22;
-    case 'approval': case 'question': return 180;
-    case 'compaction': return 40;
-    default: return 46;
+    case 'assistant':
+      return 36 + Math.ceil(item.text.length / 70) * 22;
+    case 'user':
+      return 56 + Math.ceil(item.text.length / 60) * 22;
+    case 'approval':
+    case 'question':
+      return 180;
+    case 'compaction':
+      return 40;
+    default:
+      return 46;
   }
 }
 
@@ -76,10 +82,15 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
   /** The view's height as last seen (clientHeight), to tell it changed size. */
   const viewHeight = useRef(0);
 
-  const scope = useMemo<ThreadScope>(() => ({
-    channel, hostId, chatId,
-    childrenOf: (id) => (live.current.layout.children.get(id) ?? []).map((child) => thread.get(child)).filter((c): c is ChatItem => c !== undefined),
-  }), [channel, hostId, chatId, thread]);
+  const scope = useMemo<ThreadScope>(
+    () => ({
+      channel,
+      hostId,
+      chatId,
+      childrenOf: (id) => (live.current.layout.children.get(id) ?? []).map((child) => thread.get(child)).filter((c): c is ChatItem => c !== undefined),
+    }),
+    [channel, hostId, chatId, thread],
+  );
 
   // Thread changes → one redraw per frame, touching only what changed.
   useEffect(() => {
@@ -148,9 +159,15 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
     // scroll event that measures the new size before the observer has run (onScroll).
     const el = scrollRef.current;
     viewHeight.current = el?.clientHeight ?? 0;
-    const resized = new ResizeObserver(() => { if (el) viewResized(el); });
+    const resized = new ResizeObserver(() => {
+      if (el) viewResized(el);
+    });
     if (el) resized.observe(el);
-    return () => { unsubscribe(); resized.disconnect(); if (frame) cancelAnimationFrame(frame); };
+    return () => {
+      unsubscribe();
+      resized.disconnect();
+      if (frame) cancelAnimationFrame(frame);
+    };
   }, [thread]);
 
   const { rows } = live.current.layout;
@@ -179,13 +196,18 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
     loadingRef.current = true;
     setLoadingOlder(true);
     setOlderError(null);
-    thread.loadOlder().then(
-      () => { flushRef.current(); },
-      (error: unknown) => setOlderError(error instanceof Error ? error.message : String(error)),
-    ).finally(() => {
-      loadingRef.current = false;
-      setLoadingOlder(false);
-    });
+    thread
+      .loadOlder()
+      .then(
+        () => {
+          flushRef.current();
+        },
+        (error: unknown) => setOlderError(error instanceof Error ? error.message : String(error)),
+      )
+      .finally(() => {
+        loadingRef.current = false;
+        setLoadingOlder(false);
+      });
   }, [thread]);
 
   // The view getting shorter from below (on a phone the composer grows while a turn runs; a keyboard
@@ -250,13 +272,20 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
       setHighlight(key);
       clearTimeout(highlightTimer);
       highlightTimer = setTimeout(() => setHighlight(null), HIGHLIGHT_MS);
-      requestAnimationFrame(() => requestAnimationFrame(() => {
-        const row = scrollRef.current?.querySelector<HTMLElement>(`[data-row="${CSS.escape(key!)}"]`);
-        row?.focus({ preventScroll: true });
-      }));
+      requestAnimationFrame(() =>
+        requestAnimationFrame(() => {
+          const row = scrollRef.current?.querySelector<HTMLElement>(`[data-row="${CSS.escape(key!)}"]`);
+          row?.focus({ preventScroll: true });
+        }),
+      );
     };
-    const stop = focusedItem.subscribe((id) => { if (id) void goTo(id); });
-    return () => { stop(); clearTimeout(highlightTimer); };
+    const stop = focusedItem.subscribe((id) => {
+      if (id) void goTo(id);
+    });
+    return () => {
+      stop();
+      clearTimeout(highlightTimer);
+    };
   }, [thread, virtualizer]);
 
   const jumpToEnd = () => {
@@ -272,13 +301,27 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
         <div class="thread-scroll" ref={scrollRef} onScroll={onScroll} tabIndex={0} role="region" aria-label="Messages">
           <div class="thread-list" ref={virtualizer.containerRef}>
             <div class="thread-edge" style={{ height: `${EDGE_HEIGHT}px` }}>
-              {!thread.attached
-                ? <span>Loading the chat…</span>
-                : olderError
-                  ? <span class="notice error">Older messages did not load ({olderError}). <button type="button" class="link-button" onClick={() => { setOlderError(null); loadOlder(); }}>Try again</button></span>
-                  : thread.hasOlder
-                    ? <span aria-busy={loadingOlder}>{loadingOlder ? 'Loading older messages…' : 'Older messages'}</span>
-                    : <span>{rows.length ? 'Start of the chat' : 'No messages yet. Say hello below.'}</span>}
+              {!thread.attached ? (
+                <span>Loading the chat…</span>
+              ) : olderError ? (
+                <span class="notice error">
+                  Older messages did not load ({olderError}).{' '}
+                  <button
+                    type="button"
+                    class="link-button"
+                    onClick={() => {
+                      setOlderError(null);
+                      loadOlder();
+                    }}
+                  >
+                    Try again
+                  </button>
+                </span>
+              ) : thread.hasOlder ? (
+                <span aria-busy={loadingOlder}>{loadingOlder ? 'Loading older messages…' : 'Older messages'}</span>
+              ) : (
+                <span>{rows.length ? 'Start of the chat' : 'No messages yet. Say hello below.'}</span>
+              )}
             </div>
             {virtualizer.getVirtualItems().map((virtual) => {
               const row = rows[virtual.index]!;
@@ -300,11 +343,11 @@ export function Thread({ channel, hostId, chatId }: { channel: ChatChannel; host
             })}
           </div>
         </div>
-        {!atEnd && (unseen || rows.length > 0)
-          ? <button type="button" class={`jump-to-end${unseen ? ' unseen' : ''}`} onClick={jumpToEnd}>
-              {unseen ? 'New messages' : 'Jump to the newest'} <Icon name="down" />
-            </button>
-          : null}
+        {!atEnd && (unseen || rows.length > 0) ? (
+          <button type="button" class={`jump-to-end${unseen ? ' unseen' : ''}`} onClick={jumpToEnd}>
+            {unseen ? 'New messages' : 'Jump to the newest'} <Icon name="down" />
+          </button>
+        ) : null}
       </div>
     </ThreadScopeContext.Provider>
   );

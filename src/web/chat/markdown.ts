@@ -20,8 +20,10 @@ const marked = new Marked({
     code: ({ text, lang }: Tokens.Code) => {
       const language = (lang ?? '').trim().split(/\s+/)[0] ?? '';
       const label = language ? `<span class="code-lang">${escapeHtml(language)}</span>` : '<span class="code-lang"></span>';
-      return `<div class="code-block">${label}<button type="button" class="code-copy" aria-label="Copy code">Copy</button>`
-        + `<pre><code${language ? ` class="language-${escapeHtml(language)}"` : ''}>${escapeHtml(text)}</code></pre></div>`;
+      return (
+        `<div class="code-block">${label}<button type="button" class="code-copy" aria-label="Copy code">Copy</button>` +
+        `<pre><code${language ? ` class="language-${escapeHtml(language)}"` : ''}>${escapeHtml(text)}</code></pre></div>`
+      );
     },
   },
 });
@@ -87,9 +89,17 @@ const ahead: Array<readonly [string, string]> = [];
 const queued = new Set<string>();
 let aheadScheduled = false;
 type IdleDeadline = { timeRemaining(): number };
-const whenIdle: (work: (deadline: IdleDeadline) => void) => void = typeof requestIdleCallback === 'function'
-  ? (work) => { requestIdleCallback(work); }
-  : (work) => { setTimeout(() => { const end = performance.now() + 8; work({ timeRemaining: () => end - performance.now() }); }, 16); };
+const whenIdle: (work: (deadline: IdleDeadline) => void) => void =
+  typeof requestIdleCallback === 'function'
+    ? (work) => {
+        requestIdleCallback(work);
+      }
+    : (work) => {
+        setTimeout(() => {
+          const end = performance.now() + 8;
+          work({ timeRemaining: () => end - performance.now() });
+        }, 16);
+      };
 
 function renderAhead(deadline: IdleDeadline): void {
   while (ahead.length > 0 && deadline.timeRemaining() > 2) {

@@ -20,31 +20,72 @@ const STATUS: Record<AgentStatus, string> = { running: 'Working', 'needs-you': '
 const DOT: Record<AgentStatus, string> = { running: 'running', 'needs-you': 'attention', idle: '', error: 'error', exited: '' };
 
 export function ChatListPage() {
-  useEffect(() => { void loadChats(); }, []);
+  useEffect(() => {
+    void loadChats();
+  }, []);
   // Every word searched for is somewhere in the title, the folder or the last line, in any order.
   const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
-  const shown = words.length === 0 ? sortedChats.value : sortedChats.value.filter((e) => {
-    const text = `${chatTitle(e.info)}\n${e.info.cwd}\n${e.info.lastLine?.text ?? ''}`.toLowerCase();
-    return words.every((word) => text.includes(word));
-  });
+  const shown =
+    words.length === 0
+      ? sortedChats.value
+      : sortedChats.value.filter((e) => {
+          const text = `${chatTitle(e.info)}\n${e.info.cwd}\n${e.info.lastLine?.text ?? ''}`.toLowerCase();
+          return words.every((word) => text.includes(word));
+        });
   const needsYou = sortedChats.value.filter((e) => e.info.status === 'needs-you').length;
   return (
     <section class="chat-list page" aria-labelledby="chats-title">
       <div class="row">
-        <h1 id="chats-title" class="grow">Chats</h1>
-        <a class="button primary" href="/chats/new">New chat</a>
+        <h1 id="chats-title" class="grow">
+          Chats
+        </h1>
+        <a class="button primary" href="/chats/new">
+          New chat
+        </a>
       </div>
-      {needsYou > 0 && <p class="needs-you-summary" role="status">{needsYou === 1 ? '1 chat needs you' : `${needsYou} chats need you`}</p>}
+      {needsYou > 0 && (
+        <p class="needs-you-summary" role="status">
+          {needsYou === 1 ? '1 chat needs you' : `${needsYou} chats need you`}
+        </p>
+      )}
       <div class="search" role="search">
-        <input type="search" placeholder="Search chats" aria-label="Search chats by title, folder or last message" value={search.value} onInput={(e) => { search.value = e.currentTarget.value; }} />
+        <input
+          type="search"
+          placeholder="Search chats"
+          aria-label="Search chats by title, folder or last message"
+          value={search.value}
+          onInput={(e) => {
+            search.value = e.currentTarget.value;
+          }}
+        />
       </div>
-      {chatsError.value && <p class="notice error" role="alert">{chatsError.value}</p>}
-      {!chatsLoaded.value && !chatsError.value && shown.length === 0 && <p class="loading" aria-busy="true">Loading chats…</p>}
+      {chatsError.value && (
+        <p class="notice error" role="alert">
+          {chatsError.value}
+        </p>
+      )}
+      {!chatsLoaded.value && !chatsError.value && shown.length === 0 && (
+        <p class="loading" aria-busy="true">
+          Loading chats…
+        </p>
+      )}
       {chatsLoaded.value && shown.length === 0 && (
-        <p class="muted">{words.length > 0 ? 'No chat has that in its title, folder or last message.' : hosts.value?.length === 0 ? <>No hosts yet. <a href="/hosts">Pair one</a> to start chatting.</> : 'No chats yet.'}</p>
+        <p class="muted">
+          {words.length > 0 ? (
+            'No chat has that in its title, folder or last message.'
+          ) : hosts.value?.length === 0 ? (
+            <>
+              No hosts yet. <a href="/hosts">Pair one</a> to start chatting.
+            </>
+          ) : (
+            'No chats yet.'
+          )}
+        </p>
       )}
       <ul class="list chat-rows" aria-label="Chats">
-        {shown.map((entry) => <ChatRow key={`${entry.hostId}/${entry.info.chatId}`} entry={entry} />)}
+        {shown.map((entry) => (
+          <ChatRow key={`${entry.hostId}/${entry.info.chatId}`} entry={entry} />
+        ))}
       </ul>
     </section>
   );
@@ -69,11 +110,21 @@ function ChatRow({ entry }: { entry: ChatEntry }) {
           {info.lastLine && <LastLine line={info.lastLine} />}
           <span class="chat-row-meta muted small">
             <span class="chat-row-folder" title={info.cwd}>
-              <Icon name="folder" /><span class="visually-hidden">in </span><span class="chat-row-cut">{shortFolder(info.cwd)}</span>
+              <Icon name="folder" />
+              <span class="visually-hidden">in </span>
+              <span class="chat-row-cut">{shortFolder(info.cwd)}</span>
             </span>
-            <span class="chat-row-agent"><span class="visually-hidden">with </span>{agentNameOf(info)}</span>
+            <span class="chat-row-agent">
+              <span class="visually-hidden">with </span>
+              {agentNameOf(info)}
+            </span>
             <span class="chat-row-host">
-              <Icon name="hosts" /><span class="visually-hidden">on </span><span class="chat-row-cut">{entry.hostName}{hostOnline ? '' : ' (offline)'}</span>
+              <Icon name="hosts" />
+              <span class="visually-hidden">on </span>
+              <span class="chat-row-cut">
+                {entry.hostName}
+                {hostOnline ? '' : ' (offline)'}
+              </span>
             </span>
           </span>
         </span>
@@ -99,5 +150,9 @@ function LastActive({ at }: { at: number }) {
   const date = new Date(at);
   // A time no Date can hold (a host's bad clock or record) shows nothing rather than break the list.
   if (Number.isNaN(date.getTime())) return null;
-  return <time class="chat-row-time muted small" dateTime={date.toISOString()} title={date.toLocaleString()}>{lastActive(at, minuteNow.value)}</time>;
+  return (
+    <time class="chat-row-time muted small" dateTime={date.toISOString()} title={date.toLocaleString()}>
+      {lastActive(at, minuteNow.value)}
+    </time>
+  );
 }

@@ -27,44 +27,64 @@ export function FolderPicker({ hostId, policy, onPick }: { hostId: string; polic
   useEffect(() => {
     let live = true;
     setLoading(true);
-    hostConnection(hostId).request('folders.list', asked === undefined ? {} : { folder: asked }).then(
-      (result) => {
-        if (!live) return;
-        setPage(result);
-        setError(null);
-        setLoading(false);
-        onPick({ path: result.folder, repository: result.repository });
-      },
-      (failure: unknown) => {
-        if (!live) return;
-        // The page shown stays (and so does the choice): the refusal says which folders are allowed.
-        setError(errorText(failure));
-        setLoading(false);
-      },
-    );
-    return () => { live = false; };
+    hostConnection(hostId)
+      .request('folders.list', asked === undefined ? {} : { folder: asked })
+      .then(
+        (result) => {
+          if (!live) return;
+          setPage(result);
+          setError(null);
+          setLoading(false);
+          onPick({ path: result.folder, repository: result.repository });
+        },
+        (failure: unknown) => {
+          if (!live) return;
+          // The page shown stays (and so does the choice): the refusal says which folders are allowed.
+          setError(errorText(failure));
+          setLoading(false);
+        },
+      );
+    return () => {
+      live = false;
+    };
   }, [hostId, asked]);
 
-  const open = (folder: string | undefined) => { setError(null); setAsked(folder); };
+  const open = (folder: string | undefined) => {
+    setError(null);
+    setAsked(folder);
+  };
   const chosen = page?.folder ?? null;
 
   return (
     <fieldset class="folder-picker card" aria-busy={loading}>
       <legend>Folder on the host</legend>
       <p class="folder-chosen" data-testid="folder-chosen" aria-live="polite">
-        {chosen
-          ? <>Works in <code>{chosen}</code>{page?.repository ? <span class="badge git">git</span> : null}</>
-          : <>Works in the host's default folder, <code>{policy.defaultFolder}</code>, unless you open another below.</>}
+        {chosen ? (
+          <>
+            Works in <code>{chosen}</code>
+            {page?.repository ? <span class="badge git">git</span> : null}
+          </>
+        ) : (
+          <>
+            Works in the host's default folder, <code>{policy.defaultFolder}</code>, unless you open another below.
+          </>
+        )}
       </p>
       {page && (
         <div class="row folder-nav">
-          {page.folder !== null && <button type="button" onClick={() => open(undefined)}>All allowed folders</button>}
-          {page.parent !== null && <button type="button" onClick={() => open(page.parent!)} aria-label={`Up to ${page.parent}`}>Up</button>}
+          {page.folder !== null && (
+            <button type="button" onClick={() => open(undefined)}>
+              All allowed folders
+            </button>
+          )}
+          {page.parent !== null && (
+            <button type="button" onClick={() => open(page.parent!)} aria-label={`Up to ${page.parent}`}>
+              Up
+            </button>
+          )}
         </div>
       )}
-      {page && page.recent.length > 0 && (
-        <FolderList label="Recent folders" entries={page.recent} onOpen={open} />
-      )}
+      {page && page.recent.length > 0 && <FolderList label="Recent folders" entries={page.recent} onOpen={open} />}
       {page && (
         <FolderList
           label={page.folder === null ? 'Allowed folders' : `Folders in ${page.folder}`}
@@ -74,19 +94,34 @@ export function FolderPicker({ hostId, policy, onPick }: { hostId: string; polic
         />
       )}
       {page?.truncated && <p class="muted small">More folders are there than listed; type the path below.</p>}
-      {error && <p class="notice error" role="alert" data-testid="folder-error">{error}</p>}
+      {error && (
+        <p class="notice error" role="alert" data-testid="folder-error">
+          {error}
+        </p>
+      )}
       {/* Inside the new-chat form, so no form of its own: Enter opens the typed folder, it does not create the chat. */}
       <div class="row folder-typed">
         <label class="grow">
           Or type a folder
           <input
-            type="text" name="folder-path" placeholder={policy.roots[0] ?? policy.defaultFolder} value={typed}
+            type="text"
+            name="folder-path"
+            placeholder={policy.roots[0] ?? policy.defaultFolder}
+            value={typed}
             onInput={(e) => setTyped(e.currentTarget.value)}
-            onKeyDown={(e) => { if (e.key === 'Enter') { e.preventDefault(); if (typed.trim()) open(typed.trim()); } }}
-            autoComplete="off" spellcheck={false}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter') {
+                e.preventDefault();
+                if (typed.trim()) open(typed.trim());
+              }
+            }}
+            autoComplete="off"
+            spellcheck={false}
           />
         </label>
-        <button type="button" disabled={!typed.trim()} onClick={() => open(typed.trim())}>Open</button>
+        <button type="button" disabled={!typed.trim()} onClick={() => open(typed.trim())}>
+          Open
+        </button>
       </div>
     </fieldset>
   );
@@ -96,7 +131,9 @@ function FolderList({ label, entries, onOpen, empty }: { label: string; entries:
   return (
     <div class="folder-group">
       <h3 class="small muted">{label}</h3>
-      {entries.length === 0 && empty ? <p class="muted small">{empty}</p> : (
+      {entries.length === 0 && empty ? (
+        <p class="muted small">{empty}</p>
+      ) : (
         <ul class="list folder-list" aria-label={label}>
           {entries.map((entry) => (
             <li key={`${label}:${entry.path}`}>

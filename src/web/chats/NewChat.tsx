@@ -5,9 +5,7 @@
 // folder is picked from the host's own listing of what it allows (FolderPicker, `folders.list`).
 // Made with `chat.create` on the host's lobby, then opened.
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import {
-  MODE_ORDER, type HostPolicySummary, type ModelInfo, type ModelOptionDescriptor, type ProviderInfo, type RuntimeMode,
-} from '../../contracts/index.ts';
+import { MODE_ORDER, type HostPolicySummary, type ModelInfo, type ModelOptionDescriptor, type ProviderInfo, type RuntimeMode } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
 import { navigate } from '../app/router.ts';
 import { hostConnection } from '../app/session.ts';
@@ -33,7 +31,9 @@ function defaultsOf(model: ModelInfo | undefined): Options {
 }
 
 export function NewChatPage({ query }: { query: URLSearchParams }) {
-  useEffect(() => { void loadHosts(); }, []);
+  useEffect(() => {
+    void loadHosts();
+  }, []);
   const usable = (hosts.value ?? []).filter((h) => h.role === 'owner' || h.role === 'operator');
   const [hostId, setHostId] = useState(query.get('host') ?? '');
   const chosenHost = usable.find((h) => h.id === hostId) ?? usable.find(isOnline) ?? usable[0];
@@ -55,26 +55,43 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
     if (!chosenHost || !online) return;
     let live = true;
     setCatalogError(null);
-    hostConnection(chosenHost.id).request('provider.list', {}).then(
-      ({ providers, policy }) => {
-        if (!live) return;
-        setCatalog({ hostId: chosenHost.id, providers: providers.filter((p) => p.installed && p.capabilities.chat && p.models.length > 0), ...(policy ? { policy } : {}) });
-        if (policy) setMode(policy.defaultMode);
-      },
-      (failure: unknown) => { if (live) setCatalogError(errorText(failure)); },
-    );
-    return () => { live = false; };
+    hostConnection(chosenHost.id)
+      .request('provider.list', {})
+      .then(
+        ({ providers, policy }) => {
+          if (!live) return;
+          setCatalog({
+            hostId: chosenHost.id,
+            providers: providers.filter((p) => p.installed && p.capabilities.chat && p.models.length > 0),
+            ...(policy ? { policy } : {}),
+          });
+          if (policy) setMode(policy.defaultMode);
+        },
+        (failure: unknown) => {
+          if (live) setCatalogError(errorText(failure));
+        },
+      );
+    return () => {
+      live = false;
+    };
   }, [chosenHost?.id, online]);
 
   const providers = catalog && catalog.hostId === chosenHost?.id ? catalog.providers : null;
   const policy = catalog && catalog.hostId === chosenHost?.id ? catalog.policy : undefined;
   const allowed = (m: RuntimeMode) => !policy || MODE_ORDER.indexOf(m) <= MODE_ORDER.indexOf(policy.modeCeiling);
   const provider = providers?.find((p) => p.kind === kind) ?? providers?.[0];
-  const model = useMemo(() => provider?.models.find((m) => m.slug === modelSlug)
-    ?? provider?.models.find((m) => m.slug === provider.defaultModel)
-    ?? provider?.models.find((m) => m.isDefault) ?? provider?.models[0], [provider, modelSlug]);
+  const model = useMemo(
+    () =>
+      provider?.models.find((m) => m.slug === modelSlug) ??
+      provider?.models.find((m) => m.slug === provider.defaultModel) ??
+      provider?.models.find((m) => m.isDefault) ??
+      provider?.models[0],
+    [provider, modelSlug],
+  );
   // A new model brings its own options: start from its defaults.
-  useEffect(() => { setOptions(defaultsOf(model)); }, [model?.slug, provider?.kind]);
+  useEffect(() => {
+    setOptions(defaultsOf(model));
+  }, [model?.slug, provider?.kind]);
 
   const create = async (event: Event) => {
     event.preventDefault();
@@ -84,7 +101,11 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
     try {
       const chatId = crypto.randomUUID();
       const info = await hostConnection(chosenHost.id).request('chat.create', {
-        chatId, provider: provider.kind, selection: { model: model.slug, options }, runtimeMode: mode, ...(folder.path ? { cwd: folder.path } : {}),
+        chatId,
+        provider: provider.kind,
+        selection: { model: model.slug, options },
+        runtimeMode: mode,
+        ...(folder.path ? { cwd: folder.path } : {}),
         ...(inWorktree ? { worktree: worktree.branch.trim() ? { branch: worktree.branch.trim() } : {} } : {}),
       });
       chatCreated(chosenHost.id, info);
@@ -98,45 +119,103 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
   return (
     <section class="page" aria-labelledby="new-chat-title">
       <h1 id="new-chat-title">New chat</h1>
-      {hostsError.value && <p class="notice error" role="alert">{hostsError.value}</p>}
-      {hosts.value && usable.length === 0 && <p class="notice">You have no host you may start chats on. <a href="/hosts">Pair a host</a> or ask its owner for the operator role.</p>}
+      {hostsError.value && (
+        <p class="notice error" role="alert">
+          {hostsError.value}
+        </p>
+      )}
+      {hosts.value && usable.length === 0 && (
+        <p class="notice">
+          You have no host you may start chats on. <a href="/hosts">Pair a host</a> or ask its owner for the operator role.
+        </p>
+      )}
       {chosenHost && (
         <form class="card stack" onSubmit={create}>
           <label>
             Host
-            <select name="host" value={chosenHost.id} onChange={(e) => { setHostId(e.currentTarget.value); setKind(''); setModelSlug(''); }}>
-              {usable.map((h) => <option key={h.id} value={h.id}>{h.name}{isOnline(h) ? '' : ' (offline)'}</option>)}
+            <select
+              name="host"
+              value={chosenHost.id}
+              onChange={(e) => {
+                setHostId(e.currentTarget.value);
+                setKind('');
+                setModelSlug('');
+              }}
+            >
+              {usable.map((h) => (
+                <option key={h.id} value={h.id}>
+                  {h.name}
+                  {isOnline(h) ? '' : ' (offline)'}
+                </option>
+              ))}
             </select>
           </label>
-          {!online && <p class="notice" role="status">This host is offline: a chat can be made once it is back.</p>}
-          {online && !providers && !catalogError && <p class="loading" aria-busy="true">Reading the host's agents…</p>}
-          {catalogError && <p class="notice error" role="alert">{catalogError}</p>}
+          {!online && (
+            <p class="notice" role="status">
+              This host is offline: a chat can be made once it is back.
+            </p>
+          )}
+          {online && !providers && !catalogError && (
+            <p class="loading" aria-busy="true">
+              Reading the host's agents…
+            </p>
+          )}
+          {catalogError && (
+            <p class="notice error" role="alert">
+              {catalogError}
+            </p>
+          )}
           {providers && providers.length === 0 && <p class="notice">No agent CLI that can chat is installed on this host.</p>}
           {provider && model && (
             <>
               <label>
                 Agent
-                <select name="provider" value={provider.kind} onChange={(e) => { setKind(e.currentTarget.value); setModelSlug(''); }}>
-                  {providers!.map((p) => <option key={p.kind} value={p.kind}>{p.name}{p.version ? ` ${p.version}` : ''}</option>)}
+                <select
+                  name="provider"
+                  value={provider.kind}
+                  onChange={(e) => {
+                    setKind(e.currentTarget.value);
+                    setModelSlug('');
+                  }}
+                >
+                  {providers!.map((p) => (
+                    <option key={p.kind} value={p.kind}>
+                      {p.name}
+                      {p.version ? ` ${p.version}` : ''}
+                    </option>
+                  ))}
                 </select>
               </label>
               <label>
                 Model
                 <select name="model" value={model.slug} onChange={(e) => setModelSlug(e.currentTarget.value)}>
-                  {provider.models.map((m) => <option key={m.slug} value={m.slug}>{m.name}{m.badge ? ` (${m.badge})` : ''}{m.legacy ? ' (legacy)' : ''}</option>)}
+                  {provider.models.map((m) => (
+                    <option key={m.slug} value={m.slug}>
+                      {m.name}
+                      {m.badge ? ` (${m.badge})` : ''}
+                      {m.legacy ? ' (legacy)' : ''}
+                    </option>
+                  ))}
                 </select>
               </label>
               {model.options.length > 0 && (
                 <fieldset class="model-options card">
                   <legend>Model options</legend>
                   {model.options.map((option) => (
-                    <ModelOption key={option.id} option={option} value={options[option.id]} onChange={(value) => setOptions({ ...options, [option.id]: value })} />
+                    <ModelOption
+                      key={option.id}
+                      option={option}
+                      value={options[option.id]}
+                      onChange={(value) => setOptions({ ...options, [option.id]: value })}
+                    />
                   ))}
                 </fieldset>
               )}
-              {policy
-                ? <FolderPicker key={chosenHost.id} hostId={chosenHost.id} policy={policy} onPick={setFolder} />
-                : <p class="muted small">This host is older than the folder picker: the chat works in its default folder.</p>}
+              {policy ? (
+                <FolderPicker key={chosenHost.id} hostId={chosenHost.id} policy={policy} onPick={setFolder} />
+              ) : (
+                <p class="muted small">This host is older than the folder picker: the chat works in its default folder.</p>
+              )}
               {folder.repository && folder.path && <WorktreeOption choice={worktree} onChange={setWorktree} repository={folder.path} />}
               {policy && (
                 <p class="muted small" data-testid="host-policy">
@@ -146,20 +225,39 @@ export function NewChatPage({ query }: { query: URLSearchParams }) {
               <label>
                 Runtime mode
                 <select name="runtime-mode" value={mode} onChange={(e) => setMode(e.currentTarget.value as RuntimeMode)}>
-                  {MODE_ORDER.map((m) => <option key={m} value={m} disabled={!allowed(m)}>{MODES[m]}{allowed(m) ? '' : ' (not allowed on this host)'}</option>)}
+                  {MODE_ORDER.map((m) => (
+                    <option key={m} value={m} disabled={!allowed(m)}>
+                      {MODES[m]}
+                      {allowed(m) ? '' : ' (not allowed on this host)'}
+                    </option>
+                  ))}
                 </select>
               </label>
-              <button type="submit" class="primary" disabled={busy || (inWorktree && worktreeChoiceProblem(worktree) !== null)}>{busy ? 'Creating…' : 'Create chat'}</button>
+              <button type="submit" class="primary" disabled={busy || (inWorktree && worktreeChoiceProblem(worktree) !== null)}>
+                {busy ? 'Creating…' : 'Create chat'}
+              </button>
             </>
           )}
-          {error && <p class="notice error" role="alert">{error}</p>}
+          {error && (
+            <p class="notice error" role="alert">
+              {error}
+            </p>
+          )}
         </form>
       )}
     </section>
   );
 }
 
-function ModelOption({ option, value, onChange }: { option: ModelOptionDescriptor; value: string | boolean | undefined; onChange: (value: string | boolean) => void }) {
+function ModelOption({
+  option,
+  value,
+  onChange,
+}: {
+  option: ModelOptionDescriptor;
+  value: string | boolean | undefined;
+  onChange: (value: string | boolean) => void;
+}) {
   if (option.type === 'boolean') {
     return (
       <label class="inline">
@@ -173,7 +271,11 @@ function ModelOption({ option, value, onChange }: { option: ModelOptionDescripto
     <label>
       {option.label}
       <select value={String(value ?? option.defaultChoice)} onChange={(e) => onChange(e.currentTarget.value)}>
-        {option.choices.map((c) => <option key={c.id} value={c.id}>{c.label}</option>)}
+        {option.choices.map((c) => (
+          <option key={c.id} value={c.id}>
+            {c.label}
+          </option>
+        ))}
       </select>
     </label>
   );

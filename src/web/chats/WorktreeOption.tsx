@@ -29,12 +29,26 @@ export function WorktreeOption({ choice, onChange, repository }: { choice: Workt
         <>
           <label for={branchId}>New branch</label>
           <input
-            id={branchId} type="text" name="worktree-branch" value={choice.branch} maxLength={120} autoComplete="off" spellcheck={false}
-            placeholder="tether/… (the host picks one)" aria-invalid={problem !== null}
+            id={branchId}
+            type="text"
+            name="worktree-branch"
+            value={choice.branch}
+            maxLength={120}
+            autoComplete="off"
+            spellcheck={false}
+            placeholder="tether/… (the host picks one)"
+            aria-invalid={problem !== null}
             onInput={(e) => onChange({ ...choice, branch: e.currentTarget.value })}
           />
-          <p class="muted small">Made from the repository's current commit, in <code>{`${name}-worktrees/${choice.branch.trim() || '<branch>'}`}</code> beside it; your own checkout stays as it is.</p>
-          {problem && <p class="notice error" role="alert">{problem}</p>}
+          <p class="muted small">
+            Made from the repository's current commit, in <code>{`${name}-worktrees/${choice.branch.trim() || '<branch>'}`}</code> beside it; your own checkout
+            stays as it is.
+          </p>
+          {problem && (
+            <p class="notice error" role="alert">
+              {problem}
+            </p>
+          )}
         </>
       )}
     </div>

@@ -27,9 +27,9 @@ const keyOf = (hostId: string, chatId: string) => `${hostId}/${chatId}`;
 export const lastActivity = (entry: ChatEntry): number => entry.info.lastLine?.at ?? entry.updatedAt;
 
 /** Visible chats, needs-you first, then the most recently active (the order their times say). */
-export const sortedChats = computed(() => [...entries.value.values()]
-  .filter((e) => !e.info.hidden)
-  .sort((a, b) => rank(a) - rank(b) || lastActivity(b) - lastActivity(a)));
+export const sortedChats = computed(() =>
+  [...entries.value.values()].filter((e) => !e.info.hidden).sort((a, b) => rank(a) - rank(b) || lastActivity(b) - lastActivity(a)),
+);
 
 const rank = (entry: ChatEntry) => (entry.info.status === 'needs-you' ? 0 : 1);
 
@@ -47,7 +47,10 @@ export function loadChats(): Promise<void> {
       chatsLoaded.value = true;
       chatsError.value = null;
     },
-    (error: unknown) => { chatsError.value = error instanceof Error ? error.message : String(error); started = null; },
+    (error: unknown) => {
+      chatsError.value = error instanceof Error ? error.message : String(error);
+      started = null;
+    },
   );
   return started;
 }
@@ -65,7 +68,11 @@ function update(hostId: string, info: ChatInfo): void {
   const held = entries.value.get(key);
   const host = hosts.value?.find((h) => h.id === hostId);
   entries.value = new Map(entries.value).set(key, {
-    hostId, hostName: host?.name ?? held?.hostName ?? hostId, role: held?.role ?? host?.role ?? null, info, updatedAt: Date.now(),
+    hostId,
+    hostName: host?.name ?? held?.hostName ?? hostId,
+    role: held?.role ?? host?.role ?? null,
+    info,
+    updatedAt: Date.now(),
   });
 }
 

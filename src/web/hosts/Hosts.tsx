@@ -7,13 +7,23 @@ import { ago } from './time.ts';
 import './hosts.css';
 
 export function HostsPage() {
-  useEffect(() => { void loadHosts(true); }, []);
+  useEffect(() => {
+    void loadHosts(true);
+  }, []);
   const [code, setCode] = useState('');
   return (
     <section class="page" aria-labelledby="hosts-title">
       <h1 id="hosts-title">Hosts</h1>
-      {hostsError.value && <p class="notice error" role="alert">{hostsError.value}</p>}
-      {!hosts.value && !hostsError.value && <p class="loading" aria-busy="true">Loading hosts…</p>}
+      {hostsError.value && (
+        <p class="notice error" role="alert">
+          {hostsError.value}
+        </p>
+      )}
+      {!hosts.value && !hostsError.value && (
+        <p class="loading" aria-busy="true">
+          Loading hosts…
+        </p>
+      )}
       {hosts.value?.length === 0 && <p class="muted">No hosts yet: pair your first machine below.</p>}
       <ul class="list" aria-label="Hosts">
         {hosts.value?.map((host) => {
@@ -31,7 +41,10 @@ export function HostsPage() {
                   </span>
                 </span>
                 {host.teamGrantsToSign && (
-                  <span class="badge attention" title="A team changed since you signed its grant: the machine still serves who left and not who joined. Open the host to sign again.">
+                  <span
+                    class="badge attention"
+                    title="A team changed since you signed its grant: the machine still serves who left and not who joined. Open the host to sign again."
+                  >
                     {host.teamGrantsToSign === 1 ? 'Team changed: sign again' : `${host.teamGrantsToSign} teams changed: sign again`}
                   </span>
                 )}
@@ -41,13 +54,35 @@ export function HostsPage() {
         })}
       </ul>
       <h2 id="pair-title">Pair a host</h2>
-      <form class="card stack" aria-labelledby="pair-title" onSubmit={(e) => { e.preventDefault(); navigate(`/pair?code=${encodeURIComponent(code.trim())}`); }}>
-        <p class="muted small">On the machine, install the host (<code>npm install -g tether-host-&lt;version&gt;.tgz</code>, the package <code>npm run build:host</code> makes; no other dependencies), then run <code>tether host pair {location.origin}</code>; it shows a code like <code>ABCD-EFGH</code>. In a clone of this repository: <code>node_modules/.bin/node bin/tether.js host pair {location.origin}</code>.</p>
+      <form
+        class="card stack"
+        aria-labelledby="pair-title"
+        onSubmit={(e) => {
+          e.preventDefault();
+          navigate(`/pair?code=${encodeURIComponent(code.trim())}`);
+        }}
+      >
+        <p class="muted small">
+          On the machine, install the host (<code>npm install -g tether-host-&lt;version&gt;.tgz</code>, the package <code>npm run build:host</code> makes; no
+          other dependencies), then run <code>tether host pair {location.origin}</code>; it shows a code like <code>ABCD-EFGH</code>. In a clone of this
+          repository: <code>node_modules/.bin/node bin/tether.js host pair {location.origin}</code>.
+        </p>
         <label>
           Code shown by the host
-          <input name="code" required autoComplete="off" autoCapitalize="characters" spellcheck={false} placeholder="ABCD-EFGH" value={code} onInput={(e) => setCode(e.currentTarget.value)} />
+          <input
+            name="code"
+            required
+            autoComplete="off"
+            autoCapitalize="characters"
+            spellcheck={false}
+            placeholder="ABCD-EFGH"
+            value={code}
+            onInput={(e) => setCode(e.currentTarget.value)}
+          />
         </label>
-        <button type="submit" class="primary">Continue</button>
+        <button type="submit" class="primary">
+          Continue
+        </button>
       </form>
     </section>
   );

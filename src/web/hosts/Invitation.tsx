@@ -16,7 +16,9 @@ export function InvitationPage({ token }: { token: string }) {
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [haveAccount, setHaveAccount] = useState(false);
-  useEffect(() => { api.invitation(token).then(setView, (f: unknown) => setError(errorText(f))); }, [token]);
+  useEffect(() => {
+    api.invitation(token).then(setView, (f: unknown) => setError(errorText(f)));
+  }, [token]);
 
   const accept = async (account?: { email: string; password: string; name: string }) => {
     setBusy(true);
@@ -31,21 +33,67 @@ export function InvitationPage({ token }: { token: string }) {
     }
   };
 
-  const what = view ? <>Join <strong>{view.teamName ?? 'this relay'}</strong> as <strong>{view.role}</strong>{view.email ? <> (for {view.email})</> : null}.</> : null;
+  const what = view ? (
+    <>
+      Join <strong>{view.teamName ?? 'this relay'}</strong> as <strong>{view.role}</strong>
+      {view.email ? <> (for {view.email})</> : null}.
+    </>
+  ) : null;
   return (
     <section class="page stack sign-in" aria-labelledby="invitation-title">
       <h1 id="invitation-title">Invitation</h1>
-      {!view && !error && <p class="loading" aria-busy="true">Reading the invitation…</p>}
-      {view && <p>{what} <span class="muted small">Valid until {new Date(view.expiresAt).toLocaleDateString()}.</span></p>}
-      {view && signedIn.value && <div><button type="button" class="primary" disabled={busy} onClick={() => void accept()}>Accept and join</button></div>}
+      {!view && !error && (
+        <p class="loading" aria-busy="true">
+          Reading the invitation…
+        </p>
+      )}
+      {view && (
+        <p>
+          {what} <span class="muted small">Valid until {new Date(view.expiresAt).toLocaleDateString()}.</span>
+        </p>
+      )}
+      {view && signedIn.value && (
+        <div>
+          <button type="button" class="primary" disabled={busy} onClick={() => void accept()}>
+            Accept and join
+          </button>
+        </div>
+      )}
       {view && !signedIn.value && view.email && !haveAccount && (
-        <form class="card stack" onSubmit={(e) => { e.preventDefault(); void accept({ email: view.email!, password, name: name.trim() }); }}>
+        <form
+          class="card stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void accept({ email: view.email!, password, name: name.trim() });
+          }}
+        >
           <p class="small">Make your account on this relay:</p>
-          <label>Email<input type="email" value={view.email} readOnly autoComplete="username" /></label>
-          <label>Your name<input name="name" required maxLength={100} autoComplete="name" value={name} onInput={(e) => setName(e.currentTarget.value)} /></label>
-          <label>Password<input type="password" name="new-password" required minLength={12} autoComplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} /></label>
-          <button type="submit" class="primary" disabled={busy}>Create account and join</button>
-          <button type="button" class="link" onClick={() => setHaveAccount(true)}>I already have an account</button>
+          <label>
+            Email
+            <input type="email" value={view.email} readOnly autoComplete="username" />
+          </label>
+          <label>
+            Your name
+            <input name="name" required maxLength={100} autoComplete="name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          </label>
+          <label>
+            Password
+            <input
+              type="password"
+              name="new-password"
+              required
+              minLength={12}
+              autoComplete="new-password"
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit" class="primary" disabled={busy}>
+            Create account and join
+          </button>
+          <button type="button" class="link" onClick={() => setHaveAccount(true)}>
+            I already have an account
+          </button>
         </form>
       )}
       {view && !signedIn.value && (!view.email || haveAccount) && (
@@ -54,7 +102,11 @@ export function InvitationPage({ token }: { token: string }) {
           <SignIn embedded />
         </>
       )}
-      {error && <p class="notice error" role="alert">{error}</p>}
+      {error && (
+        <p class="notice error" role="alert">
+          {error}
+        </p>
+      )}
     </section>
   );
 }

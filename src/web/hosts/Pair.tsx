@@ -54,10 +54,20 @@ export function PairPage({ query }: { query: URLSearchParams }) {
     return (
       <section class="page" aria-labelledby="pair-title">
         <h1 id="pair-title">{'paired' in done ? 'Host paired' : 'Pairing denied'}</h1>
-        {'paired' in done
-          ? <p class="notice ok" role="status"><strong>{done.paired.name}</strong> is now your host. It connects in a moment. <a href={`/hosts/${encodeURIComponent(done.paired.hostId)}`}>Open it</a> or <a href={`/chats/new?host=${encodeURIComponent(done.paired.hostId)}`}>start a chat on it</a>.</p>
-          : <p class="notice" role="status">The request with code <code>{done.denied}</code> was refused; the machine is told so.</p>}
-        <p><a href="/hosts">Back to hosts</a></p>
+        {'paired' in done ? (
+          <p class="notice ok" role="status">
+            <strong>{done.paired.name}</strong> is now your host. It connects in a moment.{' '}
+            <a href={`/hosts/${encodeURIComponent(done.paired.hostId)}`}>Open it</a> or{' '}
+            <a href={`/chats/new?host=${encodeURIComponent(done.paired.hostId)}`}>start a chat on it</a>.
+          </p>
+        ) : (
+          <p class="notice" role="status">
+            The request with code <code>{done.denied}</code> was refused; the machine is told so.
+          </p>
+        )}
+        <p>
+          <a href="/hosts">Back to hosts</a>
+        </p>
       </section>
     );
   }
@@ -66,20 +76,43 @@ export function PairPage({ query }: { query: URLSearchParams }) {
     <section class="page" aria-labelledby="pair-title">
       <h1 id="pair-title">Approve a host</h1>
       <p class="muted">Approve only a code shown by a machine you control: it will run agents for you.</p>
-      <form class="card stack" onSubmit={(e) => { e.preventDefault(); void act(true); }}>
+      <form
+        class="card stack"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act(true);
+        }}
+      >
         <label>
           Code shown by the host
-          <input class="pair-code" name="code" required autoComplete="off" autoCapitalize="characters" spellcheck={false} value={code} onInput={(e) => setCode(e.currentTarget.value)} />
+          <input
+            class="pair-code"
+            name="code"
+            required
+            autoComplete="off"
+            autoCapitalize="characters"
+            spellcheck={false}
+            value={code}
+            onInput={(e) => setCode(e.currentTarget.value)}
+          />
         </label>
         <label>
           Name (optional; the machine's own name otherwise)
           <input name="name" autoComplete="off" maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </label>
         <div class="row">
-          <button type="submit" class="primary" disabled={busy || !code.trim()}>Approve</button>
-          <button type="button" class="danger" disabled={busy || !code.trim()} onClick={() => void act(false)}>Deny</button>
+          <button type="submit" class="primary" disabled={busy || !code.trim()}>
+            Approve
+          </button>
+          <button type="button" class="danger" disabled={busy || !code.trim()} onClick={() => void act(false)}>
+            Deny
+          </button>
         </div>
-        {error && <p class="notice error" role="alert">{error}</p>}
+        {error && (
+          <p class="notice error" role="alert">
+            {error}
+          </p>
+        )}
       </form>
     </section>
   );

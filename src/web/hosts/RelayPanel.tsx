@@ -2,9 +2,7 @@
 // version, commit, D1, migrations, key secrets) and its counters (GET /api/relay/metrics): what is connected now,
 // the last 24 hours and the totals.
 import { useEffect, useState } from 'preact/hooks';
-import {
-  ERROR_COUNTER_PREFIX, HealthSchema, RELAY_COUNTERS, type Health, type RelayMetrics,
-} from '../../contracts/index.ts';
+import { ERROR_COUNTER_PREFIX, HealthSchema, RELAY_COUNTERS, type Health, type RelayMetrics } from '../../contracts/index.ts';
 import { errorText } from '../app/errors.ts';
 import { api } from '../app/session.ts';
 import './relay.css';
@@ -45,15 +43,25 @@ export function RelayPanel() {
       setBusy(false);
     }
   };
-  useEffect(() => { void reload(); }, []);
+  useEffect(() => {
+    void reload();
+  }, []);
   return (
     <section class="card stack" aria-labelledby="relay-title">
       <h2 id="relay-title">Relay</h2>
       {!health && !metrics && !error && <p class="loading">Loading…</p>}
       {health && <HealthLine health={health} />}
       {metrics && <Counters metrics={metrics} />}
-      {error && <p class="notice error" role="alert">{error}</p>}
-      <div><button type="button" disabled={busy} onClick={() => void reload()}>Refresh</button></div>
+      {error && (
+        <p class="notice error" role="alert">
+          {error}
+        </p>
+      )}
+      <div>
+        <button type="button" disabled={busy} onClick={() => void reload()}>
+          Refresh
+        </button>
+      </div>
     </section>
   );
 }
@@ -76,12 +84,17 @@ function HealthLine({ health }: { health: Health }) {
   return (
     <div class="stack relay-health">
       <p class={`notice ${health.ok ? 'ok' : 'error'}`} data-health={health.ok ? 'ok' : 'failing'}>
-        {health.ok ? 'Healthy' : `Not healthy: ${problem ?? 'see the relay\'s logs'}`}
+        {health.ok ? 'Healthy' : `Not healthy: ${problem ?? "see the relay's logs"}`}
       </p>
       <p class="small muted">
-        Version {health.version}{health.commit ? ` (${health.commit.slice(0, 12)})` : ''} · D1 {health.db === 'ok' ? 'answers' : 'unreachable'}
-        {' · '}migrations up to {migrations.applied ?? 'none'}{migrations.applied !== migrations.expected ? ` (this build: ${migrations.expected})` : ''}
-        {' · '}<span data-keys={`${keys.signing} ${keys.push}`}>{SIGNING_TEXT[keys.signing]}, {PUSH_TEXT[keys.push]}</span>
+        Version {health.version}
+        {health.commit ? ` (${health.commit.slice(0, 12)})` : ''} · D1 {health.db === 'ok' ? 'answers' : 'unreachable'}
+        {' · '}migrations up to {migrations.applied ?? 'none'}
+        {migrations.applied !== migrations.expected ? ` (this build: ${migrations.expected})` : ''}
+        {' · '}
+        <span data-keys={`${keys.signing} ${keys.push}`}>
+          {SIGNING_TEXT[keys.signing]}, {PUSH_TEXT[keys.push]}
+        </span>
       </p>
     </div>
   );
@@ -92,18 +105,35 @@ function Counters({ metrics }: { metrics: RelayMetrics }) {
   const day: Record<string, number> = {};
   for (const { counts } of hours) for (const [name, n] of Object.entries(counts)) day[name] = (day[name] ?? 0) + n;
   const events = [RELAY_COUNTERS.eventsIn, RELAY_COUNTERS.eventsDelivered];
-  const others = Object.keys(totals).filter((name) => !events.includes(name as never)).sort((a, b) => (totals[b] ?? 0) - (totals[a] ?? 0));
+  const others = Object.keys(totals)
+    .filter((name) => !events.includes(name as never))
+    .sort((a, b) => (totals[b] ?? 0) - (totals[a] ?? 0));
   const delivered = hours.map((hour) => hour.counts[RELAY_COUNTERS.eventsDelivered] ?? 0);
   const peak = Math.max(1, ...delivered);
   return (
     <div class="stack">
       <dl class="relay-now" aria-label="Connected now">
-        <div><dt>Hosts connected</dt><dd data-gauge="hosts">{connected.hosts}</dd></div>
-        <div><dt>Client connections</dt><dd data-gauge="lobby">{connected.lobbySockets}</dd></div>
-        <div><dt>Open chats</dt><dd data-gauge="chat">{connected.chatSockets}</dd></div>
+        <div>
+          <dt>Hosts connected</dt>
+          <dd data-gauge="hosts">{connected.hosts}</dd>
+        </div>
+        <div>
+          <dt>Client connections</dt>
+          <dd data-gauge="lobby">{connected.lobbySockets}</dd>
+        </div>
+        <div>
+          <dt>Open chats</dt>
+          <dd data-gauge="chat">{connected.chatSockets}</dd>
+        </div>
       </dl>
       <table class="relay-counters">
-        <thead><tr><th scope="col">Counter</th><th scope="col">Last 24 h</th><th scope="col">Total</th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">Counter</th>
+            <th scope="col">Last 24 h</th>
+            <th scope="col">Total</th>
+          </tr>
+        </thead>
         <tbody>
           {[...events, ...others].map((name) => (
             <tr key={name} data-counter={name}>
@@ -115,7 +145,13 @@ function Counters({ metrics }: { metrics: RelayMetrics }) {
         </tbody>
       </table>
       <div class="relay-hours" role="img" aria-label={`Events delivered per hour, the last 24 hours: ${delivered.join(', ')}`}>
-        {delivered.map((n, i) => <span key={hours[i]!.hour} style={{ height: `${Math.round((n / peak) * 100)}%` }} title={`${new Date(hours[i]!.hour).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}: ${n}`} />)}
+        {delivered.map((n, i) => (
+          <span
+            key={hours[i]!.hour}
+            style={{ height: `${Math.round((n / peak) * 100)}%` }}
+            title={`${new Date(hours[i]!.hour).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}: ${n}`}
+          />
+        ))}
       </div>
       <p class="small muted">
         Each part of the relay writes what it counted about every {Math.round(metrics.flushEveryMs / 1000)} s, so the newest counts may lag.

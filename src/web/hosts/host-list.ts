@@ -32,7 +32,10 @@ export function loadHosts(again = false): Promise<void> {
       for (const host of list) watch(host.id);
       for (const id of [...watched.keys()]) if (!list.some((h) => h.id === id)) forget(id);
     },
-    (error: unknown) => { hostsError.value = error instanceof Error ? error.message : String(error); loading = null; },
+    (error: unknown) => {
+      hostsError.value = error instanceof Error ? error.message : String(error);
+      loading = null;
+    },
   );
   return loading;
 }
@@ -40,7 +43,9 @@ export function loadHosts(again = false): Promise<void> {
 function watch(hostId: string): void {
   if (watched.has(hostId) || refused.has(hostId)) return;
   const connection = hostConnection(hostId);
-  const set = (online: boolean) => { presence.value = new Map(presence.value).set(hostId, online); };
+  const set = (online: boolean) => {
+    presence.value = new Map(presence.value).set(hostId, online);
+  };
   if (connection.online !== null) set(connection.online);
   const stopPresence = connection.onPresence((online) => {
     set(online);
@@ -49,7 +54,9 @@ function watch(hostId: string): void {
     if (!online) void loadHosts(true);
   });
   for (const info of connection.statuses.values()) for (const listener of statusListeners) listener(hostId, info);
-  const stopStatus = connection.onStatus((info) => { for (const listener of statusListeners) listener(hostId, info); });
+  const stopStatus = connection.onStatus((info) => {
+    for (const listener of statusListeners) listener(hostId, info);
+  });
   // A lobby the relay closed for good (host revoked, access taken away) means the list changed.
   const stopState = connection.onState((state) => {
     if (state !== 'closed' || !api.signedIn) return; // signing out closes every lobby: nothing changed
@@ -57,7 +64,11 @@ function watch(hostId: string): void {
     forget(hostId);
     void loadHosts(true);
   });
-  watched.set(hostId, () => { stopPresence(); stopStatus(); stopState(); });
+  watched.set(hostId, () => {
+    stopPresence();
+    stopStatus();
+    stopState();
+  });
 }
 
 function forget(hostId: string): void {

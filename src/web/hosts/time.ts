@@ -1,5 +1,9 @@
 // Times as people read them in lists ("5 min ago", a date further back).
-const UNITS: [number, string][] = [[86_400_000, 'day'], [3_600_000, 'hour'], [60_000, 'min']];
+const UNITS: [number, string][] = [
+  [86_400_000, 'day'],
+  [3_600_000, 'hour'],
+  [60_000, 'min'],
+];
 
 export function ago(at: number, now = Date.now()): string {
   const gone = now - at;

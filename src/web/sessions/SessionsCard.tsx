@@ -33,7 +33,10 @@ export function useTerminal(hostId: string): { sessions: TerminalSession[]; erro
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     const off = connection.onTerminal(() => setTick((n) => n + 1));
-    connection.terminalSessions().then(() => setTick((n) => n + 1), (failure: unknown) => setError(errorText(failure)));
+    connection.terminalSessions().then(
+      () => setTick((n) => n + 1),
+      (failure: unknown) => setError(errorText(failure)),
+    );
     return off;
   }, [hostId]);
   return { sessions: [...connection.terminal.sessions.values()], error };
@@ -42,7 +45,12 @@ export function useTerminal(hostId: string): { sessions: TerminalSession[]; erro
 /** The host page's card: every terminal session, newest first. */
 export function TerminalSessionsCard({ hostId }: { hostId: string }) {
   const { sessions, error } = useTerminal(hostId);
-  if (error) return <p class="notice error" role="alert">{error}</p>;
+  if (error)
+    return (
+      <p class="notice error" role="alert">
+        {error}
+      </p>
+    );
   if (sessions.length === 0) return null;
   const sorted = sessions.sort((a, b) => (b.agent?.updatedAt ?? 0) - (a.agent?.updatedAt ?? 0));
   return (
@@ -52,11 +60,13 @@ export function TerminalSessionsCard({ hostId }: { hostId: string }) {
         {sorted.map((session) => (
           <li key={session.sessionId}>
             <a href={`/hosts/${encodeURIComponent(hostId)}/sessions/${encodeURIComponent(session.sessionId)}`}>{titleOf(session)}</a>
-            <span class="muted small"> · {statusOf(session)} · <code>{session.cwd}</code></span>
+            <span class="muted small">
+              {' '}
+              · {statusOf(session)} · <code>{session.cwd}</code>
+            </span>
           </li>
         ))}
       </ul>
     </div>
   );
 }
-

@@ -16,12 +16,18 @@ import { isStatusOnly, statusOf, titleOf, useTerminal } from './SessionsCard.tsx
 
 function SessionItem({ item, hostId }: { item: ChatItem; hostId: string }) {
   switch (item.kind) {
-    case 'user': return <UserMessage item={item} />;
-    case 'assistant': return <AssistantMessage item={item} />;
-    case 'thinking': return <Thinking item={item} />;
-    case 'tool': return <ToolCall item={item} />;
-    case 'note': return <Note item={item} hostId={hostId} />;
-    default: return null;
+    case 'user':
+      return <UserMessage item={item} />;
+    case 'assistant':
+      return <AssistantMessage item={item} />;
+    case 'thinking':
+      return <Thinking item={item} />;
+    case 'tool':
+      return <ToolCall item={item} />;
+    case 'note':
+      return <Note item={item} hostId={hostId} />;
+    default:
+      return null;
   }
 }
 
@@ -38,12 +44,16 @@ function Approval({ hostId, approval }: { hostId: string; approval: ApprovalRequ
   };
   return (
     <div class="card stack" role="group" aria-label={`Approval: ${approval.toolName}`} data-testid="terminal-approval">
-      <p><strong>{approval.toolName}</strong> wants to run</p>
+      <p>
+        <strong>{approval.toolName}</strong> wants to run
+      </p>
       <pre>{approval.summary}</pre>
       <p class="muted small">Also asked in the terminal; the first answer wins. Until {new Date(approval.expiresAt).toLocaleTimeString()}.</p>
       <div class="row">
         {approval.choices.map((choice) => (
-          <button key={choice.id} type="button" class={choice.kind === 'deny' ? '' : 'primary'} onClick={() => void answer(choice.id)}>{choice.label}</button>
+          <button key={choice.id} type="button" class={choice.kind === 'deny' ? '' : 'primary'} onClick={() => void answer(choice.id)}>
+            {choice.label}
+          </button>
         ))}
       </div>
       {state && <p role="status">{state}</p>}
@@ -67,14 +77,29 @@ export function TerminalSessionPage({ hostId, sessionId }: { hostId: string; ses
       },
       (failure: unknown) => setLoadError(errorText(failure)),
     );
-    connection.request('provider.list', {}).then(({ providers }) => {
-      const claude = providers.find((p) => p.kind === 'claude');
-      if (claude?.resumeCommand) setResumeCommand(resumeCommandFor(claude.resumeCommand, sessionId));
-    }, () => undefined);
+    connection.request('provider.list', {}).then(
+      ({ providers }) => {
+        const claude = providers.find((p) => p.kind === 'claude');
+        if (claude?.resumeCommand) setResumeCommand(resumeCommandFor(claude.resumeCommand, sessionId));
+      },
+      () => undefined,
+    );
   }, [hostId, sessionId]);
   const session = sessions.find((s) => s.sessionId === sessionId);
-  if (error || loadError) return <section class="page"><p class="notice error" role="alert">{error ?? loadError}</p></section>;
-  if (!session) return <p class="loading" aria-busy="true">Loading…</p>;
+  if (error || loadError)
+    return (
+      <section class="page">
+        <p class="notice error" role="alert">
+          {error ?? loadError}
+        </p>
+      </section>
+    );
+  if (!session)
+    return (
+      <p class="loading" aria-busy="true">
+        Loading…
+      </p>
+    );
   const continueHere = async () => {
     setHandover('Opening…');
     try {
@@ -88,21 +113,34 @@ export function TerminalSessionPage({ hostId, sessionId }: { hostId: string; ses
     <section class="page stack" aria-labelledby="session-title">
       <a href={`/hosts/${encodeURIComponent(hostId)}`}>Back to the host</a>
       <h1 id="session-title">{titleOf(session)}</h1>
-      <p class="muted" role="status" data-testid="terminal-status">{statusOf(session)} · <code>{session.cwd}</code></p>
+      <p class="muted" role="status" data-testid="terminal-status">
+        {statusOf(session)} · <code>{session.cwd}</code>
+      </p>
       <div class="stack" aria-label="Conversation">
-        {connection.terminal.itemsOf(sessionId).map((item) => <SessionItem key={item.id} item={item} hostId={hostId} />)}
+        {connection.terminal.itemsOf(sessionId).map((item) => (
+          <SessionItem key={item.id} item={item} hostId={hostId} />
+        ))}
       </div>
-      {connection.terminal.approvalsOf(sessionId).map((approval) => <Approval key={approval.requestId} hostId={hostId} approval={approval} />)}
+      {connection.terminal.approvalsOf(sessionId).map((approval) => (
+        <Approval key={approval.requestId} hostId={hostId} approval={approval} />
+      ))}
       {isStatusOnly(session) ? (
         <p class="muted small" data-testid="status-only">
-          The host sees this {session.agent?.kind ?? ''} session by its process only (it reads no hooks of that CLI): its status and folder, no conversation, and it goes on only in its terminal.
+          The host sees this {session.agent?.kind ?? ''} session by its process only (it reads no hooks of that CLI): its status and folder, no conversation,
+          and it goes on only in its terminal.
         </p>
       ) : (
         <div class="card stack">
-          <button type="button" onClick={() => void continueHere()}>Continue here</button>
+          <button type="button" onClick={() => void continueHere()}>
+            Continue here
+          </button>
           <p class="muted small">Once the terminal let go of it (/exit there), it goes on here as a chat with its history.</p>
           {handover && <p role="status">{handover}</p>}
-          {resumeCommand && <p>Continue in a terminal: <code data-testid="resume-command">{resumeCommand}</code></p>}
+          {resumeCommand && (
+            <p>
+              Continue in a terminal: <code data-testid="resume-command">{resumeCommand}</code>
+            </p>
+          )}
         </div>
       )}
     </section>

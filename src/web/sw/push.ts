@@ -28,7 +28,15 @@
 // `installPushHandlers(self)` is called once by sw.ts. The scope is typed by what is used here, so this
 // file compiles with or without the WebWorker lib and a test can drive it with its own scope.
 // Only zod-free modules at run time (types are erased): a schema would bring all of zod into sw.js.
-import type { ApprovalChoiceKind, ChatApproveDecision, ChatPushAction, PushActResult, PushPayload, RequestSignature, SessionPushAction } from '../../contracts/index.ts';
+import type {
+  ApprovalChoiceKind,
+  ChatApproveDecision,
+  ChatPushAction,
+  PushActResult,
+  PushPayload,
+  RequestSignature,
+  SessionPushAction,
+} from '../../contracts/index.ts';
 import { PUSH_REQUEST_PREFIX, pushApprovePayload, pushSessionApprovePayload } from '../../contracts/push-action.ts';
 import { settledRequestDigest, terminalApprovalShown } from '../../contracts/signing-core.ts';
 import { signRequest, type DeviceKey } from '../../client/device-sign.ts';
@@ -125,7 +133,7 @@ export function installPushHandlers(scope: PushScope, options: PushHandlerOption
 function payloadOf(event: PushEventLike): PushPayload | null {
   try {
     const data = event.data?.json() as Partial<PushPayload> | undefined;
-    return data?.v === 1 && typeof data.title === 'string' && typeof data.tag === 'string' ? data as PushPayload : null;
+    return data?.v === 1 && typeof data.title === 'string' && typeof data.tag === 'string' ? (data as PushPayload) : null;
   } catch {
     return null;
   }
@@ -135,14 +143,16 @@ async function showPush(scope: PushScope, event: PushEventLike): Promise<void> {
   const payload = payloadOf(event);
   if (!payload) return show(scope, 'Tether', { body: 'Something changed in one of your chats', icon: ICON });
   // The first notice of a turn alerts, unless the chat is in front of the person here; later ones of the turn replace it without a sound.
-  const silent = !payload.buzz || await watching(scope, payload.url);
+  const silent = !payload.buzz || (await watching(scope, payload.url));
   return show(scope, payload.title, notificationOf(payload, payload.body, silent));
 }
 
 /** Shows a notification, then tells the open windows it is on screen (or why not): NotificationNotice. */
 async function show(scope: PushScope, title: string, options: NotificationShape): Promise<void> {
   let failure: unknown = null;
-  await scope.registration.showNotification(title, options).catch((error: unknown) => { failure = error ?? new Error('refused'); });
+  await scope.registration.showNotification(title, options).catch((error: unknown) => {
+    failure = error ?? new Error('refused');
+  });
   const notice: NotificationNotice = { type: NOTIFICATION_NOTICE, tag: options.tag ?? '', body: options.body ?? '', shown: failure === null };
   if (failure !== null) notice.error = failure instanceof Error ? failure.message : String(failure);
   const windows = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true }).catch(() => []);
@@ -172,7 +182,7 @@ function buttonsOf(action: ChatPushAction | SessionPushAction): { action: string
   if ('choices' in action) return action.choices.map((choice) => ({ action: choice.id, title: choice.label }));
   return action.decisions.map((decision) => ({
     action: decision,
-    title: decision === 'allow-always' ? action.allowAlwaysLabel ?? BUTTON[decision] : BUTTON[decision],
+    title: decision === 'allow-always' ? (action.allowAlwaysLabel ?? BUTTON[decision]) : BUTTON[decision],
   }));
 }
 
@@ -216,7 +226,11 @@ function pressOf(payload: PushPayload, action: ChatPushAction | SessionPushActio
     const choice = action.choices.find((c) => c.id === pressed);
     if (!choice || payload.sessionId === undefined) return null;
     const sessionId = payload.sessionId;
-    return { answer: { choiceId: choice.id }, sign: (options) => signedSession(payload.hostId, sessionId, action, choice.id, options), done: CHOSEN[choice.kind] };
+    return {
+      answer: { choiceId: choice.id },
+      sign: (options) => signedSession(payload.hostId, sessionId, action, choice.id, options),
+      done: CHOSEN[choice.kind],
+    };
   }
   const decision = action.decisions.find((d) => d === pressed);
   if (!decision) return null;
@@ -231,11 +245,20 @@ function sentence(text: string): string {
  * This device's signature of the `chat.approve` a button asks for, over the approval as the push
  * showed it; undefined when the push did not carry it or there is no key here.
  */
-async function signed(payload: PushPayload, action: ChatPushAction, decision: ChatApproveDecision, options: PushHandlerOptions): Promise<RequestSignature | undefined> {
+async function signed(
+  payload: PushPayload,
+  action: ChatPushAction,
+  decision: ChatApproveDecision,
+  options: PushHandlerOptions,
+): Promise<RequestSignature | undefined> {
   if (!action.shown || !options.deviceKey) return undefined;
   const key = await options.deviceKey();
   if (!key) return undefined;
-  const frame = { id: `${PUSH_REQUEST_PREFIX}${crypto.randomUUID()}`, type: 'chat.approve', payload: pushApprovePayload({ chatId: payload.chatId, requestId: action.requestId }, decision) };
+  const frame = {
+    id: `${PUSH_REQUEST_PREFIX}${crypto.randomUUID()}`,
+    type: 'chat.approve',
+    payload: pushApprovePayload({ chatId: payload.chatId, requestId: action.requestId }, decision),
+  };
   const settles = await settledRequestDigest({ kind: 'approval', requestId: action.requestId, toolName: action.shown.toolName, input: action.shown.input });
   return signRequest(key, frame, { hostId: payload.hostId, settles });
 }
@@ -246,18 +269,29 @@ async function signed(payload: PushPayload, action: ChatPushAction, decision: Ch
  * choices with their words); undefined with no key here.
  */
 async function signedSession(
-  hostId: string, sessionId: string, action: SessionPushAction, choiceId: string, options: PushHandlerOptions,
+  hostId: string,
+  sessionId: string,
+  action: SessionPushAction,
+  choiceId: string,
+  options: PushHandlerOptions,
 ): Promise<RequestSignature | undefined> {
   const key = await options.deviceKey?.();
   if (!key) return undefined;
-  const frame = { id: `${PUSH_REQUEST_PREFIX}${crypto.randomUUID()}`, type: 'session.approve', payload: pushSessionApprovePayload({ sessionId, requestId: action.requestId }, choiceId) };
+  const frame = {
+    id: `${PUSH_REQUEST_PREFIX}${crypto.randomUUID()}`,
+    type: 'session.approve',
+    payload: pushSessionApprovePayload({ sessionId, requestId: action.requestId }, choiceId),
+  };
   const settles = await settledRequestDigest(terminalApprovalShown({ sessionId, requestId: action.requestId, ...action.shown, choices: action.choices }));
   return signRequest(key, frame, { hostId, settles });
 }
 
 /** Answers an approval with a notification's action token (and this device's signature); the relay's `{code, message}` on refusal. */
 async function act(
-  scope: PushScope, token: string, answer: Press['answer'], signature: RequestSignature | undefined,
+  scope: PushScope,
+  token: string,
+  answer: Press['answer'],
+  signature: RequestSignature | undefined,
 ): Promise<({ ok: true } & Partial<PushActResult>) | { ok: false; code: string; message: string }> {
   try {
     const res = await scope.fetch(new URL('/api/push/act', scope.location.origin).href, {
@@ -265,8 +299,8 @@ async function act(
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ token, ...answer, ...(signature ? { signature } : {}) }),
     });
-    if (res.ok) return { ...(await res.json().catch(() => ({})) as Partial<PushActResult>), ok: true };
-    const error = await res.json().catch(() => ({})) as { code?: string; message?: string };
+    if (res.ok) return { ...((await res.json().catch(() => ({}))) as Partial<PushActResult>), ok: true };
+    const error = (await res.json().catch(() => ({}))) as { code?: string; message?: string };
     return { ok: false, code: error.code ?? 'internal', message: error.message ?? `The relay answered ${res.status}.` };
   } catch {
     return { ok: false, code: 'relay-unreachable', message: 'Tether could not be reached, so nothing was answered' };

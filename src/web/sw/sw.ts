@@ -26,23 +26,27 @@ const NAVIGATION_WAIT_MS = 3_000;
 installPushHandlers(self, { deviceKey: () => currentDeviceKey() });
 
 self.addEventListener('install', (event) => {
-  event.waitUntil((async () => {
-    const shell = await caches.open(SHELL);
-    await shell.addAll(STATIC).catch(() => undefined); // icons are nice to have offline, not required
-    // '/' and not '/index.html': the asset server redirects that to '/', and a redirected response
-    // cannot answer a navigation.
-    const index = await fetch('/', { cache: 'no-cache' });
-    if (index.ok) await keepIndex(index);
-    await self.skipWaiting();
-  })());
+  event.waitUntil(
+    (async () => {
+      const shell = await caches.open(SHELL);
+      await shell.addAll(STATIC).catch(() => undefined); // icons are nice to have offline, not required
+      // '/' and not '/index.html': the asset server redirects that to '/', and a redirected response
+      // cannot answer a navigation.
+      const index = await fetch('/', { cache: 'no-cache' });
+      if (index.ok) await keepIndex(index);
+      await self.skipWaiting();
+    })(),
+  );
 });
 
 self.addEventListener('activate', (event) => {
-  event.waitUntil((async () => {
-    // Caches of an older scheme of this worker.
-    for (const name of await caches.keys()) if (name !== SHELL && name !== ASSETS) await caches.delete(name);
-    await self.clients.claim();
-  })());
+  event.waitUntil(
+    (async () => {
+      // Caches of an older scheme of this worker.
+      for (const name of await caches.keys()) if (name !== SHELL && name !== ASSETS) await caches.delete(name);
+      await self.clients.claim();
+    })(),
+  );
 });
 
 self.addEventListener('fetch', (event) => {
@@ -86,7 +90,7 @@ async function navigation(request: Request, event: FetchEvent): Promise<Response
     // The network's answer when it comes in time; the cached shell if the network is slow or down.
     const first = await Promise.race([fresh, timeout]);
     if (first) return first;
-    return (await cached) ?? await fresh;
+    return (await cached) ?? (await fresh);
   } catch (error) {
     const held = await cached;
     if (held) return held;
@@ -117,8 +121,10 @@ async function keepIndex(response: Response): Promise<void> {
   if (missing.length === 0) return;
   const keep = new Set(referenced.map((path) => new URL(path, self.location.origin).href));
   for (const old of await assets.keys()) if (!keep.has(old.url)) await assets.delete(old);
-  await Promise.all(missing.map(async (path) => {
-    const file = await fetch(path);
-    if (file.ok) await assets.put(path, file);
-  }));
+  await Promise.all(
+    missing.map(async (path) => {
+      const file = await fetch(path);
+      if (file.ok) await assets.put(path, file);
+    }),
+  );
 }

@@ -30,7 +30,8 @@ export function byDay(buckets: readonly UsageBucket[]): Day[] {
 function Breakdown({ totals }: { totals: UsageTotals }) {
   return (
     <span class="muted small usage-breakdown">
-      {formatTokens(totals.input)} in · {formatTokens(totals.cacheRead)} cache read · {formatTokens(totals.cacheWrite)} cache write · {formatTokens(totals.output)} out
+      {formatTokens(totals.input)} in · {formatTokens(totals.cacheRead)} cache read · {formatTokens(totals.cacheWrite)} cache write ·{' '}
+      {formatTokens(totals.output)} out
     </span>
   );
 }
@@ -38,7 +39,12 @@ function Breakdown({ totals }: { totals: UsageTotals }) {
 /** A sum's cost, with a note when part of it had no price (its figure is then a floor). */
 function Spend({ costUsd, unpricedTokens, tokens }: { costUsd: number; unpricedTokens: number; tokens: number }) {
   const partly = unpricedTokens > 0 && unpricedTokens < tokens;
-  return <>{spendText(costUsd, unpricedTokens, tokens)}{partly ? <span class="muted small usage-partly">some usage unpriced</span> : null}</>;
+  return (
+    <>
+      {spendText(costUsd, unpricedTokens, tokens)}
+      {partly ? <span class="muted small usage-partly">some usage unpriced</span> : null}
+    </>
+  );
 }
 
 const BASIS = { exact: null, family: 'priced as', override: 'host price', unknown: null } as const;
@@ -52,12 +58,38 @@ export function UsageTotalsCard({ summary }: { summary: UsageSummaryResult }) {
   const known = unpriced < tokens || tokens === 0;
   return (
     <div class="card usage-totals" aria-label="Totals for the period">
-      {known
-        ? <p class="usage-total"><span class="usage-figure" data-testid="usage-spend">{spendText(spend, unpriced, tokens)}</span> spent</p>
-        : <p class="usage-total">Spent: <span class="usage-figure" data-testid="usage-spend">{spendText(spend, unpriced, tokens)}</span></p>}
-      <p class="usage-total"><span class="usage-figure" data-testid="usage-tokens">{formatTokens(tokens)}</span> tokens</p>
-      <p class="usage-total"><span class="usage-figure" data-testid="usage-sessions">{summary.sessions}</span> {summary.sessions === 1 ? 'session' : 'sessions'}</p>
-      {unpriced > 0 ? <p class="muted small usage-unpriced" role="note">{formatTokens(unpriced)} tokens were used by models without a price; their cost is unknown, not counted.</p> : null}
+      {known ? (
+        <p class="usage-total">
+          <span class="usage-figure" data-testid="usage-spend">
+            {spendText(spend, unpriced, tokens)}
+          </span>{' '}
+          spent
+        </p>
+      ) : (
+        <p class="usage-total">
+          Spent:{' '}
+          <span class="usage-figure" data-testid="usage-spend">
+            {spendText(spend, unpriced, tokens)}
+          </span>
+        </p>
+      )}
+      <p class="usage-total">
+        <span class="usage-figure" data-testid="usage-tokens">
+          {formatTokens(tokens)}
+        </span>{' '}
+        tokens
+      </p>
+      <p class="usage-total">
+        <span class="usage-figure" data-testid="usage-sessions">
+          {summary.sessions}
+        </span>{' '}
+        {summary.sessions === 1 ? 'session' : 'sessions'}
+      </p>
+      {unpriced > 0 ? (
+        <p class="muted small usage-unpriced" role="note">
+          {formatTokens(unpriced)} tokens were used by models without a price; their cost is unknown, not counted.
+        </p>
+      ) : null}
     </div>
   );
 }
@@ -68,14 +100,24 @@ export function ByDay({ summary }: { summary: UsageSummaryResult }) {
   if (days.length === 0) return <p class="muted">Nothing used in this period.</p>;
   return (
     <table class="usage-table" aria-label="By day">
-      <thead><tr><th scope="col">Day</th><th scope="col">Spend</th><th scope="col">Tokens</th></tr></thead>
+      <thead>
+        <tr>
+          <th scope="col">Day</th>
+          <th scope="col">Spend</th>
+          <th scope="col">Tokens</th>
+        </tr>
+      </thead>
       <tbody>
         {days.map((day) => (
           <tr key={day.slot} data-slot={day.slot}>
             <th scope="row">{dayText(day.slot)}</th>
-            <td class="usage-cost"><Spend costUsd={day.costUsd} unpricedTokens={day.unpricedTokens} tokens={day.tokens} /></td>
+            <td class="usage-cost">
+              <Spend costUsd={day.costUsd} unpricedTokens={day.unpricedTokens} tokens={day.tokens} />
+            </td>
             <td class="usage-tokens">
-              <span class="usage-bar" aria-hidden="true"><span style={{ width: `${Math.max(2, (day.tokens / most) * 100)}%` }} /></span>
+              <span class="usage-bar" aria-hidden="true">
+                <span style={{ width: `${Math.max(2, (day.tokens / most) * 100)}%` }} />
+              </span>
               {formatTokens(day.tokens)}
             </td>
           </tr>
@@ -89,17 +131,31 @@ export function ByModel({ summary }: { summary: UsageSummaryResult }) {
   if (summary.models.length === 0) return null;
   return (
     <table class="usage-table" aria-label="By model">
-      <thead><tr><th scope="col">Model</th><th scope="col">Spend</th><th scope="col">Tokens</th></tr></thead>
+      <thead>
+        <tr>
+          <th scope="col">Model</th>
+          <th scope="col">Spend</th>
+          <th scope="col">Tokens</th>
+        </tr>
+      </thead>
       <tbody>
         {summary.models.map((model) => (
           <tr key={`${model.provider}/${model.model}/${model.account ?? ''}`} data-model={model.model}>
             <th scope="row">
               <span class="usage-model">{model.model}</span>
               <span class="muted small"> · {model.provider === 'claude' ? 'Claude Code' : 'Codex'}</span>
-              {BASIS[model.priceBasis] && model.pricedAs ? <span class="muted small usage-basis"> · {BASIS[model.priceBasis]} {model.pricedAs}</span> : null}
+              {BASIS[model.priceBasis] && model.pricedAs ? (
+                <span class="muted small usage-basis">
+                  {' '}
+                  · {BASIS[model.priceBasis]} {model.pricedAs}
+                </span>
+              ) : null}
             </th>
             <td class="usage-cost">{costText(model.costUsd)}</td>
-            <td class="usage-tokens">{formatTokens(tokensOf(model.totals))}<Breakdown totals={model.totals} /></td>
+            <td class="usage-tokens">
+              {formatTokens(tokensOf(model.totals))}
+              <Breakdown totals={model.totals} />
+            </td>
           </tr>
         ))}
       </tbody>
@@ -111,12 +167,25 @@ export function ByProject({ summary }: { summary: UsageSummaryResult }) {
   if (summary.projects.length === 0) return null;
   return (
     <table class="usage-table" aria-label="By project">
-      <thead><tr><th scope="col">Project</th><th scope="col">Spend</th><th scope="col">Tokens</th></tr></thead>
+      <thead>
+        <tr>
+          <th scope="col">Project</th>
+          <th scope="col">Spend</th>
+          <th scope="col">Tokens</th>
+        </tr>
+      </thead>
       <tbody>
         {summary.projects.map((project) => (
           <tr key={project.folder} data-folder={project.folder}>
-            <th scope="row"><span class="usage-project">{project.name}</span><span class="muted small usage-folder" title={project.folder}>{project.folder}</span></th>
-            <td class="usage-cost"><Spend costUsd={project.costUsd} unpricedTokens={project.unpricedTokens ?? 0} tokens={tokensOf(project.totals)} /></td>
+            <th scope="row">
+              <span class="usage-project">{project.name}</span>
+              <span class="muted small usage-folder" title={project.folder}>
+                {project.folder}
+              </span>
+            </th>
+            <td class="usage-cost">
+              <Spend costUsd={project.costUsd} unpricedTokens={project.unpricedTokens ?? 0} tokens={tokensOf(project.totals)} />
+            </td>
             <td class="usage-tokens">{formatTokens(tokensOf(project.totals))}</td>
           </tr>
         ))}

@@ -38,14 +38,25 @@ export function useUsageFeed(hostId: string, days: number): UsageFeed {
     const readSummary = () => {
       const mine = ++asked;
       void lobby.request('usage.summary', { ...period(days, timeZone), resolution: 'day', timeZone }).then(
-        (result) => { if (live && mine === asked) { setSummary(result); setError(null); } },
-        (failure: unknown) => { if (live && mine === asked) setError(errorText(failure)); },
+        (result) => {
+          if (live && mine === asked) {
+            setSummary(result);
+            setError(null);
+          }
+        },
+        (failure: unknown) => {
+          if (live && mine === asked) setError(errorText(failure));
+        },
       );
     };
     const readLimits = () => {
       void lobby.request('usage.limits', {}).then(
-        (result) => { if (live) setLimits(result); },
-        (failure: unknown) => { if (live) setLimitsError(errorText(failure)); },
+        (result) => {
+          if (live) setLimits(result);
+        },
+        (failure: unknown) => {
+          if (live) setLimitsError(errorText(failure));
+        },
       );
     };
     ask.current = readSummary;
@@ -60,7 +71,12 @@ export function useUsageFeed(hostId: string, days: number): UsageFeed {
         if (frame.event === 'usage.changed') readSummary();
         else if (frame.event === 'usage.limitsChanged') setLimits(frame.payload as UsageLimitsSnapshot);
       }),
-      lobby.onState((state) => { if (state === 'open') { readSummary(); readLimits(); } }),
+      lobby.onState((state) => {
+        if (state === 'open') {
+          readSummary();
+          readLimits();
+        }
+      }),
       // A host that came back has forgotten who followed it.
       lobby.onPresence((online) => {
         if (!online) return;
@@ -86,10 +102,13 @@ export function useUsageFeed(hostId: string, days: number): UsageFeed {
     refreshLimits: () => {
       setRefreshing(true);
       setLimitsError(null);
-      void hostConnection(hostId).request('usage.refreshLimits', {}).then(
-        (result) => setLimits(result),
-        (failure: unknown) => setLimitsError(errorText(failure)),
-      ).finally(() => setRefreshing(false));
+      void hostConnection(hostId)
+        .request('usage.refreshLimits', {})
+        .then(
+          (result) => setLimits(result),
+          (failure: unknown) => setLimitsError(errorText(failure)),
+        )
+        .finally(() => setRefreshing(false));
     },
   };
 }

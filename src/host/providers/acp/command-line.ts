@@ -95,16 +95,20 @@ export function commandLineSpec(agent: CommandLineAgent): AcpAgentSpec {
     resumeCommand: agent.resumeCommand ?? `${path.basename(agent.command)} {flags} {id}`,
     modes,
     runtimeModeOf: (modeId) => byId.get(modeId),
-    admitPrompt: agent.slashCommands ? undefined : (text) => {
-      const first = text.trimStart()[0];
-      if (first === '/' || first === '$') {
-        throw new ProtocolError('bad-request', `${agent.name} may run its own commands from a message starting with ${first}, outside its permission checks; this host does not pass such a message on (config: slashCommands)`);
-      }
-    },
+    admitPrompt: agent.slashCommands
+      ? undefined
+      : (text) => {
+          const first = text.trimStart()[0];
+          if (first === '/' || first === '$') {
+            throw new ProtocolError(
+              'bad-request',
+              `${agent.name} may run its own commands from a message starting with ${first}, outside its permission checks; this host does not pass such a message on (config: slashCommands)`,
+            );
+          }
+        },
   };
 }
 
 export function commandLineProvider(agent: CommandLineAgent, options: { probe?: boolean } = {}): AcpProvider {
   return new AcpProvider(commandLineSpec(agent), { clientVersion: agent.clientVersion, ...options });
 }
-

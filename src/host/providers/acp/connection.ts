@@ -75,9 +75,9 @@ export class AcpPeer {
     let sequence = 0;
     const app = client({ name: 'tether' })
       .onRequest(methods.client.session.requestPermission, asSent<RequestPermissionRequest>(), ({ params, signal }) =>
-        handlers.onPermission(String(++sequence), params, signal))
-      .onRequest(methods.client.elicitation.create, asSent<unknown>(), ({ params, signal }) =>
-        handlers.onElicitation(String(++sequence), params, signal));
+        handlers.onPermission(String(++sequence), params, signal),
+      )
+      .onRequest(methods.client.elicitation.create, asSent<unknown>(), ({ params, signal }) => handlers.onElicitation(String(++sequence), params, signal));
     this.agent = app.connect(stream).agent;
   }
 

@@ -144,7 +144,8 @@ export class AcpSession implements ProviderSession {
       }
       if (this.emit === emit) this.deliver(outputs);
     } catch (error) {
-      if (this.emit === emit) this.finish({ type: 'turn-end', state: 'error', message: `${this.spec.name} could not start the turn: ${failureOf(error).message}` });
+      if (this.emit === emit)
+        this.finish({ type: 'turn-end', state: 'error', message: `${this.spec.name} could not start the turn: ${failureOf(error).message}` });
     }
   }
 
@@ -207,7 +208,11 @@ export class AcpSession implements ProviderSession {
           opened = record(await peer.agent.request(methods.agent.session.load, { sessionId: this.sessionId, cwd, mcpServers: [] }));
           if (this.spec.quirks?.replaysAfterLoad) await this.replayQuiet();
         } catch (error) {
-          emit({ type: 'note', level: 'warning', text: `${this.spec.name} could not continue its session ${this.sessionId} (${failureOf(error).message}); this turn starts a new one` });
+          emit({
+            type: 'note',
+            level: 'warning',
+            text: `${this.spec.name} could not continue its session ${this.sessionId} (${failureOf(error).message}); this turn starts a new one`,
+          });
         }
       } else {
         emit({ type: 'note', level: 'warning', text: `${this.spec.name} cannot load an earlier session; this turn starts a new one` });
@@ -224,7 +229,9 @@ export class AcpSession implements ProviderSession {
   }
 
   private async applyMode(peer: AcpPeer, modes: Record<string, unknown>): Promise<void> {
-    const available = Array.isArray(modes.availableModes) ? modes.availableModes.map((m) => record(m).id).filter((id): id is string => typeof id === 'string') : [];
+    const available = Array.isArray(modes.availableModes)
+      ? modes.availableModes.map((m) => record(m).id).filter((id): id is string => typeof id === 'string')
+      : [];
     let current = typeof modes.currentModeId === 'string' ? modes.currentModeId : null;
     const wanted = this.spec.modes[this.context.runtimeMode];
     if (current !== wanted && available.includes(wanted)) {
@@ -280,7 +287,7 @@ export class AcpSession implements ProviderSession {
 
   private promptBlocks(input: TurnInput): ContentBlock[] {
     const blocks: ContentBlock[] = [{ type: 'text', text: input.text }];
-    const images = this.capabilities.promptCapabilities?.image ? input.images ?? [] : [];
+    const images = this.capabilities.promptCapabilities?.image ? (input.images ?? []) : [];
     const inline = new Set(images.map((i) => i.attachmentId));
     for (const image of images) blocks.push({ type: 'image', data: image.data, mimeType: image.mime });
     for (const file of input.attachments) {
@@ -326,7 +333,12 @@ export class AcpSession implements ProviderSession {
   }
 
   /** Shows a request and resolves with the person's answer; with nobody to ask it is cancelled at once. */
-  private wait<T extends RequestPermissionResponse | CreateElicitationResponse>(requestId: string, outputs: ProviderOutput[], signal: AbortSignal, cancelled: T): Promise<T> {
+  private wait<T extends RequestPermissionResponse | CreateElicitationResponse>(
+    requestId: string,
+    outputs: ProviderOutput[],
+    signal: AbortSignal,
+    cancelled: T,
+  ): Promise<T> {
     if (!this.emit) {
       // Nobody is there to decide (the turn was stopped): the agent hears a cancel at once.
       this.cancelRequests();
@@ -334,11 +346,15 @@ export class AcpSession implements ProviderSession {
     }
     return new Promise<T>((resolve) => {
       this.answers.set(requestId, resolve as (reply: RequestPermissionResponse | CreateElicitationResponse) => void);
-      signal.addEventListener('abort', () => {
-        if (!this.answers.delete(requestId)) return;
-        this.emit?.({ type: 'request-cancelled', requestId });
-        resolve(cancelled);
-      }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          if (!this.answers.delete(requestId)) return;
+          this.emit?.({ type: 'request-cancelled', requestId });
+          resolve(cancelled);
+        },
+        { once: true },
+      );
       this.deliver(outputs);
     });
   }

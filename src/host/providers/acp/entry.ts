@@ -29,17 +29,18 @@ export const acpEntry = defineProvider({
     /** The variable that names an account's config folder, when the agent has one. */
     homeVariable: z.string().regex(ENV_NAME).optional(),
   }),
-  create: (config, kind, { base, version }) => commandLineProvider({
-    kind,
-    name: config.name,
-    command: configCommand(config.command, config.command, base),
-    args: config.args,
-    env: config.env,
-    modes: config.modes,
-    slashCommands: config.slashCommands,
-    ...(config.resumeCommand ? { resumeCommand: config.resumeCommand } : {}),
-    ...(config.homeVariable ? { homeVariable: config.homeVariable } : {}),
-    clientVersion: version,
-  }),
+  create: (config, kind, { base, version }) =>
+    commandLineProvider({
+      kind,
+      name: config.name,
+      command: configCommand(config.command, config.command, base),
+      args: config.args,
+      env: config.env,
+      modes: config.modes,
+      slashCommands: config.slashCommands,
+      ...(config.resumeCommand ? { resumeCommand: config.resumeCommand } : {}),
+      ...(config.homeVariable ? { homeVariable: config.homeVariable } : {}),
+      clientVersion: version,
+    }),
   from: (config) => config.command,
 });

@@ -126,7 +126,10 @@ export class AcpProvider implements Provider {
         return;
       }
       const { stdout } = await promisify(execFile)(commandLine.command, [...(this.spec.versionArgs ?? ['--version'])], {
-        encoding: 'utf8', timeout: 20_000, env: commandLine.env, cwd: tmpdir(),
+        encoding: 'utf8',
+        timeout: 20_000,
+        env: commandLine.env,
+        cwd: tmpdir(),
       });
       this.found = { installed: true, version: versionIn(stdout) };
     } catch {

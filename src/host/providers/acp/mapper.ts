@@ -96,7 +96,10 @@ export class AcpMapper {
         return this.plan(update.entries);
       case 'available_commands_update':
         this.slashCommands = Array.isArray(update.availableCommands)
-          ? update.availableCommands.map((c) => record(c).name).filter((n): n is string => typeof n === 'string').map((n) => `/${n}`)
+          ? update.availableCommands
+              .map((c) => record(c).name)
+              .filter((n): n is string => typeof n === 'string')
+              .map((n) => `/${n}`)
           : [];
         return [];
       case 'current_mode_update': {
@@ -116,7 +119,8 @@ export class AcpMapper {
       }
       case 'compaction_update':
         if (update.status === 'completed') return [{ type: 'compaction', preTokens: null }];
-        if (update.status === 'failed') return [{ type: 'note', level: 'warning', text: `${this.spec.name} could not compact: ${String(update.error ?? 'no reason given')}` }];
+        if (update.status === 'failed')
+          return [{ type: 'note', level: 'warning', text: `${this.spec.name} could not compact: ${String(update.error ?? 'no reason given')}` }];
         return [];
       default:
         if (QUIET.has(kind)) return [];
@@ -133,7 +137,10 @@ export class AcpMapper {
     const allowOnce = pick(options, 'allow_once');
     const allowAlways = pick(options, 'allow_always');
     if (!allowOnce && !allowAlways) {
-      return { outputs: [{ type: 'note', level: 'warning', text: `${this.spec.name} asked for a permission without an option to allow it; cancelled` }], reply: CANCELLED };
+      return {
+        outputs: [{ type: 'note', level: 'warning', text: `${this.spec.name} asked for a permission without an option to allow it; cancelled` }],
+        reply: CANCELLED,
+      };
     }
     const asked = record(params.toolCall);
     const matched = this.spec.quirks?.matchPermission?.(params, this.calls);
@@ -171,11 +178,12 @@ export class AcpMapper {
     if (pending?.kind !== 'permission') return null;
     this.pending.delete(requestId);
     const { options } = pending;
-    const option = decision === 'deny'
-      ? pick(options, 'reject_once') ?? pick(options, 'reject_always')
-      : decision === 'allow-always'
-        ? pick(options, 'allow_always') ?? pick(options, 'allow_once')
-        : pick(options, 'allow_once') ?? pick(options, 'allow_always');
+    const option =
+      decision === 'deny'
+        ? (pick(options, 'reject_once') ?? pick(options, 'reject_always'))
+        : decision === 'allow-always'
+          ? (pick(options, 'allow_always') ?? pick(options, 'allow_once'))
+          : (pick(options, 'allow_once') ?? pick(options, 'allow_always'));
     const outputs: ProviderOutput[] = [];
     // A refused call may never hear of again (Gemini sends no update for it): it ends here.
     if (decision === 'deny' && pending.toolCallId) outputs.push(...this.refuseCall(pending.toolCallId));
@@ -189,17 +197,24 @@ export class AcpMapper {
     if (p.mode === 'url' && typeof p.url === 'string') {
       this.pending.set(requestId, { kind: 'elicitation', fields: [], url: p.url });
       return {
-        outputs: [{
-          type: 'question',
-          requestId,
-          questions: [{
-            id: 'url',
-            header: this.spec.name,
-            question: `${message}\n\nOpen ${p.url} and finish there, then continue.`.trim(),
-            choices: [{ label: 'Continue', description: 'I finished on that page' }, { label: 'Decline', description: 'Do not go on' }],
-            multiSelect: false,
-          }],
-        }],
+        outputs: [
+          {
+            type: 'question',
+            requestId,
+            questions: [
+              {
+                id: 'url',
+                header: this.spec.name,
+                question: `${message}\n\nOpen ${p.url} and finish there, then continue.`.trim(),
+                choices: [
+                  { label: 'Continue', description: 'I finished on that page' },
+                  { label: 'Decline', description: 'Do not go on' },
+                ],
+                multiSelect: false,
+              },
+            ],
+          },
+        ],
       };
     }
     const schema = record(p.requestedSchema);
@@ -211,7 +226,11 @@ export class AcpMapper {
       };
     }
     const questions: ChatQuestion[] = properties.map(([id, raw]) => fieldQuestion(id, record(raw) as ElicitationPropertySchema, message, properties.length));
-    this.pending.set(requestId, { kind: 'elicitation', fields: properties.map(([id, raw]) => ({ id, type: String(record(raw).type ?? 'string') })), url: null });
+    this.pending.set(requestId, {
+      kind: 'elicitation',
+      fields: properties.map(([id, raw]) => ({ id, type: String(record(raw).type ?? 'string') })),
+      url: null,
+    });
     return { outputs: [{ type: 'question', requestId, questions }] };
   }
 
@@ -263,13 +282,19 @@ export class AcpMapper {
         out.push({ type: 'note', level: 'warning', text: `${this.spec.name} stopped: the reply reached its token limit` }, { type: 'turn-end', state: 'done' });
         break;
       case 'max_turn_requests':
-        out.push({ type: 'note', level: 'warning', text: `${this.spec.name} stopped: the turn reached its limit of model requests` }, { type: 'turn-end', state: 'done' });
+        out.push(
+          { type: 'note', level: 'warning', text: `${this.spec.name} stopped: the turn reached its limit of model requests` },
+          { type: 'turn-end', state: 'done' },
+        );
         break;
       case 'refusal':
         out.push({ type: 'turn-end', state: 'error', message: `${this.spec.name} refused to go on` });
         break;
       default:
-        out.push({ type: 'note', level: 'info', text: `${this.spec.name} ended the turn with ${String(response.stopReason)}` }, { type: 'turn-end', state: 'done' });
+        out.push(
+          { type: 'note', level: 'info', text: `${this.spec.name} ended the turn with ${String(response.stopReason)}` },
+          { type: 'turn-end', state: 'done' },
+        );
     }
     return out;
   }
@@ -305,7 +330,11 @@ export class AcpMapper {
       out.push({ type: 'text', text: `[${typeof content.name === 'string' ? content.name : content.uri}](${content.uri})` });
       return out;
     }
-    out.push({ type: 'note', level: 'info', text: `${this.spec.name} sent ${typeof content.type === 'string' ? `${content.type} content` : 'content'} this host does not show` });
+    out.push({
+      type: 'note',
+      level: 'info',
+      text: `${this.spec.name} sent ${typeof content.type === 'string' ? `${content.type} content` : 'content'} this host does not show`,
+    });
     return out;
   }
 
@@ -362,12 +391,15 @@ export class AcpMapper {
 
   private plan(entries: unknown): ProviderOutput[] {
     if (!Array.isArray(entries)) return [this.unreadable('a plan without entries', entries)];
-    const todos = entries.map((e) => record(e)).filter((e) => typeof e.content === 'string').map((e) => ({
-      content: e.content as string,
-      status: e.status === 'completed' || e.status === 'in_progress' ? e.status : 'pending',
-      activeForm: e.content as string,
-      ...(typeof e.priority === 'string' ? { priority: e.priority } : {}),
-    }));
+    const todos = entries
+      .map((e) => record(e))
+      .filter((e) => typeof e.content === 'string')
+      .map((e) => ({
+        content: e.content as string,
+        status: e.status === 'completed' || e.status === 'in_progress' ? e.status : 'pending',
+        activeForm: e.content as string,
+        ...(typeof e.priority === 'string' ? { priority: e.priority } : {}),
+      }));
     // A plan replaces the last one; shown as Claude Code shows its to-do list, so every client draws it.
     const id = `plan-${++this.plans}`;
     if (this.reply) this.reply = null;
@@ -380,11 +412,13 @@ export class AcpMapper {
   private usage(update: Record<string, unknown>): ProviderOutput[] {
     const cost = record(update.cost);
     if (typeof cost.amount === 'number' && cost.currency === 'USD') this.lastCost = cost.amount;
-    return [{
-      type: 'usage',
-      ...(typeof update.used === 'number' && update.used >= 0 ? { contextTokens: Math.round(update.used) } : {}),
-      ...(typeof update.size === 'number' && update.size > 0 ? { contextWindow: Math.round(update.size) } : {}),
-    }];
+    return [
+      {
+        type: 'usage',
+        ...(typeof update.used === 'number' && update.used >= 0 ? { contextTokens: Math.round(update.used) } : {}),
+        ...(typeof update.size === 'number' && update.size > 0 ? { contextWindow: Math.round(update.size) } : {}),
+      },
+    ];
   }
 
   private view(update: Record<string, unknown>): AcpToolCallView {
@@ -410,7 +444,11 @@ export class AcpMapper {
 
   private unreadable(what: string, value: unknown): ProviderOutput {
     const shown = JSON.stringify(value) ?? String(value);
-    return { type: 'note', level: 'info', text: `${this.spec.name} sent ${what}, which this host could not read: ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}` };
+    return {
+      type: 'note',
+      level: 'info',
+      text: `${this.spec.name} sent ${what}, which this host could not read: ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}`,
+    };
   }
 }
 
@@ -489,11 +527,14 @@ function fieldQuestion(id: string, field: ElicitationPropertySchema, message: st
   const f = record(field);
   const title = typeof f.title === 'string' && f.title ? f.title : id;
   const described = typeof f.description === 'string' && f.description ? f.description : null;
-  const question = count === 1 ? [message, described].filter(Boolean).join('\n\n') || title : described ?? title;
+  const question = count === 1 ? [message, described].filter(Boolean).join('\n\n') || title : (described ?? title);
   let choices: Array<{ label: string; description: string }> = [];
   let multiSelect = false;
   if (f.type === 'boolean') {
-    choices = [{ label: 'Yes', description: '' }, { label: 'No', description: '' }];
+    choices = [
+      { label: 'Yes', description: '' },
+      { label: 'No', description: '' },
+    ];
   } else if (f.type === 'array') {
     multiSelect = true;
     choices = enumChoices(record(f.items));
@@ -507,10 +548,13 @@ function fieldQuestion(id: string, field: ElicitationPropertySchema, message: st
 function enumChoices(schema: Record<string, unknown>): Array<{ label: string; description: string }> {
   const oneOf = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : null;
   if (oneOf) {
-    return oneOf.map((o) => record(o)).filter((o) => typeof o.const === 'string').map((o) => ({
-      label: o.const as string,
-      description: typeof o.title === 'string' && o.title !== o.const ? o.title : '',
-    }));
+    return oneOf
+      .map((o) => record(o))
+      .filter((o) => typeof o.const === 'string')
+      .map((o) => ({
+        label: o.const as string,
+        description: typeof o.title === 'string' && o.title !== o.const ? o.title : '',
+      }));
   }
   if (Array.isArray(schema.enum)) return schema.enum.filter((e): e is string => typeof e === 'string').map((e) => ({ label: e, description: '' }));
   return [];

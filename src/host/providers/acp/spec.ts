@@ -1,15 +1,7 @@
 // AcpAgentSpec: everything that makes one ACP agent different from another, as data and a few
 // hooks. The adapter (connection, mapper, driver, provider) is written once against this; a new
 // agent is a new spec, never a copy of the adapter.
-import type {
-  AgentKind,
-  ChatFileChange,
-  ChatTurnLimit,
-  ModelInfo,
-  ModelSelection,
-  ProviderCapabilities,
-  RuntimeMode,
-} from '../../../contracts/index.ts';
+import type { AgentKind, ChatFileChange, ChatTurnLimit, ModelInfo, ModelSelection, ProviderCapabilities, RuntimeMode } from '../../../contracts/index.ts';
 import type { PromptResponse, RequestPermissionRequest, ToolCallContent, ToolCallLocation, ToolKind } from '@agentclientprotocol/sdk';
 import type { ProviderOutput } from '../provider.ts';
 import type { SessionIdShape } from '../cli-values.ts';

@@ -49,8 +49,9 @@ export function modelInfos(catalog: ModelCatalogData): ModelInfo[] {
 
 export function normalizeSelection(catalog: ModelCatalogData, selection: ModelSelection | undefined): ModelSelection {
   const asked = selection?.model.toLowerCase();
-  const model = catalog.models.find((m) => m.slug === asked || m.aliases?.some((a) => a.toLowerCase() === asked))
-    ?? catalog.models.find((m) => m.slug === catalog.defaultModel)!;
+  const model =
+    catalog.models.find((m) => m.slug === asked || m.aliases?.some((a) => a.toLowerCase() === asked)) ??
+    catalog.models.find((m) => m.slug === catalog.defaultModel)!;
   const options: ModelSelection['options'] = {};
   for (const option of catalog.profiles[model.profile]?.options ?? []) {
     const value = selection?.options[option.id];

@@ -37,8 +37,12 @@ export function claudeArgs(context: ProviderChatContext, sessionId: string | nul
   const effort = options.effort;
   const efforts = effortChoices(model);
   return [
-    '-p', '--input-format=stream-json', '--output-format=stream-json', '--verbose',
-    '--include-partial-messages', '--permission-prompt-tool=stdio',
+    '-p',
+    '--input-format=stream-json',
+    '--output-format=stream-json',
+    '--verbose',
+    '--include-partial-messages',
+    '--permission-prompt-tool=stdio',
     flagValue('--permission-mode', PERMISSION_MODES[context.runtimeMode]),
     flagValue('--model', admitModelSlug('selection.model', model)),
     ...(effort !== undefined ? [flagValue('--effort', admitChoice('selection.options.effort', effort, efforts))] : []),
@@ -154,7 +158,12 @@ export class ClaudeSession implements ProviderSession {
     try {
       const inline = await images(input);
       const text = messageText(input, new Set(inline.map((image) => image.path)));
-      line = JSON.stringify(userLine(text, inline.map(({ mime, data }) => ({ mime, data }))));
+      line = JSON.stringify(
+        userLine(
+          text,
+          inline.map(({ mime, data }) => ({ mime, data })),
+        ),
+      );
     } catch (error) {
       this.endTurn(emit, { type: 'turn-end', state: 'error', message: `An attachment could not be read: ${describe(error)}` });
       return;

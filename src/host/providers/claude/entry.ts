@@ -18,11 +18,12 @@ export const claudeEntry = defineProvider({
     home: z.string().min(1).optional(),
     env: EnvSchema.optional(),
   }),
-  create: (config, _kind, { base }) => new ClaudeProvider({
-    command: configCommand(config.command, CLAUDE_PROFILE.command, base),
-    args: config.args,
-    env: { ...config.env, ...(config.home ? { CLAUDE_CONFIG_DIR: config.home } : {}) },
-  }),
+  create: (config, _kind, { base }) =>
+    new ClaudeProvider({
+      command: configCommand(config.command, CLAUDE_PROFILE.command, base),
+      args: config.args,
+      env: { ...config.env, ...(config.home ? { CLAUDE_CONFIG_DIR: config.home } : {}) },
+    }),
   from: (config) => config.command ?? CLAUDE_PROFILE.command,
   discovered: (command) => new ClaudeProvider({ command }),
 });

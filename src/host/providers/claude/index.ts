@@ -7,7 +7,17 @@ import { readFile } from 'node:fs/promises';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { AccountLaunch, FileReadContext, Provider, SignInState, ProviderChatContext, ProviderForkRequest, ProviderSession, SubagentWork, TurnInput } from '../provider.ts';
+import type {
+  AccountLaunch,
+  FileReadContext,
+  Provider,
+  SignInState,
+  ProviderChatContext,
+  ProviderForkRequest,
+  ProviderSession,
+  SubagentWork,
+  TurnInput,
+} from '../provider.ts';
 import { readCliVersion } from '../cli-version.ts';
 import { CLAUDE_PROFILE } from './profile.ts';
 import { runCli } from '../run-cli.ts';

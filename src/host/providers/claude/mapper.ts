@@ -71,14 +71,31 @@ const QUESTION_TOOL = 'AskUserQuestion';
 
 /** `system` subtypes that carry nothing a thread shows. */
 const QUIET_SYSTEM = new Set([
-  'thinking_tokens', 'task_started', 'task_updated', 'hook_started', 'hook_progress', 'hook_response',
-  'session_state_changed', 'background_tasks_changed', 'files_persisted', 'mirror_error',
+  'thinking_tokens',
+  'task_started',
+  'task_updated',
+  'hook_started',
+  'hook_progress',
+  'hook_response',
+  'session_state_changed',
+  'background_tasks_changed',
+  'files_persisted',
+  'mirror_error',
 ]);
 /** Top-level types that carry nothing a thread shows. */
 /** A background task's statuses once it stopped running. */
 const ENDED_TASK = new Set(['completed', 'failed', 'killed', 'stopped']);
 
-const QUIET_TYPES = new Set(['keep_alive', 'prompt_suggestion', 'auth_status', 'tool_progress', 'conversation_reset', 'control_response', 'streamlined_text', 'streamlined_tool_use_summary']);
+const QUIET_TYPES = new Set([
+  'keep_alive',
+  'prompt_suggestion',
+  'auth_status',
+  'tool_progress',
+  'conversation_reset',
+  'control_response',
+  'streamlined_text',
+  'streamlined_tool_use_summary',
+]);
 
 export interface MappedLine {
   outputs: ProviderOutput[];
@@ -205,13 +222,15 @@ export class ClaudeStreamMapper {
         const permissionMode = str(message.permissionMode);
         const sessionId = str(message.session_id);
         if (!sessionId) return [note('warning', 'Claude Code started without a session id')];
-        return [{
-          type: 'session',
-          agentSessionId: sessionId,
-          model: this.model,
-          ...(permissionMode ? { permissionMode, effectiveRuntimeMode: runtimeModeOf(permissionMode) } : {}),
-          ...(Array.isArray(message.slash_commands) ? { slashCommands: message.slash_commands.filter((c): c is string => typeof c === 'string') } : {}),
-        }];
+        return [
+          {
+            type: 'session',
+            agentSessionId: sessionId,
+            model: this.model,
+            ...(permissionMode ? { permissionMode, effectiveRuntimeMode: runtimeModeOf(permissionMode) } : {}),
+            ...(Array.isArray(message.slash_commands) ? { slashCommands: message.slash_commands.filter((c): c is string => typeof c === 'string') } : {}),
+          },
+        ];
       }
       case 'status': {
         const out: ProviderOutput[] = [];
@@ -260,17 +279,22 @@ export class ClaudeStreamMapper {
         const toolUseId = str(message.tool_use_id);
         if (toolUseId) this.agentTasks.delete(toolUseId);
         if (!toolUseId || !SUBAGENT_TOOLS.has(this.tools.get(toolUseId) ?? 'Task')) return [];
-        return [{
-          type: 'subagent-end',
-          toolUseId,
-          status: message.status === 'completed' ? 'done' : 'failed',
-          summary: str(message.summary),
-          usage: subagentUsage(message.usage),
-        }];
+        return [
+          {
+            type: 'subagent-end',
+            toolUseId,
+            status: message.status === 'completed' ? 'done' : 'failed',
+            summary: str(message.summary),
+            usage: subagentUsage(message.usage),
+          },
+        ];
       }
       case 'api_retry': {
         const status = typeof message.error_status === 'number' ? ` ${message.error_status}` : '';
-        const attempt = typeof message.attempt === 'number' ? ` (attempt ${message.attempt}${typeof message.max_retries === 'number' ? ` of ${message.max_retries}` : ''})` : '';
+        const attempt =
+          typeof message.attempt === 'number'
+            ? ` (attempt ${message.attempt}${typeof message.max_retries === 'number' ? ` of ${message.max_retries}` : ''})`
+            : '';
         return [note('warning', `The model API answered${status}${message.error ? ` (${String(message.error)})` : ''}; retrying${attempt}.`)];
       }
       case 'local_command_output': {
@@ -364,15 +388,17 @@ export class ClaudeStreamMapper {
     if (typeof input.command === 'string' && input.run_in_background === true) this.commands.set(toolUseId, input.command);
     const under = parent ? { parentToolUseId: parent } : {};
     if (SUBAGENT_TOOLS.has(name)) {
-      return [{
-        type: 'subagent-start',
-        toolUseId,
-        description: str(input.description) ?? 'Subagent',
-        subagentType: str(input.subagent_type),
-        prompt: str(input.prompt),
-        background: input.run_in_background === true,
-        ...under,
-      }];
+      return [
+        {
+          type: 'subagent-start',
+          toolUseId,
+          description: str(input.description) ?? 'Subagent',
+          subagentType: str(input.subagent_type),
+          prompt: str(input.prompt),
+          background: input.run_in_background === true,
+          ...under,
+        },
+      ];
     }
     const description = str(input.description);
     return [{ type: 'tool-start', toolUseId, name, input: block.input ?? {}, ...(description ? { description } : {}), ...under }];
@@ -405,12 +431,14 @@ export class ClaudeStreamMapper {
     const total = typeof message.total_cost_usd === 'number' ? message.total_cost_usd : this.costSoFar;
     const costUsd = Math.max(0, total - this.costSoFar);
     this.costSoFar = Math.max(this.costSoFar, total);
-    const out: ProviderOutput[] = [{
-      type: 'usage',
-      costUsd,
-      ...(this.contextBase !== null ? { contextTokens: this.contextBase + this.contextOutput } : {}),
-      ...this.contextWindow(message.modelUsage),
-    }];
+    const out: ProviderOutput[] = [
+      {
+        type: 'usage',
+        costUsd,
+        ...(this.contextBase !== null ? { contextTokens: this.contextBase + this.contextOutput } : {}),
+        ...this.contextWindow(message.modelUsage),
+      },
+    ];
     const terminal = str(message.terminal_reason) ?? '';
     const status = typeof message.api_error_status === 'number' ? message.api_error_status : null;
     let limit = this.limit;
@@ -445,7 +473,10 @@ export class ClaudeStreamMapper {
     const used = typeof info.utilization === 'number' && Number.isFinite(info.utilization) ? info.utilization : info.status === 'rejected' ? 1 : null;
     const known = type ? CLAUDE_WINDOWS[type] : undefined;
     if (used !== null && type) {
-      out.push({ type: 'limits', windows: [windowOf(type, known?.minutes ?? null, used, resetsAt ?? null, known?.label ?? `${window[0].toUpperCase()}${window.slice(1)} limit`)] });
+      out.push({
+        type: 'limits',
+        windows: [windowOf(type, known?.minutes ?? null, used, resetsAt ?? null, known?.label ?? `${window[0].toUpperCase()}${window.slice(1)} limit`)],
+      });
     }
     if (info.status === 'rejected') {
       this.limit = { kind: 'usage', ...(resetsAt !== undefined ? { resetsAt } : {}) };
@@ -475,7 +506,10 @@ export class ClaudeStreamMapper {
     if (request.subtype !== 'can_use_tool') {
       return {
         outputs: [],
-        reply: { type: 'control_response', response: { subtype: 'error', request_id: requestId, error: `This host does not serve ${String(request.subtype)}` } },
+        reply: {
+          type: 'control_response',
+          response: { subtype: 'error', request_id: requestId, error: `This host does not serve ${String(request.subtype)}` },
+        },
       };
     }
     const toolName = str(request.tool_name) ?? 'unknown';
@@ -491,16 +525,18 @@ export class ClaudeStreamMapper {
     this.pending.set(requestId, { toolName, input, suggestions });
     const allowAlways = allowAlwaysOf(suggestions);
     return {
-      outputs: [{
-        type: 'approval',
-        requestId,
-        toolUseId: str(request.tool_use_id),
-        toolName,
-        input,
-        description: str(request.decision_reason) ?? str(request.description),
-        canAllowAlways: allowAlways !== undefined,
-        ...(allowAlways ? { allowAlways } : {}),
-      }],
+      outputs: [
+        {
+          type: 'approval',
+          requestId,
+          toolUseId: str(request.tool_use_id),
+          toolName,
+          input,
+          description: str(request.decision_reason) ?? str(request.description),
+          canAllowAlways: allowAlways !== undefined,
+          ...(allowAlways ? { allowAlways } : {}),
+        },
+      ],
     };
   }
 
@@ -536,9 +572,10 @@ export interface ImageInput {
 
 /** One user message; images go first as content blocks, as the Messages API takes them. */
 export function userLine(text: string, images: ImageInput[] = []): Json {
-  const content = images.length === 0
-    ? text
-    : [...images.map((image) => ({ type: 'image', source: { type: 'base64', media_type: image.mime, data: image.data } })), { type: 'text', text }];
+  const content =
+    images.length === 0
+      ? text
+      : [...images.map((image) => ({ type: 'image', source: { type: 'base64', media_type: image.mime, data: image.data } })), { type: 'text', text }];
   return { type: 'user', message: { role: 'user', content }, parent_tool_use_id: null, session_id: 'default' };
 }
 
@@ -564,16 +601,22 @@ function deny(requestId: string, message: string, interrupt: boolean): Json {
 
 function questionsOf(raw: unknown): ChatQuestion[] {
   if (!Array.isArray(raw)) return [];
-  return raw.filter(isObject).filter((q) => typeof q.question === 'string').map((q, index) => ({
-    id: `q${index + 1}`,
-    header: str(q.header) ?? '',
-    question: q.question as string,
-    multiSelect: q.multiSelect === true,
-    choices: (Array.isArray(q.options) ? q.options : []).filter(isObject).filter((o) => typeof o.label === 'string').map((o) => ({
-      label: o.label as string,
-      description: str(o.description) ?? '',
-    })),
-  }));
+  return raw
+    .filter(isObject)
+    .filter((q) => typeof q.question === 'string')
+    .map((q, index) => ({
+      id: `q${index + 1}`,
+      header: str(q.header) ?? '',
+      question: q.question as string,
+      multiSelect: q.multiSelect === true,
+      choices: (Array.isArray(q.options) ? q.options : [])
+        .filter(isObject)
+        .filter((o) => typeof o.label === 'string')
+        .map((o) => ({
+          label: o.label as string,
+          description: str(o.description) ?? '',
+        })),
+    }));
 }
 
 const DESTINATIONS: Record<string, string> = {
@@ -658,7 +701,11 @@ function subagentUsage(raw: unknown): ChatSubagentUsage | null {
 function textOf(content: unknown): string | null {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return null;
-  return content.filter(isObject).filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text as string).join('\n');
+  return content
+    .filter(isObject)
+    .filter((b) => b.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text as string)
+    .join('\n');
 }
 
 function firstText(content: unknown): string | null {

@@ -34,7 +34,7 @@ async function readJson(file: string): Promise<unknown> {
 }
 
 const record = (value: unknown): Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {};
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
 /** `plugin@marketplace` keys switched on, user settings first, then the project's (which may switch one off). */
 async function enabledPlugins(config: string, cwd: string): Promise<string[]> {

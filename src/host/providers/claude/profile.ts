@@ -24,5 +24,4 @@ export const CLAUDE_PROFILE: CliProfile = {
     slashCommands: true,
   },
   resumeCommand: 'claude {flags} --resume={id}',
-
 };

@@ -16,7 +16,7 @@ export async function claudeSkills(config: string, cwd: string): Promise<ChatSki
   const found: ChatSkill[] = [];
   const seen = new Set<string>();
   const take = (skills: ChatSkill[]) => {
-    for (const skill of skills) if (!seen.has(skill.name)) (seen.add(skill.name), found.push(skill));
+    for (const skill of skills) if (!seen.has(skill.name)) seen.add(skill.name), found.push(skill);
   };
   take(await skillsIn(path.join(config, 'skills'), 'user'));
   for (let folder = path.resolve(cwd); ; folder = path.dirname(folder)) {

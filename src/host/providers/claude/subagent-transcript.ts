@@ -60,8 +60,16 @@ export function subagentItems(text: string, toolUseId: string): ChatItem[] {
           items.push({ id: `${uuid}-${i}`, kind: 'assistant', createdAt: at, turnId: null, text: block.text, streaming: false, parentToolUseId: toolUseId });
         } else if (block.type === 'tool_use' && typeof block.id === 'string') {
           const tool: Extract<ChatItem, { kind: 'tool' }> = {
-            id: block.id, kind: 'tool', createdAt: at, turnId: null, toolUseId: block.id, name: typeof block.name === 'string' ? block.name : 'tool',
-            input: block.input ?? {}, output: null, state: 'running', parentToolUseId: toolUseId,
+            id: block.id,
+            kind: 'tool',
+            createdAt: at,
+            turnId: null,
+            toolUseId: block.id,
+            name: typeof block.name === 'string' ? block.name : 'tool',
+            input: block.input ?? {},
+            output: null,
+            state: 'running',
+            parentToolUseId: toolUseId,
           };
           tools.set(block.id, tool);
           items.push(tool);
@@ -76,8 +84,12 @@ export function subagentItems(text: string, toolUseId: string): ChatItem[] {
         if (!isObject(block) || block.type !== 'tool_result' || typeof block.tool_use_id !== 'string') continue;
         const tool = tools.get(block.tool_use_id);
         if (!tool) continue;
-        tool.output = typeof block.content === 'string' ? block.content
-          : Array.isArray(block.content) ? block.content.map((c) => (isObject(c) && typeof c.text === 'string' ? c.text : '')).join('') : '';
+        tool.output =
+          typeof block.content === 'string'
+            ? block.content
+            : Array.isArray(block.content)
+              ? block.content.map((c) => (isObject(c) && typeof c.text === 'string' ? c.text : '')).join('')
+              : '';
         tool.state = block.is_error === true ? 'error' : 'done';
       }
     }

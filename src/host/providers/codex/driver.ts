@@ -65,7 +65,9 @@ export function codexThreadPlan(context: ProviderChatContext, threadId: string |
   const { approvalPolicy, sandbox } = CODEX_MODES[context.runtimeMode];
   const model = context.selection.model;
   const settings = {
-    cwd: context.cwd, approvalPolicy, sandbox,
+    cwd: context.cwd,
+    approvalPolicy,
+    sandbox,
     ...(model !== DEFAULT_MODEL ? { model: admitModelSlug('selection.model', model) } : {}),
   };
   const effort = context.selection.options.effort;
@@ -136,10 +138,14 @@ export class CodexSession implements ProviderSession {
    */
   compact(_turnId: string, emit: ProviderEmit): void {
     this.emit = emit;
-    void this.begin(emit, async (peer) => {
-      this.compacting = true;
-      await peer.request('thread/compact/start', { threadId: this.threadId });
-    }, 'compact the thread');
+    void this.begin(
+      emit,
+      async (peer) => {
+        this.compacting = true;
+        await peer.request('thread/compact/start', { threadId: this.threadId });
+      },
+      'compact the thread',
+    );
   }
 
   steer(input: TurnInput): boolean {
@@ -212,16 +218,22 @@ export class CodexSession implements ProviderSession {
   // ---------------------------------------------------------------------------------------------
 
   private run(input: TurnInput, emit: ProviderEmit): Promise<void> {
-    return this.begin(emit, async (peer) => {
-      const result = record(await peer.request('turn/start', {
-        threadId: this.threadId,
-        input: codexInput(input),
-        ...this.turnParams,
-      }));
-      const turnId = record(result.turn).id;
-      if (typeof turnId !== 'string') throw new Error('Codex accepted the turn without naming it');
-      this.turnStarted(turnId);
-    }, 'start the turn');
+    return this.begin(
+      emit,
+      async (peer) => {
+        const result = record(
+          await peer.request('turn/start', {
+            threadId: this.threadId,
+            input: codexInput(input),
+            ...this.turnParams,
+          }),
+        );
+        const turnId = record(result.turn).id;
+        if (typeof turnId !== 'string') throw new Error('Codex accepted the turn without naming it');
+        this.turnStarted(turnId);
+      },
+      'start the turn',
+    );
   }
 
   /** Starts a Codex turn through `request` once the process and thread are there; a failure ends the turn. */
@@ -274,7 +286,7 @@ export class CodexSession implements ProviderSession {
   }
 
   private async start(emit: ProviderEmit): Promise<void> {
-    if (this.killed) throw new Error('this chat\'s Codex was ended');
+    if (this.killed) throw new Error("this chat's Codex was ended");
     // First, as it may refuse a value: no process is started then.
     const plan = codexThreadPlan(this.context, this.threadId, this.forking, this.efforts);
     this.turnParams = plan.turn;
@@ -414,7 +426,7 @@ export class CodexSession implements ProviderSession {
     this.mapper.cancelAll();
     this.settleIdle?.();
     this.settleIdle = null;
-    for (const output of this.mapper.agentsGone(this.killed ? 'Its chat\'s Codex was ended' : 'Codex exited')) this.context.side?.(output);
+    for (const output of this.mapper.agentsGone(this.killed ? "Its chat's Codex was ended" : 'Codex exited')) this.context.side?.(output);
     if (this.killed || !this.emit) return;
     const how = exit.error ? exit.error.message : exit.signal ? `signal ${exit.signal}` : `code ${String(exit.code)}`;
     const tail = process.stderr.trim().split('\n').slice(-3).join('\n');
@@ -430,10 +442,7 @@ export function codexInput(input: TurnInput): unknown[] {
   const images = input.attachments.filter((a) => a.mime.startsWith('image/'));
   const files = input.attachments.filter((a) => !a.mime.startsWith('image/'));
   const text = files.length ? `${input.text}\n\n${files.map((f) => `Attached file: ${f.path}`).join('\n')}` : input.text;
-  return [
-    { type: 'text', text, text_elements: [] },
-    ...images.map((image) => ({ type: 'localImage', path: image.path })),
-  ];
+  return [{ type: 'text', text, text_elements: [] }, ...images.map((image) => ({ type: 'localImage', path: image.path }))];
 }
 
 function sandboxName(sandbox: unknown): string {

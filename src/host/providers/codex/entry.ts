@@ -18,9 +18,14 @@ export const codexEntry = defineProvider({
     home: z.string().min(1).optional(),
     env: EnvSchema.optional(),
   }),
-  create: (config, _kind, { base, version }) => new CodexProvider({
-    command: configCommand(config.command, CODEX_PROFILE.command, base), args: config.args, home: config.home, env: config.env, clientVersion: version,
-  }),
+  create: (config, _kind, { base, version }) =>
+    new CodexProvider({
+      command: configCommand(config.command, CODEX_PROFILE.command, base),
+      args: config.args,
+      home: config.home,
+      env: config.env,
+      clientVersion: version,
+    }),
   from: (config) => config.command ?? CODEX_PROFILE.command,
   discovered: (command, { version }) => new CodexProvider({ command, clientVersion: version }),
 });

@@ -9,7 +9,16 @@ import type { ChatSkill, ChatSubagentItem, ModelInfo, ModelSelection, ProviderIn
 import { ModelSlugSchema } from '../../../contracts/index.ts';
 import { ProtocolError } from '../../../contracts/errors.ts';
 import { CliProcess } from '../cli-process.ts';
-import type { AccountLaunch, LimitsAnswer, Provider, SignInState, ProviderChatContext, ProviderForkRequest, ProviderSession, SubagentWork } from '../provider.ts';
+import type {
+  AccountLaunch,
+  LimitsAnswer,
+  Provider,
+  SignInState,
+  ProviderChatContext,
+  ProviderForkRequest,
+  ProviderSession,
+  SubagentWork,
+} from '../provider.ts';
 import { CODEX_PROFILE } from './profile.ts';
 import { runCli } from '../run-cli.ts';
 import { codexArgs, codexEnv, CodexSession, CODEX_THREAD_IDS, DEFAULT_MODEL } from './driver.ts';
@@ -93,7 +102,7 @@ export class CodexProvider implements Provider {
     if (!threadId || !CODEX_THREAD_IDS.test(threadId) || !CODEX_THREAD_IDS.test(agentSessionId)) return null;
     const sessions = this.usageRoots(account)[0]!;
     const key = `${sessions}\0${threadId}`;
-    const file = this.rollouts.get(key) ?? await findRollout(sessions, threadId);
+    const file = this.rollouts.get(key) ?? (await findRollout(sessions, threadId));
     if (!file) return null;
     let text: string;
     try {
@@ -115,8 +124,15 @@ export class CodexProvider implements Provider {
 
   /** `codex login status` exits 0 when the account's home holds a sign-in (ChatGPT or an API key) and says which. */
   async checkSignIn(account: AccountLaunch | undefined): Promise<SignInState> {
-    const { stdout, stderr, code, failure } = await runCli(this.launch.command, [...(this.launch.prefixArgs ?? []), 'login', 'status'], codexEnv(this.launch, account?.home, account?.env));
-    const said = `${stdout}\n${stderr}`.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('WARNING'));
+    const { stdout, stderr, code, failure } = await runCli(
+      this.launch.command,
+      [...(this.launch.prefixArgs ?? []), 'login', 'status'],
+      codexEnv(this.launch, account?.home, account?.env),
+    );
+    const said = `${stdout}\n${stderr}`
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('WARNING'));
     return { signedIn: code === 0, message: failure ?? said.at(-1) ?? null };
   }
 
@@ -206,7 +222,12 @@ export async function withAppServer<T>(
   });
   const timer = setTimeout(() => peer.close(`${what} timed out`), PROBE_TIMEOUT_MS);
   try {
-    const init = record(await peer.request('initialize', { clientInfo: { name: 'tether', title: 'Tether', version: launch.clientVersion }, capabilities: { experimentalApi: true } }));
+    const init = record(
+      await peer.request('initialize', {
+        clientInfo: { name: 'tether', title: 'Tether', version: launch.clientVersion },
+        capabilities: { experimentalApi: true },
+      }),
+    );
     peer.notify('initialized');
     return await use(peer, init);
   } finally {
@@ -238,9 +259,14 @@ export function normalizeModels(data: unknown): ModelInfo[] {
     const entry = record(raw);
     const slug = entry.model ?? entry.id;
     if (entry.hidden === true || !ModelSlugSchema.safeParse(slug).success || slug === DEFAULT_MODEL) continue;
-    const efforts = (Array.isArray(entry.supportedReasoningEfforts) ? entry.supportedReasoningEfforts : []).map((e) => record(e))
+    const efforts = (Array.isArray(entry.supportedReasoningEfforts) ? entry.supportedReasoningEfforts : [])
+      .map((e) => record(e))
       .filter((e) => typeof e.reasoningEffort === 'string')
-      .map((e) => ({ id: e.reasoningEffort as string, label: capitalize(e.reasoningEffort as string), ...(typeof e.description === 'string' ? { description: e.description } : {}) }));
+      .map((e) => ({
+        id: e.reasoningEffort as string,
+        label: capitalize(e.reasoningEffort as string),
+        ...(typeof e.description === 'string' ? { description: e.description } : {}),
+      }));
     const fallback = typeof entry.defaultReasoningEffort === 'string' ? entry.defaultReasoningEffort : efforts[0]?.id;
     out.push({
       slug: slug as string,
@@ -248,9 +274,7 @@ export function normalizeModels(data: unknown): ModelInfo[] {
       legacy: entry.upgrade !== null && entry.upgrade !== undefined,
       // The `default` entry is the default: it follows the person's own Codex config.
       isDefault: false,
-      options: efforts.length && fallback
-        ? [{ id: 'effort', label: 'Reasoning effort', type: 'select', choices: efforts, defaultChoice: fallback }]
-        : [],
+      options: efforts.length && fallback ? [{ id: 'effort', label: 'Reasoning effort', type: 'select', choices: efforts, defaultChoice: fallback }] : [],
     });
   }
   return out;

@@ -23,7 +23,10 @@ import { parseUnifiedDiff } from './turn-diff.ts';
 import { windowOf } from '../../usage/limits.ts';
 
 /** Codex's approval policy and sandbox for each runtime mode (agent-contracts §9). */
-export const CODEX_MODES: Record<RuntimeMode, { approvalPolicy: 'untrusted' | 'on-request' | 'never'; sandbox: 'read-only' | 'workspace-write' | 'danger-full-access' }> = {
+export const CODEX_MODES: Record<
+  RuntimeMode,
+  { approvalPolicy: 'untrusted' | 'on-request' | 'never'; sandbox: 'read-only' | 'workspace-write' | 'danger-full-access' }
+> = {
   supervised: { approvalPolicy: 'untrusted', sandbox: 'read-only' },
   'auto-accept-edits': { approvalPolicy: 'untrusted', sandbox: 'workspace-write' },
   auto: { approvalPolicy: 'on-request', sandbox: 'workspace-write' },
@@ -100,16 +103,49 @@ const DESCRIPTION_MAX = 80;
 
 // Known notifications that carry nothing a chat shows.
 const QUIET = new Set([
-  'thread/started', 'thread/status/changed', 'thread/readState/changed', 'thread/settings/updated',
-  'thread/archived', 'thread/unarchived', 'thread/closed', 'thread/deleted', 'thread/goal/updated', 'thread/goal/cleared',
-  'thread/prediction/updated', 'thread/queue/changed', 'thread/section/changed', 'thread/attachment/updated',
-  'thread/project/updated', 'thread/environment/connected', 'thread/environment/disconnected', 'turn/started',
-  'turn/moderationMetadata', 'turn/plan/updated', 'item/plan/delta', 'item/fileChange/outputDelta', 'item/fileChange/patchUpdated',
-  'item/commandExecution/terminalInteraction', 'item/mcpToolCall/progress', 'item/autoApprovalReview/started',
-  'item/autoApprovalReview/completed', 'hook/started', 'hook/completed', 'skills/changed', 'remoteControl/status/changed',
-  'mcpServer/startupStatus/updated', 'mcpServer/oauthLogin/completed', 'account/updated', 'account/login/completed',
-  'app/list/updated', 'fs/changed', 'model/safetyBuffering/updated', 'configWarning', 'windows/worldWritableWarning',
-  'serverRequest/resolved', 'project/changed', 'thread/compacted',
+  'thread/started',
+  'thread/status/changed',
+  'thread/readState/changed',
+  'thread/settings/updated',
+  'thread/archived',
+  'thread/unarchived',
+  'thread/closed',
+  'thread/deleted',
+  'thread/goal/updated',
+  'thread/goal/cleared',
+  'thread/prediction/updated',
+  'thread/queue/changed',
+  'thread/section/changed',
+  'thread/attachment/updated',
+  'thread/project/updated',
+  'thread/environment/connected',
+  'thread/environment/disconnected',
+  'turn/started',
+  'turn/moderationMetadata',
+  'turn/plan/updated',
+  'item/plan/delta',
+  'item/fileChange/outputDelta',
+  'item/fileChange/patchUpdated',
+  'item/commandExecution/terminalInteraction',
+  'item/mcpToolCall/progress',
+  'item/autoApprovalReview/started',
+  'item/autoApprovalReview/completed',
+  'hook/started',
+  'hook/completed',
+  'skills/changed',
+  'remoteControl/status/changed',
+  'mcpServer/startupStatus/updated',
+  'mcpServer/oauthLogin/completed',
+  'account/updated',
+  'account/login/completed',
+  'app/list/updated',
+  'fs/changed',
+  'model/safetyBuffering/updated',
+  'configWarning',
+  'windows/worldWritableWarning',
+  'serverRequest/resolved',
+  'project/changed',
+  'thread/compacted',
 ]);
 
 export class CodexMapper {
@@ -220,11 +256,13 @@ export class CodexMapper {
         const usage = record(p.tokenUsage);
         const last = record(usage.last);
         const window = usage.modelContextWindow;
-        return [{
-          type: 'usage',
-          ...(typeof last.totalTokens === 'number' ? { contextTokens: last.totalTokens } : {}),
-          ...(typeof window === 'number' && window > 0 ? { contextWindow: window } : {}),
-        }];
+        return [
+          {
+            type: 'usage',
+            ...(typeof last.totalTokens === 'number' ? { contextTokens: last.totalTokens } : {}),
+            ...(typeof window === 'number' && window > 0 ? { contextWindow: window } : {}),
+          },
+        ];
       }
       case 'account/rateLimits/updated': {
         this.rateLimits = record(p.rateLimits);
@@ -271,47 +309,53 @@ export class CodexMapper {
         const command = displayCommand(p);
         this.pending.set(requestId, { rpcId: id, kind: 'command', cancel: { decision: 'cancel' }, ...(allowAlways ? { allowAlways } : {}) });
         return {
-          outputs: [{
-            type: 'approval',
-            requestId,
-            toolUseId: typeof p.itemId === 'string' ? p.itemId : null,
-            toolName: 'Bash',
-            input: { command, ...(typeof p.cwd === 'string' ? { cwd: p.cwd } : {}) },
-            description: typeof p.reason === 'string' ? p.reason : null,
-            canAllowAlways: allowAlways !== undefined,
-            ...(allowAlways ? { allowAlways: allowAlwaysLabel(allowAlways, command) } : {}),
-          }],
+          outputs: [
+            {
+              type: 'approval',
+              requestId,
+              toolUseId: typeof p.itemId === 'string' ? p.itemId : null,
+              toolName: 'Bash',
+              input: { command, ...(typeof p.cwd === 'string' ? { cwd: p.cwd } : {}) },
+              description: typeof p.reason === 'string' ? p.reason : null,
+              canAllowAlways: allowAlways !== undefined,
+              ...(allowAlways ? { allowAlways: allowAlwaysLabel(allowAlways, command) } : {}),
+            },
+          ],
         };
       }
       case 'item/fileChange/requestApproval': {
         this.pending.set(requestId, { rpcId: id, kind: 'fileChange', cancel: { decision: 'cancel' }, allowAlways: 'acceptForSession' });
         const changes = typeof p.itemId === 'string' ? this.items.get(p.itemId)?.changes : undefined;
         return {
-          outputs: [{
-            type: 'approval',
-            requestId,
-            toolUseId: typeof p.itemId === 'string' ? p.itemId : null,
-            toolName: 'Edit',
-            input: { changes: changes ?? [], ...(typeof p.grantRoot === 'string' ? { grantRoot: p.grantRoot } : {}) },
-            description: typeof p.reason === 'string' ? p.reason : null,
-            canAllowAlways: true,
-            allowAlways: { label: 'Allow edits for this session', description: 'Codex applies further edits in this chat without asking' },
-          }],
+          outputs: [
+            {
+              type: 'approval',
+              requestId,
+              toolUseId: typeof p.itemId === 'string' ? p.itemId : null,
+              toolName: 'Edit',
+              input: { changes: changes ?? [], ...(typeof p.grantRoot === 'string' ? { grantRoot: p.grantRoot } : {}) },
+              description: typeof p.reason === 'string' ? p.reason : null,
+              canAllowAlways: true,
+              allowAlways: { label: 'Allow edits for this session', description: 'Codex applies further edits in this chat without asking' },
+            },
+          ],
         };
       }
       case 'item/permissions/requestApproval': {
         this.pending.set(requestId, { rpcId: id, kind: 'permissions', cancel: { permissions: {}, scope: 'turn' }, permissions: p.permissions ?? {} });
         return {
-          outputs: [{
-            type: 'approval',
-            requestId,
-            toolUseId: typeof p.itemId === 'string' ? p.itemId : null,
-            toolName: 'Permissions',
-            input: p.permissions ?? {},
-            description: typeof p.reason === 'string' ? p.reason : null,
-            canAllowAlways: true,
-            allowAlways: { label: 'Allow for this session', description: 'Grant these permissions until the chat ends' },
-          }],
+          outputs: [
+            {
+              type: 'approval',
+              requestId,
+              toolUseId: typeof p.itemId === 'string' ? p.itemId : null,
+              toolName: 'Permissions',
+              input: p.permissions ?? {},
+              description: typeof p.reason === 'string' ? p.reason : null,
+              canAllowAlways: true,
+              allowAlways: { label: 'Allow for this session', description: 'Grant these permissions until the chat ends' },
+            },
+          ],
         };
       }
       case 'item/tool/requestUserInput': {
@@ -324,7 +368,9 @@ export class CodexMapper {
       }
       case 'mcpServer/elicitation/request':
         return {
-          outputs: [{ type: 'note', level: 'warning', text: `An MCP server (${String(p.serverName ?? 'unknown')}) asked for input this host cannot show; declined` }],
+          outputs: [
+            { type: 'note', level: 'warning', text: `An MCP server (${String(p.serverName ?? 'unknown')}) asked for input this host cannot show; declined` },
+          ],
           reply: { id, result: { action: 'decline', content: null } },
         };
       default:
@@ -423,7 +469,14 @@ export class CodexMapper {
       default: {
         const tool = toolOf(item);
         return [
-          { type: 'tool-start', toolUseId: id, name: tool.name, input: tool.input, ...(tool.description ? { description: tool.description } : {}), ...(parent ? { parentToolUseId: parent } : {}) },
+          {
+            type: 'tool-start',
+            toolUseId: id,
+            name: tool.name,
+            input: tool.input,
+            ...(tool.description ? { description: tool.description } : {}),
+            ...(parent ? { parentToolUseId: parent } : {}),
+          },
           ...this.agentToolUsed(thread, tool.name),
         ];
       }
@@ -469,7 +522,10 @@ export class CodexMapper {
         // A tool Codex reports only once it is done still gets its start.
         if (!open) {
           const tool = toolOf(item);
-          outputs.push({ type: 'tool-start', toolUseId: id, name: tool.name, input: tool.input, ...(tool.description ? { description: tool.description } : {}), ...under }, ...this.agentToolUsed(thread, tool.name));
+          outputs.push(
+            { type: 'tool-start', toolUseId: id, name: tool.name, input: tool.input, ...(tool.description ? { description: tool.description } : {}), ...under },
+            ...this.agentToolUsed(thread, tool.name),
+          );
         }
         outputs.push(toolEnd(id, item));
         return outputs;
@@ -487,14 +543,26 @@ export class CodexMapper {
     this.spawning.delete(id);
     const threads = Array.isArray(item.receiverThreadIds) ? item.receiverThreadIds.filter((t): t is string => typeof t === 'string' && t !== '') : [];
     const threadId = threads[0];
-    const early = threadId ? this.early.get(threadId) ?? [] : [];
+    const early = threadId ? (this.early.get(threadId) ?? []) : [];
     if (threadId) this.early.delete(threadId);
     if (this.spawning.size === 0) this.early.clear();
     if (item.status === 'failed' || !threadId) {
       return [{ type: 'subagent-end', toolUseId: id, status: 'failed', result: 'Codex could not start the agent' }];
     }
     const startedAtMs = typeof item.startedAtMs === 'number' ? item.startedAtMs : null;
-    const agent: AgentThread = { toolUseId: id, turnId: null, reply: null, error: null, tokens: 0, toolUses: 0, startedAtMs, seenAtMs: startedAtMs, stopping: false, spawnedIn: this.turnId, ended: false };
+    const agent: AgentThread = {
+      toolUseId: id,
+      turnId: null,
+      reply: null,
+      error: null,
+      tokens: 0,
+      toolUses: 0,
+      startedAtMs,
+      seenAtMs: startedAtMs,
+      stopping: false,
+      spawnedIn: this.turnId,
+      ended: false,
+    };
     this.agents.set(threadId, agent);
     const model = typeof item.model === 'string' && item.model !== '' ? item.model : undefined;
     return [
@@ -577,7 +645,11 @@ export class CodexMapper {
     } else {
       const ours = turn.status === 'interrupted' && agent.stopping;
       const error = record(turn.error).message;
-      const message = ours ? 'Stopped' : typeof error === 'string' ? error : agent.error ?? (turn.status === 'interrupted' ? 'Codex stopped the agent' : 'The agent failed');
+      const message = ours
+        ? 'Stopped'
+        : typeof error === 'string'
+          ? error
+          : (agent.error ?? (turn.status === 'interrupted' ? 'Codex stopped the agent' : 'The agent failed'));
       outputs.push({ type: 'subagent-end', toolUseId: agent.toolUseId, status: 'failed', result: agent.reply, summary: message, usage });
     }
     agent.stopping = false;
@@ -605,7 +677,7 @@ export class CodexMapper {
       return [...cancelled, { type: 'turn-end', state: 'aborted', ...(ours ? {} : { message: 'Codex stopped the turn' }), ...still }];
     }
     const error = record(turn.error);
-    const message = typeof error.message === 'string' ? error.message : this.errorMessage ?? 'The turn failed';
+    const message = typeof error.message === 'string' ? error.message : (this.errorMessage ?? 'The turn failed');
     const limit = this.limitOf(error.codexErrorInfo);
     return [...cancelled, { type: 'turn-end', state: 'error', message, ...(limit ? { limit } : {}), ...still }];
   }
@@ -636,7 +708,11 @@ export class CodexMapper {
 /** A spawn call as the subagent row it opens: its prompt, the first line of which describes it. Codex's agents run beside the turn. */
 function spawnStart(id: string, item: Record<string, unknown>, parent: string | undefined): ProviderOutput {
   const prompt = typeof item.prompt === 'string' && item.prompt !== '' ? item.prompt : null;
-  const line = prompt?.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  const line =
+    prompt
+      ?.split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim() ?? '';
   const description = line === '' ? 'Codex agent' : line.length > DESCRIPTION_MAX ? `${line.slice(0, DESCRIPTION_MAX - 1)}…` : line;
   return { type: 'subagent-start', toolUseId: id, description, subagentType: null, prompt, background: true, ...(parent ? { parentToolUseId: parent } : {}) };
 }
@@ -674,10 +750,21 @@ function toolEnd(id: string, item: Record<string, unknown>): ProviderOutput {
   const failed = status === 'failed' || status === 'declined' || (typeof item.exitCode === 'number' && item.exitCode !== 0) || item.success === false;
   switch (item.type) {
     case 'commandExecution':
-      return { type: 'tool-end', toolUseId: id, output: typeof item.aggregatedOutput === 'string' ? item.aggregatedOutput : status === 'declined' ? 'Declined' : null, error: failed };
+      return {
+        type: 'tool-end',
+        toolUseId: id,
+        output: typeof item.aggregatedOutput === 'string' ? item.aggregatedOutput : status === 'declined' ? 'Declined' : null,
+        error: failed,
+      };
     case 'fileChange': {
       const changes = fileChanges(item.changes);
-      return { type: 'tool-end', toolUseId: id, output: status === 'declined' ? 'Declined' : changes.map((c) => `${c.kind} ${c.path}`).join('\n'), error: failed, ...(changes.length ? { changes } : {}) };
+      return {
+        type: 'tool-end',
+        toolUseId: id,
+        output: status === 'declined' ? 'Declined' : changes.map((c) => `${c.kind} ${c.path}`).join('\n'),
+        error: failed,
+        ...(changes.length ? { changes } : {}),
+      };
     }
     case 'mcpToolCall': {
       const error = record(item.error);
@@ -717,7 +804,10 @@ function wholeFileHunk(content: string, sign: '+' | '-'): string {
 
 function contentText(content: unknown): string | null {
   if (!Array.isArray(content)) return null;
-  const texts = content.map((c) => record(c)).filter((c) => typeof c.text === 'string').map((c) => c.text as string);
+  const texts = content
+    .map((c) => record(c))
+    .filter((c) => typeof c.text === 'string')
+    .map((c) => c.text as string);
   return texts.length ? texts.join('\n') : null;
 }
 
@@ -744,16 +834,22 @@ function allowAlwaysLabel(choice: unknown, command: string): { label: string; de
 
 function toQuestions(value: unknown): ChatQuestion[] {
   if (!Array.isArray(value)) return [];
-  return value.map((raw) => record(raw)).filter((q) => typeof q.id === 'string' && typeof q.question === 'string').map((q) => ({
-    id: q.id as string,
-    header: typeof q.header === 'string' ? q.header : '',
-    question: q.question as string,
-    choices: (Array.isArray(q.options) ? q.options : []).map((o) => record(o)).filter((o) => typeof o.label === 'string').map((o) => ({
-      label: o.label as string,
-      description: typeof o.description === 'string' ? o.description : '',
-    })),
-    multiSelect: false,
-  }));
+  return value
+    .map((raw) => record(raw))
+    .filter((q) => typeof q.id === 'string' && typeof q.question === 'string')
+    .map((q) => ({
+      id: q.id as string,
+      header: typeof q.header === 'string' ? q.header : '',
+      question: q.question as string,
+      choices: (Array.isArray(q.options) ? q.options : [])
+        .map((o) => record(o))
+        .filter((o) => typeof o.label === 'string')
+        .map((o) => ({
+          label: o.label as string,
+          description: typeof o.description === 'string' ? o.description : '',
+        })),
+      multiSelect: false,
+    }));
 }
 
 /** What `full` adds beyond the `streamed` prefix; everything when the stream went its own way. */

@@ -26,5 +26,4 @@ export const CODEX_PROFILE: CliProfile = {
     slashCommands: false,
   },
   resumeCommand: 'codex {flags} resume -- {id}',
-
 };

@@ -65,7 +65,11 @@ function isSubagentMeta(line: string, parentThreadId: string, threadId: string):
 
 /** The subfolders of `folder` whose names fit `shape`, newest (largest) first. */
 async function folders(folder: string, shape: RegExp): Promise<string[]> {
-  return (await entries(folder)).filter((e) => e.isDirectory() && shape.test(e.name)).map((e) => e.name).sort().reverse();
+  return (await entries(folder))
+    .filter((e) => e.isDirectory() && shape.test(e.name))
+    .map((e) => e.name)
+    .sort()
+    .reverse();
 }
 
 async function entries(folder: string): Promise<Dirent[]> {

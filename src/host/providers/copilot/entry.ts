@@ -19,9 +19,14 @@ export const copilotEntry = defineProvider({
     /** E.g. your own model provider (`COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_TYPE`, `COPILOT_MODEL`): then no GitHub sign-in is needed. */
     env: EnvSchema.optional(),
   }),
-  create: (config, _kind, { base, version }) => new CopilotProvider({
-    command: configCommand(config.command, COPILOT_PROFILE.command, base), args: config.args, env: config.env, home: config.home, clientVersion: version,
-  }),
+  create: (config, _kind, { base, version }) =>
+    new CopilotProvider({
+      command: configCommand(config.command, COPILOT_PROFILE.command, base),
+      args: config.args,
+      env: config.env,
+      home: config.home,
+      clientVersion: version,
+    }),
   from: (config) => config.command ?? COPILOT_PROFILE.command,
   discovered: (command, { version }) => new CopilotProvider({ command, clientVersion: version }),
 });

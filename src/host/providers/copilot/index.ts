@@ -46,7 +46,9 @@ export function copilotSpec(launch: CopilotLaunch): AcpAgentSpec {
       return {
         command,
         args: [
-          '--acp', '--stdio', '--no-auto-update',
+          '--acp',
+          '--stdio',
+          '--no-auto-update',
           ...COPILOT_FLAGS[runtimeMode].flags,
           ...(selection.model !== COPILOT_DEFAULT_MODEL ? [flagValue('--model', admitModelSlug('selection.model', selection.model))] : []),
           ...(launch.args ?? []),

@@ -27,11 +27,17 @@ export function matchPermission(request: RequestPermissionRequest, calls: Readon
   const id = typeof asked.toolCallId === 'string' ? asked.toolCallId : null;
   if (id !== null && calls.has(id)) return id;
   const subject = subjectOf(asked.kind, asked.rawInput, asked.locations);
-  const candidates = subject === null
-    ? []
-    : [...calls.values()].filter((call) => !call.ended && call.status !== 'completed' && call.status !== 'failed'
-      && (typeof asked.kind !== 'string' || call.kind === asked.kind)
-      && subjectOf(call.kind, call.rawInput, call.locations) === subject);
+  const candidates =
+    subject === null
+      ? []
+      : [...calls.values()].filter(
+          (call) =>
+            !call.ended &&
+            call.status !== 'completed' &&
+            call.status !== 'failed' &&
+            (typeof asked.kind !== 'string' || call.kind === asked.kind) &&
+            subjectOf(call.kind, call.rawInput, call.locations) === subject,
+        );
   if (candidates.length === 1) return candidates[0]!.toolCallId;
   if (candidates.length === 0 && id !== null && !FIXED_LABEL.test(id)) return undefined;
   return null;

@@ -30,5 +30,4 @@ export const COPILOT_PROFILE: CliProfile = {
     slashCommands: true,
   },
   resumeCommand: 'copilot {flags} --resume={id}',
-
 };

@@ -25,7 +25,8 @@ function askedFor(toolName: string): Asked | null {
 }
 
 const INFO = 'Info: ';
-const SIGN_IN = 'Copilot has no GitHub sign-in for this account: run `copilot login` with its COPILOT_HOME, or give the account your own model provider (COPILOT_PROVIDER_BASE_URL, COPILOT_PROVIDER_TYPE, COPILOT_MODEL; see `copilot help providers`).';
+const SIGN_IN =
+  'Copilot has no GitHub sign-in for this account: run `copilot login` with its COPILOT_HOME, or give the account your own model provider (COPILOT_PROVIDER_BASE_URL, COPILOT_PROVIDER_TYPE, COPILOT_MODEL; see `copilot help providers`).';
 const AFTER_TOOL = new Set<ProviderOutput['type']>(['tool-start', 'tool-output', 'tool-end', 'approval']);
 
 const WORDS: Record<Asked, string> = { shell: 'a shell command', write: 'a file edit' };
@@ -92,14 +93,25 @@ export class CopilotReader {
           if (tool) tool.approved = true;
           else {
             if (asked) unmatched.add(asked);
-            emit({ type: 'note', level: 'warning', text: 'Copilot did not say which tool call this permission request is for, so it is shown as Copilot sent it, apart from the tools.' });
+            emit({
+              type: 'note',
+              level: 'warning',
+              text: 'Copilot did not say which tool call this permission request is for, so it is shown as Copilot sent it, apart from the tools.',
+            });
           }
           break;
         }
         case 'tool-end': {
           const tool = tools.get(output.toolUseId);
           emit(output);
-          if (tool?.asked && !output.error && !tool.approved && this.asks.has(tool.asked) && !this.allowedAlways.has(tool.asked) && !unmatched.has(tool.asked)) {
+          if (
+            tool?.asked &&
+            !output.error &&
+            !tool.approved &&
+            this.asks.has(tool.asked) &&
+            !this.allowedAlways.has(tool.asked) &&
+            !unmatched.has(tool.asked)
+          ) {
             const what = tool.command ? `${WORDS[tool.asked]} (${tool.command})` : WORDS[tool.asked];
             emit({ type: 'note', level: 'warning', text: `Copilot ran ${what} without asking, though this chat asks first. Check what it did.` });
           }
@@ -168,7 +180,7 @@ export class CopilotSession implements ProviderSession {
   constructor(inner: ProviderSession, context: ProviderChatContext, env: Readonly<Record<string, string>> = {}) {
     this.inner = inner;
     const named = context.accountEnv?.COPILOT_MODEL ?? env.COPILOT_MODEL;
-    this.reader = new CopilotReader(context.runtimeMode, context.selection.model !== COPILOT_DEFAULT_MODEL ? context.selection.model : named ?? null);
+    this.reader = new CopilotReader(context.runtimeMode, context.selection.model !== COPILOT_DEFAULT_MODEL ? context.selection.model : (named ?? null));
   }
 
   get running(): boolean {

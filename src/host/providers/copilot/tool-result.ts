@@ -21,12 +21,14 @@ export function copilotToolResult(call: AcpToolCallView): { output: string | nul
 
 /** Each file of a git diff (git-diff.ts reads Copilot's dialect) as a change: its hunks from the first `@@`. */
 export function gitChanges(diff: string, paths: readonly string[]): ChatFileChange[] {
-  return readGitDiff(diff).filter((file) => file.hunks !== '').map(({ path: named, kind, hunks }) => ({
-    // Copilot writes an absolute path without its leading slash; the call's own path says which.
-    path: paths.find((p) => p === named || p.endsWith(`/${named}`)) ?? named,
-    kind,
-    diff: hunks.endsWith('\n') ? hunks : `${hunks}\n`,
-  }));
+  return readGitDiff(diff)
+    .filter((file) => file.hunks !== '')
+    .map(({ path: named, kind, hunks }) => ({
+      // Copilot writes an absolute path without its leading slash; the call's own path says which.
+      path: paths.find((p) => p === named || p.endsWith(`/${named}`)) ?? named,
+      kind,
+      diff: hunks.endsWith('\n') ? hunks : `${hunks}\n`,
+    }));
 }
 
 function knownPaths(call: AcpToolCallView): string[] {

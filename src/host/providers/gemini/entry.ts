@@ -18,9 +18,14 @@ export const geminiEntry = defineProvider({
     home: z.string().min(1).optional(),
     env: EnvSchema.optional(),
   }),
-  create: (config, _kind, { base, version }) => geminiProvider({
-    command: configCommand(config.command, GEMINI_PROFILE.command, base), args: config.args, env: config.env, home: config.home, clientVersion: version,
-  }),
+  create: (config, _kind, { base, version }) =>
+    geminiProvider({
+      command: configCommand(config.command, GEMINI_PROFILE.command, base),
+      args: config.args,
+      env: config.env,
+      home: config.home,
+      clientVersion: version,
+    }),
   from: (config) => config.command ?? GEMINI_PROFILE.command,
   discovered: (command, { version }) => geminiProvider({ command, clientVersion: version }),
 });

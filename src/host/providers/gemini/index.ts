@@ -79,7 +79,10 @@ export function admitGeminiPrompt(text: string): void {
   if (!trimmed.startsWith('/') && !trimmed.startsWith('$')) return;
   const first = trimmed.slice(1).trim().split(/\s+/)[0] ?? '';
   if (GEMINI_ACTING_COMMANDS.has(first)) {
-    throw new ProtocolError('bad-request', `Gemini CLI would run its own /${first} command from this message, outside its permission checks; this host does not let a message do that`);
+    throw new ProtocolError(
+      'bad-request',
+      `Gemini CLI would run its own /${first} command from this message, outside its permission checks; this host does not let a message do that`,
+    );
   }
 }
 
@@ -142,7 +145,12 @@ export async function geminiPackageVersion(commandLine: AcpCommandLine): Promise
 }
 
 async function onPath(command: string, searchPath: string): Promise<string | null> {
-  const candidates = command.includes('/') ? [command] : searchPath.split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, command));
+  const candidates = command.includes('/')
+    ? [command]
+    : searchPath
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((dir) => path.join(dir, command));
   for (const candidate of candidates) {
     try {
       await access(candidate, constants.X_OK);

@@ -26,5 +26,4 @@ export const GEMINI_PROFILE: CliProfile = {
     slashCommands: true,
   },
   resumeCommand: 'gemini {flags} --resume={id}',
-
 };

@@ -17,9 +17,27 @@
 // reply journal. What does not: which sockets attached (they re-attach; the socket list itself
 // survives hibernation through its attachment).
 import {
-  AGENT_EVENT_SCHEMAS, KEPT_SEND_PREFIX, LINK_ATTACHMENT_READ, ProtocolError, RELAY_COUNTERS, REQUEST_RULES, ROUTE_VISUAL_PAGE,
-  LINK_MAX_FRAME_BYTES, isChatRequest, overFrameLimit, switchesAccount, toWireError, utf8Bytes,
-  type ChatAttachResult, type ChatRequestType, type RequestPayload, type ChatInfo, type ChatItem, type LinkEventFrame, type Reply, type Thread,
+  AGENT_EVENT_SCHEMAS,
+  KEPT_SEND_PREFIX,
+  LINK_ATTACHMENT_READ,
+  ProtocolError,
+  RELAY_COUNTERS,
+  REQUEST_RULES,
+  ROUTE_VISUAL_PAGE,
+  LINK_MAX_FRAME_BYTES,
+  isChatRequest,
+  overFrameLimit,
+  switchesAccount,
+  toWireError,
+  utf8Bytes,
+  type ChatAttachResult,
+  type ChatRequestType,
+  type RequestPayload,
+  type ChatInfo,
+  type ChatItem,
+  type LinkEventFrame,
+  type Reply,
+  type Thread,
 } from '../../../contracts/index.ts';
 import { readPrincipalView, refusalIn, roleIn, standingIn } from '../../auth/access.ts';
 import { principalOf, type Identity } from '../../auth/tokens.ts';
@@ -28,8 +46,18 @@ import { forgetChat } from '../../db/chats.ts';
 import { RequestLedger, isPending, isRequestItem, type RequestItem } from '../../db/requests.ts';
 import type { Env } from '../../env.ts';
 import {
-  ClientSockets, eventFrame, identityOf, presenceFrame, relabel, replyOk, send, toHost,
-  type ClientRequest, type Place, type ServedRequest, type ServedTable,
+  ClientSockets,
+  eventFrame,
+  identityOf,
+  presenceFrame,
+  relabel,
+  replyOk,
+  send,
+  toHost,
+  type ClientRequest,
+  type Place,
+  type ServedRequest,
+  type ServedTable,
 } from '../client-sockets.ts';
 import { askHost, type LinkRequestInput } from '../host-link.ts';
 import { ANSWERED_ONCE, REPLY_TABLES_V1, ReplyJournal } from '../reply-journal.ts';
@@ -55,9 +83,7 @@ interface RoomExtra {
 type RoomCall<T extends ChatRequestType> = ServedRequest<T> & RoomExtra;
 
 /** The room's own SQLite, by version (storage-migrations.ts): never edit a released version, add one. */
-const CHAT_ROOM_STORAGE: readonly StorageMigration[] = [
-  { version: 1, sql: ROOM_TABLES_V1 + REPLY_TABLES_V1 },
-];
+const CHAT_ROOM_STORAGE: readonly StorageMigration[] = [{ version: 1, sql: ROOM_TABLES_V1 + REPLY_TABLES_V1 }];
 
 export class ChatRoom extends ClientSockets {
   private readonly store: RoomStore;
@@ -121,9 +147,15 @@ export class ChatRoom extends ClientSockets {
       auditTakenBack: (userId, requestId, messageId) => {
         // The relay acted on the machine here, for a person who no longer may: said so, with whom it was for.
         const { hostId, chatId } = this.key();
-        this.ctx.waitUntil(record(this.env.DB, {
-          actor: userId, action: 'chat.unqueue', hostId, chatId, detail: { requestId, messageId, by: 'relay', reason: 'sender lost access' },
-        }));
+        this.ctx.waitUntil(
+          record(this.env.DB, {
+            actor: userId,
+            action: 'chat.unqueue',
+            hostId,
+            chatId,
+            detail: { requestId, messageId, by: 'relay', reason: 'sender lost access' },
+          }),
+        );
       },
     });
   }
@@ -153,7 +185,9 @@ export class ChatRoom extends ClientSockets {
     return this.replica.loaded();
   }
 
-  private get seq(): number { return this.store.state.seq; }
+  private get seq(): number {
+    return this.store.state.seq;
+  }
 
   // ---- clients connect ----
 
@@ -168,14 +202,16 @@ export class ChatRoom extends ClientSockets {
     // asks HostLink for later changes too.
     const first = this.clients().length === 1;
     const online = first ? this.hostLink().watch(this.key().chatId, true) : this.hostLink().isOnline();
-    void online.then((up) => send(ws, presenceFrame(this.key().hostId, up)))
-      .catch(() => undefined);
+    void online.then((up) => send(ws, presenceFrame(this.key().hostId, up))).catch(() => undefined);
   }
 
   protected override onDisconnect(ws: WebSocket): void {
     this.attachedSockets().delete(ws);
     const open = this.clients().filter((other) => other !== ws && other.readyState === WebSocket.OPEN);
-    if (open.length === 0) void this.hostLink().watch(this.key().chatId, false).catch(() => undefined);
+    if (open.length === 0)
+      void this.hostLink()
+        .watch(this.key().chatId, false)
+        .catch(() => undefined);
   }
 
   /**
@@ -188,8 +224,14 @@ export class ChatRoom extends ClientSockets {
     const text = presenceFrame(hostId, online, at);
     // Only to whom may read the chat: a socket may have opened before its host was known to the relay,
     // and one whose person may not read it (now that the host is known) is closed.
-    const standings = await Promise.all(sockets.map((ws) => this.access.view(this.attachmentOf(ws).identity, hostId)
-      .then((view) => ({ standing: standingIn(view, chatId), reads: roleIn(view, chatId) !== null }), () => null)));
+    const standings = await Promise.all(
+      sockets.map((ws) =>
+        this.access.view(this.attachmentOf(ws).identity, hostId).then(
+          (view) => ({ standing: standingIn(view, chatId), reads: roleIn(view, chatId) !== null }),
+          () => null,
+        ),
+      ),
+    );
     let told = 0;
     sockets.forEach((ws, i) => {
       const seen = standings[i];
@@ -275,14 +317,23 @@ export class ChatRoom extends ClientSockets {
     const switches = REQUEST_RULES[type].switchesAccount && switchesAccount(payload as { account?: string; provider?: string }, this.loaded()?.info ?? null);
     await this.access.check(identity, hostId, type, chatId, switches);
     this.audit(identity, request, { hostId, chatId });
-    const call = { id: request.id, type, payload, userId: principalOf(identity), ws, ...(request.signed ? { signed: request.signed } : {}) } as RoomCall<ChatRequestType>;
+    const call = {
+      id: request.id,
+      type,
+      payload,
+      userId: principalOf(identity),
+      ws,
+      ...(request.signed ? { signed: request.signed } : {}),
+    } as RoomCall<ChatRequestType>;
     if (REQUEST_RULES[type].settles) await this.reconcileRequests();
     const run = () => (this.handlers[type] as (call: RoomCall<ChatRequestType>) => Promise<string>)(call);
     if (!ANSWERED_ONCE.has(type)) return run();
-    return this.journal.once(call.userId, request.id, () => run().catch((error: unknown) => {
-      if (error instanceof ProtocolError) return this.refuse(request.id, error.toWire());
-      throw error;
-    }));
+    return this.journal.once(call.userId, request.id, () =>
+      run().catch((error: unknown) => {
+        if (error instanceof ProtocolError) return this.refuse(request.id, error.toWire());
+        throw error;
+      }),
+    );
   }
 
   /** How this room serves each request about its chat: the relay's own answers, or on to the host. */
@@ -328,7 +379,7 @@ export class ChatRoom extends ClientSockets {
     'skills.list': (call) => this.forward(call),
     // Bookmarks and visual records: the relay's own (room-records.ts).
     'chat.addBookmark': async ({ id, payload }) => {
-      const item = (this.loaded() ?? await this.replica.ready()).get(payload.itemId);
+      const item = (this.loaded() ?? (await this.replica.ready())).get(payload.itemId);
       return replyOk(id, { bookmarks: await this.records.addBookmark(item, payload.itemId, payload.name) });
     },
     'chat.renameBookmark': async ({ id, payload }) => replyOk(id, { bookmarks: await this.records.renameBookmark(payload.itemId, payload.name) }),
@@ -460,9 +511,15 @@ export class ChatRoom extends ClientSockets {
   /** The host's frames about this chat that are not its thread's events. */
   private async hostFrame(frame: LinkEventFrame): Promise<void> {
     switch (frame.event) {
-      case 'chat.visuals': await this.records.hostVisuals(frame.payload); break;
-      case 'visual.page': this.records.hostVisualPage(frame.payload); break;
-      case 'chat.subagentChanged': this.onSubagentChanged(frame.payload); break;
+      case 'chat.visuals':
+        await this.records.hostVisuals(frame.payload);
+        break;
+      case 'visual.page':
+        this.records.hostVisualPage(frame.payload);
+        break;
+      case 'chat.subagentChanged':
+        this.onSubagentChanged(frame.payload);
+        break;
     }
   }
 
@@ -591,7 +648,9 @@ export class ChatRoom extends ClientSockets {
     this.replica.forgetThread();
   }
 
-  private ledger() { return new RequestLedger(this.env.DB, this.key()); }
+  private ledger() {
+    return new RequestLedger(this.env.DB, this.key());
+  }
 }
 
 /** How many times a losing answer goes next after a winner that failed, before it is told to answer again. */

@@ -16,9 +16,7 @@
 // itself once the signed revocation reaches it (src/host/trust/queued-senders.ts), so the relay
 // sends it nothing and tells nobody the send was refused (on that host it may still run: a change of
 // access made on the relay alone, unsigned, does not bind it).
-import {
-  KEPT_SEND_PREFIX, withRequestLimit, type ChatInfo, type ChatQueuedMessage, type Reply, type WireError,
-} from '../../../contracts/index.ts';
+import { KEPT_SEND_PREFIX, withRequestLimit, type ChatInfo, type ChatQueuedMessage, type Reply, type WireError } from '../../../contracts/index.ts';
 import { failureText } from '../../db/failures.ts';
 import { log } from '../../log.ts';
 import { eventFrame, linkId, relabel, replyError, replyOk, toHost, type SignedParts } from '../client-sockets.ts';
@@ -71,7 +69,7 @@ export class KeptSends {
 
   /** `chat.send`: straight to the host when it is there and nothing waits before it, else kept. */
   async send(userId: string, id: string, payload: Record<string, unknown>, signed?: SignedParts): Promise<string> {
-    if (this.store.kept().length === 0 && await this.room.isOnline()) {
+    if (this.store.kept().length === 0 && (await this.room.isOnline())) {
       const reply = await this.room.ask(toHost({ type: 'chat.send', payload, id, userId, ...(signed ? { signed } : {}) }));
       this.noteQueued(reply, userId, id);
       if (reply.ok || !NOT_DELIVERED.has(reply.error.code)) return relabel(reply, id);
@@ -81,7 +79,10 @@ export class KeptSends {
     // carry 16 MiB of attachments). Past that the send is not kept, and its sender is told so now.
     const kept = this.store.kept().length;
     if (kept >= KEPT_SENDS_MAX || this.store.keptBytes() >= KEPT_BYTES_MAX) {
-      return replyError(id, { code: 'host-offline', message: `The host is offline and ${kept} messages already wait for it here; send this one when it is back` });
+      return replyError(id, {
+        code: 'host-offline',
+        message: `The host is offline and ${kept} messages already wait for it here; send this one when it is back`,
+      });
     }
     // A signed send keeps its first id and signature: delivered later, it is still the request the
     // device signed (the host's freshness window decides whether it is still fresh enough to run).
@@ -93,7 +94,9 @@ export class KeptSends {
 
   /** Sends what is kept, in order, each once; one pass at a time. */
   deliver(): Promise<void> {
-    this.delivering ??= this.deliverAll().finally(() => { this.delivering = null; });
+    this.delivering ??= this.deliverAll().finally(() => {
+      this.delivering = null;
+    });
     return this.delivering;
   }
 
@@ -109,20 +112,19 @@ export class KeptSends {
         log.warn('kept send sender unreadable', { chatId: this.room.chatId(), error: failureText(error) });
         return;
       }
-      const reply: Reply = lost
-        ? { id: kept.requestId, ok: false, error: lost }
-        : await this.room.ask(this.keptRequest(kept));
+      const reply: Reply = lost ? { id: kept.requestId, ok: false, error: lost } : await this.room.ask(this.keptRequest(kept));
       if (!reply.ok && NOT_DELIVERED.has(reply.error.code)) {
         // HostLink calls again when the host returns; if it is already back, this pass tries again
         // (the same link id: the host's journal takes it once), a few times before leaving it for then.
-        if (await this.room.waitForHost() && ++failures < 3) continue;
+        if ((await this.room.waitForHost()) && ++failures < 3) continue;
         return;
       }
       failures = 0;
       this.noteQueued(reply, kept.userId, kept.requestId);
       // The sender was told `{queued: true}` long ago: everyone attached hears why it did not go, and
       // the refusal is kept (in the same step that drops the send) for a sender who is away now.
-      if (!reply.ok) this.refused(`${KEPT_SEND_PREFIX}${kept.requestId}`, kept.requestId, kept.userId, reply.error, lost ? 'sender lost access' : 'refused by host');
+      if (!reply.ok)
+        this.refused(`${KEPT_SEND_PREFIX}${kept.requestId}`, kept.requestId, kept.userId, reply.error, lost ? 'sender lost access' : 'refused by host');
       this.store.unkeep(kept.pos);
       await this.room.queueChanged();
     }
@@ -135,7 +137,7 @@ export class KeptSends {
     return { type: 'chat.send', payload, id: linkId(kept.userId, kept.requestId), by: kept.userId, ...(signature !== undefined ? { signature } : {}) };
   }
 
-    /** Tells everyone attached that a send will not run, and keeps that for its sender. */
+  /** Tells everyone attached that a send will not run, and keeps that for its sender. */
   private refused(messageId: string, requestId: string, userId: string, error: WireError, why: string): void {
     log.warn(`kept send ${why}`, { chatId: this.room.chatId(), code: error.code });
     const frame = eventFrame('chat.sendRefused', { chatId: this.room.chatId(), messageId, requestId, error });
@@ -163,7 +165,7 @@ export class KeptSends {
       for (const sender of senders) this.store.forgetHostQueued(sender.turnId);
       return;
     }
-    const queue = new Map(this.room.hostQueue().flatMap((message) => message.turnId ? [[message.turnId, message] as const] : []));
+    const queue = new Map(this.room.hostQueue().flatMap((message) => (message.turnId ? [[message.turnId, message] as const] : [])));
     const now = Date.now();
     for (const sender of senders) {
       const message = queue.get(sender.turnId);
@@ -175,8 +177,10 @@ export class KeptSends {
         const lost = await this.room.senderRefusal(sender.userId);
         if (!lost) continue;
         const reply = await this.room.ask({
-          type: 'chat.unqueue', payload: { chatId: this.room.chatId(), messageId: message.id },
-          id: takenBackId(sender.userId, sender.requestId), by: sender.userId,
+          type: 'chat.unqueue',
+          payload: { chatId: this.room.chatId(), messageId: message.id },
+          id: takenBackId(sender.userId, sender.requestId),
+          by: sender.userId,
         });
         // Already gone from the host's queue (it ran meanwhile): nothing to refuse.
         if (!reply.ok && reply.error.code !== 'request-not-found') {
@@ -225,7 +229,11 @@ export class KeptSends {
 /** A kept send as a queue entry (its attachments stay with the relay until it is delivered). */
 function queued(k: KeptPreview): ChatQueuedMessage {
   return {
-    id: `${KEPT_SEND_PREFIX}${k.requestId}`, text: k.text, createdAt: k.at,
-    ...(k.mentions ? { mentions: k.mentions } : {}), ...(k.skills ? { skills: k.skills } : {}), ...(k.chats ? { chats: k.chats } : {}),
+    id: `${KEPT_SEND_PREFIX}${k.requestId}`,
+    text: k.text,
+    createdAt: k.at,
+    ...(k.mentions ? { mentions: k.mentions } : {}),
+    ...(k.skills ? { skills: k.skills } : {}),
+    ...(k.chats ? { chats: k.chats } : {}),
   };
 }

@@ -13,8 +13,17 @@
 // What survives a restart is what RoomStore keeps; the dirty set and the last flush do not (after a
 // restart the logged deltas are applied again on load).
 import {
-  AGENT_EVENT_SCHEMAS, AGENT_REQUEST_SCHEMAS, CHAT_PAGE_LIMITS, ProtocolError, Thread,
-  type ChatEvent, type ChatEventEnvelope, type ChatInfo, type ChatItem, type LinkEventFrame, type Reply,
+  AGENT_EVENT_SCHEMAS,
+  AGENT_REQUEST_SCHEMAS,
+  CHAT_PAGE_LIMITS,
+  ProtocolError,
+  Thread,
+  type ChatEvent,
+  type ChatEventEnvelope,
+  type ChatInfo,
+  type ChatItem,
+  type LinkEventFrame,
+  type Reply,
 } from '../../../contracts/index.ts';
 import { isRequestItem, type RequestItem } from '../../db/requests.ts';
 import { failureText } from '../../db/failures.ts';
@@ -79,9 +88,13 @@ export class Replication {
   }
 
   /** The room's own position: the seq of the last event it logged or sent. */
-  get seq(): number { return this.store.state.seq; }
+  get seq(): number {
+    return this.store.state.seq;
+  }
   /** The host's seq of the last event applied; -1 before the first attach on the host. */
-  get hostSeq(): number { return this.store.state.hostSeq; }
+  get hostSeq(): number {
+    return this.store.state.hostSeq;
+  }
 
   private chatId(): string {
     const { chatId } = this.store.state;
@@ -116,7 +129,7 @@ export class Replication {
     try {
       // Each chat.event is read once, here; a run of them may become one (see coalesce).
       const events = frames.map((frame) => (frame.event === 'chat.event' ? this.readChatEvent(frame.payload) : undefined));
-      for (let i = 0; i < frames.length;) {
+      for (let i = 0; i < frames.length; ) {
         const frame = frames[i]!;
         const event = events[i];
         if (event) {
@@ -214,7 +227,9 @@ export class Replication {
 
   /** Attaches on the host to catch up: missed events after `since`, or a whole new snapshot. One at a time. */
   private sync(since: number | undefined): Promise<void> {
-    this.syncing ??= this.syncOnce(since).finally(() => { this.syncing = null; });
+    this.syncing ??= this.syncOnce(since).finally(() => {
+      this.syncing = null;
+    });
     return this.syncing;
   }
 

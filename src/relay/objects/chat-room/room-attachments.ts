@@ -3,8 +3,15 @@
 // be asked for, whatever id a URL names) and asks the host for that file over the link with
 // `attachment.read`, naming it by its content-hash file name alone.
 import {
-  AttachmentReadResultSchema, LINK_ATTACHMENT_READ, ProtocolError, attachmentFileName, generatedImageAttachment,
-  type ChatAttachment, type ChatItem, type Reply, type WireError,
+  AttachmentReadResultSchema,
+  LINK_ATTACHMENT_READ,
+  ProtocolError,
+  attachmentFileName,
+  generatedImageAttachment,
+  type ChatAttachment,
+  type ChatItem,
+  type Reply,
+  type WireError,
 } from '../../../contracts/index.ts';
 import type { LinkRequestInput } from '../host-link.ts';
 
@@ -33,7 +40,10 @@ export function findAttachment(items: readonly ChatItem[], id: string): ChatAtta
 
 /** The bytes of attachment `id` of this chat, asked of the host. */
 export async function readAttachment(
-  ask: (input: LinkRequestInput) => Promise<Reply>, chatId: string, items: readonly ChatItem[], id: string,
+  ask: (input: LinkRequestInput) => Promise<Reply>,
+  chatId: string,
+  items: readonly ChatItem[],
+  id: string,
 ): Promise<AttachmentAnswer> {
   const attachment = findAttachment(items, id);
   const file = attachment ? attachmentFileName(attachment.path) : null;

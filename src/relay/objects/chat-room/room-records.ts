@@ -2,9 +2,7 @@
 // records in D1, visual pages in the room's storage. These are answered whether the host is online or
 // not, kept in memory once read (they go into every attach answer), and sent whole to every attached
 // client after each change, as `chat.bookmarks` and `chat.visuals`.
-import {
-  AGENT_EVENT_SCHEMAS, type ChatBookmark, type ChatItem, type ChatVisual,
-} from '../../../contracts/index.ts';
+import { AGENT_EVENT_SCHEMAS, type ChatBookmark, type ChatItem, type ChatVisual } from '../../../contracts/index.ts';
 import { BookmarkBook, type ChatKey } from '../../db/bookmarks.ts';
 import { VisualShelf } from '../../db/visuals.ts';
 import { eventFrame } from '../client-sockets.ts';
@@ -28,8 +26,12 @@ export class RoomRecords {
     this.room = room;
   }
 
-  private book() { return new BookmarkBook(this.db, this.room.key()); }
-  private shelf() { return new VisualShelf(this.db, this.room.key()); }
+  private book() {
+    return new BookmarkBook(this.db, this.room.key());
+  }
+  private shelf() {
+    return new VisualShelf(this.db, this.room.key());
+  }
 
   async bookmarks(): Promise<ChatBookmark[]> {
     this.bookmarkCache ??= await this.book().list();

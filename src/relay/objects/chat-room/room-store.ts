@@ -90,8 +90,11 @@ export class RoomStore {
   }
 
   private readState(): RoomState {
-    const [row] = this.sql.exec<{ host_id: string | null; chat_id: string | null; seq: number; host_seq: number; log_floor: number; epoch: number }>(
-      'SELECT host_id, chat_id, seq, host_seq, log_floor, epoch FROM room WHERE id = 1').toArray();
+    const [row] = this.sql
+      .exec<{ host_id: string | null; chat_id: string | null; seq: number; host_seq: number; log_floor: number; epoch: number }>(
+        'SELECT host_id, chat_id, seq, host_seq, log_floor, epoch FROM room WHERE id = 1',
+      )
+      .toArray();
     return { hostId: row!.host_id, chatId: row!.chat_id, seq: row!.seq, hostSeq: row!.host_seq, logFloor: row!.log_floor, epoch: row!.epoch };
   }
 
@@ -169,7 +172,10 @@ export class RoomStore {
     this.itemJson.set(item, json);
     this.sql.exec(
       'INSERT INTO items (pos, id, json, seq) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET json = excluded.json, seq = excluded.seq',
-      thread.positionOf(item.id), item.id, this.spill(json, itemKey(item.id)), seq,
+      thread.positionOf(item.id),
+      item.id,
+      this.spill(json, itemKey(item.id)),
+      seq,
     );
   }
 
@@ -184,7 +190,7 @@ export class RoomStore {
   /** An item's JSON: as stored, or serialized now (and kept for the next attach). */
   jsonOf(item: ChatItem): string {
     let json = this.itemJson.get(item);
-    if (json === undefined) this.itemJson.set(item, json = JSON.stringify(item));
+    if (json === undefined) this.itemJson.set(item, (json = JSON.stringify(item)));
     return json;
   }
 
@@ -207,7 +213,9 @@ export class RoomStore {
 
   /** Logged event JSON after `since`, in order. */
   logAfter(since: number): string[] {
-    return this.sql.exec<{ seq: number; json: string }>('SELECT seq, json FROM log WHERE seq > ? ORDER BY seq', since).toArray()
+    return this.sql
+      .exec<{ seq: number; json: string }>('SELECT seq, json FROM log WHERE seq > ? ORDER BY seq', since)
+      .toArray()
       .map((row) => this.unspill(row.json, logKey(row.seq)));
   }
 
@@ -227,11 +235,22 @@ export class RoomStore {
    * Keeps a send: `payload` (parsed) gives the queue its preview; a signed send is kept as the client
    * sent it (`signed`: its own payload, whose digest was signed, and the signature beside it).
    */
-  keep(requestId: string, userId: string, payload: { text?: string; mentions?: string[]; skills?: string[]; chats?: string[] }, signed?: { payload: unknown; signature: unknown }): void {
+  keep(
+    requestId: string,
+    userId: string,
+    payload: { text?: string; mentions?: string[]; skills?: string[]; chats?: string[] },
+    signed?: { payload: unknown; signature: unknown },
+  ): void {
     const { text = '', mentions, skills, chats } = payload;
     const preview = JSON.stringify({ text, mentions, skills, chats });
     // A preview too large for a row is read back from the payload, which holds the same fields.
-    this.sql.exec('INSERT INTO kept (request_id, user_id, at, preview) VALUES (?, ?, ?, ?)', requestId, userId, Date.now(), preview.length > PART ? '' : preview);
+    this.sql.exec(
+      'INSERT INTO kept (request_id, user_id, at, preview) VALUES (?, ?, ?, ?)',
+      requestId,
+      userId,
+      Date.now(),
+      preview.length > PART ? '' : preview,
+    );
     const [row] = this.sql.exec<{ pos: number }>('SELECT last_insert_rowid() AS pos').toArray();
     this.putBlob(`kept:${row!.pos}`, JSON.stringify(signed ? signed.payload : payload));
     if (signed) this.putBlob(`kept:${row!.pos}:signature`, JSON.stringify(signed.signature));
@@ -242,10 +261,18 @@ export class RoomStore {
 
   /** The kept sends in order, without their payloads; read on every info event, so kept in memory. */
   kept(): KeptPreview[] {
-    this.previews ??= this.sql.exec<{ pos: number; request_id: string; user_id: string; at: number; preview: string }>(
-      'SELECT pos, request_id, user_id, at, preview FROM kept ORDER BY pos').toArray()
+    this.previews ??= this.sql
+      .exec<{ pos: number; request_id: string; user_id: string; at: number; preview: string }>(
+        'SELECT pos, request_id, user_id, at, preview FROM kept ORDER BY pos',
+      )
+      .toArray()
       .map((row) => {
-        const { text = '', mentions, skills, chats } = (row.preview ? JSON.parse(row.preview) : this.keptPayload(row.pos)) as Omit<KeptPreview, 'pos' | 'requestId' | 'userId' | 'at'>;
+        const {
+          text = '',
+          mentions,
+          skills,
+          chats,
+        } = (row.preview ? JSON.parse(row.preview) : this.keptPayload(row.pos)) as Omit<KeptPreview, 'pos' | 'requestId' | 'userId' | 'at'>;
         return { pos: row.pos, requestId: row.request_id, userId: row.user_id, at: row.at, text, mentions, skills, chats };
       });
     return this.previews;
@@ -275,12 +302,18 @@ export class RoomStore {
    */
   refuse(requestId: string, userId: string, seq: number, frame: string, now = Date.now()): void {
     this.sql.exec('INSERT OR REPLACE INTO refused (request_id, user_id, seq, at, frame) VALUES (?, ?, ?, ?, ?)', requestId, userId, seq, now, frame);
-    this.sql.exec('DELETE FROM refused WHERE at < ? OR rowid NOT IN (SELECT rowid FROM refused ORDER BY at DESC LIMIT ?)', now - REFUSED_KEEP_MS, REFUSED_KEEP_COUNT);
+    this.sql.exec(
+      'DELETE FROM refused WHERE at < ? OR rowid NOT IN (SELECT rowid FROM refused ORDER BY at DESC LIMIT ?)',
+      now - REFUSED_KEEP_MS,
+      REFUSED_KEEP_COUNT,
+    );
   }
 
   /** The refusal frames of one person's kept sends, those a client that applied the events up to `since` may have missed; oldest first. */
   refusals(userId: string, since = 0): string[] {
-    return this.sql.exec<{ frame: string }>('SELECT frame FROM refused WHERE user_id = ? AND seq > ? ORDER BY seq, at', userId, since).toArray()
+    return this.sql
+      .exec<{ frame: string }>('SELECT frame FROM refused WHERE user_id = ? AND seq > ? ORDER BY seq, at', userId, since)
+      .toArray()
       .map((row) => row.frame);
   }
 
@@ -293,7 +326,9 @@ export class RoomStore {
   }
 
   hostQueuedSenders(): { turnId: string; userId: string; requestId: string; at: number }[] {
-    return this.sql.exec<{ turn_id: string; user_id: string; request_id: string; at: number }>('SELECT turn_id, user_id, request_id, at FROM host_queued').toArray()
+    return this.sql
+      .exec<{ turn_id: string; user_id: string; request_id: string; at: number }>('SELECT turn_id, user_id, request_id, at FROM host_queued')
+      .toArray()
       .map((row) => ({ turnId: row.turn_id, userId: row.user_id, requestId: row.request_id, at: row.at }));
   }
 
@@ -335,7 +370,12 @@ export class RoomStore {
   }
 
   removedVisuals(): Set<string> {
-    return new Set(this.sql.exec<{ visual_id: string }>('SELECT visual_id FROM removed_visuals').toArray().map((row) => row.visual_id));
+    return new Set(
+      this.sql
+        .exec<{ visual_id: string }>('SELECT visual_id FROM removed_visuals')
+        .toArray()
+        .map((row) => row.visual_id),
+    );
   }
 
   /** A clear or a kill empties the host's list too: pages and removals go. */
@@ -355,7 +395,7 @@ export class RoomStore {
   }
 
   private unspill(stored: string, key: string): string {
-    return stored === '' ? this.getBlob(key) ?? 'null' : stored;
+    return stored === '' ? (this.getBlob(key) ?? 'null') : stored;
   }
 
   // ---- blobs ----
@@ -373,4 +413,3 @@ export class RoomStore {
     this.sql.exec('DELETE FROM blobs WHERE key = ?', key);
   }
 }
-

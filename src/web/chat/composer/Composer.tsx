@@ -30,8 +30,15 @@ function chatSkills(channel: ChatChannel): Promise<ChatSkill[]> {
   const key = `${channel.hostId}/${channel.chatId}`;
   let list = skillLists.get(key);
   if (!list) {
-    list = hostConnection(channel.hostId).request('skills.list', { chatId: channel.chatId })
-      .then((result) => result.skills, () => { skillLists.delete(key); return []; });
+    list = hostConnection(channel.hostId)
+      .request('skills.list', { chatId: channel.chatId })
+      .then(
+        (result) => result.skills,
+        () => {
+          skillLists.delete(key);
+          return [];
+        },
+      );
     skillLists.set(key, list);
   }
   return list;
@@ -169,31 +176,63 @@ export function Composer({ channel }: { channel: ChatChannel }) {
       <form
         class="composer"
         aria-label="Write a message"
-        onSubmit={(event) => { event.preventDefault(); void send(); }}
-        onDragOver={(event) => { if (takesFiles) event.preventDefault(); }}
-        onDrop={(event) => { if (takesFiles && event.dataTransfer?.files.length) { event.preventDefault(); attach(event.dataTransfer.files); } }}
+        onSubmit={(event) => {
+          event.preventDefault();
+          void send();
+        }}
+        onDragOver={(event) => {
+          if (takesFiles) event.preventDefault();
+        }}
+        onDrop={(event) => {
+          if (takesFiles && event.dataTransfer?.files.length) {
+            event.preventDefault();
+            attach(event.dataTransfer.files);
+          }
+        }}
       >
         {attached.length > 0 ? (
           <ul class="composer-files" aria-label="Attached files">
             {attached.map((a) => (
               <li key={a.key} class="composer-file">
-                {a.preview ? <img src={a.preview} alt={`Preview of ${a.file.name}`} /> : <span class="composer-file-icon" aria-hidden="true">{a.file.name.split('.').pop()?.slice(0, 4).toUpperCase() || 'FILE'}</span>}
+                {a.preview ? (
+                  <img src={a.preview} alt={`Preview of ${a.file.name}`} />
+                ) : (
+                  <span class="composer-file-icon" aria-hidden="true">
+                    {a.file.name.split('.').pop()?.slice(0, 4).toUpperCase() || 'FILE'}
+                  </span>
+                )}
                 <span class="composer-file-name">{a.file.name}</span>
                 <span class="composer-file-size">{formatBytes(a.file.size)}</span>
-                <button type="button" class="link" aria-label={`Remove ${a.file.name}`} onClick={() => detach(a.key)}><Icon name="close" size={16} /></button>
+                <button type="button" class="link" aria-label={`Remove ${a.file.name}`} onClick={() => detach(a.key)}>
+                  <Icon name="close" size={16} />
+                </button>
               </li>
             ))}
           </ul>
         ) : null}
-        {notice ? <p class="composer-notice" id={noticeId} role="alert">{notice}</p> : null}
+        {notice ? (
+          <p class="composer-notice" id={noticeId} role="alert">
+            {notice}
+          </p>
+        ) : null}
         <div class="composer-row">
           {takesFiles ? (
             <>
               <button type="button" class="composer-attach" aria-label="Attach files" onClick={() => files.current?.click()}>
                 <Icon name="attach" size={20} />
               </button>
-              <input ref={files} type="file" multiple hidden tabIndex={-1}
-                onChange={(event) => { const list = event.currentTarget.files; if (list) attach([...list]); event.currentTarget.value = ''; }} />
+              <input
+                ref={files}
+                type="file"
+                multiple
+                hidden
+                tabIndex={-1}
+                onChange={(event) => {
+                  const list = event.currentTarget.files;
+                  if (list) attach([...list]);
+                  event.currentTarget.value = '';
+                }}
+              />
             </>
           ) : null}
           <div class="composer-input">
@@ -219,14 +258,27 @@ export function Composer({ channel }: { channel: ChatChannel }) {
               onBlur={() => setTimeout(() => setToken(null), 150)}
               onPaste={(event) => {
                 const pasted = [...(event.clipboardData?.files ?? [])];
-                if (takesFiles && pasted.length > 0) { event.preventDefault(); attach(pasted); }
+                if (takesFiles && pasted.length > 0) {
+                  event.preventDefault();
+                  attach(pasted);
+                }
               }}
             />
             <ul id={listId} role="listbox" class="suggestions" aria-label={token?.trigger === '$' ? 'Skills' : 'Files'} hidden={!open}>
               {options.map((option, i) => (
-                <li key={option} id={`${listId}-${i}`} role="option" aria-selected={i === active}
-                  class={i === active ? 'active' : ''} onMouseDown={(event) => { event.preventDefault(); choose(option); }}>
-                  {token?.trigger}{option}
+                <li
+                  key={option}
+                  id={`${listId}-${i}`}
+                  role="option"
+                  aria-selected={i === active}
+                  class={i === active ? 'active' : ''}
+                  onMouseDown={(event) => {
+                    event.preventDefault();
+                    choose(option);
+                  }}
+                >
+                  {token?.trigger}
+                  {option}
                   {token?.trigger === '$' && skillByName.has(option) ? <SkillFacts skill={skillByName.get(option)!} /> : null}
                 </li>
               ))}
@@ -239,24 +291,53 @@ export function Composer({ channel }: { channel: ChatChannel }) {
         {working ? (
           <div class="composer-running">
             <span class="composer-status" role="status">
-              <span class="working-dots" aria-hidden="true" />{info?.status === 'needs-you' ? 'Waiting for you' : 'Working…'}
+              <span class="working-dots" aria-hidden="true" />
+              {info?.status === 'needs-you' ? 'Waiting for you' : 'Working…'}
             </span>
             {running ? (
               <fieldset class="delivery">
                 <legend class="visually-hidden">While the agent works</legend>
-                <label><input type="radio" name={`${listId}-delivery`} aria-label="Queue for after this turn" checked={delivery === 'queue'} onChange={() => setDelivery('queue')} />Queue</label>
-                <label><input type="radio" name={`${listId}-delivery`} aria-label="Steer this turn" checked={delivery === 'steer'} onChange={() => setDelivery('steer')} />Steer</label>
+                <label>
+                  <input
+                    type="radio"
+                    name={`${listId}-delivery`}
+                    aria-label="Queue for after this turn"
+                    checked={delivery === 'queue'}
+                    onChange={() => setDelivery('queue')}
+                  />
+                  Queue
+                </label>
+                <label>
+                  <input
+                    type="radio"
+                    name={`${listId}-delivery`}
+                    aria-label="Steer this turn"
+                    checked={delivery === 'steer'}
+                    onChange={() => setDelivery('steer')}
+                  />
+                  Steer
+                </label>
               </fieldset>
             ) : null}
             {running ? (
-              <button type="button" class="danger composer-stop" disabled={stop.busy !== null}
-                onClick={() => void stop.run('cancel', () => channel.request('chat.cancel', { chatId: channel.chatId }))}>
+              <button
+                type="button"
+                class="danger composer-stop"
+                disabled={stop.busy !== null}
+                onClick={() => void stop.run('cancel', () => channel.request('chat.cancel', { chatId: channel.chatId }))}
+              >
                 {stop.busy ? 'Stopping…' : 'Stop'}
               </button>
             ) : null}
           </div>
-        ) : <span class="composer-status" role="status" />}
-        {stop.error ? <p class="request-error" role="alert">{stop.error}</p> : null}
+        ) : (
+          <span class="composer-status" role="status" />
+        )}
+        {stop.error ? (
+          <p class="request-error" role="alert">
+            {stop.error}
+          </p>
+        ) : null}
       </form>
     </div>
   );

@@ -27,20 +27,36 @@ export function QueueList({ channel, onEdit }: { channel: ChatChannel; onEdit(me
           const kept = message.id.startsWith(KEPT_SEND_PREFIX);
           return (
             <li key={message.id} class="queued" data-queued={message.id}>
-              <span class="queued-text" title={label}>{label}</span>
+              <span class="queued-text" title={label}>
+                {label}
+              </span>
               <span class="queued-actions" role="group" aria-label={`Queued message: ${label.slice(0, 60)}`}>
-                <button type="button" class="link" disabled={action.busy !== null} onClick={() => void takeBack(message, true)}>Edit</button>
+                <button type="button" class="link" disabled={action.busy !== null} onClick={() => void takeBack(message, true)}>
+                  Edit
+                </button>
                 {kept ? null : (
-                  <button type="button" class="link" disabled={action.busy !== null}
-                    onClick={() => void action.run(`now:${message.id}`, () => channel.request('chat.sendNow', target(message)))}>Send now</button>
+                  <button
+                    type="button"
+                    class="link"
+                    disabled={action.busy !== null}
+                    onClick={() => void action.run(`now:${message.id}`, () => channel.request('chat.sendNow', target(message)))}
+                  >
+                    Send now
+                  </button>
                 )}
-                <button type="button" class="link" disabled={action.busy !== null} onClick={() => void takeBack(message, false)}>Remove</button>
+                <button type="button" class="link" disabled={action.busy !== null} onClick={() => void takeBack(message, false)}>
+                  Remove
+                </button>
               </span>
             </li>
           );
         })}
       </ol>
-      {action.error ? <p class="request-error" role="alert">{action.error}</p> : null}
+      {action.error ? (
+        <p class="request-error" role="alert">
+          {action.error}
+        </p>
+      ) : null}
     </section>
   );
 }

@@ -43,12 +43,19 @@ export function SendList({ channel }: { channel: ChatChannel }) {
         <li key={send.id} class={`send send-${send.state}`} data-state={send.state}>
           <span class="send-text">{excerpt(send)}</span>
           <span class="send-state">
-            {STATE_TEXT[send.state]}{send.state === 'failed' && send.error ? `: ${send.error.message}` : ''}
+            {STATE_TEXT[send.state]}
+            {send.state === 'failed' && send.error ? `: ${send.error.message}` : ''}
           </span>
-          {send.state === 'failed' && !FINAL_REFUSALS.has(send.error?.code ?? '')
-            ? <button type="button" class="link" onClick={() => retry(send)}>Try again</button>
-            : null}
-          {send.state === 'failed' && send.error?.code === 'folder-denied' ? <a class="link" href="/chats/new">Start a new chat in an allowed folder</a> : null}
+          {send.state === 'failed' && !FINAL_REFUSALS.has(send.error?.code ?? '') ? (
+            <button type="button" class="link" onClick={() => retry(send)}>
+              Try again
+            </button>
+          ) : null}
+          {send.state === 'failed' && send.error?.code === 'folder-denied' ? (
+            <a class="link" href="/chats/new">
+              Start a new chat in an allowed folder
+            </a>
+          ) : null}
         </li>
       ))}
     </ul>

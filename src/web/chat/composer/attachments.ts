@@ -1,8 +1,6 @@
 // Files a person attaches to a message, checked against the contract's limits before anything is
 // read (at most 8, at most 10 MiB together), then read as the raw base64 `chat.send` carries.
-import {
-  CHAT_ATTACHMENTS_MAX_BYTES, CHAT_ATTACHMENTS_MAX_COUNT, type ChatAttachmentUpload,
-} from '../../../contracts/index.ts';
+import { CHAT_ATTACHMENTS_MAX_BYTES, CHAT_ATTACHMENTS_MAX_COUNT, type ChatAttachmentUpload } from '../../../contracts/index.ts';
 
 export interface Attached {
   /** For keys and removal; not sent. */
@@ -57,9 +55,11 @@ function base64(bytes: Uint8Array): string {
 }
 
 export async function toUploads(attached: readonly Attached[]): Promise<ChatAttachmentUpload[]> {
-  return Promise.all(attached.map(async ({ file }) => ({
-    name: file.name.slice(0, 255) || 'file',
-    mime: file.type || 'application/octet-stream',
-    data: base64(new Uint8Array(await file.arrayBuffer())),
-  })));
+  return Promise.all(
+    attached.map(async ({ file }) => ({
+      name: file.name.slice(0, 255) || 'file',
+      mime: file.type || 'application/octet-stream',
+      data: base64(new Uint8Array(await file.arrayBuffer())),
+    })),
+  );
 }

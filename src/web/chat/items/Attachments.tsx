@@ -39,8 +39,17 @@ function useAttachmentUrl(place: Place, attachment: ChatAttachment) {
   useEffect(() => {
     let live = true;
     setFailed(false);
-    ticketedUrl(key, mint).then((next) => { if (live) setUrl(next); }, () => { if (live) setFailed(true); });
-    return () => { live = false; };
+    ticketedUrl(key, mint).then(
+      (next) => {
+        if (live) setUrl(next);
+      },
+      () => {
+        if (live) setFailed(true);
+      },
+    );
+    return () => {
+      live = false;
+    };
   }, [key]);
   const renew = () => ticketedUrl(key, mint, true);
   return { url, failed, setUrl, setFailed, renew, good: () => ticketStillGood(key) };
@@ -53,22 +62,38 @@ function ImageAttachment({ place, attachment }: { place: Place; attachment: Chat
   if (failed) return <FileAttachment place={place} attachment={attachment} note="image not available" />;
   return (
     <li class="attachment attachment-image" title={attachment.name}>
-      <a class="attachment-thumb" href={url ?? undefined} target="_blank" rel="noopener noreferrer" aria-label={`Open ${attachment.name} full size`}
+      <a
+        class="attachment-thumb"
+        href={url ?? undefined}
+        target="_blank"
+        rel="noopener noreferrer"
+        aria-label={`Open ${attachment.name} full size`}
         style={{ width: `${size.width}px`, height: `${size.height}px` }}
         onClick={(event) => {
           if (!url || good()) return;
           // The address is about to expire: open a fresh one (in this tab: a popup after a wait would be blocked).
           event.preventDefault();
           void renew().then((fresh) => location.assign(fresh));
-        }}>
+        }}
+      >
         {url ? (
-          <img src={url} alt={attachment.name} loading="lazy" decoding="async" width={size.width} height={size.height}
+          <img
+            src={url}
+            alt={attachment.name}
+            loading="lazy"
+            decoding="async"
+            width={size.width}
+            height={size.height}
             onError={() => {
               // A ticket that ran out while the row was away: one new one; then the file is gone.
-              if (retried) { setFailed(true); return; }
+              if (retried) {
+                setFailed(true);
+                return;
+              }
               setRetried(true);
               renew().then(setUrl, () => setFailed(true));
-            }} />
+            }}
+          />
         ) : null}
       </a>
       <span class="attachment-caption">
@@ -81,9 +106,21 @@ function ImageAttachment({ place, attachment }: { place: Place; attachment: Chat
 
 function FileAttachment({ place, attachment, note }: { place: Place | null; attachment: ChatAttachment; note?: string }) {
   const dims = attachment.width && attachment.height ? ` · ${attachment.width}×${attachment.height}` : '';
-  const meta = <span class="attachment-meta">{formatBytes(attachment.size)}{dims}{note ? ` · ${note}` : ''}</span>;
+  const meta = (
+    <span class="attachment-meta">
+      {formatBytes(attachment.size)}
+      {dims}
+      {note ? ` · ${note}` : ''}
+    </span>
+  );
   if (!place || note) {
-    return <li class="attachment" title={attachment.name}><Icon name="file" size={18} /><span class="attachment-name">{attachment.name}</span>{meta}</li>;
+    return (
+      <li class="attachment" title={attachment.name}>
+        <Icon name="file" size={18} />
+        <span class="attachment-name">{attachment.name}</span>
+        {meta}
+      </li>
+    );
   }
   return <DownloadLink place={place} attachment={attachment} meta={meta} />;
 }
@@ -92,13 +129,18 @@ function DownloadLink({ place, attachment, meta }: { place: Place; attachment: C
   const { url, renew, good } = useAttachmentUrl(place, attachment);
   return (
     <li class="attachment" title={attachment.name}>
-      <a class="attachment-download" href={url ?? undefined} download={attachment.name} aria-label={`Download ${attachment.name}`}
+      <a
+        class="attachment-download"
+        href={url ?? undefined}
+        download={attachment.name}
+        aria-label={`Download ${attachment.name}`}
         onClick={(event) => {
           if (url && good()) return;
           event.preventDefault();
           // A download does not leave the page: the relay answers it as an attachment.
           void renew().then((fresh) => location.assign(fresh));
-        }}>
+        }}
+      >
         <Icon name="download" size={18} />
         <span class="attachment-name">{attachment.name}</span>
       </a>
@@ -113,9 +155,13 @@ export function Attachments({ attachments }: { attachments: readonly ChatAttachm
   const place = scope ? { hostId: scope.hostId, chatId: scope.chatId } : null;
   return (
     <ul class="attachments" aria-label="Attachments">
-      {attachments.map((attachment) => (place && attachmentImageMime(attachment)
-        ? <ImageAttachment key={attachment.id} place={place} attachment={attachment} />
-        : <FileAttachment key={attachment.id} place={place} attachment={attachment} />))}
+      {attachments.map((attachment) =>
+        place && attachmentImageMime(attachment) ? (
+          <ImageAttachment key={attachment.id} place={place} attachment={attachment} />
+        ) : (
+          <FileAttachment key={attachment.id} place={place} attachment={attachment} />
+        ),
+      )}
     </ul>
   );
 }

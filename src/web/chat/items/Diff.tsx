@@ -22,7 +22,14 @@ export function DiffLines({ diff, label }: { diff: string; label: string }) {
   const shown = all.slice(0, MAX_LINES).map(classify);
   return (
     <div class="diff" role="group" aria-label={label}>
-      <pre>{shown.map((line, i) => <span key={i} class={`diff-${line.kind}`}>{line.text}{'\n'}</span>)}</pre>
+      <pre>
+        {shown.map((line, i) => (
+          <span key={i} class={`diff-${line.kind}`}>
+            {line.text}
+            {'\n'}
+          </span>
+        ))}
+      </pre>
       {all.length > MAX_LINES ? <p class="diff-more">{all.length - MAX_LINES} more lines not shown</p> : null}
     </div>
   );
@@ -61,7 +68,11 @@ export function FileChanges({ changes }: { changes: readonly ChatFileChange[] })
             <p class="file-change-head">
               <span class={`change-kind change-${change.kind}`}>{KIND_LABEL[change.kind]}</span>
               <code class="file-path">{change.path}</code>
-              {change.diff ? <span class="diff-stat"><span class="diff-added">+{stat.added}</span> <span class="diff-deleted">−{stat.deleted}</span></span> : null}
+              {change.diff ? (
+                <span class="diff-stat">
+                  <span class="diff-added">+{stat.added}</span> <span class="diff-deleted">−{stat.deleted}</span>
+                </span>
+              ) : null}
             </p>
             {change.diff ? <DiffLines diff={change.diff} label={`Diff of ${change.path}`} /> : null}
           </li>
@@ -74,8 +85,5 @@ export function FileChanges({ changes }: { changes: readonly ChatFileChange[] })
 /** A unified diff of an edit's before and after (`old_string`/`new_string` style inputs). */
 export function editPatch(path: string, before: string, after: string): string {
   const patch = structuredPatch(path, path, before, after, undefined, undefined, { context: 2 });
-  return patch.hunks.map((hunk) => [
-    `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`,
-    ...hunk.lines,
-  ].join('\n')).join('\n');
+  return patch.hunks.map((hunk) => [`@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`, ...hunk.lines].join('\n')).join('\n');
 }

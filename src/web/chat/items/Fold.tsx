@@ -7,7 +7,14 @@ import { useId, useState } from 'preact/hooks';
 
 const opened = new Set<string>();
 
-export function Fold({ foldKey, label, head, aside, className = '', children }: {
+export function Fold({
+  foldKey,
+  label,
+  head,
+  aside,
+  className = '',
+  children,
+}: {
   /** Names this fold across remounts (an item id, or an item id and a part). */
   foldKey: string;
   /** The button's accessible name. */
@@ -35,7 +42,9 @@ export function Fold({ foldKey, label, head, aside, className = '', children }: 
         </button>
         {aside}
       </div>
-      <div id={bodyId} class="fold-body" hidden={!open}>{open ? children() : null}</div>
+      <div id={bodyId} class="fold-body" hidden={!open}>
+        {open ? children() : null}
+      </div>
     </div>
   );
 }

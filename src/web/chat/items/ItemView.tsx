@@ -17,16 +17,26 @@ import { TurnFooter } from './TurnFooter.tsx';
 export function ItemBody({ item }: { item: ChatItem }) {
   const scope = useContext(ThreadScopeContext)!;
   switch (item.kind) {
-    case 'user': return <UserMessage item={item} />;
-    case 'assistant': return <AssistantMessage item={item} />;
-    case 'thinking': return <Thinking item={item} />;
-    case 'tool': return <ToolCall item={item} />;
-    case 'subagent': return <Subagent item={item} />;
-    case 'approval': return <ApprovalCard item={item} channel={scope.channel} />;
-    case 'question': return <QuestionForm item={item} channel={scope.channel} />;
-    case 'turn': return <TurnFooter item={item} channel={scope.channel} />;
-    case 'note': return <Note item={item} hostId={scope.hostId} />;
-    case 'compaction': return <Compaction item={item} />;
+    case 'user':
+      return <UserMessage item={item} />;
+    case 'assistant':
+      return <AssistantMessage item={item} />;
+    case 'thinking':
+      return <Thinking item={item} />;
+    case 'tool':
+      return <ToolCall item={item} />;
+    case 'subagent':
+      return <Subagent item={item} />;
+    case 'approval':
+      return <ApprovalCard item={item} channel={scope.channel} />;
+    case 'question':
+      return <QuestionForm item={item} channel={scope.channel} />;
+    case 'turn':
+      return <TurnFooter item={item} channel={scope.channel} />;
+    case 'note':
+      return <Note item={item} hostId={scope.hostId} />;
+    case 'compaction':
+      return <Compaction item={item} />;
   }
 }
 

@@ -8,8 +8,15 @@ function copyCode(event: MouseEvent): void {
   if (!button) return;
   const code = button.parentElement?.querySelector('code')?.textContent ?? '';
   void navigator.clipboard?.writeText(code).then(
-    () => { button.textContent = 'Copied'; setTimeout(() => { button.textContent = 'Copy'; }, 1_500); },
-    () => { button.textContent = 'Copy failed'; },
+    () => {
+      button.textContent = 'Copied';
+      setTimeout(() => {
+        button.textContent = 'Copy';
+      }, 1_500);
+    },
+    () => {
+      button.textContent = 'Copy failed';
+    },
   );
 }
 

@@ -1,8 +1,6 @@
 // The plain kinds: what the person wrote, what the agent answered, what it thought, notes and
 // compaction markers.
-import type {
-  ChatAssistantItem, ChatCompactionItem, ChatNoteItem, ChatThinkingItem, ChatUserItem,
-} from '../../../contracts/index.ts';
+import type { ChatAssistantItem, ChatCompactionItem, ChatNoteItem, ChatThinkingItem, ChatUserItem } from '../../../contracts/index.ts';
 import { Attachments } from './Attachments.tsx';
 import { Fold } from './Fold.tsx';
 import { formatDuration, formatTime, formatTokens } from './format.ts';
@@ -14,7 +12,13 @@ export function UserMessage({ item }: { item: ChatUserItem }) {
     <article class="msg msg-user" aria-label={`You, ${formatTime(item.createdAt)}`}>
       {item.uiChoice ? <p class="ui-choice">Chose “{item.uiChoice.label}”</p> : null}
       {item.text ? <p class="user-text">{item.text}</p> : null}
-      {refs.length ? <p class="msg-refs">{refs.map((ref) => <code key={ref}>{ref}</code>)}</p> : null}
+      {refs.length ? (
+        <p class="msg-refs">
+          {refs.map((ref) => (
+            <code key={ref}>{ref}</code>
+          ))}
+        </p>
+      ) : null}
       {item.attachments?.length ? <Attachments attachments={item.attachments} /> : null}
     </article>
   );
@@ -29,9 +33,7 @@ export function AssistantMessage({ item }: { item: ChatAssistantItem }) {
 }
 
 export function Thinking({ item }: { item: ChatThinkingItem }) {
-  const head = item.streaming || item.endedAt === null
-    ? 'Thinking…'
-    : `Thought for ${formatDuration(item.endedAt - item.createdAt)}`;
+  const head = item.streaming || item.endedAt === null ? 'Thinking…' : `Thought for ${formatDuration(item.endedAt - item.createdAt)}`;
   return (
     <Fold foldKey={item.id} className="thinking" label={`${head} (show the thought)`} head={<span class="fold-title">{head}</span>}>
       {() => <p class="thinking-text">{item.text}</p>}
@@ -46,7 +48,11 @@ export function Note({ item, hostId }: { item: ChatNoteItem; hostId: string }) {
     <aside class={`note note-${item.level}`} aria-label={NOTE_LABEL[item.level]}>
       <span class="note-level">{NOTE_LABEL[item.level]}</span>
       <p class="note-text">{item.text}</p>
-      {item.from ? <a class="note-from" href={`/hosts/${encodeURIComponent(hostId)}/chats/${encodeURIComponent(item.from)}`}>From another chat</a> : null}
+      {item.from ? (
+        <a class="note-from" href={`/hosts/${encodeURIComponent(hostId)}/chats/${encodeURIComponent(item.from)}`}>
+          From another chat
+        </a>
+      ) : null}
     </aside>
   );
 }

@@ -32,7 +32,9 @@ function FullWork({ item, inline }: { item: ChatSubagentItem; inline: ChatItem[]
     setError(null);
     try {
       const page = await scope.channel.request('chat.subagent', {
-        chatId: scope.chatId, toolUseId: item.toolUseId, ...(older && pages?.cursor ? { cursor: pages.cursor } : {}),
+        chatId: scope.chatId,
+        toolUseId: item.toolUseId,
+        ...(older && pages?.cursor ? { cursor: pages.cursor } : {}),
       });
       setPages({ items: older && pages ? [...page.items, ...pages.items] : page.items, cursor: page.history.cursor, live: page.live });
     } catch (failure) {
@@ -44,16 +46,32 @@ function FullWork({ item, inline }: { item: ChatSubagentItem; inline: ChatItem[]
   const label = item.itemsTruncated ? 'Show the rest of its work' : 'Show its full work';
   return (
     <div class="subagent-full" data-loaded={pages ? 'true' : undefined}>
-      {pages?.cursor ? <button type="button" class="link-button" disabled={busy} onClick={() => void load(true)}>{busy ? 'Loading…' : 'Show earlier work'}</button> : null}
-      {(pages ? pages.items : inline).map((child) => <ItemBody key={child.id} item={child} />)}
+      {pages?.cursor ? (
+        <button type="button" class="link-button" disabled={busy} onClick={() => void load(true)}>
+          {busy ? 'Loading…' : 'Show earlier work'}
+        </button>
+      ) : null}
+      {(pages ? pages.items : inline).map((child) => (
+        <ItemBody key={child.id} item={child} />
+      ))}
       {pages ? (
         <p class="muted small subagent-source">
           {pages.items.length === 0 ? 'Its transcript holds no work yet. ' : ''}From the CLI's own transcript{pages.live ? ', still being written' : ''}.{' '}
-          <button type="button" class="link-button" disabled={busy} onClick={() => void load(false)}>{busy ? 'Loading…' : 'Read it again'}</button>
+          <button type="button" class="link-button" disabled={busy} onClick={() => void load(false)}>
+            {busy ? 'Loading…' : 'Read it again'}
+          </button>
         </p>
       ) : null}
-      {error ? <p class="notice error" role="alert">{error}</p> : null}
-      {!pages ? <button type="button" class="link-button" disabled={busy} onClick={() => void load(false)}>{busy ? 'Loading…' : label}</button> : null}
+      {error ? (
+        <p class="notice error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {!pages ? (
+        <button type="button" class="link-button" disabled={busy} onClick={() => void load(false)}>
+          {busy ? 'Loading…' : label}
+        </button>
+      ) : null}
     </div>
   );
 }
@@ -78,7 +96,11 @@ function StopSubagent({ item }: { item: ChatSubagentItem }) {
       <button type="button" class="danger small-button subagent-stop" disabled={stopping} aria-label={`Stop ${item.description}`} onClick={() => void stop()}>
         {stopping ? 'Stopping…' : 'Stop'}
       </button>
-      {error ? <span class="request-error subagent-stop-error" role="alert">{error}</span> : null}
+      {error ? (
+        <span class="request-error subagent-stop-error" role="alert">
+          {error}
+        </span>
+      ) : null}
     </>
   );
 }
@@ -94,20 +116,36 @@ export function Subagent({ item }: { item: ChatSubagentItem }) {
       className={`subagent status-${item.status}`}
       label={`${kind}: ${item.description} (${status}), show its work`}
       aside={item.status === 'running' && item.origin !== 'ruimte' ? <StopSubagent key={item.toolUseId} item={item} /> : null}
-      head={<>
-        <span class={`tool-state state-${item.status === 'failed' ? 'error' : item.status}`} aria-hidden="true" />
-        <span class="tool-name">{kind}</span>
-        <span class="tool-subject">{item.description}</span>
-        {item.status === 'running' && item.lastTool ? <span class="subagent-last">{item.lastTool}</span> : null}
-        {usage ? <span class="subagent-usage">{usage.toolUses} tools · {formatTokens(usage.totalTokens)} tokens · {formatDuration(usage.durationMs)}</span> : null}
-        <span class="visually-hidden">{status}</span>
-      </>}
+      head={
+        <>
+          <span class={`tool-state state-${item.status === 'failed' ? 'error' : item.status}`} aria-hidden="true" />
+          <span class="tool-name">{kind}</span>
+          <span class="tool-subject">{item.description}</span>
+          {item.status === 'running' && item.lastTool ? <span class="subagent-last">{item.lastTool}</span> : null}
+          {usage ? (
+            <span class="subagent-usage">
+              {usage.toolUses} tools · {formatTokens(usage.totalTokens)} tokens · {formatDuration(usage.durationMs)}
+            </span>
+          ) : null}
+          <span class="visually-hidden">{status}</span>
+        </>
+      }
     >
-      {() => <div class="subagent-work">
-        {item.prompt ? <p class="subagent-prompt">{item.prompt}</p> : null}
-        {item.origin === 'ruimte' ? scope.childrenOf(item.id).map((child) => <ItemBody key={child.id} item={child} />) : <FullWork item={item} inline={scope.childrenOf(item.id)} />}
-        {item.result ? <Markdown className="subagent-result" cacheKey={`${item.id}:result`} text={item.result} /> : item.summary ? <p class="subagent-summary">{item.summary}</p> : null}
-      </div>}
+      {() => (
+        <div class="subagent-work">
+          {item.prompt ? <p class="subagent-prompt">{item.prompt}</p> : null}
+          {item.origin === 'ruimte' ? (
+            scope.childrenOf(item.id).map((child) => <ItemBody key={child.id} item={child} />)
+          ) : (
+            <FullWork item={item} inline={scope.childrenOf(item.id)} />
+          )}
+          {item.result ? (
+            <Markdown className="subagent-result" cacheKey={`${item.id}:result`} text={item.result} />
+          ) : item.summary ? (
+            <p class="subagent-summary">{item.summary}</p>
+          ) : null}
+        </div>
+      )}
     </Fold>
   );
 }

@@ -6,10 +6,7 @@
 // items by their time. One pass over the items, done only when rows come or go, never per delta.
 import type { ChatItem, ChatVisual } from '../../../contracts/index.ts';
 
-export type Row =
-  | { key: string; kind: 'item'; id: string }
-  | { key: string; kind: 'turn'; id: string }
-  | { key: string; kind: 'visual'; id: string };
+export type Row = { key: string; kind: 'item'; id: string } | { key: string; kind: 'turn'; id: string } | { key: string; kind: 'visual'; id: string };
 
 export interface ThreadLayout {
   rows: Row[];

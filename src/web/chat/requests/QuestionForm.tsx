@@ -21,18 +21,11 @@ function answerOf(question: ChatQuestion, draft: Draft | undefined): string {
   return [...picked, ...(other ? [other] : [])].join(', ');
 }
 
-function QuestionFields({ question, draft, disabled, onChange }: {
-  question: ChatQuestion;
-  draft: Draft;
-  disabled: boolean;
-  onChange(draft: Draft): void;
-}) {
+function QuestionFields({ question, draft, disabled, onChange }: { question: ChatQuestion; draft: Draft; disabled: boolean; onChange(draft: Draft): void }) {
   const name = useId();
   const otherId = useId();
   const toggle = (label: string, on: boolean) => {
-    const picked = question.multiSelect
-      ? (on ? [...draft.picked.filter((l) => l !== label), label] : draft.picked.filter((l) => l !== label))
-      : [label];
+    const picked = question.multiSelect ? (on ? [...draft.picked.filter((l) => l !== label), label] : draft.picked.filter((l) => l !== label)) : [label];
     onChange({ picked, other: question.multiSelect ? draft.other : '' });
   };
   return (
@@ -88,8 +81,14 @@ export function QuestionForm({ item, channel }: { item: ChatQuestionItem; channe
   const dismiss = () => void action.run('dismiss', () => channel.request('chat.dismiss', { chatId: channel.chatId, itemId: item.id }));
 
   return (
-    <section class={`request-card question-card ${pending ? 'pending' : `settled state-${item.state}`}`} aria-labelledby={headingId} data-request={item.requestId}>
-      <h3 id={headingId} class="request-title">{item.questions.length === 1 ? 'A question for you' : `${item.questions.length} questions for you`}</h3>
+    <section
+      class={`request-card question-card ${pending ? 'pending' : `settled state-${item.state}`}`}
+      aria-labelledby={headingId}
+      data-request={item.requestId}
+    >
+      <h3 id={headingId} class="request-title">
+        {item.questions.length === 1 ? 'A question for you' : `${item.questions.length} questions for you`}
+      </h3>
       {pending ? (
         <form class="question-form" onSubmit={submit}>
           {item.questions.map((question) => (
@@ -102,8 +101,14 @@ export function QuestionForm({ item, channel }: { item: ChatQuestionItem; channe
             />
           ))}
           <div class="request-actions">
-            <button type="submit" class="primary" disabled={!complete || action.busy !== null}>Answer</button>
-            {item.async ? <button type="button" onClick={dismiss} disabled={action.busy !== null}>Dismiss</button> : null}
+            <button type="submit" class="primary" disabled={!complete || action.busy !== null}>
+              Answer
+            </button>
+            {item.async ? (
+              <button type="button" onClick={dismiss} disabled={action.busy !== null}>
+                Dismiss
+              </button>
+            ) : null}
           </div>
         </form>
       ) : (
@@ -116,8 +121,14 @@ export function QuestionForm({ item, channel }: { item: ChatQuestionItem; channe
           ))}
         </dl>
       )}
-      <p class="request-state" role="status">{action.busy ? 'Sending your answer…' : pending ? '' : SETTLED[item.state as keyof typeof SETTLED]}</p>
-      {action.error && pending ? <p class="request-error" role="alert">{action.error}</p> : null}
+      <p class="request-state" role="status">
+        {action.busy ? 'Sending your answer…' : pending ? '' : SETTLED[item.state as keyof typeof SETTLED]}
+      </p>
+      {action.error && pending ? (
+        <p class="request-error" role="alert">
+          {action.error}
+        </p>
+      ) : null}
     </section>
   );
 }

@@ -17,17 +17,25 @@ export function BookmarkToggle({ item, channel, label = 'message' }: { item: Cha
   if (!bookmarkable(item)) return null;
   const marked = thread.bookmarks.some((b) => b.itemId === item.id);
   const target = { chatId: channel.chatId, itemId: item.id };
-  const toggle = () => void action.run('bookmark', () => (marked
-    ? channel.request('chat.removeBookmark', target)
-    : channel.request('chat.addBookmark', target)));
+  const toggle = () =>
+    void action.run('bookmark', () => (marked ? channel.request('chat.removeBookmark', target) : channel.request('chat.addBookmark', target)));
   return (
     <>
-      <button type="button" class={`link bookmark-toggle${marked ? ' marked' : ''}`} aria-pressed={marked}
+      <button
+        type="button"
+        class={`link bookmark-toggle${marked ? ' marked' : ''}`}
+        aria-pressed={marked}
         aria-label={marked ? `Remove the bookmark on this ${label}` : `Bookmark this ${label}`}
-        disabled={action.busy !== null} onClick={toggle}>
+        disabled={action.busy !== null}
+        onClick={toggle}
+      >
         <Icon name={marked ? 'starFilled' : 'star'} /> {marked ? 'Bookmarked' : 'Bookmark'}
       </button>
-      {action.error ? <span class="request-error" role="alert">{action.error}</span> : null}
+      {action.error ? (
+        <span class="request-error" role="alert">
+          {action.error}
+        </span>
+      ) : null}
     </>
   );
 }

@@ -13,7 +13,9 @@ function BookmarkRow({ bookmark, channel, onJump }: { bookmark: ChatBookmark; ch
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(bookmark.name ?? '');
   const field = useRef<HTMLInputElement>(null);
-  useEffect(() => { if (renaming) field.current?.select(); }, [renaming]);
+  useEffect(() => {
+    if (renaming) field.current?.select();
+  }, [renaming]);
   const title = bookmark.name ?? (bookmark.excerpt || 'Untitled');
   const target = { chatId: channel.chatId, itemId: bookmark.itemId };
 
@@ -27,28 +29,69 @@ function BookmarkRow({ bookmark, channel, onJump }: { bookmark: ChatBookmark; ch
     <li class="bookmark" data-item={bookmark.itemId}>
       {renaming ? (
         <form class="bookmark-rename" onSubmit={save}>
-          <input ref={field} type="text" aria-label="Bookmark name" maxLength={CHAT_BOOKMARK_LIMITS.name} value={name}
-            placeholder={bookmark.excerpt} onInput={(event) => setName(event.currentTarget.value)}
-            onKeyDown={(event) => { if (event.key === 'Escape') { event.stopPropagation(); event.preventDefault(); setRenaming(false); } }} />
-          <button type="submit" class="primary" disabled={action.busy !== null}>Save</button>
-          <button type="button" onClick={() => setRenaming(false)}>Cancel</button>
+          <input
+            ref={field}
+            type="text"
+            aria-label="Bookmark name"
+            maxLength={CHAT_BOOKMARK_LIMITS.name}
+            value={name}
+            placeholder={bookmark.excerpt}
+            onInput={(event) => setName(event.currentTarget.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Escape') {
+                event.stopPropagation();
+                event.preventDefault();
+                setRenaming(false);
+              }
+            }}
+          />
+          <button type="submit" class="primary" disabled={action.busy !== null}>
+            Save
+          </button>
+          <button type="button" onClick={() => setRenaming(false)}>
+            Cancel
+          </button>
         </form>
       ) : (
         <>
-          <button type="button" class="bookmark-jump" onClick={() => { focusItem(bookmark.itemId); onJump(); }}>
+          <button
+            type="button"
+            class="bookmark-jump"
+            onClick={() => {
+              focusItem(bookmark.itemId);
+              onJump();
+            }}
+          >
             <span class="bookmark-name">{title}</span>
             {bookmark.name && bookmark.excerpt ? <span class="bookmark-excerpt">{bookmark.excerpt}</span> : null}
           </button>
           <span class="bookmark-actions" role="group" aria-label={`Bookmark: ${title.slice(0, 60)}`}>
-            <button type="button" class="link" onClick={() => { setName(bookmark.name ?? ''); setRenaming(true); }}>
+            <button
+              type="button"
+              class="link"
+              onClick={() => {
+                setName(bookmark.name ?? '');
+                setRenaming(true);
+              }}
+            >
               {bookmark.name ? 'Rename' : 'Name'}
             </button>
-            <button type="button" class="link" disabled={action.busy !== null}
-              onClick={() => void action.run('remove', () => channel.request('chat.removeBookmark', target))}>Remove</button>
+            <button
+              type="button"
+              class="link"
+              disabled={action.busy !== null}
+              onClick={() => void action.run('remove', () => channel.request('chat.removeBookmark', target))}
+            >
+              Remove
+            </button>
           </span>
         </>
       )}
-      {action.error ? <p class="request-error" role="alert">{action.error}</p> : null}
+      {action.error ? (
+        <p class="request-error" role="alert">
+          {action.error}
+        </p>
+      ) : null}
     </li>
   );
 }
@@ -58,9 +101,15 @@ export function BookmarksPanel({ channel, onJump }: { channel: ChatChannel; onJu
   const bookmarks = thread.bookmarks;
   return (
     <section class="tool-panel bookmarks-panel" aria-label="Bookmarks">
-      {bookmarks.length === 0
-        ? <p class="muted">No bookmarks yet. Use “Bookmark” on a message to keep your place.</p>
-        : <ul class="bookmark-list">{bookmarks.map((b) => <BookmarkRow key={b.itemId} bookmark={b} channel={channel} onJump={onJump} />)}</ul>}
+      {bookmarks.length === 0 ? (
+        <p class="muted">No bookmarks yet. Use “Bookmark” on a message to keep your place.</p>
+      ) : (
+        <ul class="bookmark-list">
+          {bookmarks.map((b) => (
+            <BookmarkRow key={b.itemId} bookmark={b} channel={channel} onJump={onJump} />
+          ))}
+        </ul>
+      )}
     </section>
   );
 }

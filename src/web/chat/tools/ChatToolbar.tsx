@@ -41,8 +41,12 @@ export function ChatToolbar({ channel, hostId: _hostId }: { channel: ChatChannel
         <button type="button" aria-expanded={panel === 'visuals'} aria-controls="chat-tool-panel" onClick={() => toggle('visuals')}>
           Visuals{thread.visuals.length ? ` (${thread.visuals.length})` : ''}
         </button>
-        <button type="button" aria-expanded={panel === 'export'} aria-controls="chat-tool-panel" onClick={() => toggle('export')}>Export</button>
-        <button type="button" disabled={!lastTurn} onClick={() => lastTurn && setForking(lastTurn.id)}>Fork</button>
+        <button type="button" aria-expanded={panel === 'export'} aria-controls="chat-tool-panel" onClick={() => toggle('export')}>
+          Export
+        </button>
+        <button type="button" disabled={!lastTurn} onClick={() => lastTurn && setForking(lastTurn.id)}>
+          Fork
+        </button>
       </div>
       <div id="chat-tool-panel">
         {panel === 'bookmarks' ? <BookmarksPanel channel={channel} onJump={() => setPanel(null)} /> : null}
@@ -51,11 +55,23 @@ export function ChatToolbar({ channel, hostId: _hostId }: { channel: ChatChannel
           <section class="tool-panel export-panel" aria-label="Export">
             <p class="muted small">The whole chat as a transcript file.</p>
             <div class="request-actions">
-              <button type="button" disabled={saving.busy !== null} onClick={() => save('json')}>Download JSON</button>
-              <button type="button" disabled={saving.busy !== null} onClick={() => save('markdown')}>Download Markdown</button>
+              <button type="button" disabled={saving.busy !== null} onClick={() => save('json')}>
+                Download JSON
+              </button>
+              <button type="button" disabled={saving.busy !== null} onClick={() => save('markdown')}>
+                Download Markdown
+              </button>
             </div>
-            {saving.busy ? <p class="muted" role="status">Preparing the transcript…</p> : null}
-            {saving.error ? <p class="request-error" role="alert">{saving.error}</p> : null}
+            {saving.busy ? (
+              <p class="muted" role="status">
+                Preparing the transcript…
+              </p>
+            ) : null}
+            {saving.error ? (
+              <p class="request-error" role="alert">
+                {saving.error}
+              </p>
+            ) : null}
           </section>
         ) : null}
       </div>

@@ -4,12 +4,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef } from 'preact/hooks';
 import { Icon } from '../../app/icons.tsx';
 
-export function Dialog({ title, onClose, children, className = '' }: {
-  title: string;
-  onClose(): void;
-  children: ComponentChildren;
-  className?: string;
-}) {
+export function Dialog({ title, onClose, children, className = '' }: { title: string; onClose(): void; children: ComponentChildren; className?: string }) {
   const ref = useRef<HTMLDialogElement>(null);
   const headingId = useId();
   useEffect(() => {
@@ -22,12 +17,21 @@ export function Dialog({ title, onClose, children, className = '' }: {
     };
   }, []);
   return (
-    <dialog ref={ref} class={`tool-dialog ${className}`} aria-labelledby={headingId} onClose={onClose}
-      onClick={(event) => { if (event.target === ref.current) onClose(); }}>
+    <dialog
+      ref={ref}
+      class={`tool-dialog ${className}`}
+      aria-labelledby={headingId}
+      onClose={onClose}
+      onClick={(event) => {
+        if (event.target === ref.current) onClose();
+      }}
+    >
       <div class="tool-dialog-body">
         <header class="tool-dialog-head">
           <h2 id={headingId}>{title}</h2>
-          <button type="button" class="link" aria-label="Close" onClick={onClose}><Icon name="close" size={18} /></button>
+          <button type="button" class="link" aria-label="Close" onClick={onClose}>
+            <Icon name="close" size={18} />
+          </button>
         </header>
         {children}
       </div>

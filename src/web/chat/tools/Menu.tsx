@@ -65,13 +65,14 @@ export function Menu({ label, items, children, class: className }: { label: stri
 
   return (
     <>
-      <button ref={button} type="button" class={className} aria-label={label} aria-haspopup="menu" aria-expanded="false" aria-controls={id}
-        popovertarget={id}>
+      <button ref={button} type="button" class={className} aria-label={label} aria-haspopup="menu" aria-expanded="false" aria-controls={id} popovertarget={id}>
         {children}
       </button>
       <div ref={menu} id={id} popover="auto" role="menu" aria-label={label} class="menu-popover" onToggle={onToggle} onKeyDown={onKeyDown}>
         {items.map((item) => (
-          <button key={item.label} type="button" role="menuitem" tabIndex={-1} onClick={() => select(item)}>{item.label}</button>
+          <button key={item.label} type="button" role="menuitem" tabIndex={-1} onClick={() => select(item)}>
+            {item.label}
+          </button>
         ))}
       </div>
     </>

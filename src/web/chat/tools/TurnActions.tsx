@@ -40,9 +40,11 @@ export function TurnActions({ item, channel }: { item: ChatTurnItem; channel: Ch
   const items: MenuItem[] = [];
   if (reply && bookmarkable(reply)) {
     const target = { chatId: channel.chatId, itemId: reply.id };
-    items.push(marked
-      ? { label: 'Remove the bookmark', onSelect: () => void bookmark.run('bookmark', () => channel.request('chat.removeBookmark', target)) }
-      : { label: 'Bookmark the reply', onSelect: () => void bookmark.run('bookmark', () => channel.request('chat.addBookmark', target)) });
+    items.push(
+      marked
+        ? { label: 'Remove the bookmark', onSelect: () => void bookmark.run('bookmark', () => channel.request('chat.removeBookmark', target)) }
+        : { label: 'Bookmark the reply', onSelect: () => void bookmark.run('bookmark', () => channel.request('chat.addBookmark', target)) },
+    );
   }
   if (item.checkpoint) items.push({ label: 'Changes in this turn', onSelect: () => setOpen('diff') });
   if (settled) items.push({ label: 'Fork from here', onSelect: () => setOpen('fork') });
@@ -50,9 +52,20 @@ export function TurnActions({ item, channel }: { item: ChatTurnItem; channel: Ch
 
   return (
     <span class="turn-actions">
-      {marked ? <span class="bookmark-mark" title="Bookmarked"><Icon name="starFilled" /><span class="visually-hidden">Bookmarked</span></span> : null}
-      <Menu label="Reply actions" items={items} class="link turn-menu"><Icon name="more" /></Menu>
-      {bookmark.error ? <span class="request-error" role="alert">{bookmark.error}</span> : null}
+      {marked ? (
+        <span class="bookmark-mark" title="Bookmarked">
+          <Icon name="starFilled" />
+          <span class="visually-hidden">Bookmarked</span>
+        </span>
+      ) : null}
+      <Menu label="Reply actions" items={items} class="link turn-menu">
+        <Icon name="more" />
+      </Menu>
+      {bookmark.error ? (
+        <span class="request-error" role="alert">
+          {bookmark.error}
+        </span>
+      ) : null}
       {open === 'diff' ? <TurnDiffDialog channel={channel} turnId={item.id} onClose={() => setOpen(null)} /> : null}
       {open === 'fork' ? <ForkDialog channel={channel} turnId={item.id} onClose={() => setOpen(null)} /> : null}
     </span>

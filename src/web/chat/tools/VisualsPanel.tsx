@@ -15,20 +15,33 @@ export function VisualsPanel({ channel }: { channel: ChatChannel }) {
   const visuals = thread.visuals;
   return (
     <section class="tool-panel visuals-panel" aria-label="Visuals">
-      {visuals.length === 0 ? <p class="muted">No visuals in this chat.</p> : (
+      {visuals.length === 0 ? (
+        <p class="muted">No visuals in this chat.</p>
+      ) : (
         <ul class="visual-list">
           {visuals.map((visual) => (
             <li key={visual.id} class="visual-entry">
-              <button type="button" class="visual-open" onClick={() => setShown(visual)}>{visual.title}</button>
-              <button type="button" class="link" aria-label={`Remove the visual ${visual.title}`} disabled={action.busy !== null}
-                onClick={() => void action.run('remove', () => channel.request('chat.removeVisual', { chatId: channel.chatId, visualId: visual.id }))}>
+              <button type="button" class="visual-open" onClick={() => setShown(visual)}>
+                {visual.title}
+              </button>
+              <button
+                type="button"
+                class="link"
+                aria-label={`Remove the visual ${visual.title}`}
+                disabled={action.busy !== null}
+                onClick={() => void action.run('remove', () => channel.request('chat.removeVisual', { chatId: channel.chatId, visualId: visual.id }))}
+              >
                 Remove
               </button>
             </li>
           ))}
         </ul>
       )}
-      {action.error ? <p class="request-error" role="alert">{action.error}</p> : null}
+      {action.error ? (
+        <p class="request-error" role="alert">
+          {action.error}
+        </p>
+      ) : null}
       {shown ? (
         <Dialog title={shown.title} onClose={() => setShown(null)} className="visual-dialog">
           <VisualFrame hostId={channel.hostId} chatId={channel.chatId} visual={shown} />

@@ -21,7 +21,7 @@ export function useAction(): Action {
   const [error, setError] = useState<string | null>(null);
   const alive = useRef(true);
   alive.current = true;
-  const run = useCallback(async <T,>(name: string, work: () => Promise<T>): Promise<T | undefined> => {
+  const run = useCallback(async <T>(name: string, work: () => Promise<T>): Promise<T | undefined> => {
     setBusy(name);
     setError(null);
     try {

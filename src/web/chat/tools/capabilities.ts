@@ -14,10 +14,16 @@ export function hostProviders(hostId: string): ProviderInfo[] | null {
   if (!catalog) {
     const made = signal<ProviderInfo[] | null>(null);
     catalogs.set(hostId, made);
-    hostConnection(hostId).request('provider.list', {}).then(
-      (result) => { made.value = result.providers; },
-      () => { catalogs.delete(hostId); },
-    );
+    hostConnection(hostId)
+      .request('provider.list', {})
+      .then(
+        (result) => {
+          made.value = result.providers;
+        },
+        () => {
+          catalogs.delete(hostId);
+        },
+      );
     catalog = made;
   }
   return catalog.value;

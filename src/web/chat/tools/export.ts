@@ -8,16 +8,19 @@ function fileName(channel: ChatChannel, extension: string): string {
   const info = channel.thread.info;
   const title = info ? chatTitle(info) : 'chat';
   // Letters and digits of any script stay (a title in Greek or Japanese names its file too).
-  const slug = title.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-|-$/g, '');
+  const slug = title
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-|-$/g, '');
   return `${Array.from(slug).slice(0, 60).join('').replace(/-$/, '') || 'chat'}-${channel.chatId.slice(0, 8)}.${extension}`;
 }
 
 export async function exportChat(channel: ChatChannel, format: ExportFormat): Promise<void> {
   const thread = channel.thread;
   await thread.loadAll();
-  const [body, type, extension] = format === 'json'
-    ? [JSON.stringify(transcriptJson(thread), null, 2), 'application/json', 'json']
-    : [transcriptMarkdown(thread), 'text/markdown', 'md'];
+  const [body, type, extension] =
+    format === 'json' ? [JSON.stringify(transcriptJson(thread), null, 2), 'application/json', 'json'] : [transcriptMarkdown(thread), 'text/markdown', 'md'];
   const url = URL.createObjectURL(new Blob([body], { type: `${type};charset=utf-8` }));
   const link = document.createElement('a');
   link.href = url;

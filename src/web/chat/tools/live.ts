@@ -8,7 +8,13 @@ export function useThread(channel: ChatChannel, kinds: ReadonlyArray<ThreadChang
   const [, redraw] = useReducer((n: number) => n + 1, 0);
   const key = kinds.join();
   // biome-ignore lint/correctness/useExhaustiveDependencies: `key` stands for `kinds` (a new array each draw, the same kinds)
-  useEffect(() => channel.thread.subscribe((change) => { if (kinds.includes(change.kind)) redraw(0); }), [channel, key]);
+  useEffect(
+    () =>
+      channel.thread.subscribe((change) => {
+        if (kinds.includes(change.kind)) redraw(0);
+      }),
+    [channel, key],
+  );
   return channel.thread;
 }
 

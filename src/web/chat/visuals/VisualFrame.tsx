@@ -44,10 +44,16 @@ export function VisualFrame({ hostId, chatId, visual }: { hostId: string; chatId
     let live = true;
     setError(null);
     pageUrl(hostId, chatId, visual.id).then(
-      (next) => { if (live) setUrl(next); },
-      (failure: unknown) => { if (live) setError(failure instanceof Error ? failure.message : String(failure)); },
+      (next) => {
+        if (live) setUrl(next);
+      },
+      (failure: unknown) => {
+        if (live) setError(failure instanceof Error ? failure.message : String(failure));
+      },
     );
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
   }, [hostId, chatId, visual.id]);
 
   useEffect(() => {
@@ -74,7 +80,11 @@ export function VisualFrame({ hostId, chatId, visual }: { hostId: string; chatId
   return (
     <figure ref={box} class={`visual-frame layout-${visual.layout ?? 'inline'}`} data-visual={visual.id}>
       <figcaption>{visual.title}</figcaption>
-      {error ? <p class="request-error" role="alert">The visual did not load: {error}</p> : (
+      {error ? (
+        <p class="request-error" role="alert">
+          The visual did not load: {error}
+        </p>
+      ) : (
         <iframe
           ref={frame}
           title={visual.title}

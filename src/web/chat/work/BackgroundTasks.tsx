@@ -34,11 +34,17 @@ function TaskRow({ channel, task }: { channel: ChatChannel; task: ChatBackground
         <span class="background-description">{name}</span>
         {task.command && task.command !== name ? <code class="background-command">{task.command}</code> : null}
       </span>
-      <span class="background-since muted small" title={new Date(task.startedAt).toLocaleString()}>started {ago(task.startedAt)}</span>
+      <span class="background-since muted small" title={new Date(task.startedAt).toLocaleString()}>
+        started {ago(task.startedAt)}
+      </span>
       <button type="button" class="danger small-button" disabled={stopping} aria-label={`Stop ${name}`} onClick={() => void stop()}>
         {stopping ? 'Stopping…' : 'Stop'}
       </button>
-      {error ? <span class="request-error" role="alert">{error}</span> : null}
+      {error ? (
+        <span class="request-error" role="alert">
+          {error}
+        </span>
+      ) : null}
     </li>
   );
 }
@@ -54,11 +60,17 @@ export function BackgroundTasks({ channel }: { channel: ChatChannel }) {
         <>
           <h2 class="background-title">Running in the background ({tasks.length})</h2>
           <ul class="background-list">
-            {tasks.map((task) => <TaskRow key={task.id} channel={channel} task={task} />)}
+            {tasks.map((task) => (
+              <TaskRow key={task.id} channel={channel} task={task} />
+            ))}
           </ul>
         </>
       ) : null}
-      {delegating ? <p class="background-delegating muted small" role="status">A subagent is still working for this chat.</p> : null}
+      {delegating ? (
+        <p class="background-delegating muted small" role="status">
+          A subagent is still working for this chat.
+        </p>
+      ) : null}
     </section>
   );
 }
