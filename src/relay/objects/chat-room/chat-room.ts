@@ -5,8 +5,8 @@
 // `since`, materializes the thread and logs every event under its own `seq`: that is the
 // replication (replication.ts), handed this room's storage and its fan-out.
 // Toward people it is the host: it answers `chat.attach` itself (a snapshot, or the missed events when
-// `since` is still in the log), pages history, and sends every event to every attached client as one
-// frame serialized once. It owns bookmarks and visual records (room-records.ts) and approval state
+// `since` is still in the log), pages history (both cut to fit a frame by room-pages.ts), and sends
+// every event to every attached client as one frame serialized once. It owns bookmarks and visual records (room-records.ts) and approval state
 // (in D1), answering those requests whether the host is online or not, and keeps `chat.send`s made
 // while the host is offline, delivering them in order, once, when it returns (kept-sends.ts), each
 // only while its sender may still send here. Every other request about this chat goes to the host;
@@ -24,12 +24,9 @@ import {
   RELAY_COUNTERS,
   REQUEST_RULES,
   ROUTE_VISUAL_PAGE,
-  LINK_MAX_FRAME_BYTES,
   isChatRequest,
-  overFrameLimit,
   switchesAccount,
   toWireError,
-  utf8Bytes,
   type ChatAttachResult,
   type ChatRequestType,
   type RequestPayload,
@@ -64,6 +61,7 @@ import { ANSWERED_ONCE, REPLY_TABLES_V1, ReplyJournal } from '../reply-journal.t
 import { migrateStorage, type StorageMigration } from '../storage-migrations.ts';
 import { hostLinkOf, roomKeyOf } from '../stubs.ts';
 import { KeptSends } from './kept-sends.ts';
+import { RoomPages } from './room-pages.ts';
 import { RoomRecords } from './room-records.ts';
 import { readAttachment, type AttachmentAnswer } from './room-attachments.ts';
 import { Replication } from './replication.ts';
@@ -94,6 +92,7 @@ export class ChatRoom extends ClientSockets {
   private attached: Set<WebSocket> | null = null;
   private readonly records: RoomRecords;
   private readonly kept: KeptSends;
+  private readonly pages: RoomPages;
   private reconciling: Promise<void> | null = null;
   /**
    * The winning answer of each request on its way to the host, by request id: what a losing answer
@@ -130,6 +129,7 @@ export class ChatRoom extends ClientSockets {
       wakeBy: (due) => this.alarms.want('flush', due),
     });
     this.records = new RoomRecords(env.DB, this.store, { key: () => this.key(), fanOut: (text) => this.fanOut(text) });
+    this.pages = new RoomPages(this.store);
     this.kept = new KeptSends(this.store, {
       chatId: () => this.key().chatId,
       ask: (input) => this.ask(input),
@@ -349,8 +349,7 @@ export class ChatRoom extends ClientSockets {
       return replyOk(id, {});
     },
     'chat.history': async ({ id, payload }) => {
-      const { items, history } = this.history(payload.cursor, payload.limit);
-      return this.replyWithItems(id, { history }, items);
+      return this.pages.history(id, payload.cursor, this.loaded()?.items ?? null, payload.limit);
     },
     // Send and control: a send waits here while the host is away (kept-sends.ts).
     'chat.send': ({ userId, id, payload, signed }) => this.kept.send(userId, id, payload, signed),
@@ -428,74 +427,11 @@ export class ChatRoom extends ClientSockets {
     const floor = this.store.state.logFloor;
     const since = p.since !== undefined && p.since >= floor && p.since <= seq ? p.since : undefined;
     if (to) for (const frame of this.kept.refusalsFor(to.userId, since)) send(to.ws, frame);
-    if (since !== undefined) {
-      // Replay: the logged events as they were sent, joined without parsing them again.
-      const events = this.store.logAfter(since);
-      const head = JSON.stringify({ id, ok: true, result: { info, items: [], seq, bookmarks, visuals } });
-      const replay = `${head.slice(0, -2)},"events":[${events.join(',')}]}}`;
-      // Past what a client's frame holds (in bytes), a snapshot is answered instead, cut to fit below.
-      if (!overFrameLimit(replay, LINK_MAX_FRAME_BYTES)) return replay;
-    }
     const result: Omit<ChatAttachResult, 'items'> = { info, seq, bookmarks, visuals };
-    let items = thread.items;
-    if (p.historyLimit !== undefined && thread.items.length > p.historyLimit) {
-      const start = thread.items.length - p.historyLimit;
-      items = thread.items.slice(start);
-      result.history = { start, cursor: this.cursor(start) };
-      result.pending = thread.items.filter((item) => isRequestItem(item) && isPending(item));
-    }
-    const text = this.replyWithItems(id, result, items);
-    if (!overFrameLimit(text, LINK_MAX_FRAME_BYTES)) return text;
-    // A chat of large items would answer one frame no client accepts: the newest items that fit, the
-    // rest left to chat.history, as historyLimit cuts it.
-    const all = thread.items;
-    result.pending = all.filter((item) => isRequestItem(item) && isPending(item));
-    result.history = { start: all.length, cursor: this.cursor(all.length) };
-    const room = LINK_MAX_FRAME_BYTES - utf8Bytes(this.replyWithItems(id, result, []));
-    const start = this.newestThatFit(all, all.length - items.length, all.length, room);
-    result.history = { start, cursor: this.cursor(start) };
-    return this.replyWithItems(id, result, all.slice(start));
-  }
-
-  /**
-   * Where the newest items of `[floor, end)` that fit `room` bytes (their stored JSON, comma-joined)
-   * begin; at least one, so paging always moves on. A length settles most pages (a unit is at most
-   * three bytes); only a page that may not fit has its characters counted.
-   */
-  private newestThatFit(items: readonly ChatItem[], floor: number, end: number, room: number): number {
-    let units = 0;
-    for (let i = floor; i < end; i++) units += this.store.jsonOf(items[i]!).length + 1;
-    if (units * 3 <= room) return floor;
-    let start = end;
-    while (start > floor) {
-      const cost = utf8Bytes(this.store.jsonOf(items[start - 1]!), room) + 1;
-      if (cost > room && start < end) break;
-      room -= cost;
-      start -= 1;
-    }
-    return start;
-  }
-
-  /** A reply whose result ends with `items`, each item's JSON joined as stored rather than serialized again. */
-  private replyWithItems(id: string, result: object, items: readonly ChatItem[]): string {
-    const head = JSON.stringify({ id, ok: true, result: { ...result, items: [] } });
-    return `${head.slice(0, -4)}[${items.map((item) => this.store.jsonOf(item)).join(',')}]}}`;
-  }
-
-  private cursor(start: number): string {
-    return `h1.${this.store.state.epoch}.${start}`;
-  }
-
-  private history(cursor: string, limit = 50) {
-    const thread = this.loaded();
-    const match = /^h1\.(\d+)\.(\d+)$/.exec(cursor);
-    if (!thread || !match || Number(match[1]) !== this.store.state.epoch || Number(match[2]) > thread.items.length) {
-      throw new ProtocolError('history-expired', 'That history cursor is no longer valid; attach again');
-    }
-    const end = Number(match[2]);
-    // A page of large items is cut to what a client's frame holds (in bytes); the next goes on from there.
-    const start = this.newestThatFit(thread.items, Math.max(0, end - limit), end, LINK_MAX_FRAME_BYTES - HISTORY_REPLY_ROOM);
-    return { items: thread.items.slice(start, end), history: { start, cursor: start > 0 ? this.cursor(start) : null } };
+    // Replay: the logged events as they were sent, joined without parsing them again; past what a
+    // client's frame holds, a snapshot instead (room-pages.ts cuts it to fit).
+    const replay = since !== undefined ? this.pages.replay(id, result, this.store.logAfter(since)) : null;
+    return replay ?? this.pages.snapshot(id, result, thread.items, p.historyLimit);
   }
 
   // ---- events from the host (RPC from HostLink; the replication in replication.ts) ----
@@ -655,6 +591,3 @@ export class ChatRoom extends ClientSockets {
 
 /** How many times a losing answer goes next after a winner that failed, before it is told to answer again. */
 const LOSER_ROUNDS = 3;
-
-/** Room kept in a history reply's frame for its id and wrapping. */
-const HISTORY_REPLY_ROOM = 4 * 1024;
