@@ -51,7 +51,7 @@ try {
   };
   await ask('create', 'chat.create', { chatId: 'c1', cwd: root });
   const session = core.session('c1');
-  const events = timed(COUNT, (i) => session.updateInfo({ lastLine: `line ${i}` }));
+  const events = timed(COUNT, (i) => session.updateInfo({ lastLine: { role: 'assistant', text: `line ${i}`, at: Date.now() } }));
   figures('chat event (log row, then the client)', events.times, events.totalMs);
   if (seen < COUNT) throw new Error(`the client saw ${seen} of ${COUNT} events`);
 
