@@ -50,6 +50,13 @@ export interface RequestRule {
   readonly actsOnMachine: boolean;
   /** A retried request id is answered once, with the first reply, and never runs twice (relay and host journals). */
   readonly answeredOnce: boolean;
+  /**
+   * Every effect it has is an event of the chat it names (chat.send: its message, its place in the
+   * queue). The host's journal then marks it as started in the same commit as its first event, so one
+   * killed before it changed the chat runs when retried (the relay resends a kept send after a host
+   * restart) instead of being answered as interrupted (src/host/chats/journal.ts).
+   */
+  readonly changesOnlyItsChat: boolean;
   /** Recorded in the host's audit log: who, which host and chat, when (never its text). */
   readonly audited: boolean;
   /**
@@ -75,7 +82,7 @@ const RULES = {
   'chat.detach': { scope: 'chat', role: 'viewer', servedBy: 'relay', socketBound: true },
   'chat.history': { scope: 'chat', role: 'viewer', servedBy: 'relay', socketBound: true },
   // Send and control
-  'chat.send': { scope: 'chat', role: 'operator', ...CHANGES },
+  'chat.send': { scope: 'chat', role: 'operator', ...CHANGES, changesOnlyItsChat: true },
   'chat.uiChoice': { scope: 'chat', role: 'operator', ...CHANGES },
   'ui.query': { scope: 'chat', role: 'viewer', ...READS },
   'chat.unqueue': { scope: 'chat', role: 'operator', ...CHANGES },
@@ -154,6 +161,7 @@ const DEFAULTS: Omit<RequestRule, 'scope' | 'role' | 'servedBy'> = {
   switchesAccount: false,
   actsOnMachine: false,
   answeredOnce: false,
+  changesOnlyItsChat: false,
   audited: false,
   settles: false,
 };

@@ -119,11 +119,8 @@ export interface ClientState {
 
 /** Requests that change something: a retried id gets the first reply and never runs twice (the registry's `answeredOnce`). */
 const MUTATING: ReadonlySet<RequestType> = requestsWhere((rule) => rule.answeredOnce);
-/**
- * Requests whose every effect is a chat event, journaled by their first one (journal.ts): the relay
- * resends a kept `chat.send` after a host restart, and one killed before it changed the chat must run.
- */
-const JOURNAL_MARK: Partial<Record<RequestType, 'first-change'>> = { 'chat.send': 'first-change' };
+/** Journaled as started by their first chat event, not before they run (journal.ts). */
+const MARKED_BY_FIRST_CHANGE: ReadonlySet<RequestType> = requestsWhere((rule) => rule.changesOnlyItsChat);
 
 const silentLog: HostLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -288,7 +285,11 @@ export class HostCore {
     let reply: JournalReply;
     try {
       reply = MUTATING.has(type)
-        ? await this.journal.once(RequestJournal.key(type, id), () => this.run(type, payload, clientId, by), JOURNAL_MARK[type] ?? 'start')
+        ? await this.journal.once(
+            RequestJournal.key(type, id),
+            () => this.run(type, payload, clientId, by),
+            MARKED_BY_FIRST_CHANGE.has(type) ? 'first-change' : 'start',
+          )
         : await this.run(type, payload, clientId, by);
     } catch (error) {
       this.log.error(`request ${type} failed: ${describe(error)}`);

@@ -10,9 +10,9 @@
 // run, and a retry gets INTERRUPTED rather than running a second time: a lost answer is better than
 // a message sent twice.
 //
-// "When it starts" is, for a request whose every effect is a chat event (`chat.send`: its user item,
-// its place in the queue), the commit of its first event: the chat log writes the row in that same
-// transaction (`markRunningRequest`). So a row without a reply always means "it changed the chat",
+// "When it starts" is, for a request whose every effect is a chat event (the registry's
+// `changesOnlyItsChat`: `chat.send`, its user item or its place in the queue), the commit of its
+// first event: the chat log writes the row in that same transaction (`markRunningRequest`). So a row without a reply always means "it changed the chat",
 // and no row means "it changed nothing, run it again". Marked before it ran instead, a kill between
 // that commit and the user item's (an fsync or two; tens of ms under load) turned the relay's resend
 // of a send it had already answered `ok` into INTERRUPTED: a kept message lost.
